@@ -1,0 +1,204 @@
+//! The change "live" is about: when it happened and what it must have put in place.
+
+use jiff::Timestamp;
+
+/// Everything the user said about the change. Each expectation given must pass for `live`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    /// When the change was merged or pushed (`--since`, or the committer time of `--commit`).
+    pub since: Option<Timestamp>,
+    /// The change's commit (a 7+ hex prefix), matched against GitOps revisions.
+    pub commit: Option<String>,
+    /// `--image`: the image each container of that repository must run.
+    pub images: Vec<ExpectedImage>,
+    /// `--expect-env NAME`: env var names the containers must define (values never read).
+    pub env: Vec<String>,
+    /// `--expect-secret-ref SECRET[/KEY]`.
+    pub secret_refs: Vec<SecretRefExpectation>,
+}
+
+impl Change {
+    /// Whether any expectation about the pod template was given.
+    pub fn has_spec_expectations(&self) -> bool {
+        !self.images.is_empty() || !self.env.is_empty() || !self.secret_refs.is_empty()
+    }
+}
+
+/// An image reference split the way container runtimes read it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ImageRef {
+    /// Normalised repository, e.g. `docker.io/library/nginx`, `registry.local:5000/team/app`.
+    pub repository: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// Parses `nginx`, `nginx:1.27`, `ghcr.io/o/app@sha256:…`, `host:5000/app:tag@sha256:…`.
+    /// Returns `None` for an empty string or one with whitespace.
+    pub fn parse(reference: &str) -> Option<ImageRef> {
+        let reference = reference.trim();
+        if reference.is_empty() || reference.contains(char::is_whitespace) {
+            return None;
+        }
+        let (name_tag, digest) = match reference.split_once('@') {
+            Some((n, d)) if !d.is_empty() => (n, Some(d.to_string())),
+            Some(_) => return None,
+            None => (reference, None),
+        };
+        // A ':' after the last '/' separates the tag; one before it is a registry port.
+        let last_slash = name_tag.rfind('/').map_or(0, |i| i + 1);
+        let (name, tag) = match name_tag[last_slash..].rfind(':') {
+            Some(i) => (
+                &name_tag[..last_slash + i],
+                Some(name_tag[last_slash + i + 1..].to_string()),
+            ),
+            None => (name_tag, None),
+        };
+        if name.is_empty() || tag.as_deref() == Some("") {
+            return None;
+        }
+        Some(ImageRef {
+            repository: normalize_repository(name),
+            tag,
+            digest,
+        })
+    }
+
+    /// The tag a runtime pulls: the given one, or `latest` when neither tag nor digest is set.
+    pub fn effective_tag(&self) -> Option<&str> {
+        match (&self.tag, &self.digest) {
+            (Some(t), _) => Some(t),
+            (None, None) => Some("latest"),
+            (None, Some(_)) => None,
+        }
+    }
+
+    /// Whether `running` (a container's image) satisfies this expectation: same repository,
+    /// and the same digest when one is expected, else the same tag.
+    pub fn satisfied_by(&self, running: &ImageRef) -> bool {
+        if self.repository != running.repository {
+            return false;
+        }
+        match &self.digest {
+            Some(d) => running.digest.as_deref() == Some(d.as_str()),
+            None => self.effective_tag() == running.effective_tag(),
+        }
+    }
+}
+
+/// `nginx` → `docker.io/library/nginx`, `index.docker.io/x/y` → `docker.io/x/y`.
+fn normalize_repository(name: &str) -> String {
+    let (first, rest) = match name.split_once('/') {
+        Some((f, r)) => (f, Some(r)),
+        None => (name, None),
+    };
+    let is_registry = first.contains('.') || first.contains(':') || first == "localhost";
+    match (is_registry, rest) {
+        (true, Some(rest)) if first == "index.docker.io" || first == "registry-1.docker.io" => {
+            normalize_repository(&format!("docker.io/{rest}"))
+        }
+        (true, Some(rest)) if first == "docker.io" && !rest.contains('/') => {
+            format!("docker.io/library/{rest}")
+        }
+        (true, Some(_)) => name.to_string(),
+        (_, None) => format!("docker.io/library/{name}"),
+        (false, Some(_)) => format!("docker.io/{name}"),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedImage {
+    /// As the user wrote it, for messages.
+    pub given: String,
+    pub image: ImageRef,
+}
+
+impl ExpectedImage {
+    pub fn parse(given: &str) -> Option<ExpectedImage> {
+        ImageRef::parse(given).map(|image| ExpectedImage {
+            given: given.to_string(),
+            image,
+        })
+    }
+}
+
+/// `SECRET` or `SECRET/KEY`: a container must reference this Secret (and key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRefExpectation {
+    pub secret: String,
+    pub key: Option<String>,
+}
+
+impl SecretRefExpectation {
+    pub fn parse(given: &str) -> Option<SecretRefExpectation> {
+        let (secret, key) = match given.split_once('/') {
+            Some((s, k)) => (s, Some(k.to_string())),
+            None => (given, None),
+        };
+        if secret.is_empty() || key.as_deref() == Some("") {
+            return None;
+        }
+        Some(SecretRefExpectation {
+            secret: secret.to_string(),
+            key,
+        })
+    }
+}
+
+impl std::fmt::Display for SecretRefExpectation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "{}/{k}", self.secret),
+            None => f.write_str(&self.secret),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_like_a_runtime() {
+        let r = ImageRef::parse("nginx").expect("parses");
+        assert_eq!(r.repository, "docker.io/library/nginx");
+        assert_eq!(r.effective_tag(), Some("latest"));
+        let r = ImageRef::parse("index.docker.io/acme/app:2").expect("parses");
+        assert_eq!(r.repository, "docker.io/acme/app");
+        let r = ImageRef::parse("localhost:5000/app:1.2@sha256:abc").expect("parses");
+        assert_eq!(r.repository, "localhost:5000/app");
+        assert_eq!(r.tag.as_deref(), Some("1.2"));
+        assert_eq!(r.digest.as_deref(), Some("sha256:abc"));
+        let r = ImageRef::parse("registry.local:5000/team/app").expect("parses");
+        assert_eq!(
+            (r.repository.as_str(), r.tag),
+            ("registry.local:5000/team/app", None)
+        );
+        assert!(ImageRef::parse("app:").is_none());
+        assert!(ImageRef::parse("").is_none());
+    }
+
+    #[test]
+    fn matches_by_repository_then_tag_or_digest() {
+        let want = ImageRef::parse("ghcr.io/acme/inventory:1.4.0").expect("parses");
+        let old = ImageRef::parse("ghcr.io/acme/inventory:1.3.9").expect("parses");
+        assert!(want.satisfied_by(&want.clone()));
+        assert!(!want.satisfied_by(&old));
+        let other_repo = ImageRef::parse("ghcr.io/acme/other:1.4.0").expect("parses");
+        assert!(!want.satisfied_by(&other_repo));
+        let by_digest = ImageRef::parse("ghcr.io/acme/inventory@sha256:aa").expect("parses");
+        let running = ImageRef::parse("ghcr.io/acme/inventory:1.4.0@sha256:aa").expect("parses");
+        assert!(by_digest.satisfied_by(&running));
+    }
+
+    #[test]
+    fn secret_refs_parse() {
+        let s = SecretRefExpectation::parse("db/password").expect("parses");
+        assert_eq!(
+            (s.secret.as_str(), s.key.as_deref()),
+            ("db", Some("password"))
+        );
+        assert!(SecretRefExpectation::parse("db/").is_none());
+    }
+}

@@ -1,0 +1,20 @@
+//! The evidence model and the checks.
+//!
+//! Everything here is pure: the gather phase (live API or `--from` files) builds an
+//! [`Observed`] snapshot, and [`judge`] turns it plus a [`Change`] into a [`Report`].
+//! No async, no I/O, so offline mode, the simulator tests and the agent interface share
+//! one code path.
+
+mod change;
+mod checks;
+mod model;
+mod observed;
+mod target;
+
+pub use change::{Change, ExpectedImage, ImageRef, SecretRefExpectation};
+pub use checks::judge;
+pub use model::{
+    ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,
+};
+pub use observed::{Denied, ObjectError, Observed, ResourceKind};
+pub use target::{Target, TargetError, TargetKind};

@@ -1,0 +1,191 @@
+//! The report every renderer draws from: one [`Report`], many formats.
+
+use serde::{Deserialize, Serialize};
+
+/// The `schema` field of the JSON report (DESIGN.md).
+pub const SCHEMA: &str = "liveproof/v1";
+
+/// The checks, named exactly as DESIGN.md names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    SpecReadback,
+    ObservedGeneration,
+    ConditionFresh,
+    GitopsRevision,
+    RolloutComplete,
+    ReleaseRevision,
+    ReleaseVersion,
+    ManifestContains,
+    PodsCurrent,
+    PodSpec,
+    PodRestarted,
+    ImageDigestCurrent,
+    ServerVersion,
+}
+
+/// How much a check can prove. Status-tier checks alone never make a target live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Spec,
+    Status,
+    Artifact,
+}
+
+impl Check {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Check::SpecReadback => "spec_readback",
+            Check::ObservedGeneration => "observed_generation",
+            Check::ConditionFresh => "condition_fresh",
+            Check::GitopsRevision => "gitops_revision",
+            Check::RolloutComplete => "rollout_complete",
+            Check::ReleaseRevision => "release_revision",
+            Check::ReleaseVersion => "release_version",
+            Check::ManifestContains => "manifest_contains",
+            Check::PodsCurrent => "pods_current",
+            Check::PodSpec => "pod_spec",
+            Check::PodRestarted => "pod_restarted",
+            Check::ImageDigestCurrent => "image_digest_current",
+            Check::ServerVersion => "server_version",
+        }
+    }
+
+    pub const fn tier(self) -> Tier {
+        match self {
+            Check::SpecReadback => Tier::Spec,
+            Check::ObservedGeneration
+            | Check::ConditionFresh
+            | Check::GitopsRevision
+            | Check::RolloutComplete => Tier::Status,
+            Check::ReleaseRevision
+            | Check::ReleaseVersion
+            | Check::ManifestContains
+            | Check::PodsCurrent
+            | Check::PodSpec
+            | Check::PodRestarted
+            | Check::ImageDigestCurrent
+            | Check::ServerVersion => Tier::Artifact,
+        }
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    Unknown,
+    Skip,
+}
+
+impl Status {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Unknown => "unknown",
+            Status::Skip => "skip",
+        }
+    }
+}
+
+/// Ordered worst first, so the overall verdict is the minimum over targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    NotLive,
+    Unproven,
+    Live,
+}
+
+impl Verdict {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::NotLive => "not_live",
+            Verdict::Unproven => "unproven",
+            Verdict::Live => "live",
+        }
+    }
+
+    /// The process exit code DESIGN.md fixes for this verdict.
+    pub const fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Live => 0,
+            Verdict::NotLive => 1,
+            Verdict::Unproven => 3,
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One check's outcome, with where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub check: Check,
+    pub status: Status,
+    pub observed: String,
+    pub expected: String,
+    /// Which object and field this was read from, e.g.
+    /// `apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt`.
+    pub source: String,
+    /// One sentence a person can act on.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetReport {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub verdict: Verdict,
+    pub evidence: Vec<Evidence>,
+    /// When not live: the single most useful thing to do next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub verdict: Verdict,
+    pub change: ChangeSummary,
+    pub targets: Vec<TargetReport>,
+}
+
+impl Report {
+    pub fn new(change: ChangeSummary, targets: Vec<TargetReport>) -> Self {
+        // No target proves nothing: an empty report is unproven, never live.
+        let verdict = targets
+            .iter()
+            .map(|t| t.verdict)
+            .min()
+            .unwrap_or(Verdict::Unproven);
+        Report {
+            schema: SCHEMA.to_string(),
+            verdict,
+            change,
+            targets,
+        }
+    }
+}

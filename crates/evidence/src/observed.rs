@@ -1,0 +1,168 @@
+//! The snapshot the gather phase builds and the checks read: the same type whether it came
+//! from the API server or from `--from` files.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde_json::Value;
+
+/// The resources the workload checks read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ResourceKind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    ReplicaSet,
+    ControllerRevision,
+    Pod,
+    Node,
+}
+
+impl ResourceKind {
+    pub const fn kind_name(self) -> &'static str {
+        match self {
+            ResourceKind::Deployment => "Deployment",
+            ResourceKind::StatefulSet => "StatefulSet",
+            ResourceKind::DaemonSet => "DaemonSet",
+            ResourceKind::ReplicaSet => "ReplicaSet",
+            ResourceKind::ControllerRevision => "ControllerRevision",
+            ResourceKind::Pod => "Pod",
+            ResourceKind::Node => "Node",
+        }
+    }
+
+    /// The plural resource name, as RBAC and the REST path spell it.
+    pub const fn plural(self) -> &'static str {
+        match self {
+            ResourceKind::Deployment => "deployments",
+            ResourceKind::StatefulSet => "statefulsets",
+            ResourceKind::DaemonSet => "daemonsets",
+            ResourceKind::ReplicaSet => "replicasets",
+            ResourceKind::ControllerRevision => "controllerrevisions",
+            ResourceKind::Pod => "pods",
+            ResourceKind::Node => "nodes",
+        }
+    }
+}
+
+/// A read the cluster refused (RBAC 403): the checks that need it become `unknown` and name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    pub namespace: Option<String>,
+    pub resource: ResourceKind,
+    pub verb: String,
+    pub message: String,
+}
+
+/// Everything gathered, before any judgement.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    pub deployments: Vec<Deployment>,
+    pub statefulsets: Vec<StatefulSet>,
+    pub daemonsets: Vec<DaemonSet>,
+    pub replicasets: Vec<ReplicaSet>,
+    pub controller_revisions: Vec<ControllerRevision>,
+    pub pods: Vec<Pod>,
+    pub nodes: Vec<Node>,
+    /// Objects of kinds the workload checks do not read (kept for later stages, e.g. Helm
+    /// storage Secrets or GitOps objects), as their raw JSON.
+    pub others: Vec<Value>,
+    /// `(namespace, kind)` pairs that were LISTed in full from the API: there, an absent
+    /// object really is absent. A `--from` dump lists nothing in full, so a missing object
+    /// there is unknown, never "none exist".
+    pub complete: BTreeSet<(String, ResourceKind)>,
+    /// Reads the cluster refused.
+    pub denied: Vec<Denied>,
+}
+
+/// An object that could not be taken into the snapshot.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectError {
+    #[error("{what}: no `kind` field; is this a Kubernetes object?")]
+    NoKind { what: String },
+    #[error("{what}: not a valid {kind}: {source}")]
+    Invalid {
+        what: String,
+        kind: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Observed {
+    /// Takes one object (or a `kind: List` of them) in its JSON form, as `kubectl get -o json`
+    /// prints it. `what` names where it came from, for errors.
+    pub fn add_value(&mut self, value: Value, what: &str) -> Result<(), ObjectError> {
+        let kind = value
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ObjectError::NoKind {
+                what: what.to_string(),
+            })?
+            .to_string();
+        let name = value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        let invalid = |source| ObjectError::Invalid {
+            what: format!("{what}: {kind}/{name}"),
+            kind: kind.clone(),
+            source,
+        };
+        match kind.as_str() {
+            // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
+            k if k == "List" || k.ends_with("List") => {
+                let items = match value.get("items") {
+                    Some(Value::Array(items)) => items.clone(),
+                    _ => Vec::new(),
+                };
+                for (i, item) in items.into_iter().enumerate() {
+                    self.add_value(item, &format!("{what}: items[{i}]"))?;
+                }
+            }
+            "Deployment" => self
+                .deployments
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "StatefulSet" => self
+                .statefulsets
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "DaemonSet" => self
+                .daemonsets
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "ReplicaSet" => self
+                .replicasets
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "ControllerRevision" => self
+                .controller_revisions
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "Pod" => self
+                .pods
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            "Node" => self
+                .nodes
+                .push(serde_json::from_value(value).map_err(invalid)?),
+            _ => self.others.push(value),
+        }
+        Ok(())
+    }
+
+    /// Marks `(namespace, kind)` as listed in full.
+    pub fn mark_complete(&mut self, namespace: &str, kind: ResourceKind) {
+        self.complete.insert((namespace.to_string(), kind));
+    }
+
+    pub fn is_complete(&self, namespace: &str, kind: ResourceKind) -> bool {
+        self.complete.contains(&(namespace.to_string(), kind))
+    }
+
+    /// The refusal that kept `kind` in `namespace` from being read, if any.
+    pub fn denial(&self, namespace: &str, kind: ResourceKind) -> Option<&Denied> {
+        self.denied
+            .iter()
+            .find(|d| d.resource == kind && d.namespace.as_deref().is_none_or(|ns| ns == namespace))
+    }
+}

@@ -1,0 +1,1 @@
+//! Gathering: see the crate description.

@@ -1,0 +1,1 @@
+//! The CLI as a library.

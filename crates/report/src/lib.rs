@@ -1,0 +1,1 @@
+//! Renderers: see the crate description.

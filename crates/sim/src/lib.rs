@@ -1,0 +1,1 @@
+//! The simulator: see the crate description.
