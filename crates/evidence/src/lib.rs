@@ -12,7 +12,7 @@ mod observed;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, SecretRefExpectation};
-pub use checks::judge;
+pub use checks::{final_failure, judge, CRASH_LOOP_RESTARTS};
 pub use model::{
     ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,
 };

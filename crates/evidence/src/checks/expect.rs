@@ -1,0 +1,211 @@
+//! The user's expectations (`--image`, `--expect-env`, `--expect-secret-ref`) held against a
+//! pod spec: the workload's template (`spec_readback`) or a running pod (`pod_spec`).
+//! Presence only: values are never read, so they can never be printed.
+
+use k8s_openapi::api::core::v1::PodSpec;
+
+use crate::change::{ImageRef, SecretRefExpectation};
+use crate::{Change, Status};
+
+/// One expectation's outcome against one pod spec.
+pub struct Finding {
+    pub status: Status,
+    pub expected: String,
+    pub observed: String,
+}
+
+pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for want in &change.images {
+        findings.push(image(spec, &want.image, &want.given));
+    }
+    for name in &change.env {
+        findings.push(env(spec, name));
+    }
+    for want in &change.secret_refs {
+        findings.push(secret_ref(spec, want));
+    }
+    findings
+}
+
+fn image(spec: &PodSpec, want: &ImageRef, given: &str) -> Finding {
+    let same_repo: Vec<(&str, &str)> = spec
+        .containers
+        .iter()
+        .filter_map(|c| {
+            let image = c.image.as_deref()?;
+            let parsed = ImageRef::parse(image)?;
+            (parsed.repository == want.repository).then_some((c.name.as_str(), image))
+        })
+        .collect();
+    let expected = format!("image {given}");
+    if same_repo.is_empty() {
+        let all: Vec<String> = spec
+            .containers
+            .iter()
+            .map(|c| format!("{}={}", c.name, c.image.as_deref().unwrap_or("<none>")))
+            .collect();
+        return Finding {
+            status: Status::Fail,
+            expected,
+            observed: format!("no container runs {} ({})", want.repository, all.join(", ")),
+        };
+    }
+    let all_match = same_repo
+        .iter()
+        .all(|(_, image)| ImageRef::parse(image).is_some_and(|r| want.satisfied_by(&r)));
+    let observed: Vec<String> = same_repo
+        .iter()
+        .map(|(n, i)| format!("{n} runs {i}"))
+        .collect();
+    Finding {
+        status: if all_match {
+            Status::Pass
+        } else {
+            Status::Fail
+        },
+        expected,
+        observed: observed.join(", "),
+    }
+}
+
+fn env(spec: &PodSpec, name: &str) -> Finding {
+    let setters: Vec<&str> = spec
+        .containers
+        .iter()
+        .filter(|c| c.env.iter().flatten().any(|e| e.name == name))
+        .map(|c| c.name.as_str())
+        .collect();
+    let imports: Vec<String> = spec
+        .containers
+        .iter()
+        .flat_map(|c| c.env_from.iter().flatten())
+        .filter_map(|from| {
+            from.secret_ref
+                .as_ref()
+                .map(|s| format!("secret {}", s.name))
+                .or_else(|| {
+                    from.config_map_ref
+                        .as_ref()
+                        .map(|c| format!("configmap {}", c.name))
+                })
+        })
+        .collect();
+    let expected = format!("env {name} defined");
+    if !setters.is_empty() {
+        return Finding {
+            status: Status::Pass,
+            expected,
+            observed: format!("{name} set in {}", setters.join(", ")),
+        };
+    }
+    if !imports.is_empty() {
+        // envFrom imports every key of its source; whether it holds NAME needs that source read.
+        return Finding {
+            status: Status::Unknown,
+            expected,
+            observed: format!(
+                "{name} not in env; may come from envFrom {}",
+                imports.join(", ")
+            ),
+        };
+    }
+    Finding {
+        status: Status::Fail,
+        expected,
+        observed: format!("{name} not set in any container"),
+    }
+}
+
+fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
+    let key_matches = |key: &str| want.key.as_deref().is_none_or(|k| k == key);
+    let mut exact: Vec<String> = Vec::new();
+    let mut whole_secret: Vec<String> = Vec::new();
+    for c in &spec.containers {
+        for e in c.env.iter().flatten() {
+            let Some(r) = e
+                .value_from
+                .as_ref()
+                .and_then(|v| v.secret_key_ref.as_ref())
+            else {
+                continue;
+            };
+            if r.name == want.secret && key_matches(&r.key) {
+                exact.push(format!(
+                    "{} env {} ← secretKeyRef {}/{}",
+                    c.name, e.name, r.name, r.key
+                ));
+            }
+        }
+        for from in c.env_from.iter().flatten() {
+            if from
+                .secret_ref
+                .as_ref()
+                .is_some_and(|s| s.name == want.secret)
+            {
+                whole_secret.push(format!("{} envFrom secret {}", c.name, want.secret));
+            }
+        }
+    }
+    for v in spec.volumes.iter().flatten() {
+        let mut sources: Vec<(
+            Option<&String>,
+            Option<&Vec<k8s_openapi::api::core::v1::KeyToPath>>,
+        )> = Vec::new();
+        if let Some(s) = &v.secret {
+            sources.push((s.secret_name.as_ref(), s.items.as_ref()));
+        }
+        for p in v.projected.iter().flat_map(|p| p.sources.iter().flatten()) {
+            if let Some(s) = &p.secret {
+                sources.push((Some(&s.name), s.items.as_ref()));
+            }
+        }
+        for (name, items) in sources {
+            if name.map(String::as_str) != Some(want.secret.as_str()) {
+                continue;
+            }
+            match items {
+                Some(items) if items.iter().any(|i| key_matches(&i.key)) => {
+                    exact.push(format!("volume {} mounts secret {}", v.name, want.secret));
+                }
+                Some(_) => {}
+                None => {
+                    whole_secret.push(format!("volume {} mounts secret {}", v.name, want.secret))
+                }
+            }
+        }
+    }
+    let expected = format!("reference to secret {want}");
+    if !exact.is_empty() || (want.key.is_none() && !whole_secret.is_empty()) {
+        exact.extend(whole_secret);
+        return Finding {
+            status: Status::Pass,
+            expected,
+            observed: exact.join(", "),
+        };
+    }
+    if !whole_secret.is_empty() {
+        // The whole Secret is imported; whether it holds KEY needs the Secret read, which we don't.
+        return Finding {
+            status: Status::Unknown,
+            expected,
+            observed: format!("{}; key not named", whole_secret.join(", ")),
+        };
+    }
+    Finding {
+        status: Status::Fail,
+        expected,
+        observed: format!("no container or volume references secret {want}"),
+    }
+}
+
+/// Folds several findings into one status: any fail fails, else any unknown is unknown.
+pub fn worst(findings: &[Finding]) -> Status {
+    if findings.iter().any(|f| f.status == Status::Fail) {
+        Status::Fail
+    } else if findings.iter().any(|f| f.status == Status::Unknown) {
+        Status::Unknown
+    } else {
+        Status::Pass
+    }
+}
