@@ -1,0 +1,104 @@
+//! Small text helpers the renderers share.
+
+use liveproof_evidence::{Status, TargetReport, Verdict};
+
+/// Evidence strings come from the cluster (object names, server version bodies), so a control
+/// character in one must not reach a terminal as an escape sequence: show it escaped instead.
+/// Newlines and tabs become spaces; callers that keep line breaks split on them first.
+pub(crate) fn terminal_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(' '),
+            '\r' => {}
+            c if c.is_control() => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Word-wrap one paragraph to `width` columns. A word longer than the width gets a line of its
+/// own rather than being cut: nothing is truncated.
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut line_len = 0;
+    for word in text.split_whitespace() {
+        let word_len = word.chars().count();
+        if line_len > 0 && line_len + 1 + word_len > width {
+            lines.push(std::mem::take(&mut line));
+            line_len = 0;
+        }
+        if line_len > 0 {
+            line.push(' ');
+            line_len += 1;
+        }
+        line.push_str(word);
+        line_len += word_len;
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// "observed, expected expected": the one phrase every format uses for a value pair.
+pub(crate) fn observed_vs_expected(observed: &str, expected: &str) -> String {
+    match (observed.is_empty(), expected.is_empty()) {
+        (false, false) => format!("{observed}, expected {expected}"),
+        (true, false) => format!("expected {expected}"),
+        (false, true) => observed.to_string(),
+        (true, true) => String::new(),
+    }
+}
+
+/// Failures first, then what could not be established, then passes, then skips.
+pub(crate) const fn status_rank(status: Status) -> u8 {
+    match status {
+        Status::Fail => 0,
+        Status::Unknown => 1,
+        Status::Pass => 2,
+        Status::Skip => 3,
+    }
+}
+
+/// `apps/inventory`, or just `inventory` for a cluster-scoped object.
+pub(crate) fn qualified_name(target: &TargetReport) -> String {
+    if target.namespace.is_empty() {
+        target.name.clone()
+    } else {
+        format!("{}/{}", target.namespace, target.name)
+    }
+}
+
+/// The next step worth printing for the whole report: from the first target as bad as the
+/// overall verdict, else from any target that is not live.
+pub(crate) fn report_next_step(targets: &[TargetReport], overall: Verdict) -> Option<&str> {
+    if overall == Verdict::Live {
+        return None;
+    }
+    let with_step = |t: &&TargetReport| t.verdict != Verdict::Live && t.next_step.is_some();
+    targets
+        .iter()
+        .filter(with_step)
+        .find(|t| t.verdict == overall)
+        .or_else(|| targets.iter().find(with_step))
+        .and_then(|t| t.next_step.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_long_words_whole() {
+        let lines = wrap("a bb ccccccccccccc dd", 5);
+        assert_eq!(lines, ["a bb", "ccccccccccccc", "dd"]);
+    }
+
+    #[test]
+    fn terminal_safe_escapes_escape_sequences() {
+        assert_eq!(terminal_safe("a\x1b[31mb\nc"), "a\\u{1b}[31mb c");
+    }
+}

@@ -1,0 +1,664 @@
+//! Every format drawn from the same realistic reports, snapshotted, plus the properties each
+//! format promises (JSON round-trips, JUnit counts and escaping, Markdown cells, colour).
+
+use liveproof_evidence::{ChangeSummary, Check, Evidence, Report, Status, TargetReport, Verdict};
+use liveproof_report::{render, Format, TextStyle};
+
+// ---------------------------------------------------------------------------------------------
+// Reports that tell the stories liveproof exists for.
+
+fn evidence(
+    check: Check,
+    status: Status,
+    observed: &str,
+    expected: &str,
+    source: &str,
+    detail: &str,
+) -> Evidence {
+    Evidence {
+        check,
+        status,
+        observed: observed.to_string(),
+        expected: expected.to_string(),
+        source: source.to_string(),
+        detail: detail.to_string(),
+    }
+}
+
+fn target(
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    verdict: Verdict,
+    evidence: Vec<Evidence>,
+    next_step: Option<&str>,
+) -> TargetReport {
+    TargetReport {
+        kind: kind.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        verdict,
+        evidence,
+        next_step: next_step.map(str::to_string),
+    }
+}
+
+fn change(since: Option<&str>, commit: Option<&str>) -> ChangeSummary {
+    ChangeSummary {
+        since: since.map(str::to_string),
+        commit: commit.map(str::to_string),
+    }
+}
+
+/// Merged on the 12th, but the pods still run what they read on the 8th; the registry would
+/// not say which digest the tag points at now.
+fn inventory_never_restarted() -> TargetReport {
+    target(
+        "Deployment",
+        "apps",
+        "inventory",
+        Verdict::NotLive,
+        vec![
+            evidence(
+                Check::SpecReadback,
+                Status::Pass,
+                "image registry.example.com/shop/inventory:1.8.0",
+                "registry.example.com/shop/inventory:1.8.0",
+                "apps/Deployment/inventory .spec.template.spec.containers[app].image",
+                "the pod template carries the expected image",
+            ),
+            evidence(
+                Check::ObservedGeneration,
+                Status::Pass,
+                "observedGeneration 7",
+                "at least generation 7",
+                "apps/Deployment/inventory .status.observedGeneration",
+                "the deployment controller has processed the current spec",
+            ),
+            evidence(
+                Check::PodRestarted,
+                Status::Fail,
+                "started 2026-07-08T14:22:31Z",
+                "after 2026-07-12T10:00:00Z",
+                "apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt",
+                "this pod runs configuration read before the change",
+            ),
+            evidence(
+                Check::ImageDigestCurrent,
+                Status::Unknown,
+                "tag registry.example.com/shop/inventory:1.8.0 could not be resolved",
+                "the running digest sha256:4be1c0a9 to be what the tag resolves to for linux/amd64",
+                "registry.example.com/shop/inventory:1.8.0 manifest list",
+                "the registry answered 401 Unauthorized for the manifest list; give liveproof registry \
+                 credentials (docker config or --registry-auth) and verify again, or pin the image by \
+                 digest",
+            ),
+            evidence(
+                Check::PodsCurrent,
+                Status::Pass,
+                "3 of 3 ready pods from ReplicaSet inventory-7d9c (revision 4)",
+                "all from the current template revision 4",
+                "apps/ReplicaSet/inventory-7d9c .metadata.annotations[deployment.kubernetes.io/revision]",
+                "every serving pod belongs to the current template",
+            ),
+            evidence(
+                Check::ServerVersion,
+                Status::Skip,
+                "",
+                "",
+                "",
+                "no --version-url given",
+            ),
+        ],
+        Some("kubectl -n apps rollout restart deployment/inventory, then run liveproof verify again"),
+    )
+}
+
+fn inventory_not_live() -> Report {
+    Report::new(
+        change(Some("2026-07-12T10:00:00Z"), Some("3f2c1ab")),
+        vec![inventory_never_restarted()],
+    )
+}
+
+fn inventory_restarted() -> TargetReport {
+    target(
+        "Deployment",
+        "apps",
+        "inventory",
+        Verdict::Live,
+        vec![
+            evidence(
+                Check::SpecReadback,
+                Status::Pass,
+                "image registry.example.com/shop/inventory:1.8.0",
+                "registry.example.com/shop/inventory:1.8.0",
+                "apps/Deployment/inventory .spec.template.spec.containers[app].image",
+                "the pod template carries the expected image",
+            ),
+            evidence(
+                Check::RolloutComplete,
+                Status::Pass,
+                "3 updated, 3 available of 3",
+                "3 of 3",
+                "apps/Deployment/inventory .status",
+                "the rollout finished",
+            ),
+            evidence(
+                Check::PodsCurrent,
+                Status::Pass,
+                "3 of 3 ready pods from ReplicaSet inventory-5f6b (revision 5)",
+                "all from the current template revision 5",
+                "apps/ReplicaSet/inventory-5f6b .metadata.annotations[deployment.kubernetes.io/revision]",
+                "every serving pod belongs to the current template",
+            ),
+            evidence(
+                Check::PodRestarted,
+                Status::Pass,
+                "oldest container started 2026-07-12T10:04:12Z",
+                "after 2026-07-12T10:00:00Z",
+                "apps/Pod/inventory-5f6b-8q2tz .status.containerStatuses[app].state.running.startedAt",
+                "every serving pod started after the change",
+            ),
+            evidence(
+                Check::ImageDigestCurrent,
+                Status::Pass,
+                "sha256:9e0f7a1c on all 3 pods",
+                "sha256:9e0f7a1c (tag 1.8.0, linux/amd64)",
+                "apps/Pod/inventory-5f6b-8q2tz .status.containerStatuses[app].imageID",
+                "the pods run what the tag resolves to now",
+            ),
+        ],
+        None,
+    )
+}
+
+fn inventory_live() -> Report {
+    Report::new(
+        change(Some("2026-07-12T10:00:00Z"), Some("3f2c1ab")),
+        vec![inventory_restarted()],
+    )
+}
+
+/// A Flux HelmRelease followed through to its workloads: the chart was never bumped, so the
+/// release still carries the old version; the deployment it names is fine; the cache's pods
+/// could not be read.
+fn shop_release_multi_target() -> Report {
+    let release = target(
+        "HelmRelease",
+        "flux-system",
+        "shop",
+        Verdict::NotLive,
+        vec![
+            evidence(
+                Check::GitopsRevision,
+                Status::Pass,
+                "lastAttemptedRevision 3f2c1ab",
+                "commit 3f2c1ab",
+                "flux-system/HelmRelease/shop .status.lastAttemptedRevision",
+                "Flux attempted the change's commit",
+            ),
+            evidence(
+                Check::ConditionFresh,
+                Status::Fail,
+                "Ready=True since 2026-07-03T08:11:00Z",
+                "a transition after 2026-07-12T10:00:00Z",
+                "flux-system/HelmRelease/shop .status.conditions[Ready].lastTransitionTime",
+                "the Ready condition describes the deploy of 2026-07-03, not this change",
+            ),
+            evidence(
+                Check::ReleaseVersion,
+                Status::Fail,
+                "chart shop-2.3.0",
+                "chart shop-2.4.0",
+                "apps/Secret/sh.helm.release.v1.shop.v12 .data.release",
+                "the chart version was not bumped, so the ChartVersion reconcile strategy saw \
+                 nothing new; bump version in Chart.yaml",
+            ),
+            evidence(
+                Check::ManifestContains,
+                Status::Pass,
+                "found FEATURE_CHECKOUT_V2|enabled",
+                "FEATURE_CHECKOUT_V2|enabled",
+                "apps/Secret/sh.helm.release.v1.shop.v12 .data.release manifest",
+                "the installed manifest contains the expectation",
+            ),
+        ],
+        Some("bump the chart version in charts/shop/Chart.yaml (ChartVersion strategy), merge, then verify again"),
+    );
+    let cache = target(
+        "StatefulSet",
+        "apps",
+        "shop-cache",
+        Verdict::Unproven,
+        vec![
+            evidence(
+                Check::ObservedGeneration,
+                Status::Pass,
+                "observedGeneration 3",
+                "at least generation 3",
+                "apps/StatefulSet/shop-cache .status.observedGeneration",
+                "the controller has processed the current spec",
+            ),
+            evidence(
+                Check::PodsCurrent,
+                Status::Unknown,
+                "pods could not be listed",
+                "all from revision shop-cache-6c8d9",
+                "apps/Pod list",
+                "RBAC denied list pods in apps (pods is forbidden for system:serviceaccount:ci:verify);\n\
+                 grant get/list on pods in apps to the verifying identity",
+            ),
+            evidence(
+                Check::PodRestarted,
+                Status::Unknown,
+                "",
+                "after 2026-07-12T10:00:00Z",
+                "apps/Pod list",
+                "pods could not be read, so their start times are unknown",
+            ),
+        ],
+        Some("grant get/list on pods in namespace apps to system:serviceaccount:ci:verify, then verify again"),
+    );
+    Report::new(
+        change(Some("2026-07-12T10:00:00Z"), Some("3f2c1ab")),
+        vec![release, inventory_restarted(), cache],
+    )
+}
+
+/// No change time: nothing can be live, whatever the status fields say.
+fn no_change_time() -> Report {
+    Report::new(
+        change(None, Some("3f2c1ab")),
+        vec![target(
+            "Deployment",
+            "apps",
+            "inventory",
+            Verdict::Unproven,
+            vec![
+                evidence(
+                    Check::RolloutComplete,
+                    Status::Pass,
+                    "3 updated, 3 available of 3",
+                    "3 of 3",
+                    "apps/Deployment/inventory .status",
+                    "the rollout finished",
+                ),
+                evidence(
+                    Check::PodRestarted,
+                    Status::Skip,
+                    "",
+                    "",
+                    "",
+                    "no change time: pass --since or --commit with --repo",
+                ),
+            ],
+            Some("give the change time with --since 2026-07-12T10:00:00Z, or --commit with --repo"),
+        )],
+    )
+}
+
+/// Strings a cluster should never contain, but a renderer must survive.
+fn hostile() -> Report {
+    Report::new(
+        change(Some("2026-07-12T10:00:00Z"), None),
+        vec![target(
+            "Deployment",
+            "apps",
+            "<script>&\"'",
+            Verdict::NotLive,
+            vec![
+                evidence(
+                    Check::ServerVersion,
+                    Status::Fail,
+                    "body <script>alert('x')</script> & \"quoted\" \u{1}\x1b[2J",
+                    "a | b\nc",
+                    "GET https://inventory.example.com/version?a=1&b=<2>",
+                    "the server reported <script>&\"' \u{1} instead | of 1.8.0",
+                ),
+                evidence(
+                    Check::PodSpec,
+                    Status::Unknown,
+                    "\u{1}",
+                    "env FEATURE_X present",
+                    "apps/Pod/x `weird`",
+                    "controls \u{0}\u{8}\u{b}\u{c}\u{1f}\u{fffe} end",
+                ),
+                evidence(Check::PodsCurrent, Status::Skip, "", "", "", ""),
+                evidence(Check::SpecReadback, Status::Pass, "ok", "ok", "src", "fine"),
+            ],
+            Some("fix <it> & 'verify'"),
+        )],
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn rendered(report: &Report, format: Format, style: TextStyle) -> String {
+    let mut out = Vec::new();
+    render(report, format, style, &mut out).expect("rendering to a Vec cannot fail");
+    String::from_utf8(out).expect("renderers write UTF-8")
+}
+
+fn reports() -> Vec<(&'static str, Report)> {
+    vec![
+        ("inventory_not_live", inventory_not_live()),
+        ("inventory_live", inventory_live()),
+        ("shop_release_multi_target", shop_release_multi_target()),
+        ("no_change_time", no_change_time()),
+    ]
+}
+
+#[test]
+fn snapshots_of_every_format() {
+    for (story, report) in reports() {
+        for format in Format::ALL {
+            let output = rendered(&report, format, TextStyle::plain());
+            insta::assert_snapshot!(format!("{story}.{format}"), output);
+        }
+    }
+}
+
+#[test]
+fn snapshot_of_coloured_text() {
+    let output = rendered(&inventory_not_live(), Format::Text, TextStyle::colored());
+    // Escape sequences shown visibly so the snapshot is reviewable.
+    insta::assert_snapshot!(output.replace('\x1b', "\\e"));
+}
+
+// ---- json -----------------------------------------------------------------------------------
+
+#[test]
+fn json_decodes_back_into_the_same_report() {
+    for (story, report) in reports().into_iter().chain([("hostile", hostile())]) {
+        let json = rendered(&report, Format::Json, TextStyle::plain());
+        assert!(
+            json.ends_with("}\n"),
+            "{story}: pretty JSON with a trailing newline"
+        );
+        let decoded: Report = serde_json::from_str(&json).expect("the JSON decodes as a Report");
+        assert_eq!(decoded, report, "{story}");
+    }
+}
+
+#[test]
+fn json_has_the_design_shape() {
+    let json = rendered(&inventory_not_live(), Format::Json, TextStyle::plain());
+    let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    assert_eq!(value["schema"], "liveproof/v1");
+    assert_eq!(value["verdict"], "not_live");
+    assert_eq!(value["change"]["since"], "2026-07-12T10:00:00Z");
+    assert_eq!(value["change"]["commit"], "3f2c1ab");
+    let target = &value["targets"][0];
+    assert_eq!(target["kind"], "Deployment");
+    assert_eq!(target["namespace"], "apps");
+    assert_eq!(target["name"], "inventory");
+    let failed = &target["evidence"][2];
+    assert_eq!(failed["check"], "pod_restarted");
+    assert_eq!(failed["status"], "fail");
+    assert_eq!(failed["observed"], "started 2026-07-08T14:22:31Z");
+    assert_eq!(failed["expected"], "after 2026-07-12T10:00:00Z");
+}
+
+// ---- junit ----------------------------------------------------------------------------------
+
+/// The value of `attr` on the first `<tag ...>` whose text contains `marker`.
+fn attribute<'a>(xml: &'a str, tag: &str, marker: &str, attr: &str) -> &'a str {
+    let line = xml
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("<{tag} ")) && l.contains(marker))
+        .unwrap_or_else(|| panic!("no <{tag}> with {marker}"));
+    let key = format!(" {attr}=\"");
+    let start = line.find(&key).expect("attribute present") + key.len();
+    let len = line[start..].find('"').expect("attribute closed");
+    &line[start..start + len]
+}
+
+#[test]
+fn junit_counts_are_correct() {
+    let xml = rendered(
+        &shop_release_multi_target(),
+        Format::Junit,
+        TextStyle::plain(),
+    );
+    assert_well_formed(&xml);
+    let counts = |marker| {
+        ["tests", "failures", "errors", "skipped"].map(|a| attribute(&xml, "testsuite", marker, a))
+    };
+    assert_eq!(counts("flux-system/shop"), ["4", "2", "0", "0"]);
+    assert_eq!(counts("apps/inventory"), ["5", "0", "0", "0"]);
+    assert_eq!(counts("apps/shop-cache"), ["3", "0", "2", "0"]);
+    let total = ["tests", "failures", "errors", "skipped"]
+        .map(|a| attribute(&xml, "testsuites", "liveproof", a));
+    assert_eq!(total, ["12", "2", "2", "0"]);
+    assert_eq!(xml.matches("<testcase ").count(), 12);
+    assert_eq!(xml.matches("<failure ").count(), 2);
+    assert_eq!(xml.matches("<error ").count(), 2);
+
+    let skips = rendered(&no_change_time(), Format::Junit, TextStyle::plain());
+    assert_eq!(
+        attribute(&skips, "testsuite", "apps/inventory", "skipped"),
+        "1"
+    );
+    assert_eq!(skips.matches("<skipped ").count(), 1);
+}
+
+#[test]
+fn junit_names_suites_and_cases_after_targets_and_checks() {
+    let xml = rendered(&inventory_not_live(), Format::Junit, TextStyle::plain());
+    assert!(xml.contains(r#"<testsuite name="Deployment apps/inventory" "#));
+    assert!(xml.contains(
+        r#"<testcase classname="liveproof.deployment.apps.inventory" name="pod_restarted">"#
+    ));
+}
+
+#[test]
+fn junit_escapes_hostile_strings() {
+    let xml = rendered(&hostile(), Format::Junit, TextStyle::plain());
+    assert_well_formed(&xml);
+    assert!(!xml.contains("<script>"));
+    assert!(!xml.contains('\u{1}') && !xml.contains('\x1b') && !xml.contains('\u{fffe}'));
+    assert_eq!(
+        unescape(attribute(&xml, "testsuite", "Deployment", "name")),
+        "Deployment apps/<script>&\"'"
+    );
+    assert_eq!(
+        unescape(attribute(&xml, "failure", "message", "message")),
+        "the server reported <script>&\"'  instead | of 1.8.0"
+    );
+    assert_eq!(
+        unescape(attribute(&xml, "error", "message", "message")),
+        "controls  end"
+    );
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&#10;", "\n")
+        .replace("&#9;", "\t")
+        .replace("&#13;", "\r")
+        .replace("&amp;", "&")
+}
+
+/// A small XML 1.0 well-formedness check, enough for what the JUnit renderer emits: balanced
+/// elements, one root, quoted attributes, only valid references, only valid characters.
+fn assert_well_formed(xml: &str) {
+    let valid_char = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+            || c >= '\u{10000}'
+    };
+    if let Some(bad) = xml.chars().find(|&c| !valid_char(c)) {
+        panic!("character {bad:?} is not allowed in XML 1.0");
+    }
+    let check_refs = |text: &str| {
+        let mut rest = text;
+        while let Some(at) = rest.find('&') {
+            rest = &rest[at + 1..];
+            let end = rest.find(';').expect("a reference ends with ;");
+            let name = &rest[..end];
+            let ok = matches!(name, "amp" | "lt" | "gt" | "quot" | "apos")
+                || (name.len() > 1
+                    && name.starts_with('#')
+                    && name[1..].chars().all(|c| c.is_ascii_digit()));
+            assert!(ok, "bad reference &{name};");
+        }
+    };
+
+    let body = xml
+        .strip_prefix(r#"<?xml version="1.0" encoding="UTF-8"?>"#)
+        .expect("XML declaration first");
+    let mut stack: Vec<String> = Vec::new();
+    let mut roots = 0;
+    let mut rest = body;
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        assert!(!text.contains('>'), "stray > in text {text:?}");
+        check_refs(text);
+        if stack.is_empty() {
+            assert!(text.trim().is_empty(), "text outside the root: {text:?}");
+        }
+        let close = rest[open..].find('>').expect("tag closed") + open;
+        let tag = &rest[open + 1..close];
+        rest = &rest[close + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
+            continue;
+        }
+        let self_closing = tag.ends_with('/');
+        let tag = tag.trim_end_matches('/');
+        let (name, mut attrs) = tag.split_once(' ').unwrap_or((tag, ""));
+        assert!(
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+            "bad element name {name:?}"
+        );
+        while !attrs.trim().is_empty() {
+            let trimmed = attrs.trim_start();
+            let (key, value_and_rest) = trimmed.split_once("=\"").expect("attr=\"value\"");
+            assert!(key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            let end = value_and_rest.find('"').expect("attribute value closed");
+            let value = &value_and_rest[..end];
+            assert!(!value.contains('<'), "< in attribute {value:?}");
+            check_refs(value);
+            attrs = &value_and_rest[end + 1..];
+        }
+        if stack.is_empty() {
+            roots += 1;
+        }
+        if !self_closing {
+            stack.push(name.to_string());
+        }
+    }
+    assert!(rest.trim().is_empty(), "text after the root");
+    assert!(stack.is_empty(), "unclosed elements {stack:?}");
+    assert_eq!(roots, 1, "exactly one root element");
+}
+
+// ---- markdown -------------------------------------------------------------------------------
+
+#[test]
+fn markdown_escapes_pipes_and_newlines_in_cells() {
+    let md = rendered(&hostile(), Format::Markdown, TextStyle::plain());
+    let header = "| | check | observed | expected | source |";
+    let columns = header.matches('|').count();
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 5, "header and four evidence rows:\n{md}");
+    for row in rows {
+        // Unescaped pipes only: every row has exactly the header's columns.
+        let unescaped = row.matches('|').count() - row.matches("\\|").count();
+        assert_eq!(unescaped, columns, "{row}");
+    }
+    assert!(md.contains("a \\| b<br>c"), "{md}");
+    assert!(!md.contains("<script>"), "{md}");
+    assert!(!md.contains('\u{1}') && !md.contains('\x1b'));
+}
+
+#[test]
+fn markdown_lists_failures_first() {
+    let md = rendered(&inventory_not_live(), Format::Markdown, TextStyle::plain());
+    let position = |check: &str| md.find(&format!("| `{check}` |")).expect(check);
+    assert!(position("pod_restarted") < position("image_digest_current"));
+    assert!(position("image_digest_current") < position("spec_readback"));
+    assert!(position("pods_current") < position("server_version"));
+    assert!(md.starts_with("## ❌ "));
+    assert!(md.contains("**Next step:** kubectl -n apps rollout restart"));
+}
+
+// ---- text -----------------------------------------------------------------------------------
+
+#[test]
+fn text_is_colourless_unless_asked() {
+    for (story, report) in reports().into_iter().chain([("hostile", hostile())]) {
+        let plain = rendered(&report, Format::Text, TextStyle::plain());
+        assert!(!plain.contains('\x1b'), "{story}: {plain}");
+        let coloured = rendered(&report, Format::Text, TextStyle::colored());
+        assert!(coloured.contains("\x1b["), "{story}");
+    }
+}
+
+#[test]
+fn text_defuses_escape_sequences_from_the_cluster() {
+    let text = rendered(&hostile(), Format::Text, TextStyle::plain());
+    assert!(!text.contains('\u{1}') && !text.contains('\x1b'));
+    assert!(text.contains("\\u{1b}[2J"), "{text}");
+}
+
+#[test]
+fn text_fits_100_columns_without_cutting_anything() {
+    let report = shop_release_multi_target();
+    let text = rendered(&report, Format::Text, TextStyle::plain());
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    // Wrapping moves words, never drops them; fail/unknown details are always shown.
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for target in &report.targets {
+        let explained = target
+            .evidence
+            .iter()
+            .filter(|e| matches!(e.status, Status::Fail | Status::Unknown));
+        for e in explained {
+            for word in e.detail.split_whitespace() {
+                assert!(words.contains(&word), "{word} missing");
+            }
+        }
+    }
+}
+
+#[test]
+fn text_ends_with_the_verdict_and_the_next_step() {
+    let text = rendered(&inventory_not_live(), Format::Text, TextStyle::plain());
+    assert!(text.starts_with("change: since 2026-07-12T10:00:00Z · commit 3f2c1ab\n"));
+    assert!(text.contains("Deployment apps/inventory — NOT LIVE\n"));
+    assert!(text.contains("\nverdict: not_live (exit 1)\nnext step: kubectl -n apps rollout"));
+
+    let live = rendered(&inventory_live(), Format::Text, TextStyle::plain());
+    assert!(live.ends_with("verdict: live (exit 0)\n"), "{live}");
+
+    let unproven = rendered(&no_change_time(), Format::Text, TextStyle::plain());
+    assert!(unproven.starts_with("change: commit 3f2c1ab · no change time given\n"));
+    assert!(unproven.contains("verdict: unproven (exit 3)"));
+}
+
+#[test]
+fn next_step_comes_from_the_worst_target() {
+    // The release (not live) is listed first; the cache (unproven) must not win even if first.
+    let mut report = shop_release_multi_target();
+    report.targets.reverse();
+    let text = rendered(&report, Format::Text, TextStyle::plain());
+    assert!(text.contains("next step: bump the chart version"), "{text}");
+}
+
+#[test]
+fn an_empty_report_renders_in_every_format() {
+    let report = Report::new(ChangeSummary::default(), Vec::new());
+    for format in Format::ALL {
+        let output = rendered(&report, format, TextStyle::plain());
+        assert!(!output.is_empty(), "{format}");
+        if format == Format::Junit {
+            assert_well_formed(&output);
+        }
+    }
+}
