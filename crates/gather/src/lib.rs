@@ -1,1 +1,15 @@
-//! Gathering: see the crate description.
+//! The gather phase: every read liveproof makes happens here, and produces one
+//! [`Observed`](liveproof_evidence::Observed) snapshot that the pure checks judge.
+//!
+//! - [`offline::load`] reads `--from` files;
+//! - [`live::Cluster`] reads the Kubernetes API (one GET per workload, one LIST per kind and
+//!   namespace, pods by label selector), or watches it for `--wait`;
+//! - [`git::commit_time`] turns `--commit` into a change time;
+//! - [`resolve_targets`] says which namespace(s) each target was judged in.
+
+pub mod git;
+pub mod offline;
+mod resolve;
+pub mod selector;
+
+pub use resolve::resolve_targets;

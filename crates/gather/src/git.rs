@@ -1,0 +1,188 @@
+//! `--commit SHA`: the committer time of the change, read with the `git` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use jiff::Timestamp;
+
+/// A commit resolved in a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The full object name.
+    pub sha: String,
+    /// The committer time (`%cI`): when the commit landed, which is what "since" means for a
+    /// merge; the author time can be days older.
+    pub committed: Timestamp,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run `git`: {source}\nhint: install git, or pass the change time with --since")]
+    NotInstalled {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a git repository\nhint: pass --repo DIR for the repository that holds the commit, or pass --since", repo.display())]
+    NotARepository { repo: PathBuf, stderr: String },
+    #[error("commit `{commit}` not found in the repository at {}\nhint: fetch it (`git fetch`), or pass --since", repo.display())]
+    CommitNotFound { repo: PathBuf, commit: String },
+    #[error("`{command}` in {} failed: {stderr}", repo.display())]
+    Failed {
+        repo: PathBuf,
+        command: String,
+        stderr: String,
+    },
+    #[error("`git show` printed an unreadable committer time `{printed}` for {sha}: {source}")]
+    BadTime {
+        sha: String,
+        printed: String,
+        #[source]
+        source: jiff::Error,
+    },
+}
+
+/// Resolves `commit` (a full or abbreviated SHA, or any revision git accepts) in `repo` and
+/// returns its committer time.
+pub fn commit_time(repo: &Path, commit: &str) -> Result<CommitInfo, GitError> {
+    let not_found = || GitError::CommitNotFound {
+        repo: repo.to_path_buf(),
+        commit: commit.to_string(),
+    };
+    // A leading '-' would be read as an option.
+    if commit.is_empty() || commit.starts_with('-') || commit.contains(char::is_whitespace) {
+        return Err(not_found());
+    }
+    let revision = format!("{commit}^{{commit}}");
+    let out = git(repo, &["rev-parse", "--verify", "--quiet", &revision])?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        // `--quiet` keeps git silent about a missing revision; whatever it does say is about
+        // the repository itself (not one, or the directory does not exist).
+        if stderr.contains("not a git repository") || stderr.contains("cannot change to") {
+            return Err(GitError::NotARepository {
+                repo: repo.to_path_buf(),
+                stderr,
+            });
+        }
+        if stderr.is_empty() {
+            return Err(not_found());
+        }
+        return Err(GitError::Failed {
+            repo: repo.to_path_buf(),
+            command: "git rev-parse".to_string(),
+            stderr,
+        });
+    }
+    let sha = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = git(repo, &["show", "-s", "--format=%cI", &sha])?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            repo: repo.to_path_buf(),
+            command: "git show".to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let printed = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let committed = printed
+        .parse::<Timestamp>()
+        .map_err(|source| GitError::BadTime {
+            sha: sha.clone(),
+            printed: printed.clone(),
+            source,
+        })?;
+    Ok(CommitInfo { sha, committed })
+}
+
+fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
+    tracing::debug!(repo = %repo.display(), ?args, "running git");
+    Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        // Messages are matched above; keep them in English.
+        .env("LC_ALL", "C")
+        .env("LANGUAGE", "C")
+        .output()
+        .map_err(|source| GitError::NotInstalled { source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(repo: &Path, args: &[&str], date: &str) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .env("GIT_AUTHOR_DATE", "2026-07-01T08:00:00Z")
+            .env("GIT_COMMITTER_DATE", date)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn repo_with_commits() -> (tempfile::TempDir, String, String) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path();
+        run(repo, &["init", "-q"], "2026-07-12T10:00:00Z");
+        run(
+            repo,
+            &["commit", "-q", "--allow-empty", "-m", "first"],
+            "2026-07-10T09:30:00+02:00",
+        );
+        let first = run(repo, &["rev-parse", "HEAD"], "2026-07-12T10:00:00Z");
+        run(
+            repo,
+            &["commit", "-q", "--allow-empty", "-m", "second"],
+            "2026-07-12T10:00:00Z",
+        );
+        let second = run(repo, &["rev-parse", "HEAD"], "2026-07-12T10:00:00Z");
+        (dir, first, second)
+    }
+
+    #[test]
+    fn reads_the_committer_time_not_the_author_time() {
+        let (dir, first, second) = repo_with_commits();
+        let info = commit_time(dir.path(), &first[..7]).expect("resolves a short sha");
+        assert_eq!(info.sha, first);
+        assert_eq!(
+            info.committed,
+            "2026-07-10T07:30:00Z".parse::<Timestamp>().expect("ts")
+        );
+        let info = commit_time(dir.path(), &second).expect("resolves");
+        assert_eq!(
+            info.committed,
+            "2026-07-12T10:00:00Z".parse::<Timestamp>().expect("ts")
+        );
+    }
+
+    #[test]
+    fn unknown_commit_names_the_repo_and_hints() {
+        let (dir, _, _) = repo_with_commits();
+        let err = commit_time(dir.path(), "deadbeefdeadbeef").expect_err("unknown");
+        assert!(matches!(err, GitError::CommitNotFound { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("deadbeefdeadbeef") && msg.contains(&dir.path().display().to_string())
+        );
+        assert!(msg.contains("hint: fetch it"), "{msg}");
+        // Option injection is refused as not found, not run.
+        let err = commit_time(dir.path(), "--output=/tmp/x").expect_err("option");
+        assert!(matches!(err, GitError::CommitNotFound { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn not_a_repository() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = commit_time(dir.path(), "HEAD").expect_err("not a repo");
+        assert!(matches!(err, GitError::NotARepository { .. }), "{err:?}");
+        let err = commit_time(&dir.path().join("missing"), "HEAD").expect_err("missing dir");
+        assert!(matches!(err, GitError::NotARepository { .. }), "{err:?}");
+    }
+}

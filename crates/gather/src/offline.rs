@@ -1,0 +1,429 @@
+//! `--from PATH`: objects read from files instead of a cluster.
+//!
+//! A file or a directory (recursively, in sorted order so the snapshot is deterministic) of
+//! `.yaml`, `.yml` and `.json` files, as `kubectl get -o yaml|json` prints them: multi-document
+//! YAML, `kind: List` and `*List` are accepted. Files with other extensions in a directory are
+//! ignored; a file named explicitly is read whatever its extension (JSON if `.json`, else YAML).
+//!
+//! Nothing is marked complete: a dump may be partial, so an object it lacks is unknown, never
+//! "does not exist".
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use liveproof_evidence::{ObjectError, Observed};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Directories nested deeper than this are not read (guards against pathological trees).
+const MAX_DEPTH: usize = 64;
+
+/// Why `--from` could not be read. Each names the file, and the document when it is about one.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{}: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests", path.display())]
+    NotFound {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: no .yaml, .yml or .json files found\nhint: dump objects with e.g. `kubectl get deploy,rs,pods -o yaml > dump.yaml`", path.display())]
+    NoManifests { path: PathBuf },
+    #[error("{}: not UTF-8 text (is it a binary file?)", path.display())]
+    NotText {
+        path: PathBuf,
+        #[source]
+        source: std::string::FromUtf8Error,
+    },
+    #[error("{}: document {document}: invalid YAML{}: {message}", path.display(), Location(*location))]
+    Yaml {
+        path: PathBuf,
+        /// 1-based.
+        document: usize,
+        location: Option<(usize, usize)>,
+        message: String,
+        #[source]
+        source: serde_yaml::Error,
+    },
+    #[error("{}: invalid JSON at line {line} column {column}: {source}", path.display())]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: document {document}: cannot be represented as JSON: {source}", path.display())]
+    NotJson {
+        path: PathBuf,
+        document: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: document {document}: expected a Kubernetes object (a mapping with `kind`), found {found}", path.display())]
+    NotAnObject {
+        path: PathBuf,
+        document: usize,
+        found: &'static str,
+    },
+    /// The object's own error names the file and document (see [`ObjectError`]).
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+}
+
+impl LoadError {
+    /// The file the error is about.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            LoadError::NotFound { path, .. }
+            | LoadError::Read { path, .. }
+            | LoadError::NoManifests { path }
+            | LoadError::NotText { path, .. }
+            | LoadError::Yaml { path, .. }
+            | LoadError::Json { path, .. }
+            | LoadError::NotJson { path, .. }
+            | LoadError::NotAnObject { path, .. } => Some(path),
+            LoadError::Object(_) => None,
+        }
+    }
+}
+
+struct Location(Option<(usize, usize)>);
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((line, column)) => write!(f, " at line {line} column {column}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads `path` (a file, or a directory searched recursively) into a snapshot.
+pub fn load(path: &Path) -> Result<Observed, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            LoadError::NotFound {
+                path: path.to_path_buf(),
+                source,
+            }
+        } else {
+            LoadError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    let files = if meta.is_dir() {
+        let mut files = Vec::new();
+        collect_manifests(path, 0, &mut files)?;
+        if files.is_empty() {
+            return Err(LoadError::NoManifests {
+                path: path.to_path_buf(),
+            });
+        }
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut observed = Observed::default();
+    for file in &files {
+        load_file(file, &mut observed)?;
+    }
+    Ok(observed)
+}
+
+fn is_manifest(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"))
+}
+
+fn collect_manifests(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let read_err = |source| LoadError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
+        entries.push(entry.path());
+    }
+    entries.sort();
+    for path in entries {
+        // symlink_metadata: a symlinked directory is not followed (no loops); a symlinked
+        // file is read.
+        let meta = std::fs::symlink_metadata(&path).map_err(|source| LoadError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            collect_manifests(&path, depth + 1, out)?;
+        } else if is_manifest(&path) && std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn load_file(path: &Path, observed: &mut Observed) -> Result<(), LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|source| LoadError::NotText {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let is_json = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::Json {
+            path: path.to_path_buf(),
+            line: source.line(),
+            column: source.column(),
+            source,
+        })?;
+        return add_document(path, 1, value, observed);
+    }
+    for (i, document) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+        let number = i + 1;
+        let yaml = serde_yaml::Value::deserialize(document).map_err(|source| LoadError::Yaml {
+            path: path.to_path_buf(),
+            document: number,
+            location: source.location().map(|l| (l.line(), l.column())),
+            message: yaml_message(&source),
+            source,
+        })?;
+        if yaml.is_null() {
+            // `---` separators around nothing, or a trailing `---`.
+            continue;
+        }
+        let value = serde_json::to_value(&yaml).map_err(|source| LoadError::NotJson {
+            path: path.to_path_buf(),
+            document: number,
+            source,
+        })?;
+        add_document(path, number, value, observed)?;
+    }
+    Ok(())
+}
+
+/// serde_yaml appends " at line L column C" to its message; we print the location ourselves.
+fn yaml_message(err: &serde_yaml::Error) -> String {
+    let message = err.to_string();
+    match message.find(" at line ") {
+        Some(i) if err.location().is_some() => message[..i].to_string(),
+        _ => message,
+    }
+}
+
+fn add_document(
+    path: &Path,
+    document: usize,
+    value: Value,
+    observed: &mut Observed,
+) -> Result<(), LoadError> {
+    let found = match &value {
+        Value::Object(_) => None,
+        Value::Null => return Ok(()),
+        Value::Bool(_) => Some("a boolean"),
+        Value::Number(_) => Some("a number"),
+        Value::String(_) => Some("a string"),
+        Value::Array(_) => Some("a sequence"),
+    };
+    if let Some(found) = found {
+        return Err(LoadError::NotAnObject {
+            path: path.to_path_buf(),
+            document,
+            found,
+        });
+    }
+    let what = format!("{}: document {document}", path.display());
+    observed.add_value(value, &what)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const DEPLOYMENT: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inventory
+  namespace: apps
+spec:
+  selector:
+    matchLabels: {app: inventory}
+  template:
+    metadata:
+      labels: {app: inventory}
+    spec:
+      containers:
+      - name: app
+        image: ghcr.io/acme/inventory:1.4.0
+"#;
+
+    fn pod(name: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: apps\n  labels: {{app: inventory}}\nspec:\n  containers:\n  - name: app\n    image: ghcr.io/acme/inventory:1.4.0\n"
+        )
+    }
+
+    fn write(dir: &Path, rel: &str, text: &[u8]) -> PathBuf {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("mkdir");
+        }
+        fs::write(&path, text).expect("write");
+        path
+    }
+
+    #[test]
+    fn reads_multi_document_yaml_skipping_empty_documents() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = format!("---\n{DEPLOYMENT}---\n---\n{}\n---\n", pod("inventory-1"));
+        let file = write(dir.path(), "apps.yaml", text.as_bytes());
+        let observed = load(&file).expect("loads");
+        assert_eq!(observed.deployments.len(), 1);
+        assert_eq!(observed.pods.len(), 1);
+        assert_eq!(
+            observed.pods[0].metadata.name.as_deref(),
+            Some("inventory-1")
+        );
+        assert!(observed.complete.is_empty(), "a dump is never complete");
+    }
+
+    #[test]
+    fn reads_lists_json_and_nested_directories_in_sorted_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let list = serde_json::json!({
+            "apiVersion": "v1", "kind": "List",
+            "items": [
+                serde_yaml::from_str::<Value>(&pod("b-pod")).expect("yaml"),
+                serde_yaml::from_str::<Value>(&pod("a-pod")).expect("yaml"),
+            ]
+        });
+        write(dir.path(), "z/pods.json", list.to_string().as_bytes());
+        write(dir.path(), "a/deep/er/deploy.yml", DEPLOYMENT.as_bytes());
+        let pod_list = format!(
+            "apiVersion: v1\nkind: PodList\nitems:\n- {}",
+            pod("c-pod").trim_end().replace('\n', "\n  ")
+        );
+        write(dir.path(), "m/podlist.YAML", pod_list.as_bytes());
+        write(dir.path(), "notes.txt", b"not: [a manifest");
+        write(dir.path(), "README.md", b"# hi");
+        let observed = load(dir.path()).expect("loads");
+        assert_eq!(observed.deployments.len(), 1);
+        let names: Vec<_> = observed
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect();
+        // m/ before z/; within the list, its own order.
+        assert_eq!(names, ["c-pod", "b-pod", "a-pod"]);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_document() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = format!(
+            "{DEPLOYMENT}---\n{}---\nkind: Pod\nmetadata: [unclosed\n",
+            pod("p")
+        );
+        let file = write(dir.path(), "apps.yaml", text.as_bytes());
+        let err = load(&file).expect_err("invalid YAML");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("apps.yaml: document 3: invalid YAML at line"),
+            "{msg}"
+        );
+        assert!(
+            matches!(err, LoadError::Yaml { document: 3, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn never_panics_on_bad_input() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cases: &[(&str, &[u8], &str)] = &[
+            ("garbage.yaml", &[0xff, 0xfe, 0x00, 0x9c, 0x80], "not UTF-8"),
+            ("ascii-garbage.yaml", b"\t\t:::- ]]] {{ !!binary", "document 1"),
+            (
+                "truncated.yaml",
+                b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"inv",
+                "document 1: invalid YAML",
+            ),
+            ("scalar.yaml", b"just a string\n", "found a string"),
+            ("seq.yaml", b"- a\n- b\n", "found a sequence"),
+            ("nokind.yaml", b"metadata: {name: x}\n", "no `kind`"),
+            (
+                "wrong-field-type.yaml",
+                b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: three}\n",
+                "wrong-field-type.yaml: document 1: Deployment/web: not a valid Deployment",
+            ),
+            (
+                "wrong-type.yaml",
+                b"apiVersion: v1\nkind: Pod\nmetadata: {name: [1]}\n",
+                "not a valid Pod",
+            ),
+            ("truncated.json", b"{\"kind\": \"Pod\", ", "invalid JSON at line 1"),
+            ("number.json", b"42", "found a number"),
+            ("nonstring-key.yaml", b"kind: Pod\n? [a, b]\n: c\n", "document 1"),
+            (
+                "bad-list.yaml",
+                b"kind: List\nitems:\n- metadata: {name: d}\n",
+                "items[0]",
+            ),
+        ];
+        for (name, bytes, expect) in cases {
+            let file = write(dir.path(), name, bytes);
+            let err = load(&file).expect_err(name);
+            let msg = err.to_string();
+            assert!(msg.contains(expect), "{name}: {msg}");
+            assert!(
+                msg.contains(name),
+                "{name}: error does not name the file: {msg}"
+            );
+        }
+        // k8s-openapi defaults missing required fields: the object loads (its empty selector
+        // is refused later, when pods are matched), and nothing panics.
+        let file = write(
+            dir.path(),
+            "missing-fields.yaml",
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n",
+        );
+        let observed = load(&file).expect("loads with defaults");
+        assert_eq!(observed.deployments.len(), 1);
+        // A List whose `items` is not a sequence holds nothing, without error.
+        let file = write(dir.path(), "odd-list.yaml", b"kind: List\nitems: 3\n");
+        assert!(load(&file).expect("loads").pods.is_empty());
+    }
+
+    #[test]
+    fn missing_paths_and_empty_directories_are_clear_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = load(&dir.path().join("nope")).expect_err("missing");
+        assert!(matches!(err, LoadError::NotFound { .. }), "{err:?}");
+        assert!(err.to_string().contains("nope: no such file"), "{err}");
+        write(dir.path(), "only/notes.txt", b"hello");
+        let err = load(dir.path()).expect_err("no manifests");
+        assert!(matches!(err, LoadError::NoManifests { .. }), "{err:?}");
+        assert!(err.to_string().contains("hint:"), "{err}");
+    }
+}

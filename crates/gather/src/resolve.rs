@@ -1,0 +1,109 @@
+//! Which namespace each target is judged in.
+
+use liveproof_evidence::{Observed, Target, TargetKind};
+
+/// The targets to judge, each with its namespace filled in:
+///
+/// - a target that names its namespace keeps it;
+/// - otherwise, without `-A`, it is in `default_ns`;
+/// - with `-A` (`all_namespaces`), a workload target without a namespace becomes one target per
+///   namespace where `observed` holds a workload of that kind and name (sorted by namespace);
+///   when none holds one, it stays in `default_ns` (the live gather marks that namespace
+///   complete, because its all-namespaces LIST found nothing, so the checks say "not found").
+///
+/// Duplicates are removed; the order of first appearance is kept.
+pub fn resolve_targets(
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+    all_namespaces: bool,
+) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
+    let mut push = |t: Target| {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    for target in targets {
+        if let Some(ns) = &target.namespace {
+            push(Target::new(target.kind, Some(ns), &target.name));
+            continue;
+        }
+        if !(all_namespaces && target.kind.is_workload()) {
+            push(Target::new(target.kind, Some(default_ns), &target.name));
+            continue;
+        }
+        let mut found = namespaces_holding(observed, target.kind, &target.name);
+        found.sort();
+        found.dedup();
+        if found.is_empty() {
+            push(Target::new(target.kind, Some(default_ns), &target.name));
+        }
+        for ns in found {
+            push(Target::new(target.kind, Some(&ns), &target.name));
+        }
+    }
+    out
+}
+
+fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
+    let metas: Vec<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> = match kind {
+        TargetKind::Deployment => observed.deployments.iter().map(|o| &o.metadata).collect(),
+        TargetKind::StatefulSet => observed.statefulsets.iter().map(|o| &o.metadata).collect(),
+        TargetKind::DaemonSet => observed.daemonsets.iter().map(|o| &o.metadata).collect(),
+        _ => Vec::new(),
+    };
+    metas
+        .into_iter()
+        .filter(|m| m.name.as_deref() == Some(name))
+        .map(|m| m.namespace.clone().unwrap_or_else(|| "default".to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(ns: &str, name: &str) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}}}
+        })
+    }
+
+    #[test]
+    fn fills_namespaces_and_expands_all_namespaces() {
+        let mut observed = Observed::default();
+        for (ns, name) in [("b", "web"), ("a", "web"), ("a", "other")] {
+            observed
+                .add_value(deployment(ns, name), "test")
+                .expect("valid");
+        }
+        let targets = [
+            Target::new(TargetKind::Deployment, None, "web"),
+            Target::new(TargetKind::Deployment, Some("x"), "api"),
+            Target::new(TargetKind::StatefulSet, None, "db"),
+        ];
+        let resolved = resolve_targets(&observed, &targets, "dflt", false);
+        assert_eq!(
+            resolved,
+            [
+                Target::new(TargetKind::Deployment, Some("dflt"), "web"),
+                Target::new(TargetKind::Deployment, Some("x"), "api"),
+                Target::new(TargetKind::StatefulSet, Some("dflt"), "db"),
+            ]
+        );
+        let resolved = resolve_targets(&observed, &targets, "dflt", true);
+        assert_eq!(
+            resolved,
+            [
+                Target::new(TargetKind::Deployment, Some("a"), "web"),
+                Target::new(TargetKind::Deployment, Some("b"), "web"),
+                Target::new(TargetKind::Deployment, Some("x"), "api"),
+                Target::new(TargetKind::StatefulSet, Some("dflt"), "db"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! A workload's `spec.selector` as the `labelSelector` query parameter, and matching labels
+//! against it (the watch overlay needs to know which pods a selector covers).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("label selector operator `{operator}` on key `{key}` is not In, NotIn, Exists or DoesNotExist")]
+    UnknownOperator { key: String, operator: String },
+    #[error("label selector `{key} {operator}` needs at least one value")]
+    NoValues { key: String, operator: String },
+    #[error(
+        "an empty label selector selects every pod; refusing to treat that as the workload's pods"
+    )]
+    Empty,
+}
+
+/// Renders `selector` the way `kubectl get -l` takes it: `k=v`, `k in (a,b)`, `k notin (a)`,
+/// `k`, `!k`, joined by commas. An empty selector is an error: apps/v1 rejects it, and
+/// listing with it would return every pod in the namespace.
+pub fn render(selector: &LabelSelector) -> Result<String, SelectorError> {
+    let mut parts = Vec::new();
+    for (k, v) in selector.match_labels.iter().flatten() {
+        parts.push(format!("{k}={v}"));
+    }
+    for req in selector.match_expressions.iter().flatten() {
+        let values = req.values.as_deref().unwrap_or_default();
+        let needs_values = || {
+            if values.is_empty() {
+                Err(SelectorError::NoValues {
+                    key: req.key.clone(),
+                    operator: req.operator.clone(),
+                })
+            } else {
+                Ok(values.join(","))
+            }
+        };
+        parts.push(match req.operator.as_str() {
+            "In" => format!("{} in ({})", req.key, needs_values()?),
+            "NotIn" => format!("{} notin ({})", req.key, needs_values()?),
+            "Exists" => req.key.clone(),
+            "DoesNotExist" => format!("!{}", req.key),
+            other => {
+                return Err(SelectorError::UnknownOperator {
+                    key: req.key.clone(),
+                    operator: other.to_string(),
+                })
+            }
+        });
+    }
+    if parts.is_empty() {
+        return Err(SelectorError::Empty);
+    }
+    Ok(parts.join(","))
+}
+
+/// Whether `labels` satisfy `selector` (an unknown operator matches nothing).
+pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_ok = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    labels_ok
+        && selector.match_expressions.iter().flatten().all(|req| {
+            let values = req.values.as_deref().unwrap_or_default();
+            let value = labels.get(&req.key);
+            match req.operator.as_str() {
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selector(json: serde_json::Value) -> LabelSelector {
+        serde_json::from_value(json).expect("selector")
+    }
+
+    #[test]
+    fn renders_every_operator() {
+        let s = selector(serde_json::json!({
+            "matchLabels": {"app": "inventory", "tier": "web"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod", "staging"]},
+                {"key": "canary", "operator": "NotIn", "values": ["true"]},
+                {"key": "team", "operator": "Exists"},
+                {"key": "legacy", "operator": "DoesNotExist"}
+            ]
+        }));
+        assert_eq!(
+            render(&s).expect("renders"),
+            "app=inventory,tier=web,env in (prod,staging),canary notin (true),team,!legacy"
+        );
+        let mut labels: BTreeMap<String, String> = [
+            ("app", "inventory"),
+            ("tier", "web"),
+            ("env", "prod"),
+            ("team", "a"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert!(matches(&s, &labels));
+        labels.insert("canary".into(), "true".into());
+        assert!(!matches(&s, &labels));
+        labels.remove("canary");
+        labels.insert("legacy".into(), "x".into());
+        assert!(!matches(&s, &labels));
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_rendered() {
+        assert_eq!(render(&LabelSelector::default()), Err(SelectorError::Empty));
+        let s = selector(serde_json::json!({
+            "matchExpressions": [{"key": "env", "operator": "In", "values": []}]
+        }));
+        assert!(matches!(render(&s), Err(SelectorError::NoValues { .. })));
+        let s = selector(serde_json::json!({
+            "matchExpressions": [{"key": "env", "operator": "Like"}]
+        }));
+        assert!(matches!(
+            render(&s),
+            Err(SelectorError::UnknownOperator { .. })
+        ));
+    }
+}
