@@ -1,1 +1,516 @@
-//! The simulator: see the crate description.
+//! A Kubernetes API server simulator: real object JSON, one global resourceVersion,
+//! selectors, paging, watch with replay and 410 Gone, three PATCH kinds, `Status`
+//! errors, server-side tables, RBAC denials, fault injection and request counting.
+//!
+//! `kubectl` and the `kube` crate talk to it as to a real API server over plain HTTP.
+
+mod patch;
+mod resource;
+mod selector;
+mod server;
+mod status;
+mod store;
+mod table;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use crate::server::Shared;
+use crate::status::ApiError;
+use crate::store::{meta_str, Store, Writer};
+
+pub use crate::server::SERVER_VERSION;
+
+/// Everything that can go wrong setting up the simulator.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("cannot read fixtures at {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid YAML")]
+    Yaml {
+        path: PathBuf,
+        #[source]
+        source: serde_yaml::Error,
+    },
+    #[error("{path} is not valid JSON")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("invalid object {object}: {message}")]
+    InvalidObject { object: String, message: String },
+    #[error("cannot listen on 127.0.0.1:{port}")]
+    Bind {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A poisoned lock only means another request panicked; the data is still usable.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Builder for a simulated API server.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    objects: Vec<Value>,
+    port: u16,
+    history_limit: usize,
+    bookmark_interval: Duration,
+    list_item_types: bool,
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Flattens `kind: List` (what `kubectl get -o yaml` prints) into its items.
+fn flatten(obj: Value, out: &mut Vec<Value>) {
+    let is_list = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k == "List" || (k.ends_with("List") && obj.get("items").is_some()));
+    if is_list {
+        if let Some(Value::Array(items)) = obj.get("items") {
+            for item in items {
+                flatten(item.clone(), out);
+            }
+        }
+    } else if !obj.is_null() {
+        out.push(obj);
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SimError> {
+    let io = |source| SimError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_files(&p, out)?;
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Reads every object in a file: multi-document YAML or JSON, `kind: List` flattened.
+pub fn read_objects(path: &Path) -> Result<Vec<Value>, SimError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    if path.extension().is_some_and(|e| e == "json") {
+        let v: Value = serde_json::from_str(&text).map_err(|source| SimError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+        flatten(v, &mut out);
+    } else {
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let v = Value::deserialize(doc).map_err(|source| SimError::Yaml {
+                path: path.to_owned(),
+                source,
+            })?;
+            flatten(v, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+impl Simulator {
+    pub fn new() -> Self {
+        Self {
+            objects: Vec::new(),
+            port: 0,
+            history_limit: 1000,
+            bookmark_interval: Duration::from_secs(5),
+            list_item_types: true,
+        }
+    }
+
+    /// Objects to serve from the start; `kind: List` is flattened.
+    pub fn with_objects(mut self, objs: impl IntoIterator<Item = Value>) -> Self {
+        for o in objs {
+            flatten(o, &mut self.objects);
+        }
+        self
+    }
+
+    /// Every `.yaml`/`.yml`/`.json` under `dir`, recursively, in path order.
+    pub fn with_fixtures_dir(mut self, dir: &Path) -> Result<Self, SimError> {
+        let mut files = Vec::new();
+        collect_files(dir, &mut files)?;
+        for f in files {
+            self.objects.extend(read_objects(&f)?);
+        }
+        Ok(self)
+    }
+
+    /// Port to listen on; 0 (the default) picks a free one.
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// How many change events watches can replay; older resourceVersions get 410 Gone.
+    pub fn with_history_limit(mut self, events: usize) -> Self {
+        self.history_limit = events;
+        self
+    }
+
+    /// How often a watch that allows bookmarks receives one (the real server: about a minute).
+    pub fn with_bookmark_interval(mut self, every: Duration) -> Self {
+        self.bookmark_interval = every;
+        self
+    }
+
+    /// Whether list items carry `kind`/`apiVersion` (default: yes). A real server omits
+    /// them in typed lists; turn this off to test code against that.
+    pub fn with_list_item_types(mut self, include: bool) -> Self {
+        self.list_item_types = include;
+        self
+    }
+
+    /// Loads the objects, binds 127.0.0.1 and serves in a background task.
+    pub async fn start(self) -> Result<SimHandle, SimError> {
+        let mut store = Store::new(self.history_limit);
+        for obj in self.objects {
+            controller_apply(&mut store, obj).map_err(|(object, e)| SimError::InvalidObject {
+                object,
+                message: e.message,
+            })?;
+        }
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .map_err(|source| SimError::Bind {
+                port: self.port,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| SimError::Bind {
+            port: self.port,
+            source,
+        })?;
+        let (shutdown, mut shutdown_rx) = tokio::sync::watch::channel(false);
+        let shared = Arc::new(Shared {
+            store: Mutex::new(store),
+            faults: Faults::default(),
+            log: RequestLog::default(),
+            denies: Mutex::new(Vec::new()),
+            addr,
+            shutdown,
+            bookmark_interval: self.bookmark_interval,
+            list_item_types: self.list_item_types,
+        });
+        let app = axum::Router::new()
+            .fallback(server::handle)
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = shutdown_rx.wait_for(|stop| *stop).await;
+            });
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "simulator server stopped");
+            }
+        });
+        tracing::debug!(%addr, "simulator listening");
+        Ok(SimHandle {
+            shared,
+            task: Arc::new(Mutex::new(Some(task))),
+        })
+    }
+}
+
+/// Create or replace as a controller would; the error names the object.
+fn controller_apply(store: &mut Store, mut obj: Value) -> Result<Value, (String, ApiError)> {
+    let describe = |o: &Value| {
+        format!(
+            "{}/{} {}",
+            o.get("apiVersion").and_then(Value::as_str).unwrap_or("?"),
+            o.get("kind").and_then(Value::as_str).unwrap_or("?"),
+            meta_str(o, "name").unwrap_or("?")
+        )
+    };
+    let (Some(api_version), Some(kind)) = (
+        obj.get("apiVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        obj.get("kind").and_then(Value::as_str).map(str::to_owned),
+    ) else {
+        return Err((
+            describe(&obj),
+            ApiError::bad_request("apiVersion and kind are required"),
+        ));
+    };
+    let Some(name) = meta_str(&obj, "name")
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+    else {
+        return Err((
+            describe(&obj),
+            ApiError::bad_request("metadata.name is required"),
+        ));
+    };
+    let info = store.by_kind(&api_version, &kind);
+    let key = Store::key(&info, meta_str(&obj, "namespace"), &name);
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+    }
+    let result = if store.objects.contains_key(&key) {
+        store.update(&info, &key, obj.clone(), Writer::Controller)
+    } else {
+        store.create(&info, obj.clone())
+    };
+    result.map_err(|e| (describe(&obj), e))
+}
+
+/// A running simulator. Cloning shares the same server.
+#[derive(Clone)]
+pub struct SimHandle {
+    shared: Arc<Shared>,
+    task: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl std::fmt::Debug for SimHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimHandle")
+            .field("url", &self.url())
+            .finish()
+    }
+}
+
+impl SimHandle {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.shared.addr)
+    }
+
+    /// A kubeconfig whose cluster, context and user are all `liveproof-sim`.
+    pub fn kubeconfig_yaml(&self, namespace: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: liveproof-sim\n  cluster:\n    server: {url}\n\
+             contexts:\n- name: liveproof-sim\n  context:\n    cluster: liveproof-sim\n    user: liveproof-sim\n    namespace: {namespace}\n\
+             current-context: liveproof-sim\nusers:\n- name: liveproof-sim\n  user:\n    token: liveproof-sim\n",
+            url = self.url()
+        )
+    }
+
+    pub fn write_kubeconfig(&self, path: &Path, namespace: &str) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml(namespace))
+    }
+
+    /// Create or replace as a controller or `kubectl` would; see [`SimHandle::try_apply`].
+    /// An invalid object (no apiVersion, kind or name) yields the `Status` the server would answer.
+    pub fn apply(&self, obj: Value) -> Value {
+        match controller_apply(&mut lock(&self.shared.store), obj) {
+            Ok(v) => v,
+            Err((object, e)) => {
+                tracing::warn!(%object, message = %e.message, "simulator rejected an applied object");
+                e.to_status()
+            }
+        }
+    }
+
+    /// Create or replace, writing status too: assigns uid, creationTimestamp and
+    /// resourceVersion, bumps generation on spec changes, emits ADDED/MODIFIED.
+    pub fn try_apply(&self, obj: Value) -> Result<Value, SimError> {
+        controller_apply(&mut lock(&self.shared.store), obj).map_err(|(object, e)| {
+            SimError::InvalidObject {
+                object,
+                message: e.message,
+            }
+        })
+    }
+
+    pub fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let st = lock(&self.shared.store);
+        let info = st.lookup(api_version, kind)?;
+        st.objects.get(&Store::key(&info, namespace, name)).cloned()
+    }
+
+    /// Removes an object, emitting DELETED; returns it as it was deleted.
+    pub fn delete(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let mut st = lock(&self.shared.store);
+        let info = st.lookup(api_version, kind)?;
+        let key = Store::key(&info, namespace, name);
+        st.delete(&info, &key).ok()
+    }
+
+    /// Every stored object, for dumps and assertions.
+    pub fn objects(&self) -> Vec<Value> {
+        lock(&self.shared.store).objects.values().cloned().collect()
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        lock(&self.shared.store).rv
+    }
+
+    pub fn faults(&self) -> Faults {
+        self.shared.faults.clone()
+    }
+
+    pub fn requests(&self) -> RequestLog {
+        self.shared.log.clone()
+    }
+
+    /// RBAC: answer 403 Forbidden for `verb` on `resource` (a plural such as `pods`, or
+    /// `deployments/status`), in `namespace` or everywhere when `None`.
+    pub fn deny(&self, verb: &str, resource: &str, namespace: Option<&str>) {
+        lock(&self.shared.denies).push((
+            verb.to_owned(),
+            resource.to_owned(),
+            namespace.map(str::to_owned),
+        ));
+    }
+
+    /// Lifts every `deny` rule.
+    pub fn allow_all(&self) {
+        lock(&self.shared.denies).clear();
+    }
+
+    /// Ends open watches and stops serving.
+    pub async fn shutdown(self) {
+        let _ = self.shared.shutdown.send(true);
+        let task = lock(&self.task).take();
+        if let Some(mut task) = task {
+            if tokio::time::timeout(Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct FaultState {
+    latency: Duration,
+    /// (remaining, status code, Retry-After seconds)
+    fail: Option<(u64, u16, Option<u64>)>,
+    close_watches_after: Option<u64>,
+}
+
+/// Fault knobs; cloning shares them with the server.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    inner: Arc<Mutex<FaultState>>,
+}
+
+impl Faults {
+    /// Delay every response by `latency`.
+    pub fn set_latency(&self, latency: Duration) {
+        lock(&self.inner).latency = latency;
+    }
+
+    /// The next `n` requests get a `Status` with `status_code`; a `retry_after` is sent
+    /// as the `Retry-After` header and `details.retryAfterSeconds` (as a 429 carries).
+    pub fn fail_next(&self, n: u64, status_code: u16, retry_after: Option<u64>) {
+        lock(&self.inner).fail = (n > 0).then_some((n, status_code, retry_after));
+    }
+
+    /// Watches opened from now on end after sending `n_events` events (bookmarks not counted).
+    pub fn close_watches_after(&self, n_events: u64) {
+        lock(&self.inner).close_watches_after = Some(n_events.max(1));
+    }
+
+    /// Back to a healthy server.
+    pub fn clear(&self) {
+        *lock(&self.inner) = FaultState::default();
+    }
+
+    pub(crate) fn latency(&self) -> Duration {
+        lock(&self.inner).latency
+    }
+
+    pub(crate) fn watch_close_after(&self) -> Option<u64> {
+        lock(&self.inner).close_watches_after
+    }
+
+    pub(crate) fn take_failure(&self) -> Option<(u16, Option<u64>)> {
+        let mut st = lock(&self.inner);
+        let (left, code, retry) = st.fail?;
+        st.fail = (left > 1).then_some((left - 1, code, retry));
+        Some((code, retry))
+    }
+}
+
+/// Requests served, counted per (verb, path); verbs are the Kubernetes ones
+/// (get, list, watch, create, update, patch, delete), discovery counts as get.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog {
+    inner: Arc<Mutex<BTreeMap<(String, String), u64>>>,
+}
+
+impl RequestLog {
+    pub(crate) fn record(&self, verb: &str, path: &str) {
+        *lock(&self.inner)
+            .entry((verb.to_owned(), path.to_owned()))
+            .or_insert(0) += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        lock(&self.inner).values().sum()
+    }
+
+    /// Requests with this verb whose path starts with `path_prefix`.
+    pub fn count(&self, verb: &str, path_prefix: &str) -> u64 {
+        lock(&self.inner)
+            .iter()
+            .filter(|((v, p), _)| v == verb && p.starts_with(path_prefix))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// (verb, path, count), sorted by verb then path.
+    pub fn snapshot(&self) -> Vec<(String, String, u64)> {
+        lock(&self.inner)
+            .iter()
+            .map(|((v, p), n)| (v.clone(), p.clone(), *n))
+            .collect()
+    }
+
+    pub fn reset(&self) {
+        lock(&self.inner).clear();
+    }
+}
