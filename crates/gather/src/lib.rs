@@ -8,8 +8,10 @@
 //! - [`resolve_targets`] says which namespace(s) each target was judged in.
 
 pub mod git;
+pub mod live;
 pub mod offline;
 mod resolve;
 pub mod selector;
 
+pub use live::{Cluster, ClusterOptions, GatherError, ObservedStream};
 pub use resolve::resolve_targets;

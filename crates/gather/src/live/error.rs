@@ -1,0 +1,167 @@
+//! Why the live gather could not produce a snapshot. RBAC refusals are not here: they are
+//! evidence ([`Denied`](liveproof_evidence::Denied)), not failures.
+
+use std::path::PathBuf;
+
+/// The hint every "cannot reach" error ends with.
+const REACH_HINT: &str =
+    "hint: is the cluster reachable? check `kubectl cluster-info` with the same kubeconfig and context";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatherError {
+    #[error("cannot use the kubeconfig {}: {source}\nhint: check the file and the --context name (`kubectl config get-contexts`)", path.display())]
+    Kubeconfig {
+        path: PathBuf,
+        #[source]
+        source: Box<kube::config::KubeconfigError>,
+    },
+    #[error("cannot load the kubeconfig (KUBECONFIG or ~/.kube/config){}: {source}\nhint: check `kubectl config get-contexts`, or pass --kubeconfig PATH", context.as_ref().map(|c| format!(" for context `{c}`")).unwrap_or_default())]
+    Config {
+        context: Option<String>,
+        #[source]
+        source: Box<kube::config::KubeconfigError>,
+    },
+    #[error("no cluster configured: {source}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
+    NoConfig {
+        #[source]
+        source: Box<kube::config::InferConfigError>,
+    },
+    #[error("cannot set up a client for the API server at {server}: {cause}\nhint: check the certificate-authority, client certificate and proxy settings in the kubeconfig")]
+    Client {
+        server: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("cannot reach the API server at {server} (reading {what}): {cause}\n{REACH_HINT}")]
+    Unreachable {
+        server: String,
+        what: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
+    Tls {
+        server: String,
+        what: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("the API server at {server} rejected the credentials (401 Unauthorized) reading {what}\nhint: the token or certificate is expired or wrong; log in again and check `kubectl auth whoami`")]
+    Unauthorized {
+        server: String,
+        what: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
+    Auth {
+        server: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("the API server at {server} answered {code} reading {what}: {message}")]
+    Api {
+        server: String,
+        what: String,
+        code: u16,
+        message: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("cannot read {what} from the API server at {server}: {cause}")]
+    Other {
+        server: String,
+        what: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
+    Watch {
+        server: String,
+        what: String,
+        cause: String,
+        #[source]
+        source: Box<kube::runtime::watcher::Error>,
+    },
+}
+
+impl GatherError {
+    /// Turns a client error met while reading `what` into the error a person can act on.
+    pub(crate) fn from_kube(server: &str, what: &str, err: kube::Error) -> GatherError {
+        let server = server.to_string();
+        let what = what.to_string();
+        let cause = root_cause(&err);
+        match &err {
+            kube::Error::Api(status) if status.code == 401 => GatherError::Unauthorized {
+                server,
+                what,
+                source: Box::new(err),
+            },
+            kube::Error::Api(status) => GatherError::Api {
+                server,
+                what,
+                code: status.code,
+                message: status.message.clone(),
+                source: Box::new(err),
+            },
+            kube::Error::Auth(_) => GatherError::Auth {
+                server,
+                cause,
+                source: Box::new(err),
+            },
+            kube::Error::HyperError(_) | kube::Error::Service(_) if is_tls(&err) => {
+                GatherError::Tls {
+                    server,
+                    what,
+                    cause,
+                    source: Box::new(err),
+                }
+            }
+            kube::Error::HyperError(_) | kube::Error::Service(_) => GatherError::Unreachable {
+                server,
+                what,
+                cause,
+                source: Box::new(err),
+            },
+            _ => GatherError::Other {
+                server,
+                what,
+                cause,
+                source: Box::new(err),
+            },
+        }
+    }
+}
+
+/// The innermost message of an error chain ("Connection refused (os error 111)"), which is
+/// what a person needs; the outer layers say "client error (Connect)".
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = err;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let root = last.to_string();
+    let top = err.to_string();
+    if std::ptr::addr_eq(last, err) || top.contains(&root) {
+        top
+    } else {
+        root
+    }
+}
+
+fn is_tls(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        let text = e.to_string().to_ascii_lowercase();
+        if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}

@@ -1,0 +1,459 @@
+//! Reading the Kubernetes API.
+//!
+//! [`Cluster::gather`] reads what the workload checks need with a bounded number of requests:
+//! one GET per workload target, then per namespace one LIST of ReplicaSets (when a Deployment
+//! target is there) and one of ControllerRevisions (when a StatefulSet or DaemonSet target is
+//! there), and one LIST of pods per distinct workload selector. Never one request per pod.
+//!
+//! An RBAC refusal (403) is recorded as [`Denied`] and gathering goes on: the checks then say
+//! `unknown` and name the permission. Anything else that stops a read (unreachable server,
+//! TLS, expired credentials) is a [`GatherError`] with a hint.
+
+mod error;
+mod objects;
+mod service;
+mod watch;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures::future::{join_all, BoxFuture};
+use futures::FutureExt;
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
+
+pub use error::GatherError;
+pub use watch::ObservedStream;
+
+use objects::{normalize, revisions_of, workload_resource, AnyObject, Kind};
+
+/// How to reach the cluster, as kubectl takes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterOptions {
+    /// `--kubeconfig`: this file only. Without it, `KUBECONFIG` (which may list several files)
+    /// or `~/.kube/config`, and in a pod the service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`: a context of the kubeconfig instead of its current one.
+    pub context: Option<String>,
+    /// `-n`: the namespace for targets that do not name one.
+    pub namespace: Option<String>,
+}
+
+/// A connection to one API server, counting every request it sends.
+#[derive(Clone)]
+pub struct Cluster {
+    client: kube::Client,
+    default_ns: String,
+    server: String,
+    requests: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("server", &self.server)
+            .field("default_ns", &self.default_ns)
+            .field("requests", &self.request_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The outcome of a read that RBAC may refuse.
+enum Read<T> {
+    Got(T),
+    Denied(String),
+}
+
+/// Where a workload target is looked up: one namespace (a GET) or all of them (a LIST with
+/// `fieldSelector=metadata.name=NAME`, for `-A`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Lookup {
+    resource: ResourceKind,
+    namespace: Option<String>,
+    name: String,
+}
+
+fn plan_lookups(targets: &[Target], default_ns: &str, all_namespaces: bool) -> Vec<Lookup> {
+    let lookups: BTreeSet<Lookup> = targets
+        .iter()
+        .filter_map(|t| {
+            let resource = workload_resource(t.kind)?;
+            let namespace = match (&t.namespace, all_namespaces) {
+                (Some(ns), _) => Some(ns.clone()),
+                (None, true) => None,
+                (None, false) => Some(default_ns.to_string()),
+            };
+            Some(Lookup {
+                resource,
+                namespace,
+                name: t.name.clone(),
+            })
+        })
+        .collect();
+    lookups.into_iter().collect()
+}
+
+impl Cluster {
+    /// Connects as kubectl would: `--kubeconfig` (that file), else `--context` of the
+    /// `KUBECONFIG`/`~/.kube/config` kubeconfig, else the inferred configuration (kubeconfig,
+    /// then the in-cluster service account). Sends no request.
+    pub async fn connect(opts: &ClusterOptions) -> Result<Cluster, GatherError> {
+        let kc_opts = KubeConfigOptions {
+            context: opts.context.clone(),
+            cluster: None,
+            user: None,
+        };
+        let config = match &opts.kubeconfig {
+            Some(path) => {
+                let kubeconfig_err = |source| GatherError::Kubeconfig {
+                    path: path.clone(),
+                    source: Box::new(source),
+                };
+                let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_err)?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
+                    .await
+                    .map_err(kubeconfig_err)?
+            }
+            None if opts.context.is_some() => kube::Config::from_kubeconfig(&kc_opts)
+                .await
+                .map_err(|source| GatherError::Config {
+                    context: opts.context.clone(),
+                    source: Box::new(source),
+                })?,
+            None => kube::Config::infer()
+                .await
+                .map_err(|source| GatherError::NoConfig {
+                    source: Box::new(source),
+                })?,
+        };
+        Cluster::from_config(config, opts.namespace.clone()).await
+    }
+
+    /// A cluster from an already built configuration (`namespace` overrides its default).
+    /// Async because the client's request queue runs on the current Tokio runtime.
+    pub async fn from_config(
+        mut config: kube::Config,
+        namespace: Option<String>,
+    ) -> Result<Cluster, GatherError> {
+        let server = config.cluster_url.to_string();
+        let server = server.trim_end_matches('/').to_string();
+        if let Some(ns) = namespace {
+            config.default_namespace = ns;
+        }
+        let default_ns = config.default_namespace.clone();
+        // Our own retry layer sits outside the request counter; kube's would retry unseen.
+        config.default_retry = false;
+        let requests = Arc::new(AtomicU64::new(0));
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
+            GatherError::Client {
+                server: server.clone(),
+                cause: error::root_cause(&source),
+                source: Box::new(source),
+            }
+        })?;
+        let client = builder
+            .with_layer(&service::CountRequestsLayer {
+                count: Arc::clone(&requests),
+            })
+            // Retry needs a cloneable service; the buffer makes one.
+            .with_layer(&tower::buffer::BufferLayer::new(64))
+            .with_layer(&tower::retry::RetryLayer::new(
+                service::TransientRetry::default(),
+            ))
+            .build();
+        Ok(Cluster {
+            client,
+            default_ns,
+            server,
+            requests,
+        })
+    }
+
+    /// `-n`, else the context's namespace (or the service account's), else `default`.
+    pub fn default_namespace(&self) -> &str {
+        &self.default_ns
+    }
+
+    /// The API server's URL, as errors name it.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Every HTTP request sent so far, retries included.
+    pub fn request_count(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Reads the workload targets (Deployment, StatefulSet, DaemonSet; other kinds are not
+    /// gathered here yet), their revisions and their pods into one snapshot.
+    ///
+    /// - A target without a namespace is looked up in [`Cluster::default_namespace`], or with
+    ///   `all_namespaces` in every namespace; [`resolve_targets`](crate::resolve_targets) then
+    ///   says which namespaces to judge it in.
+    /// - A missing workload is absent and its `(namespace, kind)` is marked complete, so its
+    ///   absence is authoritative.
+    /// - `(namespace, kind)` is marked complete for every successful LIST; `(namespace, Pod)`
+    ///   when every pod LIST there succeeded (complete for the workloads' selectors).
+    pub async fn gather(
+        &self,
+        targets: &[Target],
+        all_namespaces: bool,
+    ) -> Result<Observed, GatherError> {
+        let mut observed = Observed::default();
+        let lookups = plan_lookups(targets, &self.default_ns, all_namespaces);
+        let found = join_all(lookups.iter().map(|l| self.lookup(l))).await;
+        for (lookup, result) in lookups.iter().zip(found) {
+            match result? {
+                Read::Got(objects) => {
+                    if objects.is_empty() {
+                        let ns = lookup.namespace.as_deref().unwrap_or(&self.default_ns);
+                        observed.mark_complete(ns, lookup.resource);
+                    }
+                    for object in objects {
+                        object.push_into(&mut observed);
+                    }
+                }
+                Read::Denied(message) => observed.denied.push(Denied {
+                    namespace: lookup.namespace.clone(),
+                    resource: lookup.resource,
+                    verb: if lookup.namespace.is_some() {
+                        "get"
+                    } else {
+                        "list"
+                    }
+                    .to_string(),
+                    message,
+                }),
+            }
+        }
+
+        let workloads = AnyObject::all_in(&observed);
+        let plan = plan_related(&workloads);
+        let mut jobs: Vec<BoxFuture<'_, (Related, Listed)>> = Vec::new();
+        for (resource, ns) in &plan.revisions {
+            let what = format!("{} in namespace {ns}", resource.plural());
+            let job = Related::Namespace(*resource, ns.clone());
+            jobs.push(
+                self.list_dyn(*resource, Some(ns.clone()), ListParams::default(), what)
+                    .map(move |r| (job, r))
+                    .boxed(),
+            );
+        }
+        for (ns, selector) in &plan.pods {
+            let what = format!("pods in namespace {ns} matching `{selector}`");
+            let job = Related::Pods(ns.clone());
+            let lp = ListParams::default().labels(selector);
+            jobs.push(
+                self.list_dyn(ResourceKind::Pod, Some(ns.clone()), lp, what)
+                    .map(move |r| (job, r))
+                    .boxed(),
+            );
+        }
+        let mut pods_complete: BTreeMap<String, bool> = BTreeMap::new();
+        for ns in &plan.pods_incomplete {
+            pods_complete.insert(ns.clone(), false);
+        }
+        for (job, result) in join_all(jobs).await {
+            let (resource, ns) = match &job {
+                Related::Namespace(resource, ns) => (*resource, ns.clone()),
+                Related::Pods(ns) => (ResourceKind::Pod, ns.clone()),
+            };
+            let ok = match result? {
+                Read::Got(objects) => {
+                    for object in objects {
+                        object.push_into(&mut observed);
+                    }
+                    true
+                }
+                Read::Denied(message) => {
+                    observed.denied.push(Denied {
+                        namespace: Some(ns.clone()),
+                        resource,
+                        verb: "list".to_string(),
+                        message,
+                    });
+                    false
+                }
+            };
+            match job {
+                Related::Namespace(..) if ok => observed.mark_complete(&ns, resource),
+                Related::Namespace(..) => {}
+                Related::Pods(_) => {
+                    let entry = pods_complete.entry(ns).or_insert(true);
+                    *entry = *entry && ok;
+                }
+            }
+        }
+        for (ns, complete) in pods_complete {
+            if complete {
+                observed.mark_complete(&ns, ResourceKind::Pod);
+            }
+        }
+        Ok(normalize(observed))
+    }
+
+    /// For `--wait`: gathers once, then watches (never polls) the targets, their revisions and
+    /// their pods. The stream's first item is the initial snapshot; after that, a fresh
+    /// snapshot after every burst of changes (bursts are gathered for ~100 ms). It runs until
+    /// dropped: stop consuming at a final verdict or a timeout. See [`ObservedStream`].
+    pub async fn watch(
+        &self,
+        targets: &[Target],
+        all_namespaces: bool,
+    ) -> Result<ObservedStream, GatherError> {
+        let initial = self.gather(targets, all_namespaces).await?;
+        Ok(watch::start(self.clone(), targets, all_namespaces, initial))
+    }
+
+    async fn lookup(&self, lookup: &Lookup) -> Result<Read<Vec<AnyObject>>, GatherError> {
+        match &lookup.namespace {
+            Some(ns) => Ok(
+                match self.get_dyn(lookup.resource, ns, &lookup.name).await? {
+                    Read::Got(object) => Read::Got(object.into_iter().collect()),
+                    Read::Denied(message) => Read::Denied(message),
+                },
+            ),
+            None => {
+                let what = format!(
+                    "{} named {} in all namespaces",
+                    lookup.resource.plural(),
+                    lookup.name
+                );
+                let lp = ListParams::default().fields(&format!("metadata.name={}", lookup.name));
+                self.list_dyn(lookup.resource, None, lp, what).await
+            }
+        }
+    }
+
+    fn get_dyn<'a>(
+        &'a self,
+        resource: ResourceKind,
+        ns: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Read<Option<AnyObject>>, GatherError>> {
+        match resource {
+            ResourceKind::Deployment => self.get::<Deployment>(ns, name).boxed(),
+            ResourceKind::StatefulSet => self.get::<StatefulSet>(ns, name).boxed(),
+            ResourceKind::DaemonSet => self.get::<DaemonSet>(ns, name).boxed(),
+            ResourceKind::ReplicaSet => self.get::<ReplicaSet>(ns, name).boxed(),
+            ResourceKind::ControllerRevision => self.get::<ControllerRevision>(ns, name).boxed(),
+            ResourceKind::Pod => self.get::<Pod>(ns, name).boxed(),
+            // Nodes are cluster-scoped and not gathered here.
+            ResourceKind::Node => futures::future::ready(Ok(Read::Got(None))).boxed(),
+        }
+    }
+
+    fn list_dyn(
+        &self,
+        resource: ResourceKind,
+        ns: Option<String>,
+        lp: ListParams,
+        what: String,
+    ) -> BoxFuture<'_, Result<Read<Vec<AnyObject>>, GatherError>> {
+        match resource {
+            ResourceKind::Deployment => self.list::<Deployment>(ns, lp, what).boxed(),
+            ResourceKind::StatefulSet => self.list::<StatefulSet>(ns, lp, what).boxed(),
+            ResourceKind::DaemonSet => self.list::<DaemonSet>(ns, lp, what).boxed(),
+            ResourceKind::ReplicaSet => self.list::<ReplicaSet>(ns, lp, what).boxed(),
+            ResourceKind::ControllerRevision => {
+                self.list::<ControllerRevision>(ns, lp, what).boxed()
+            }
+            ResourceKind::Pod => self.list::<Pod>(ns, lp, what).boxed(),
+            ResourceKind::Node => futures::future::ready(Ok(Read::Got(Vec::new()))).boxed(),
+        }
+    }
+
+    async fn get<K: Kind>(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> Result<Read<Option<AnyObject>>, GatherError> {
+        let api: Api<K> = Api::namespaced(self.client.clone(), ns);
+        match api.get_opt(name).await {
+            Ok(object) => Ok(Read::Got(object.map(K::into_any))),
+            Err(err) => {
+                self.denied_or_error(&format!("{} {ns}/{name}", K::RESOURCE.kind_name()), err)
+            }
+        }
+    }
+
+    async fn list<K: Kind>(
+        &self,
+        ns: Option<String>,
+        lp: ListParams,
+        what: String,
+    ) -> Result<Read<Vec<AnyObject>>, GatherError> {
+        let api: Api<K> = match &ns {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        match api.list(&lp).await {
+            Ok(list) => Ok(Read::Got(list.items.into_iter().map(K::into_any).collect())),
+            Err(err) => self.denied_or_error(&what, err),
+        }
+    }
+
+    fn denied_or_error<T>(&self, what: &str, err: kube::Error) -> Result<Read<T>, GatherError> {
+        match &err {
+            kube::Error::Api(status) if status.code == 403 => {
+                tracing::debug!(what, "forbidden: {}", status.message);
+                Ok(Read::Denied(status.message.clone()))
+            }
+            _ => Err(GatherError::from_kube(&self.server, what, err)),
+        }
+    }
+}
+
+type Listed = Result<Read<Vec<AnyObject>>, GatherError>;
+
+/// A follow-up LIST of the gather's second phase.
+enum Related {
+    Namespace(ResourceKind, String),
+    Pods(String),
+}
+
+/// What to LIST once the workloads are known.
+#[derive(Debug, Default)]
+struct RelatedPlan {
+    /// `(ReplicaSet | ControllerRevision, namespace)`.
+    revisions: BTreeSet<(ResourceKind, String)>,
+    /// `(namespace, rendered selector)`: one LIST per distinct selector.
+    pods: BTreeSet<(String, String)>,
+    /// Namespaces with a workload whose selector cannot be listed by.
+    pods_incomplete: BTreeSet<String>,
+}
+
+fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
+    let mut plan = RelatedPlan::default();
+    for workload in workloads {
+        let Some(revisions) = revisions_of(workload.resource()) else {
+            continue;
+        };
+        let ns = workload.namespace().to_string();
+        plan.revisions.insert((revisions, ns.clone()));
+        match workload.selector().map(crate::selector::render) {
+            Some(Ok(selector)) => {
+                plan.pods.insert((ns, selector));
+            }
+            Some(Err(err)) => {
+                tracing::warn!(
+                    "{} {ns}/{}: pods not read: {err}",
+                    workload.resource().kind_name(),
+                    workload.name()
+                );
+                plan.pods_incomplete.insert(ns);
+            }
+            None => {
+                plan.pods_incomplete.insert(ns);
+            }
+        }
+    }
+    plan
+}

@@ -1,0 +1,212 @@
+//! The object kinds the live gather reads, behind one enum so GETs, LISTs and watch events of
+//! different kinds can travel together.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::NamespaceResourceScope;
+use liveproof_evidence::{Observed, ResourceKind, TargetKind};
+use serde::de::DeserializeOwned;
+
+/// One object of a kind we gather.
+#[derive(Debug, Clone)]
+pub(crate) enum AnyObject {
+    Deployment(Box<Deployment>),
+    StatefulSet(Box<StatefulSet>),
+    DaemonSet(Box<DaemonSet>),
+    ReplicaSet(Box<ReplicaSet>),
+    ControllerRevision(Box<ControllerRevision>),
+    Pod(Box<Pod>),
+}
+
+impl AnyObject {
+    pub(crate) fn meta(&self) -> &ObjectMeta {
+        match self {
+            AnyObject::Deployment(o) => &o.metadata,
+            AnyObject::StatefulSet(o) => &o.metadata,
+            AnyObject::DaemonSet(o) => &o.metadata,
+            AnyObject::ReplicaSet(o) => &o.metadata,
+            AnyObject::ControllerRevision(o) => &o.metadata,
+            AnyObject::Pod(o) => &o.metadata,
+        }
+    }
+
+    pub(crate) fn resource(&self) -> ResourceKind {
+        match self {
+            AnyObject::Deployment(_) => ResourceKind::Deployment,
+            AnyObject::StatefulSet(_) => ResourceKind::StatefulSet,
+            AnyObject::DaemonSet(_) => ResourceKind::DaemonSet,
+            AnyObject::ReplicaSet(_) => ResourceKind::ReplicaSet,
+            AnyObject::ControllerRevision(_) => ResourceKind::ControllerRevision,
+            AnyObject::Pod(_) => ResourceKind::Pod,
+        }
+    }
+
+    pub(crate) fn namespace(&self) -> &str {
+        self.meta().namespace.as_deref().unwrap_or("default")
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.meta().name.as_deref().unwrap_or_default()
+    }
+
+    pub(crate) fn labels(&self) -> BTreeMap<String, String> {
+        self.meta().labels.clone().unwrap_or_default()
+    }
+
+    /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.
+    pub(crate) fn key(&self) -> (ResourceKind, String) {
+        let id = match &self.meta().uid {
+            Some(uid) if !uid.is_empty() => uid.clone(),
+            _ => format!("{}/{}", self.namespace(), self.name()),
+        };
+        (self.resource(), id)
+    }
+
+    /// A workload's pod selector.
+    pub(crate) fn selector(&self) -> Option<&LabelSelector> {
+        match self {
+            AnyObject::Deployment(o) => o.spec.as_ref().map(|s| &s.selector),
+            AnyObject::StatefulSet(o) => o.spec.as_ref().map(|s| &s.selector),
+            AnyObject::DaemonSet(o) => o.spec.as_ref().map(|s| &s.selector),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn push_into(self, observed: &mut Observed) {
+        match self {
+            AnyObject::Deployment(o) => observed.deployments.push(*o),
+            AnyObject::StatefulSet(o) => observed.statefulsets.push(*o),
+            AnyObject::DaemonSet(o) => observed.daemonsets.push(*o),
+            AnyObject::ReplicaSet(o) => observed.replicasets.push(*o),
+            AnyObject::ControllerRevision(o) => observed.controller_revisions.push(*o),
+            AnyObject::Pod(o) => observed.pods.push(*o),
+        }
+    }
+
+    /// Every gathered object in `observed`, in kind order.
+    pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
+        let mut out = Vec::new();
+        out.extend(
+            observed
+                .deployments
+                .iter()
+                .cloned()
+                .map(Deployment::into_any),
+        );
+        out.extend(
+            observed
+                .statefulsets
+                .iter()
+                .cloned()
+                .map(StatefulSet::into_any),
+        );
+        out.extend(observed.daemonsets.iter().cloned().map(DaemonSet::into_any));
+        out.extend(
+            observed
+                .replicasets
+                .iter()
+                .cloned()
+                .map(ReplicaSet::into_any),
+        );
+        out.extend(
+            observed
+                .controller_revisions
+                .iter()
+                .cloned()
+                .map(ControllerRevision::into_any),
+        );
+        out.extend(observed.pods.iter().cloned().map(Pod::into_any));
+        out
+    }
+}
+
+/// The typed side: what kube's `Api<K>` needs, plus the way into [`AnyObject`].
+pub(crate) trait Kind:
+    kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+    const RESOURCE: ResourceKind;
+    fn into_any(self) -> AnyObject;
+}
+
+macro_rules! kind {
+    ($ty:ident) => {
+        impl Kind for $ty {
+            const RESOURCE: ResourceKind = ResourceKind::$ty;
+            fn into_any(self) -> AnyObject {
+                AnyObject::$ty(Box::new(self))
+            }
+        }
+    };
+}
+kind!(Deployment);
+kind!(StatefulSet);
+kind!(DaemonSet);
+kind!(ReplicaSet);
+kind!(ControllerRevision);
+kind!(Pod);
+
+/// The resource a workload target names; `None` for kinds gathered elsewhere (later).
+pub(crate) fn workload_resource(kind: TargetKind) -> Option<ResourceKind> {
+    match kind {
+        TargetKind::Deployment => Some(ResourceKind::Deployment),
+        TargetKind::StatefulSet => Some(ResourceKind::StatefulSet),
+        TargetKind::DaemonSet => Some(ResourceKind::DaemonSet),
+        _ => None,
+    }
+}
+
+/// Where a workload's revisions live: ReplicaSets for a Deployment, ControllerRevisions for
+/// a StatefulSet or DaemonSet.
+pub(crate) fn revisions_of(workload: ResourceKind) -> Option<ResourceKind> {
+    match workload {
+        ResourceKind::Deployment => Some(ResourceKind::ReplicaSet),
+        ResourceKind::StatefulSet | ResourceKind::DaemonSet => {
+            Some(ResourceKind::ControllerRevision)
+        }
+        _ => None,
+    }
+}
+
+/// Sorts every list by namespace and name, drops duplicates (by uid) and duplicate denials,
+/// so a snapshot does not depend on request order.
+pub(crate) fn normalize(mut observed: Observed) -> Observed {
+    let mut objects = AnyObject::all_in(&observed);
+    objects.sort_by(|a, b| {
+        (a.resource(), a.namespace(), a.name(), a.key()).cmp(&(
+            b.resource(),
+            b.namespace(),
+            b.name(),
+            b.key(),
+        ))
+    });
+    let mut out = Observed {
+        nodes: std::mem::take(&mut observed.nodes),
+        others: std::mem::take(&mut observed.others),
+        complete: std::mem::take(&mut observed.complete),
+        ..Observed::default()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for object in objects {
+        if seen.insert(object.key()) {
+            object.push_into(&mut out);
+        }
+    }
+    for d in observed.denied {
+        if !out.denied.contains(&d) {
+            out.denied.push(d);
+        }
+    }
+    out
+}
