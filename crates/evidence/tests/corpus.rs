@@ -1,0 +1,244 @@
+//! The scenario corpus, pure tier: every story under `test-data/scenarios/*/` whose modes
+//! include `offline` is judged from its `cluster.yaml` exactly as `liveproof verify --from`
+//! would, and must give the verdict and the fail/unknown sets its `story.yaml` records.
+//! (Live-mode parity runs the same stories through the CLI against the simulator.)
+//!
+//! Every mismatch is collected and reported at once, with the evidence that explains it.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use liveproof_evidence::{
+    judge, Change, ExpectedImage, Observed, Report, SecretRefExpectation, Status, Target,
+};
+use serde::Deserialize;
+
+/// Fewer stories than this means the corpus was not found or lost stories.
+const MIN_STORIES: usize = 24;
+
+#[derive(Debug, Deserialize)]
+struct Story {
+    story: String,
+    args: Vec<String>,
+    verdict: String,
+    #[serde(default)]
+    fail: Vec<String>,
+    #[serde(default)]
+    unknown: Vec<String>,
+    modes: Vec<String>,
+}
+
+/// What `liveproof verify` would be asked, parsed from a story's `args`.
+struct Invocation {
+    targets: Vec<Target>,
+    namespace: String,
+    change: Change,
+}
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-data/scenarios")
+}
+
+fn parse_args(args: &[String]) -> Result<Invocation, String> {
+    let mut targets = Vec::new();
+    let mut namespace = "default".to_string();
+    let mut change = Change::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        // `--flag=value` and `--flag value` are both what a shell would pass.
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if arg.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        if !flag.starts_with('-') {
+            targets.push(Target::parse(arg).map_err(|e| e.to_string())?);
+            continue;
+        }
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag {
+            "-n" | "--namespace" => namespace = value()?,
+            "--since" => {
+                let v = value()?;
+                change.since = Some(
+                    v.parse()
+                        .map_err(|e| format!("--since {v}: not RFC 3339: {e}"))?,
+                );
+            }
+            "--image" => {
+                let v = value()?;
+                change.images.push(
+                    ExpectedImage::parse(&v)
+                        .ok_or_else(|| format!("--image {v}: bad reference"))?,
+                );
+            }
+            "--expect-env" => change.env.push(value()?),
+            "--expect-secret-ref" => {
+                let v = value()?;
+                change.secret_refs.push(
+                    SecretRefExpectation::parse(&v)
+                        .ok_or_else(|| format!("--expect-secret-ref {v}: not SECRET[/KEY]"))?,
+                );
+            }
+            other => {
+                return Err(format!(
+                    "flag {other} is not understood by the corpus runner"
+                ))
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err("no target in args".into());
+    }
+    Ok(Invocation {
+        targets,
+        namespace,
+        change,
+    })
+}
+
+fn load_cluster(path: &Path) -> Result<Observed, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut observed = Observed::default();
+    for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+        let what = format!("{} document {}", path.display(), i + 1);
+        let value = serde_yaml::Value::deserialize(doc).map_err(|e| format!("{what}: {e}"))?;
+        if value.is_null() {
+            continue; // an empty document, e.g. after a trailing `---`
+        }
+        let json: serde_json::Value =
+            serde_json::to_value(value).map_err(|e| format!("{what}: not JSON: {e}"))?;
+        observed.add_value(json, &what).map_err(|e| e.to_string())?;
+    }
+    Ok(observed)
+}
+
+fn statuses(report: &Report, status: Status) -> BTreeSet<String> {
+    report
+        .targets
+        .iter()
+        .flat_map(|t| t.evidence.iter())
+        .filter(|e| e.status == status)
+        .map(|e| e.check.name().to_string())
+        .collect()
+}
+
+fn render_evidence(report: &Report) -> String {
+    let mut out = String::new();
+    for t in &report.targets {
+        let _ = writeln!(
+            out,
+            "    {}/{}/{} → {}",
+            t.namespace, t.kind, t.name, t.verdict
+        );
+        for e in &t.evidence {
+            let _ = writeln!(
+                out,
+                "      {:<20} {:<8} {} | {}",
+                e.check.name(),
+                e.status.name(),
+                e.observed,
+                e.detail
+            );
+        }
+    }
+    out
+}
+
+/// Judges one story; `Ok(None)` when it matches, `Ok(Some(diff))` when it does not.
+fn run_story(dir: &Path, story: &Story) -> Result<Option<String>, String> {
+    let inv = parse_args(&story.args)?;
+    let observed = load_cluster(&dir.join("cluster.yaml"))?;
+    let report = judge(&observed, &inv.change, &inv.targets, &inv.namespace);
+
+    let want_fail: BTreeSet<String> = story.fail.iter().cloned().collect();
+    let want_unknown: BTreeSet<String> = story.unknown.iter().cloned().collect();
+    let got_fail = statuses(&report, Status::Fail);
+    let got_unknown = statuses(&report, Status::Unknown);
+    let got_verdict = report.verdict.name();
+
+    if got_verdict == story.verdict && got_fail == want_fail && got_unknown == want_unknown {
+        return Ok(None);
+    }
+    let mut diff = String::new();
+    let _ = writeln!(
+        diff,
+        "  expected: verdict {:<9} fail {:?} unknown {:?}",
+        story.verdict, want_fail, want_unknown
+    );
+    let _ = writeln!(
+        diff,
+        "  got:      verdict {:<9} fail {:?} unknown {:?}",
+        got_verdict, got_fail, got_unknown
+    );
+    diff.push_str(&render_evidence(&report));
+    Ok(Some(diff))
+}
+
+#[test]
+fn every_offline_story_gets_its_recorded_verdict() {
+    let root = scenarios_dir();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|p| p.join("story.yaml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= MIN_STORIES,
+        "only {} stories under {} (at least {MIN_STORIES} expected)",
+        dirs.len(),
+        root.display()
+    );
+
+    let mut failures = Vec::new();
+    let mut judged = 0;
+    for dir in &dirs {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml readable");
+        let story: Story = match serde_yaml::from_str(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(format!("{name}: story.yaml: {e}"));
+                continue;
+            }
+        };
+        if story.story.trim().is_empty() {
+            failures.push(format!("{name}: story.yaml tells no story"));
+        }
+        if !["live", "not_live", "unproven"].contains(&story.verdict.as_str()) {
+            failures.push(format!(
+                "{name}: verdict `{}` is not live|not_live|unproven",
+                story.verdict
+            ));
+            continue;
+        }
+        if let Some(m) = story.modes.iter().find(|m| *m != "offline" && *m != "live") {
+            failures.push(format!("{name}: mode `{m}` is not offline|live"));
+            continue;
+        }
+        if !story.modes.iter().any(|m| m == "offline") {
+            continue;
+        }
+        judged += 1;
+        match run_story(dir, &story) {
+            Ok(None) => {}
+            Ok(Some(diff)) => failures.push(format!("{name}:\n{diff}")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {judged} offline stories do not match what they record:\n\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
