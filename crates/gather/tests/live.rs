@@ -1,0 +1,451 @@
+//! The live gather against the API simulator: what is read, how many requests it takes, and
+//! what happens when the cluster refuses or is not there.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
+use liveproof_gather::{resolve_targets, Cluster, ClusterOptions, GatherError};
+use liveproof_sim::{SimHandle, Simulator};
+use serde_json::{json, Value};
+
+fn deployment(ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns, "generation": 2},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": format!("ghcr.io/acme/{name}:1.4.0")}]}
+            }
+        }
+    })
+}
+
+fn replicaset(ns: &str, app: &str, hash: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {
+            "name": format!("{app}-{hash}"), "namespace": ns,
+            "labels": {"app": app, "pod-template-hash": hash},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
+                                  "uid": "00000000-0000-0000-0000-000000000001", "controller": true}]
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": app, "pod-template-hash": hash}},
+            "template": {
+                "metadata": {"labels": {"app": app, "pod-template-hash": hash}},
+                "spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1"}]}
+            }
+        }
+    })
+}
+
+fn pod(ns: &str, app: &str, hash: &str, suffix: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("{app}-{hash}-{suffix}"), "namespace": ns,
+            "labels": {"app": app, "pod-template-hash": hash}
+        },
+        "spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1"}]}
+    })
+}
+
+/// The story: `apps/inventory` rolled from `old` to `new`; one pod of the old ReplicaSet
+/// is still there; an unrelated `billing` pod shares the namespace.
+fn inventory_story() -> Vec<Value> {
+    vec![
+        deployment("apps", "inventory"),
+        replicaset("apps", "inventory", "old"),
+        replicaset("apps", "inventory", "new"),
+        pod("apps", "inventory", "new", "a"),
+        pod("apps", "inventory", "new", "b"),
+        pod("apps", "inventory", "old", "c"),
+        pod("apps", "billing", "x", "z"),
+    ]
+}
+
+struct Harness {
+    sim: SimHandle,
+    cluster: Cluster,
+    _dir: tempfile::TempDir,
+}
+
+async fn harness(objects: Vec<Value>) -> Harness {
+    let sim = Simulator::new()
+        .with_objects(objects)
+        .start()
+        .await
+        .expect("simulator starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig, "apps")
+        .expect("kubeconfig written");
+    let cluster = Cluster::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        context: None,
+        namespace: None,
+    })
+    .await
+    .expect("connects");
+    Harness {
+        sim,
+        cluster,
+        _dir: dir,
+    }
+}
+
+fn deploy(name: &str) -> Target {
+    Target::new(TargetKind::Deployment, None, name)
+}
+
+fn pod_names(observed: &Observed) -> Vec<&str> {
+    observed
+        .pods
+        .iter()
+        .filter_map(|p| p.metadata.name.as_deref())
+        .collect()
+}
+
+#[tokio::test]
+async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requests() {
+    let h = harness(inventory_story()).await;
+    assert_eq!(h.cluster.default_namespace(), "apps", "from the context");
+    assert_eq!(h.cluster.request_count(), 0, "connect sends nothing");
+
+    let observed = h
+        .cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect("gathers");
+
+    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.replicasets.len(), 2);
+    assert_eq!(
+        pod_names(&observed),
+        ["inventory-new-a", "inventory-new-b", "inventory-old-c"]
+    );
+    assert!(observed.denied.is_empty(), "{:?}", observed.denied);
+    assert!(observed.is_complete("apps", ResourceKind::ReplicaSet));
+    assert!(observed.is_complete("apps", ResourceKind::Pod));
+    assert!(!observed.is_complete("apps", ResourceKind::ControllerRevision));
+
+    // 1 GET + 1 LIST of ReplicaSets + 1 LIST of pods, as both sides count it.
+    assert_eq!(h.cluster.request_count(), 3);
+    let log = h.sim.requests();
+    assert_eq!(log.total(), 3, "{:?}", log.snapshot());
+    assert_eq!(
+        log.count("get", "/apis/apps/v1/namespaces/apps/deployments/inventory"),
+        1
+    );
+    assert_eq!(
+        log.count("list", "/apis/apps/v1/namespaces/apps/replicasets"),
+        1
+    );
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 1);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn three_deployments_in_one_namespace_list_replicasets_once() {
+    let mut objects = inventory_story();
+    objects.push(deployment("apps", "billing"));
+    objects.push(deployment("apps", "search"));
+    let h = harness(objects).await;
+    let targets = [deploy("inventory"), deploy("billing"), deploy("search")];
+    let observed = h.cluster.gather(&targets, false).await.expect("gathers");
+
+    assert_eq!(observed.deployments.len(), 3);
+    assert_eq!(
+        pod_names(&observed),
+        [
+            "billing-x-z",
+            "inventory-new-a",
+            "inventory-new-b",
+            "inventory-old-c"
+        ]
+    );
+    let log = h.sim.requests();
+    assert_eq!(
+        log.count("list", "/apis/apps/v1/namespaces/apps/replicasets"),
+        1
+    );
+    assert_eq!(
+        log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
+        3
+    );
+    // One pod LIST per distinct selector, never one GET per pod.
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 3);
+    assert_eq!(log.count("get", "/api/v1/namespaces/apps/pods/"), 0);
+    assert_eq!(h.cluster.request_count(), 7);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_target_is_absent_and_authoritatively_so() {
+    let h = harness(inventory_story()).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[Target::new(TargetKind::Deployment, Some("apps"), "gone")],
+            false,
+        )
+        .await
+        .expect("a 404 is not an error");
+    assert!(observed.deployments.is_empty());
+    assert!(observed.is_complete("apps", ResourceKind::Deployment));
+    assert!(observed.pods.is_empty() && observed.replicasets.is_empty());
+    assert_eq!(h.cluster.request_count(), 1, "nothing to follow");
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_pod_list_is_recorded_not_an_error() {
+    let h = harness(inventory_story()).await;
+    h.sim.deny("list", "pods", Some("apps"));
+    let observed = h
+        .cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect("RBAC denial is evidence, not an error");
+    assert!(observed.pods.is_empty());
+    assert!(!observed.is_complete("apps", ResourceKind::Pod));
+    let denied = observed
+        .denial("apps", ResourceKind::Pod)
+        .expect("denial recorded");
+    assert_eq!(denied.verb, "list");
+    assert_eq!(denied.namespace.as_deref(), Some("apps"));
+    // The rest was still read.
+    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.replicasets.len(), 2);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_workload_get_is_recorded() {
+    let h = harness(inventory_story()).await;
+    h.sim.deny("get", "deployments", None);
+    let observed = h
+        .cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect("gathers");
+    let denied = observed
+        .denial("apps", ResourceKind::Deployment)
+        .expect("denial recorded");
+    assert_eq!(denied.verb, "get");
+    assert!(!observed.is_complete("apps", ResourceKind::Deployment));
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_and_counted() {
+    let h = harness(inventory_story()).await;
+    h.sim.faults().fail_next(2, 503, None);
+    let observed = h
+        .cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect("retried past two 503s");
+    assert_eq!(observed.pods.len(), 3);
+    assert_eq!(h.cluster.request_count(), 5, "3 reads + 2 retries");
+
+    h.sim.faults().fail_next(1, 429, Some(1));
+    let started = std::time::Instant::now();
+    h.cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect("retried after Retry-After");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "Retry-After honoured"
+    );
+
+    // Bounded: a server that keeps failing is an error, after a few tries.
+    h.sim.faults().fail_next(100, 500, None);
+    let before = h.cluster.request_count();
+    let err = h
+        .cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect_err("keeps failing");
+    assert_eq!(h.cluster.request_count() - before, 4, "1 try + 3 retries");
+    assert!(matches!(err, GatherError::Api { code: 500, .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("Deployment apps/inventory"),
+        "{err}"
+    );
+    h.sim.faults().clear();
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_cluster_is_an_error_naming_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    // Port 1 on loopback: nothing listens there.
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:1\n\
+         contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
+         current-context: c\nusers:\n- name: u\n  user:\n    token: t\n",
+    )
+    .expect("write");
+    let cluster = Cluster::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        context: None,
+        namespace: Some("apps".into()),
+    })
+    .await
+    .expect("connect sends nothing");
+    assert_eq!(cluster.default_namespace(), "apps", "-n wins");
+    let err = cluster
+        .gather(&[deploy("inventory")], false)
+        .await
+        .expect_err("unreachable");
+    let msg = err.to_string();
+    assert!(matches!(err, GatherError::Unreachable { .. }), "{err:?}");
+    assert!(msg.contains("http://127.0.0.1:1"), "{msg}");
+    assert!(
+        msg.contains("hint:") && msg.contains("kubectl cluster-info"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing");
+    let err = Cluster::connect(&ClusterOptions {
+        kubeconfig: Some(missing.clone()),
+        ..ClusterOptions::default()
+    })
+    .await
+    .expect_err("missing kubeconfig");
+    assert!(
+        err.to_string().contains(&missing.display().to_string()),
+        "{err}"
+    );
+
+    let h = harness(vec![]).await;
+    let kubeconfig = dir.path().join("kubeconfig");
+    h.sim
+        .write_kubeconfig(&kubeconfig, "apps")
+        .expect("written");
+    let err = Cluster::connect(&ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        context: Some("prod".into()),
+        namespace: None,
+    })
+    .await
+    .expect_err("unknown context");
+    let msg = err.to_string();
+    assert!(msg.contains("prod") && msg.contains("hint:"), "{msg}");
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn all_namespaces_finds_the_target_in_every_namespace() {
+    let mut objects = inventory_story();
+    objects.push(deployment("staging", "inventory"));
+    objects.push(pod("staging", "inventory", "s", "a"));
+    let h = harness(objects).await;
+    let targets = [deploy("inventory")];
+    let observed = h.cluster.gather(&targets, true).await.expect("gathers");
+    assert_eq!(observed.deployments.len(), 2);
+    assert_eq!(
+        pod_names(&observed),
+        [
+            "inventory-new-a",
+            "inventory-new-b",
+            "inventory-old-c",
+            "inventory-s-a"
+        ]
+    );
+    let resolved = resolve_targets(&observed, &targets, h.cluster.default_namespace(), true);
+    assert_eq!(
+        resolved,
+        [
+            Target::new(TargetKind::Deployment, Some("apps"), "inventory"),
+            Target::new(TargetKind::Deployment, Some("staging"), "inventory"),
+        ]
+    );
+    let log = h.sim.requests();
+    assert_eq!(log.count("list", "/apis/apps/v1/deployments"), 1);
+    // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST + 1 pod LIST.
+    assert_eq!(h.cluster.request_count(), 5, "{:?}", log.snapshot());
+
+    // Found nowhere: absent, authoritatively, in the default namespace.
+    let observed = h
+        .cluster
+        .gather(&[deploy("nowhere")], true)
+        .await
+        .expect("gathers");
+    assert!(observed.is_complete("apps", ResourceKind::Deployment));
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_yields_a_fresh_snapshot_when_a_pod_appears() {
+    let h = harness(inventory_story()).await;
+    let mut snapshots = h
+        .cluster
+        .watch(&[deploy("inventory")], false)
+        .await
+        .expect("watch starts");
+    let first = snapshots
+        .next()
+        .await
+        .expect("initial snapshot")
+        .expect("ok");
+    assert_eq!(first.pods.len(), 3);
+
+    h.sim.apply(pod("apps", "inventory", "new", "d"));
+    h.sim.apply(pod("apps", "billing", "x", "y"));
+    let updated = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(snapshot) = snapshots.next().await {
+            let snapshot = snapshot.expect("no watch error");
+            if snapshot.pods.len() == 4 {
+                return Some(snapshot);
+            }
+            assert!(snapshot.pods.len() <= 4, "{:?}", pod_names(&snapshot));
+        }
+        None
+    })
+    .await
+    .expect("an update within the timeout")
+    .expect("stream still open");
+    assert!(pod_names(&updated).contains(&"inventory-new-d"));
+    assert!(!pod_names(&updated).contains(&"billing-x-y"));
+    assert!(updated.is_complete("apps", ResourceKind::Pod));
+
+    // A deleted pod leaves the next snapshot.
+    h.sim
+        .delete("v1", "Pod", Some("apps"), "inventory-old-c")
+        .expect("deleted");
+    let after_delete = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(snapshot) = snapshots.next().await {
+            let snapshot = snapshot.expect("no watch error");
+            if !pod_names(&snapshot).contains(&"inventory-old-c") {
+                return Some(snapshot);
+            }
+        }
+        None
+    })
+    .await
+    .expect("an update within the timeout")
+    .expect("stream still open");
+    assert_eq!(after_delete.pods.len(), 3);
+    // Watches, not polling: no repeated GETs of the deployment.
+    assert_eq!(
+        h.sim
+            .requests()
+            .count("get", "/apis/apps/v1/namespaces/apps/deployments/inventory"),
+        1
+    );
+    drop(snapshots);
+    h.sim.shutdown().await;
+}
