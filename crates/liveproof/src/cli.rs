@@ -1,0 +1,220 @@
+//! The command line as clap sees it. Nothing here is validated beyond its shape: that is
+//! [`crate::config`]'s job (ripgrep's lowargs → hiargs).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ABOUT: &str = "Prove a change is live in a Kubernetes cluster, from the artifacts it left.";
+
+const LONG_ABOUT: &str = "\
+Prove a change is live in a Kubernetes cluster, from the artifacts it left.
+
+A green PR, `UpgradeSucceeded` and `kubectl rollout status` report on themselves; the old build
+can still be serving. liveproof reads the artifacts instead and answers live, not_live or
+unproven, with every piece of evidence and where it was read.
+
+Evidence comes in three tiers, cheap to conclusive:
+  spec      the workload's pod template carries the change, read back from the API
+  status    what controllers say (observedGeneration, rollout counts) - never proof alone
+  artifact  the running pods: on the current revision, started after the change, showing it
+
+A target is live only when artifact evidence proves it: every serving pod is on the current
+revision and started after the change, and every expectation you gave passed.
+
+Exit codes: 0 live, 1 not live, 2 usage or operational error, 3 unproven.";
+
+#[derive(Debug, Parser)]
+#[command(name = "liveproof", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    /// More output on stderr: -v logs each API request and the request count, -vv more.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// When to colour the text report.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and NO_COLOR is unset.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Collect the evidence for each target, print it, exit with the verdict.
+    #[command(long_about = VERIFY_LONG_ABOUT, after_long_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
+    /// Run the "merged but never deployed" story on a built-in simulated cluster.
+    #[command(long_about = "Start the built-in simulated cluster with the \"merged but never deployed\" \
+        story, verify it (not live: the template still runs the old image and the pods started \
+        before the merge), play the controller reconciling, and verify again (live).\n\n\
+        No cluster and no network needed. Exits 0 when both verdicts come out as they should.")]
+    Demo(DemoArgs),
+    /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
+    Sim(SimArgs),
+}
+
+const VERIFY_LONG_ABOUT: &str = "\
+Collect the evidence for each target, print it, and exit with the verdict.
+
+Checks, in order (cheap to conclusive):
+  spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref
+  observed_generation  the controller has processed the current spec
+  rollout_complete     updated/available replicas equal desired (status tier)
+  pods_current         every serving pod is on the current revision; none from an old one is
+                       Ready (a Terminating pod that still runs counts as serving)
+  pod_spec             the running pods show the expectations (presence only; values are
+                       never read or printed)
+  pod_restarted        every serving container started after the change (needs --since or
+                       --commit: config is read at start)
+
+Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed,
+every expectation passed and nothing needed is unknown; unproven otherwise.";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  # after a merge: is the new image running, in pods started after the merge?
+  liveproof verify deploy/inventory -n apps --since 2026-07-12T10:00:00Z \\
+      --image ghcr.io/acme/inventory:1.4.0
+
+  # take the change time from the merge commit in this repository
+  liveproof verify apps/deploy/inventory --commit 3f2c1ab
+
+  # CI verify job: wait for the rollout, fail the job unless it is live
+  liveproof verify deploy/api sts/db --commit $GITHUB_SHA --wait --timeout 10m -o markdown
+
+  # offline, on what `kubectl get -o yaml` printed
+  kubectl -n apps get deploy,rs,pods -o yaml > dump.yaml
+  liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z";
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
+    /// statefulset (sts), daemonset (ds).
+    #[arg(value_name = "TARGET", required = true)]
+    pub targets: Vec<String>,
+
+    #[command(flatten)]
+    pub change: ChangeArgs,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
+    /// Read objects from a file or directory of YAML/JSON (what `kubectl get -o yaml` prints)
+    /// instead of a cluster. Objects the dump lacks make their checks unknown, never pass.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context", "wait"])]
+    pub from: Option<PathBuf>,
+
+    /// Watch until the verdict is live, a failure is final, or --timeout ends.
+    #[arg(long)]
+    pub wait: bool,
+
+    /// How long --wait waits, e.g. 90s, 5m, 1h30m.
+    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "wait")]
+    pub timeout: String,
+
+    /// Report format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A readable evidence table per target.
+    Text,
+    /// The liveproof/v1 JSON report.
+    Json,
+    /// Tables for a CI step summary or a PR comment.
+    #[value(alias = "md")]
+    Markdown,
+    /// JUnit XML, one testcase per check.
+    Junit,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "The change")]
+pub struct ChangeArgs {
+    /// When the change was merged or pushed (RFC 3339, e.g. 2026-07-12T10:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+
+    /// The change's commit (7+ hex). Its committer time becomes --since when --repo holds it.
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+
+    /// The git repository --commit is read from.
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// The image (tag or digest) the workload must run, matched per container by repository.
+    /// Repeatable.
+    #[arg(long, value_name = "REF")]
+    pub image: Vec<String>,
+
+    /// An env var NAME the running containers must define (its value is never read). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub expect_env: Vec<String>,
+
+    /// A Secret (and key) the containers must reference, by env or volume (presence only).
+    /// Repeatable.
+    #[arg(long, value_name = "SECRET[/KEY]")]
+    pub expect_secret_ref: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Cluster access (as kubectl)")]
+pub struct ClusterArgs {
+    /// Namespace for targets that do not name one (default: the context's namespace).
+    #[arg(short, long, value_name = "NS")]
+    pub namespace: Option<String>,
+
+    /// Look targets that name no namespace up in every namespace.
+    #[arg(short = 'A', long, conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Report format for the two verifications.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// A file or directory of Kubernetes objects (YAML/JSON) to serve.
+    #[arg(long, value_name = "DIR")]
+    pub fixtures: Option<PathBuf>,
+
+    /// Serve the demo story instead of fixtures.
+    #[arg(long, conflicts_with = "fixtures")]
+    pub demo: bool,
+
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+
+    /// Write a kubeconfig pointing at the simulator here.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig_out: Option<PathBuf>,
+
+    /// The kubeconfig's default namespace.
+    #[arg(short, long, default_value = "default")]
+    pub namespace: String,
+}

@@ -1,0 +1,211 @@
+//! Arguments validated into what the commands run on: every bad flag is caught here, with
+//! the flag named, before any I/O.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use liveproof_evidence::{Change, ExpectedImage, SecretRefExpectation, Target};
+use liveproof_gather::live::ClusterOptions;
+use liveproof_report::{Format, TextStyle};
+
+use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
+
+/// A usage error: exit 2, message names the flag.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(transparent)]
+    Target(#[from] liveproof_evidence::TargetError),
+    #[error("--since `{given}` is not an RFC 3339 time: {reason}\nhint: e.g. --since 2026-07-12T10:00:00Z (a time and a zone are required)")]
+    Since { given: String, reason: String },
+    #[error("--commit `{given}` is not a commit: give 7 to 40 hex digits\nhint: e.g. --commit 3f2c1ab")]
+    Commit { given: String },
+    #[error("--commit {commit}: {source}")]
+    CommitTime {
+        commit: String,
+        #[source]
+        source: liveproof_gather::git::GitError,
+    },
+    #[error("--image `{given}` is not an image reference\nhint: e.g. --image ghcr.io/acme/inventory:1.4.0 or --image ghcr.io/acme/inventory@sha256:…")]
+    Image { given: String },
+    #[error("--expect-env `{given}` is not an env var name")]
+    Env { given: String },
+    #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
+    SecretRef { given: String },
+    #[error("--timeout `{given}` is not a duration: {reason}\nhint: e.g. --timeout 90s, 5m or 1h30m")]
+    Timeout { given: String, reason: String },
+    #[error("--from {}: no such file or directory", path.display())]
+    FromMissing { path: PathBuf },
+}
+
+/// Where objects come from.
+pub enum Source {
+    Live(ClusterOptions),
+    Offline(PathBuf),
+}
+
+pub struct VerifyConfig {
+    pub targets: Vec<Target>,
+    pub change: Change,
+    pub source: Source,
+    pub all_namespaces: bool,
+    /// `-n`: the namespace for targets that name none (offline; live asks the kubeconfig too).
+    pub namespace: Option<String>,
+    pub wait: Option<Duration>,
+    pub format: Format,
+    pub style: TextStyle,
+    /// What the change time was taken from, for the verbose log.
+    pub since_origin: Option<String>,
+}
+
+pub fn text_style(choice: ColorChoice, stdout_is_terminal: bool) -> TextStyle {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    TextStyle {
+        color: match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_is_terminal && !no_color,
+        },
+    }
+}
+
+pub fn format(output: OutputFormat) -> Format {
+    match output {
+        OutputFormat::Text => Format::Text,
+        OutputFormat::Json => Format::Json,
+        OutputFormat::Markdown => Format::Markdown,
+        OutputFormat::Junit => Format::Junit,
+    }
+}
+
+impl VerifyConfig {
+    pub fn from_args(args: &VerifyArgs, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
+        let targets = args
+            .targets
+            .iter()
+            .map(|t| Target::parse(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (change, since_origin) = change(&args.change)?;
+        let source = match &args.from {
+            Some(path) if !path.exists() => return Err(ConfigError::FromMissing { path: path.clone() }),
+            Some(path) => Source::Offline(path.clone()),
+            None => Source::Live(ClusterOptions {
+                kubeconfig: args.cluster.kubeconfig.clone(),
+                context: args.cluster.context.clone(),
+                namespace: args.cluster.namespace.clone(),
+            }),
+        };
+        let wait = if args.wait {
+            Some(parse_duration(&args.timeout)?)
+        } else {
+            None
+        };
+        Ok(VerifyConfig {
+            targets,
+            change,
+            source,
+            all_namespaces: args.cluster.all_namespaces,
+            namespace: args.cluster.namespace.clone(),
+            wait,
+            format: format(args.output),
+            style,
+            since_origin,
+        })
+    }
+}
+
+fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
+    let err = |reason: String| ConfigError::Timeout {
+        given: given.to_string(),
+        reason,
+    };
+    let d: jiff::SignedDuration = given.trim().parse().map_err(|e: jiff::Error| err(e.to_string()))?;
+    if d.is_negative() || d.is_zero() {
+        return Err(err("it must be positive".into()));
+    }
+    Duration::try_from(d).map_err(|e| err(e.to_string()))
+}
+
+pub fn parse_since(given: &str) -> Result<Timestamp, ConfigError> {
+    given.trim().parse::<Timestamp>().map_err(|e| ConfigError::Since {
+        given: given.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
+    let mut since = args.since.as_deref().map(parse_since).transpose()?;
+    let mut origin = since.map(|_| "--since".to_string());
+    let commit = match &args.commit {
+        None => None,
+        Some(c) => {
+            let valid = (7..=40).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_hexdigit());
+            if !valid {
+                return Err(ConfigError::Commit { given: c.clone() });
+            }
+            match liveproof_gather::git::commit_time(&args.repo, c) {
+                Ok(info) => {
+                    if since.is_none() {
+                        since = Some(info.committed);
+                        origin = Some(format!("committer time of {} in {}", info.sha, args.repo.display()));
+                    }
+                }
+                // An explicit --since makes the commit's time unnecessary.
+                Err(_) if since.is_some() => {}
+                Err(source) => {
+                    return Err(ConfigError::CommitTime {
+                        commit: c.clone(),
+                        source,
+                    })
+                }
+            }
+            Some(c.to_ascii_lowercase())
+        }
+    };
+    let images = args
+        .image
+        .iter()
+        .map(|i| ExpectedImage::parse(i).ok_or_else(|| ConfigError::Image { given: i.clone() }))
+        .collect::<Result<Vec<_>, _>>()?;
+    for e in &args.expect_env {
+        let valid = !e.is_empty() && !e.contains('=') && !e.contains(char::is_whitespace);
+        if !valid {
+            return Err(ConfigError::Env { given: e.clone() });
+        }
+    }
+    let secret_refs = args
+        .expect_secret_ref
+        .iter()
+        .map(|s| SecretRefExpectation::parse(s).ok_or_else(|| ConfigError::SecretRef { given: s.clone() }))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((
+        Change {
+            since,
+            commit,
+            images,
+            env: args.expect_env.clone(),
+            secret_refs,
+        },
+        origin,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").expect("parses"), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h30m").expect("parses"), Duration::from_secs(5400));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn since_needs_time_and_zone() {
+        assert!(parse_since("2026-07-12T10:00:00Z").is_ok());
+        let err = parse_since("2026-07-12").expect_err("date only").to_string();
+        assert!(err.contains("--since") && err.contains("hint:"), "{err}");
+    }
+}
