@@ -16,7 +16,33 @@ pub struct Finding {
 
 pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for want in &change.images {
+    // `--image` is matched per container by repository: with several targets, an image for
+    // another workload's repository says nothing about this one. Only when no container runs
+    // any of the given repositories is that itself the failure.
+    let runs_repository = |want: &ImageRef| {
+        spec.containers.iter().any(|c| {
+            c.image
+                .as_deref()
+                .and_then(ImageRef::parse)
+                .is_some_and(|r| r.repository == want.repository)
+        })
+    };
+    let applicable: Vec<_> = change
+        .images
+        .iter()
+        .filter(|w| runs_repository(&w.image))
+        .collect();
+    if applicable.is_empty() {
+        if let Some(first) = change.images.first() {
+            let mut missing = image(spec, &first.image, &first.given);
+            if change.images.len() > 1 {
+                let all: Vec<&str> = change.images.iter().map(|w| w.given.as_str()).collect();
+                missing.expected = format!("one of the images {}", all.join(", "));
+            }
+            findings.push(missing);
+        }
+    }
+    for want in applicable {
         findings.push(image(spec, &want.image, &want.given));
     }
     for name in &change.env {

@@ -343,9 +343,13 @@ impl<'a> Workload<'a> {
             if let Some(obj) = stored.as_object_mut() {
                 obj.remove("$patch");
             }
-            if template_ignoring_value(stored, CONTROLLER_REVISION_HASH)
-                != template_ignoring(self.template, CONTROLLER_REVISION_HASH)
-            {
+            // Read it through the same type as the DaemonSet's template, so what the type
+            // drops (`creationTimestamp: null` before 1.33, unknown fields) drops on both sides.
+            let stored = serde_json::from_value::<PodTemplateSpec>(stored).ok();
+            if stored.is_none_or(|stored| {
+                template_ignoring(&stored, CONTROLLER_REVISION_HASH)
+                    != template_ignoring(self.template, CONTROLLER_REVISION_HASH)
+            }) {
                 return Revision::NotCreated(format!(
                     "the newest ControllerRevision {cr_name} does not carry the current pod template"
                 ));
