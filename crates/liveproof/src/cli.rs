@@ -51,12 +51,14 @@ pub enum ColorChoice {
 pub enum Command {
     /// Collect the evidence for each target, print it, exit with the verdict.
     #[command(long_about = VERIFY_LONG_ABOUT, after_long_help = VERIFY_EXAMPLES)]
-    Verify(VerifyArgs),
+    Verify(Box<VerifyArgs>),
     /// Run the "merged but never deployed" story on a built-in simulated cluster.
-    #[command(long_about = "Start the built-in simulated cluster with the \"merged but never deployed\" \
+    #[command(
+        long_about = "Start the built-in simulated cluster with the \"merged but never deployed\" \
         story, verify it (not live: the template still runs the old image and the pods started \
         before the merge), play the controller reconciling, and verify again (live).\n\n\
-        No cluster and no network needed. Exits 0 when both verdicts come out as they should.")]
+        No cluster and no network needed. Exits 0 when both verdicts come out as they should."
+    )]
     Demo(DemoArgs),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),

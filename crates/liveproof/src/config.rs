@@ -18,7 +18,9 @@ pub enum ConfigError {
     Target(#[from] liveproof_evidence::TargetError),
     #[error("--since `{given}` is not an RFC 3339 time: {reason}\nhint: e.g. --since 2026-07-12T10:00:00Z (a time and a zone are required)")]
     Since { given: String, reason: String },
-    #[error("--commit `{given}` is not a commit: give 7 to 40 hex digits\nhint: e.g. --commit 3f2c1ab")]
+    #[error(
+        "--commit `{given}` is not a commit: give 7 to 40 hex digits\nhint: e.g. --commit 3f2c1ab"
+    )]
     Commit { given: String },
     #[error("--commit {commit}: {source}")]
     CommitTime {
@@ -32,7 +34,9 @@ pub enum ConfigError {
     Env { given: String },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
     SecretRef { given: String },
-    #[error("--timeout `{given}` is not a duration: {reason}\nhint: e.g. --timeout 90s, 5m or 1h30m")]
+    #[error(
+        "--timeout `{given}` is not a duration: {reason}\nhint: e.g. --timeout 90s, 5m or 1h30m"
+    )]
     Timeout { given: String, reason: String },
     #[error("--from {}: no such file or directory", path.display())]
     FromMissing { path: PathBuf },
@@ -87,7 +91,9 @@ impl VerifyConfig {
             .collect::<Result<Vec<_>, _>>()?;
         let (change, since_origin) = change(&args.change)?;
         let source = match &args.from {
-            Some(path) if !path.exists() => return Err(ConfigError::FromMissing { path: path.clone() }),
+            Some(path) if !path.exists() => {
+                return Err(ConfigError::FromMissing { path: path.clone() })
+            }
             Some(path) => Source::Offline(path.clone()),
             None => Source::Live(ClusterOptions {
                 kubeconfig: args.cluster.kubeconfig.clone(),
@@ -119,7 +125,10 @@ fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
         given: given.to_string(),
         reason,
     };
-    let d: jiff::SignedDuration = given.trim().parse().map_err(|e: jiff::Error| err(e.to_string()))?;
+    let d: jiff::SignedDuration = given
+        .trim()
+        .parse()
+        .map_err(|e: jiff::Error| err(e.to_string()))?;
     if d.is_negative() || d.is_zero() {
         return Err(err("it must be positive".into()));
     }
@@ -127,10 +136,13 @@ fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
 }
 
 pub fn parse_since(given: &str) -> Result<Timestamp, ConfigError> {
-    given.trim().parse::<Timestamp>().map_err(|e| ConfigError::Since {
-        given: given.to_string(),
-        reason: e.to_string(),
-    })
+    given
+        .trim()
+        .parse::<Timestamp>()
+        .map_err(|e| ConfigError::Since {
+            given: given.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
@@ -147,7 +159,11 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
                 Ok(info) => {
                     if since.is_none() {
                         since = Some(info.committed);
-                        origin = Some(format!("committer time of {} in {}", info.sha, args.repo.display()));
+                        origin = Some(format!(
+                            "committer time of {} in {}",
+                            info.sha,
+                            args.repo.display()
+                        ));
                     }
                 }
                 // An explicit --since makes the commit's time unnecessary.
@@ -176,7 +192,10 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
     let secret_refs = args
         .expect_secret_ref
         .iter()
-        .map(|s| SecretRefExpectation::parse(s).ok_or_else(|| ConfigError::SecretRef { given: s.clone() }))
+        .map(|s| {
+            SecretRefExpectation::parse(s)
+                .ok_or_else(|| ConfigError::SecretRef { given: s.clone() })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((
         Change {
@@ -196,8 +215,14 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("90s").expect("parses"), Duration::from_secs(90));
-        assert_eq!(parse_duration("1h30m").expect("parses"), Duration::from_secs(5400));
+        assert_eq!(
+            parse_duration("90s").expect("parses"),
+            Duration::from_secs(90)
+        );
+        assert_eq!(
+            parse_duration("1h30m").expect("parses"),
+            Duration::from_secs(5400)
+        );
         assert!(parse_duration("10").is_err());
         assert!(parse_duration("0s").is_err());
     }
@@ -205,7 +230,9 @@ mod tests {
     #[test]
     fn since_needs_time_and_zone() {
         assert!(parse_since("2026-07-12T10:00:00Z").is_ok());
-        let err = parse_since("2026-07-12").expect_err("date only").to_string();
+        let err = parse_since("2026-07-12")
+            .expect_err("date only")
+            .to_string();
         assert!(err.contains("--since") && err.contains("hint:"), "{err}");
     }
 }

@@ -12,9 +12,10 @@ use serde_json::{json, Value};
 
 use crate::config::{Source, VerifyConfig};
 
-const NS: &str = "apps";
-const OLD_IMAGE: &str = "ghcr.io/acme/inventory:1.3.9";
-const NEW_IMAGE: &str = "ghcr.io/acme/inventory:1.4.0";
+/// The story's namespace, images and names, for tests that replay it.
+pub const NS: &str = "apps";
+pub const OLD_IMAGE: &str = "ghcr.io/acme/inventory:1.3.9";
+pub const NEW_IMAGE: &str = "ghcr.io/acme/inventory:1.4.0";
 const OLD_HASH: &str = "6b7f9c8d4";
 const NEW_HASH: &str = "7c5d8f9b6";
 
@@ -24,7 +25,10 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
     let merged = now - SignedDuration::from_secs(90);
     let four_days_ago = now - SignedDuration::from_hours(96);
 
-    let sim = Simulator::new().with_objects(story_before(four_days_ago)).start().await?;
+    let sim = Simulator::new()
+        .with_objects(story_before(four_days_ago))
+        .start()
+        .await?;
     let dir = tempfile::tempdir()?;
     let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig, NS)?;
@@ -48,9 +52,8 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         style,
         since_origin: None,
     };
-    let command = format!(
-        "liveproof verify apps/deployment/inventory --since {merged} --image {NEW_IMAGE}"
-    );
+    let command =
+        format!("liveproof verify apps/deployment/inventory --since {merged} --image {NEW_IMAGE}");
 
     writeln!(
         out,
@@ -147,7 +150,8 @@ fn pod(image: &str, hash: &str, suffix: &str, started: Timestamp) -> Value {
     })
 }
 
-pub(crate) fn story_before(started: Timestamp) -> Vec<Value> {
+/// The cluster before the reconcile: inventory on the old image, in pods started at `started`.
+pub fn story_before(started: Timestamp) -> Vec<Value> {
     vec![
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
         deployment(OLD_IMAGE, 4),
@@ -158,15 +162,23 @@ pub(crate) fn story_before(started: Timestamp) -> Vec<Value> {
 }
 
 /// Plays the Deployment controller and the kubelet: what a reconcile leaves behind.
-fn reconcile(sim: &SimHandle, now: Timestamp) {
+pub fn reconcile(sim: &SimHandle, now: Timestamp) {
     let stored = sim.apply(deployment(NEW_IMAGE, 4));
-    let generation = stored.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(5);
+    let generation = stored
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(5);
     sim.apply(deployment(NEW_IMAGE, generation));
     sim.apply(replicaset(NEW_IMAGE, NEW_HASH, 5, 2));
     sim.apply(pod(NEW_IMAGE, NEW_HASH, "r5t2w", now));
     sim.apply(pod(NEW_IMAGE, NEW_HASH, "h4n9c", now));
     for suffix in ["x2k4p", "m8q7z"] {
-        sim.delete("v1", "Pod", Some(NS), &format!("inventory-{OLD_HASH}-{suffix}"));
+        sim.delete(
+            "v1",
+            "Pod",
+            Some(NS),
+            &format!("inventory-{OLD_HASH}-{suffix}"),
+        );
     }
     sim.apply(replicaset(OLD_IMAGE, OLD_HASH, 4, 0));
 }

@@ -3,7 +3,7 @@
 
 pub mod cli;
 mod config;
-mod demo;
+pub mod demo;
 mod progress;
 mod sim_cmd;
 mod verify;
@@ -30,7 +30,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
             let config = config::VerifyConfig::from_args(&args, style)?;
             runtime.block_on(verify::run(&config, &mut out))?
         }
-        cli::Command::Demo(args) => runtime.block_on(demo::run(config::format(args.output), style, &mut out))?,
+        cli::Command::Demo(args) => {
+            runtime.block_on(demo::run(config::format(args.output), style, &mut out))?
+        }
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
     };
     out.flush()?;

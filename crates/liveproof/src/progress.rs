@@ -21,7 +21,10 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
         });
-        let mut p = Progress { bar, last: String::new() };
+        let mut p = Progress {
+            bar,
+            last: String::new(),
+        };
         p.say(what);
         p
     }

