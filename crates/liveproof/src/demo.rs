@@ -58,10 +58,11 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
     writeln!(
         out,
         "liveproof demo — the deploy that merged but never deployed\n\n\
-         The PR moving inventory to {NEW_IMAGE} merged at {merged}. CI is green; the GitOps\n\
-         controller says it succeeded; `kubectl rollout status` returns at once. But the controller\n\
-         never reconciled: the Deployment still runs {OLD_IMAGE}, in pods started four days ago.\n\
-         (A simulated cluster at {}; nothing leaves this machine.)\n\n$ {command}\n",
+         The PR moving inventory to {NEW_IMAGE} merged at {merged}.\n\
+         CI is green, the GitOps controller says it succeeded, `kubectl rollout status` returns at\n\
+         once. But the controller never reconciled: the Deployment still runs {OLD_IMAGE},\n\
+         in pods started four days ago. (A simulated cluster at {}; nothing leaves this machine.)\n\n\
+         $ {command}\n",
         sim.url()
     )?;
     let before = crate::verify::run(&config, out).await?;

@@ -781,7 +781,7 @@ fn pod_restarted(
         };
         return Finding::new(Check::PodRestarted, Status::Fail, format!("started {started}{others}"), expected)
             .source(source_of(pod, container))
-            .detail(format!("pod {pod} runs what it read at start, before the change: this pod runs configuration read before the change"))
+            .detail(format!("pod {pod} started before the change, so it runs configuration read before the change"))
             .next(format!(
                 "restart the workload so its pods read the change: kubectl -n {} rollout restart {}/{}",
                 w.namespace, w.kind, w.name
