@@ -9,6 +9,7 @@ mod change;
 mod checks;
 mod model;
 mod observed;
+pub mod selector;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, SecretRefExpectation};

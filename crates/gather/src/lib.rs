@@ -11,7 +11,6 @@ pub mod git;
 pub mod live;
 pub mod offline;
 mod resolve;
-pub mod selector;
 
 pub use live::{Cluster, ClusterOptions, GatherError, ObservedStream};
 pub use resolve::resolve_targets;

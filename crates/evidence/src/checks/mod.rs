@@ -3,7 +3,6 @@
 
 mod expect;
 mod pods;
-mod selector;
 mod workload;
 
 use jiff::Timestamp;
@@ -285,7 +284,7 @@ fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(),
             format!(
                 "include the pods in the dump: kubectl -n {} get pods -l {} -o yaml",
                 w.namespace,
-                selector::render(w.selector)
+                crate::selector::describe(w.selector)
             ),
         ));
     }
@@ -779,13 +778,20 @@ fn pod_restarted(
         } else {
             String::new()
         };
-        return Finding::new(Check::PodRestarted, Status::Fail, format!("started {started}{others}"), expected)
-            .source(source_of(pod, container))
-            .detail(format!("pod {pod} started before the change, so it runs configuration read before the change"))
-            .next(format!(
-                "restart the workload so its pods read the change: kubectl -n {} rollout restart {}/{}",
-                w.namespace, w.kind, w.name
-            ));
+        return Finding::new(
+            Check::PodRestarted,
+            Status::Fail,
+            format!("started {started}{others}"),
+            expected,
+        )
+        .source(source_of(pod, container))
+        .detail(format!(
+            "pod {pod} started before the change, so it runs configuration read before the change"
+        ))
+        .next(format!(
+            "restart the workload so its pods read the change: kubectl -n {} rollout restart {}/{}",
+            w.namespace, w.kind, w.name
+        ));
     }
     if let Some((pod, container)) = unreadable.first() {
         return Finding::new(
@@ -814,7 +820,7 @@ fn pod_restarted(
         .next(format!(
             "see why the pods are not running: kubectl -n {} get pods -l {}",
             w.namespace,
-            selector::render(w.selector)
+            crate::selector::describe(w.selector)
         )),
         (n, Some(earliest)) => {
             let src = latest_start

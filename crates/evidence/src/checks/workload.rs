@@ -8,7 +8,8 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::Value;
 
-use super::{pods, selector};
+use super::pods;
+use crate::selector;
 use crate::{Observed, ResourceKind, TargetKind};
 
 /// The label a Deployment's ReplicaSets and pods carry their template hash in.

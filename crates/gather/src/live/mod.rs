@@ -438,7 +438,10 @@ fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
         };
         let ns = workload.namespace().to_string();
         plan.revisions.insert((revisions, ns.clone()));
-        match workload.selector().map(crate::selector::render) {
+        match workload
+            .selector()
+            .map(liveproof_evidence::selector::render)
+        {
             Some(Ok(selector)) => {
                 plan.pods.insert((ns, selector));
             }

@@ -115,10 +115,9 @@ impl Scope {
             ScopeKey::Pods { namespace, .. } => {
                 object.resource() == ResourceKind::Pod
                     && object.namespace() == namespace
-                    && self
-                        .selector
-                        .as_ref()
-                        .is_some_and(|s| crate::selector::matches(s, &object.labels()))
+                    && self.selector.as_ref().is_some_and(|s| {
+                        liveproof_evidence::selector::matches(s, Some(&object.labels()))
+                    })
             }
         }
     }
@@ -235,7 +234,7 @@ impl WatchState {
             let Some(selector) = workload.selector() else {
                 continue;
             };
-            if let Ok(rendered) = crate::selector::render(selector) {
+            if let Ok(rendered) = liveproof_evidence::selector::render(selector) {
                 wanted.push((
                     ScopeKey::Pods {
                         namespace: workload.namespace().to_string(),

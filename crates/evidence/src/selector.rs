@@ -1,5 +1,5 @@
-//! A workload's `spec.selector` as the `labelSelector` query parameter, and matching labels
-//! against it (the watch overlay needs to know which pods a selector covers).
+//! Label selectors: rendered as the `labelSelector` query parameter (and for messages), and
+//! matched the way the API server matches them.
 
 use std::collections::BTreeMap;
 
@@ -56,15 +56,23 @@ pub fn render(selector: &LabelSelector) -> Result<String, SelectorError> {
     Ok(parts.join(","))
 }
 
-/// Whether `labels` satisfy `selector` (an unknown operator matches nothing).
-pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
+/// Whether `labels` satisfy `selector`. An empty selector matches nothing here: a workload
+/// always has one, and "every pod in the namespace" is never what we mean. An unknown
+/// operator matches nothing rather than guess.
+pub fn matches(selector: &LabelSelector, labels: Option<&BTreeMap<String, String>>) -> bool {
+    let empty = BTreeMap::new();
+    let labels = labels.unwrap_or(&empty);
+    let match_labels = selector.match_labels.as_ref();
+    let expressions = selector.match_expressions.as_deref().unwrap_or_default();
+    if match_labels.is_none_or(BTreeMap::is_empty) && expressions.is_empty() {
+        return false;
+    }
+    let labels_ok = match_labels
+        .into_iter()
         .flatten()
         .all(|(k, v)| labels.get(k) == Some(v));
     labels_ok
-        && selector.match_expressions.iter().flatten().all(|req| {
+        && expressions.iter().all(|req| {
             let values = req.values.as_deref().unwrap_or_default();
             let value = labels.get(&req.key);
             match req.operator.as_str() {
@@ -75,6 +83,11 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
                 _ => false,
             }
         })
+}
+
+/// For messages: the rendered selector, or what is wrong with it.
+pub fn describe(selector: &LabelSelector) -> String {
+    render(selector).unwrap_or_else(|e| format!("<{e}>"))
 }
 
 #[cfg(test)]
@@ -109,12 +122,20 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        assert!(matches(&s, &labels));
+        assert!(matches(&s, Some(&labels)));
         labels.insert("canary".into(), "true".into());
-        assert!(!matches(&s, &labels));
+        assert!(!matches(&s, Some(&labels)));
         labels.remove("canary");
         labels.insert("legacy".into(), "x".into());
-        assert!(!matches(&s, &labels));
+        assert!(!matches(&s, Some(&labels)));
+    }
+
+    #[test]
+    fn empty_selector_matches_nothing() {
+        let labels: BTreeMap<String, String> = [("a".to_string(), "b".to_string())].into();
+        assert!(!matches(&LabelSelector::default(), Some(&labels)));
+        let s = selector(serde_json::json!({"matchLabels": {"app": "x"}}));
+        assert!(!matches(&s, None));
     }
 
     #[test]
