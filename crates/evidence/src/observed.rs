@@ -83,6 +83,13 @@ pub struct Observed {
 pub enum ObjectError {
     #[error("{what}: no `kind` field; is this a Kubernetes object?")]
     NoKind { what: String },
+    #[error("{what}: {kind}/{name} has no {field}, which every {kind} must have")]
+    Missing {
+        what: String,
+        kind: String,
+        name: String,
+        field: &'static str,
+    },
     #[error("{what}: not a valid {kind}: {source}")]
     Invalid {
         what: String,
@@ -108,6 +115,33 @@ impl Observed {
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string();
+        // The typed structs fill a missing required field with a default, which would turn a
+        // broken document into a quietly wrong workload: refuse what no API server returns.
+        let is_list = kind == "List" || kind.ends_with("List");
+        let required: &[(&str, &'static str)] = match kind.as_str() {
+            _ if is_list => &[],
+            "Deployment" | "StatefulSet" | "DaemonSet" => &[
+                ("/metadata/name", "metadata.name"),
+                ("/spec", "spec"),
+                ("/spec/selector", "spec.selector"),
+                ("/spec/template", "spec.template"),
+            ],
+            "ReplicaSet" | "Pod" | "ControllerRevision" | "Node" => {
+                &[("/metadata/name", "metadata.name")]
+            }
+            _ => &[],
+        };
+        if let Some((_, field)) = required
+            .iter()
+            .find(|(ptr, _)| value.pointer(ptr).is_none_or(Value::is_null))
+        {
+            return Err(ObjectError::Missing {
+                what: what.to_string(),
+                kind,
+                name,
+                field,
+            });
+        }
         let invalid = |source| ObjectError::Invalid {
             what: format!("{what}: {kind}/{name}"),
             kind: kind.clone(),
@@ -115,7 +149,7 @@ impl Observed {
         };
         match kind.as_str() {
             // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
-            k if k == "List" || k.ends_with("List") => {
+            _ if is_list => {
                 let items = match value.get("items") {
                     Some(Value::Array(items)) => items.clone(),
                     _ => Vec::new(),

@@ -16,6 +16,8 @@ use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
+    #[error("target `{given}`: {kind} targets are not supported by this version yet\nhint: verify the workloads it manages: deployment/NAME, statefulset/NAME, daemonset/NAME")]
+    Unsupported { given: String, kind: String },
     #[error("--since `{given}` is not an RFC 3339 time: {reason}\nhint: e.g. --since 2026-07-12T10:00:00Z (a time and a zone are required)")]
     Since { given: String, reason: String },
     #[error(
@@ -89,6 +91,17 @@ impl VerifyConfig {
             .iter()
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some((given, t)) = args
+            .targets
+            .iter()
+            .zip(&targets)
+            .find(|(_, t)| !t.kind.is_workload())
+        {
+            return Err(ConfigError::Unsupported {
+                given: given.clone(),
+                kind: t.kind.to_string(),
+            });
+        }
         let (change, since_origin) = change(&args.change)?;
         let source = match &args.from {
             Some(path) if !path.exists() => {

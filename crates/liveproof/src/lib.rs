@@ -41,8 +41,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
 
 fn init_logging(verbose: u8) {
     let default = match verbose {
-        0 => "warn",
-        1 => "warn,liveproof=info,liveproof_gather=debug",
+        // kube logs its own view of errors we report better ourselves; -vv shows them.
+        0 => "warn,kube=off,kube_client=off,kube_runtime=off",
+        1 => "warn,kube=off,kube_client=off,kube_runtime=off,liveproof=info,liveproof_gather=debug",
         _ => "debug,hyper=info,rustls=info,tower=info",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("LIVEPROOF_LOG")
@@ -51,6 +52,7 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_target(false)
         .without_time()
         .try_init();

@@ -233,7 +233,8 @@ fn deployment_with_a_field_of_the_wrong_type_names_the_object() {
     std::fs::write(
         &dump,
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: inventory\n  namespace: apps\n\
-         spec:\n  replicas: three\n",
+         spec:\n  replicas: three\n  selector: {matchLabels: {app: inventory}}\n\
+         \x20 template: {metadata: {labels: {app: inventory}}, spec: {containers: [{name: app, image: x}]}}\n",
     )
     .expect("write dump");
     let run = verify_offline(&path_str(&dump), &["--since", SINCE]);
@@ -245,8 +246,6 @@ fn deployment_with_a_field_of_the_wrong_type_names_the_object() {
 }
 
 #[test]
-#[ignore = "bug: a Deployment missing its required spec.selector/spec.template is accepted \
-            (exit 1 with unknown/failed checks) instead of exit 2 naming the object"]
 fn deployment_missing_required_fields_names_the_object() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = dir.path().join("dump.yaml");
@@ -266,8 +265,6 @@ fn deployment_missing_required_fields_names_the_object() {
 }
 
 #[test]
-#[ignore = "bug: a Deployment document with no spec at all is dropped and reported as \
-            `the input holds no Deployment apps/inventory` (exit 3) instead of exit 2 naming it"]
 fn deployment_without_spec_names_the_object() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = dir.path().join("dump.yaml");
@@ -304,6 +301,25 @@ fn unknown_target_kind_is_named_with_the_accepted_kinds() {
         &["cronjob", "deployment", "statefulset", "daemonset"],
         "cronjob/x",
     );
+}
+
+#[test]
+fn target_kind_not_supported_yet_is_a_usage_error() {
+    let run = liveproof(&[
+        "verify",
+        "release/inventory",
+        "-n",
+        "apps",
+        "--since",
+        SINCE,
+        "--from",
+        &live_dump(),
+    ]);
+    run.assert_refused(2, "release/inventory")
+        .assert_stderr_names(
+            &["release/inventory", "not supported", "deployment/NAME"],
+            "release/inventory",
+        );
 }
 
 #[test]
@@ -415,6 +431,9 @@ fn commit_missing_from_the_repository_names_the_repository() {
             &["--commit", "deadbeef", &repo_path, "--since"],
             "--commit deadbeef",
         );
+    // The hint is said once, after the error, not echoed from each cause.
+    assert_eq!(run.stderr.matches("hint:").count(), 1, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("not found").count(), 1, "{}", run.stderr);
 }
 
 #[test]

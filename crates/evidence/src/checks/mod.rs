@@ -749,8 +749,8 @@ fn pod_restarted(
     }
     let mut before: Vec<(String, String, Timestamp)> = Vec::new();
     let mut unreadable: Vec<(String, String)> = Vec::new();
-    let mut latest_start: Option<(Timestamp, String, String)> = None;
-    let mut earliest_after: Option<Timestamp> = None;
+    // The earliest start after the change: the pod closest to not having restarted.
+    let mut earliest_after: Option<(Timestamp, String, String)> = None;
     let mut containers = 0;
     for pod in pods.iter().filter(|p| pods::is_serving(p)) {
         for c in pods::container_statuses(pod) {
@@ -764,9 +764,8 @@ fn pod_restarted(
                     before.push((pods::name(pod).to_string(), c.name.clone(), t))
                 }
                 Some(t) => {
-                    earliest_after = Some(earliest_after.map_or(t, |e: Timestamp| e.min(t)));
-                    if latest_start.as_ref().is_none_or(|(l, _, _)| t > *l) {
-                        latest_start = Some((t, pods::name(pod).to_string(), c.name.clone()));
+                    if earliest_after.as_ref().is_none_or(|(e, _, _)| t < *e) {
+                        earliest_after = Some((t, pods::name(pod).to_string(), c.name.clone()));
                     }
                 }
             }
@@ -822,12 +821,9 @@ fn pod_restarted(
             w.namespace,
             crate::selector::describe(w.selector)
         )),
-        (n, Some(earliest)) => {
-            let src = latest_start
-                .map(|(_, p, c)| source_of(&p, &c))
-                .unwrap_or_default();
+        (n, Some((earliest, pod, container))) => {
             Finding::new(Check::PodRestarted, Status::Pass, format!("{n} serving container(s), earliest started {earliest}"), expected)
-                .source(src)
+                .source(source_of(&pod, &container))
                 .detail("every serving container started after the change, so it runs what the change put in place")
         }
     }
