@@ -201,7 +201,7 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct SimArgs {
     /// A file or directory of Kubernetes objects (YAML/JSON) to serve.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "PATH")]
     pub fixtures: Option<PathBuf>,
 
     /// Serve the demo story instead of fixtures.

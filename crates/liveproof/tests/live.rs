@@ -271,3 +271,50 @@ async fn verbose_counts_requests_and_gathers_with_few() {
         "no GET per pod"
     );
 }
+
+/// `liveproof sim` serves a cluster another process can verify against, until interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_subcommand_serves_fixtures_to_another_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let fixtures =
+        common::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["sim", "--fixtures"])
+        .arg(&fixtures)
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .args(["-n", "apps"])
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof sim starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !kubeconfig.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no kubeconfig written"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "--kubeconfig",
+        kubeconfig.to_str().expect("utf-8"),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+        "-o",
+        "json",
+    ])
+    .await;
+    server.kill().await.expect("stops");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.report().targets[0].namespace,
+        "apps",
+        "the kubeconfig's namespace applies"
+    );
+}

@@ -165,12 +165,28 @@ impl Simulator {
         self
     }
 
-    /// Every `.yaml`/`.yml`/`.json` under `dir`, recursively, in path order.
+    /// A file, or every `.yaml`/`.yml`/`.json` under a directory, recursively, in path order.
+    /// A document that is not a Kubernetes object is refused, naming its file.
     pub fn with_fixtures_dir(mut self, dir: &Path) -> Result<Self, SimError> {
         let mut files = Vec::new();
-        collect_files(dir, &mut files)?;
+        if dir.is_file() {
+            files.push(dir.to_owned());
+        } else {
+            collect_files(dir, &mut files)?;
+        }
         for f in files {
-            self.objects.extend(read_objects(&f)?);
+            for object in read_objects(&f)? {
+                let has = |field: &str| object.get(field).and_then(Value::as_str).is_some();
+                if !(has("apiVersion") && has("kind")) {
+                    return Err(SimError::InvalidObject {
+                        object: f.display().to_string(),
+                        message:
+                            "a document without apiVersion and kind is not a Kubernetes object"
+                                .into(),
+                    });
+                }
+                self.objects.push(object);
+            }
         }
         Ok(self)
     }
