@@ -9,11 +9,38 @@ mod sim_cmd;
 mod verify;
 
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
 
 pub use config::ConfigError;
 
 /// Exit code for usage and operational errors (DESIGN.md).
 pub const EXIT_ERROR: u8 = 2;
+
+/// The whole program, for both binaries (`liveproof`, and `kubectl-liveproof` as a kubectl
+/// plugin): parse, run, map the result to an exit code.
+pub fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            // A closed pipe (`liveproof … | head`) is the reader's choice, not an error.
+            if err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
+            {
+                eprintln!("liveproof: error: {}", error_text(&err));
+            }
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
 
 /// Runs a parsed command; returns the process exit code.
 pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
@@ -56,4 +83,55 @@ fn init_logging(verbose: u8) {
         .with_target(false)
         .without_time()
         .try_init();
+}
+
+/// The error and its causes, each said once: a message that already quotes its cause (as
+/// most of ours do, to read well alone) does not get it appended a second time.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        // A message with a hint already said what matters; its causes are the library's words.
+        if text.contains(part.trim()) || text.contains("\nhint:") {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    // Hints read best last, each once.
+    let (mut body, mut hints) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        match line.trim_start().strip_prefix("hint:") {
+            Some(h) if !hints.contains(&h.trim().to_string()) => hints.push(h.trim().to_string()),
+            Some(_) => {}
+            None => body.push(line.to_string()),
+        }
+    }
+    body.extend(hints.into_iter().map(|h| format!("hint: {h}")));
+    body.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("commit `x` not found in /repo\nhint: fetch it, or pass --since")]
+    struct NotFound;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("--commit x: {0}")]
+    struct Flag(#[source] NotFound);
+
+    #[test]
+    fn each_cause_and_hint_is_said_once() {
+        let err = anyhow::Error::new(Flag(NotFound));
+        let text = error_text(&err);
+        assert_eq!(
+            text,
+            "--commit x: commit `x` not found in /repo\nhint: fetch it, or pass --since"
+        );
+    }
 }

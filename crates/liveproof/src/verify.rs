@@ -72,8 +72,11 @@ async fn wait(
             &targets,
             cluster.default_namespace(),
         );
-        let done = report.verdict == Verdict::Live
-            || final_failure(observed, &targets, cluster.default_namespace()).is_some();
+        let final_reason = final_failure(observed, &targets, ns);
+        if let Some(reason) = &final_reason {
+            tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+        }
+        let done = report.verdict == Verdict::Live || final_reason.is_some();
         (report, done)
     };
     let mut updates = Box::pin(

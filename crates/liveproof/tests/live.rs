@@ -194,6 +194,43 @@ async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_stops_early_on_a_crash_loop() {
+    let story =
+        common::scenarios_dir().join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
+    let cluster = common::Cluster::from_file(&story, "apps").await;
+    // A ten-minute timeout: the harness's own two-minute bound fails the test if it is waited out.
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--wait",
+        "--timeout",
+        "10m",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    let pods = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::PodsCurrent)
+        .expect("pods_current");
+    assert!(pods.detail.contains("CrashLoopBackOff"), "{pods:?}");
+    assert!(
+        run.stderr.contains("crash-looping"),
+        "says why it stopped waiting: {}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_stops_early_on_a_final_failure() {
     let story =
         common::scenarios_dir().join("progress-deadline-exceeded-image-never-pushed/cluster.yaml");
@@ -317,4 +354,50 @@ async fn sim_subcommand_serves_fixtures_to_another_process() {
         "apps",
         "the kubeconfig's namespace applies"
     );
+}
+
+/// DESIGN.md: a `kubectl-liveproof` binary on PATH makes `kubectl liveproof …` work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_as_a_kubectl_plugin() {
+    let story =
+        common::scenarios_dir().join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
+    let cluster = common::Cluster::from_file(&story, "apps").await;
+    let plugin = PathBuf::from(env!("CARGO_BIN_EXE_kubectl-liveproof"));
+    let bin_dir = plugin.parent().expect("bin dir").to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = tokio::process::Command::new(kubectl_path())
+        .args([
+            "liveproof",
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "apps",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+        ])
+        .env("PATH", path)
+        .env("HOME", home.path())
+        .env("NO_COLOR", "1")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("finishes")
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("verdict: not_live"), "{stdout}");
 }
