@@ -374,7 +374,7 @@ spec:
             ("nokind.yaml", b"metadata: {name: x}\n", "no `kind`"),
             (
                 "wrong-field-type.yaml",
-                b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: three}\n",
+                b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: three, selector: {}, template: {}}\n",
                 "wrong-field-type.yaml: document 1: Deployment/web: not a valid Deployment",
             ),
             (
@@ -401,15 +401,18 @@ spec:
                 "{name}: error does not name the file: {msg}"
             );
         }
-        // k8s-openapi defaults missing required fields: the object loads (its empty selector
-        // is refused later, when pods are matched), and nothing panics.
+        // k8s-openapi would default missing required fields into a quietly wrong workload:
+        // the loader refuses it instead, naming the field.
         let file = write(
             dir.path(),
             "missing-fields.yaml",
             b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n",
         );
-        let observed = load(&file).expect("loads with defaults");
-        assert_eq!(observed.deployments.len(), 1);
+        let msg = load(&file).expect_err("refused").to_string();
+        assert!(
+            msg.contains("Deployment/web") && msg.contains("spec.selector"),
+            "{msg}"
+        );
         // A List whose `items` is not a sequence holds nothing, without error.
         let file = write(dir.path(), "odd-list.yaml", b"kind: List\nitems: 3\n");
         assert!(load(&file).expect("loads").pods.is_empty());

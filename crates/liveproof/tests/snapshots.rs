@@ -6,7 +6,8 @@ mod common;
 async fn text_of(story: &str, extra: &[&str]) -> String {
     let dir = common::scenarios_dir().join(story);
     let story_yaml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story")).expect("yaml");
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story"))
+            .expect("yaml");
     let mut args: Vec<String> = vec!["verify".into()];
     args.extend(
         story_yaml["args"]
@@ -40,5 +41,7 @@ async fn no_change_time_is_unproven() {
 
 #[tokio::test]
 async fn markdown_for_a_ci_summary() {
-    insta::assert_snapshot!(text_of("old-pod-terminating-still-running", &["-o", "markdown"]).await);
+    insta::assert_snapshot!(
+        text_of("old-pod-terminating-still-running", &["-o", "markdown"]).await
+    );
 }
