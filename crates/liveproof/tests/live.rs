@@ -193,12 +193,11 @@ async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
     assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wait_stops_early_on_a_crash_loop() {
-    let story =
-        common::scenarios_dir().join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
-    let cluster = common::Cluster::from_file(&story, "apps").await;
-    // A ten-minute timeout: the harness's own two-minute bound fails the test if it is waited out.
+/// Waits on a story with a ten-minute timeout: the harness's own two-minute bound fails the
+/// test if the timeout is waited out instead of the failure being seen as final.
+async fn wait_on_story(story: &str) -> (common::Run, liveproof_evidence::Report) {
+    let path = common::scenarios_dir().join(story).join("cluster.yaml");
+    let cluster = common::Cluster::from_file(&path, "apps").await;
     let run = common::liveproof(&[
         "verify",
         "deploy/inventory",
@@ -217,11 +216,22 @@ async fn wait_stops_early_on_a_crash_loop() {
     .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     let report = run.report();
-    let pods = report.targets[0]
+    (run, report)
+}
+
+fn evidence(report: &liveproof_evidence::Report, check: Check) -> liveproof_evidence::Evidence {
+    report.targets[0]
         .evidence
         .iter()
-        .find(|e| e.check == Check::PodsCurrent)
-        .expect("pods_current");
+        .find(|e| e.check == check)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {check} evidence"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_stops_early_on_a_crash_loop() {
+    let (run, report) = wait_on_story("new-pod-crashloopbackoff-old-pods-serving").await;
+    let pods = evidence(&report, Check::PodsCurrent);
     assert!(pods.detail.contains("CrashLoopBackOff"), "{pods:?}");
     assert!(
         run.stderr.contains("crash-looping"),
@@ -232,44 +242,13 @@ async fn wait_stops_early_on_a_crash_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_stops_early_on_a_final_failure() {
-    let story =
-        common::scenarios_dir().join("progress-deadline-exceeded-image-never-pushed/cluster.yaml");
-    let story_args = std::fs::read_to_string(story.with_file_name("story.yaml")).expect("story");
-    assert!(
-        story_args.contains("apps"),
-        "the story is in namespace apps"
-    );
-    let cluster = common::Cluster::from_file(&story, "apps").await;
-    let started = std::time::Instant::now();
-    // A ten-minute timeout: the harness's own two-minute bound fails the test if it is waited out.
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--wait",
-        "--timeout",
-        "10m",
-        "-o",
-        "json",
-    ])
-    .await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(started.elapsed() < Duration::from_secs(110));
-    let report = run.report();
-    let rollout = report.targets[0]
-        .evidence
-        .iter()
-        .find(|e| e.check == Check::RolloutComplete)
-        .expect("rollout_complete");
+    let (run, report) = wait_on_story("progress-deadline-exceeded-image-never-pushed").await;
+    let rollout = evidence(&report, Check::RolloutComplete);
     assert!(
         rollout.detail.contains("ProgressDeadlineExceeded"),
         "{rollout:?}"
     );
+    assert!(run.stderr.contains("stopped waiting"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

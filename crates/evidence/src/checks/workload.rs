@@ -6,6 +6,7 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::Metadata;
 use serde_json::Value;
 
 use super::pods;
@@ -161,6 +162,17 @@ impl<'a> Workload<'a> {
         }
     }
 
+    /// The objects in its namespace this workload owns (its ReplicaSets or revisions).
+    fn owned<'o, T: Metadata<Ty = ObjectMeta>>(&self, items: &'o [T]) -> Vec<&'o T> {
+        items
+            .iter()
+            .filter(|o| {
+                o.metadata().namespace.as_deref().unwrap_or(self.namespace) == self.namespace
+            })
+            .filter(|o| self.owns(o.metadata()))
+            .collect()
+    }
+
     /// The pods this workload selects, in its namespace.
     pub fn pods(&self, observed: &'a Observed) -> Vec<&'a Pod> {
         observed
@@ -204,14 +216,7 @@ impl<'a> Workload<'a> {
     /// The ReplicaSet whose pod template equals the Deployment's, ignoring the hash label —
     /// the controller's own test (`EqualIgnoreHash`).
     fn deployment_revision(&self, observed: &Observed) -> Revision {
-        let owned: Vec<&ReplicaSet> = observed
-            .replicasets
-            .iter()
-            .filter(|rs| {
-                rs.metadata.namespace.as_deref().unwrap_or(self.namespace) == self.namespace
-            })
-            .filter(|rs| self.owns(&rs.metadata))
-            .collect();
+        let owned: Vec<&ReplicaSet> = self.owned(&observed.replicasets);
         if owned.is_empty() {
             if let Some(missing) = self.revision_input_missing(observed, ResourceKind::ReplicaSet) {
                 return missing;
@@ -309,14 +314,7 @@ impl<'a> Workload<'a> {
 
     /// The newest ControllerRevision the DaemonSet owns, provided it carries the current template.
     fn daemonset_revision(&self, observed: &Observed) -> Revision {
-        let owned: Vec<&ControllerRevision> = observed
-            .controller_revisions
-            .iter()
-            .filter(|cr| {
-                cr.metadata.namespace.as_deref().unwrap_or(self.namespace) == self.namespace
-            })
-            .filter(|cr| self.owns(&cr.metadata))
-            .collect();
+        let owned: Vec<&ControllerRevision> = self.owned(&observed.controller_revisions);
         if owned.is_empty() {
             if let Some(missing) =
                 self.revision_input_missing(observed, ResourceKind::ControllerRevision)
