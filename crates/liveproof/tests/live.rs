@@ -113,12 +113,26 @@ async fn rollout_status_succeeds_where_verify_says_not_live() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_watches_until_the_reconcile_makes_it_live() {
+    wait_until_live(false).await;
+}
+
+/// The server closes every watch after one event (as API servers and proxies do): the watch
+/// is re-established from its resourceVersion and still sees the reconcile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_closed_by_the_server() {
+    wait_until_live(true).await;
+}
+
+async fn wait_until_live(close_watches: bool) {
     let merged = now() - SignedDuration::from_secs(90);
     let cluster = common::Cluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
+    if close_watches {
+        cluster.sim.faults().close_watches_after(1);
+    }
     let since = merged.to_string();
     let args = [
         "verify",
