@@ -15,6 +15,56 @@ pub struct Change {
     pub env: Vec<String>,
     /// `--expect-secret-ref SECRET[/KEY]`.
     pub secret_refs: Vec<SecretRefExpectation>,
+    /// `--chart-version V`: the chart version the installed release must carry.
+    pub chart_version: Option<String>,
+    /// `--expect TEXT` / `--expect re:REGEX`: what the installed manifest must contain.
+    pub manifest: Vec<ManifestExpectation>,
+}
+
+/// One `--expect`: plain text, or `re:REGEX`.
+#[derive(Debug, Clone)]
+pub struct ManifestExpectation {
+    /// As the user wrote it.
+    pub given: String,
+    regex: Option<regex::Regex>,
+}
+
+impl PartialEq for ManifestExpectation {
+    fn eq(&self, other: &Self) -> bool {
+        self.given == other.given
+    }
+}
+
+impl Eq for ManifestExpectation {}
+
+impl ManifestExpectation {
+    /// Parses `TEXT` or `re:REGEX`; the error is the regex's own message.
+    pub fn parse(given: &str) -> Result<ManifestExpectation, String> {
+        let regex = match given.strip_prefix("re:") {
+            Some(pattern) => Some(
+                regex::RegexBuilder::new(pattern)
+                    .multi_line(true)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| e.to_string())?,
+            ),
+            None => None,
+        };
+        if given.is_empty() {
+            return Err("empty expectation".into());
+        }
+        Ok(ManifestExpectation {
+            given: given.to_string(),
+            regex,
+        })
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        match &self.regex {
+            Some(r) => r.is_match(text),
+            None => text.contains(&self.given),
+        }
+    }
 }
 
 impl Change {

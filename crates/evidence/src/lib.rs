@@ -12,7 +12,7 @@ mod observed;
 pub mod selector;
 mod target;
 
-pub use change::{Change, ExpectedImage, ImageRef, SecretRefExpectation};
+pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
 pub use checks::{final_failure, judge, CRASH_LOOP_RESTARTS};
 pub use model::{
     ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,

@@ -151,6 +151,9 @@ pub struct TargetReport {
     pub namespace: String,
     pub name: String,
     pub verdict: Verdict,
+    /// The GitOps or Helm target this workload was reached from (`helmrelease/apps/inventory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     pub evidence: Vec<Evidence>,
     /// When not live: the single most useful thing to do next.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,9 +19,48 @@ pub enum ResourceKind {
     ControllerRevision,
     Pod,
     Node,
+    /// Helm release storage (driver `secret`, the default).
+    Secret,
+    /// Helm release storage (driver `configmap`).
+    ConfigMap,
+    /// Flux `helm.toolkit.fluxcd.io/v2`.
+    HelmRelease,
+    /// Flux `kustomize.toolkit.fluxcd.io/v1`.
+    Kustomization,
+    /// Flux `source.toolkit.fluxcd.io/v1`.
+    GitRepository,
+    /// Argo CD `argoproj.io/v1alpha1`.
+    Application,
 }
 
 impl ResourceKind {
+    /// The group/version we read it at.
+    pub const fn api_version(self) -> &'static str {
+        match self {
+            ResourceKind::Deployment
+            | ResourceKind::StatefulSet
+            | ResourceKind::DaemonSet
+            | ResourceKind::ReplicaSet
+            | ResourceKind::ControllerRevision => "apps/v1",
+            ResourceKind::Pod
+            | ResourceKind::Node
+            | ResourceKind::Secret
+            | ResourceKind::ConfigMap => "v1",
+            ResourceKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
+            ResourceKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
+            ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
+            ResourceKind::Application => "argoproj.io/v1alpha1",
+        }
+    }
+
+    /// The API group, `""` for core.
+    pub fn group(self) -> &'static str {
+        match self.api_version().split_once('/') {
+            Some((group, _)) => group,
+            None => "",
+        }
+    }
+
     pub const fn kind_name(self) -> &'static str {
         match self {
             ResourceKind::Deployment => "Deployment",
@@ -31,6 +70,12 @@ impl ResourceKind {
             ResourceKind::ControllerRevision => "ControllerRevision",
             ResourceKind::Pod => "Pod",
             ResourceKind::Node => "Node",
+            ResourceKind::Secret => "Secret",
+            ResourceKind::ConfigMap => "ConfigMap",
+            ResourceKind::HelmRelease => "HelmRelease",
+            ResourceKind::Kustomization => "Kustomization",
+            ResourceKind::GitRepository => "GitRepository",
+            ResourceKind::Application => "Application",
         }
     }
 
@@ -44,6 +89,12 @@ impl ResourceKind {
             ResourceKind::ControllerRevision => "controllerrevisions",
             ResourceKind::Pod => "pods",
             ResourceKind::Node => "nodes",
+            ResourceKind::Secret => "secrets",
+            ResourceKind::ConfigMap => "configmaps",
+            ResourceKind::HelmRelease => "helmreleases",
+            ResourceKind::Kustomization => "kustomizations",
+            ResourceKind::GitRepository => "gitrepositories",
+            ResourceKind::Application => "applications",
         }
     }
 }
@@ -191,6 +242,29 @@ impl Observed {
 
     pub fn is_complete(&self, namespace: &str, kind: ResourceKind) -> bool {
         self.complete.contains(&(namespace.to_string(), kind))
+    }
+
+    /// Objects kept raw (`others`) of `kind` — matched by kind and API group, any version.
+    pub fn others_of(&self, kind: ResourceKind) -> impl Iterator<Item = &Value> {
+        let group = kind.group();
+        self.others.iter().filter(move |o| {
+            o.get("kind").and_then(Value::as_str) == Some(kind.kind_name())
+                && o.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g))
+                    == Some(group)
+        })
+    }
+
+    /// The raw object of `kind` named `name` in `namespace`.
+    pub fn find_other(&self, kind: ResourceKind, namespace: &str, name: &str) -> Option<&Value> {
+        self.others_of(kind).find(|o| {
+            o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+                && o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(namespace)
+                    == namespace
+        })
     }
 
     /// The refusal that kept `kind` in `namespace` from being read, if any.

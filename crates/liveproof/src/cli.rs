@@ -169,6 +169,14 @@ pub struct ChangeArgs {
     /// Repeatable.
     #[arg(long, value_name = "SECRET[/KEY]")]
     pub expect_secret_ref: Vec<String>,
+
+    /// The chart version the installed Helm release must carry.
+    #[arg(long, value_name = "VERSION")]
+    pub chart_version: Option<String>,
+
+    /// Text the installed release's rendered manifest must contain, or `re:REGEX`. Repeatable.
+    #[arg(long, value_name = "TEXT")]
+    pub expect: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use liveproof_evidence::{Change, ExpectedImage, SecretRefExpectation, Target};
+use liveproof_evidence::{
+    Change, ExpectedImage, ManifestExpectation, SecretRefExpectation, Target,
+};
 use liveproof_gather::live::ClusterOptions;
 use liveproof_report::{Format, TextStyle};
 
@@ -32,6 +34,10 @@ pub enum ConfigError {
     },
     #[error("--image `{given}` is not an image reference\nhint: e.g. --image ghcr.io/acme/inventory:1.4.0 or --image ghcr.io/acme/inventory@sha256:…")]
     Image { given: String },
+    #[error("--expect `{given}`: {reason}\nhint: plain text is matched as is; `re:` starts a regular expression, e.g. --expect 're:secretKeyRef:\\s+name: inventory-db'")]
+    Expect { given: String, reason: String },
+    #[error("--chart-version `{given}` is empty or has spaces")]
+    ChartVersion { given: String },
     #[error("--expect-env `{given}` is not an env var name")]
     Env { given: String },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
@@ -210,6 +216,23 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
                 .ok_or_else(|| ConfigError::SecretRef { given: s.clone() })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let manifest = args
+        .expect
+        .iter()
+        .map(|e| {
+            ManifestExpectation::parse(e).map_err(|reason| ConfigError::Expect {
+                given: e.clone(),
+                reason,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let chart_version = match &args.chart_version {
+        Some(v) if v.trim().is_empty() || v.contains(char::is_whitespace) => {
+            return Err(ConfigError::ChartVersion { given: v.clone() })
+        }
+        Some(v) => Some(v.clone()),
+        None => None,
+    };
     Ok((
         Change {
             since,
@@ -217,6 +240,8 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
             images,
             env: args.expect_env.clone(),
             secret_refs,
+            chart_version,
+            manifest,
         },
         origin,
     ))

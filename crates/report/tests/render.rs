@@ -40,6 +40,7 @@ fn target(
         verdict,
         evidence,
         next_step: next_step.map(str::to_string),
+        via: None,
     }
 }
 

@@ -156,6 +156,7 @@ fn judge_target(
         namespace: namespace.to_string(),
         name: target.name.clone(),
         verdict,
+        via: None,
         evidence: findings.into_iter().map(|f| f.evidence).collect(),
         next_step,
     }

@@ -345,8 +345,15 @@ impl Cluster {
             ResourceKind::ReplicaSet => self.get::<ReplicaSet>(ns, name).boxed(),
             ResourceKind::ControllerRevision => self.get::<ControllerRevision>(ns, name).boxed(),
             ResourceKind::Pod => self.get::<Pod>(ns, name).boxed(),
-            // Nodes are cluster-scoped and not gathered here.
-            ResourceKind::Node => futures::future::ready(Ok(Read::Got(None))).boxed(),
+            // Nodes are cluster-scoped and not gathered here; raw kinds (Helm storage, GitOps
+            // objects) are not typed objects.
+            ResourceKind::Node
+            | ResourceKind::Secret
+            | ResourceKind::ConfigMap
+            | ResourceKind::HelmRelease
+            | ResourceKind::Kustomization
+            | ResourceKind::GitRepository
+            | ResourceKind::Application => futures::future::ready(Ok(Read::Got(None))).boxed(),
         }
     }
 
@@ -366,7 +373,15 @@ impl Cluster {
                 self.list::<ControllerRevision>(ns, lp, what).boxed()
             }
             ResourceKind::Pod => self.list::<Pod>(ns, lp, what).boxed(),
-            ResourceKind::Node => futures::future::ready(Ok(Read::Got(Vec::new()))).boxed(),
+            ResourceKind::Node
+            | ResourceKind::Secret
+            | ResourceKind::ConfigMap
+            | ResourceKind::HelmRelease
+            | ResourceKind::Kustomization
+            | ResourceKind::GitRepository
+            | ResourceKind::Application => {
+                futures::future::ready(Ok(Read::Got(Vec::new()))).boxed()
+            }
         }
     }
 

@@ -430,7 +430,13 @@ fn watch_dyn(
             watch_kind::<ControllerRevision>(client, namespace, config)
         }
         ResourceKind::Pod => watch_kind::<Pod>(client, namespace, config),
-        ResourceKind::Node => stream::empty().boxed(),
+        ResourceKind::Node
+        | ResourceKind::Secret
+        | ResourceKind::ConfigMap
+        | ResourceKind::HelmRelease
+        | ResourceKind::Kustomization
+        | ResourceKind::GitRepository
+        | ResourceKind::Application => stream::empty().boxed(),
     }
 }
 
