@@ -1,0 +1,44 @@
+//! Helm release storage, read without `helm`.
+//!
+//! Helm keeps every revision of a release in a Secret (the default driver) or a ConfigMap named
+//! `sh.helm.release.v1.NAME.vREVISION`. The installed manifest, chart version and deploy time in
+//! there are artifacts, not status: they are what `release_revision`, `release_version` and
+//! `manifest_contains` judge. This crate decodes that storage, bounded against hostile input,
+//! and renders what `helm get` and `helm history` would print. It does no I/O.
+
+mod manifest;
+mod name;
+mod release;
+pub mod show;
+mod storage;
+mod values;
+
+pub use manifest::{manifest_objects, ManifestObject};
+pub use name::helm_controller_release_name;
+pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
+pub use storage::{
+    decode, encode_configmap, encode_secret, encode_secret_uncompressed, is_release_storage,
+    newest, object_ref, Base64Layer, DecodeError, StorageDriver, StoredRelease,
+    RELEASE_SECRET_TYPE,
+};
+pub use values::Values;
+
+/// Bounds applied before and while decoding, so a corrupt or hostile storage object costs a
+/// bounded amount of memory and time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest release JSON accepted after gunzip.
+    pub max_decompressed: usize,
+    /// Largest `data.release` string accepted, checked before any decoding. The API server
+    /// refuses Secrets and ConfigMaps over 1 MiB, so anything near this is not from a cluster.
+    pub max_encoded: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_decompressed: 64 * 1024 * 1024,
+            max_encoded: 16 * 1024 * 1024,
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The release record as Helm stores it (`helm.sh/helm/v3/pkg/release`), reduced to the fields
+//! liveproof reads. Unknown fields are ignored; missing ones take their empty value, as Go's
+//! `encoding/json` would give them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::values::Values;
+
+/// One revision of a release.
+#[derive(Clone, PartialEq, Deserialize)]
+pub struct Release {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    /// The revision: the `N` in `sh.helm.release.v1.NAME.vN`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub info: Info,
+    #[serde(default, deserialize_with = "nullable")]
+    pub chart: Chart,
+    /// The values the user supplied (not the chart's defaults).
+    #[serde(default)]
+    pub config: Values,
+    /// Every rendered template (hooks excluded), `---`-separated: what `helm get manifest` prints.
+    #[serde(default, deserialize_with = "nullable")]
+    pub manifest: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub hooks: Vec<Hook>,
+}
+
+// The manifest may render Secrets, so Debug gives its size, not its text.
+impl fmt::Debug for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Release")
+            .field("name", &self.name)
+            .field("namespace", &self.namespace)
+            .field("version", &self.version)
+            .field("info", &self.info)
+            .field("chart", &self.chart)
+            .field("config", &self.config)
+            .field("manifest", &format_args!("<{} bytes>", self.manifest.len()))
+            .field("hooks", &self.hooks)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct Info {
+    /// `None` when Helm wrote its zero time: `""` (Helm 3), omitted (Helm 4), or
+    /// `0001-01-01T00:00:00Z`.
+    #[serde(default, deserialize_with = "helm_time", serialize_with = "rfc3339")]
+    pub first_deployed: Option<Timestamp>,
+    #[serde(default, deserialize_with = "helm_time", serialize_with = "rfc3339")]
+    pub last_deployed: Option<Timestamp>,
+    #[serde(default, deserialize_with = "helm_time", serialize_with = "rfc3339")]
+    pub deleted: Option<Timestamp>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub status: ReleaseStatus,
+    /// Helm's one-line log entry, e.g. "Upgrade complete".
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct Chart {
+    #[serde(default, deserialize_with = "nullable")]
+    pub metadata: ChartMetadata,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct ChartMetadata {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// The chart version (`Chart.yaml` `version`), which `reconcileStrategy: ChartVersion` keys on.
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    /// `None` when the chart sets no `appVersion` (Helm omits it, or older charts wrote `""`).
+    #[serde(
+        default,
+        rename = "appVersion",
+        deserialize_with = "non_empty",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub app_version: Option<String>,
+}
+
+/// A hook of the release. Hooks are not part of `manifest`.
+#[derive(Clone, PartialEq, Default, Deserialize)]
+pub struct Hook {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// The Kubernetes kind, e.g. `Job`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    /// The chart-relative template path.
+    #[serde(default, deserialize_with = "nullable")]
+    pub path: String,
+    /// The hook's rendered manifest; kept for completeness, never needed by the checks.
+    #[serde(default, deserialize_with = "nullable")]
+    pub manifest: String,
+    /// e.g. `pre-upgrade`, `post-install`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub events: Vec<String>,
+}
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hook")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("path", &self.path)
+            .field("manifest", &format_args!("<{} bytes>", self.manifest.len()))
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+/// `info.status` (`helm.sh/helm/v3/pkg/release/status.go`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum ReleaseStatus {
+    Deployed,
+    Superseded,
+    Failed,
+    PendingInstall,
+    PendingUpgrade,
+    PendingRollback,
+    Uninstalling,
+    Uninstalled,
+    /// Helm's own `unknown`, and what a missing or empty status reads as.
+    #[default]
+    Unknown,
+    /// A status this version does not know (e.g. a newer Helm's), kept verbatim.
+    Other(String),
+}
+
+impl ReleaseStatus {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Deployed => "deployed",
+            Self::Superseded => "superseded",
+            Self::Failed => "failed",
+            Self::PendingInstall => "pending-install",
+            Self::PendingUpgrade => "pending-upgrade",
+            Self::PendingRollback => "pending-rollback",
+            Self::Uninstalling => "uninstalling",
+            Self::Uninstalled => "uninstalled",
+            Self::Unknown => "unknown",
+            Self::Other(other) => other,
+        }
+    }
+
+    /// An install, upgrade or rollback is under way (or died half-way): the revision is not
+    /// what the cluster runs yet.
+    pub fn is_pending(&self) -> bool {
+        matches!(
+            self,
+            Self::PendingInstall | Self::PendingUpgrade | Self::PendingRollback
+        )
+    }
+}
+
+impl FromStr for ReleaseStatus {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "deployed" => Self::Deployed,
+            "superseded" => Self::Superseded,
+            "failed" => Self::Failed,
+            "pending-install" => Self::PendingInstall,
+            "pending-upgrade" => Self::PendingUpgrade,
+            "pending-rollback" => Self::PendingRollback,
+            "uninstalling" => Self::Uninstalling,
+            "uninstalled" => Self::Uninstalled,
+            "unknown" | "" => Self::Unknown,
+            other => Self::Other(other.to_owned()),
+        })
+    }
+}
+
+impl fmt::Display for ReleaseStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ReleaseStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ReleaseStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        let Ok(status) = s.parse::<Self>();
+        Ok(status)
+    }
+}
+
+/// Go's zero `time.Time`, 0001-01-01T00:00:00Z, which Helm uses for "never".
+fn is_go_zero_time(ts: Timestamp) -> bool {
+    ts.as_second() == -62_135_596_800 && ts.subsec_nanosecond() == 0
+}
+
+/// Helm 3 marshals a zero time as `""` (`pkg/time/time.go`), Helm 4 omits it, and a plain Go
+/// `time.Time` would write `0001-01-01T00:00:00Z`: all three mean "no time". Anything else must
+/// be RFC 3339 (Go writes RFC3339Nano, with the writer's offset).
+fn helm_time<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Timestamp>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let ts = text.parse::<Timestamp>().map_err(|err| {
+        serde::de::Error::custom(format_args!("invalid RFC 3339 time \"{text}\": {err}"))
+    })?;
+    Ok((!is_go_zero_time(ts)).then_some(ts))
+}
+
+fn rfc3339<S: Serializer>(ts: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
+    match ts {
+        Some(ts) => serializer.collect_str(ts),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// `null` reads as the empty value, as Go's `encoding/json` leaves the zero value in place.
+fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+fn non_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.filter(|s| !s.is_empty()))
+}

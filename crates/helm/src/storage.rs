@@ -1,0 +1,414 @@
+//! Reading and writing the Kubernetes objects Helm stores releases in
+//! (`helm.sh/helm/v3/pkg/storage/driver`: `secrets.go`, `cfgmaps.go`, `util.go`).
+
+use std::fmt;
+use std::io::{Read, Write};
+
+use base64::Engine as _;
+use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use serde_json::{json, Map, Value};
+
+use crate::release::Release;
+use crate::Limits;
+
+/// `type` of a Secret Helm 3+ stores a release in.
+pub const RELEASE_SECRET_TYPE: &str = "helm.sh/release.v1";
+const NAME_PREFIX: &str = "sh.helm.release.v1.";
+const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageDriver {
+    Secret,
+    ConfigMap,
+}
+
+impl StorageDriver {
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::Secret => "Secret",
+            Self::ConfigMap => "ConfigMap",
+        }
+    }
+}
+
+impl fmt::Display for StorageDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+/// A decoded release and the object it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRelease {
+    pub driver: StorageDriver,
+    /// `NAMESPACE/KIND/NAME` of the storage object, e.g.
+    /// `apps/Secret/sh.helm.release.v1.inventory.v34`: what evidence cites as its source.
+    pub object: String,
+    pub release: Release,
+}
+
+/// Which base64 layer of a Secret failed to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base64Layer {
+    /// The encoding of every Secret `data` value.
+    Kubernetes,
+    /// Helm's own encoding of the (gzipped) release, the only layer in a ConfigMap.
+    Helm,
+}
+
+impl fmt::Display for Base64Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Kubernetes => "Kubernetes",
+            Self::Helm => "Helm",
+        })
+    }
+}
+
+/// Why a storage object could not be read as a release. Every message starts with the object.
+/// None of them quote the payload: it may hold values or rendered Secrets.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    #[error("{object}: not Helm release storage: {reason}")]
+    NotReleaseStorage { object: String, reason: String },
+
+    #[error("{object}: {detail}")]
+    MissingData { object: String, detail: String },
+
+    #[error(
+        "{object}: data.release is {size} bytes, over the {limit}-byte limit; \
+         hint: the API server refuses objects over 1 MiB, so this did not come from a cluster"
+    )]
+    TooLarge {
+        object: String,
+        size: usize,
+        limit: usize,
+    },
+
+    #[error("{object}: data.release is not valid base64 ({layer} layer)")]
+    Base64 {
+        object: String,
+        layer: Base64Layer,
+        #[source]
+        source: base64::DecodeError,
+    },
+
+    #[error(
+        "{object}: the release is truncated or corrupt gzip; \
+         hint: compare with `kubectl get` of the object, a copy may have been cut short"
+    )]
+    Gzip {
+        object: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{object}: the release decompresses to more than {limit} bytes; refused")]
+    DecompressedTooLarge { object: String, limit: usize },
+
+    #[error("{object}: the release is not Helm release JSON: {message}")]
+    Json {
+        object: String,
+        /// serde_json's message with any quoted string replaced, so no stored text leaks.
+        message: String,
+    },
+}
+
+impl DecodeError {
+    /// The storage object the error is about, as `NAMESPACE/KIND/NAME`.
+    pub fn object(&self) -> &str {
+        match self {
+            Self::NotReleaseStorage { object, .. }
+            | Self::MissingData { object, .. }
+            | Self::TooLarge { object, .. }
+            | Self::Base64 { object, .. }
+            | Self::Gzip { object, .. }
+            | Self::DecompressedTooLarge { object, .. }
+            | Self::Json { object, .. } => object,
+        }
+    }
+}
+
+/// `NAMESPACE/KIND/NAME` of any object, tolerating missing fields.
+pub fn object_ref(obj: &Value) -> String {
+    let kind = str_at(obj, &["kind"]).unwrap_or("<no kind>");
+    let name = str_at(obj, &["metadata", "name"]).unwrap_or("<no name>");
+    match str_at(obj, &["metadata", "namespace"]) {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{kind}/{name}"),
+        _ => format!("{kind}/{name}"),
+    }
+}
+
+fn str_at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
+    path.iter()
+        .try_fold(obj, |value, key| value.get(key))
+        .and_then(Value::as_str)
+}
+
+fn driver_of(obj: &Value) -> Option<StorageDriver> {
+    match str_at(obj, &["kind"])? {
+        "Secret" => Some(StorageDriver::Secret),
+        "ConfigMap" => Some(StorageDriver::ConfigMap),
+        _ => None,
+    }
+}
+
+/// True for a Secret of type `helm.sh/release.v1`, or a Secret or ConfigMap labelled
+/// `owner=helm` and named `sh.helm.release.v1.*` (how Helm's drivers find their objects).
+pub fn is_release_storage(obj: &Value) -> bool {
+    storage_mismatch(obj).is_none()
+}
+
+fn storage_mismatch(obj: &Value) -> Option<String> {
+    let Some(driver) = driver_of(obj) else {
+        return Some("only a Secret or ConfigMap can hold a release".to_owned());
+    };
+    if driver == StorageDriver::Secret && str_at(obj, &["type"]) == Some(RELEASE_SECRET_TYPE) {
+        return None;
+    }
+    let owner = str_at(obj, &["metadata", "labels", "owner"]);
+    let name = str_at(obj, &["metadata", "name"]).unwrap_or_default();
+    if owner == Some("helm") && name.starts_with(NAME_PREFIX) {
+        return None;
+    }
+    Some(match driver {
+        StorageDriver::Secret => format!(
+            "neither of type {RELEASE_SECRET_TYPE} nor labelled owner=helm and named {NAME_PREFIX}*"
+        ),
+        StorageDriver::ConfigMap => {
+            format!("not labelled owner=helm and named {NAME_PREFIX}*")
+        }
+    })
+}
+
+/// Decodes the release a storage Secret or ConfigMap holds.
+///
+/// A Secret's `data.release` is Kubernetes' base64 of Helm's base64 of the gzipped (or, from old
+/// Helm, plain) release JSON; a ConfigMap's is Helm's base64 directly. `stringData` is never
+/// read: the API server folds it into `data`, so it is not a stored form.
+pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError> {
+    let object = object_ref(obj);
+    if let Some(reason) = storage_mismatch(obj) {
+        return Err(DecodeError::NotReleaseStorage { object, reason });
+    }
+    let Some(driver) = driver_of(obj) else {
+        return Err(DecodeError::NotReleaseStorage {
+            object,
+            reason: "only a Secret or ConfigMap can hold a release".to_owned(),
+        });
+    };
+    let encoded = match obj.get("data").and_then(|data| data.get("release")) {
+        Some(Value::String(encoded)) => encoded,
+        Some(_) => {
+            return Err(DecodeError::MissingData {
+                object,
+                detail: "data.release is not a string".to_owned(),
+            })
+        }
+        None => {
+            let detail = if obj.pointer("/stringData/release").is_some() {
+                "no data.release (stringData is write-only input, not what the API stores; \
+                 hint: read the object back from the cluster)"
+            } else {
+                "no data.release"
+            };
+            return Err(DecodeError::MissingData {
+                object,
+                detail: detail.to_owned(),
+            });
+        }
+    };
+    if encoded.len() > limits.max_encoded {
+        return Err(DecodeError::TooLarge {
+            object,
+            size: encoded.len(),
+            limit: limits.max_encoded,
+        });
+    }
+    let helm_b64 = match driver {
+        StorageDriver::Secret => {
+            base64_decode(encoded.as_bytes(), Base64Layer::Kubernetes, &object)?
+        }
+        StorageDriver::ConfigMap => encoded.as_bytes().to_vec(),
+    };
+    let payload = base64_decode(&helm_b64, Base64Layer::Helm, &object)?;
+    drop(helm_b64);
+    if payload.is_empty() {
+        return Err(DecodeError::MissingData {
+            object,
+            detail: "data.release is empty".to_owned(),
+        });
+    }
+    // Helm gunzips only behind the magic bytes: releases stored before compression are plain JSON.
+    let json = if payload.starts_with(&GZIP_MAGIC) {
+        gunzip_bounded(&payload, limits.max_decompressed, &object)?
+    } else if payload.len() > limits.max_decompressed {
+        return Err(DecodeError::DecompressedTooLarge {
+            object,
+            limit: limits.max_decompressed,
+        });
+    } else {
+        payload
+    };
+    let release = serde_json::from_slice::<Release>(&json).map_err(|err| DecodeError::Json {
+        object: object.clone(),
+        message: redact_quoted(&err.to_string()),
+    })?;
+    Ok(StoredRelease {
+        driver,
+        object,
+        release,
+    })
+}
+
+fn base64_decode(text: &[u8], layer: Base64Layer, object: &str) -> Result<Vec<u8>, DecodeError> {
+    // Go's base64 decoder skips \r and \n, so Helm accepts wrapped text; so do we.
+    let result = if text.iter().any(|b| matches!(b, b'\r' | b'\n')) {
+        let unwrapped: Vec<u8> = text
+            .iter()
+            .copied()
+            .filter(|b| !matches!(b, b'\r' | b'\n'))
+            .collect();
+        B64.decode(unwrapped)
+    } else {
+        B64.decode(text)
+    };
+    result.map_err(|source| DecodeError::Base64 {
+        object: object.to_owned(),
+        layer,
+        source,
+    })
+}
+
+/// Reads at most `limit + 1` bytes out of the gzip stream, so a bomb costs `limit` bytes of
+/// memory and the time to inflate them, never its full size.
+fn gunzip_bounded(gz: &[u8], limit: usize, object: &str) -> Result<Vec<u8>, DecodeError> {
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut out = Vec::new();
+    // Multi-member, like Go's gzip.Reader.
+    MultiGzDecoder::new(gz)
+        .take(cap)
+        .read_to_end(&mut out)
+        .map_err(|source| DecodeError::Gzip {
+            object: object.to_owned(),
+            source,
+        })?;
+    if out.len() > limit {
+        return Err(DecodeError::DecompressedTooLarge {
+            object: object.to_owned(),
+            limit,
+        });
+    }
+    Ok(out)
+}
+
+/// serde_json quotes the offending string in type errors; that string may be stored text.
+fn redact_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut parts = message.split('"');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut inside = true;
+    for part in parts {
+        if inside {
+            out.push_str("\"…");
+        } else {
+            out.push('"');
+            out.push_str(part);
+        }
+        inside = !inside;
+    }
+    out
+}
+
+/// Stores `release_json` the way Helm's Secret driver does: JSON, gzip (best compression),
+/// Helm's base64, in `data.release` (so the `data` value is Kubernetes' base64 of that text).
+pub fn encode_secret(release_json: &Value) -> Value {
+    let helm_b64 = B64.encode(gzip(release_json));
+    storage_object(StorageDriver::Secret, release_json, &helm_b64)
+}
+
+/// Stores `release_json` the way Helm's ConfigMap driver does: like a Secret, one base64 fewer.
+pub fn encode_configmap(release_json: &Value) -> Value {
+    let helm_b64 = B64.encode(gzip(release_json));
+    storage_object(StorageDriver::ConfigMap, release_json, &helm_b64)
+}
+
+/// A Secret holding plain JSON under Helm's base64, as releases stored before Helm compressed
+/// them were; Helm still reads these.
+pub fn encode_secret_uncompressed(release_json: &Value) -> Value {
+    let helm_b64 = B64.encode(json_bytes(release_json));
+    storage_object(StorageDriver::Secret, release_json, &helm_b64)
+}
+
+fn json_bytes(release_json: &Value) -> Vec<u8> {
+    // A Value always serializes; the empty fallback is unreachable.
+    serde_json::to_vec(release_json).unwrap_or_default()
+}
+
+fn gzip(release_json: &Value) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
+    // Writing into a Vec cannot fail.
+    let written = encoder.write_all(&json_bytes(release_json));
+    debug_assert!(written.is_ok());
+    encoder.finish().unwrap_or_default()
+}
+
+fn storage_object(driver: StorageDriver, release_json: &Value, helm_b64: &str) -> Value {
+    let name = str_at(release_json, &["name"]).unwrap_or_default();
+    let namespace = str_at(release_json, &["namespace"]).unwrap_or_default();
+    let version = release_json
+        .get("version")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let status = str_at(release_json, &["info", "status"]).unwrap_or_default();
+    let mut labels = Map::new();
+    labels.insert("name".into(), name.into());
+    labels.insert("owner".into(), "helm".into());
+    labels.insert("status".into(), status.into());
+    labels.insert("version".into(), version.to_string().into());
+    // Helm sets createdAt on Create (a new revision starts pending) and replaces the labels with
+    // modifiedAt on Update (when it settles); both are Unix seconds.
+    if let Some(at) = str_at(release_json, &["info", "last_deployed"])
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    {
+        let label = if status.starts_with("pending-") {
+            "createdAt"
+        } else {
+            "modifiedAt"
+        };
+        labels.insert(label.into(), at.as_second().to_string().into());
+    }
+    let mut metadata =
+        json!({ "name": format!("{NAME_PREFIX}{name}.v{version}"), "labels": labels });
+    if !namespace.is_empty() {
+        metadata["namespace"] = namespace.into();
+    }
+    match driver {
+        StorageDriver::Secret => json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": metadata,
+            "type": RELEASE_SECRET_TYPE,
+            // Kubernetes' own base64 of the Secret's bytes, which are Helm's base64 text.
+            "data": { "release": B64.encode(helm_b64) },
+        }),
+        StorageDriver::ConfigMap => json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata,
+            "data": { "release": helm_b64 },
+        }),
+    }
+}
+
+/// The newest revision (highest `version`), which is what is installed unless it is pending
+/// or failed.
+pub fn newest(releases: &[StoredRelease]) -> Option<&StoredRelease> {
+    releases.iter().max_by_key(|stored| stored.release.version)
+}
