@@ -1,0 +1,606 @@
+//! Decoding Helm's release storage: round trips through the forms Helm writes, and hostile input.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use jiff::Timestamp;
+use liveproof_helm::{
+    decode, encode_configmap, encode_secret, encode_secret_uncompressed, is_release_storage,
+    newest, Base64Layer, DecodeError, Limits, Release, ReleaseStatus, StorageDriver,
+};
+use serde_json::{json, Value};
+
+const OBJECT: &str = "apps/Secret/sh.helm.release.v1.inventory.v34";
+
+fn inventory_v34() -> Value {
+    let text = include_str!("fixtures/helm3-release-inventory-v34.json");
+    serde_json::from_str(text).expect("fixture is JSON")
+}
+
+fn ts(text: &str) -> Timestamp {
+    text.parse().expect("test timestamp")
+}
+
+/// A Secret named like Helm's, whose `data.release` is set to exactly `release` (already the
+/// Kubernetes-encoded text), for feeding broken payloads.
+fn secret_with(release: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "sh.helm.release.v1.inventory.v34",
+            "namespace": "apps",
+            "labels": {"owner": "helm", "name": "inventory", "status": "deployed", "version": "34"}
+        },
+        "type": "helm.sh/release.v1",
+        "data": {"release": release}
+    })
+}
+
+/// A Secret holding `payload` as Helm's inner bytes (gzip or JSON), both base64 layers applied.
+fn secret_holding(payload: &[u8]) -> Value {
+    secret_with(&B64.encode(B64.encode(payload)))
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+    encoder.write_all(bytes).expect("gzip into memory");
+    encoder.finish().expect("gzip into memory")
+}
+
+fn decode_err(obj: &Value, limits: &Limits) -> DecodeError {
+    match decode(obj, limits) {
+        Ok(stored) => panic!("expected an error, decoded {:?}", stored.release),
+        Err(err) => err,
+    }
+}
+
+fn assert_names_object(err: &DecodeError) {
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("{OBJECT}: ")),
+        "error does not name the object: {message}"
+    );
+    assert_eq!(err.object(), OBJECT);
+}
+
+#[test]
+fn a_helm3_release_decodes_through_a_secret_built_the_helm_way() {
+    let secret = encode_secret(&inventory_v34());
+    assert!(is_release_storage(&secret));
+    let stored = decode(&secret, &Limits::default()).expect("decodes");
+
+    assert_eq!(stored.driver, StorageDriver::Secret);
+    assert_eq!(stored.object, OBJECT);
+    let release = &stored.release;
+    assert_eq!(release.name, "inventory");
+    assert_eq!(release.namespace, "apps");
+    assert_eq!(release.version, 34);
+    assert_eq!(release.info.status, ReleaseStatus::Deployed);
+    assert_eq!(release.info.description, "Upgrade complete");
+    assert_eq!(
+        release.info.first_deployed,
+        Some(ts("2025-12-06T09:13:44.518247651Z"))
+    );
+    // Written with a +02:00 offset; the instant is what matters.
+    assert_eq!(
+        release.info.last_deployed,
+        Some(ts("2026-07-08T14:21:58.734512893Z"))
+    );
+    assert_eq!(
+        release.info.deleted, None,
+        "Helm 3 writes a zero time as \"\""
+    );
+    assert_eq!(release.chart.metadata.name, "inventory");
+    assert_eq!(release.chart.metadata.version, "0.4.2");
+    assert_eq!(release.chart.metadata.app_version.as_deref(), Some("1.8.0"));
+    assert!(release
+        .manifest
+        .starts_with("---\n# Source: inventory/templates/secret.yaml\n"));
+    assert!(!release.manifest.contains("secretKeyRef"));
+    assert_eq!(release.hooks.len(), 1);
+    assert_eq!(release.hooks[0].name, "inventory-migrate");
+    assert_eq!(release.hooks[0].kind, "Job");
+    assert_eq!(
+        release.hooks[0].path,
+        "inventory/templates/migrate-job.yaml"
+    );
+    assert_eq!(release.hooks[0].events, ["pre-upgrade"]);
+    assert_eq!(
+        release.config.expose().pointer("/database/password"),
+        Some(&json!("hunter2-s3cr3t"))
+    );
+}
+
+#[test]
+fn an_encoded_secret_is_labelled_and_named_like_helms() {
+    let secret = encode_secret(&inventory_v34());
+    assert_eq!(secret["kind"], "Secret");
+    assert_eq!(secret["type"], "helm.sh/release.v1");
+    assert_eq!(
+        secret["metadata"]["name"],
+        "sh.helm.release.v1.inventory.v34"
+    );
+    assert_eq!(secret["metadata"]["namespace"], "apps");
+    let labels = &secret["metadata"]["labels"];
+    assert_eq!(labels["owner"], "helm");
+    assert_eq!(labels["name"], "inventory");
+    assert_eq!(labels["status"], "deployed");
+    assert_eq!(labels["version"], "34");
+    // A settled revision was last written by Helm's Update, which sets modifiedAt.
+    assert_eq!(
+        labels["modifiedAt"],
+        ts("2026-07-08T14:21:58Z").as_second().to_string()
+    );
+}
+
+#[test]
+fn the_secret_value_is_base64_of_base64_of_gzip() {
+    let secret = encode_secret(&inventory_v34());
+    let data = secret["data"]["release"].as_str().expect("a string");
+    let once = B64.decode(data).expect("Kubernetes layer");
+    let helm_text = std::str::from_utf8(&once).expect("Helm's layer is text");
+    assert!(helm_text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)));
+    let twice = B64.decode(helm_text).expect("Helm layer");
+    assert_eq!(&twice[..3], &[0x1f, 0x8b, 0x08]);
+}
+
+#[test]
+fn a_configmap_has_one_base64_layer_and_round_trips() {
+    let configmap = encode_configmap(&inventory_v34());
+    assert_eq!(configmap["kind"], "ConfigMap");
+    assert!(configmap.get("type").is_none());
+    let data = configmap["data"]["release"].as_str().expect("a string");
+    assert_eq!(
+        &B64.decode(data).expect("Helm layer")[..3],
+        &[0x1f, 0x8b, 0x08]
+    );
+
+    let stored = decode(&configmap, &Limits::default()).expect("decodes");
+    assert_eq!(stored.driver, StorageDriver::ConfigMap);
+    assert_eq!(
+        stored.object,
+        "apps/ConfigMap/sh.helm.release.v1.inventory.v34"
+    );
+    assert_eq!(stored.release.version, 34);
+    assert_eq!(stored.release.chart.metadata.version, "0.4.2");
+}
+
+#[test]
+fn plain_json_inside_helms_base64_is_accepted_as_helm_does() {
+    let secret = encode_secret_uncompressed(&inventory_v34());
+    let data = secret["data"]["release"].as_str().expect("a string");
+    let inner = B64.decode(B64.decode(data).expect("k8s")).expect("helm");
+    assert_eq!(inner.first(), Some(&b'{'));
+
+    let gzipped = decode(&encode_secret(&inventory_v34()), &Limits::default()).expect("gzip");
+    let plain = decode(&secret, &Limits::default()).expect("plain");
+    assert_eq!(plain.release, gzipped.release);
+}
+
+#[test]
+fn the_decoded_release_equals_the_json_read_directly() {
+    let direct: Release = serde_json::from_value(inventory_v34()).expect("release JSON");
+    let stored = decode(&encode_secret(&inventory_v34()), &Limits::default()).expect("decodes");
+    assert_eq!(stored.release, direct);
+}
+
+#[test]
+fn releases_from_kubectl_yaml_decode_too() {
+    // `kubectl get secret -o yaml` of the same object, read back the way `--from` reads files.
+    let yaml = serde_yaml::to_string(&encode_secret(&inventory_v34())).expect("to yaml");
+    let obj: Value = serde_yaml::from_str(&yaml).expect("from yaml");
+    assert_eq!(
+        decode(&obj, &Limits::default())
+            .expect("decodes")
+            .release
+            .version,
+        34
+    );
+}
+
+#[test]
+fn helm_labels_alone_identify_storage_but_other_objects_are_refused() {
+    let mut labelled = encode_secret(&inventory_v34());
+    labelled["type"] = json!("Opaque");
+    assert!(is_release_storage(&labelled));
+    assert!(decode(&labelled, &Limits::default()).is_ok());
+
+    let mut unlabelled = labelled.clone();
+    unlabelled["metadata"]["labels"] = json!({});
+    assert!(!is_release_storage(&unlabelled));
+    let err = decode_err(&unlabelled, &Limits::default());
+    assert!(
+        matches!(err, DecodeError::NotReleaseStorage { .. }),
+        "{err}"
+    );
+    assert_names_object(&err);
+
+    let mut deployment = encode_configmap(&inventory_v34());
+    deployment["kind"] = json!("Deployment");
+    assert!(!is_release_storage(&deployment));
+    assert!(!is_release_storage(&json!("not an object")));
+    assert!(!is_release_storage(&json!(null)));
+}
+
+#[test]
+fn string_data_is_not_a_stored_form() {
+    let mut secret = secret_with("");
+    secret.as_object_mut().expect("object").remove("data");
+    secret["stringData"] = json!({"release": "H4sIAAAA"});
+    let err = decode_err(&secret, &Limits::default());
+    assert!(matches!(err, DecodeError::MissingData { .. }), "{err}");
+    assert!(err.to_string().contains("stringData"), "{err}");
+    assert_names_object(&err);
+}
+
+#[test]
+fn missing_non_string_and_empty_data_are_errors() {
+    let mut no_data = secret_with("");
+    no_data.as_object_mut().expect("object").remove("data");
+    let mut number = secret_with("");
+    number["data"]["release"] = json!(42);
+    for obj in [no_data, number, secret_with("")] {
+        let err = decode_err(&obj, &Limits::default());
+        assert!(matches!(err, DecodeError::MissingData { .. }), "{err}");
+        assert_names_object(&err);
+    }
+}
+
+#[test]
+fn bad_base64_is_reported_per_layer() {
+    let err = decode_err(&secret_with("not*base64!"), &Limits::default());
+    assert!(
+        matches!(
+            err,
+            DecodeError::Base64 {
+                layer: Base64Layer::Kubernetes,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("Kubernetes layer"), "{err}");
+    assert_names_object(&err);
+
+    // Valid outside, garbage inside: the Kubernetes layer decodes to text that is not base64.
+    let err = decode_err(
+        &secret_with(&B64.encode("%%% not helm %%%")),
+        &Limits::default(),
+    );
+    assert!(
+        matches!(
+            err,
+            DecodeError::Base64 {
+                layer: Base64Layer::Helm,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("Helm layer"), "{err}");
+    assert_names_object(&err);
+
+    // A ConfigMap has only Helm's layer.
+    let mut configmap = encode_configmap(&inventory_v34());
+    configmap["data"]["release"] = json!("H4sI!!!!");
+    let err = decode_err(&configmap, &Limits::default());
+    assert!(
+        matches!(
+            err,
+            DecodeError::Base64 {
+                layer: Base64Layer::Helm,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("apps/ConfigMap/sh.helm.release.v1.inventory.v34: "));
+}
+
+#[test]
+fn truncated_gzip_is_an_error_not_a_partial_release() {
+    let json = serde_json::to_vec(&inventory_v34()).expect("json");
+    let gz = gzip(&json);
+    for cut in [3, 10, gz.len() / 2, gz.len() - 4, gz.len() - 1] {
+        let err = decode_err(&secret_holding(&gz[..cut]), &Limits::default());
+        assert!(
+            matches!(err, DecodeError::Gzip { .. }),
+            "cut at {cut}: {err}"
+        );
+        assert!(
+            err.to_string().contains("truncated or corrupt gzip"),
+            "{err}"
+        );
+        assert_names_object(&err);
+    }
+}
+
+#[test]
+fn corrupt_gzip_is_an_error() {
+    let json = serde_json::to_vec(&inventory_v34()).expect("json");
+    let mut gz = gzip(&json);
+    let middle = gz.len() / 2;
+    gz[middle] ^= 0xff;
+    let last = gz.len() - 5; // inside the CRC-32 trailer
+    gz[last] ^= 0x01;
+    let err = decode_err(&secret_holding(&gz), &Limits::default());
+    assert!(matches!(err, DecodeError::Gzip { .. }), "{err}");
+    assert_names_object(&err);
+}
+
+#[test]
+fn bad_json_is_an_error_that_quotes_nothing_stored() {
+    let err = decode_err(
+        &secret_holding(&gzip(b"{\"name\": \"inventory\", ")),
+        &Limits::default(),
+    );
+    assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+    assert_names_object(&err);
+
+    // A type error: serde_json would quote the offending string; it could be anything stored.
+    let wrong_type = br#"{"name": "inventory", "version": "hunter2-s3cr3t"}"#;
+    let err = decode_err(&secret_holding(&gzip(wrong_type)), &Limits::default());
+    assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert_names_object(&err);
+
+    let err = decode_err(&secret_holding(b"not json at all"), &Limits::default());
+    assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_limit() {
+    // 200 gzip members of 1 MiB of zeros each: 200 MiB decompressed from a few hundred KiB.
+    // Go's gzip reader (and ours) reads concatenated members as one stream.
+    let member = gzip(&vec![0u8; 1024 * 1024]);
+    let bomb: Vec<u8> = member
+        .iter()
+        .copied()
+        .cycle()
+        .take(member.len() * 200)
+        .collect();
+    assert!(
+        bomb.len() < 1024 * 1024,
+        "the bomb is small: {}",
+        bomb.len()
+    );
+    let limits = Limits {
+        max_decompressed: 2 * 1024 * 1024,
+        ..Limits::default()
+    };
+
+    let started = Instant::now();
+    let err = decode_err(&secret_holding(&bomb), &limits);
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(err, DecodeError::DecompressedTooLarge { limit, .. } if limit == 2 * 1024 * 1024),
+        "{err}"
+    );
+    assert_names_object(&err);
+    // Generous for a debug build on a shared machine; inflating all 200 MiB would take far longer.
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+}
+
+#[test]
+fn a_single_member_bomb_stops_at_the_limit() {
+    let bomb = gzip(&vec![0u8; 8 * 1024 * 1024]);
+    let limits = Limits {
+        max_decompressed: 64 * 1024,
+        ..Limits::default()
+    };
+    let err = decode_err(&secret_holding(&bomb), &limits);
+    assert!(
+        matches!(err, DecodeError::DecompressedTooLarge { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("65536 bytes"), "{err}");
+}
+
+#[test]
+fn uncompressed_json_obeys_the_decompressed_limit_too() {
+    let limits = Limits {
+        max_decompressed: 16,
+        ..Limits::default()
+    };
+    let err = decode_err(&encode_secret_uncompressed(&inventory_v34()), &limits);
+    assert!(
+        matches!(err, DecodeError::DecompressedTooLarge { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_oversized_payload_is_refused_before_decoding() {
+    let limits = Limits {
+        max_encoded: 1024,
+        ..Limits::default()
+    };
+    // Not even base64: the size check comes first, so this is TooLarge, not Base64.
+    let err = decode_err(&secret_with(&"!".repeat(2048)), &limits);
+    assert!(
+        matches!(
+            err,
+            DecodeError::TooLarge {
+                size: 2048,
+                limit: 1024,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_names_object(&err);
+    assert!(err.to_string().contains("1 MiB"), "has a hint: {err}");
+}
+
+#[test]
+fn the_default_limits_fit_anything_the_api_server_accepts() {
+    let limits = Limits::default();
+    assert_eq!(limits.max_decompressed, 64 * 1024 * 1024);
+    assert!(limits.max_encoded >= 1024 * 1024);
+}
+
+#[test]
+fn wrapped_base64_is_accepted_like_gos_decoder() {
+    let secret = encode_configmap(&inventory_v34());
+    let data = secret["data"]["release"].as_str().expect("a string");
+    let wrapped: String = data
+        .as_bytes()
+        .chunks(76)
+        .map(|line| format!("{}\n", String::from_utf8_lossy(line)))
+        .collect();
+    let mut configmap = secret.clone();
+    configmap["data"]["release"] = json!(wrapped);
+    assert_eq!(
+        decode(&configmap, &Limits::default())
+            .expect("decodes")
+            .release
+            .version,
+        34
+    );
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    // xorshift: deterministic, no dependency.
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let json = serde_json::to_vec(&inventory_v34()).expect("json");
+    let gz = gzip(&json);
+    for round in 0..300 {
+        let len = (next() % 512) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if round % 3 == 0 {
+            // Start like gzip so the decompressor sees the garbage too.
+            bytes.splice(0..0, [0x1f, 0x8b, 0x08]);
+        }
+        if round % 5 == 0 {
+            // Real gzip with one byte flipped.
+            bytes = gz.clone();
+            let at = (next() as usize) % bytes.len();
+            bytes[at] ^= (next() as u8) | 1;
+        }
+        for obj in [
+            secret_holding(&bytes),
+            secret_with(&String::from_utf8_lossy(&bytes)),
+            secret_with(&B64.encode(&bytes)),
+        ] {
+            if let Err(err) = decode(&obj, &Limits::default()) {
+                assert_eq!(err.object(), OBJECT);
+            }
+        }
+    }
+}
+
+#[test]
+fn helm_zero_times_read_as_none() {
+    let release = |info: Value| -> Release {
+        serde_json::from_value(json!({"name": "inventory", "version": 1, "info": info}))
+            .expect("release JSON")
+    };
+    // Helm 3 writes "", Helm 4 omits the field, null is Go's nil, and a plain time.Time is year 1.
+    for zero in [json!(""), json!(null), json!("0001-01-01T00:00:00Z")] {
+        let r = release(json!({"first_deployed": zero, "last_deployed": zero, "deleted": zero}));
+        assert_eq!(r.info.first_deployed, None, "{zero}");
+        assert_eq!(r.info.last_deployed, None, "{zero}");
+        assert_eq!(r.info.deleted, None, "{zero}");
+    }
+    let r = release(json!({"status": "deployed"}));
+    assert_eq!(r.info.last_deployed, None);
+    assert_eq!(r.info.status, ReleaseStatus::Deployed);
+}
+
+#[test]
+fn go_rfc3339nano_times_with_offsets_parse() {
+    let r: Release = serde_json::from_value(json!({
+        "info": {
+            "first_deployed": "2026-07-08T16:22:06.123456789+02:00",
+            "last_deployed": "2026-07-08T14:22:06Z",
+            "deleted": "2026-07-08T09:22:06.5-05:00"
+        }
+    }))
+    .expect("release JSON");
+    assert_eq!(
+        r.info.first_deployed,
+        Some(ts("2026-07-08T14:22:06.123456789Z"))
+    );
+    assert_eq!(r.info.last_deployed, Some(ts("2026-07-08T14:22:06Z")));
+    assert_eq!(r.info.deleted, Some(ts("2026-07-08T14:22:06.5Z")));
+}
+
+#[test]
+fn an_unreadable_time_is_an_error_not_a_guess() {
+    let mut release = inventory_v34();
+    release["info"]["last_deployed"] = json!("last Tuesday");
+    let err = decode_err(&encode_secret(&release), &Limits::default());
+    assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+    assert!(err.to_string().contains("RFC 3339"), "{err}");
+}
+
+#[test]
+fn statuses_round_trip_their_helm_spelling() {
+    for (text, status) in [
+        ("deployed", ReleaseStatus::Deployed),
+        ("superseded", ReleaseStatus::Superseded),
+        ("failed", ReleaseStatus::Failed),
+        ("pending-install", ReleaseStatus::PendingInstall),
+        ("pending-upgrade", ReleaseStatus::PendingUpgrade),
+        ("pending-rollback", ReleaseStatus::PendingRollback),
+        ("uninstalling", ReleaseStatus::Uninstalling),
+        ("uninstalled", ReleaseStatus::Uninstalled),
+        ("unknown", ReleaseStatus::Unknown),
+        (
+            "requires-upgrade",
+            ReleaseStatus::Other("requires-upgrade".into()),
+        ),
+    ] {
+        let parsed: ReleaseStatus = serde_json::from_value(json!(text)).expect("status");
+        assert_eq!(parsed, status);
+        assert_eq!(parsed.as_str(), text);
+        assert_eq!(
+            serde_json::to_value(&parsed).expect("serialize"),
+            json!(text)
+        );
+        assert_eq!(parsed.is_pending(), text.starts_with("pending-"), "{text}");
+    }
+}
+
+#[test]
+fn newest_is_the_highest_revision() {
+    let mut stored = Vec::new();
+    for (version, status) in [
+        (33, "superseded"),
+        (35, "pending-upgrade"),
+        (34, "deployed"),
+    ] {
+        let mut release = inventory_v34();
+        release["version"] = json!(version);
+        release["info"]["status"] = json!(status);
+        let secret = encode_secret(&release);
+        assert_eq!(
+            secret["metadata"]["name"],
+            format!("sh.helm.release.v1.inventory.v{version}")
+        );
+        if status == "pending-upgrade" {
+            assert!(secret["metadata"]["labels"].get("createdAt").is_some());
+        }
+        stored.push(decode(&secret, &Limits::default()).expect("decodes"));
+    }
+    let newest = newest(&stored).expect("some");
+    assert_eq!(newest.release.version, 35);
+    assert!(newest.release.info.status.is_pending());
+    assert!(liveproof_helm::newest(&[]).is_none());
+}
