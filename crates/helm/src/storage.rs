@@ -81,7 +81,7 @@ pub enum DecodeError {
 
     #[error(
         "{object}: data.release is {size} bytes, over the {limit}-byte limit; \
-         hint: the API server refuses objects over 1 MiB, so this did not come from a cluster"
+         hint: the API server stores at most 1 MiB per Secret or ConfigMap, so check where this object came from"
     )]
     TooLarge {
         object: String,
