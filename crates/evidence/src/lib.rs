@@ -13,9 +13,9 @@ pub mod selector;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
-pub use checks::{final_failure, judge, CRASH_LOOP_RESTARTS};
+pub use checks::{final_failure, followed_workloads, judge, CRASH_LOOP_RESTARTS};
 pub use model::{
     ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,
 };
-pub use observed::{Denied, ObjectError, Observed, ResourceKind};
+pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
 pub use target::{Target, TargetError, TargetKind};

@@ -127,6 +127,23 @@ pub struct Observed {
     pub complete: BTreeSet<(String, ResourceKind)>,
     /// Reads the cluster refused.
     pub denied: Vec<Denied>,
+    /// How large a Helm release may be when decoded (`--max-release-size`).
+    pub release_limits: liveproof_helm::Limits,
+    /// What the change's commit did to a chart, read from git when `--repo` holds it: the
+    /// evidence behind the ChartVersion diagnosis.
+    pub chart_changes: Vec<ChartChange>,
+}
+
+/// What one commit changed under one chart directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartChange {
+    pub commit: String,
+    /// The chart directory in the repository, e.g. `charts/inventory`.
+    pub chart_path: String,
+    /// Files under it the commit changed.
+    pub files: Vec<String>,
+    /// Whether the commit changed the `version:` line of its `Chart.yaml`.
+    pub version_changed: bool,
 }
 
 /// An object that could not be taken into the snapshot.

@@ -2,8 +2,13 @@
 //! verdict rules of DESIGN.md.
 
 mod expect;
+mod gitops;
 mod pods;
+mod raw;
+mod release;
 mod workload;
+
+pub use gitops::followed_workloads;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
@@ -69,7 +74,7 @@ pub fn judge(
 ) -> Report {
     let reports = targets
         .iter()
-        .map(|t| judge_target(observed, change, t, t.namespace_or(default_namespace)))
+        .flat_map(|t| judge_target(observed, change, t, default_namespace))
         .collect();
     Report::new(
         ChangeSummary {
@@ -119,33 +124,69 @@ impl Finding {
     }
 }
 
+/// A workload target's report; for a Helm or GitOps target, its own report followed by one
+/// per workload it leads to (each marked `via` it). A Helm or GitOps target is live only when
+/// its own evidence holds and every workload it leads to is live.
 fn judge_target(
     observed: &Observed,
     change: &Change,
     target: &Target,
-    namespace: &str,
-) -> TargetReport {
-    let findings = if target.kind.is_workload() {
-        workload_findings(observed, change, target, namespace)
+    default_namespace: &str,
+) -> Vec<TargetReport> {
+    let namespace = target.namespace_or(default_namespace);
+    if target.kind.is_workload() {
+        let findings = workload_findings(observed, change, target, namespace);
+        let verdict = verdict(&findings);
+        return vec![target_report(target, namespace, findings, verdict)];
+    }
+    let own = gitops::findings(observed, change, target, namespace);
+    let via = format!("{}/{}/{}", target.kind, namespace, target.name);
+    let workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
+        .into_iter()
+        .flat_map(|w| judge_target(observed, change, &w, default_namespace))
+        .map(|mut r| {
+            r.via = Some(via.clone());
+            r
+        })
+        .collect();
+    let own_verdict = if own.iter().any(|f| f.evidence.status == Status::Fail) {
+        Verdict::NotLive
+    } else if own.iter().any(|f| f.evidence.status == Status::Unknown) {
+        Verdict::Unproven
     } else {
-        vec![Finding::new(
-            Check::SpecReadback,
-            Status::Unknown,
-            "not checked",
-            "a supported target",
-        )
-        .source(format!(
-            "{namespace}/{}/{}",
-            target.kind.kind_name(),
-            target.name
-        ))
-        .detail(format!(
-            "{} targets are not supported by this version of liveproof",
-            target.kind
-        ))
-        .next("verify the workloads it manages directly (deployment/, statefulset/, daemonset/)")]
+        Verdict::Live
     };
-    let verdict = verdict(&findings);
+    let mut report = target_report(target, namespace, own, own_verdict);
+    if own_verdict == Verdict::Live {
+        // Its own evidence is status and storage: the running pods decide.
+        report.verdict = workloads
+            .iter()
+            .map(|w| w.verdict)
+            .min()
+            .unwrap_or(Verdict::Unproven);
+        report.next_step = match workloads.iter().find(|w| w.verdict != Verdict::Live) {
+            Some(w) => w
+                .next_step
+                .as_ref()
+                .map(|s| format!("{} {}/{}: {s}", w.kind, w.namespace, w.name)),
+            None if workloads.is_empty() => Some(format!(
+                "{} leads to no Deployment, StatefulSet or DaemonSet, so no running pod can prove the change: verify the workloads that consume it directly",
+                target
+            )),
+            None => None,
+        };
+    } else if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
+        report.verdict = report.verdict.min(worst);
+    }
+    std::iter::once(report).chain(workloads).collect()
+}
+
+fn target_report(
+    target: &Target,
+    namespace: &str,
+    findings: Vec<Finding>,
+    verdict: Verdict,
+) -> TargetReport {
     let next_step = if verdict == Verdict::Live {
         None
     } else {

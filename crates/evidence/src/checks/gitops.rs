@@ -1,0 +1,650 @@
+//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`):
+//! their own evidence, then the workloads they lead to, verified as workloads.
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
+use super::release::{self, ReleaseHistory, Staleness};
+use super::Finding;
+use crate::{Change, Check, Observed, ResourceKind, Status, Target, TargetKind};
+
+/// The resource a GitOps target reads.
+pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
+    match kind {
+        TargetKind::HelmRelease => Some(ResourceKind::HelmRelease),
+        TargetKind::Kustomization => Some(ResourceKind::Kustomization),
+        TargetKind::Application => Some(ResourceKind::Application),
+        _ => None,
+    }
+}
+
+/// The Helm release a Flux HelmRelease manages: `(storage namespace, release name)`, named
+/// the way helm-controller names it; its storage is in `spec.storageNamespace`, else the
+/// HelmRelease's own namespace.
+pub fn helmrelease_release(hr: &Value, namespace: &str) -> (String, String) {
+    // status.history[0] records what helm-controller actually installed; prefer it.
+    let name = str_at(hr, "/status/history/0/name").map_or_else(
+        || {
+            liveproof_helm::helm_controller_release_name(
+                raw::name(hr),
+                str_at(hr, "/spec/targetNamespace"),
+                str_at(hr, "/spec/releaseName"),
+            )
+        },
+        str::to_string,
+    );
+    let storage = str_at(hr, "/spec/storageNamespace").unwrap_or(namespace);
+    (storage.to_string(), name)
+}
+
+/// The Deployment/StatefulSet/DaemonSet targets a Helm or GitOps target leads to: the newest
+/// release's manifest, a Kustomization's inventory, an Application's resources. Gathering
+/// calls this to know what to read next; judging calls it to know what to verify.
+pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str) -> Vec<Target> {
+    let ns = target.namespace_or(default_ns);
+    let mut out: Vec<Target> = match target.kind {
+        TargetKind::Release => {
+            let history = ReleaseHistory::read(observed, ns, &target.name);
+            history
+                .newest()
+                .map(release::workloads)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, n, name)| Target::new(k, Some(&n), &name))
+                .collect()
+        }
+        TargetKind::HelmRelease => {
+            let Some(hr) = observed.find_other(ResourceKind::HelmRelease, ns, &target.name) else {
+                return Vec::new();
+            };
+            let (storage_ns, name) = helmrelease_release(hr, ns);
+            let history = ReleaseHistory::read(observed, &storage_ns, &name);
+            history
+                .newest()
+                .map(release::workloads)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, n, name)| Target::new(k, Some(&n), &name))
+                .collect()
+        }
+        TargetKind::Kustomization => observed
+            .find_other(ResourceKind::Kustomization, ns, &target.name)
+            .and_then(|k| k.pointer("/status/inventory/entries")?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| inventory_workload(str_at(e, "/id")?))
+            .collect(),
+        TargetKind::Application => {
+            let Some(app) = observed.find_other(ResourceKind::Application, ns, &target.name) else {
+                return Vec::new();
+            };
+            let dest = str_at(app, "/spec/destination/namespace").unwrap_or(ns);
+            app.pointer("/status/resources")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|r| str_at(r, "/group") == Some("apps"))
+                .filter_map(|r| {
+                    let kind = workload_kind(str_at(r, "/kind")?)?;
+                    let ns = str_at(r, "/namespace")
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or(dest);
+                    Some(Target::new(kind, Some(ns), str_at(r, "/name")?))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn workload_kind(kind: &str) -> Option<TargetKind> {
+    match kind {
+        "Deployment" => Some(TargetKind::Deployment),
+        "StatefulSet" => Some(TargetKind::StatefulSet),
+        "DaemonSet" => Some(TargetKind::DaemonSet),
+        _ => None,
+    }
+}
+
+/// A kustomize-controller inventory id: `<namespace>_<name>_<group>_<kind>`.
+fn inventory_workload(id: &str) -> Option<Target> {
+    let mut parts = id.rsplitn(3, '_');
+    let kind = workload_kind(parts.next()?)?;
+    let group = parts.next()?;
+    let ns_name = parts.next()?;
+    let (ns, name) = ns_name.split_once('_')?;
+    (group == "apps" && !ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
+}
+
+/// The GitOps target's own evidence.
+pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str) -> Vec<Finding> {
+    match target.kind {
+        TargetKind::Release => {
+            let history = ReleaseHistory::read(observed, ns, &target.name);
+            release::findings(observed, change, &history).0
+        }
+        kind => {
+            let Some(resource) = resource_of(kind) else {
+                return Vec::new();
+            };
+            let Some(obj) = observed.find_other(resource, ns, &target.name) else {
+                return vec![absent(observed, resource, ns, &target.name)];
+            };
+            match kind {
+                TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
+                TargetKind::Kustomization => kustomization(observed, change, obj, ns),
+                _ => application(change, obj, ns),
+            }
+        }
+    }
+}
+
+fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> Finding {
+    let kind = resource.kind_name();
+    let source = format!("{ns}/{kind}/{name}");
+    let (status, detail, next) = if let Some(d) = observed.denial(ns, resource) {
+        (
+            Status::Unknown,
+            format!("reading it was refused: {}", d.message),
+            format!("grant get on {} in {ns}", resource.plural()),
+        )
+    } else if observed.is_complete(ns, resource) {
+        (
+            Status::Fail,
+            format!("{kind} {ns}/{name} does not exist in the cluster"),
+            format!(
+                "check the name and namespace: kubectl -n {ns} get {}",
+                resource.plural()
+            ),
+        )
+    } else {
+        (
+            Status::Unknown,
+            format!("the input holds no {kind} {ns}/{name}"),
+            format!(
+                "include it: kubectl -n {ns} get {}/{name} -o yaml",
+                resource.plural()
+            ),
+        )
+    };
+    Finding::new(
+        Check::ObservedGeneration,
+        status,
+        "not found",
+        format!("{kind} {name}"),
+    )
+    .source(source)
+    .detail(detail)
+    .next(next)
+}
+
+fn source_of(obj: &Value, kind: &str, ns: &str) -> String {
+    format!("{ns}/{kind}/{}", raw::name(obj))
+}
+
+fn observed_generation(obj: &Value, kind: &str, ns: &str) -> Finding {
+    let source = format!("{} .status.observedGeneration", source_of(obj, kind, ns));
+    match (i64_at(obj, "/metadata/generation"), i64_at(obj, "/status/observedGeneration")) {
+        (Some(g), Some(o)) if o >= g => Finding::new(Check::ObservedGeneration, Status::Pass, format!("observedGeneration {o}"), format!(">= generation {g}"))
+            .source(source)
+            .detail("the controller has processed the current spec"),
+        (Some(g), Some(o)) => Finding::new(Check::ObservedGeneration, Status::Fail, format!("observedGeneration {o}"), format!(">= generation {g}"))
+            .source(source)
+            .detail(format!("the controller has not processed generation {g} yet: everything in status describes generation {o}"))
+            .next(format!("wait for the {kind} controller, or check that it runs: liveproof verify … --wait")),
+        _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", ">= metadata.generation")
+            .source(source)
+            .detail("generation or observedGeneration is missing, so whether the controller saw the spec is unknown"),
+    }
+}
+
+/// `condition_fresh` over the named conditions: each True and changed after the change.
+/// `describes` says, for a stale one, which deploy it is about.
+fn condition_fresh(
+    obj: &Value,
+    kind: &str,
+    ns: &str,
+    types: &[&str],
+    change: &Change,
+    describes: Option<String>,
+) -> Finding {
+    let src = source_of(obj, kind, ns);
+    let expected = match change.since {
+        Some(s) => format!("{} True, changed after {s}", types.join("/")),
+        None => format!("{} True, changed after the change", types.join("/")),
+    };
+    let mut observed_parts = Vec::new();
+    let mut failing: Option<(String, String)> = None;
+    let mut unknown: Option<String> = None;
+    for t in types {
+        let Some(c) = condition(obj, t) else {
+            if *t == "Ready" {
+                unknown.get_or_insert(format!("{kind} has no {t} condition"));
+            }
+            continue;
+        };
+        let when = c
+            .last_transition
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "?".into());
+        observed_parts.push(format!(
+            "{}={} ({}) since {when}",
+            c.type_, c.status, c.reason
+        ));
+        if c.status != "True" {
+            failing.get_or_insert((
+                format!("{}={} {}: {}", c.type_, c.status, c.reason, c.message),
+                format!("the {kind} reports a failure; `kubectl -n {ns} describe {} {}` shows its events", kind.to_ascii_lowercase(), raw::name(obj)),
+            ));
+            continue;
+        }
+        match (change.since, c.last_transition) {
+            (Some(since), Some(at)) if at <= since => {
+                let about = describes
+                    .clone()
+                    .map(|d| format!("it describes {d}"))
+                    .unwrap_or_else(|| "it describes an earlier deploy".into());
+                failing.get_or_insert((
+                    format!(
+                        "{} \"{}\" last changed at {at}, before the change: {about}, not this change",
+                        c.type_, c.reason
+                    ),
+                    "the controller has not acted on the change: a controller that decides nothing changed leaves the old condition standing; check what it compares (source revision, chart version)".to_string(),
+                ));
+            }
+            (None, _) => {
+                unknown.get_or_insert(
+                    "no change time was given, so the condition's age cannot be compared".into(),
+                );
+            }
+            (_, None) => {
+                unknown.get_or_insert(format!("{} has no lastTransitionTime", c.type_));
+            }
+            _ => {}
+        }
+    }
+    let observed = if observed_parts.is_empty() {
+        "no conditions".to_string()
+    } else {
+        observed_parts.join("; ")
+    };
+    let source = format!("{src} .status.conditions");
+    if let Some((detail, next)) = failing {
+        return Finding::new(Check::ConditionFresh, Status::Fail, observed, expected)
+            .source(source)
+            .detail(detail)
+            .next(next);
+    }
+    if let Some(detail) = unknown {
+        return Finding::new(Check::ConditionFresh, Status::Unknown, observed, expected)
+            .source(source)
+            .detail(detail)
+            .next("give the change time: --since TIME or --commit SHA");
+    }
+    Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
+        .source(source)
+        .detail("the conditions changed after the change (status tier: the release and pods below are the proof)")
+}
+
+/// `gitops_revision` from several comparisons: all must hold; none given → skip.
+fn revision_finding(
+    source: String,
+    parts: Vec<(Status, String, String, Option<String>)>,
+) -> Finding {
+    if parts.is_empty() {
+        return Finding::new(
+            Check::GitopsRevision,
+            Status::Skip,
+            "not checked",
+            "nothing given",
+        )
+        .source(source)
+        .detail("no --commit or --chart-version given");
+    }
+    let status = if parts.iter().any(|p| p.0 == Status::Fail) {
+        Status::Fail
+    } else if parts.iter().any(|p| p.0 == Status::Unknown) {
+        Status::Unknown
+    } else {
+        Status::Pass
+    };
+    let observed = parts
+        .iter()
+        .map(|p| p.1.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let expected = parts
+        .iter()
+        .map(|p| p.2.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let detail = parts
+        .iter()
+        .filter(|p| p.0 == status)
+        .filter_map(|p| p.3.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let f = Finding::new(Check::GitopsRevision, status, observed, expected).source(source);
+    match status {
+        Status::Pass => f.detail(if detail.is_empty() { "the controller's revision is the change's".to_string() } else { detail }),
+        _ => f.detail(detail).next("the controller has not taken the change: check its source is fetching the commit (flux get sources git / argocd app get)"),
+    }
+}
+
+fn commit_part(
+    observed_revision: Option<&str>,
+    commit: &str,
+    what: &str,
+) -> (Status, String, String, Option<String>) {
+    let expected = format!("{what} at {commit}");
+    match observed_revision {
+        Some(rev) if revision_matches(rev, commit) => {
+            (Status::Pass, format!("{what} {rev}"), expected, None)
+        }
+        Some(rev) => (
+            Status::Fail,
+            format!("{what} {rev}"),
+            expected,
+            Some(format!(
+                "{what} is at {}, not the change's commit {commit}",
+                raw::revision_commit(rev)
+            )),
+        ),
+        None => (
+            Status::Unknown,
+            format!("{what} not recorded"),
+            expected,
+            Some(format!("{what} is not recorded in the input")),
+        ),
+    }
+}
+
+fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Vec<Finding> {
+    let (storage_ns, release_name) = helmrelease_release(hr, ns);
+    let history = ReleaseHistory::read(observed, &storage_ns, &release_name);
+    let describes = history.newest().map(|n| {
+        let at = n
+            .release
+            .info
+            .last_deployed
+            .map(|t| format!(" from {}", t.to_zoned(jiff::tz::TimeZone::UTC).date()))
+            .unwrap_or_default();
+        format!("{}{at}", ReleaseHistory::describe(n))
+    });
+    let mut out = vec![observed_generation(hr, "HelmRelease", ns)];
+    out.push(condition_fresh(
+        hr,
+        "HelmRelease",
+        ns,
+        &["Ready", "Released"],
+        change,
+        describes,
+    ));
+
+    let mut parts = Vec::new();
+    if let Some(want) = &change.chart_version {
+        let have = str_at(hr, "/status/history/0/chartVersion")
+            .or_else(|| str_at(hr, "/status/lastAttemptedRevision"));
+        let expected = format!("chart version {want}");
+        parts.push(match have {
+            Some(v) if v.trim_start_matches('v') == want.trim_start_matches('v') => {
+                (Status::Pass, format!("chart version {v}"), expected, None)
+            }
+            Some(v) => (
+                Status::Fail,
+                format!("chart version {v}"),
+                expected,
+                Some(format!(
+                    "helm-controller last handled chart version {v}, not {want}"
+                )),
+            ),
+            None => (
+                Status::Unknown,
+                "chart version not recorded".into(),
+                expected,
+                None,
+            ),
+        });
+    }
+    let source_ref = hr.pointer("/spec/chart/spec/sourceRef");
+    let source_kind = source_ref
+        .and_then(|s| str_at(s, "/kind"))
+        .unwrap_or_default();
+    let source_name = source_ref
+        .and_then(|s| str_at(s, "/name"))
+        .unwrap_or_default();
+    let source_ns = source_ref
+        .and_then(|s| str_at(s, "/namespace"))
+        .unwrap_or(ns);
+    if let Some(commit) = &change.commit {
+        if source_kind == "GitRepository" {
+            let repo = observed.find_other(ResourceKind::GitRepository, source_ns, source_name);
+            let rev = repo.and_then(|r| str_at(r, "/status/artifact/revision"));
+            parts.push(commit_part(
+                rev,
+                commit,
+                &format!("GitRepository {source_ns}/{source_name}"),
+            ));
+        }
+    }
+    out.push(revision_finding(
+        format!("{ns}/HelmRelease/{} .status", raw::name(hr)),
+        parts,
+    ));
+
+    let (mut release_findings, staleness) = release::findings(observed, change, &history);
+    if matches!(staleness, Staleness::DeployedBefore) {
+        if let Some(diagnosis) = chart_version_diagnosis(observed, change, hr) {
+            if let Some(first) = release_findings.first_mut() {
+                first.evidence.detail = format!("{} {}", first.evidence.detail, diagnosis.0);
+                first.next_step = Some(diagnosis.1);
+            }
+        }
+    }
+    out.extend(release_findings);
+    out
+}
+
+/// Seed 002: with `reconcileStrategy: ChartVersion` (the default) on a GitRepository chart,
+/// helm-controller builds a new chart only when Chart.yaml's version changes, so template
+/// changes merged without a bump never deploy. Returns `(detail, next step)`.
+fn chart_version_diagnosis(
+    observed: &Observed,
+    change: &Change,
+    hr: &Value,
+) -> Option<(String, String)> {
+    let spec = hr.pointer("/spec/chart/spec")?;
+    let strategy = str_at(spec, "/reconcileStrategy").unwrap_or("ChartVersion");
+    if strategy != "ChartVersion" || str_at(spec, "/sourceRef/kind") != Some("GitRepository") {
+        return None;
+    }
+    let chart = str_at(spec, "/chart")
+        .unwrap_or("the chart")
+        .trim_start_matches("./");
+    let from_git = change.commit.as_ref().and_then(|commit| {
+        observed.chart_changes.iter().find(|c| {
+            c.commit.starts_with(commit.as_str()) || commit.starts_with(c.commit.as_str())
+        })
+    });
+    let confirmed = match from_git {
+        Some(c) if !c.files.is_empty() && !c.version_changed => format!(
+            " Git confirms it: commit {} changed {} under {} but not the version: line of {}/Chart.yaml.",
+            &c.commit[..c.commit.len().min(7)],
+            c.files.join(", "),
+            c.chart_path,
+            c.chart_path
+        ),
+        Some(c) if c.version_changed => format!(
+            " (commit {} did bump {}/Chart.yaml's version, so the controller should build it: check the source is at that commit)",
+            &c.commit[..c.commit.len().min(7)],
+            c.chart_path
+        ),
+        _ => String::new(),
+    };
+    Some((
+        format!(
+            "reconcileStrategy ChartVersion: helm-controller builds a new chart only when {chart}/Chart.yaml's version changes, so template changes merged without a version bump never deploy.{confirmed}"
+        ),
+        format!("bump `version:` in {chart}/Chart.yaml (or set spec.chart.spec.reconcileStrategy: Revision) and merge"),
+    ))
+}
+
+fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> Vec<Finding> {
+    let mut out = vec![observed_generation(ks, "Kustomization", ns)];
+    let applied = str_at(ks, "/status/lastAppliedRevision");
+    let attempted = str_at(ks, "/status/lastAttemptedRevision");
+    out.push(condition_fresh(
+        ks,
+        "Kustomization",
+        ns,
+        &["Ready"],
+        change,
+        applied.map(|a| format!("revision {a}")),
+    ));
+    let mut parts = Vec::new();
+    if let Some(commit) = &change.commit {
+        parts.push(commit_part(applied, commit, "lastAppliedRevision"));
+        let source_ref = ks.pointer("/spec/sourceRef");
+        if source_ref.and_then(|s| str_at(s, "/kind")) == Some("GitRepository") {
+            let name = source_ref
+                .and_then(|s| str_at(s, "/name"))
+                .unwrap_or_default();
+            let source_ns = source_ref
+                .and_then(|s| str_at(s, "/namespace"))
+                .unwrap_or(ns);
+            if let Some(repo) = observed.find_other(ResourceKind::GitRepository, source_ns, name) {
+                parts.push(commit_part(
+                    str_at(repo, "/status/artifact/revision"),
+                    commit,
+                    &format!("GitRepository {source_ns}/{name}"),
+                ));
+            }
+        }
+    }
+    if let (Some(applied), Some(attempted)) = (applied, attempted) {
+        if applied != attempted {
+            let message = condition(ks, "Ready")
+                .map(|c| c.message.to_string())
+                .unwrap_or_default();
+            parts.push((
+                Status::Fail,
+                format!("lastAttemptedRevision {attempted}"),
+                format!("lastAttemptedRevision = lastAppliedRevision {applied}"),
+                Some(format!("the newest revision {attempted} failed to apply; the cluster still has {applied}: {message}")),
+            ));
+        }
+    }
+    out.push(revision_finding(
+        format!("{ns}/Kustomization/{} .status", raw::name(ks)),
+        parts,
+    ));
+    out
+}
+
+fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
+    let src = format!("{ns}/Application/{}", raw::name(app));
+    let sync_status = str_at(app, "/status/sync/status").unwrap_or("Unknown");
+    let mut parts = Vec::new();
+    if let Some(commit) = &change.commit {
+        let synced = str_at(app, "/status/sync/revision").or_else(|| {
+            app.pointer("/status/sync/revisions")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|r| revision_matches(r, commit))
+        });
+        parts.push(commit_part(
+            synced,
+            commit,
+            &format!("sync ({sync_status})"),
+        ));
+        if let Some(op) = str_at(app, "/status/operationState/syncResult/revision") {
+            parts.push(commit_part(Some(op), commit, "last sync operation"));
+        }
+    } else if sync_status == "OutOfSync" {
+        parts.push((
+            Status::Fail,
+            "OutOfSync".into(),
+            "Synced".into(),
+            Some("the cluster differs from git: Argo CD has not synced the newest revision".into()),
+        ));
+    }
+    let mut out = vec![revision_finding(format!("{src} .status.sync"), parts)];
+
+    // The sync operation: its finish time is Argo CD's "when did I last act".
+    let phase = str_at(app, "/status/operationState/phase");
+    let finished: Option<Timestamp> = time_at(app, "/status/operationState/finishedAt");
+    let expected = match change.since {
+        Some(s) => format!("a Succeeded sync finished after {s}"),
+        None => "a Succeeded sync finished after the change".into(),
+    };
+    let observed = format!(
+        "phase {} finished {}",
+        phase.unwrap_or("none"),
+        finished
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "never".into())
+    );
+    let f = Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
+        .source(format!("{src} .status.operationState"));
+    let message = str_at(app, "/status/operationState/message").unwrap_or_default();
+    out.push(match (phase, finished, change.since) {
+        (Some("Succeeded"), Some(at), Some(since)) if at > since => f.detail("Argo CD finished a sync after the change (status tier: the pods below are the proof)"),
+        (Some("Succeeded"), Some(at), Some(_)) => with_status(f, Status::Fail)
+            .detail(format!("the last sync finished at {at}, before the change: it describes an earlier deploy"))
+            .next("Argo CD has not synced since the change: check auto-sync and the app's source revision (argocd app get)"),
+        (Some("Running"), _, _) => with_status(f, Status::Fail).detail(format!("a sync is still running: {message}")),
+        (Some(p @ ("Failed" | "Error")), _, _) => with_status(f, Status::Fail)
+            .detail(format!("the last sync {p}: {message}"))
+            .next("see why the sync failed: argocd app get --show-operation"),
+        (_, _, None) => with_status(f, Status::Unknown).detail("no change time was given").next("give the change time: --since TIME or --commit SHA"),
+        _ => with_status(f, Status::Unknown).detail("no finished sync operation is recorded"),
+    });
+
+    let health = str_at(app, "/status/health/status").unwrap_or("Unknown");
+    let f = Finding::new(
+        Check::RolloutComplete,
+        Status::Pass,
+        format!("health {health}, sync {sync_status}"),
+        "health Healthy",
+    )
+    .source(format!("{src} .status.health"));
+    out.push(match health {
+        "Healthy" => f.detail("Argo CD reports the app healthy (status tier)"),
+        "Progressing" => with_status(f, Status::Fail)
+            .detail("Argo CD reports the app still progressing")
+            .next("wait for it: liveproof verify … --wait"),
+        "Degraded" | "Missing" => with_status(f, Status::Fail)
+            .detail(format!("Argo CD reports the app {health}"))
+            .next("see which resources are unhealthy: argocd app get"),
+        _ => with_status(f, Status::Unknown).detail(format!("health is {health}")),
+    });
+    out
+}
+
+fn with_status(mut f: Finding, status: Status) -> Finding {
+    f.evidence.status = status;
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inventory_ids() {
+        let t = inventory_workload("apps_inventory_apps_Deployment").expect("workload");
+        assert_eq!(
+            t,
+            Target::new(TargetKind::Deployment, Some("apps"), "inventory")
+        );
+        let t = inventory_workload("data_db_apps_StatefulSet").expect("statefulset");
+        assert_eq!(t, Target::new(TargetKind::StatefulSet, Some("data"), "db"));
+        assert!(inventory_workload("apps_inventory__Service").is_none());
+        assert!(inventory_workload("_crd_apiextensions.k8s.io_CustomResourceDefinition").is_none());
+    }
+}

@@ -1,0 +1,402 @@
+//! A Helm release, read from its storage (Secrets or ConfigMaps), never from `helm` or a
+//! controller's status: `release_revision`, `release_version`, `manifest_contains`.
+
+use jiff::Timestamp;
+use liveproof_helm::{ReleaseStatus, StoredRelease};
+
+use super::raw::str_at;
+use super::Finding;
+use crate::{Change, Check, Observed, ResourceKind, Status};
+
+/// Every readable revision of release `name` in `namespace`, and what could not be read.
+pub struct ReleaseHistory {
+    pub namespace: String,
+    pub name: String,
+    pub revisions: Vec<StoredRelease>,
+    /// `(storage object, version label, error)` for each object that failed to decode.
+    pub unreadable: Vec<(String, Option<i64>, String)>,
+}
+
+impl ReleaseHistory {
+    pub fn read(observed: &Observed, namespace: &str, name: &str) -> ReleaseHistory {
+        let mut revisions = Vec::new();
+        let mut unreadable = Vec::new();
+        let storage = observed
+            .others_of(ResourceKind::Secret)
+            .chain(observed.others_of(ResourceKind::ConfigMap));
+        for obj in storage {
+            let in_namespace = str_at(obj, "/metadata/namespace").unwrap_or(namespace) == namespace;
+            let named = str_at(obj, "/metadata/labels/name") == Some(name)
+                && str_at(obj, "/metadata/labels/owner") == Some("helm");
+            if !(in_namespace && named && liveproof_helm::is_release_storage(obj)) {
+                continue;
+            }
+            match liveproof_helm::decode(obj, &observed.release_limits) {
+                Ok(r) => revisions.push(r),
+                Err(e) => unreadable.push((
+                    liveproof_helm::object_ref(obj),
+                    str_at(obj, "/metadata/labels/version").and_then(|v| v.parse().ok()),
+                    e.to_string(),
+                )),
+            }
+        }
+        revisions.sort_by_key(|r| r.release.version);
+        ReleaseHistory {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            revisions,
+            unreadable,
+        }
+    }
+
+    pub fn newest(&self) -> Option<&StoredRelease> {
+        self.revisions.last()
+    }
+
+    /// An unreadable object whose version is at least the newest readable one: then the
+    /// newest revision itself is unknown.
+    fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
+        let newest = self.newest().map_or(i64::MIN, |r| r.release.version);
+        self.unreadable
+            .iter()
+            .find(|(_, version, _)| version.is_none_or(|v| v >= newest))
+    }
+
+    fn revision(&self, version: i64) -> Option<&StoredRelease> {
+        self.revisions.iter().find(|r| r.release.version == version)
+    }
+
+    pub fn describe(r: &StoredRelease) -> String {
+        format!(
+            "{}/{}.v{}",
+            r.release.namespace, r.release.name, r.release.version
+        )
+    }
+}
+
+/// Why the newest revision is what it is, for a HelmRelease's diagnosis.
+pub enum Staleness {
+    /// The newest revision was deployed before the change.
+    DeployedBefore,
+    Fresh,
+    Unknown,
+}
+
+/// The three release checks, in order, plus whether the newest revision predates the change.
+pub fn findings(
+    observed: &Observed,
+    change: &Change,
+    history: &ReleaseHistory,
+) -> (Vec<Finding>, Staleness) {
+    let (revision, staleness) = release_revision(observed, change, history);
+    let mut out = vec![revision];
+    out.push(release_version(change, history));
+    out.push(manifest_contains(change, history));
+    (out, staleness)
+}
+
+fn storage_source(history: &ReleaseHistory) -> String {
+    format!(
+        "{}/Secret sh.helm.release.v1.{}.v*",
+        history.namespace, history.name
+    )
+}
+
+fn release_revision(
+    observed: &Observed,
+    change: &Change,
+    history: &ReleaseHistory,
+) -> (Finding, Staleness) {
+    let expected = match change.since {
+        Some(since) => format!("newest revision deployed after {since}"),
+        None => "newest revision deployed after the change".to_string(),
+    };
+    let ns = &history.namespace;
+    if let Some((object, _, error)) = history.newest_unreadable() {
+        return (
+            Finding::new(Check::ReleaseRevision, Status::Unknown, "storage unreadable", expected)
+                .source(object.clone())
+                .detail(format!("the newest release revision could not be decoded: {error}"))
+                .next(format!(
+                    "inspect the storage object ({object}); a release Helm itself cannot read needs `helm -n {ns} history {}`",
+                    history.name
+                )),
+            Staleness::Unknown,
+        );
+    }
+    let Some(newest) = history.newest() else {
+        let (status, detail, next) = if let Some(d) = observed
+            .denial(ns, ResourceKind::Secret)
+            .or_else(|| observed.denial(ns, ResourceKind::ConfigMap))
+        {
+            (
+                Status::Unknown,
+                format!("reading the release storage was refused: {}", d.message),
+                format!("grant list on secrets in {ns} (check: kubectl auth can-i list secrets -n {ns})"),
+            )
+        } else if observed.is_complete(ns, ResourceKind::Secret)
+            && observed.is_complete(ns, ResourceKind::ConfigMap)
+        {
+            (
+                Status::Fail,
+                format!("no Helm release {} is installed in {ns}: no storage Secret or ConfigMap carries it", history.name),
+                format!("check the release name and namespace: kubectl -n {ns} get secrets -l owner=helm"),
+            )
+        } else {
+            (
+                Status::Unknown,
+                format!("the input holds no storage of Helm release {ns}/{}", history.name),
+                format!(
+                    "include the release Secrets: kubectl -n {ns} get secrets -l owner=helm,name={} -o yaml",
+                    history.name
+                ),
+            )
+        };
+        return (
+            Finding::new(Check::ReleaseRevision, status, "no release found", expected)
+                .source(storage_source(history))
+                .detail(detail)
+                .next(next),
+            Staleness::Unknown,
+        );
+    };
+    let r = &newest.release;
+    let describe = ReleaseHistory::describe(newest);
+    let deployed = r.info.last_deployed;
+    let observed_text = format!(
+        "{describe} {}{}",
+        r.info.status.as_str(),
+        deployed.map(|t| format!(" at {t}")).unwrap_or_default()
+    );
+    let source = format!("{} .info", newest.object);
+    let finding = |status| {
+        Finding::new(
+            Check::ReleaseRevision,
+            status,
+            observed_text.clone(),
+            expected.clone(),
+        )
+        .source(source.clone())
+    };
+    match &r.info.status {
+        ReleaseStatus::Deployed => {}
+        status => {
+            let why = if status.is_pending() {
+                "an operation on it is still in progress, or died half-way"
+            } else if matches!(status, ReleaseStatus::Failed) {
+                "the upgrade failed"
+            } else {
+                "it is not the deployed revision"
+            };
+            return (
+                finding(Status::Fail)
+                    .detail(format!(
+                        "the newest revision {describe} is {}: {why} (description: {})",
+                        status.as_str(),
+                        if r.info.description.is_empty() {
+                            "none"
+                        } else {
+                            &r.info.description
+                        }
+                    ))
+                    .next(format!(
+                        "see what happened: helm -n {} history {}",
+                        history.namespace, history.name
+                    )),
+                Staleness::Unknown,
+            );
+        }
+    }
+    let Some(since) = change.since else {
+        return (
+            finding(Status::Unknown)
+                .detail("no change time was given, so whether this revision came after the change cannot be told")
+                .next("give the change time: --since TIME or --commit SHA"),
+            Staleness::Unknown,
+        );
+    };
+    let Some(deployed) = deployed else {
+        return (
+            finding(Status::Unknown).detail(format!("{describe} records no last_deployed time")),
+            Staleness::Unknown,
+        );
+    };
+    // "Rollback to N" deploys revision N's content anew: fresh time, old content.
+    if let Some(target) = r
+        .info
+        .description
+        .strip_prefix("Rollback to ")
+        .and_then(|n| n.trim().parse::<i64>().ok())
+    {
+        let restored_old = history
+            .revision(target)
+            .and_then(|t| t.release.info.last_deployed)
+            .is_none_or(|t: Timestamp| t <= since);
+        if deployed > since && restored_old {
+            return (
+                finding(Status::Fail)
+                    .detail(format!(
+                        "{describe} is a rollback to revision {target}, which predates the change: the release runs the content from before it"
+                    ))
+                    .next(format!("see why it was rolled back: helm -n {} history {}", history.namespace, history.name)),
+                Staleness::DeployedBefore,
+            );
+        }
+    }
+    if deployed > since {
+        (
+            finding(Status::Pass).detail("the installed release was deployed after the change"),
+            Staleness::Fresh,
+        )
+    } else {
+        (
+            finding(Status::Fail)
+                .detail(format!(
+                    "{describe} was deployed at {deployed}, before the change: no release has been made since"
+                ))
+                .next(format!(
+                    "find out why nothing released the change (is the deploy pipeline or GitOps controller picking it up?); `helm -n {} history {}` lists the revisions",
+                    history.namespace, history.name
+                )),
+            Staleness::DeployedBefore,
+        )
+    }
+}
+
+/// Helm stores versions as written; a `v` prefix on one side only is the same version.
+fn same_version(a: &str, b: &str) -> bool {
+    a.trim_start_matches('v') == b.trim_start_matches('v')
+}
+
+fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
+    let Some(want) = &change.chart_version else {
+        return Finding::new(
+            Check::ReleaseVersion,
+            Status::Skip,
+            "not checked",
+            "nothing given",
+        )
+        .source(storage_source(history))
+        .detail("no --chart-version given");
+    };
+    let expected = format!("chart version {want}");
+    let Some(newest) = history.newest() else {
+        return Finding::new(
+            Check::ReleaseVersion,
+            Status::Unknown,
+            "no release read",
+            expected,
+        )
+        .source(storage_source(history))
+        .detail("the installed release could not be read (see release_revision)");
+    };
+    let meta = &newest.release.chart.metadata;
+    let observed = format!("{}-{}", meta.name, meta.version);
+    let finding = Finding::new(Check::ReleaseVersion, Status::Pass, observed, expected)
+        .source(format!("{} .chart.metadata.version", newest.object));
+    if same_version(&meta.version, want) {
+        finding.detail("the installed release carries the expected chart version")
+    } else {
+        let mut f = finding.detail(format!(
+            "{} runs chart version {}, not {want}",
+            ReleaseHistory::describe(newest),
+            meta.version
+        ));
+        f.evidence.status = Status::Fail;
+        f.next("the new chart version has not been installed: check the pipeline or controller that upgrades the release")
+    }
+}
+
+fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
+    if change.manifest.is_empty() {
+        return Finding::new(
+            Check::ManifestContains,
+            Status::Skip,
+            "not checked",
+            "nothing given",
+        )
+        .source(storage_source(history))
+        .detail("no --expect given");
+    }
+    let expected = change
+        .manifest
+        .iter()
+        .map(|e| format!("`{}`", e.given))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(newest) = history.newest() else {
+        return Finding::new(
+            Check::ManifestContains,
+            Status::Unknown,
+            "no release read",
+            expected,
+        )
+        .source(storage_source(history))
+        .detail("the installed release could not be read (see release_revision)");
+    };
+    let objects = liveproof_helm::manifest_objects(&newest.release.manifest);
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for e in &change.manifest {
+        // Name the rendered object that holds it; never quote the text (it may be a Secret).
+        let holder = objects.iter().find(|o| e.is_match(&o.text)).map(|o| {
+            let source = o
+                .source
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            format!("`{}` in {}/{}{source}", e.given, o.kind, o.name)
+        });
+        match holder {
+            Some(h) => found.push(h),
+            None if e.is_match(&newest.release.manifest) => {
+                found.push(format!("`{}` in the manifest", e.given))
+            }
+            None => missing.push(format!("`{}`", e.given)),
+        }
+    }
+    let source = format!("{} .manifest", newest.object);
+    let describe = ReleaseHistory::describe(newest);
+    if missing.is_empty() {
+        Finding::new(
+            Check::ManifestContains,
+            Status::Pass,
+            found.join("; "),
+            expected,
+        )
+        .source(source)
+        .detail(format!(
+            "the rendered manifest of {describe} contains every expectation"
+        ))
+    } else {
+        Finding::new(Check::ManifestContains, Status::Fail, format!("missing {}", missing.join(", ")), expected)
+            .source(source)
+            .detail(format!(
+                "the installed manifest of {describe} does not contain {}: the change is not in the installed release",
+                missing.join(", ")
+            ))
+            .next("the change never reached the installed release: find what should have upgraded it")
+    }
+}
+
+/// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their
+/// namespace (the release's when the template sets none).
+pub fn workloads(release: &StoredRelease) -> Vec<(crate::TargetKind, String, String)> {
+    liveproof_helm::manifest_objects(&release.release.manifest)
+        .into_iter()
+        .filter(|o| o.api_version.starts_with("apps/"))
+        .filter_map(|o| {
+            let kind = match o.kind.as_str() {
+                "Deployment" => crate::TargetKind::Deployment,
+                "StatefulSet" => crate::TargetKind::StatefulSet,
+                "DaemonSet" => crate::TargetKind::DaemonSet,
+                _ => return None,
+            };
+            let ns = o
+                .namespace
+                .clone()
+                .unwrap_or_else(|| release.release.namespace.clone());
+            (!o.name.is_empty()).then_some((kind, ns, o.name))
+        })
+        .collect()
+}
