@@ -12,6 +12,7 @@
 mod error;
 mod objects;
 mod service;
+mod sources;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -191,12 +192,23 @@ impl Cluster {
         self.requests.load(Ordering::Relaxed)
     }
 
-    /// Reads the workload targets (Deployment, StatefulSet, DaemonSet; other kinds are not
-    /// gathered here yet), their revisions and their pods into one snapshot.
+    /// Reads the targets into one snapshot.
     ///
-    /// - A target without a namespace is looked up in [`Cluster::default_namespace`], or with
-    ///   `all_namespaces` in every namespace; [`resolve_targets`](crate::resolve_targets) then
-    ///   says which namespaces to judge it in.
+    /// - Helm and GitOps targets first (see `sources`): a `release/` target's storage Secrets
+    ///   and ConfigMaps (one LIST each, by label selector), a HelmRelease with its chart's
+    ///   GitRepository and its Helm release's storage, a Kustomization with its GitRepository,
+    ///   an Application. These land raw in [`Observed::others`]. A missing object, or a
+    ///   resource type the server does not serve (Flux or Argo CD not installed), is absent and
+    ///   its `(namespace, kind)` complete; a successful storage LIST marks `(namespace, Secret)`
+    ///   / `(namespace, ConfigMap)` complete.
+    /// - Then the workloads: the workload targets (Deployment, StatefulSet, DaemonSet) and the
+    ///   workloads the Helm/GitOps targets lead to (their installed manifest, inventory or
+    ///   resource list), each with its revisions and its pods.
+    ///
+    /// - A workload target without a namespace is looked up in [`Cluster::default_namespace`],
+    ///   or with `all_namespaces` in every namespace; [`resolve_targets`](crate::resolve_targets)
+    ///   then says which namespaces to judge it in. Helm and GitOps targets without a namespace
+    ///   are read in the default namespace, `-A` or not.
     /// - A missing workload is absent and its `(namespace, kind)` is marked complete, so its
     ///   absence is authoritative.
     /// - `(namespace, kind)` is marked complete for every successful LIST; `(namespace, Pod)`
@@ -207,6 +219,30 @@ impl Cluster {
         all_namespaces: bool,
     ) -> Result<Observed, GatherError> {
         let mut observed = Observed::default();
+        self.read_sources(targets, &mut observed).await?;
+        let workloads = self.workload_targets(&observed, targets);
+        self.gather_workloads(observed, &workloads, all_namespaces)
+            .await
+    }
+
+    /// The workload targets given, then the workloads the others lead to in `observed`.
+    fn workload_targets(&self, observed: &Observed, targets: &[Target]) -> Vec<Target> {
+        let mut out: Vec<Target> = targets
+            .iter()
+            .filter(|t| t.kind.is_workload())
+            .cloned()
+            .collect();
+        out.extend(sources::followed(observed, targets, &self.default_ns));
+        out
+    }
+
+    /// The workload half of [`Cluster::gather`], into `observed`.
+    async fn gather_workloads(
+        &self,
+        mut observed: Observed,
+        targets: &[Target],
+        all_namespaces: bool,
+    ) -> Result<Observed, GatherError> {
         let lookups = plan_lookups(targets, &self.default_ns, all_namespaces);
         let found = join_all(lookups.iter().map(|l| self.lookup(l))).await;
         for (lookup, result) in lookups.iter().zip(found) {

@@ -10,8 +10,10 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::NamespaceResourceScope;
+use kube::api::{ApiResource, DynamicObject, TypeMeta};
 use liveproof_evidence::{Observed, ResourceKind, TargetKind};
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// One object of a kind we gather.
 #[derive(Debug, Clone)]
@@ -22,6 +24,8 @@ pub(crate) enum AnyObject {
     ReplicaSet(Box<ReplicaSet>),
     ControllerRevision(Box<ControllerRevision>),
     Pod(Box<Pod>),
+    /// A kind the checks read as raw JSON (`Observed::others`): Helm storage, GitOps objects.
+    Raw(ResourceKind, Box<DynamicObject>),
 }
 
 impl AnyObject {
@@ -33,6 +37,7 @@ impl AnyObject {
             AnyObject::ReplicaSet(o) => &o.metadata,
             AnyObject::ControllerRevision(o) => &o.metadata,
             AnyObject::Pod(o) => &o.metadata,
+            AnyObject::Raw(_, o) => &o.metadata,
         }
     }
 
@@ -44,6 +49,7 @@ impl AnyObject {
             AnyObject::ReplicaSet(_) => ResourceKind::ReplicaSet,
             AnyObject::ControllerRevision(_) => ResourceKind::ControllerRevision,
             AnyObject::Pod(_) => ResourceKind::Pod,
+            AnyObject::Raw(kind, _) => *kind,
         }
     }
 
@@ -86,10 +92,17 @@ impl AnyObject {
             AnyObject::ReplicaSet(o) => observed.replicasets.push(*o),
             AnyObject::ControllerRevision(o) => observed.controller_revisions.push(*o),
             AnyObject::Pod(o) => observed.pods.push(*o),
+            AnyObject::Raw(kind, o) => observed.others.push(raw_value(kind, *o)),
         }
     }
 
-    /// Every gathered object in `observed`, in kind order.
+    /// The raw objects of `observed.others` that are of a kind we read (the rest stay as they
+    /// are), in `others` order.
+    pub(crate) fn raw_in(observed: &Observed) -> Vec<AnyObject> {
+        observed.others.iter().filter_map(raw_object).collect()
+    }
+
+    /// Every gathered typed object in `observed`, in kind order (raw ones: [`AnyObject::raw_in`]).
     pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
         let mut out = Vec::new();
         out.extend(
@@ -179,6 +192,56 @@ pub(crate) fn revisions_of(workload: ResourceKind) -> Option<ResourceKind> {
     }
 }
 
+/// The raw kinds, with the API resource each is read at.
+pub(crate) const RAW_KINDS: [ResourceKind; 6] = [
+    ResourceKind::Secret,
+    ResourceKind::ConfigMap,
+    ResourceKind::HelmRelease,
+    ResourceKind::Kustomization,
+    ResourceKind::GitRepository,
+    ResourceKind::Application,
+];
+
+/// What `Api<DynamicObject>` needs to address a raw kind.
+pub(crate) fn api_resource(kind: ResourceKind) -> ApiResource {
+    let api_version = kind.api_version();
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    ApiResource {
+        group: kind.group().to_string(),
+        version: version.to_string(),
+        api_version: api_version.to_string(),
+        kind: kind.kind_name().to_string(),
+        plural: kind.plural().to_string(),
+    }
+}
+
+/// A raw object as JSON, with `apiVersion` and `kind` filled in (a LIST of a built-in kind
+/// omits them on its items, and `Observed::others_of` matches on them).
+pub(crate) fn raw_value(kind: ResourceKind, mut object: DynamicObject) -> Value {
+    if object.types.as_ref().is_none_or(|t| t.kind.is_empty()) {
+        object.types = Some(TypeMeta {
+            api_version: kind.api_version().to_string(),
+            kind: kind.kind_name().to_string(),
+        });
+    }
+    // A DynamicObject is a JSON map; it always serializes.
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
+/// The [`AnyObject::Raw`] for a raw JSON object of a kind we read.
+pub(crate) fn raw_object(value: &Value) -> Option<AnyObject> {
+    let kind_name = value.get("kind").and_then(Value::as_str)?;
+    let group = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g))?;
+    let kind = RAW_KINDS
+        .into_iter()
+        .find(|k| k.kind_name() == kind_name && k.group() == group)?;
+    let object: DynamicObject = serde_json::from_value(value.clone()).ok()?;
+    Some(AnyObject::Raw(kind, Box::new(object)))
+}
+
 /// Sorts every list by namespace and name, drops duplicates (by uid) and duplicate denials,
 /// so a snapshot does not depend on request order.
 pub(crate) fn normalize(mut observed: Observed) -> Observed {
@@ -191,9 +254,13 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
             b.key(),
         ))
     });
+    let mut others = std::mem::take(&mut observed.others);
+    others.sort_by_key(raw_sort_key);
+    let mut seen_raw = std::collections::BTreeSet::new();
+    others.retain(|o| seen_raw.insert(raw_sort_key(o)));
     let mut out = Observed {
         nodes: std::mem::take(&mut observed.nodes),
-        others: std::mem::take(&mut observed.others),
+        others,
         complete: std::mem::take(&mut observed.complete),
         ..Observed::default()
     };
@@ -209,4 +276,26 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
         }
     }
     out
+}
+
+/// Order and identity of a raw object: kind, API group, namespace, name (uid last, so two
+/// objects that only share a name in a re-created form are both kept).
+fn raw_sort_key(value: &Value) -> [String; 5] {
+    let field = |ptr: &str| {
+        value
+            .pointer(ptr)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let group = field("/apiVersion")
+        .rsplit_once('/')
+        .map_or(String::new(), |(g, _)| g.to_string());
+    [
+        field("/kind"),
+        group,
+        field("/metadata/namespace"),
+        field("/metadata/name"),
+        field("/metadata/uid"),
+    ]
 }

@@ -1,0 +1,517 @@
+//! The first phase for Helm and GitOps targets: the objects they are made of, read raw into
+//! [`Observed::others`].
+//!
+//! - `release/NAME`: its storage, one LIST of Secrets and one of ConfigMaps (Helm's two drivers)
+//!   by `owner=helm,name=NAME` in the target's namespace;
+//! - `helmrelease/NAME`: the HelmRelease, its chart's GitRepository (when the chart comes from
+//!   one), and the storage of the Helm release it manages (see [`helm_release_of`]);
+//! - `kustomization/NAME`: the Kustomization and its GitRepository;
+//! - `application/NAME`: the Application (Argo CD renders Helm itself: no Helm storage).
+//!
+//! What a read depends on is read in a later round, so each object is read once however many
+//! targets lead to it. The workloads these objects name are then gathered like workload
+//! targets (see [`followed`]).
+
+use std::collections::BTreeSet;
+
+use futures::future::join_all;
+use kube::api::{Api, DynamicObject, ListParams};
+use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
+use serde_json::Value;
+
+use super::objects::{api_resource, raw_value};
+use super::{Cluster, GatherError};
+
+/// Reads are planned from what earlier rounds found; the chain is at most two deep (a
+/// HelmRelease, then its GitRepository and storage), so this bound is never reached.
+const MAX_ROUNDS: usize = 3;
+
+/// One read a non-workload target leads to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SourceRead {
+    /// GET one object of a raw kind.
+    Object {
+        resource: ResourceKind,
+        namespace: String,
+        name: String,
+    },
+    /// LIST a Helm release's storage objects (`Secret` or `ConfigMap`) by label selector.
+    Storage {
+        resource: ResourceKind,
+        namespace: String,
+        release: String,
+    },
+}
+
+impl SourceRead {
+    pub(crate) fn resource(&self) -> ResourceKind {
+        match self {
+            SourceRead::Object { resource, .. } | SourceRead::Storage { resource, .. } => *resource,
+        }
+    }
+
+    pub(crate) fn namespace(&self) -> &str {
+        match self {
+            SourceRead::Object { namespace, .. } | SourceRead::Storage { namespace, .. } => {
+                namespace
+            }
+        }
+    }
+
+    fn verb(&self) -> &'static str {
+        match self {
+            SourceRead::Object { .. } => "get",
+            SourceRead::Storage { .. } => "list",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceRead::Object {
+                resource,
+                namespace,
+                name,
+            } => write!(f, "{} {namespace}/{name}", resource.kind_name()),
+            SourceRead::Storage {
+                resource,
+                namespace,
+                release,
+            } => write!(
+                f,
+                "{} in namespace {namespace} holding Helm release {release}",
+                resource.plural()
+            ),
+        }
+    }
+}
+
+/// The label selector Helm's storage drivers find a release's revisions by.
+pub(crate) fn storage_selector(release: &str) -> String {
+    format!("owner=helm,name={release}")
+}
+
+fn storage(namespace: &str, release: &str) -> [SourceRead; 2] {
+    [ResourceKind::Secret, ResourceKind::ConfigMap].map(|resource| SourceRead::Storage {
+        resource,
+        namespace: namespace.to_string(),
+        release: release.to_string(),
+    })
+}
+
+fn object(resource: ResourceKind, namespace: &str, name: &str) -> SourceRead {
+    SourceRead::Object {
+        resource,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+/// The reads `target` leads to, given what has been read so far (`observed`): the target's own
+/// object or storage first, then what that object references once it is there. Empty for
+/// workload targets.
+pub(crate) fn source_reads(
+    target: &Target,
+    default_ns: &str,
+    observed: &Observed,
+) -> Vec<SourceRead> {
+    let ns = target.namespace_or(default_ns);
+    let name = target.name.as_str();
+    let mut reads = Vec::new();
+    match target.kind {
+        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => {}
+        TargetKind::Release => reads.extend(storage(ns, name)),
+        TargetKind::HelmRelease => {
+            reads.push(object(ResourceKind::HelmRelease, ns, name));
+            if let Some(hr) = observed.find_other(ResourceKind::HelmRelease, ns, name) {
+                reads.extend(git_repository(hr.pointer("/spec/chart/spec/sourceRef"), ns));
+                let (release, storage_ns) = helm_release_of(hr, ns);
+                reads.extend(storage(&storage_ns, &release));
+            }
+        }
+        TargetKind::Kustomization => {
+            reads.push(object(ResourceKind::Kustomization, ns, name));
+            if let Some(ks) = observed.find_other(ResourceKind::Kustomization, ns, name) {
+                reads.extend(git_repository(ks.pointer("/spec/sourceRef"), ns));
+            }
+        }
+        TargetKind::Application => reads.push(object(ResourceKind::Application, ns, name)),
+    }
+    reads
+}
+
+/// The GitRepository a Flux `sourceRef` names (its namespace defaults to the referrer's), if it
+/// names one.
+fn git_repository(source_ref: Option<&Value>, default_ns: &str) -> Option<SourceRead> {
+    let source_ref = source_ref?;
+    if source_ref.get("kind").and_then(Value::as_str) != Some("GitRepository") {
+        return None;
+    }
+    let name = source_ref.get("name").and_then(Value::as_str)?;
+    let ns = source_ref
+        .get("namespace")
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(default_ns);
+    Some(object(ResourceKind::GitRepository, ns, name))
+}
+
+/// The Helm release a Flux HelmRelease manages, as `(release name, storage namespace)`, named
+/// the way helm-controller (api/v2) names it:
+///
+/// - name: the newest `status.history` snapshot's name (what was really installed), else
+///   `spec.releaseName`, else `<spec.targetNamespace>-<metadata.name>` when a target namespace
+///   is set, else `metadata.name` — shortened past 53 characters as helm-controller does
+///   ([`liveproof_helm::helm_controller_release_name`]);
+/// - storage namespace: `status.storageNamespace` (where the current release is stored), else
+///   `spec.storageNamespace`, else the HelmRelease's own namespace (`GetStorageNamespace`).
+///   Not `spec.targetNamespace`: that is where the release's objects go, and it is what
+///   `status.history[].namespace` holds.
+pub(crate) fn helm_release_of(hr: &Value, hr_namespace: &str) -> (String, String) {
+    let text = |ptr: &str| {
+        hr.pointer(ptr)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let from_history = hr
+        .pointer("/status/history")
+        .and_then(Value::as_array)
+        .and_then(|history| {
+            history
+                .iter()
+                .filter(|s| {
+                    s.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| !n.is_empty())
+                })
+                .max_by_key(|s| s.get("version").and_then(Value::as_i64).unwrap_or(i64::MIN))
+        })
+        .and_then(|s| s.get("name").and_then(Value::as_str));
+    let release = match from_history {
+        Some(name) => name.to_string(),
+        None => liveproof_helm::helm_controller_release_name(
+            text("/metadata/name").unwrap_or_default(),
+            text("/spec/targetNamespace"),
+            text("/spec/releaseName"),
+        ),
+    };
+    let storage_ns = text("/status/storageNamespace")
+        .or_else(|| text("/spec/storageNamespace"))
+        .unwrap_or(hr_namespace)
+        .to_string();
+    (release, storage_ns)
+}
+
+/// How a raw read ended.
+enum RawRead {
+    Got(Vec<Value>),
+    /// The object does not exist (404 on the object).
+    Absent,
+    /// The API server does not serve the resource type (404 on the type: the CRD is not
+    /// installed).
+    NotInstalled,
+    Denied(String),
+}
+
+impl Cluster {
+    /// Reads every object the non-workload `targets` lead to into `observed`.
+    pub(crate) async fn read_sources(
+        &self,
+        targets: &[Target],
+        observed: &mut Observed,
+    ) -> Result<(), GatherError> {
+        let mut done: BTreeSet<SourceRead> = BTreeSet::new();
+        for _ in 0..MAX_ROUNDS {
+            let reads: BTreeSet<SourceRead> = targets
+                .iter()
+                .flat_map(|t| source_reads(t, &self.default_ns, observed))
+                .filter(|r| !done.contains(r))
+                .collect();
+            if reads.is_empty() {
+                break;
+            }
+            let results = join_all(reads.iter().map(|r| self.read_source(r))).await;
+            for (read, result) in reads.iter().zip(results) {
+                record(observed, read, result?, &self.server);
+            }
+            done.extend(reads);
+        }
+        Ok(())
+    }
+
+    async fn read_source(&self, read: &SourceRead) -> Result<RawRead, GatherError> {
+        let what = read.to_string();
+        let ar = api_resource(read.resource());
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), read.namespace(), &ar);
+        let result = match read {
+            SourceRead::Object { resource, name, .. } => api
+                .get(name)
+                .await
+                .map(|o| RawRead::Got(vec![raw_value(*resource, o)])),
+            SourceRead::Storage {
+                resource, release, ..
+            } => {
+                let lp = ListParams::default().labels(&storage_selector(release));
+                api.list(&lp).await.map(|list| {
+                    RawRead::Got(
+                        list.items
+                            .into_iter()
+                            .map(|o| raw_value(*resource, o))
+                            .collect(),
+                    )
+                })
+            }
+        };
+        match result {
+            Ok(read) => Ok(read),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                // An object's 404 names it; a path the server does not serve does not.
+                let names_object = status.details.as_ref().is_some_and(|d| !d.name.is_empty());
+                Ok(match read {
+                    SourceRead::Object { .. } if names_object => RawRead::Absent,
+                    _ => RawRead::NotInstalled,
+                })
+            }
+            Err(err) => match self.denied_or_error::<std::convert::Infallible>(&what, err)? {
+                super::Read::Got(never) => match never {},
+                super::Read::Denied(message) => Ok(RawRead::Denied(message)),
+            },
+        }
+    }
+}
+
+fn record(observed: &mut Observed, read: &SourceRead, result: RawRead, server: &str) {
+    let ns = read.namespace();
+    let resource = read.resource();
+    match result {
+        RawRead::Got(values) => {
+            observed.others.extend(values);
+            if matches!(read, SourceRead::Storage { .. }) {
+                observed.mark_complete(ns, resource);
+            }
+        }
+        RawRead::Absent => observed.mark_complete(ns, resource),
+        RawRead::NotInstalled => {
+            tracing::warn!(
+                "the API server at {server} does not serve {} ({}): is the CRD installed? \
+                 reading {read}: treated as absent",
+                resource.plural(),
+                resource.api_version()
+            );
+            observed.mark_complete(ns, resource);
+        }
+        RawRead::Denied(message) => observed.denied.push(Denied {
+            namespace: Some(ns.to_string()),
+            resource,
+            verb: read.verb().to_string(),
+            message,
+        }),
+    }
+}
+
+/// The workloads the non-workload `targets` lead to in `observed` (namespaces filled in),
+/// without duplicates, in first-seen order.
+pub(crate) fn followed(observed: &Observed, targets: &[Target], default_ns: &str) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
+    for target in targets.iter().filter(|t| !t.kind.is_workload()) {
+        for workload in shim::followed_workloads(observed, target, default_ns) {
+            if workload.kind.is_workload() && !out.contains(&workload) {
+                out.push(workload);
+            }
+        }
+    }
+    out
+}
+
+/// TEMPORARY: stands in for `liveproof_evidence::followed_workloads` (same signature) until it
+/// lands; then `followed` calls that and this module goes.
+mod shim {
+    use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
+    use serde_json::Value;
+
+    fn workload_kind(group: &str, kind: &str) -> Option<TargetKind> {
+        if group != "apps" {
+            return None;
+        }
+        match kind {
+            "Deployment" => Some(TargetKind::Deployment),
+            "StatefulSet" => Some(TargetKind::StatefulSet),
+            "DaemonSet" => Some(TargetKind::DaemonSet),
+            _ => None,
+        }
+    }
+
+    pub(super) fn followed_workloads(
+        observed: &Observed,
+        target: &Target,
+        default_ns: &str,
+    ) -> Vec<Target> {
+        let ns = target.namespace_or(default_ns);
+        let name = target.name.as_str();
+        let str_at = |v: &Value, key: &str| -> String {
+            v.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        match target.kind {
+            TargetKind::Application => {
+                let Some(app) = observed.find_other(ResourceKind::Application, ns, name) else {
+                    return Vec::new();
+                };
+                let dest = app
+                    .pointer("/spec/destination/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(ns);
+                app.pointer("/status/resources")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| {
+                        let kind = workload_kind(&str_at(r, "group"), &str_at(r, "kind"))?;
+                        let rns = str_at(r, "namespace");
+                        let rns = if rns.is_empty() { dest } else { &rns };
+                        Some(Target::new(kind, Some(rns), &str_at(r, "name")))
+                    })
+                    .collect()
+            }
+            TargetKind::Kustomization => {
+                let Some(ks) = observed.find_other(ResourceKind::Kustomization, ns, name) else {
+                    return Vec::new();
+                };
+                ks.pointer("/status/inventory/entries")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| {
+                        let id = e.get("id").and_then(Value::as_str)?;
+                        let parts: Vec<&str> = id.split('_').collect();
+                        let [rns, rname, group, kind] = parts.as_slice() else {
+                            return None;
+                        };
+                        let kind = workload_kind(group, kind)?;
+                        Some(Target::new(kind, Some(rns), rname))
+                    })
+                    .collect()
+            }
+            TargetKind::Release | TargetKind::HelmRelease => {
+                let (release, storage_ns) = if target.kind == TargetKind::Release {
+                    (name.to_string(), ns.to_string())
+                } else {
+                    match observed.find_other(ResourceKind::HelmRelease, ns, name) {
+                        Some(hr) => super::helm_release_of(hr, ns),
+                        None => return Vec::new(),
+                    }
+                };
+                let limits = liveproof_helm::Limits::default();
+                let stored: Vec<liveproof_helm::StoredRelease> = observed
+                    .others_of(ResourceKind::Secret)
+                    .chain(observed.others_of(ResourceKind::ConfigMap))
+                    .filter(|o| {
+                        o.pointer("/metadata/namespace").and_then(Value::as_str)
+                            == Some(storage_ns.as_str())
+                            && o.pointer("/metadata/labels/owner").and_then(Value::as_str)
+                                == Some("helm")
+                            && o.pointer("/metadata/labels/name").and_then(Value::as_str)
+                                == Some(release.as_str())
+                    })
+                    .filter_map(|o| liveproof_helm::decode(o, &limits).ok())
+                    .collect();
+                let Some(newest) = liveproof_helm::newest(&stored) else {
+                    return Vec::new();
+                };
+                let release_ns = newest.release.namespace.clone();
+                liveproof_helm::manifest_objects(&newest.release.manifest)
+                    .into_iter()
+                    .filter_map(|o| {
+                        let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                        let kind = workload_kind(group, &o.kind)?;
+                        let ons = o.namespace.as_deref().unwrap_or(&release_ns);
+                        Some(Target::new(kind, Some(ons), &o.name))
+                    })
+                    .collect()
+            }
+            TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn helm_release_is_named_and_stored_as_helm_controller_does() {
+        let hr = json!({"metadata": {"name": "inventory", "namespace": "flux"}, "spec": {}});
+        assert_eq!(
+            helm_release_of(&hr, "flux"),
+            ("inventory".into(), "flux".into())
+        );
+
+        let hr = json!({"metadata": {"name": "inventory"}, "spec": {"targetNamespace": "apps"}});
+        assert_eq!(
+            helm_release_of(&hr, "flux"),
+            ("apps-inventory".into(), "flux".into()),
+            "stored in the HelmRelease's namespace, not the target namespace"
+        );
+
+        let hr = json!({"metadata": {"name": "inventory"},
+            "spec": {"targetNamespace": "apps", "releaseName": "inv", "storageNamespace": "store"}});
+        assert_eq!(helm_release_of(&hr, "flux"), ("inv".into(), "store".into()));
+
+        // What was installed wins over what the spec says now.
+        let hr = json!({"metadata": {"name": "inventory"},
+        "spec": {"releaseName": "renamed"},
+        "status": {"storageNamespace": "old-store", "history": [
+            {"name": "old", "namespace": "apps", "version": 3},
+            {"name": "inv", "namespace": "apps", "version": 4}
+        ]}});
+        assert_eq!(
+            helm_release_of(&hr, "flux"),
+            ("inv".into(), "old-store".into())
+        );
+
+        let long = "a-helm-release-whose-name-is-far-longer-than-fifty-three-chars";
+        let hr = json!({"metadata": {"name": long}, "spec": {}});
+        let (name, _) = helm_release_of(&hr, "flux");
+        assert_eq!(name.len(), 53);
+    }
+
+    #[test]
+    fn a_helmrelease_leads_to_its_git_repository_and_storage_once_read() {
+        let target = Target::new(TargetKind::HelmRelease, None, "inventory");
+        let mut observed = Observed::default();
+        assert_eq!(
+            source_reads(&target, "flux", &observed),
+            [object(ResourceKind::HelmRelease, "flux", "inventory")]
+        );
+        observed.others.push(json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "inventory", "namespace": "flux"},
+            "spec": {"chart": {"spec": {"chart": "./charts/inventory",
+                "sourceRef": {"kind": "GitRepository", "name": "platform"}}}}
+        }));
+        let reads = source_reads(&target, "flux", &observed);
+        assert!(reads.contains(&object(ResourceKind::GitRepository, "flux", "platform")));
+        assert!(reads.contains(&SourceRead::Storage {
+            resource: ResourceKind::Secret,
+            namespace: "flux".into(),
+            release: "inventory".into()
+        }));
+        assert_eq!(reads.len(), 4, "{reads:?}");
+    }
+
+    #[test]
+    fn only_git_repositories_are_followed() {
+        let oci = json!({"kind": "OCIRepository", "name": "x"});
+        assert_eq!(git_repository(Some(&oci), "flux"), None);
+        let git = json!({"kind": "GitRepository", "name": "x", "namespace": "src"});
+        assert_eq!(
+            git_repository(Some(&git), "flux"),
+            Some(object(ResourceKind::GitRepository, "src", "x"))
+        );
+    }
+}
