@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jiff::Timestamp;
+use liveproof_evidence::ChartChange;
 
 /// A commit resolved in a repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +94,71 @@ pub fn commit_time(repo: &Path, commit: &str) -> Result<CommitInfo, GitError> {
     Ok(CommitInfo { sha, committed })
 }
 
+/// What `commit` changed under the chart directory `chart_path` (relative to the repository
+/// root, `./` allowed): the files, and whether the `version:` line of its Chart.yaml changed.
+/// The evidence behind the ChartVersion diagnosis (seed 002).
+pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<ChartChange, GitError> {
+    let info = commit_time(repo, commit)?;
+    let chart = chart_path
+        .trim_start_matches("./")
+        .trim_end_matches('/')
+        .to_string();
+    let failed = |command: &str, out: &Output| GitError::Failed {
+        repo: repo.to_path_buf(),
+        command: command.to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    };
+    // --root: the first commit of a repository has no parent to diff against.
+    let out = git(
+        repo,
+        &[
+            "diff-tree",
+            "--root",
+            "--no-commit-id",
+            "--name-only",
+            "-r",
+            &info.sha,
+            "--",
+            &chart,
+        ],
+    )?;
+    if !out.status.success() {
+        return Err(failed("git diff-tree", &out));
+    }
+    let files: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let chart_yaml = format!("{chart}/Chart.yaml");
+    let out = git(
+        repo,
+        &[
+            "show",
+            "--root",
+            "--format=",
+            "--unified=0",
+            &info.sha,
+            "--",
+            &chart_yaml,
+        ],
+    )?;
+    if !out.status.success() {
+        return Err(failed("git show", &out));
+    }
+    let version_changed = String::from_utf8_lossy(&out.stdout).lines().any(|l| {
+        (l.starts_with("+version:") || l.starts_with("-version:"))
+            && !l.starts_with("+++")
+            && !l.starts_with("---")
+    });
+    Ok(ChartChange {
+        commit: info.sha,
+        chart_path: chart,
+        files,
+        version_changed,
+    })
+}
+
 fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
     tracing::debug!(repo = %repo.display(), ?args, "running git");
     Command::new("git")
@@ -144,6 +210,72 @@ mod tests {
         );
         let second = run(repo, &["rev-parse", "HEAD"], "2026-07-12T10:00:00Z");
         (dir, first, second)
+    }
+
+    /// Seed 002 in a real repository: a chart committed, then a template changed without a
+    /// version bump, then the bump.
+    #[test]
+    fn chart_change_sees_a_template_change_without_a_version_bump() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path();
+        let chart = repo.join("charts/inventory");
+        std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+        let write = |path: &str, text: &str| std::fs::write(repo.join(path), text).expect("write");
+        write(
+            "charts/inventory/Chart.yaml",
+            "apiVersion: v2\nname: inventory\nversion: 0.4.2\n",
+        );
+        write(
+            "charts/inventory/templates/deployment.yaml",
+            "env:\n- name: DB_PASSWORD\n  value: inline\n",
+        );
+        run(repo, &["init", "-q"], "2026-07-01T10:00:00Z");
+        run(repo, &["add", "-A"], "2026-07-01T10:00:00Z");
+        run(
+            repo,
+            &["commit", "-q", "-m", "chart"],
+            "2026-07-01T10:00:00Z",
+        );
+        write(
+            "charts/inventory/templates/deployment.yaml",
+            "env:\n- name: DB_PASSWORD\n  valueFrom: {secretKeyRef: {name: inventory-db, key: password}}\n",
+        );
+        run(
+            repo,
+            &["commit", "-q", "-am", "secret ref"],
+            "2026-07-12T10:00:00Z",
+        );
+        let change = run(repo, &["rev-parse", "HEAD"], "2026-07-12T10:00:00Z");
+        let facts =
+            chart_change(repo, &change[..7], "./charts/inventory").expect("reads the commit");
+        assert_eq!(facts.commit, change);
+        assert_eq!(facts.chart_path, "charts/inventory");
+        assert_eq!(
+            facts.files,
+            vec!["charts/inventory/templates/deployment.yaml".to_string()]
+        );
+        assert!(!facts.version_changed);
+
+        write(
+            "charts/inventory/Chart.yaml",
+            "apiVersion: v2\nname: inventory\nversion: 0.4.3\n",
+        );
+        run(
+            repo,
+            &["commit", "-q", "-am", "bump"],
+            "2026-07-12T11:00:00Z",
+        );
+        let bump = run(repo, &["rev-parse", "HEAD"], "2026-07-12T11:00:00Z");
+        let facts = chart_change(repo, &bump, "charts/inventory").expect("reads the bump");
+        assert!(facts.version_changed);
+        // The first commit of a repository has no parent: still read.
+        let first = run(
+            repo,
+            &["rev-list", "--max-parents=0", "HEAD"],
+            "2026-07-12T11:00:00Z",
+        );
+        let facts = chart_change(repo, &first, "charts/inventory").expect("root commit");
+        assert_eq!(facts.files.len(), 2);
     }
 
     #[test]
