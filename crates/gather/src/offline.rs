@@ -309,6 +309,40 @@ spec:
     }
 
     #[test]
+    fn helm_and_gitops_objects_land_raw_in_others() {
+        use liveproof_evidence::ResourceKind;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let secret = liveproof_helm::encode_secret(&serde_json::json!({
+            "name": "inventory", "namespace": "flux", "version": 3,
+            "info": {"status": "deployed"}, "manifest": ""
+        }));
+        let text = format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: inventory\n  namespace: flux\n\
+             spec:\n  chart:\n    spec:\n      chart: ./charts/inventory\n      sourceRef: {{kind: GitRepository, name: platform}}\n\
+             ---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: platform\n  namespace: flux\n\
+             ---\n{}\n",
+            serde_json::to_string(&secret).expect("json is yaml")
+        );
+        let file = write(dir.path(), "flux.yaml", text.as_bytes());
+        let observed = load(&file).expect("loads");
+        assert_eq!(observed.others.len(), 3);
+        assert!(observed
+            .find_other(ResourceKind::HelmRelease, "flux", "inventory")
+            .is_some());
+        assert!(observed
+            .find_other(ResourceKind::GitRepository, "flux", "platform")
+            .is_some());
+        assert!(observed
+            .find_other(
+                ResourceKind::Secret,
+                "flux",
+                "sh.helm.release.v1.inventory.v3"
+            )
+            .is_some());
+        assert!(observed.complete.is_empty(), "a dump is never complete");
+    }
+
+    #[test]
     fn reads_lists_json_and_nested_directories_in_sorted_order() {
         let dir = tempfile::tempdir().expect("tempdir");
         let list = serde_json::json!({

@@ -449,3 +449,418 @@ async fn watch_yields_a_fresh_snapshot_when_a_pod_appears() {
     drop(snapshots);
     h.sim.shutdown().await;
 }
+
+// ---- Helm and GitOps targets ----
+
+fn target(ns: &str, kind: TargetKind, name: &str) -> Target {
+    Target::new(kind, Some(ns), name)
+}
+
+/// A Helm release revision's storage Secret, as Helm writes it, stored in `storage_ns`.
+fn release_secret(
+    storage_ns: &str,
+    release_ns: &str,
+    name: &str,
+    version: i64,
+    manifest: &str,
+) -> Value {
+    let mut secret = liveproof_helm::encode_secret(&json!({
+        "name": name, "namespace": release_ns, "version": version,
+        "info": {"status": "deployed", "last_deployed": "2026-07-12T10:05:00Z"},
+        "chart": {"metadata": {"name": name, "version": "1.0.0"}},
+        "manifest": manifest,
+    }));
+    secret["metadata"]["namespace"] = json!(storage_ns);
+    secret
+}
+
+const SERVICE_ONLY: &str =
+    "---\n# Source: x/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: x\n";
+
+fn helmrelease(ns: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": name, "namespace": ns, "generation": 1},
+        "spec": spec,
+    })
+}
+
+fn git_repository(ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"url": "https://example.invalid/platform.git", "interval": "1m"},
+        "status": {"artifact": {"revision": "main@sha1:3f2c1ab"}}
+    })
+}
+
+fn application(ns: &str, name: &str, resources: Value) -> Value {
+    json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"destination": {"namespace": "apps"}},
+        "status": {"resources": resources, "sync": {"revision": "3f2c1ab"}}
+    })
+}
+
+fn other_names(observed: &Observed, kind: ResourceKind) -> Vec<String> {
+    observed
+        .others_of(kind)
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["metadata"]["namespace"].as_str().unwrap_or("?"),
+                o["metadata"]["name"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_release_target_lists_exactly_its_storage_in_two_requests() {
+    let h = harness(vec![
+        release_secret("apps", "apps", "inventory", 33, SERVICE_ONLY),
+        release_secret("apps", "apps", "inventory", 34, SERVICE_ONLY),
+        release_secret("apps", "apps", "billing", 1, SERVICE_ONLY),
+    ])
+    .await;
+    let observed = h
+        .cluster
+        .gather(
+            &[Target::new(TargetKind::Release, None, "inventory")],
+            false,
+        )
+        .await
+        .expect("gathers");
+    assert_eq!(
+        other_names(&observed, ResourceKind::Secret),
+        [
+            "apps/sh.helm.release.v1.inventory.v33",
+            "apps/sh.helm.release.v1.inventory.v34"
+        ]
+    );
+    assert_eq!(observed.others.len(), 2);
+    assert!(observed.is_complete("apps", ResourceKind::Secret));
+    assert!(observed.is_complete("apps", ResourceKind::ConfigMap));
+    let log = h.sim.requests();
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/secrets"), 1);
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/configmaps"), 1);
+    assert_eq!(h.cluster.request_count(), 2, "{:?}", log.snapshot());
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_helmrelease_brings_its_git_repository_and_the_release_it_manages() {
+    let chart = json!({"spec": {"chart": "./charts/x", "sourceRef": {"kind": "GitRepository", "name": "platform"}}});
+    let h = harness(vec![
+        helmrelease("flux", "inventory", json!({"chart": chart})),
+        helmrelease(
+            "flux",
+            "payments",
+            json!({"chart": chart, "releaseName": "pay"}),
+        ),
+        helmrelease(
+            "flux",
+            "search",
+            json!({"chart": chart, "targetNamespace": "apps"}),
+        ),
+        git_repository("flux", "platform"),
+        release_secret("flux", "flux", "inventory", 3, SERVICE_ONLY),
+        release_secret("flux", "flux", "pay", 1, SERVICE_ONLY),
+        // Stored in the HelmRelease's namespace, installed into the target namespace.
+        release_secret("flux", "apps", "apps-search", 2, SERVICE_ONLY),
+        // What wrong naming rules would pick.
+        release_secret("flux", "flux", "payments", 1, SERVICE_ONLY),
+        release_secret("flux", "flux", "search", 1, SERVICE_ONLY),
+        release_secret("apps", "apps", "apps-search", 1, SERVICE_ONLY),
+    ])
+    .await;
+    let targets = [
+        target("flux", TargetKind::HelmRelease, "inventory"),
+        target("flux", TargetKind::HelmRelease, "payments"),
+        target("flux", TargetKind::HelmRelease, "search"),
+    ];
+    let observed = h.cluster.gather(&targets, false).await.expect("gathers");
+    assert_eq!(
+        other_names(&observed, ResourceKind::HelmRelease),
+        ["flux/inventory", "flux/payments", "flux/search"]
+    );
+    assert_eq!(
+        other_names(&observed, ResourceKind::GitRepository),
+        ["flux/platform"]
+    );
+    assert_eq!(
+        other_names(&observed, ResourceKind::Secret),
+        [
+            "flux/sh.helm.release.v1.apps-search.v2",
+            "flux/sh.helm.release.v1.inventory.v3",
+            "flux/sh.helm.release.v1.pay.v1",
+        ]
+    );
+    assert!(observed.is_complete("flux", ResourceKind::Secret));
+    assert!(observed.denied.is_empty(), "{:?}", observed.denied);
+    // 3 HelmRelease GETs, then 1 GitRepository GET (shared) and per release 2 storage LISTs.
+    let log = h.sim.requests();
+    assert_eq!(
+        log.count(
+            "get",
+            "/apis/source.toolkit.fluxcd.io/v1/namespaces/flux/gitrepositories/platform"
+        ),
+        1
+    );
+    assert_eq!(h.cluster.request_count(), 10, "{:?}", log.snapshot());
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn kustomization_and_application_targets_land_raw() {
+    let h = harness(vec![
+        json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux"},
+            "spec": {"path": "./apps", "sourceRef": {"kind": "GitRepository", "name": "platform"}}
+        }),
+        git_repository("flux", "platform"),
+        application("argocd", "inventory", json!([])),
+    ])
+    .await;
+    let targets = [
+        target("flux", TargetKind::Kustomization, "apps"),
+        target("argocd", TargetKind::Application, "inventory"),
+    ];
+    let observed = h.cluster.gather(&targets, false).await.expect("gathers");
+    assert_eq!(
+        other_names(&observed, ResourceKind::Kustomization),
+        ["flux/apps"]
+    );
+    assert_eq!(
+        other_names(&observed, ResourceKind::GitRepository),
+        ["flux/platform"]
+    );
+    assert_eq!(
+        other_names(&observed, ResourceKind::Application),
+        ["argocd/inventory"]
+    );
+    // No Helm storage for Argo CD: it renders charts itself.
+    assert_eq!(h.sim.requests().count("list", "/api/v1/"), 0);
+    assert_eq!(h.cluster.request_count(), 3);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_object_or_an_uninstalled_crd_is_absent_and_complete() {
+    // No Flux at all: the HelmRelease type itself is not served.
+    let h = harness(inventory_story()).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[target("flux", TargetKind::HelmRelease, "inventory")],
+            false,
+        )
+        .await
+        .expect("a missing CRD is not an error");
+    assert!(observed.others.is_empty());
+    assert!(observed.is_complete("flux", ResourceKind::HelmRelease));
+    assert_eq!(h.cluster.request_count(), 1, "nothing to follow");
+    h.sim.shutdown().await;
+
+    // Flux installed, that HelmRelease not there.
+    let h = harness(vec![helmrelease("flux", "other", json!({}))]).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[target("flux", TargetKind::HelmRelease, "inventory")],
+            false,
+        )
+        .await
+        .expect("a 404 is not an error");
+    assert!(observed.others.is_empty());
+    assert!(observed.is_complete("flux", ResourceKind::HelmRelease));
+    assert_eq!(h.cluster.request_count(), 1);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_storage_list_is_recorded_as_denied() {
+    let h = harness(vec![release_secret(
+        "apps",
+        "apps",
+        "inventory",
+        1,
+        SERVICE_ONLY,
+    )])
+    .await;
+    h.sim.deny("list", "secrets", Some("apps"));
+    let observed = h
+        .cluster
+        .gather(
+            &[Target::new(TargetKind::Release, None, "inventory")],
+            false,
+        )
+        .await
+        .expect("RBAC denial is evidence, not an error");
+    let denied = observed
+        .denial("apps", ResourceKind::Secret)
+        .expect("denial recorded");
+    assert_eq!(denied.verb, "list");
+    assert!(!observed.is_complete("apps", ResourceKind::Secret));
+    assert!(observed.is_complete("apps", ResourceKind::ConfigMap));
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_application_leads_to_its_deployment_its_replicasets_and_its_pods() {
+    let mut objects = inventory_story();
+    objects.push(application(
+        "argocd",
+        "inventory",
+        json!([
+            {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "apps", "name": "inventory"},
+            {"group": "", "version": "v1", "kind": "Service", "namespace": "apps", "name": "inventory"}
+        ]),
+    ));
+    let h = harness(objects).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[target("argocd", TargetKind::Application, "inventory")],
+            false,
+        )
+        .await
+        .expect("gathers");
+    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.replicasets.len(), 2);
+    assert_eq!(
+        pod_names(&observed),
+        ["inventory-new-a", "inventory-new-b", "inventory-old-c"]
+    );
+    assert_eq!(observed.others.len(), 1);
+    // 1 Application GET, then as for a workload target: 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
+    assert_eq!(
+        h.cluster.request_count(),
+        4,
+        "{:?}",
+        h.sim.requests().snapshot()
+    );
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_release_leads_to_the_workloads_its_newest_manifest_names() {
+    let manifest = "---\n# Source: inventory/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: inventory\n";
+    let mut objects = inventory_story();
+    objects.push(release_secret("apps", "apps", "inventory", 1, SERVICE_ONLY));
+    objects.push(release_secret("apps", "apps", "inventory", 2, manifest));
+    let h = harness(objects).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[Target::new(TargetKind::Release, None, "inventory")],
+            false,
+        )
+        .await
+        .expect("gathers");
+    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.pods.len(), 3);
+    // 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
+    assert_eq!(h.cluster.request_count(), 5);
+    h.sim.shutdown().await;
+}
+
+async fn next_matching(
+    snapshots: &mut liveproof_gather::ObservedStream,
+    what: &str,
+    pred: impl Fn(&Observed) -> bool,
+) -> Observed {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(snapshot) = snapshots.next().await {
+            let snapshot = snapshot.expect("no watch error");
+            if pred(&snapshot) {
+                return Some(snapshot);
+            }
+        }
+        None
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what} within the timeout"))
+    .expect("stream still open")
+}
+
+#[tokio::test]
+async fn watch_sees_a_helmrelease_status_change() {
+    let hr = helmrelease("flux", "inventory", json!({}));
+    let h = harness(vec![
+        hr.clone(),
+        release_secret("flux", "flux", "inventory", 1, SERVICE_ONLY),
+    ])
+    .await;
+    let mut snapshots = h
+        .cluster
+        .watch(
+            &[target("flux", TargetKind::HelmRelease, "inventory")],
+            false,
+        )
+        .await
+        .expect("watch starts");
+    let first = snapshots.next().await.expect("initial").expect("ok");
+    assert_eq!(
+        other_names(&first, ResourceKind::HelmRelease),
+        ["flux/inventory"]
+    );
+    assert_eq!(other_names(&first, ResourceKind::Secret).len(), 1);
+
+    let mut updated = hr;
+    updated["status"] = json!({"conditions": [{"type": "Ready", "status": "True",
+        "reason": "UpgradeSucceeded", "lastTransitionTime": "2026-07-12T10:06:00Z"}]});
+    h.sim.apply(updated);
+    let snapshot = next_matching(&mut snapshots, "the new HelmRelease status", |s| {
+        s.find_other(ResourceKind::HelmRelease, "flux", "inventory")
+            .and_then(|hr| hr.pointer("/status/conditions/0/reason"))
+            .is_some_and(|r| r == "UpgradeSucceeded")
+    })
+    .await;
+    assert_eq!(other_names(&snapshot, ResourceKind::HelmRelease).len(), 1);
+    assert_eq!(other_names(&snapshot, ResourceKind::Secret).len(), 1);
+
+    // A new revision's storage Secret shows up too.
+    h.sim
+        .apply(release_secret("flux", "flux", "inventory", 2, SERVICE_ONLY));
+    next_matching(&mut snapshots, "the new release revision", |s| {
+        other_names(s, ResourceKind::Secret).len() == 2
+    })
+    .await;
+    drop(snapshots);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_follows_a_workload_an_application_starts_naming() {
+    let mut objects = inventory_story();
+    let app = application("argocd", "inventory", json!([]));
+    objects.push(app.clone());
+    let h = harness(objects).await;
+    let mut snapshots = h
+        .cluster
+        .watch(
+            &[target("argocd", TargetKind::Application, "inventory")],
+            false,
+        )
+        .await
+        .expect("watch starts");
+    let first = snapshots.next().await.expect("initial").expect("ok");
+    assert!(first.deployments.is_empty());
+
+    let mut synced = app;
+    synced["status"]["resources"] = json!([
+        {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "apps", "name": "inventory"}
+    ]);
+    h.sim.apply(synced);
+    let snapshot = next_matching(&mut snapshots, "the followed deployment's pods", |s| {
+        s.deployments.len() == 1 && s.pods.len() == 3
+    })
+    .await;
+    assert_eq!(snapshot.replicasets.len(), 2);
+    assert!(snapshot.is_complete("apps", ResourceKind::Pod));
+    drop(snapshots);
+    h.sim.shutdown().await;
+}

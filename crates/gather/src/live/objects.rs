@@ -96,13 +96,7 @@ impl AnyObject {
         }
     }
 
-    /// The raw objects of `observed.others` that are of a kind we read (the rest stay as they
-    /// are), in `others` order.
-    pub(crate) fn raw_in(observed: &Observed) -> Vec<AnyObject> {
-        observed.others.iter().filter_map(raw_object).collect()
-    }
-
-    /// Every gathered typed object in `observed`, in kind order (raw ones: [`AnyObject::raw_in`]).
+    /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`).
     pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
         let mut out = Vec::new();
         out.extend(

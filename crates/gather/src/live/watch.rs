@@ -1,8 +1,11 @@
 //! `--wait`: watch, not poll.
 //!
-//! After the initial gather, one watch per scope: each target workload (field selector on its
-//! name), the ReplicaSets / ControllerRevisions of each namespace holding one, and the pods of
-//! each workload selector. kube's watcher re-lists on `410 Gone`; a scope's objects are
+//! After the initial gather, one watch per scope: each target workload and each Helm/GitOps
+//! object (field selector on its name), each Helm release's storage Secrets and ConfigMaps
+//! (label selector), the workloads those lead to, the ReplicaSets / ControllerRevisions of each
+//! namespace holding a workload, and the pods of each workload selector. When a Helm/GitOps
+//! object or a release's storage changes, the workloads it leads to are worked out again and
+//! newly named ones watched too (scopes are never closed; at most [`MAX_SCOPES`]). kube's watcher re-lists on `410 Gone`; a scope's objects are
 //! replaced at the end of each (re-)list, so a snapshot never mixes a half list in.
 //!
 //! A snapshot is the live scopes' objects, plus the initial gather's objects for scopes whose
@@ -19,13 +22,14 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::Api;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use liveproof_evidence::{Observed, ResourceKind, Target};
 
 use super::error::root_cause;
-use super::objects::{normalize, workload_resource, AnyObject, Kind};
+use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
+use super::sources::{self, source_reads, storage_selector, SourceRead};
 use super::{plan_related, Cluster, GatherError};
 
 /// Snapshots of the cluster for `--wait`: the first is the initial gather, then one after
@@ -38,11 +42,15 @@ const DEBOUNCE: Duration = Duration::from_millis(100);
 /// Consecutive watch failures (across all scopes, each after kube's backoff) before the
 /// stream reports an error.
 const FAILURES_BEFORE_ERROR: u32 = 5;
+/// Watches open at most; past this, further scopes are not watched (and a warning says so):
+/// their objects stay as the initial gather read them.
+const MAX_SCOPES: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum ScopeKey {
-    /// A target workload; `namespace: None` for `-A`.
-    Workload {
+    /// One named object: a workload (a target or one a Helm/GitOps target leads to), a
+    /// HelmRelease, Kustomization, Application or GitRepository; `namespace: None` for `-A`.
+    Named {
         resource: ResourceKind,
         namespace: Option<String>,
         name: String,
@@ -52,19 +60,24 @@ enum ScopeKey {
         resource: ResourceKind,
         namespace: String,
     },
-    /// The pods of one workload selector.
-    Pods { namespace: String, selector: String },
+    /// The objects of `resource` in `namespace` matching a label selector: the pods of one
+    /// workload, the storage Secrets or ConfigMaps of one Helm release.
+    Selected {
+        resource: ResourceKind,
+        namespace: String,
+        selector: String,
+    },
 }
 
 impl std::fmt::Display for ScopeKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ScopeKey::Workload {
+            ScopeKey::Named {
                 resource,
                 namespace: Some(ns),
                 name,
             } => write!(f, "{} {ns}/{name}", resource.kind_name()),
-            ScopeKey::Workload {
+            ScopeKey::Named {
                 resource,
                 namespace: None,
                 name,
@@ -73,10 +86,15 @@ impl std::fmt::Display for ScopeKey {
                 resource,
                 namespace,
             } => write!(f, "{} in namespace {namespace}", resource.plural()),
-            ScopeKey::Pods {
+            ScopeKey::Selected {
+                resource,
                 namespace,
                 selector,
-            } => write!(f, "pods in namespace {namespace} matching `{selector}`"),
+            } => write!(
+                f,
+                "{} in namespace {namespace} matching `{selector}`",
+                resource.plural()
+            ),
         }
     }
 }
@@ -85,7 +103,7 @@ type ObjectKey = (ResourceKind, String);
 
 struct Scope {
     key: ScopeKey,
-    /// For pod scopes: the selector, to tell which initial pods it covers.
+    /// For selected scopes: the selector, to tell which initial objects it covers.
     selector: Option<LabelSelector>,
     /// Has listed at least once: its objects replace the initial gather's.
     live: bool,
@@ -97,7 +115,7 @@ struct Scope {
 impl Scope {
     fn covers(&self, object: &AnyObject) -> bool {
         match &self.key {
-            ScopeKey::Workload {
+            ScopeKey::Named {
                 resource,
                 namespace,
                 name,
@@ -112,8 +130,12 @@ impl Scope {
                 resource,
                 namespace,
             } => object.resource() == *resource && object.namespace() == namespace,
-            ScopeKey::Pods { namespace, .. } => {
-                object.resource() == ResourceKind::Pod
+            ScopeKey::Selected {
+                resource,
+                namespace,
+                ..
+            } => {
+                object.resource() == *resource
                     && object.namespace() == namespace
                     && self.selector.as_ref().is_some_and(|s| {
                         liveproof_evidence::selector::matches(s, Some(&object.labels()))
@@ -135,6 +157,13 @@ struct WatchState {
     streams: SelectAll<BoxStream<'static, Item>>,
     consecutive_failures: u32,
     failure: Option<GatherError>,
+    /// The workloads the Helm/GitOps targets lead to, as of the last change to one of their
+    /// objects.
+    followed: Vec<Target>,
+    /// A Helm/GitOps object or release storage changed since `followed` was worked out.
+    sources_changed: bool,
+    /// Scopes wanted past [`MAX_SCOPES`] were dropped (warned once).
+    scopes_capped: bool,
 }
 
 pub(super) fn start(
@@ -153,9 +182,12 @@ pub(super) fn start(
         streams: SelectAll::new(),
         consecutive_failures: 0,
         failure: None,
+        followed: Vec::new(),
+        sources_changed: true,
+        scopes_capped: false,
     };
-    let objects = AnyObject::all_in(&state.initial);
-    state.ensure_scopes(&objects);
+    let initial = state.initial.clone();
+    state.ensure_scopes(&initial);
     stream::unfold(state, |mut state| async move {
         let item = state.next().await?;
         Some((item, state))
@@ -182,17 +214,28 @@ impl WatchState {
             }
             if changed {
                 let snapshot = self.snapshot();
-                // A workload that appeared (or changed selector) brings new scopes.
-                self.ensure_scopes(&AnyObject::all_in(&snapshot));
+                // A workload that appeared (or changed selector), or a Helm/GitOps object that
+                // now leads elsewhere, brings new scopes.
+                self.ensure_scopes(&snapshot);
                 return Some(Ok(snapshot));
             }
         }
     }
 
-    /// Opens a watch for every scope the targets and the workloads in `objects` need.
-    fn ensure_scopes(&mut self, objects: &[AnyObject]) {
+    /// Opens a watch for every scope the targets, and what `observed` shows they lead to,
+    /// need.
+    fn ensure_scopes(&mut self, observed: &Observed) {
+        let default_ns = self.cluster.default_ns.clone();
         let mut wanted = Vec::new();
         for target in &self.targets {
+            for read in source_reads(target, &default_ns, observed) {
+                wanted.push(source_scope(read));
+            }
+        }
+        if std::mem::take(&mut self.sources_changed) {
+            self.followed = sources::followed(observed, &self.targets, &default_ns);
+        }
+        for target in self.targets.iter().chain(&self.followed) {
             let Some(resource) = workload_resource(target.kind) else {
                 continue;
             };
@@ -202,7 +245,7 @@ impl WatchState {
                 (None, false) => Some(self.cluster.default_ns.clone()),
             };
             wanted.push((
-                ScopeKey::Workload {
+                ScopeKey::Named {
                     resource,
                     namespace,
                     name: target.name.clone(),
@@ -210,15 +253,14 @@ impl WatchState {
                 None,
             ));
         }
-        let workloads: Vec<AnyObject> = objects
-            .iter()
+        let workloads: Vec<AnyObject> = AnyObject::all_in(observed)
+            .into_iter()
             .filter(|o| {
                 matches!(
                     o.resource(),
                     ResourceKind::Deployment | ResourceKind::StatefulSet | ResourceKind::DaemonSet
                 )
             })
-            .cloned()
             .collect();
         let plan = plan_related(&workloads);
         for (resource, namespace) in plan.revisions {
@@ -236,7 +278,8 @@ impl WatchState {
             };
             if let Ok(rendered) = liveproof_evidence::selector::render(selector) {
                 wanted.push((
-                    ScopeKey::Pods {
+                    ScopeKey::Selected {
+                        resource: ResourceKind::Pod,
                         namespace: workload.namespace().to_string(),
                         selector: rendered,
                     },
@@ -245,9 +288,19 @@ impl WatchState {
             }
         }
         for (key, selector) in wanted {
-            if !self.scopes.iter().any(|s| s.key == key) {
-                self.open(key, selector);
+            if self.scopes.iter().any(|s| s.key == key) {
+                continue;
             }
+            if self.scopes.len() >= MAX_SCOPES {
+                if !std::mem::replace(&mut self.scopes_capped, true) {
+                    tracing::warn!(
+                        "more than {MAX_SCOPES} watches needed; not watching {key} and any \
+                         further ones: their changes will not be seen"
+                    );
+                }
+                continue;
+            }
+            self.open(key, selector);
         }
     }
 
@@ -255,7 +308,7 @@ impl WatchState {
         let index = self.scopes.len();
         let client = self.cluster.client.clone();
         let events = match &key {
-            ScopeKey::Workload {
+            ScopeKey::Named {
                 resource,
                 namespace,
                 name,
@@ -274,12 +327,13 @@ impl WatchState {
                 Some(namespace.clone()),
                 watcher::Config::default(),
             ),
-            ScopeKey::Pods {
+            ScopeKey::Selected {
+                resource,
                 namespace,
                 selector,
             } => watch_dyn(
                 client,
-                ResourceKind::Pod,
+                *resource,
                 Some(namespace.clone()),
                 watcher::Config::default().labels(selector),
             ),
@@ -314,6 +368,14 @@ impl WatchState {
                 );
                 return false;
             }
+            Err(err) if is_not_served(&err) => {
+                tracing::warn!(
+                    "cannot watch {}: the API server does not serve it (is the CRD installed?); \
+                     changes to it will not be seen",
+                    scope.key
+                );
+                return false;
+            }
             Err(err) => {
                 self.consecutive_failures += 1;
                 tracing::debug!("watching {} failed: {}", scope.key, root_cause(&err));
@@ -329,7 +391,7 @@ impl WatchState {
                 return false;
             }
         };
-        match event {
+        let visible = match event {
             Event::Init => {
                 scope.pending = Some(BTreeMap::new());
                 false
@@ -354,13 +416,16 @@ impl WatchState {
                 scope.objects.remove(&object.key());
                 scope.live
             }
+        };
+        if visible && is_source(&scope.key) {
+            self.sources_changed = true;
         }
+        visible
     }
 
     fn snapshot(&self) -> Observed {
         let mut out = Observed {
             nodes: self.initial.nodes.clone(),
-            others: self.initial.others.clone(),
             complete: self.initial.complete.clone(),
             denied: self.initial.denied.clone(),
             ..Observed::default()
@@ -371,7 +436,7 @@ impl WatchState {
                 object.clone().push_into(&mut out);
             }
             match &scope.key {
-                ScopeKey::Workload {
+                ScopeKey::Named {
                     resource,
                     namespace,
                     ..
@@ -379,18 +444,23 @@ impl WatchState {
                     let ns = namespace.as_deref().unwrap_or(&self.cluster.default_ns);
                     out.mark_complete(ns, *resource);
                 }
-                ScopeKey::Workload { .. } => {}
+                ScopeKey::Named { .. } => {}
                 ScopeKey::Namespace {
                     resource,
                     namespace,
                 } => out.mark_complete(namespace, *resource),
-                ScopeKey::Pods { namespace, .. } => {
-                    let all_pod_scopes_live = self.scopes.iter().all(|s| {
+                ScopeKey::Selected {
+                    resource,
+                    namespace,
+                    ..
+                } => {
+                    let all_live = self.scopes.iter().all(|s| {
                         s.live
-                            || !matches!(&s.key, ScopeKey::Pods { namespace: n, .. } if n == namespace)
+                            || !matches!(&s.key, ScopeKey::Selected { resource: r, namespace: n, .. }
+                                if n == namespace && r == resource)
                     });
-                    if all_pod_scopes_live {
-                        out.mark_complete(namespace, ResourceKind::Pod);
+                    if all_live {
+                        out.mark_complete(namespace, *resource);
                     }
                 }
             }
@@ -400,19 +470,91 @@ impl WatchState {
                 object.push_into(&mut out);
             }
         }
+        for value in &self.initial.others {
+            let covered = raw_object(value).is_some_and(|o| live.iter().any(|s| s.covers(&o)));
+            if !covered {
+                out.others.push(value.clone());
+            }
+        }
         normalize(out)
     }
 }
 
-fn is_forbidden(err: &watcher::Error) -> bool {
+/// The scope of one Helm/GitOps read.
+fn source_scope(read: SourceRead) -> (ScopeKey, Option<LabelSelector>) {
+    match read {
+        SourceRead::Object {
+            resource,
+            namespace,
+            name,
+        } => (
+            ScopeKey::Named {
+                resource,
+                namespace: Some(namespace),
+                name,
+            },
+            None,
+        ),
+        SourceRead::Storage {
+            resource,
+            namespace,
+            release,
+        } => {
+            let labels = [("owner", "helm"), ("name", release.as_str())]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            (
+                ScopeKey::Selected {
+                    resource,
+                    namespace,
+                    selector: storage_selector(&release),
+                },
+                Some(LabelSelector {
+                    match_labels: Some(labels),
+                    match_expressions: None,
+                }),
+            )
+        }
+    }
+}
+
+/// A scope whose changes may change which workloads the Helm/GitOps targets lead to.
+fn is_source(key: &ScopeKey) -> bool {
+    let resource = match key {
+        ScopeKey::Named { resource, .. }
+        | ScopeKey::Namespace { resource, .. }
+        | ScopeKey::Selected { resource, .. } => *resource,
+    };
+    matches!(
+        resource,
+        ResourceKind::Secret
+            | ResourceKind::ConfigMap
+            | ResourceKind::HelmRelease
+            | ResourceKind::Kustomization
+            | ResourceKind::Application
+    )
+}
+
+fn error_code(err: &watcher::Error) -> Option<u16> {
     let status = match err {
         watcher::Error::InitialListFailed(kube::Error::Api(s))
         | watcher::Error::WatchStartFailed(kube::Error::Api(s))
         | watcher::Error::WatchFailed(kube::Error::Api(s)) => s,
         watcher::Error::WatchError(s) => s,
-        _ => return false,
+        _ => return None,
     };
-    status.code == 403
+    Some(status.code)
+}
+
+fn is_forbidden(err: &watcher::Error) -> bool {
+    error_code(err) == Some(403)
+}
+
+/// A 404 on a watch (which lists, never gets, a single object): the resource type itself is
+/// not served, e.g. Flux or Argo CD is not installed.
+fn is_not_served(err: &watcher::Error) -> bool {
+    error_code(err) == Some(404)
 }
 
 fn watch_dyn(
@@ -430,18 +572,39 @@ fn watch_dyn(
             watch_kind::<ControllerRevision>(client, namespace, config)
         }
         ResourceKind::Pod => watch_kind::<Pod>(client, namespace, config),
-        ResourceKind::Node
-        | ResourceKind::Secret
+        ResourceKind::Secret
         | ResourceKind::ConfigMap
         | ResourceKind::HelmRelease
         | ResourceKind::Kustomization
         | ResourceKind::GitRepository
-        | ResourceKind::Application => stream::empty().boxed(),
+        | ResourceKind::Application => watch_raw(client, resource, namespace, config),
+        ResourceKind::Node => stream::empty().boxed(),
     }
 }
 
+/// One raw kind's watch over `Api<DynamicObject>`, as [`watch_kind`].
+fn watch_raw(
+    client: kube::Client,
+    resource: ResourceKind,
+    namespace: Option<String>,
+    config: watcher::Config,
+) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
+    let ar = api_resource(resource);
+    let api: Api<DynamicObject> = match &namespace {
+        Some(ns) => Api::namespaced_with(client, ns, &ar),
+        None => Api::all_with(client, &ar),
+    };
+    let events = watcher::watcher(api, config)
+        .default_backoff()
+        .map(move |item| {
+            item.map(|event| map_event(event, |o| AnyObject::Raw(resource, Box::new(o))))
+        })
+        .boxed();
+    end_after_refusal(events)
+}
+
 /// One kind's watch, mapped into [`AnyObject`]s, backing off between failures, and ending
-/// after a 403 (retrying a refusal only adds load).
+/// after a refusal ([`end_after_refusal`]).
 fn watch_kind<K: Kind>(
     client: kube::Client,
     namespace: Option<String>,
@@ -455,12 +618,20 @@ fn watch_kind<K: Kind>(
         .default_backoff()
         .map(|item| item.map(|event| map_event(event, K::into_any)))
         .boxed();
+    end_after_refusal(events)
+}
+
+/// Ends a watch after a 403 (retrying a refusal only adds load) or a 404 (the type is not
+/// served; it will not appear by retrying every few seconds).
+fn end_after_refusal(
+    events: BoxStream<'static, watcher::Result<Event<AnyObject>>>,
+) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
     stream::unfold((events, false), |(mut events, refused)| async move {
         if refused {
             return None;
         }
         let item = events.next().await?;
-        let refused = matches!(&item, Err(err) if is_forbidden(err));
+        let refused = matches!(&item, Err(err) if is_forbidden(err) || is_not_served(err));
         Some((item, (events, refused)))
     })
     .boxed()
