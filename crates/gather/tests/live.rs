@@ -864,3 +864,77 @@ async fn watch_follows_a_workload_an_application_starts_naming() {
     drop(snapshots);
     h.sim.shutdown().await;
 }
+
+#[tokio::test]
+async fn watch_without_flux_installed_keeps_going_without_errors() {
+    let h = harness(inventory_story()).await;
+    let targets = [
+        target("flux", TargetKind::HelmRelease, "inventory"),
+        deploy("inventory"),
+    ];
+    let mut snapshots = h
+        .cluster
+        .watch(&targets, false)
+        .await
+        .expect("watch starts");
+    let first = snapshots.next().await.expect("initial").expect("ok");
+    assert!(first.is_complete("flux", ResourceKind::HelmRelease));
+    h.sim.apply(pod("apps", "inventory", "new", "d"));
+    let snapshot = next_matching(&mut snapshots, "the new pod", |s| s.pods.len() == 4).await;
+    assert!(
+        snapshot.is_complete("flux", ResourceKind::HelmRelease),
+        "still absent"
+    );
+    // The HelmRelease watch ended at its 404 instead of retrying.
+    assert!(
+        h.sim
+            .requests()
+            .count("watch", "/apis/helm.toolkit.fluxcd.io/")
+            + h.sim
+                .requests()
+                .count("list", "/apis/helm.toolkit.fluxcd.io/")
+            <= 2,
+        "{:?}",
+        h.sim.requests().snapshot()
+    );
+    drop(snapshots);
+    h.sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_helmrelease_with_a_target_namespace_leads_to_the_workloads_installed_there() {
+    let manifest = "---\n# Source: inventory/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: inventory\n";
+    let mut objects = inventory_story();
+    objects.push(helmrelease(
+        "flux",
+        "inventory",
+        json!({"targetNamespace": "apps"}),
+    ));
+    // Stored in the HelmRelease's namespace; the manifest's objects go to the target namespace.
+    objects.push(release_secret(
+        "flux",
+        "apps",
+        "apps-inventory",
+        1,
+        manifest,
+    ));
+    let h = harness(objects).await;
+    let observed = h
+        .cluster
+        .gather(
+            &[target("flux", TargetKind::HelmRelease, "inventory")],
+            false,
+        )
+        .await
+        .expect("gathers");
+    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.pods.len(), 3);
+    // 1 HelmRelease GET, 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
+    assert_eq!(
+        h.cluster.request_count(),
+        6,
+        "{:?}",
+        h.sim.requests().snapshot()
+    );
+    h.sim.shutdown().await;
+}

@@ -312,130 +312,18 @@ fn record(observed: &mut Observed, read: &SourceRead, result: RawRead, server: &
 }
 
 /// The workloads the non-workload `targets` lead to in `observed` (namespaces filled in),
-/// without duplicates, in first-seen order.
+/// without duplicates, in first-seen order: [`liveproof_evidence::followed_workloads`], so
+/// gathering reads exactly what judging will verify.
 pub(crate) fn followed(observed: &Observed, targets: &[Target], default_ns: &str) -> Vec<Target> {
     let mut out: Vec<Target> = Vec::new();
     for target in targets.iter().filter(|t| !t.kind.is_workload()) {
-        for workload in shim::followed_workloads(observed, target, default_ns) {
+        for workload in liveproof_evidence::followed_workloads(observed, target, default_ns) {
             if workload.kind.is_workload() && !out.contains(&workload) {
                 out.push(workload);
             }
         }
     }
     out
-}
-
-/// TEMPORARY: stands in for `liveproof_evidence::followed_workloads` (same signature) until it
-/// lands; then `followed` calls that and this module goes.
-mod shim {
-    use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
-    use serde_json::Value;
-
-    fn workload_kind(group: &str, kind: &str) -> Option<TargetKind> {
-        if group != "apps" {
-            return None;
-        }
-        match kind {
-            "Deployment" => Some(TargetKind::Deployment),
-            "StatefulSet" => Some(TargetKind::StatefulSet),
-            "DaemonSet" => Some(TargetKind::DaemonSet),
-            _ => None,
-        }
-    }
-
-    pub(super) fn followed_workloads(
-        observed: &Observed,
-        target: &Target,
-        default_ns: &str,
-    ) -> Vec<Target> {
-        let ns = target.namespace_or(default_ns);
-        let name = target.name.as_str();
-        let str_at = |v: &Value, key: &str| -> String {
-            v.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        match target.kind {
-            TargetKind::Application => {
-                let Some(app) = observed.find_other(ResourceKind::Application, ns, name) else {
-                    return Vec::new();
-                };
-                let dest = app
-                    .pointer("/spec/destination/namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or(ns);
-                app.pointer("/status/resources")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|r| {
-                        let kind = workload_kind(&str_at(r, "group"), &str_at(r, "kind"))?;
-                        let rns = str_at(r, "namespace");
-                        let rns = if rns.is_empty() { dest } else { &rns };
-                        Some(Target::new(kind, Some(rns), &str_at(r, "name")))
-                    })
-                    .collect()
-            }
-            TargetKind::Kustomization => {
-                let Some(ks) = observed.find_other(ResourceKind::Kustomization, ns, name) else {
-                    return Vec::new();
-                };
-                ks.pointer("/status/inventory/entries")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| {
-                        let id = e.get("id").and_then(Value::as_str)?;
-                        let parts: Vec<&str> = id.split('_').collect();
-                        let [rns, rname, group, kind] = parts.as_slice() else {
-                            return None;
-                        };
-                        let kind = workload_kind(group, kind)?;
-                        Some(Target::new(kind, Some(rns), rname))
-                    })
-                    .collect()
-            }
-            TargetKind::Release | TargetKind::HelmRelease => {
-                let (release, storage_ns) = if target.kind == TargetKind::Release {
-                    (name.to_string(), ns.to_string())
-                } else {
-                    match observed.find_other(ResourceKind::HelmRelease, ns, name) {
-                        Some(hr) => super::helm_release_of(hr, ns),
-                        None => return Vec::new(),
-                    }
-                };
-                let limits = liveproof_helm::Limits::default();
-                let stored: Vec<liveproof_helm::StoredRelease> = observed
-                    .others_of(ResourceKind::Secret)
-                    .chain(observed.others_of(ResourceKind::ConfigMap))
-                    .filter(|o| {
-                        o.pointer("/metadata/namespace").and_then(Value::as_str)
-                            == Some(storage_ns.as_str())
-                            && o.pointer("/metadata/labels/owner").and_then(Value::as_str)
-                                == Some("helm")
-                            && o.pointer("/metadata/labels/name").and_then(Value::as_str)
-                                == Some(release.as_str())
-                    })
-                    .filter_map(|o| liveproof_helm::decode(o, &limits).ok())
-                    .collect();
-                let Some(newest) = liveproof_helm::newest(&stored) else {
-                    return Vec::new();
-                };
-                let release_ns = newest.release.namespace.clone();
-                liveproof_helm::manifest_objects(&newest.release.manifest)
-                    .into_iter()
-                    .filter_map(|o| {
-                        let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
-                        let kind = workload_kind(group, &o.kind)?;
-                        let ons = o.namespace.as_deref().unwrap_or(&release_ns);
-                        Some(Target::new(kind, Some(ons), &o.name))
-                    })
-                    .collect()
-            }
-            TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => Vec::new(),
-        }
-    }
 }
 
 #[cfg(test)]
