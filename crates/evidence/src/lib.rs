@@ -13,7 +13,10 @@ pub mod selector;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
-pub use checks::{final_failure, followed_workloads, judge, CRASH_LOOP_RESTARTS};
+pub use checks::{
+    final_failure, followed_workloads, helmrelease_release, judge, ReleaseHistory,
+    CRASH_LOOP_RESTARTS,
+};
 pub use model::{
     ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,
 };

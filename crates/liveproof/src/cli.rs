@@ -60,8 +60,63 @@ pub enum Command {
         No cluster and no network needed. Exits 0 when both verdicts come out as they should."
     )]
     Demo(DemoArgs),
+    /// Read an installed Helm release from its storage, without helm.
+    #[command(subcommand)]
+    Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReleaseCommand {
+    /// What `helm get metadata|manifest|values` and `helm history` show, decoded from the
+    /// release's storage Secret or ConfigMap (base64, base64, gunzip, JSON). Values are
+    /// redacted unless --show-values is given; rendered Secrets in the manifest always are.
+    #[command(
+        after_help = "Examples:\n  liveproof release show inventory -n apps\n  liveproof release show inventory -n apps --manifest --revision 34\n  liveproof release show inventory -n apps --history"
+    )]
+    Show(ReleaseShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReleaseShowArgs {
+    /// The release name.
+    pub name: String,
+
+    /// A revision other than the newest.
+    #[arg(long, value_name = "N")]
+    pub revision: Option<i64>,
+
+    /// The rendered manifest, as `helm get manifest`.
+    #[arg(long)]
+    pub manifest: bool,
+
+    /// Chart, version, status and times, as `helm get metadata` (the default).
+    #[arg(long)]
+    pub metadata: bool,
+
+    /// The user-supplied values, as `helm get values` — redacted unless --show-values.
+    #[arg(long)]
+    pub values: bool,
+
+    /// Every revision, as `helm history`.
+    #[arg(long)]
+    pub history: bool,
+
+    /// Print values as they are. They may hold passwords and tokens.
+    #[arg(long, requires = "values")]
+    pub show_values: bool,
+
+    /// Largest decoded release accepted, in bytes (guards against a hostile or corrupt Secret).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_release_size: usize,
+
+    /// Read objects from a file or directory instead of a cluster.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context"])]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 const VERIFY_LONG_ABOUT: &str = "\
@@ -100,7 +155,9 @@ Examples:
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds).
+    /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
+    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
+    /// GitOps target is followed to the workloads it installs, and those are verified too.
     #[arg(value_name = "TARGET", required = true)]
     pub targets: Vec<String>,
 
@@ -114,6 +171,10 @@ pub struct VerifyArgs {
     /// instead of a cluster. Objects the dump lacks make their checks unknown, never pass.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context", "wait"])]
     pub from: Option<PathBuf>,
+
+    /// Largest decoded Helm release accepted, in bytes (guards against a hostile or corrupt Secret).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_release_size: usize,
 
     /// Watch until the verdict is live, a failure is final, or --timeout ends.
     #[arg(long)]

@@ -18,8 +18,6 @@ use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
-    #[error("target `{given}`: {kind} targets are not supported by this version yet\nhint: verify the workloads it manages: deployment/NAME, statefulset/NAME, daemonset/NAME")]
-    Unsupported { given: String, kind: String },
     #[error("--since `{given}` is not an RFC 3339 time: {reason}\nhint: e.g. --since 2026-07-12T10:00:00Z (a time and a zone are required)")]
     Since { given: String, reason: String },
     #[error(
@@ -66,6 +64,10 @@ pub struct VerifyConfig {
     pub wait: Option<Duration>,
     pub format: Format,
     pub style: TextStyle,
+    /// `--max-release-size`.
+    pub max_release_size: usize,
+    /// `--repo`: where `--commit` is read from.
+    pub repo: std::path::PathBuf,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
 }
@@ -97,17 +99,6 @@ impl VerifyConfig {
             .iter()
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some((given, t)) = args
-            .targets
-            .iter()
-            .zip(&targets)
-            .find(|(_, t)| !t.kind.is_workload())
-        {
-            return Err(ConfigError::Unsupported {
-                given: given.clone(),
-                kind: t.kind.to_string(),
-            });
-        }
         let (change, since_origin) = change(&args.change)?;
         let source = match &args.from {
             Some(path) if !path.exists() => {
@@ -135,6 +126,8 @@ impl VerifyConfig {
             format: format(args.output),
             style,
             since_origin,
+            max_release_size: args.max_release_size,
+            repo: args.change.repo.clone(),
         })
     }
 }

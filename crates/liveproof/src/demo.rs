@@ -51,6 +51,8 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         format,
         style,
         since_origin: None,
+        max_release_size: 64 * 1024 * 1024,
+        repo: std::path::PathBuf::from("."),
     };
     let command =
         format!("liveproof verify apps/deployment/inventory --since {merged} --image {NEW_IMAGE}");

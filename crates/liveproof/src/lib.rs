@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 pub mod demo;
 mod progress;
+mod release;
 mod sim_cmd;
 mod verify;
 
@@ -59,6 +60,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         }
         cli::Command::Demo(args) => {
             runtime.block_on(demo::run(config::format(args.output), style, &mut out))?
+        }
+        cli::Command::Release(cli::ReleaseCommand::Show(args)) => {
+            runtime.block_on(release::show(&args, &mut out))?
         }
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
     };

@@ -4,7 +4,10 @@ use std::io::Write;
 use std::time::Instant;
 
 use futures::StreamExt;
-use liveproof_evidence::{final_failure, judge, Check, Observed, Report, Status, Verdict};
+use liveproof_evidence::{
+    final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
+    Status, Target, TargetKind, Verdict,
+};
 use liveproof_gather::{resolve_targets, Cluster};
 
 use crate::config::{Source, VerifyConfig};
@@ -25,13 +28,7 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
         Source::Offline(path) => {
             let observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
-            let targets = resolve_targets(
-                &observed,
-                &config.targets,
-                default_ns,
-                config.all_namespaces,
-            );
-            judge(&observed, &config.change, &targets, default_ns)
+            judge_snapshot(config, observed, default_ns)?.0
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options).await?;
@@ -40,10 +37,7 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
-                    let ns = cluster.default_namespace();
-                    let targets =
-                        resolve_targets(&observed, &config.targets, ns, config.all_namespaces);
-                    judge(&observed, &config.change, &targets, ns)
+                    judge_snapshot(config, observed, cluster.default_namespace())?.0
                 }
                 Some(timeout) => wait(config, &cluster, timeout).await?,
             };
@@ -55,6 +49,103 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
     Ok(report.verdict.exit_code())
 }
 
+/// A release whose storage cannot be decoded, when it is all that was asked about: an
+/// operational error (exit 2) rather than a report that can only say "unproven".
+#[derive(Debug, thiserror::Error)]
+#[error("{target}: the release storage cannot be read: {error}\nhint: inspect it with `kubectl get {object} -o yaml`; `liveproof release show` decodes it the same way")]
+pub struct UnreadableRelease {
+    target: String,
+    object: String,
+    error: String,
+}
+
+/// Judges one snapshot: applies what the flags say about decoding and about the commit, then
+/// the checks. Also says whether a failure is final (for `--wait`).
+fn judge_snapshot(
+    config: &VerifyConfig,
+    mut observed: Observed,
+    default_ns: &str,
+) -> Result<(Report, Option<String>), UnreadableRelease> {
+    observed.release_limits.max_decompressed = config.max_release_size;
+    let targets = resolve_targets(
+        &observed,
+        &config.targets,
+        default_ns,
+        config.all_namespaces,
+    );
+    observed.chart_changes = chart_changes(config, &observed, &targets, default_ns);
+    if let [only] = targets.as_slice() {
+        if let Some((object, error)) = unreadable_release(&observed, only, default_ns) {
+            return Err(UnreadableRelease {
+                target: only.to_string(),
+                object,
+                error,
+            });
+        }
+    }
+    let report = judge(&observed, &config.change, &targets, default_ns);
+    let final_reason = final_failure(&observed, &targets, default_ns);
+    Ok((report, final_reason))
+}
+
+/// The newest revision's storage error of a release or HelmRelease target, if any.
+fn unreadable_release(
+    observed: &Observed,
+    target: &Target,
+    default_ns: &str,
+) -> Option<(String, String)> {
+    let ns = target.namespace_or(default_ns);
+    let (storage_ns, name) = match target.kind {
+        TargetKind::Release => (ns.to_string(), target.name.clone()),
+        TargetKind::HelmRelease => {
+            let hr = observed.find_other(ResourceKind::HelmRelease, ns, &target.name)?;
+            liveproof_evidence::helmrelease_release(hr, ns)
+        }
+        _ => return None,
+    };
+    let history = ReleaseHistory::read(observed, &storage_ns, &name);
+    history
+        .newest_unreadable()
+        .map(|(object, _, error)| (object.clone(), error.clone()))
+}
+
+/// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
+/// Without a repository that holds the commit, there is simply no such fact.
+fn chart_changes(
+    config: &VerifyConfig,
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+) -> Vec<ChartChange> {
+    let Some(commit) = &config.change.commit else {
+        return Vec::new();
+    };
+    targets
+        .iter()
+        .filter(|t| t.kind == TargetKind::HelmRelease)
+        .filter_map(|t| {
+            observed.find_other(
+                ResourceKind::HelmRelease,
+                t.namespace_or(default_ns),
+                &t.name,
+            )
+        })
+        .filter_map(|hr| {
+            hr.pointer("/spec/chart/spec/chart")
+                .and_then(serde_json::Value::as_str)
+        })
+        .filter_map(|chart| {
+            match liveproof_gather::git::chart_change(&config.repo, commit, chart) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    tracing::info!("no chart facts for {chart} from git: {e}");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
 /// Watches until live, a final failure, or the timeout; returns the last judgement.
 async fn wait(
     config: &VerifyConfig,
@@ -63,21 +154,14 @@ async fn wait(
 ) -> anyhow::Result<Report> {
     let deadline = Instant::now() + timeout;
     let mut progress = Progress::start("gathering");
-    let judge_now = |observed: &Observed| {
-        let ns = cluster.default_namespace();
-        let targets = resolve_targets(observed, &config.targets, ns, config.all_namespaces);
-        let report = judge(
-            observed,
-            &config.change,
-            &targets,
-            cluster.default_namespace(),
-        );
-        let final_reason = final_failure(observed, &targets, ns);
+    let ns = cluster.default_namespace();
+    let judge_now = |observed: Observed| -> Result<(Report, bool), UnreadableRelease> {
+        let (report, final_reason) = judge_snapshot(config, observed, ns)?;
         if let Some(reason) = &final_reason {
             tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
         }
         let done = report.verdict == Verdict::Live || final_reason.is_some();
-        (report, done)
+        Ok((report, done))
     };
     let mut updates = Box::pin(
         cluster
@@ -89,7 +173,7 @@ async fn wait(
         let next = tokio::time::timeout_at(deadline.into(), updates.next()).await;
         match next {
             Ok(Some(observed)) => {
-                let (report, done) = judge_now(&observed?);
+                let (report, done) = judge_now(observed?)?;
                 progress.say(&waiting_for(&report));
                 last = Some(report);
                 if done {
@@ -102,7 +186,7 @@ async fn wait(
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
-                    last = Some(judge_now(&observed).0);
+                    last = Some(judge_now(observed)?.0);
                 }
                 if let Some(report) = &last {
                     if report.verdict != Verdict::Live {

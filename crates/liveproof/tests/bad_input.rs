@@ -304,25 +304,6 @@ fn unknown_target_kind_is_named_with_the_accepted_kinds() {
 }
 
 #[test]
-fn target_kind_not_supported_yet_is_a_usage_error() {
-    let run = liveproof(&[
-        "verify",
-        "release/inventory",
-        "-n",
-        "apps",
-        "--since",
-        SINCE,
-        "--from",
-        &live_dump(),
-    ]);
-    run.assert_refused(2, "release/inventory")
-        .assert_stderr_names(
-            &["release/inventory", "not supported", "deployment/NAME"],
-            "release/inventory",
-        );
-}
-
-#[test]
 fn target_without_a_slash() {
     let run = liveproof(&[
         "verify",

@@ -89,6 +89,9 @@ fn write_suite(out: &mut impl Write, report: &Report, target: &TargetReport) -> 
     if let Some(step) = &target.next_step {
         properties.push(("next_step", step));
     }
+    if let Some(via) = &target.via {
+        properties.push(("via", via));
+    }
     for (name, value) in properties {
         writeln!(
             out,

@@ -54,10 +54,15 @@ fn change_line(report: &Report) -> String {
 fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
     writeln!(
         out,
-        "### {} {} {} — {}",
+        "### {} {} {}{} — {}",
         verdict_emoji(target.verdict),
         escape(&target.kind),
         escape(&qualified_name(target)),
+        target
+            .via
+            .as_deref()
+            .map(|v| format!(" (via {})", escape(v)))
+            .unwrap_or_default(),
         verdict_words(target.verdict)
     )?;
     writeln!(out)?;

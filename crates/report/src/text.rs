@@ -77,8 +77,13 @@ fn change_line(report: &Report) -> String {
 }
 
 fn write_target(out: &mut impl Write, paint: Paint, target: &TargetReport) -> io::Result<()> {
+    let via = target
+        .via
+        .as_deref()
+        .map(|v| format!(" (via {})", terminal_safe(v)))
+        .unwrap_or_default();
     let title = format!(
-        "{} {}",
+        "{} {}{via}",
         terminal_safe(&target.kind),
         terminal_safe(&qualified_name(target))
     );

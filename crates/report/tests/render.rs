@@ -261,6 +261,11 @@ fn shop_release_multi_target() -> Report {
         ],
         Some("grant get/list on pods in namespace apps to system:serviceaccount:ci:verify, then verify again"),
     );
+    // Reached through the HelmRelease: the renderers say so.
+    let cache = TargetReport {
+        via: Some("helmrelease/flux-system/shop".to_string()),
+        ..cache
+    };
     Report::new(
         change(Some("2026-07-12T10:00:00Z"), Some("3f2c1ab")),
         vec![release, inventory_restarted(), cache],

@@ -8,7 +8,8 @@ mod raw;
 mod release;
 mod workload;
 
-pub use gitops::followed_workloads;
+pub use gitops::{followed_workloads, helmrelease_release};
+pub use release::ReleaseHistory;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;

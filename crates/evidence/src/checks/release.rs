@@ -55,7 +55,7 @@ impl ReleaseHistory {
 
     /// An unreadable object whose version is at least the newest readable one: then the
     /// newest revision itself is unknown.
-    fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
+    pub fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
         let newest = self.newest().map_or(i64::MIN, |r| r.release.version);
         self.unreadable
             .iter()
