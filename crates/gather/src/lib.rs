@@ -3,7 +3,8 @@
 //!
 //! - [`offline::load`] reads `--from` files;
 //! - [`live::Cluster`] reads the Kubernetes API (one GET per workload, one LIST per kind and
-//!   namespace, pods by label selector), or watches it for `--wait`;
+//!   namespace, pods by label selector; Helm and GitOps targets read raw, then followed to the
+//!   workloads they install), or watches it for `--wait`;
 //! - [`git::commit_time`] turns `--commit` into a change time;
 //! - [`resolve_targets`] says which namespace(s) each target was judged in.
 

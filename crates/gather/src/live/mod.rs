@@ -4,6 +4,9 @@
 //! one GET per workload target, then per namespace one LIST of ReplicaSets (when a Deployment
 //! target is there) and one of ControllerRevisions (when a StatefulSet or DaemonSet target is
 //! there), and one LIST of pods per distinct workload selector. Never one request per pod.
+//! Helm and GitOps targets come first: their objects are read raw (one GET each; a release's
+//! storage in one LIST of Secrets and one of ConfigMaps by label selector), and the workloads
+//! they lead to are then gathered with the workload targets, in the same requests.
 //!
 //! An RBAC refusal (403) is recorded as [`Denied`] and gathering goes on: the checks then say
 //! `unknown` and name the permission. Anything else that stops a read (unreachable server,
