@@ -4,7 +4,9 @@
 use std::io::Write;
 
 use jiff::{SignedDuration, Timestamp};
-use liveproof_evidence::{Change, ExpectedImage, Target, TargetKind, Verdict};
+use liveproof_evidence::{
+    Change, ManifestExpectation, SecretRefExpectation, Target, TargetKind, Verdict,
+};
 use liveproof_gather::live::ClusterOptions;
 use liveproof_report::{Format, TextStyle};
 use liveproof_sim::{SimHandle, Simulator};
@@ -18,6 +20,9 @@ pub const OLD_IMAGE: &str = "ghcr.io/acme/inventory:1.3.9";
 pub const NEW_IMAGE: &str = "ghcr.io/acme/inventory:1.4.0";
 const OLD_HASH: &str = "6b7f9c8d4";
 const NEW_HASH: &str = "7c5d8f9b6";
+
+/// The merge commit of the story: the GitOps source has fetched it; nothing else moved.
+pub const COMMIT: &str = "3f2c1ab9d04e5c7a8b6f1e2d3c4b5a69788f9e0d";
 
 pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Whole seconds, as the API server writes times.
@@ -33,11 +38,19 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
     let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig, NS)?;
 
+    let expectations = ["secretKeyRef"]
+        .iter()
+        .filter_map(|e| ManifestExpectation::parse(e).ok())
+        .collect();
     let config = VerifyConfig {
-        targets: vec![Target::new(TargetKind::Deployment, Some(NS), "inventory")],
+        targets: vec![Target::new(TargetKind::HelmRelease, Some(NS), "inventory")],
         change: Change {
             since: Some(merged),
-            images: ExpectedImage::parse(NEW_IMAGE).into_iter().collect(),
+            commit: Some(COMMIT[..7].to_string()),
+            manifest: expectations,
+            secret_refs: SecretRefExpectation::parse("inventory-db/password")
+                .into_iter()
+                .collect(),
             ..Change::default()
         },
         source: Source::Live(ClusterOptions {
@@ -54,24 +67,30 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         max_release_size: 64 * 1024 * 1024,
         repo: std::path::PathBuf::from("."),
     };
-    let command =
-        format!("liveproof verify apps/deployment/inventory --since {merged} --image {NEW_IMAGE}");
+    let command = format!(
+        "liveproof verify helmrelease/inventory -n {NS} --commit {} --since {merged} \\\n    --expect secretKeyRef --expect-secret-ref inventory-db/password",
+        &COMMIT[..7]
+    );
 
     writeln!(
         out,
         "liveproof demo — the deploy that merged but never deployed\n\n\
-         The PR moving inventory to {NEW_IMAGE} merged at {merged}.\n\
-         CI is green, the GitOps controller says it succeeded, `kubectl rollout status` returns at\n\
-         once. But the controller never reconciled: the Deployment still runs {OLD_IMAGE},\n\
-         in pods started four days ago. (A simulated cluster at {}; nothing leaves this machine.)\n\n\
+         The PR moving inventory's database password to a secretKeyRef merged at {merged}\n\
+         (commit {}). CI is green. Flux says Ready, UpgradeSucceeded. But the chart's templates\n\
+         changed while Chart.yaml's version did not, and with reconcileStrategy ChartVersion\n\
+         helm-controller builds a new chart only when the version changes: nothing was released,\n\
+         and the pods still run what they read four days ago.\n\
+         (A simulated cluster at {}; nothing leaves this machine.)\n\n\
          $ {command}\n",
+        &COMMIT[..7],
         sim.url()
     )?;
     let before = crate::verify::run(&config, out).await?;
 
     writeln!(
         out,
-        "\nNow the controller reconciles: a new ReplicaSet, new pods started just now, the old ones gone.\n\n$ {command}\n"
+        "\nThe fix is one line — version: 0.4.2 → 0.4.3 in charts/inventory/Chart.yaml. Flux builds\n\
+         the chart, helm-controller upgrades to revision 35, the Deployment rolls out new pods.\n\n$ {command}\n"
     )?;
     reconcile(&sim, Timestamp::now().round(jiff::Unit::Second)?);
     let after = crate::verify::run(&config, out).await?;
@@ -82,7 +101,7 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         out,
         "\n{}",
         if as_expected {
-            "demo: not_live before the reconcile, live after it — as it should be."
+            "demo: not_live before the version bump, live after it — as it should be."
         } else {
             "demo: the verdicts did not come out as the story says they should (see above)."
         }
@@ -90,10 +109,16 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
     Ok(if as_expected { 0 } else { 1 })
 }
 
+/// The pod template the chart renders: 0.4.2 (old image) reads the database password from an
+/// inline value; 0.4.3 (new image) from the Secret, by reference.
 fn template(image: &str, hash: Option<&str>) -> Value {
     let mut labels = json!({"app": "inventory"});
     if let Some(h) = hash {
         labels["pod-template-hash"] = json!(h);
+    }
+    let mut env = vec![json!({"name": "DATABASE_HOST", "value": "db.apps.svc"})];
+    if image == NEW_IMAGE {
+        env.push(json!({"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "inventory-db", "key": "password"}}}));
     }
     json!({
         "metadata": {"labels": labels},
@@ -101,7 +126,7 @@ fn template(image: &str, hash: Option<&str>) -> Value {
             "name": "app",
             "image": image,
             "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-            "env": [{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "inventory-db", "key": "password"}}}]
+            "env": env
         }]}
     })
 }
@@ -153,10 +178,82 @@ fn pod(image: &str, hash: &str, suffix: &str, started: Timestamp) -> Value {
     })
 }
 
-/// The cluster before the reconcile: inventory on the old image, in pods started at `started`.
+/// The Flux source: it has fetched the merge commit (that part worked).
+fn git_repository() -> Value {
+    json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+        "metadata": {"name": "acmeco-apps", "namespace": NS, "generation": 1},
+        "spec": {"url": "https://git.acme.example/acmeco/apps.git", "interval": "1m", "ref": {"branch": "main"}},
+        "status": {"observedGeneration": 1,
+                   "artifact": {"revision": format!("main@sha1:{COMMIT}"), "path": "gitrepository/apps/acmeco-apps/latest.tar.gz"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
+                                   "message": format!("stored artifact for revision 'main@sha1:{COMMIT}'")}]}
+    })
+}
+
+/// The HelmRelease as helm-controller leaves it after handling `version` of the chart at `at`.
+fn helmrelease(revision: i64, chart_version: &str, at: Timestamp) -> Value {
+    let at = at.to_string();
+    json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": "inventory", "namespace": NS, "generation": 7},
+        "spec": {"interval": "5m", "releaseName": "inventory",
+                 "chart": {"spec": {"chart": "./charts/inventory", "reconcileStrategy": "ChartVersion",
+                                    "sourceRef": {"kind": "GitRepository", "name": "acmeco-apps"}}}},
+        "status": {
+            "observedGeneration": 7,
+            "lastAttemptedRevision": chart_version,
+            "history": [{"name": "inventory", "namespace": NS, "version": revision, "chartName": "inventory",
+                         "chartVersion": chart_version, "status": "deployed", "lastDeployed": at}],
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "UpgradeSucceeded", "lastTransitionTime": at,
+                 "message": format!("Helm upgrade succeeded for release {NS}/inventory.v{revision} with chart inventory@{chart_version}")},
+                {"type": "Released", "status": "True", "reason": "UpgradeSucceeded", "lastTransitionTime": at,
+                 "message": format!("Helm upgrade succeeded for release {NS}/inventory.v{revision} with chart inventory@{chart_version}")}
+            ]
+        }
+    })
+}
+
+/// Release storage, encoded as Helm encodes it (JSON, gzip, base64, then the Secret's base64).
+fn release_secret(
+    revision: i64,
+    chart_version: &str,
+    image: &str,
+    status: &str,
+    at: Timestamp,
+) -> Value {
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "inventory", "namespace": NS, "labels": {"app": "inventory"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "inventory"}}, "template": template(image, None)}
+    });
+    let deployment_yaml = serde_yaml::to_string(&deployment).unwrap_or_default();
+    let manifest = format!(
+        "---\n# Source: inventory/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: inventory\nspec:\n  selector:\n    app: inventory\n  ports:\n  - port: 80\n    targetPort: 8080\n---\n# Source: inventory/templates/deployment.yaml\n{deployment_yaml}"
+    );
+    let at = at.to_string();
+    liveproof_helm::encode_secret(&json!({
+        "name": "inventory", "namespace": NS, "version": revision,
+        "info": {"first_deployed": "2025-12-06T09:13:44Z", "last_deployed": at, "deleted": "",
+                 "description": "Upgrade complete", "status": status},
+        "chart": {"metadata": {"name": "inventory", "version": chart_version, "apiVersion": "v2",
+                               "appVersion": image.rsplit(':').next().unwrap_or_default()}},
+        "config": {"replicas": 2},
+        "manifest": manifest,
+        "hooks": []
+    }))
+}
+
+/// The cluster before the fix: HelmRelease Ready from four days ago, release v34 (chart 0.4.2),
+/// the Deployment on the old template, its pods started at `started`.
 pub fn story_before(started: Timestamp) -> Vec<Value> {
+    let released = started - SignedDuration::from_secs(25);
     vec![
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        git_repository(),
+        helmrelease(34, "0.4.2", released),
+        release_secret(34, "0.4.2", OLD_IMAGE, "deployed", released),
         deployment(OLD_IMAGE, 4),
         replicaset(OLD_IMAGE, OLD_HASH, 4, 2),
         pod(OLD_IMAGE, OLD_HASH, "x2k4p", started),
@@ -164,8 +261,17 @@ pub fn story_before(started: Timestamp) -> Vec<Value> {
     ]
 }
 
-/// Plays the Deployment controller and the kubelet: what a reconcile leaves behind.
+/// Plays Flux, Helm, the Deployment controller and the kubelet: what the version bump leaves
+/// behind.
 pub fn reconcile(sim: &SimHandle, now: Timestamp) {
+    let released = now - SignedDuration::from_secs(20);
+    if let Some(mut old) = sim.get("v1", "Secret", Some(NS), "sh.helm.release.v1.inventory.v34") {
+        // Helm marks the previous revision superseded (the label; the JSON inside is kept).
+        old["metadata"]["labels"]["status"] = json!("superseded");
+        sim.apply(old);
+    }
+    sim.apply(release_secret(35, "0.4.3", NEW_IMAGE, "deployed", released));
+    sim.apply(helmrelease(35, "0.4.3", released));
     let stored = sim.apply(deployment(NEW_IMAGE, 4));
     let generation = stored
         .pointer("/metadata/generation")

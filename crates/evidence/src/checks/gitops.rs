@@ -19,22 +19,36 @@ pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
     }
 }
 
-/// The Helm release a Flux HelmRelease manages: `(storage namespace, release name)`, named
-/// the way helm-controller names it; its storage is in `spec.storageNamespace`, else the
-/// HelmRelease's own namespace.
+/// The Helm release a Flux HelmRelease manages: `(storage namespace, release name)`, as
+/// helm-controller names and stores it (`api/v2` `GetReleaseName`, `GetStorageNamespace`):
+/// the newest `status.history` entry's name, else `spec.releaseName`, else
+/// `<targetNamespace>-<name>`, else `<name>` (shortened past 53 characters); stored in
+/// `status.storageNamespace`, else `spec.storageNamespace`, else the HelmRelease's namespace —
+/// never `targetNamespace`, which is where the release deploys to. Gathering and judging both
+/// call this, so they read the same Secrets.
 pub fn helmrelease_release(hr: &Value, namespace: &str) -> (String, String) {
-    // status.history[0] records what helm-controller actually installed; prefer it.
-    let name = str_at(hr, "/status/history/0/name").map_or_else(
-        || {
-            liveproof_helm::helm_controller_release_name(
-                raw::name(hr),
-                str_at(hr, "/spec/targetNamespace"),
-                str_at(hr, "/spec/releaseName"),
-            )
-        },
-        str::to_string,
-    );
-    let storage = str_at(hr, "/spec/storageNamespace").unwrap_or(namespace);
+    let text = |ptr: &str| str_at(hr, ptr).filter(|s| !s.is_empty());
+    let from_history = hr
+        .pointer("/status/history")
+        .and_then(Value::as_array)
+        .and_then(|history| {
+            history
+                .iter()
+                .filter(|s| str_at(s, "/name").is_some_and(|n| !n.is_empty()))
+                .max_by_key(|s| i64_at(s, "/version").unwrap_or(i64::MIN))
+        })
+        .and_then(|s| str_at(s, "/name"));
+    let name = match from_history {
+        Some(name) => name.to_string(),
+        None => liveproof_helm::helm_controller_release_name(
+            text("/metadata/name").unwrap_or_default(),
+            text("/spec/targetNamespace"),
+            text("/spec/releaseName"),
+        ),
+    };
+    let storage = text("/status/storageNamespace")
+        .or_else(|| text("/spec/storageNamespace"))
+        .unwrap_or(namespace);
     (storage.to_string(), name)
 }
 
@@ -438,10 +452,15 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
 
     let (mut release_findings, staleness) = release::findings(observed, change, &history);
     if matches!(staleness, Staleness::DeployedBefore) {
-        if let Some(diagnosis) = chart_version_diagnosis(observed, change, hr) {
+        if let Some((detail, next)) = chart_version_diagnosis(observed, change, hr) {
             if let Some(first) = release_findings.first_mut() {
-                first.evidence.detail = format!("{} {}", first.evidence.detail, diagnosis.0);
-                first.next_step = Some(diagnosis.1);
+                first.evidence.detail = format!("{} {detail}", first.evidence.detail);
+            }
+            // The diagnosis is the root cause of every failure above: it is the next step.
+            for f in out.iter_mut().chain(release_findings.iter_mut()) {
+                if f.evidence.status == Status::Fail {
+                    f.next_step = Some(next.clone());
+                }
             }
         }
     }

@@ -252,7 +252,7 @@ fn release_revision(
         (
             finding(Status::Fail)
                 .detail(format!(
-                    "{describe} was deployed at {deployed}, before the change: no release has been made since"
+                    "{describe} was deployed at {deployed}, before the change: nothing has been released since."
                 ))
                 .next(format!(
                     "find out why nothing released the change (is the deploy pipeline or GitOps controller picking it up?); `helm -n {} history {}` lists the revisions",

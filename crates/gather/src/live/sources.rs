@@ -157,50 +157,10 @@ fn git_repository(source_ref: Option<&Value>, default_ns: &str) -> Option<Source
     Some(object(ResourceKind::GitRepository, ns, name))
 }
 
-/// The Helm release a Flux HelmRelease manages, as `(release name, storage namespace)`, named
-/// the way helm-controller (api/v2) names it:
-///
-/// - name: the newest `status.history` snapshot's name (what was really installed), else
-///   `spec.releaseName`, else `<spec.targetNamespace>-<metadata.name>` when a target namespace
-///   is set, else `metadata.name` — shortened past 53 characters as helm-controller does
-///   ([`liveproof_helm::helm_controller_release_name`]);
-/// - storage namespace: `status.storageNamespace` (where the current release is stored), else
-///   `spec.storageNamespace`, else the HelmRelease's own namespace (`GetStorageNamespace`).
-///   Not `spec.targetNamespace`: that is where the release's objects go, and it is what
-///   `status.history[].namespace` holds.
+/// `(release name, storage namespace)`: the one rule, shared with the checks.
 pub(crate) fn helm_release_of(hr: &Value, hr_namespace: &str) -> (String, String) {
-    let text = |ptr: &str| {
-        hr.pointer(ptr)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let from_history = hr
-        .pointer("/status/history")
-        .and_then(Value::as_array)
-        .and_then(|history| {
-            history
-                .iter()
-                .filter(|s| {
-                    s.get("name")
-                        .and_then(Value::as_str)
-                        .is_some_and(|n| !n.is_empty())
-                })
-                .max_by_key(|s| s.get("version").and_then(Value::as_i64).unwrap_or(i64::MIN))
-        })
-        .and_then(|s| s.get("name").and_then(Value::as_str));
-    let release = match from_history {
-        Some(name) => name.to_string(),
-        None => liveproof_helm::helm_controller_release_name(
-            text("/metadata/name").unwrap_or_default(),
-            text("/spec/targetNamespace"),
-            text("/spec/releaseName"),
-        ),
-    };
-    let storage_ns = text("/status/storageNamespace")
-        .or_else(|| text("/spec/storageNamespace"))
-        .unwrap_or(hr_namespace)
-        .to_string();
-    (release, storage_ns)
+    let (storage_ns, name) = liveproof_evidence::helmrelease_release(hr, hr_namespace);
+    (name, storage_ns)
 }
 
 /// How a raw read ended.
