@@ -1,0 +1,400 @@
+//! Helm and GitOps targets through the CLI: `release show` never prints a value unless asked,
+//! an unreadable release is an error when it is all that was asked about, the ChartVersion
+//! diagnosis confirmed from a real git repository, and `--wait` on a HelmRelease.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use liveproof::demo;
+use liveproof_evidence::{Check, Status, Verdict};
+use serde_json::{json, Value};
+
+const PASSWORD: &str = "hunter2-s3cr3t";
+
+fn now() -> Timestamp {
+    Timestamp::now().round(jiff::Unit::Second).expect("rounds")
+}
+
+/// A release whose values and rendered manifest hold a secret, stored as Helm stores it.
+fn release_json(version: i64, status: &str, deployed: &str) -> Value {
+    json!({
+        "name": "inventory", "namespace": "apps", "version": version,
+        "info": {"first_deployed": "2026-07-01T08:00:00Z", "last_deployed": deployed, "deleted": "",
+                 "description": "Upgrade complete", "status": status},
+        "chart": {"metadata": {"name": "inventory", "version": format!("0.4.{version}"), "appVersion": "1.8.0", "apiVersion": "v2"}},
+        "config": {"database": {"password": PASSWORD}, "replicas": 2},
+        "manifest": format!("---\n# Source: inventory/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: inventory-db\nstringData:\n  password: {PASSWORD}\n---\n# Source: inventory/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory\ndata:\n  revision: \"{version}\"\n"),
+        "hooks": []
+    })
+}
+
+fn write_dump(dir: &Path, objects: &[Value]) -> String {
+    let path = dir.join("dump.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    std::fs::write(&path, serde_json::to_string(&list).expect("json")).expect("write dump");
+    path.to_string_lossy().into_owned()
+}
+
+fn two_revisions(dir: &Path) -> String {
+    write_dump(
+        dir,
+        &[
+            liveproof_helm::encode_secret(&release_json(1, "superseded", "2026-07-01T08:00:00Z")),
+            liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-08T14:22:06Z")),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn release_show_never_prints_a_value_unless_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = two_revisions(dir.path());
+    let base = [
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        dump.as_str(),
+    ];
+
+    let run = common::liveproof(&base).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("REVISION: 2") && run.stdout.contains("VERSION: 0.4.2"),
+        "{}",
+        run.stdout
+    );
+
+    let all: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--values", "--manifest", "--history", "--metadata"])
+        .collect();
+    let run = common::liveproof(&all).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stdout.contains(PASSWORD) && !run.stderr.contains(PASSWORD),
+        "a value leaked:\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("password"),
+        "keys are shown: {}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("--show-values"),
+        "says how to see them: {}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("kind: ConfigMap"),
+        "the manifest is shown: {}",
+        run.stdout
+    );
+    let history_rows = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("inventory-0.4."))
+        .count();
+    assert_eq!(history_rows, 2, "{}", run.stdout);
+
+    let shown: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--values", "--show-values"])
+        .collect();
+    let run = common::liveproof(&shown).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(PASSWORD),
+        "--show-values shows them: {}",
+        run.stdout
+    );
+
+    let older: Vec<&str> = base.iter().copied().chain(["--revision", "1"]).collect();
+    let run = common::liveproof(&older).await;
+    assert!(
+        run.stdout.contains("REVISION: 1") && run.stdout.contains("superseded"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn release_show_errors_name_what_is_wrong() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = two_revisions(dir.path());
+    let run =
+        common::liveproof(&["release", "show", "payments", "-n", "apps", "--from", &dump]).await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("apps/payments") && run.stderr.contains("hint:"),
+        "{}",
+        run.stderr
+    );
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--revision",
+        "9",
+    ])
+    .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no revision 9") && run.stderr.contains("1, 2"),
+        "{}",
+        run.stderr
+    );
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--show-values",
+    ])
+    .await;
+    assert_eq!(run.code, 2, "--show-values needs --values: {}", run.stderr);
+}
+
+/// A corrupt newest revision (truncated gzip): an error naming the Secret when it is the only
+/// target; `unproven`, never `live`, when it is one of several.
+#[tokio::test]
+async fn a_corrupt_release_is_never_live() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut corrupt =
+        liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
+    let data = corrupt["data"]["release"]
+        .as_str()
+        .expect("data")
+        .to_string();
+    // Cut the Helm layer short: base64 still valid, gzip truncated.
+    let helm = String::from_utf8(base64_decode(&data)).expect("helm layer is text");
+    let truncated = &helm[..helm.len() / 2 - (helm.len() / 2) % 4];
+    corrupt["data"]["release"] = json!(base64_encode(truncated.as_bytes()));
+    let dump = write_dump(dir.path(), &[corrupt]);
+
+    let run = common::liveproof(&[
+        "verify",
+        "release/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--since",
+        "2026-07-12T10:00:00Z",
+    ])
+    .await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("sh.helm.release.v1.inventory.v2"),
+        "names the Secret: {}",
+        run.stderr
+    );
+
+    let run = common::liveproof(&[
+        "verify",
+        "release/inventory",
+        "deploy/other",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "-o",
+        "json",
+    ])
+    .await;
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::Unproven, "{}", run.stdout);
+    let revision = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ReleaseRevision)
+        .expect("release_revision");
+    assert_eq!(revision.status, Status::Unknown);
+    assert!(
+        revision.source.contains("sh.helm.release.v1.inventory.v2"),
+        "{revision:?}"
+    );
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .expect("base64")
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+fn git(repo: &Path, args: &[&str], date: &str) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.invalid")
+        .env("GIT_COMMITTER_NAME", "dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.invalid")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Seed 002 with a real repository: the chart committed, then a template changed without a
+/// version bump. `--commit` gives the change time and the diagnosis cites the commit.
+#[tokio::test]
+async fn chartversion_diagnosis_is_confirmed_from_git() {
+    let repo = tempfile::tempdir().expect("tempdir");
+    let root = repo.path();
+    std::fs::create_dir_all(root.join("charts/inventory/templates")).expect("mkdir");
+    std::fs::write(
+        root.join("charts/inventory/Chart.yaml"),
+        "apiVersion: v2\nname: inventory\nversion: 0.4.2\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join("charts/inventory/templates/deployment.yaml"),
+        "env:\n- name: DATABASE_HOST\n",
+    )
+    .expect("write");
+    git(root, &["init", "-q"], "2026-11-01T09:00:00Z");
+    git(root, &["add", "-A"], "2026-11-01T09:00:00Z");
+    git(
+        root,
+        &["commit", "-q", "-m", "inventory chart"],
+        "2026-11-01T09:00:00Z",
+    );
+    std::fs::write(
+        root.join("charts/inventory/templates/deployment.yaml"),
+        "env:\n- name: DB_PASSWORD\n  valueFrom: {secretKeyRef: {name: inventory-db, key: password}}\n",
+    )
+    .expect("write");
+    let merged = now() - SignedDuration::from_secs(60);
+    git(
+        root,
+        &["commit", "-q", "-am", "read the password from the Secret"],
+        &merged.to_string(),
+    );
+    let sha = git(root, &["rev-parse", "HEAD"], &merged.to_string());
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = write_dump(
+        dir.path(),
+        &demo::story_before(now() - SignedDuration::from_hours(96)),
+    );
+    let run = common::liveproof(&[
+        "verify",
+        "helmrelease/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--commit",
+        &sha[..8],
+        "--repo",
+        root.to_str().expect("utf-8"),
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(
+        report.change.since.as_deref(),
+        Some(merged.to_string().as_str()),
+        "the committer time is the change time"
+    );
+    let revision = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ReleaseRevision)
+        .expect("release_revision");
+    assert_eq!(revision.status, Status::Fail);
+    assert!(
+        revision.detail.contains("reconcileStrategy ChartVersion"),
+        "{revision:?}"
+    );
+    assert!(
+        revision.detail.contains("Git confirms it")
+            && revision
+                .detail
+                .contains("charts/inventory/templates/deployment.yaml"),
+        "{revision:?}"
+    );
+    let next = report.targets[0].next_step.as_deref().unwrap_or_default();
+    assert!(
+        next.contains("Chart.yaml"),
+        "the next step is the bump: {next}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_on_a_helmrelease_until_the_upgrade_is_live() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let args = [
+        "verify",
+        "helmrelease/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--expect",
+        "secretKeyRef",
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let reconcile = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, reconcile);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::Live);
+    assert_eq!(
+        report.targets.len(),
+        2,
+        "the HelmRelease and the Deployment it installs"
+    );
+    assert_eq!(
+        report.targets[1].via.as_deref(),
+        Some("helmrelease/apps/inventory")
+    );
+    assert!(run.stderr.contains("waiting:"), "{}", run.stderr);
+}
