@@ -122,7 +122,7 @@ pub struct ReleaseShowArgs {
 const VERIFY_LONG_ABOUT: &str = "\
 Collect the evidence for each target, print it, and exit with the verdict.
 
-Checks, in order (cheap to conclusive):
+Workload checks, in order (cheap to conclusive):
   spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref
   observed_generation  the controller has processed the current spec
   rollout_complete     updated/available replicas equal desired (status tier)
@@ -133,8 +133,18 @@ Checks, in order (cheap to conclusive):
   pod_restarted        every serving container started after the change (needs --since or
                        --commit: config is read at start)
 
-Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed,
-every expectation passed and nothing needed is unknown; unproven otherwise.";
+Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
+  condition_fresh      Ready/Released (or Argo's last sync) changed after the change; an older
+                       one describes an earlier deploy, whatever it says
+  gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
+  release_revision     the newest Helm revision is deployed, and deployed after the change
+  release_version      the installed chart version is --chart-version
+  manifest_contains    the installed manifest contains each --expect
+Then every Deployment/StatefulSet/DaemonSet the release or inventory names is verified too.
+
+Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
+for every workload reached, every expectation passed and nothing needed is unknown; unproven
+otherwise. Status fields alone never make a target live.";
 
 const VERIFY_EXAMPLES: &str = "\
 Examples:
@@ -147,6 +157,10 @@ Examples:
 
   # CI verify job: wait for the rollout, fail the job unless it is live
   liveproof verify deploy/api sts/db --commit $GITHUB_SHA --wait --timeout 10m -o markdown
+
+  # a Flux HelmRelease, down to its pods: the merged template must be in the installed release
+  liveproof verify apps/hr/inventory --commit 3f2c1ab --expect secretKeyRef \\
+      --expect-secret-ref inventory-db/password
 
   # offline, on what `kubectl get -o yaml` printed
   kubectl -n apps get deploy,rs,pods -o yaml > dump.yaml
