@@ -7,7 +7,8 @@ use liveproof_sim::Simulator;
 use crate::cli::SimArgs;
 
 pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut sim = Simulator::new().with_port(args.port);
+    // Served as on a cluster with Flux and Argo CD installed, so `kubectl get hr` works empty too.
+    let mut sim = Simulator::new().with_port(args.port).with_gitops_crds();
     if let Some(dir) = &args.fixtures {
         sim = sim.with_fixtures_dir(dir)?;
     }

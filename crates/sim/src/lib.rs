@@ -71,6 +71,7 @@ pub struct Simulator {
     history_limit: usize,
     bookmark_interval: Duration,
     list_item_types: bool,
+    gitops_crds: bool,
 }
 
 impl Default for Simulator {
@@ -154,6 +155,7 @@ impl Simulator {
             history_limit: 1000,
             bookmark_interval: Duration::from_secs(5),
             list_item_types: true,
+            gitops_crds: false,
         }
     }
 
@@ -216,9 +218,21 @@ impl Simulator {
         self
     }
 
+    /// Serves the Flux (HelmRelease v2, Kustomization v1, GitRepository v1, HelmChart v1) and
+    /// Argo CD (Application v1alpha1) resource types even when no object of them is loaded,
+    /// as a cluster with those controllers installed does. Without it, a type with no object
+    /// answers 404, as on a cluster without them.
+    pub fn with_gitops_crds(mut self) -> Self {
+        self.gitops_crds = true;
+        self
+    }
+
     /// Loads the objects, binds 127.0.0.1 and serves in a background task.
     pub async fn start(self) -> Result<SimHandle, SimError> {
         let mut store = Store::new(self.history_limit);
+        if self.gitops_crds {
+            store.install(resource::gitops_crds());
+        }
         for obj in self.objects {
             controller_apply(&mut store, obj).map_err(|(object, e)| SimError::InvalidObject {
                 object,

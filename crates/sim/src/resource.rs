@@ -232,6 +232,58 @@ pub(crate) fn builtins() -> Vec<ResourceInfo> {
         .collect()
 }
 
+/// The Flux and Argo CD custom resources liveproof reads, as their CRDs declare them
+/// (group, version, kind, plural, shortNames): served even with no object, as on a cluster
+/// where the controllers are installed.
+const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
+    (
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
+        &["hr"],
+    ),
+    (
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "Kustomization",
+        "kustomizations",
+        &["ks"],
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "GitRepository",
+        "gitrepositories",
+        &["gitrepo"],
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "HelmChart",
+        "helmcharts",
+        &["hc"],
+    ),
+    (
+        "argoproj.io",
+        "v1alpha1",
+        "Application",
+        "applications",
+        &["app", "apps"],
+    ),
+];
+
+pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {
+    GITOPS_CRDS
+        .iter()
+        .map(|&(group, version, kind, plural, short)| ResourceInfo {
+            plural: plural.to_owned(),
+            short_names: short.iter().map(|s| (*s).to_owned()).collect(),
+            ..custom(group, version, kind)
+        })
+        .collect()
+}
+
 /// A resource for a kind the registry has not seen: what a CRD would usually declare.
 pub(crate) fn custom(group: &str, version: &str, kind: &str) -> ResourceInfo {
     let namespaced = !(kind.starts_with("Cluster") || CLUSTER_SCOPED_KINDS.contains(&kind));

@@ -73,6 +73,19 @@ impl Store {
         }
     }
 
+    /// Serves these resource types from now on (a CRD being installed).
+    pub fn install(&mut self, resources: Vec<ResourceInfo>) {
+        for r in resources {
+            let known = self
+                .resources
+                .iter()
+                .any(|k| k.group == r.group && k.version == r.version && k.kind == r.kind);
+            if !known {
+                self.resources.push(r);
+            }
+        }
+    }
+
     pub fn resources(&self) -> &[ResourceInfo] {
         &self.resources
     }

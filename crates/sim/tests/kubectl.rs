@@ -425,3 +425,47 @@ async fn get_watch_sees_an_added_pod() {
     );
     sim.shutdown().await;
 }
+
+/// With the Flux and Argo CD types installed, kubectl lists them even when empty, by plural
+/// and by short name; without them, it says the server has no such resource type — the two
+/// situations a real cluster presents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitops_types_served_with_or_without_objects() {
+    // No fixtures: no object of any GitOps kind exists.
+    let sim = liveproof_sim::Simulator::new()
+        .with_gitops_crds()
+        .start()
+        .await
+        .expect("starts");
+    let k = Kubectl::new(&sim);
+    for args in [
+        &["get", "helmreleases", "-A"][..],
+        &["get", "hr", "-A"],
+        &["get", "kustomizations.kustomize.toolkit.fluxcd.io", "-A"],
+        &["get", "gitrepositories", "-A"],
+        &["get", "helmcharts", "-A"],
+        &["get", "applications.argoproj.io", "-A"],
+    ] {
+        let out = k.run(args).await;
+        assert_eq!(out.code, Some(0), "kubectl {args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("No resources found"),
+            "kubectl {args:?}: {}",
+            out.stderr
+        );
+    }
+
+    let bare = liveproof_sim::Simulator::new()
+        .start()
+        .await
+        .expect("starts");
+    let k = Kubectl::new(&bare);
+    let out = k.run(&["get", "helmreleases", "-A"]).await;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the server doesn't have a resource type"),
+        "{}",
+        out.stderr
+    );
+}
