@@ -10,12 +10,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use liveproof_evidence::{
-    judge, Change, ExpectedImage, Observed, Report, SecretRefExpectation, Status, Target,
+    judge, Change, ExpectedImage, ManifestExpectation, Observed, Report, SecretRefExpectation,
+    Status, Target,
 };
 use serde::Deserialize;
 
 /// Fewer stories than this means the corpus was not found or lost stories.
-const MIN_STORIES: usize = 24;
+const MIN_STORIES: usize = 40;
 
 #[derive(Debug, Deserialize)]
 struct Story {
@@ -70,6 +71,23 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
                         .map_err(|e| format!("--since {v}: not RFC 3339: {e}"))?,
                 );
             }
+            // The CLI reads the committer time of --commit from a repository unless --since is
+            // given too; stories always give both, so the commit is only matched.
+            "--commit" => {
+                let v = value()?;
+                let valid = (7..=40).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_hexdigit());
+                if !valid {
+                    return Err(format!("--commit {v}: not 7 to 40 hex digits"));
+                }
+                change.commit = Some(v.to_ascii_lowercase());
+            }
+            "--chart-version" => change.chart_version = Some(value()?),
+            "--expect" => {
+                let v = value()?;
+                change.manifest.push(
+                    ManifestExpectation::parse(&v).map_err(|e| format!("--expect {v}: {e}"))?,
+                );
+            }
             "--image" => {
                 let v = value()?;
                 change.images.push(
@@ -94,6 +112,9 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     }
     if targets.is_empty() {
         return Err("no target in args".into());
+    }
+    if change.commit.is_some() && change.since.is_none() {
+        return Err("--commit without --since: the CLI would read the commit's time from git, which a story cannot hold".into());
     }
     Ok(Invocation {
         targets,
@@ -131,9 +152,14 @@ fn statuses(report: &Report, status: Status) -> BTreeSet<String> {
 fn render_evidence(report: &Report) -> String {
     let mut out = String::new();
     for t in &report.targets {
+        let via = t
+            .via
+            .as_deref()
+            .map(|v| format!(" (via {v})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "    {}/{}/{} → {}",
+            "    {}/{}/{} → {}{via}",
             t.namespace, t.kind, t.name, t.verdict
         );
         for e in &t.evidence {
