@@ -348,6 +348,22 @@ async fn chartversion_diagnosis_is_confirmed_from_git() {
                 .contains("charts/inventory/templates/deployment.yaml"),
         "{revision:?}"
     );
+    // The stale condition says which deploy it is about (the revision its message names).
+    let fresh = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ConditionFresh)
+        .expect("condition_fresh");
+    assert_eq!(fresh.status, Status::Fail);
+    let four_days_ago = (now() - SignedDuration::from_hours(96))
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    assert!(
+        fresh.detail.contains(&format!(
+            "describes apps/inventory.v34 from {four_days_ago}"
+        )),
+        "{fresh:?}"
+    );
     let next = report.targets[0].next_step.as_deref().unwrap_or_default();
     assert!(
         next.contains("Chart.yaml"),

@@ -380,15 +380,7 @@ fn commit_part(
 fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Vec<Finding> {
     let (storage_ns, release_name) = helmrelease_release(hr, ns);
     let history = ReleaseHistory::read(observed, &storage_ns, &release_name);
-    let describes = history.newest().map(|n| {
-        let at = n
-            .release
-            .info
-            .last_deployed
-            .map(|t| format!(" from {}", t.to_zoned(jiff::tz::TimeZone::UTC).date()))
-            .unwrap_or_default();
-        format!("{}{at}", ReleaseHistory::describe(n))
-    });
+    let describes = condition_describes(hr, &history);
     let mut out = vec![observed_generation(hr, "HelmRelease", ns)];
     out.push(condition_fresh(
         hr,
@@ -466,6 +458,44 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
     }
     out.extend(release_findings);
     out
+}
+
+/// Which deploy a HelmRelease's conditions are about: the release its Ready message names
+/// (helm-controller writes "… for release apps/inventory.v34 …"), with that revision's date
+/// when its storage was read; else the newest stored revision.
+fn condition_describes(hr: &Value, history: &ReleaseHistory) -> Option<String> {
+    let dated = |r: &liveproof_helm::StoredRelease| {
+        let at = r
+            .release
+            .info
+            .last_deployed
+            .map(|t| format!(" from {}", t.to_zoned(jiff::tz::TimeZone::UTC).date()))
+            .unwrap_or_default();
+        format!("{}{at}", ReleaseHistory::describe(r))
+    };
+    let named = ["Ready", "Released"]
+        .iter()
+        .filter_map(|t| condition(hr, t))
+        .find_map(|c| {
+            c.message
+                .split_whitespace()
+                .find(|w| w.contains('/') && w.contains(".v"))
+                .map(|w| w.trim_matches(|ch: char| !ch.is_alphanumeric()).to_string())
+        });
+    match named {
+        Some(release) => {
+            let version = release
+                .rsplit(".v")
+                .next()
+                .and_then(|v| v.parse::<i64>().ok());
+            let stored = history
+                .revisions
+                .iter()
+                .find(|r| Some(r.release.version) == version);
+            Some(stored.map_or(release, dated))
+        }
+        None => history.newest().map(dated),
+    }
 }
 
 /// Seed 002: with `reconcileStrategy: ChartVersion` (the default) on a GitRepository chart,
