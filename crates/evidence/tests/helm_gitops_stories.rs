@@ -137,7 +137,6 @@ fn seed_002_says_why_nothing_deployed_and_what_to_do() {
 /// *readable* one are judged instead, so an unreadable v35 gives a false `fail` (v34's 0.4.2 is
 /// "not 0.4.3") and the verdict `not_live` where DESIGN.md asks for `unknown`/`unproven`.
 #[test]
-#[ignore = "bug: release.rs release_version/manifest_contains judge an older revision when the newest is unreadable"]
 fn an_unreadable_newest_revision_leaves_version_and_manifest_unknown() {
     let observed = cluster("release-secret-corrupt");
     let mut change = change_since_merge();

@@ -52,10 +52,11 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
 /// A release whose storage cannot be decoded, when it is all that was asked about: an
 /// operational error (exit 2) rather than a report that can only say "unproven".
 #[derive(Debug, thiserror::Error)]
-#[error("{target}: the release storage cannot be read: {error}\nhint: inspect it with `kubectl get {object} -o yaml`; `liveproof release show` decodes it the same way")]
+#[error("{target}: the release storage cannot be read: {error}\nhint: inspect it with `{inspect}`; `liveproof release show` decodes it the same way")]
 pub struct UnreadableRelease {
     target: String,
-    object: String,
+    /// The kubectl command that shows the storage object.
+    inspect: String,
     error: String,
 }
 
@@ -78,7 +79,7 @@ fn judge_snapshot(
         if let Some((object, error)) = unreadable_release(&observed, only, default_ns) {
             return Err(UnreadableRelease {
                 target: only.to_string(),
-                object,
+                inspect: kubectl_get(&object),
                 error,
             });
         }
@@ -86,6 +87,17 @@ fn judge_snapshot(
     let report = judge(&observed, &config.change, &targets, default_ns);
     let final_reason = final_failure(&observed, &targets, default_ns);
     Ok((report, final_reason))
+}
+
+/// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
+fn kubectl_get(object: &str) -> String {
+    match object.splitn(3, '/').collect::<Vec<_>>().as_slice() {
+        [ns, kind, name] => format!(
+            "kubectl -n {ns} get {} {name} -o yaml",
+            kind.to_ascii_lowercase()
+        ),
+        _ => format!("kubectl get {object} -o yaml"),
+    }
 }
 
 /// The newest revision's storage error of a release or HelmRelease target, if any.

@@ -205,6 +205,28 @@ async fn a_corrupt_release_is_never_live() {
         "names the Secret: {}",
         run.stderr
     );
+    assert!(
+        run.stderr
+            .contains("kubectl -n apps get secret sh.helm.release.v1.inventory.v2 -o yaml"),
+        "a hint kubectl accepts: {}",
+        run.stderr
+    );
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+    ])
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("sh.helm.release.v1.inventory.v2") && run.stderr.contains("gzip"),
+        "{}",
+        run.stderr
+    );
 
     let run = common::liveproof(&[
         "verify",
@@ -413,4 +435,55 @@ async fn wait_on_a_helmrelease_until_the_upgrade_is_live() {
         Some("helmrelease/apps/inventory")
     );
     assert!(run.stderr.contains("waiting:"), "{}", run.stderr);
+}
+
+/// When helm-controller has not even seen the HelmRelease's current spec, that is the cause:
+/// no ChartVersion diagnosis, and the next step is about the controller.
+#[tokio::test]
+async fn no_chartversion_diagnosis_while_the_spec_is_unobserved() {
+    let mut objects = demo::story_before(now() - SignedDuration::from_hours(96));
+    for o in &mut objects {
+        if o["kind"] == "HelmRelease" {
+            o["metadata"]["generation"] = json!(8);
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = write_dump(dir.path(), &objects);
+    let since = (now() - SignedDuration::from_secs(60)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "hr/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    let report = run.report();
+    let own = &report.targets[0];
+    let generation = own
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ObservedGeneration)
+        .expect("observed_generation");
+    assert_eq!(generation.status, Status::Fail);
+    let revision = own
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ReleaseRevision)
+        .expect("release_revision");
+    assert_eq!(revision.status, Status::Fail);
+    assert!(!revision.detail.contains("ChartVersion"), "{revision:?}");
+    assert!(
+        own.next_step
+            .as_deref()
+            .unwrap_or_default()
+            .contains("controller"),
+        "{:?}",
+        own.next_step
+    );
 }

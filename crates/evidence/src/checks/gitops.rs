@@ -443,7 +443,15 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
     ));
 
     let (mut release_findings, staleness) = release::findings(observed, change, &history);
-    if matches!(staleness, Staleness::DeployedBefore) {
+    // When the controller has not even seen the current spec, that is the cause, not the strategy.
+    let spec_seen = match (
+        i64_at(hr, "/metadata/generation"),
+        i64_at(hr, "/status/observedGeneration"),
+    ) {
+        (Some(g), Some(o)) => o >= g,
+        _ => true,
+    };
+    if spec_seen && matches!(staleness, Staleness::DeployedBefore) {
         if let Some((detail, next)) = chart_version_diagnosis(observed, change, hr) {
             if let Some(first) = release_findings.first_mut() {
                 first.evidence.detail = format!("{} {detail}", first.evidence.detail);

@@ -49,14 +49,22 @@ impl ReleaseHistory {
         }
     }
 
+    /// The newest revision — `None` when the newest storage object could not be read: an
+    /// older readable revision must never stand in for it.
     pub fn newest(&self) -> Option<&StoredRelease> {
+        if self.newest_unreadable().is_some() {
+            return None;
+        }
         self.revisions.last()
     }
 
     /// An unreadable object whose version is at least the newest readable one: then the
     /// newest revision itself is unknown.
     pub fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
-        let newest = self.newest().map_or(i64::MIN, |r| r.release.version);
+        let newest = self
+            .revisions
+            .last()
+            .map_or(i64::MIN, |r| r.release.version);
         self.unreadable
             .iter()
             .find(|(_, version, _)| version.is_none_or(|v| v >= newest))
