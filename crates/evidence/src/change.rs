@@ -19,6 +19,8 @@ pub struct Change {
     pub chart_version: Option<String>,
     /// `--expect TEXT` / `--expect re:REGEX`: what the installed manifest must contain.
     pub manifest: Vec<ManifestExpectation>,
+    /// Which images `image_digest_current` holds to their tag's current digest.
+    pub digests: crate::digest::DigestPolicy,
 }
 
 /// One `--expect`: plain text, or `re:REGEX`.
@@ -113,6 +115,12 @@ impl ImageRef {
             tag,
             digest,
         })
+    }
+
+    /// The key `Observed::tags` uses: `repository:tag`.
+    pub fn tag_key(&self) -> Option<String> {
+        self.effective_tag()
+            .map(|t| format!("{}:{t}", self.repository))
     }
 
     /// The tag a runtime pulls: the given one, or `latest` when neither tag nor digest is set.

@@ -7,6 +7,7 @@
 
 mod change;
 mod checks;
+pub mod digest;
 mod model;
 mod observed;
 pub mod selector;
@@ -14,8 +15,8 @@ mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
 pub use checks::{
-    final_failure, followed_workloads, helmrelease_release, judge, ReleaseHistory,
-    CRASH_LOOP_RESTARTS,
+    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
+    DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
 pub use model::{
     ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,

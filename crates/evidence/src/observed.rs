@@ -129,6 +129,9 @@ pub struct Observed {
     pub denied: Vec<Denied>,
     /// How large a Helm release may be when decoded (`--max-release-size`).
     pub release_limits: liveproof_helm::Limits,
+    /// What each image reference (`ImageRef` as `repository:tag`) resolves to in its registry
+    /// now, or why it could not be resolved. Only references the digest policy covers.
+    pub tags: std::collections::BTreeMap<String, Result<crate::digest::ResolvedTag, String>>,
     /// What the change's commit did to a chart, read from git when `--repo` holds it: the
     /// evidence behind the ChartVersion diagnosis.
     pub chart_changes: Vec<ChartChange>,

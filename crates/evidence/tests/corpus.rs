@@ -63,6 +63,9 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
                 .ok_or_else(|| format!("{flag} needs a value"))
         };
         match flag {
+            // Switches, taking no value.
+            "--no-registry" => change.digests = liveproof_evidence::digest::DigestPolicy::Off,
+            "--check-digests" => change.digests = liveproof_evidence::digest::DigestPolicy::AllTags,
             "-n" | "--namespace" => namespace = value()?,
             "--since" => {
                 let v = value()?;

@@ -252,6 +252,19 @@ pub struct ChangeArgs {
     /// Text the installed release's rendered manifest must contain, or `re:REGEX`. Repeatable.
     #[arg(long, value_name = "TEXT")]
     pub expect: Vec<String>,
+
+    /// Hold every tagged image to its tag's current digest, not only mutable ones (no tag,
+    /// `:latest`). Images pinned by digest are never looked up.
+    #[arg(long, conflicts_with = "no_registry")]
+    pub check_digests: bool,
+
+    /// Never ask a registry what a tag resolves to (image_digest_current is left out).
+    #[arg(long)]
+    pub no_registry: bool,
+
+    /// A registry (HOST[:PORT]) spoken to over plain HTTP, e.g. a local mirror. Repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub insecure_registry: Vec<String>,
 }
 
 #[derive(Debug, Args)]

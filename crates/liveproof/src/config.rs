@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use liveproof_evidence::digest::DigestPolicy;
 use liveproof_evidence::{
     Change, ExpectedImage, ManifestExpectation, SecretRefExpectation, Target,
 };
@@ -235,6 +236,13 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
             secret_refs,
             chart_version,
             manifest,
+            digests: if args.no_registry {
+                DigestPolicy::Off
+            } else if args.check_digests {
+                DigestPolicy::AllTags
+            } else {
+                DigestPolicy::Mutable
+            },
         },
         origin,
     ))

@@ -1,6 +1,7 @@
 //! The checks: pure functions from [`Observed`] and a [`Change`] to evidence, and the
 //! verdict rules of DESIGN.md.
 
+mod digest;
 mod expect;
 mod gitops;
 mod pods;
@@ -8,6 +9,7 @@ mod raw;
 mod release;
 mod workload;
 
+pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release};
 pub use release::ReleaseHistory;
 
@@ -300,14 +302,21 @@ fn workload_findings(
     let pods = w.pods(observed);
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
-    vec![
+    let mut findings = vec![
         spec_readback(&w, change),
         observed_generation(&w),
         rollout_complete(&w, &revision),
         pods_current(&w, &revision, &pods, &pods_readable),
         pod_spec(&w, change, &pods, &pods_readable),
         pod_restarted(&w, change, &pods, &pods_readable),
-    ]
+    ];
+    findings.extend(digest::image_digest_current(
+        observed,
+        target,
+        namespace,
+        change.digests,
+    ));
+    findings
 }
 
 /// Whether the absence of pods means anything: `Err(why not)` when pods were not readable.

@@ -1,0 +1,229 @@
+//! What a tag resolves to now, and whether a running container is on it — the model the
+//! registry client fills and `image_digest_current` / `liveproof stale` judge. Pure.
+
+use std::fmt;
+
+/// `os/architecture[/variant]` as a node reports it (`status.nodeInfo`) or an index lists it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Platform {
+    pub os: String,
+    pub architecture: String,
+    pub variant: Option<String>,
+}
+
+impl Platform {
+    /// Whether an index entry for `self` serves a node of `node`: os and architecture equal,
+    /// and the variant equal where both name one (arm64's `v8` is its default).
+    pub fn serves(&self, node: &Platform) -> bool {
+        let norm = |p: &Platform| match (p.architecture.as_str(), p.variant.as_deref()) {
+            ("arm64", Some("v8")) => None,
+            (_, v) => v.map(str::to_string),
+        };
+        self.os == node.os
+            && self.architecture == node.architecture
+            && match (norm(self), norm(node)) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.os, self.architecture)?;
+        if let Some(v) = &self.variant {
+            write!(f, "/{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A tag resolved against its registry: its top-level digest and, for an index, the digest of
+/// each platform's manifest (attestation entries already left out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTag {
+    pub digest: String,
+    pub platforms: Vec<(Platform, String)>,
+}
+
+/// How a running container's digest compares with what its tag resolves to now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DigestMatch {
+    /// On the tag's current content: `via` says which digest matched.
+    Current { via: String },
+    /// On other content: `want` is what its node should run.
+    Stale { want: String },
+    /// Cannot be told, and why.
+    Unknown { why: String },
+}
+
+impl ResolvedTag {
+    /// The digest a node of `platform` pulls: its index entry, or the top-level digest of a
+    /// single-platform image.
+    pub fn for_platform(&self, platform: &Platform) -> Option<&str> {
+        if self.platforms.is_empty() {
+            return Some(&self.digest);
+        }
+        self.platforms
+            .iter()
+            .find(|(p, _)| p.serves(platform))
+            .map(|(_, d)| d.as_str())
+    }
+
+    /// Runtimes record either the index digest or the per-platform digest, so a container is
+    /// current when it runs either, and stale only when it runs neither.
+    pub fn judge(&self, running: &str, node: Option<&Platform>) -> DigestMatch {
+        if running == self.digest {
+            return DigestMatch::Current {
+                via: "the tag's digest".into(),
+            };
+        }
+        match node {
+            Some(node) => match self.for_platform(node) {
+                Some(d) if d == running => DigestMatch::Current {
+                    via: format!("the {node} entry"),
+                },
+                Some(d) => DigestMatch::Stale {
+                    want: d.to_string(),
+                },
+                None => DigestMatch::Unknown {
+                    why: format!("the tag has no entry for the node's platform {node}"),
+                },
+            },
+            // Without the node's platform, any entry of the index is as good a match as any.
+            None => match self.platforms.iter().find(|(_, d)| d == running) {
+                Some((p, _)) => DigestMatch::Current {
+                    via: format!("the {p} entry (node platform unknown)"),
+                },
+                None => DigestMatch::Stale {
+                    want: self.digest.clone(),
+                },
+            },
+        }
+    }
+}
+
+/// The repo digest in a container status' `imageID`, in any runtime's form: containerd
+/// `docker.io/library/nginx@sha256:…`, cri-dockerd `docker-pullable://nginx@sha256:…`, CRI-O
+/// `registry/x@sha256:…`. cri-dockerd's `docker://sha256:…` is an image config ID, not a repo
+/// digest, and a bare `sha256:…` is ambiguous: both are `None` (unknown, never stale).
+pub fn image_id_digest(image_id: &str) -> Option<String> {
+    let (_, digest) = image_id.rsplit_once('@')?;
+    let hex = digest.strip_prefix("sha256:")?;
+    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| format!("sha256:{}", hex.to_ascii_lowercase()))
+}
+
+/// Which images `image_digest_current` checks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DigestPolicy {
+    /// Mutable references only: no tag, or `latest` (the default).
+    #[default]
+    Mutable,
+    /// Every tag (`--check-digests`); references pinned by digest are never checked.
+    AllTags,
+    /// None (`--no-registry`).
+    Off,
+}
+
+impl DigestPolicy {
+    /// Whether a container image reference is checked under this policy.
+    pub fn covers(self, image: &crate::ImageRef) -> bool {
+        if image.digest.is_some() {
+            return false;
+        }
+        match self {
+            DigestPolicy::Off => false,
+            DigestPolicy::AllTags => true,
+            DigestPolicy::Mutable => image.effective_tag() == Some("latest"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Platform {
+        let mut parts = s.split('/');
+        Platform {
+            os: parts.next().unwrap_or_default().into(),
+            architecture: parts.next().unwrap_or_default().into(),
+            variant: parts.next().map(str::to_string),
+        }
+    }
+
+    fn d(c: char) -> String {
+        format!("sha256:{}", c.to_string().repeat(64))
+    }
+
+    #[test]
+    fn current_on_index_or_platform_digest_stale_on_neither() {
+        let tag = ResolvedTag {
+            digest: d('1'),
+            platforms: vec![(p("linux/amd64"), d('a')), (p("linux/arm64/v8"), d('b'))],
+        };
+        assert!(matches!(
+            tag.judge(&d('1'), Some(&p("linux/arm64"))),
+            DigestMatch::Current { .. }
+        ));
+        assert!(matches!(
+            tag.judge(&d('a'), Some(&p("linux/amd64"))),
+            DigestMatch::Current { .. }
+        ));
+        assert_eq!(
+            tag.judge(&d('a'), Some(&p("linux/arm64"))),
+            DigestMatch::Stale { want: d('b') }
+        );
+        assert_eq!(
+            tag.judge(&d('9'), Some(&p("linux/amd64"))),
+            DigestMatch::Stale { want: d('a') }
+        );
+        assert!(matches!(
+            tag.judge(&d('a'), Some(&p("linux/s390x"))),
+            DigestMatch::Unknown { .. }
+        ));
+        assert!(matches!(
+            tag.judge(&d('b'), None),
+            DigestMatch::Current { .. }
+        ));
+        let single = ResolvedTag {
+            digest: d('5'),
+            platforms: vec![],
+        };
+        assert_eq!(
+            single.judge(&d('6'), Some(&p("linux/amd64"))),
+            DigestMatch::Stale { want: d('5') }
+        );
+    }
+
+    #[test]
+    fn image_ids_in_every_runtime_form() {
+        let hex = "A".repeat(64);
+        let want = Some(format!("sha256:{}", "a".repeat(64)));
+        assert_eq!(
+            image_id_digest(&format!("docker.io/library/nginx@sha256:{hex}")),
+            want
+        );
+        assert_eq!(
+            image_id_digest(&format!("docker-pullable://nginx@sha256:{hex}")),
+            want
+        );
+        assert_eq!(image_id_digest(&format!("quay.io/x/y@sha256:{hex}")), want);
+        assert_eq!(image_id_digest(&format!("docker://sha256:{hex}")), None);
+        assert_eq!(image_id_digest(&format!("sha256:{hex}")), None);
+        assert_eq!(image_id_digest("nginx@sha256:abc"), None);
+        assert_eq!(image_id_digest(""), None);
+    }
+
+    #[test]
+    fn policy_covers_mutable_tags_by_default() {
+        let r = |s: &str| crate::ImageRef::parse(s).expect("ref");
+        assert!(DigestPolicy::Mutable.covers(&r("nginx")));
+        assert!(DigestPolicy::Mutable.covers(&r("nginx:latest")));
+        assert!(!DigestPolicy::Mutable.covers(&r("nginx:1.27")));
+        assert!(DigestPolicy::AllTags.covers(&r("nginx:1.27")));
+        assert!(!DigestPolicy::AllTags.covers(&r("nginx@sha256:abc")));
+        assert!(!DigestPolicy::Off.covers(&r("nginx")));
+    }
+}

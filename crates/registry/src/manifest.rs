@@ -1,0 +1,500 @@
+//! Manifests and indexes as the registry serves them, and judging the digest a pod runs.
+//! Pure: no I/O, so every rule here is unit-tested on literal JSON.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::reference::{Digest, Reference};
+
+pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub const DOCKER_MANIFEST_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+
+/// The `Accept` header for a manifest request: every type we can read.
+pub const ACCEPT_MANIFESTS: &str = "application/vnd.oci.image.index.v1+json, \
+     application/vnd.docker.distribution.manifest.list.v2+json, \
+     application/vnd.oci.image.manifest.v1+json, \
+     application/vnd.docker.distribution.manifest.v2+json";
+
+/// What kind of manifest a tag points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ManifestKind {
+    OciIndex,
+    DockerManifestList,
+    OciManifest,
+    DockerManifest,
+}
+
+impl ManifestKind {
+    pub fn from_media_type(media_type: &str) -> Option<ManifestKind> {
+        // Parameters on Content-Type are to be ignored (distribution-spec "Pulling manifests").
+        let media_type = media_type.split(';').next().unwrap_or("").trim();
+        match media_type {
+            OCI_INDEX => Some(ManifestKind::OciIndex),
+            DOCKER_MANIFEST_LIST => Some(ManifestKind::DockerManifestList),
+            OCI_MANIFEST => Some(ManifestKind::OciManifest),
+            DOCKER_MANIFEST => Some(ManifestKind::DockerManifest),
+            _ => None,
+        }
+    }
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            ManifestKind::OciIndex => OCI_INDEX,
+            ManifestKind::DockerManifestList => DOCKER_MANIFEST_LIST,
+            ManifestKind::OciManifest => OCI_MANIFEST,
+            ManifestKind::DockerManifest => DOCKER_MANIFEST,
+        }
+    }
+
+    /// An index or manifest list: one entry per platform.
+    pub fn is_index(self) -> bool {
+        matches!(self, ManifestKind::OciIndex | ManifestKind::DockerManifestList)
+    }
+}
+
+impl fmt::Display for ManifestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ManifestKind::OciIndex => "OCI image index",
+            ManifestKind::DockerManifestList => "Docker manifest list",
+            ManifestKind::OciManifest => "OCI image manifest",
+            ManifestKind::DockerManifest => "Docker image manifest",
+        })
+    }
+}
+
+/// An OS/architecture/variant triple, as in an index entry or a node's `status.nodeInfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Platform {
+    pub os: String,
+    pub architecture: String,
+    pub variant: Option<String>,
+}
+
+impl Platform {
+    pub fn new(os: &str, architecture: &str, variant: Option<&str>) -> Platform {
+        Platform {
+            os: os.to_owned(),
+            architecture: architecture.to_owned(),
+            variant: variant.filter(|v| !v.is_empty()).map(str::to_owned),
+        }
+    }
+
+    /// Parses `linux/arm64/v8`, `linux/amd64`.
+    pub fn parse(s: &str) -> Option<Platform> {
+        let mut parts = s.split('/');
+        let os = parts.next().filter(|p| !p.is_empty())?;
+        let architecture = parts.next().filter(|p| !p.is_empty())?;
+        let variant = parts.next();
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Platform::new(os, architecture, variant))
+    }
+
+    /// The form containerd compares: lowercase, architecture aliases resolved, and the default
+    /// variant filled in (`arm64` is `arm64/v8`, `arm` is `arm/v7`, `amd64` has none).
+    fn normalized(&self) -> (String, String, Option<String>) {
+        let os = self.os.to_ascii_lowercase();
+        let arch = self.architecture.to_ascii_lowercase();
+        let variant = self.variant.as_deref().map(str::to_ascii_lowercase);
+        let (arch, variant) = match (arch.as_str(), variant.as_deref()) {
+            ("x86_64" | "x86-64" | "amd64", None | Some("v1")) => ("amd64".to_owned(), None),
+            ("x86_64" | "x86-64", v) => ("amd64".to_owned(), v.map(str::to_owned)),
+            ("aarch64" | "arm64", None | Some("8" | "v8")) => {
+                ("arm64".to_owned(), Some("v8".to_owned()))
+            }
+            ("aarch64", v) => ("arm64".to_owned(), v.map(str::to_owned)),
+            ("armhf", _) => ("arm".to_owned(), Some("v7".to_owned())),
+            ("armel", _) => ("arm".to_owned(), Some("v6".to_owned())),
+            ("arm", None) => ("arm".to_owned(), Some("v7".to_owned())),
+            ("arm", Some(v)) => {
+                let v = if v.starts_with('v') {
+                    v.to_owned()
+                } else {
+                    format!("v{v}")
+                };
+                ("arm".to_owned(), Some(v))
+            }
+            ("i386", v) => ("386".to_owned(), v.map(str::to_owned)),
+            (a, v) => (a.to_owned(), v.map(str::to_owned)),
+        };
+        (os, arch, variant)
+    }
+
+    /// Whether an index entry for `self` is what a node of platform `other` pulls.
+    pub fn matches(&self, other: &Platform) -> bool {
+        self.normalized() == other.normalized()
+    }
+
+    /// BuildKit stores attestation manifests in the index under `unknown/unknown`.
+    pub fn is_unknown(&self) -> bool {
+        self.os == "unknown" && self.architecture == "unknown"
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.os, self.architecture)?;
+        if let Some(variant) = &self.variant {
+            write!(f, "/{variant}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a tag resolves to now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub reference: Reference,
+    /// The tag's top-level digest (the index's, or the single manifest's).
+    pub digest: Digest,
+    pub kind: ManifestKind,
+    /// Index entries by platform; attestation entries are left out. Empty for a single manifest.
+    pub platforms: Vec<(Platform, Digest)>,
+}
+
+/// Whether a pod runs what its tag resolves to now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DigestMatch {
+    /// `via` says which digest matched: "index digest", "platform digest" or "manifest digest".
+    Current { via: &'static str },
+    /// The pod runs something else; `want` is what its node would pull now.
+    Stale { want: Digest },
+}
+
+impl Resolved {
+    /// The entry a node of `platform` pulls.
+    /// An exact match (default variants filled in) wins; failing that, the only entry for the
+    /// same OS and architecture, as a runtime falls back to a compatible variant.
+    pub fn for_platform(&self, platform: &Platform) -> Option<&Digest> {
+        if let Some((_, digest)) = self.platforms.iter().find(|(p, _)| p.matches(platform)) {
+            return Some(digest);
+        }
+        let (os, arch, _) = platform.normalized();
+        let mut same_arch = self.platforms.iter().filter(|(p, _)| {
+            let (p_os, p_arch, _) = p.normalized();
+            p_os == os && p_arch == arch
+        });
+        match (same_arch.next(), same_arch.next()) {
+            (Some((_, digest)), None) => Some(digest),
+            _ => None,
+        }
+    }
+
+    /// Judges the digest a pod runs. Depending on the runtime the pod's imageID holds the index
+    /// digest or the per-platform digest, so either one is current; stale only when neither.
+    pub fn judge(&self, running: &Digest, node: Option<&Platform>) -> DigestMatch {
+        if running == &self.digest {
+            let via = if self.kind.is_index() {
+                "index digest"
+            } else {
+                "manifest digest"
+            };
+            return DigestMatch::Current { via };
+        }
+        let platform_entry = node.and_then(|n| self.for_platform(n));
+        match (node, platform_entry) {
+            (Some(_), Some(want)) if want == running => DigestMatch::Current {
+                via: "platform digest",
+            },
+            (Some(_), Some(want)) => DigestMatch::Stale { want: want.clone() },
+            // The node's platform is unknown: a pod can only have pulled an entry for its own
+            // node, so matching any entry is current.
+            (None, _) if self.platforms.iter().any(|(_, d)| d == running) => {
+                DigestMatch::Current {
+                    via: "platform digest",
+                }
+            }
+            _ => DigestMatch::Stale {
+                want: self.digest.clone(),
+            },
+        }
+    }
+}
+
+/// The fields of a manifest or index we read.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestBody {
+    schema_version: Option<u32>,
+    media_type: Option<String>,
+    manifests: Option<Vec<Descriptor>>,
+    config: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Descriptor {
+    digest: String,
+    platform: Option<DescriptorPlatform>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DescriptorPlatform {
+    os: String,
+    architecture: String,
+    variant: Option<String>,
+}
+
+/// A manifest body parsed into its kind and (for an index) its platform entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedManifest {
+    pub kind: ManifestKind,
+    pub platforms: Vec<(Platform, Digest)>,
+}
+
+/// Parses a manifest body. `content_type` is the response's Content-Type, when it named a type
+/// we know; the body's own `mediaType` must agree with it (distribution-spec: clients SHOULD
+/// reject a mismatch).
+pub fn parse_manifest(
+    body: &[u8],
+    content_type: Option<ManifestKind>,
+) -> Result<ParsedManifest, String> {
+    let parsed: ManifestBody =
+        serde_json::from_slice(body).map_err(|e| format!("the manifest is not valid JSON: {e}"))?;
+    if parsed.schema_version != Some(2) {
+        return Err(format!(
+            "schemaVersion is {}, only 2 is supported",
+            parsed
+                .schema_version
+                .map_or_else(|| "missing".to_owned(), |v| v.to_string())
+        ));
+    }
+    let body_kind = match parsed.media_type.as_deref() {
+        Some(media_type) => Some(
+            ManifestKind::from_media_type(media_type)
+                .ok_or_else(|| format!("unsupported mediaType {media_type:?}"))?,
+        ),
+        None => None,
+    };
+    let kind = match (content_type, body_kind) {
+        (Some(header), Some(body)) if header != body => {
+            return Err(format!(
+                "Content-Type says {} but the body's mediaType says {}",
+                header.media_type(),
+                body.media_type()
+            ))
+        }
+        (Some(kind), _) | (None, Some(kind)) => kind,
+        // OCI allows mediaType to be absent; tell an index from a manifest by its fields.
+        (None, None) if parsed.manifests.is_some() => ManifestKind::OciIndex,
+        (None, None) if parsed.config.is_some() => ManifestKind::OciManifest,
+        (None, None) => return Err("neither an index nor an image manifest".to_owned()),
+    };
+    if !kind.is_index() {
+        return Ok(ParsedManifest {
+            kind,
+            platforms: Vec::new(),
+        });
+    }
+    let entries = parsed
+        .manifests
+        .ok_or_else(|| format!("the {kind} has no \"manifests\""))?;
+    let mut platforms = Vec::new();
+    for entry in entries {
+        let digest: Digest = entry
+            .digest
+            .parse()
+            .map_err(|e: crate::reference::DigestError| format!("an index entry has {e}"))?;
+        // BuildKit attestation manifests sit in the index as unknown/unknown entries; a pod
+        // never runs one, and comparing against one would make everything stale forever.
+        if entry
+            .annotations
+            .get("vnd.docker.reference.type")
+            .is_some_and(|t| t == "attestation-manifest")
+        {
+            continue;
+        }
+        let Some(p) = entry.platform else {
+            // An entry without a platform (an artifact) is nothing a node pulls.
+            continue;
+        };
+        let platform = Platform::new(&p.os, &p.architecture, p.variant.as_deref());
+        if platform.is_unknown() {
+            continue;
+        }
+        platforms.push((platform, digest));
+    }
+    Ok(ParsedManifest { kind, platforms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(n: u8) -> Digest {
+        format!("sha256:{}", format!("{n:02x}").repeat(32))
+            .parse()
+            .unwrap()
+    }
+
+    fn index_json() -> String {
+        serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_INDEX,
+            "manifests": [
+                {"mediaType": OCI_MANIFEST, "digest": d(1).to_string(), "size": 1,
+                 "platform": {"os": "linux", "architecture": "amd64"}},
+                {"mediaType": OCI_MANIFEST, "digest": d(2).to_string(), "size": 1,
+                 "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+                {"mediaType": OCI_MANIFEST, "digest": d(3).to_string(), "size": 1,
+                 "platform": {"os": "unknown", "architecture": "unknown"},
+                 "annotations": {"vnd.docker.reference.type": "attestation-manifest",
+                                 "vnd.docker.reference.digest": d(1).to_string()}},
+                {"mediaType": OCI_MANIFEST, "digest": d(4).to_string(), "size": 1,
+                 "platform": {"os": "unknown", "architecture": "unknown"}}
+            ]
+        })
+        .to_string()
+    }
+
+    fn resolved() -> Resolved {
+        let parsed = parse_manifest(index_json().as_bytes(), Some(ManifestKind::OciIndex)).unwrap();
+        Resolved {
+            reference: Reference::parse("app").unwrap(),
+            digest: d(9),
+            kind: parsed.kind,
+            platforms: parsed.platforms,
+        }
+    }
+
+    #[test]
+    fn index_entries_skip_attestations() {
+        let r = resolved();
+        assert_eq!(
+            r.platforms,
+            vec![
+                (Platform::new("linux", "amd64", None), d(1)),
+                (Platform::new("linux", "arm64", Some("v8")), d(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn platforms_match_with_default_variants() {
+        let r = resolved();
+        let arm64_node = Platform::new("linux", "arm64", None);
+        assert_eq!(r.for_platform(&arm64_node), Some(&d(2)));
+        assert_eq!(r.for_platform(&Platform::parse("linux/aarch64").unwrap()), Some(&d(2)));
+        assert_eq!(r.for_platform(&Platform::parse("linux/amd64").unwrap()), Some(&d(1)));
+        assert_eq!(r.for_platform(&Platform::parse("linux/x86_64").unwrap()), Some(&d(1)));
+        assert_eq!(
+            r.for_platform(&Platform::parse("linux/arm64/v9").unwrap()),
+            Some(&d(2)),
+            "the only arm64 entry serves an arm64 node of another variant"
+        );
+        assert_eq!(r.for_platform(&Platform::parse("windows/amd64").unwrap()), None);
+        assert!(Platform::parse("linux/arm/7")
+            .unwrap()
+            .matches(&Platform::parse("linux/arm").unwrap()));
+        assert_eq!(
+            Platform::new("linux", "arm64", Some("v8")).to_string(),
+            "linux/arm64/v8"
+        );
+    }
+
+    #[test]
+    fn judging_a_running_digest() {
+        let r = resolved();
+        let amd64 = Platform::parse("linux/amd64").unwrap();
+        let arm64 = Platform::parse("linux/arm64").unwrap();
+        assert_eq!(
+            r.judge(&d(1), Some(&amd64)),
+            DigestMatch::Current {
+                via: "platform digest"
+            }
+        );
+        assert_eq!(r.judge(&d(1), Some(&arm64)), DigestMatch::Stale { want: d(2) });
+        assert_eq!(
+            r.judge(&d(9), Some(&arm64)),
+            DigestMatch::Current {
+                via: "index digest"
+            }
+        );
+        assert_eq!(r.judge(&d(7), Some(&amd64)), DigestMatch::Stale { want: d(1) });
+        assert_eq!(
+            r.judge(&d(3), Some(&amd64)),
+            DigestMatch::Stale { want: d(1) },
+            "an attestation digest is never current"
+        );
+        assert_eq!(
+            r.judge(&d(2), None),
+            DigestMatch::Current {
+                via: "platform digest"
+            }
+        );
+        assert_eq!(r.judge(&d(7), None), DigestMatch::Stale { want: d(9) });
+    }
+
+    #[test]
+    fn single_manifests_have_no_platforms() {
+        let body = serde_json::json!({
+            "schemaVersion": 2, "mediaType": DOCKER_MANIFEST,
+            "config": {"mediaType": "application/vnd.docker.container.image.v1+json",
+                       "digest": d(5).to_string(), "size": 2},
+            "layers": []
+        })
+        .to_string();
+        let parsed = parse_manifest(body.as_bytes(), Some(ManifestKind::DockerManifest)).unwrap();
+        assert_eq!(parsed.kind, ManifestKind::DockerManifest);
+        assert!(parsed.platforms.is_empty());
+        let r = Resolved {
+            reference: Reference::parse("app").unwrap(),
+            digest: d(5),
+            kind: parsed.kind,
+            platforms: parsed.platforms,
+        };
+        let amd64 = Platform::parse("linux/amd64").unwrap();
+        assert_eq!(
+            r.judge(&d(5), Some(&amd64)),
+            DigestMatch::Current {
+                via: "manifest digest"
+            }
+        );
+        assert_eq!(r.judge(&d(6), Some(&amd64)), DigestMatch::Stale { want: d(5) });
+    }
+
+    #[test]
+    fn malformed_manifests_say_why() {
+        let cases: &[(&str, Option<ManifestKind>, &str)] = &[
+            ("not json", None, "not valid JSON"),
+            (r#"{"schemaVersion": 1}"#, None, "only 2"),
+            (r#"{"schemaVersion": 2, "mediaType": "text/plain"}"#, None, "unsupported mediaType"),
+            (
+                r#"{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": {}}"#,
+                Some(ManifestKind::OciIndex),
+                "Content-Type says",
+            ),
+            (
+                r#"{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json"}"#,
+                None,
+                "no \"manifests\"",
+            ),
+            (
+                r#"{"schemaVersion": 2, "manifests": [{"digest": "sha256:nope"}]}"#,
+                None,
+                "invalid digest",
+            ),
+            (r#"{"schemaVersion": 2}"#, None, "neither"),
+        ];
+        for (body, kind, want) in cases {
+            let err = parse_manifest(body.as_bytes(), *kind).unwrap_err();
+            assert!(err.contains(want), "{body}: {err}");
+        }
+    }
+
+    #[test]
+    fn content_type_parameters_are_ignored() {
+        assert_eq!(
+            ManifestKind::from_media_type("application/vnd.oci.image.index.v1+json; charset=utf-8"),
+            Some(ManifestKind::OciIndex)
+        );
+    }
+}
