@@ -80,6 +80,8 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("{target} cannot be restarted: only Deployments, StatefulSets and DaemonSets have a pod template to restart")]
+    NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
     Watch {
         server: String,

@@ -17,6 +17,7 @@ mod objects;
 mod service;
 mod sources;
 mod watch;
+mod workloads;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -35,6 +36,7 @@ use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
 pub use error::GatherError;
 pub use watch::ObservedStream;
+pub use workloads::{restart_patch, RESTARTED_AT};
 
 use objects::{normalize, revisions_of, workload_resource, AnyObject, Kind};
 

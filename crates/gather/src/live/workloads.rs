@@ -1,0 +1,143 @@
+//! Reads and writes around the workloads themselves: the nodes their pods run on (for
+//! platforms), every workload of a namespace (for `liveproof stale` without targets), the
+//! pull secrets their pods name, and the one write liveproof makes, a restart.
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
+use serde_json::{json, Value};
+
+use super::{Cluster, GatherError};
+
+/// The annotation `kubectl rollout restart` sets on the pod template.
+pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
+
+impl Cluster {
+    /// LISTs the nodes once (cluster-scoped) into `observed.nodes`; a refusal is recorded,
+    /// and platforms are then unknown.
+    pub async fn gather_nodes(&self, observed: &mut Observed) -> Result<(), GatherError> {
+        let api: Api<Node> = Api::all(self.client.clone());
+        match api.list(&ListParams::default()).await {
+            Ok(list) => {
+                observed.nodes = list.items;
+                observed.mark_complete("", ResourceKind::Node);
+                Ok(())
+            }
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                observed.denied.push(Denied {
+                    namespace: None,
+                    resource: ResourceKind::Node,
+                    verb: "list".into(),
+                    message: status.message.clone(),
+                });
+                Ok(())
+            }
+            Err(err) => Err(GatherError::from_kube(self.server(), "nodes", err)),
+        }
+    }
+
+    /// Every Deployment, StatefulSet and DaemonSet in `namespace` (all namespaces when `None`),
+    /// as targets: three LISTs.
+    pub async fn workloads_in(&self, namespace: Option<&str>) -> Result<Vec<Target>, GatherError> {
+        let mut out = Vec::new();
+        let what = |kind: &str| match namespace {
+            Some(ns) => format!("{kind} in {ns}"),
+            None => format!("{kind} in all namespaces"),
+        };
+        macro_rules! list_kind {
+            ($ty:ty, $kind:expr) => {{
+                let api: Api<$ty> = match namespace {
+                    Some(ns) => Api::namespaced(self.client.clone(), ns),
+                    None => Api::all(self.client.clone()),
+                };
+                let list = api
+                    .list_metadata(&ListParams::default())
+                    .await
+                    .map_err(|e| {
+                        GatherError::from_kube(self.server(), &what($kind.cli_name()), e)
+                    })?;
+                for item in list.items {
+                    if let (Some(name), Some(ns)) = (item.metadata.name, item.metadata.namespace) {
+                        out.push(Target::new($kind, Some(&ns), &name));
+                    }
+                }
+            }};
+        }
+        list_kind!(Deployment, TargetKind::Deployment);
+        list_kind!(StatefulSet, TargetKind::StatefulSet);
+        list_kind!(DaemonSet, TargetKind::DaemonSet);
+        out.sort();
+        Ok(out)
+    }
+
+    /// The `kubernetes.io/dockerconfigjson` Secrets the pods of `observed` name in
+    /// `imagePullSecrets`, raw (their data is credentials: never logged, never printed). One
+    /// GET per distinct Secret; a refused or missing one is skipped with a warning naming it.
+    pub async fn pull_secrets(&self, observed: &Observed) -> Vec<Value> {
+        let mut names: Vec<(String, String)> = observed
+            .pods
+            .iter()
+            .flat_map(|p| {
+                let ns = p.metadata.namespace.clone().unwrap_or_default();
+                p.spec
+                    .iter()
+                    .flat_map(|s| s.image_pull_secrets.iter().flatten())
+                    .map(move |r| (ns.clone(), r.name.clone()))
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        let mut out = Vec::new();
+        for (ns, name) in names {
+            let api: Api<Secret> = Api::namespaced(self.client.clone(), &ns);
+            match api.get_opt(&name).await {
+                Ok(Some(secret)) => match serde_json::to_value(secret) {
+                    Ok(v) => out.push(v),
+                    Err(_) => tracing::warn!("pull secret {ns}/{name} could not be read"),
+                },
+                Ok(None) => tracing::warn!("pull secret {ns}/{name} named by a pod does not exist"),
+                Err(err) => tracing::warn!(
+                    "pull secret {ns}/{name} not read: {}",
+                    GatherError::from_kube(self.server(), &name, err)
+                ),
+            }
+        }
+        out
+    }
+
+    /// Restarts a workload as `kubectl rollout restart` does: one strategic-merge PATCH of its
+    /// pod template's `kubectl.kubernetes.io/restartedAt` annotation. Returns the patch sent.
+    pub async fn restart(&self, target: &Target, at: Timestamp) -> Result<Value, GatherError> {
+        let patch = restart_patch(at);
+        let ns = target
+            .namespace
+            .as_deref()
+            .unwrap_or(self.default_namespace());
+        let what = format!("{target}");
+        let params = PatchParams::default();
+        let result = match target.kind {
+            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Strategic(&patch))
+                .await
+                .map(|_| ()),
+            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Strategic(&patch))
+                .await
+                .map(|_| ()),
+            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Strategic(&patch))
+                .await
+                .map(|_| ()),
+            _ => return Err(GatherError::NotRestartable { target: what }),
+        };
+        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))?;
+        Ok(patch)
+    }
+}
+
+/// The body `kubectl rollout restart` sends.
+pub fn restart_patch(at: Timestamp) -> Value {
+    json!({"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: at.to_string()}}}}})
+}
