@@ -128,8 +128,15 @@ mod tests {
                 scope: Some("repository:a:pull,push".into()),
             })
         );
-        assert_eq!(parse_challenge(r#"Basic realm="liveproof""#), Some(Challenge::Basic));
-        assert_eq!(parse_challenge("Bearer service=x"), None, "a bearer challenge needs a realm");
+        assert_eq!(
+            parse_challenge(r#"Basic realm="liveproof""#),
+            Some(Challenge::Basic)
+        );
+        assert_eq!(
+            parse_challenge("Bearer service=x"),
+            None,
+            "a bearer challenge needs a realm"
+        );
         assert_eq!(parse_challenge("Negotiate"), None);
         assert_eq!(parse_challenge(""), None);
     }

@@ -329,8 +329,7 @@ pub(crate) fn run_helper(
         let message = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         // The helpers' "not found" answer means: no credentials stored for this server.
-        if message.contains("credentials not found") || stderr.contains("credentials not found")
-        {
+        if message.contains("credentials not found") || stderr.contains("credentials not found") {
             return Ok(None);
         }
         return Err(fail(format!(
@@ -339,8 +338,12 @@ pub(crate) fn run_helper(
             output.status
         )));
     }
-    let parsed: HelperOutput = serde_json::from_slice(&output.stdout)
-        .map_err(|e| fail(format!("{} printed no credentials JSON: {e}", program.display())))?;
+    let parsed: HelperOutput = serde_json::from_slice(&output.stdout).map_err(|e| {
+        fail(format!(
+            "{} printed no credentials JSON: {e}",
+            program.display()
+        ))
+    })?;
     if parsed.secret.0.is_empty() {
         return Ok(None);
     }
@@ -357,7 +360,9 @@ pub(crate) fn run_helper(
 /// The docker config in a `kubernetes.io/dockerconfigjson` Secret (its
 /// `data[".dockerconfigjson"]`, base64), or a legacy `kubernetes.io/dockercfg` one
 /// (`data[".dockercfg"]`, the `auths` map alone). Errors name the Secret, never its content.
-pub fn dockerconfigjson_secret(secret_json: &serde_json::Value) -> Result<DockerConfig, RegistryError> {
+pub fn dockerconfigjson_secret(
+    secret_json: &serde_json::Value,
+) -> Result<DockerConfig, RegistryError> {
     let name = format!(
         "Secret {}/{}",
         secret_json
@@ -424,7 +429,11 @@ mod tests {
         let t = Credentials::Bearer(Secret::new("tok-s3cret"));
         assert!(!format!("{t:?}{t}").contains("tok-s3cret"));
         let config = DockerConfig::from_json(
-            format!(r#"{{"auths": {{"r.io": {{"auth": "{}"}}}}}}"#, b64("u:hunter2-s3cret")).as_bytes(),
+            format!(
+                r#"{{"auths": {{"r.io": {{"auth": "{}"}}}}}}"#,
+                b64("u:hunter2-s3cret")
+            )
+            .as_bytes(),
         )
         .unwrap();
         assert!(!format!("{config:?}").contains(&b64("u:hunter2-s3cret")));
@@ -529,7 +538,10 @@ mod tests {
             "data": {".dockercfg": b64(&serde_json::json!({"r.io": {"username": "a", "password": "b"}}).to_string())}
         });
         assert_eq!(
-            dockerconfigjson_secret(&legacy).unwrap().credentials_for("r.io").unwrap(),
+            dockerconfigjson_secret(&legacy)
+                .unwrap()
+                .credentials_for("r.io")
+                .unwrap(),
             Some(Credentials::basic("a", "b"))
         );
 

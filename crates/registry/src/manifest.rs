@@ -52,7 +52,10 @@ impl ManifestKind {
 
     /// An index or manifest list: one entry per platform.
     pub fn is_index(self) -> bool {
-        matches!(self, ManifestKind::OciIndex | ManifestKind::DockerManifestList)
+        matches!(
+            self,
+            ManifestKind::OciIndex | ManifestKind::DockerManifestList
+        )
     }
 }
 
@@ -205,11 +208,9 @@ impl Resolved {
             (Some(_), Some(want)) => DigestMatch::Stale { want: want.clone() },
             // The node's platform is unknown: a pod can only have pulled an entry for its own
             // node, so matching any entry is current.
-            (None, _) if self.platforms.iter().any(|(_, d)| d == running) => {
-                DigestMatch::Current {
-                    via: "platform digest",
-                }
-            }
+            (None, _) if self.platforms.iter().any(|(_, d)| d == running) => DigestMatch::Current {
+                via: "platform digest",
+            },
             _ => DigestMatch::Stale {
                 want: self.digest.clone(),
             },
@@ -382,15 +383,27 @@ mod tests {
         let r = resolved();
         let arm64_node = Platform::new("linux", "arm64", None);
         assert_eq!(r.for_platform(&arm64_node), Some(&d(2)));
-        assert_eq!(r.for_platform(&Platform::parse("linux/aarch64").unwrap()), Some(&d(2)));
-        assert_eq!(r.for_platform(&Platform::parse("linux/amd64").unwrap()), Some(&d(1)));
-        assert_eq!(r.for_platform(&Platform::parse("linux/x86_64").unwrap()), Some(&d(1)));
+        assert_eq!(
+            r.for_platform(&Platform::parse("linux/aarch64").unwrap()),
+            Some(&d(2))
+        );
+        assert_eq!(
+            r.for_platform(&Platform::parse("linux/amd64").unwrap()),
+            Some(&d(1))
+        );
+        assert_eq!(
+            r.for_platform(&Platform::parse("linux/x86_64").unwrap()),
+            Some(&d(1))
+        );
         assert_eq!(
             r.for_platform(&Platform::parse("linux/arm64/v9").unwrap()),
             Some(&d(2)),
             "the only arm64 entry serves an arm64 node of another variant"
         );
-        assert_eq!(r.for_platform(&Platform::parse("windows/amd64").unwrap()), None);
+        assert_eq!(
+            r.for_platform(&Platform::parse("windows/amd64").unwrap()),
+            None
+        );
         assert!(Platform::parse("linux/arm/7")
             .unwrap()
             .matches(&Platform::parse("linux/arm").unwrap()));
@@ -411,14 +424,20 @@ mod tests {
                 via: "platform digest"
             }
         );
-        assert_eq!(r.judge(&d(1), Some(&arm64)), DigestMatch::Stale { want: d(2) });
+        assert_eq!(
+            r.judge(&d(1), Some(&arm64)),
+            DigestMatch::Stale { want: d(2) }
+        );
         assert_eq!(
             r.judge(&d(9), Some(&arm64)),
             DigestMatch::Current {
                 via: "index digest"
             }
         );
-        assert_eq!(r.judge(&d(7), Some(&amd64)), DigestMatch::Stale { want: d(1) });
+        assert_eq!(
+            r.judge(&d(7), Some(&amd64)),
+            DigestMatch::Stale { want: d(1) }
+        );
         assert_eq!(
             r.judge(&d(3), Some(&amd64)),
             DigestMatch::Stale { want: d(1) },
@@ -458,7 +477,10 @@ mod tests {
                 via: "manifest digest"
             }
         );
-        assert_eq!(r.judge(&d(6), Some(&amd64)), DigestMatch::Stale { want: d(5) });
+        assert_eq!(
+            r.judge(&d(6), Some(&amd64)),
+            DigestMatch::Stale { want: d(5) }
+        );
     }
 
     #[test]
@@ -466,7 +488,11 @@ mod tests {
         let cases: &[(&str, Option<ManifestKind>, &str)] = &[
             ("not json", None, "not valid JSON"),
             (r#"{"schemaVersion": 1}"#, None, "only 2"),
-            (r#"{"schemaVersion": 2, "mediaType": "text/plain"}"#, None, "unsupported mediaType"),
+            (
+                r#"{"schemaVersion": 2, "mediaType": "text/plain"}"#,
+                None,
+                "unsupported mediaType",
+            ),
             (
                 r#"{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": {}}"#,
                 Some(ManifestKind::OciIndex),

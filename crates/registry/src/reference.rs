@@ -267,10 +267,7 @@ fn split_registry(name: &str) -> (Option<String>, &str) {
     };
     if first == DOCKER_HUB_LEGACY || first == DOCKER_HUB {
         (Some(DOCKER_HUB.to_owned()), rest)
-    } else if first == "localhost"
-        || first.contains(['.', ':'])
-        || first.to_lowercase() != first
-    {
+    } else if first == "localhost" || first.contains(['.', ':']) || first.to_lowercase() != first {
         (Some(first.to_owned()), rest)
     } else {
         (None, name)
@@ -313,7 +310,9 @@ fn valid_registry(registry: &str) -> bool {
                 !label.is_empty()
                     && !label.starts_with('-')
                     && !label.ends_with('-')
-                    && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
             })
     });
     let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
@@ -381,19 +380,55 @@ mod tests {
     fn references_normalise_like_container_runtimes() {
         let cases: &[(&str, &str, &str, Option<&str>, bool)] = &[
             ("nginx", "docker.io", "library/nginx", None, true),
-            ("nginx:1.27", "docker.io", "library/nginx", Some("1.27"), false),
-            ("nginx:latest", "docker.io", "library/nginx", Some("latest"), true),
+            (
+                "nginx:1.27",
+                "docker.io",
+                "library/nginx",
+                Some("1.27"),
+                false,
+            ),
+            (
+                "nginx:latest",
+                "docker.io",
+                "library/nginx",
+                Some("latest"),
+                true,
+            ),
             ("docker.io/nginx", "docker.io", "library/nginx", None, true),
             ("index.docker.io/x/y", "docker.io", "x/y", None, true),
-            ("index.docker.io/nginx", "docker.io", "library/nginx", None, true),
-            ("bitnami/redis:7", "docker.io", "bitnami/redis", Some("7"), false),
+            (
+                "index.docker.io/nginx",
+                "docker.io",
+                "library/nginx",
+                None,
+                true,
+            ),
+            (
+                "bitnami/redis:7",
+                "docker.io",
+                "bitnami/redis",
+                Some("7"),
+                false,
+            ),
             ("host:5000/a/b:tag", "host:5000", "a/b", Some("tag"), false),
             ("localhost/app", "localhost", "app", None, true),
             ("127.0.0.1:5000/app", "127.0.0.1:5000", "app", None, true),
             ("[::1]:5000/app:v1", "[::1]:5000", "app", Some("v1"), false),
-            ("ghcr.io/org/team/app:main", "ghcr.io", "org/team/app", Some("main"), false),
+            (
+                "ghcr.io/org/team/app:main",
+                "ghcr.io",
+                "org/team/app",
+                Some("main"),
+                false,
+            ),
             ("Registry/app", "Registry", "app", None, true),
-            ("a/b__c/d-e--f.g", "docker.io", "a/b__c/d-e--f.g", None, true),
+            (
+                "a/b__c/d-e--f.g",
+                "docker.io",
+                "a/b__c/d-e--f.g",
+                None,
+                true,
+            ),
         ];
         for (input, registry, repository, tag, mutable) in cases {
             let r = Reference::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
@@ -407,8 +442,14 @@ mod tests {
             Reference::parse("nginx").unwrap().to_string(),
             "docker.io/library/nginx:latest"
         );
-        assert_eq!(Reference::parse("nginx").unwrap().api_host(), "registry-1.docker.io");
-        assert_eq!(Reference::parse("host:5000/a/b").unwrap().api_host(), "host:5000");
+        assert_eq!(
+            Reference::parse("nginx").unwrap().api_host(),
+            "registry-1.docker.io"
+        );
+        assert_eq!(
+            Reference::parse("host:5000/a/b").unwrap().api_host(),
+            "host:5000"
+        );
     }
 
     #[test]
@@ -417,7 +458,10 @@ mod tests {
         assert_eq!(r.digest.as_ref().unwrap().hex(), HEX);
         assert_eq!(r.tag, None);
         assert!(!r.is_mutable());
-        assert_eq!(r.to_string(), format!("docker.io/library/nginx@sha256:{HEX}"));
+        assert_eq!(
+            r.to_string(),
+            format!("docker.io/library/nginx@sha256:{HEX}")
+        );
         assert_eq!(r.manifest_reference(), format!("sha256:{HEX}"));
 
         let r = Reference::parse(&format!("host:5000/a:latest@sha256:{HEX}")).unwrap();
