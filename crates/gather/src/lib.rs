@@ -11,7 +11,8 @@
 pub mod git;
 pub mod live;
 pub mod offline;
+pub mod registry;
 mod resolve;
 
-pub use live::{Cluster, ClusterOptions, GatherError, ObservedStream};
+pub use live::{restart_patch, Cluster, ClusterOptions, GatherError, ObservedStream, RESTARTED_AT};
 pub use resolve::resolve_targets;

@@ -60,11 +60,91 @@ pub enum Command {
         No cluster and no network needed. Exits 0 when both verdicts come out as they should."
     )]
     Demo(DemoArgs),
+    /// Find workloads running an old build behind a mutable tag; with --restart, restart only those.
+    #[command(long_about = STALE_LONG_ABOUT, after_long_help = STALE_EXAMPLES)]
+    Stale(StaleArgs),
     /// Read an installed Helm release from its storage, without helm.
     #[command(subcommand)]
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+}
+
+const STALE_LONG_ABOUT: &str = "\
+Compare the digest each pod runs with what its tag resolves to now, for the pod's node platform.
+
+A rebuild pushed to the same tag (`:latest`) leaves the pod template byte-identical: apply
+changes nothing and no pod restarts, so the old build keeps serving. This finds exactly the
+workloads whose pods run an older digest than the tag now names (an index's per-platform entry,
+attestation entries skipped), and with --restart restarts only those — as `kubectl rollout
+restart` does — so healthy services are not bounced and a redeploy that changed no image does
+nothing at all.
+
+Scope: the targets given; or the workloads a folder of manifests declares (-f DIR: only what
+the repository manages); or every workload in the namespace (-n) or cluster (-A).
+
+Exit codes: 0 nothing stale (or every stale workload restarted, and live with --wait),
+1 stale workloads left, 2 error, 3 some digests could not be compared.";
+
+const STALE_EXAMPLES: &str = "\
+Examples:
+  # what in this namespace runs an old build of a mutable tag?
+  liveproof stale -n bots
+
+  # only what the repository declares; restart what is stale and wait for it to be live
+  liveproof stale -f k8s/ --restart --wait --timeout 5m
+
+  # show the patches without sending them
+  liveproof stale -f k8s/ --restart --dry-run";
+
+#[derive(Debug, Args)]
+pub struct StaleArgs {
+    /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset, daemonset).
+    #[arg(value_name = "TARGET", conflicts_with = "manifests")]
+    pub targets: Vec<String>,
+
+    /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub manifests: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
+    /// Check every tagged image, not only mutable ones (no tag, `:latest`).
+    #[arg(long)]
+    pub check_digests: bool,
+
+    /// A registry (HOST[:PORT]) spoken to over plain HTTP. Repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub insecure_registry: Vec<String>,
+
+    /// Restart the stale workloads (and only them): one PATCH of the pod template's
+    /// kubectl.kubernetes.io/restartedAt annotation each.
+    #[arg(long)]
+    pub restart: bool,
+
+    /// With --restart: print the patches instead of sending them.
+    #[arg(long, requires = "restart")]
+    pub dry_run: bool,
+
+    /// With --restart: wait until each restarted workload is live (new pods started after the
+    /// restart) and report the ones that are not.
+    #[arg(long, requires = "restart", conflicts_with = "dry_run")]
+    pub wait: bool,
+
+    /// How long --wait waits, e.g. 90s, 5m.
+    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "wait")]
+    pub timeout: String,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = StaleFormat::Text)]
+    pub output: StaleFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StaleFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

@@ -69,6 +69,8 @@ pub struct VerifyConfig {
     pub max_release_size: usize,
     /// `--repo`: where `--commit` is read from.
     pub repo: std::path::PathBuf,
+    /// `--insecure-registry`: registries spoken to over plain HTTP.
+    pub insecure_registries: Vec<String>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
 }
@@ -129,11 +131,12 @@ impl VerifyConfig {
             since_origin,
             max_release_size: args.max_release_size,
             repo: args.change.repo.clone(),
+            insecure_registries: args.change.insecure_registry.clone(),
         })
     }
 }
 
-fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
+pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
     let err = |reason: String| ConfigError::Timeout {
         given: given.to_string(),
         reason,

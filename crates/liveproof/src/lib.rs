@@ -4,9 +4,11 @@
 pub mod cli;
 mod config;
 pub mod demo;
+mod digests;
 mod progress;
 mod release;
 mod sim_cmd;
+mod stale;
 mod verify;
 
 use std::io::{IsTerminal, Write};
@@ -64,6 +66,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Release(cli::ReleaseCommand::Show(args)) => {
             runtime.block_on(release::show(&args, &mut out))?
         }
+        cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
     };
     out.flush()?;

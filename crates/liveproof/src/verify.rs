@@ -11,6 +11,7 @@ use liveproof_evidence::{
 use liveproof_gather::{resolve_targets, Cluster};
 
 use crate::config::{Source, VerifyConfig};
+use crate::digests::RegistryFacts;
 use crate::progress::Progress;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
@@ -28,7 +29,8 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
         Source::Offline(path) => {
             let observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
-            judge_snapshot(config, observed, default_ns)?.0
+            let facts = registry_facts(config, None, &observed).await?;
+            judge_snapshot(config, &facts, observed, default_ns)?.0
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options).await?;
@@ -37,7 +39,8 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
-                    judge_snapshot(config, observed, cluster.default_namespace())?.0
+                    let facts = registry_facts(config, Some(&cluster), &observed).await?;
+                    judge_snapshot(config, &facts, observed, cluster.default_namespace())?.0
                 }
                 Some(timeout) => wait(config, &cluster, timeout).await?,
             };
@@ -64,10 +67,12 @@ pub struct UnreadableRelease {
 /// the checks. Also says whether a failure is final (for `--wait`).
 fn judge_snapshot(
     config: &VerifyConfig,
+    facts: &RegistryFacts,
     mut observed: Observed,
     default_ns: &str,
 ) -> Result<(Report, Option<String>), UnreadableRelease> {
     observed.release_limits.max_decompressed = config.max_release_size;
+    facts.apply(&mut observed);
     let targets = resolve_targets(
         &observed,
         &config.targets,
@@ -87,6 +92,20 @@ fn judge_snapshot(
     let report = judge(&observed, &config.change, &targets, default_ns);
     let final_reason = final_failure(&observed, &targets, default_ns);
     Ok((report, final_reason))
+}
+
+async fn registry_facts(
+    config: &VerifyConfig,
+    cluster: Option<&Cluster>,
+    observed: &Observed,
+) -> anyhow::Result<RegistryFacts> {
+    RegistryFacts::gather(
+        config.change.digests,
+        &config.insecure_registries,
+        cluster,
+        observed,
+    )
+    .await
 }
 
 /// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
@@ -167,14 +186,17 @@ async fn wait(
     let deadline = Instant::now() + timeout;
     let mut progress = Progress::start("gathering");
     let ns = cluster.default_namespace();
-    let judge_now = |observed: Observed| -> Result<(Report, bool), UnreadableRelease> {
-        let (report, final_reason) = judge_snapshot(config, observed, ns)?;
-        if let Some(reason) = &final_reason {
-            tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
-        }
-        let done = report.verdict == Verdict::Live || final_reason.is_some();
-        Ok((report, done))
-    };
+    // Registry facts are asked once, on the first snapshot, and laid onto every later one.
+    let mut facts: Option<RegistryFacts> = None;
+    let judge_now =
+        |facts: &RegistryFacts, observed: Observed| -> Result<(Report, bool), UnreadableRelease> {
+            let (report, final_reason) = judge_snapshot(config, facts, observed, ns)?;
+            if let Some(reason) = &final_reason {
+                tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+            }
+            let done = report.verdict == Verdict::Live || final_reason.is_some();
+            Ok((report, done))
+        };
     let mut updates = Box::pin(
         cluster
             .watch(&config.targets, config.all_namespaces)
@@ -185,7 +207,14 @@ async fn wait(
         let next = tokio::time::timeout_at(deadline.into(), updates.next()).await;
         match next {
             Ok(Some(observed)) => {
-                let (report, done) = judge_now(observed?)?;
+                let observed = observed?;
+                if facts.is_none() {
+                    facts = Some(registry_facts(config, Some(cluster), &observed).await?);
+                }
+                let (report, done) = judge_now(
+                    facts.as_ref().unwrap_or(&RegistryFacts::default()),
+                    observed,
+                )?;
                 progress.say(&waiting_for(&report));
                 last = Some(report);
                 if done {
@@ -198,7 +227,8 @@ async fn wait(
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
-                    last = Some(judge_now(observed)?.0);
+                    let facts = registry_facts(config, Some(cluster), &observed).await?;
+                    last = Some(judge_now(&facts, observed)?.0);
                 }
                 if let Some(report) = &last {
                     if report.verdict != Verdict::Live {

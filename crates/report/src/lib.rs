@@ -12,12 +12,14 @@ use liveproof_evidence::Report;
 mod json;
 mod junit;
 mod markdown;
+mod stale;
 mod text;
 mod textutil;
 
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
+pub use stale::{render_stale_json, render_stale_text};
 pub use text::render_text;
 
 /// An output format (`-o FORMAT`).

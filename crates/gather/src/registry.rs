@@ -1,0 +1,158 @@
+//! The registry half of the gather phase: what each image tag the digest policy covers
+//! resolves to now, into `Observed::tags` — each (registry, repository, tag) asked once.
+
+use std::collections::BTreeMap;
+
+use liveproof_evidence::digest::{DigestPolicy, Platform, ResolvedTag};
+use liveproof_evidence::{ImageRef, Observed};
+use liveproof_registry::{dockerconfigjson_secret, Client, Credentials, Reference, ResolveKey};
+use serde_json::Value;
+
+/// Resolves the tags of every container image in `observed` (workload templates and pods)
+/// that `policy` covers. `pull_secrets` are the pods' `imagePullSecrets` Secrets (raw); a
+/// pod's own pull secret is tried for its images before the docker config.
+pub async fn resolve_tags(
+    observed: &mut Observed,
+    client: &Client,
+    policy: DigestPolicy,
+    pull_secrets: &[Value],
+) {
+    if policy == DigestPolicy::Off {
+        return;
+    }
+    // image → (key in Observed::tags, registry reference, pull-secret credentials)
+    let mut wanted: BTreeMap<String, (Reference, Option<Credentials>)> = BTreeMap::new();
+    let mut failed: BTreeMap<String, String> = BTreeMap::new();
+    for (image, namespace, secrets) in images(observed) {
+        let Some(key) = ImageRef::parse(&image)
+            .filter(|r| policy.covers(r))
+            .and_then(|r| r.tag_key())
+        else {
+            continue;
+        };
+        if wanted.contains_key(&key) || failed.contains_key(&key) {
+            continue;
+        }
+        match Reference::parse(&image) {
+            Ok(reference) => {
+                let credentials = pull_secret_credentials(
+                    pull_secrets,
+                    &namespace,
+                    &secrets,
+                    &reference.registry,
+                );
+                wanted.insert(key, (reference, credentials));
+            }
+            Err(e) => {
+                failed.insert(key, e.to_string());
+            }
+        }
+    }
+    let keys: BTreeMap<ResolveKey, String> = wanted
+        .iter()
+        .map(|(k, (r, _))| (ResolveKey::of(r), k.clone()))
+        .collect();
+    let answers = client.resolve_all(wanted.into_values()).await;
+    for (resolve_key, result) in answers {
+        let Some(key) = keys.get(&resolve_key) else {
+            continue;
+        };
+        let value = result
+            .map(|r| ResolvedTag {
+                digest: r.digest.to_string(),
+                platforms: r
+                    .platforms
+                    .into_iter()
+                    .map(|(p, d)| {
+                        (
+                            Platform {
+                                os: p.os,
+                                architecture: p.architecture,
+                                variant: p.variant,
+                            },
+                            d.to_string(),
+                        )
+                    })
+                    .collect(),
+            })
+            .map_err(|e| e.to_string());
+        observed.tags.insert(key.clone(), value);
+    }
+    for (key, why) in failed {
+        observed.tags.insert(key, Err(why));
+    }
+}
+
+/// `(image, namespace, pull secret names)` of every container of every workload template and pod.
+fn images(observed: &Observed) -> Vec<(String, String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut add = |spec: Option<&k8s_openapi::api::core::v1::PodSpec>, ns: Option<&String>| {
+        let Some(spec) = spec else { return };
+        let secrets: Vec<String> = spec
+            .image_pull_secrets
+            .iter()
+            .flatten()
+            .map(|r| r.name.clone())
+            .collect();
+        for c in spec
+            .containers
+            .iter()
+            .chain(spec.init_containers.iter().flatten())
+        {
+            if let Some(image) = &c.image {
+                out.push((
+                    image.clone(),
+                    ns.cloned().unwrap_or_default(),
+                    secrets.clone(),
+                ));
+            }
+        }
+    };
+    for d in &observed.deployments {
+        add(
+            d.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
+            d.metadata.namespace.as_ref(),
+        );
+    }
+    for s in &observed.statefulsets {
+        add(
+            s.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
+            s.metadata.namespace.as_ref(),
+        );
+    }
+    for d in &observed.daemonsets {
+        add(
+            d.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
+            d.metadata.namespace.as_ref(),
+        );
+    }
+    for p in &observed.pods {
+        add(p.spec.as_ref(), p.metadata.namespace.as_ref());
+    }
+    out
+}
+
+/// Credentials for `registry` from the named pull secrets in `namespace`, if any holds some.
+fn pull_secret_credentials(
+    pull_secrets: &[Value],
+    namespace: &str,
+    names: &[String],
+    registry: &str,
+) -> Option<Credentials> {
+    pull_secrets
+        .iter()
+        .filter(|s| s.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace))
+        .filter(|s| {
+            s.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| names.iter().any(|w| w == n))
+        })
+        .find_map(|s| match dockerconfigjson_secret(s) {
+            Ok(config) => config.credentials_for(registry).ok().flatten(),
+            Err(e) => {
+                // The error names the Secret, never its content.
+                tracing::warn!("{e}");
+                None
+            }
+        })
+}

@@ -1,0 +1,206 @@
+//! `liveproof stale`: which workloads run an older build than their tag names now, and
+//! (`--restart`) restart exactly those (seed 001).
+
+use std::io::Write;
+
+use jiff::Timestamp;
+use liveproof_evidence::digest::DigestPolicy;
+use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, TargetKind, Verdict};
+use liveproof_gather::{Cluster, ClusterOptions};
+
+use crate::cli::{StaleArgs, StaleFormat};
+use crate::config::{self, Source, VerifyConfig};
+use crate::digests::RegistryFacts;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StaleError {
+    #[error(
+        "target `{0}`: only deployment/, statefulset/ and daemonset/ targets run pods to compare"
+    )]
+    NotAWorkload(String),
+    #[error("{}: declares no Deployment, StatefulSet or DaemonSet\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", .0.display())]
+    NoWorkloads(std::path::PathBuf),
+}
+
+pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let timeout = if args.wait {
+        Some(config::parse_duration(&args.timeout)?)
+    } else {
+        None
+    };
+    let options = ClusterOptions {
+        kubeconfig: args.cluster.kubeconfig.clone(),
+        context: args.cluster.context.clone(),
+        namespace: args.cluster.namespace.clone(),
+    };
+    let cluster = Cluster::connect(&options).await?;
+    let ns = cluster.default_namespace().to_string();
+    let targets = scope(args, &cluster, &ns).await?;
+    let policy = if args.check_digests {
+        DigestPolicy::AllTags
+    } else {
+        DigestPolicy::Mutable
+    };
+    let mut observed = cluster.gather(&targets, false).await?;
+    let facts =
+        RegistryFacts::gather(policy, &args.insecure_registry, Some(&cluster), &observed).await?;
+    facts.apply(&mut observed);
+    let rows: Vec<DigestRow> = targets
+        .iter()
+        .flat_map(|t| digest_rows(&observed, t, t.namespace_or(&ns), policy))
+        .collect();
+    match args.output {
+        StaleFormat::Text => liveproof_report::render_stale_text(&rows, out)?,
+        StaleFormat::Json => liveproof_report::render_stale_json(&rows, out)?,
+    }
+    let stale: Vec<&Target> = targets
+        .iter()
+        .filter(|t| {
+            rows.iter().any(|r| {
+                r.verdict == RowVerdict::Stale
+                    && r.workload == t.name
+                    && r.kind == t.kind.kind_name()
+                    && Some(r.namespace.as_str()) == t.namespace.as_deref()
+            })
+        })
+        .collect();
+    let unknown = rows.iter().any(|r| r.verdict == RowVerdict::Unknown);
+    let untouched_code = if !stale.is_empty() {
+        1
+    } else if unknown {
+        3
+    } else {
+        0
+    };
+    if !args.restart {
+        return Ok(untouched_code);
+    }
+    // Never a request when nothing is stale: a redeploy that changed no image is a no-op.
+    if stale.is_empty() {
+        writeln!(
+            out,
+            "nothing to restart: every checked workload runs what its tag resolves to now{}",
+            if unknown {
+                " (or could not be compared: see above)"
+            } else {
+                ""
+            }
+        )?;
+        return Ok(untouched_code);
+    }
+    let at = Timestamp::now().round(jiff::Unit::Second)?;
+    if args.dry_run {
+        for t in &stale {
+            writeln!(
+                out,
+                "would PATCH {} {} (strategic merge): {}",
+                t.kind,
+                t.namespace.as_deref().unwrap_or(&ns),
+                t.name
+            )?;
+            writeln!(out, "  {}", liveproof_gather::restart_patch(at))?;
+        }
+        writeln!(out, "dry run: nothing was sent")?;
+        return Ok(1);
+    }
+    let mut restarted = Vec::new();
+    let mut failed = 0;
+    for t in &stale {
+        match cluster.restart(t, at).await {
+            Ok(patch) => {
+                writeln!(out, "restarted {t}: {patch}")?;
+                restarted.push((*t).clone());
+            }
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "could not restart {t}: {e}")?;
+            }
+        }
+    }
+    let Some(timeout) = timeout else {
+        return Ok(if failed > 0 { 1 } else { 0 });
+    };
+    writeln!(
+        out,
+        "\nwaiting for the restarted workloads to be live (pods started after {at}):\n"
+    )?;
+    let config = VerifyConfig {
+        targets: restarted,
+        change: Change {
+            since: Some(at),
+            digests: policy,
+            ..Change::default()
+        },
+        source: Source::Live(options),
+        all_namespaces: false,
+        namespace: Some(ns),
+        wait: Some(timeout),
+        format: liveproof_report::Format::Text,
+        style: liveproof_report::TextStyle { color: false },
+        since_origin: Some("the restart".into()),
+        max_release_size: 64 * 1024 * 1024,
+        repo: ".".into(),
+        insecure_registries: args.insecure_registry.clone(),
+    };
+    let code = crate::verify::run(&config, out).await?;
+    Ok(if failed > 0 || code != Verdict::Live.exit_code() {
+        1
+    } else {
+        0
+    })
+}
+
+/// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).
+async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<Vec<Target>> {
+    if let Some(path) = &args.manifests {
+        // Only what the repository declares: never reach what it does not manage (seed 001).
+        let declared = liveproof_gather::offline::load(path)?;
+        let mut targets: Vec<Target> = declared
+            .deployments
+            .iter()
+            .map(|d| (TargetKind::Deployment, &d.metadata))
+            .chain(
+                declared
+                    .statefulsets
+                    .iter()
+                    .map(|s| (TargetKind::StatefulSet, &s.metadata)),
+            )
+            .chain(
+                declared
+                    .daemonsets
+                    .iter()
+                    .map(|d| (TargetKind::DaemonSet, &d.metadata)),
+            )
+            .filter_map(|(kind, m)| {
+                let name = m.name.as_deref()?;
+                Some(Target::new(
+                    kind,
+                    Some(m.namespace.as_deref().unwrap_or(ns)),
+                    name,
+                ))
+            })
+            .collect();
+        targets.sort();
+        targets.dedup();
+        if targets.is_empty() {
+            return Err(StaleError::NoWorkloads(path.clone()).into());
+        }
+        return Ok(targets);
+    }
+    if !args.targets.is_empty() {
+        return args
+            .targets
+            .iter()
+            .map(|given| {
+                let t = Target::parse(given)?;
+                if !t.kind.is_workload() {
+                    return Err(StaleError::NotAWorkload(given.clone()).into());
+                }
+                let target_ns = t.namespace.clone().unwrap_or_else(|| ns.to_string());
+                Ok(Target::new(t.kind, Some(&target_ns), &t.name))
+            })
+            .collect();
+    }
+    let namespace = (!args.cluster.all_namespaces).then_some(ns);
+    Ok(cluster.workloads_in(namespace).await?)
+}
