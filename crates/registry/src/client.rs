@@ -624,6 +624,10 @@ fn form_encode(s: &str) -> String {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first surprise"
+)]
 mod tests {
     use super::*;
 

@@ -20,7 +20,7 @@ use crate::reference::DOCKER_HUB;
 const DOCKER_HUB_AUTH_KEY: &str = "https://index.docker.io/v1/";
 
 /// A secret string. Only [`Secret::expose`] gives the value.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(transparent)]
 pub struct Secret(String);
 
@@ -290,12 +290,6 @@ struct HelperOutput {
     secret: Secret,
 }
 
-impl Default for Secret {
-    fn default() -> Secret {
-        Secret(String::new())
-    }
-}
-
 /// Runs `<program> get` with the server on stdin (docker-credential-helpers protocol).
 pub(crate) fn run_helper(
     program: &Path,
@@ -412,6 +406,10 @@ pub fn dockerconfigjson_secret(
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first surprise"
+)]
 mod tests {
     use super::*;
 

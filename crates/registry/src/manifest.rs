@@ -327,6 +327,10 @@ pub fn parse_manifest(
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first surprise"
+)]
 mod tests {
     use super::*;
 

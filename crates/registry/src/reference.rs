@@ -371,6 +371,10 @@ pub fn image_id_digest(image_id: &str) -> Option<Digest> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first surprise"
+)]
 mod tests {
     use super::*;
 

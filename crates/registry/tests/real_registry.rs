@@ -1,6 +1,10 @@
 //! The registry client against a real registry (Debian's `docker-registry`, started per test)
 //! holding real pushed content: a BuildKit-style multi-arch index with attestations, a Docker
 //! manifest list, a single-platform image; a tag moved to a new build; htpasswd Basic auth.
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly on the first surprise"
+)]
 
 mod support;
 

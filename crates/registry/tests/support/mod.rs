@@ -2,7 +2,10 @@
 //! free loopback port with its storage in a temporary folder, stopped on drop; and a pusher that
 //! uploads real image content over the registry HTTP API.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::print_stderr)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a harness fails loudly on the first surprise"
+)]
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -32,7 +35,8 @@ pub struct RegistryServer {
     /// `127.0.0.1:PORT`, as it appears in image references.
     pub host: String,
     pub htpasswd: Option<(String, String)>,
-    dir: tempfile::TempDir,
+    /// The config, htpasswd and storage; removed after the registry is stopped.
+    _dir: tempfile::TempDir,
 }
 
 impl RegistryServer {
@@ -70,7 +74,7 @@ impl RegistryServer {
                 child,
                 host,
                 htpasswd: htpasswd.clone(),
-                dir,
+                _dir: dir,
             };
             if server.wait_ready(Duration::from_secs(15)) {
                 return server;
@@ -96,10 +100,6 @@ impl RegistryServer {
         }
         let _ = self.child.kill();
         false
-    }
-
-    pub fn storage(&self) -> &Path {
-        self.dir.path()
     }
 
     /// `127.0.0.1:PORT/<repository>:<tag>`.
