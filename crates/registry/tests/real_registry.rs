@@ -282,3 +282,48 @@ async fn resolve_all_resolves_each_tag_once() {
         assert!(results[&key].is_ok(), "{key}");
     }
 }
+
+/// Issue 4's efficiency budget: 500 workloads over 50 images cost one resolution per image,
+/// and bounded concurrency beats a sequential resolver. Timings go to stderr (`--nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_workloads_over_fifty_images() {
+    let registry = RegistryServer::start();
+    let pusher = registry.pusher();
+    for i in 0..50 {
+        push_single(&pusher, &format!("fleet/app{i}"), "latest", "build-1").await;
+    }
+    let refs: Vec<(Reference, Option<Credentials>)> = (0..500)
+        .map(|i| {
+            (
+                registry.reference(&format!("fleet/app{}", i % 50), "latest"),
+                None,
+            )
+        })
+        .collect();
+
+    let mut timings = Vec::new();
+    for concurrency in [1, 8] {
+        let client = liveproof_registry::Client::new(liveproof_registry::ClientOptions {
+            insecure_registries: vec![registry.host.clone()],
+            concurrency,
+            ..Default::default()
+        })
+        .unwrap();
+        let started = std::time::Instant::now();
+        let results = client.resolve_all(refs.clone()).await;
+        timings.push((concurrency, started.elapsed()));
+        assert_eq!(results.len(), 50);
+        assert!(results.values().all(Result::is_ok));
+        assert_eq!(
+            client.request_count(),
+            50,
+            "one HEAD per unique single-manifest tag, however many workloads use it"
+        );
+    }
+    #[expect(clippy::print_stderr, reason = "the benchmark's report")]
+    for (concurrency, elapsed) in timings {
+        eprintln!(
+            "resolve_all of 500 workloads over 50 tags, concurrency {concurrency}: {elapsed:?}"
+        );
+    }
+}
