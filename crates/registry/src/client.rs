@@ -170,8 +170,19 @@ impl Client {
         let head = self
             .send(Method::HEAD, &url, reference, credentials.as_ref())
             .await?;
-        check_status(&head, reference)?;
-        let head_digest = header_digest(&head, reference)?;
+        // A registry without HEAD support (405/501) is asked with GET alone.
+        let head_unsupported = matches!(
+            head.status(),
+            StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED
+        );
+        if !head_unsupported {
+            check_status(&head, reference)?;
+        }
+        let head_digest = if head_unsupported {
+            None
+        } else {
+            header_digest(&head, reference)?
+        };
         let head_kind = content_kind(&head);
         if let (Some(digest), Some(kind)) = (&head_digest, head_kind) {
             if !kind.is_index() {

@@ -105,6 +105,23 @@ async fn no_digest_header_falls_back_to_the_body_hash() {
 }
 
 #[tokio::test]
+async fn a_registry_without_head_is_asked_with_get() {
+    let app = Router::new().route(
+        "/v2/team/app/manifests/latest",
+        axum::routing::head(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .get(|| async { ([("Content-Type", OCI_MANIFEST)], manifest_body()) }),
+    );
+    let host = serve(app).await;
+    let client = client_for(&host);
+    let resolved = client
+        .resolve(&reference(&host, "team/app"), None)
+        .await
+        .unwrap();
+    assert_eq!(resolved.digest, Digest::sha256_of(&manifest_body()));
+    assert_eq!(client.request_count(), 2);
+}
+
+#[tokio::test]
 async fn oversized_and_malformed_manifests_are_errors() {
     let app = Router::new()
         .route(
