@@ -93,7 +93,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         for t in &stale {
             writeln!(
                 out,
-                "would PATCH {} {} (strategic merge): {}",
+                "would PATCH {} {}/{} (strategic merge):",
                 t.kind,
                 t.namespace.as_deref().unwrap_or(&ns),
                 t.name
