@@ -526,3 +526,104 @@ async fn pull_secrets_authenticate_and_never_print() {
         run.stdout
     );
 }
+
+/// `--restart --wait`: the restarted workload is verified to live — its generation moved, new
+/// pods started after the restart run what the tag is now. The test plays the Deployment
+/// controller once the patch lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_then_wait_until_the_new_build_is_live() {
+    let s = story().await;
+    let host = s.registry.host.clone();
+    let kc = s.cluster.kubeconfig().to_string();
+    let args = [
+        "stale",
+        "deploy/panel",
+        "-n",
+        NS,
+        "--kubeconfig",
+        &kc,
+        "--insecure-registry",
+        &host,
+        "--restart",
+        "--wait",
+        "--timeout",
+        "60s",
+    ];
+    let restarting = common::liveproof(&args);
+    let controller = async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(50);
+        let patched = loop {
+            let d = s
+                .cluster
+                .sim
+                .get("apps/v1", "Deployment", Some(NS), "panel")
+                .expect("panel");
+            if d.pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
+                .is_some()
+            {
+                break d;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no restart patch arrived"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let started = jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .expect("now")
+            .to_string();
+        let generation = patched["metadata"]["generation"].clone();
+        let mut template = patched["spec"]["template"].clone();
+        template["metadata"]["labels"]["pod-template-hash"] = json!("7f6d5c4b3");
+        let image = template["spec"]["containers"][0]["image"].clone();
+        s.cluster.sim.apply(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "panel-7f6d5c4b3", "namespace": NS, "generation": 1,
+                         "labels": {"app": "panel", "pod-template-hash": "7f6d5c4b3"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "panel", "uid": "uid-panel"}]},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "panel", "pod-template-hash": "7f6d5c4b3"}}, "template": template},
+            "status": {"observedGeneration": 1, "replicas": 2}}));
+        let repo = format!("{host}/bots/userbot-panel");
+        for (i, (node, digest)) in [
+            ("node-amd", &s.new.amd64.digest),
+            ("node-arm", &s.new.arm64.digest),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            s.cluster.sim.apply(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("panel-7f6d5c4b3-{i}"), "namespace": NS, "labels": {"app": "panel", "pod-template-hash": "7f6d5c4b3"}},
+                "spec": {"nodeName": node, "containers": [{"name": "app", "image": image.clone()}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                           "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "image": image.clone(),
+                                                  "imageID": format!("{repo}@{digest}"), "state": {"running": {"startedAt": started}}}]}}));
+        }
+        for i in 0..2 {
+            s.cluster
+                .sim
+                .delete("v1", "Pod", Some(NS), &format!("panel-5d8f7c9b4-{i}"));
+        }
+        let mut done = s
+            .cluster
+            .sim
+            .get("apps/v1", "Deployment", Some(NS), "panel")
+            .expect("panel");
+        done["status"] = json!({"observedGeneration": generation, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2});
+        s.cluster.sim.apply(done);
+    };
+    let (run, ()) = tokio::join!(restarting, controller);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("restarted deployment/bots/panel")
+            || run.stdout.contains("restarted bots/deployment/panel"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("verdict: live"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("✓ image_digest_current"),
+        "the new pods run the new build: {}",
+        run.stdout
+    );
+}
