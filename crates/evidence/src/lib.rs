@@ -11,6 +11,7 @@ pub mod digest;
 mod model;
 mod observed;
 pub mod selector;
+pub mod server;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
