@@ -13,6 +13,7 @@ pub mod live;
 pub mod offline;
 pub mod registry;
 mod resolve;
+pub mod version;
 
 pub use live::{restart_patch, Cluster, ClusterOptions, GatherError, ObservedStream, RESTARTED_AT};
 pub use resolve::resolve_targets;
