@@ -12,6 +12,7 @@ mod model;
 mod observed;
 pub mod selector;
 pub mod server;
+pub mod snapshot;
 mod target;
 
 pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
@@ -20,7 +21,8 @@ pub use checks::{
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
 pub use model::{
-    ChangeSummary, Check, Evidence, Report, Status, TargetReport, Tier, Verdict, SCHEMA,
+    ChangeSummary, Check, Evidence, Report, SnapshotSummary, Status, TargetReport, Tier, Verdict,
+    SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
 pub use target::{Target, TargetError, TargetKind};

@@ -174,6 +174,22 @@ pub struct Report {
     pub verdict: Verdict,
     pub change: ChangeSummary,
     pub targets: Vec<TargetReport>,
+    /// For `verify --snapshot`: what changed since the snapshot, and what did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotSummary>,
+}
+
+/// What `verify --snapshot` compared against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotSummary {
+    pub commit: String,
+    pub taken_at: String,
+    /// Workloads and releases that changed since (the targets verified).
+    pub changed: Vec<String>,
+    /// Workloads in scope that did not change.
+    pub untouched: Vec<String>,
+    /// Workloads in the snapshot that no longer exist.
+    pub removed: Vec<String>,
 }
 
 impl Report {
@@ -189,6 +205,7 @@ impl Report {
             verdict,
             change,
             targets,
+            snapshot: None,
         }
     }
 }

@@ -60,6 +60,12 @@ pub enum Command {
         No cluster and no network needed. Exits 0 when both verdicts come out as they should."
     )]
     Demo(DemoArgs),
+    /// Record the pre-apply state (workloads, Helm releases) and publish it atomically as DIR/current.
+    #[command(long_about = SNAPSHOT_LONG_ABOUT)]
+    Snapshot(SnapshotArgs),
+    /// Put the workloads that failed since the snapshot back to their snapshot template.
+    #[command(long_about = ROLLBACK_LONG_ABOUT)]
+    Rollback(RollbackArgs),
     /// Find workloads running an old build behind a mutable tag; with --restart, restart only those.
     #[command(long_about = STALE_LONG_ABOUT, after_long_help = STALE_EXAMPLES)]
     Stale(StaleArgs),
@@ -68,6 +74,74 @@ pub enum Command {
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+}
+
+const SNAPSHOT_LONG_ABOUT: &str = "\
+Record, before an apply, every workload's generation, pod template (in full), images and
+revision, and every Helm release's newest revision, with the commit and the time taken.
+
+It is written atomically under DIR/<commit>/snapshot.json (temp file, fsync, rename) and then
+published as DIR/current (an atomic rename again), so a verify or rollback job never reads a
+half-written snapshot. DIR is checked first: an unwritable or full DIR fails before any request
+to the cluster (exit 2) — a pipeline must not go on without a way back.
+
+Then, in a job of its own that runs whatever happened to the apply:
+  liveproof verify --snapshot DIR --commit SHA     (what changed, and is it live?)
+  liveproof rollback --snapshot DIR --commit SHA   (put back what failed)";
+
+const ROLLBACK_LONG_ABOUT: &str = "\
+For each workload that changed since the snapshot and is not live now (re-evaluated here, never
+trusted from a file), restore the snapshot's pod template — one JSON patch of /spec/template, as
+`kubectl rollout undo` restores a revision — then verify the rollback itself is live. A workload
+that did not fail is never touched. Helm releases are not re-implemented: the exact
+`helm rollback NAME REVISION` to run is printed.
+
+Exit codes: 0 nothing to roll back, or everything rolled back is live; 1 a rollback failed or
+is not live (or a Helm release still needs its printed command); 2 error (a snapshot of another
+commit, a missing snapshot); 3 nothing failed but something could not be proven.";
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Where snapshots live (e.g. a path shared by the apply and verify jobs).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The commit being deployed.
+    #[arg(long, value_name = "SHA")]
+    pub commit: String,
+
+    /// Limit the snapshot to these workloads (KIND/NAME or NAMESPACE/KIND/NAME).
+    #[arg(value_name = "TARGET", conflicts_with = "manifests")]
+    pub targets: Vec<String>,
+
+    /// Limit it to the workloads these manifests declare.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub manifests: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The snapshot directory (`liveproof snapshot --dir`).
+    #[arg(long, value_name = "DIR")]
+    pub snapshot: PathBuf,
+
+    /// The commit that was deployed; a snapshot of another commit is refused.
+    #[arg(long, value_name = "SHA")]
+    pub commit: String,
+
+    /// Print the patches instead of sending them.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// How long to wait for the rolled-back workloads to be live, e.g. 90s, 5m.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub timeout: String,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 const STALE_LONG_ABOUT: &str = "\
@@ -252,8 +326,23 @@ pub struct VerifyArgs {
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[arg(value_name = "TARGET", required = true)]
+    #[arg(value_name = "TARGET", required_unless_present = "snapshot")]
     pub targets: Vec<String>,
+
+    /// Verify every workload and Helm release that changed since the snapshot in DIR
+    /// (`liveproof snapshot`), with the snapshot's time as the change time. Needs --commit;
+    /// a snapshot of another commit is refused.
+    #[arg(long, value_name = "DIR", requires = "commit", conflicts_with_all = ["targets", "from"])]
+    pub snapshot: Option<PathBuf>,
+
+    /// Also write the report to FILE, in the format its extension names (.json, .xml for
+    /// JUnit, .md, .txt) or --report-format.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The format of --report, when its extension does not say.
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "report")]
+    pub report_format: Option<OutputFormat>,
 
     #[command(flatten)]
     pub change: ChangeArgs,

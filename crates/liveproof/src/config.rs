@@ -50,11 +50,13 @@ pub enum ConfigError {
 }
 
 /// Where objects come from.
+#[derive(Debug, Clone)]
 pub enum Source {
     Live(ClusterOptions),
     Offline(PathBuf),
 }
 
+#[derive(Debug, Clone)]
 pub struct VerifyConfig {
     pub targets: Vec<Target>,
     pub change: Change,
@@ -71,6 +73,10 @@ pub struct VerifyConfig {
     pub repo: std::path::PathBuf,
     /// `--insecure-registry`: registries spoken to over plain HTTP.
     pub insecure_registries: Vec<String>,
+    /// `--snapshot DIR`: verify what changed since the snapshot there.
+    pub snapshot: Option<std::path::PathBuf>,
+    /// `--report FILE`, and the format written there.
+    pub report: Option<(std::path::PathBuf, Format)>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
 }
@@ -102,7 +108,8 @@ impl VerifyConfig {
             .iter()
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?;
-        let (change, since_origin) = change(&args.change)?;
+        // With --snapshot the change time is the snapshot's; the commit is only matched.
+        let (change, since_origin) = change(&args.change, args.snapshot.is_some())?;
         let source = match &args.from {
             Some(path) if !path.exists() => {
                 return Err(ConfigError::FromMissing { path: path.clone() })
@@ -132,6 +139,19 @@ impl VerifyConfig {
             max_release_size: args.max_release_size,
             repo: args.change.repo.clone(),
             insecure_registries: args.change.insecure_registry.clone(),
+            snapshot: args.snapshot.clone(),
+            report: args.report.as_ref().map(|path| {
+                let by_extension = match path.extension().and_then(|e| e.to_str()) {
+                    Some("json") => Format::Json,
+                    Some("xml") => Format::Junit,
+                    Some("md" | "markdown") => Format::Markdown,
+                    _ => Format::Text,
+                };
+                (
+                    path.clone(),
+                    args.report_format.map_or(by_extension, format),
+                )
+            }),
         })
     }
 }
@@ -161,7 +181,10 @@ pub fn parse_since(given: &str) -> Result<Timestamp, ConfigError> {
         })
 }
 
-fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
+fn change(
+    args: &ChangeArgs,
+    commit_time_known: bool,
+) -> Result<(Change, Option<String>), ConfigError> {
     let mut since = args.since.as_deref().map(parse_since).transpose()?;
     let mut origin = since.map(|_| "--since".to_string());
     let commit = match &args.commit {
@@ -171,20 +194,23 @@ fn change(args: &ChangeArgs) -> Result<(Change, Option<String>), ConfigError> {
             if !valid {
                 return Err(ConfigError::Commit { given: c.clone() });
             }
-            match liveproof_gather::git::commit_time(&args.repo, c) {
-                Ok(info) => {
-                    if since.is_none() {
-                        since = Some(info.committed);
-                        origin = Some(format!(
-                            "committer time of {} in {}",
-                            info.sha,
-                            args.repo.display()
-                        ));
-                    }
+            // A snapshot supplies the change time itself: the commit is then only matched.
+            let lookup =
+                (!commit_time_known).then(|| liveproof_gather::git::commit_time(&args.repo, c));
+            match lookup {
+                None => {}
+                Some(Ok(info)) if since.is_none() => {
+                    since = Some(info.committed);
+                    origin = Some(format!(
+                        "committer time of {} in {}",
+                        info.sha,
+                        args.repo.display()
+                    ));
                 }
+                Some(Ok(_)) => {}
                 // An explicit --since makes the commit's time unnecessary.
-                Err(_) if since.is_some() => {}
-                Err(source) => {
+                Some(Err(_)) if since.is_some() => {}
+                Some(Err(source)) => {
                     return Err(ConfigError::CommitTime {
                         commit: c.clone(),
                         source,

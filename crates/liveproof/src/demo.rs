@@ -67,6 +67,8 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         max_release_size: 64 * 1024 * 1024,
         repo: std::path::PathBuf::from("."),
         insecure_registries: Vec::new(),
+        snapshot: None,
+        report: None,
     };
     let command = format!(
         "liveproof verify helmrelease/inventory -n {NS} --commit {} --since {merged} \\\n    --expect secretKeyRef --expect-secret-ref inventory-db/password",

@@ -8,6 +8,7 @@ mod digests;
 mod progress;
 mod release;
 mod sim_cmd;
+mod snapshot;
 mod stale;
 mod verify;
 
@@ -66,6 +67,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Release(cli::ReleaseCommand::Show(args)) => {
             runtime.block_on(release::show(&args, &mut out))?
         }
+        cli::Command::Snapshot(args) => runtime.block_on(snapshot::take(&args, &mut out))?,
+        cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
     };

@@ -141,6 +141,8 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         max_release_size: 64 * 1024 * 1024,
         repo: ".".into(),
         insecure_registries: args.insecure_registry.clone(),
+        snapshot: None,
+        report: None,
     };
     let code = crate::verify::run(&config, out).await?;
     Ok(if failed > 0 || code != Verdict::Live.exit_code() {
@@ -153,39 +155,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
 /// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).
 async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<Vec<Target>> {
     if let Some(path) = &args.manifests {
-        // Only what the repository declares: never reach what it does not manage (seed 001).
-        let declared = liveproof_gather::offline::load(path)?;
-        let mut targets: Vec<Target> = declared
-            .deployments
-            .iter()
-            .map(|d| (TargetKind::Deployment, &d.metadata))
-            .chain(
-                declared
-                    .statefulsets
-                    .iter()
-                    .map(|s| (TargetKind::StatefulSet, &s.metadata)),
-            )
-            .chain(
-                declared
-                    .daemonsets
-                    .iter()
-                    .map(|d| (TargetKind::DaemonSet, &d.metadata)),
-            )
-            .filter_map(|(kind, m)| {
-                let name = m.name.as_deref()?;
-                Some(Target::new(
-                    kind,
-                    Some(m.namespace.as_deref().unwrap_or(ns)),
-                    name,
-                ))
-            })
-            .collect();
-        targets.sort();
-        targets.dedup();
-        if targets.is_empty() {
-            return Err(StaleError::NoWorkloads(path.clone()).into());
-        }
-        return Ok(targets);
+        return declared_workloads(path, ns);
     }
     if !args.targets.is_empty() {
         return args
@@ -203,4 +173,41 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
     }
     let namespace = (!args.cluster.all_namespaces).then_some(ns);
     Ok(cluster.workloads_in(namespace).await?)
+}
+
+/// The Deployments, StatefulSets and DaemonSets a folder of manifests declares — only what the
+/// repository manages, never what it does not (seed 001).
+pub fn declared_workloads(path: &std::path::Path, ns: &str) -> anyhow::Result<Vec<Target>> {
+    let declared = liveproof_gather::offline::load(path)?;
+    let mut targets: Vec<Target> = declared
+        .deployments
+        .iter()
+        .map(|d| (TargetKind::Deployment, &d.metadata))
+        .chain(
+            declared
+                .statefulsets
+                .iter()
+                .map(|s| (TargetKind::StatefulSet, &s.metadata)),
+        )
+        .chain(
+            declared
+                .daemonsets
+                .iter()
+                .map(|d| (TargetKind::DaemonSet, &d.metadata)),
+        )
+        .filter_map(|(kind, m)| {
+            let name = m.name.as_deref()?;
+            Some(Target::new(
+                kind,
+                Some(m.namespace.as_deref().unwrap_or(ns)),
+                name,
+            ))
+        })
+        .collect();
+    targets.sort();
+    targets.dedup();
+    if targets.is_empty() {
+        return Err(StaleError::NoWorkloads(path.to_path_buf()).into());
+    }
+    Ok(targets)
 }

@@ -15,6 +15,38 @@ use crate::digests::RegistryFacts;
 use crate::progress::Progress;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let report = match &config.snapshot {
+        Some(dir) => crate::snapshot::verify(config, dir).await?,
+        None => produce(config).await?,
+    };
+    liveproof_report::render(&report, config.format, config.style, out)?;
+    if let Some((path, format)) = &config.report {
+        write_report(&report, path, *format)?;
+    }
+    Ok(report.verdict.exit_code())
+}
+
+/// `--report FILE`: the same report in another format, written whole or not at all.
+fn write_report(
+    report: &Report,
+    path: &std::path::Path,
+    format: liveproof_report::Format,
+) -> anyhow::Result<()> {
+    let mut bytes = Vec::new();
+    liveproof_report::render(
+        report,
+        format,
+        liveproof_report::TextStyle { color: false },
+        &mut bytes,
+    )?;
+    let tmp = path.with_extension("liveproof-tmp");
+    std::fs::write(&tmp, &bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))
+}
+
+/// Gathers and judges: the report `run` renders.
+pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     if let Some(origin) = &config.since_origin {
         tracing::info!(
             "change time {} ({origin})",
@@ -42,14 +74,18 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
                     judge_snapshot(config, &facts, observed, cluster.default_namespace())?.0
                 }
-                Some(timeout) => wait(config, &cluster, timeout).await?,
+                Some(timeout) => {
+                    wait(config, &cluster, timeout, &|r: &Report| {
+                        r.verdict == Verdict::Live
+                    })
+                    .await?
+                }
             };
             tracing::info!("{} API requests", cluster.request_count());
             report
         }
     };
-    liveproof_report::render(&report, config.format, config.style, out)?;
-    Ok(report.verdict.exit_code())
+    Ok(report)
 }
 
 /// A release whose storage cannot be decoded, when it is all that was asked about: an
@@ -177,11 +213,13 @@ fn chart_changes(
         .collect()
 }
 
-/// Watches until live, a final failure, or the timeout; returns the last judgement.
-async fn wait(
+/// Watches until `done` holds for the judgement (for verify: live), a failure is final, or the
+/// timeout; returns the last judgement.
+pub async fn wait(
     config: &VerifyConfig,
     cluster: &Cluster,
     timeout: std::time::Duration,
+    done: &dyn Fn(&Report) -> bool,
 ) -> anyhow::Result<Report> {
     let deadline = Instant::now() + timeout;
     let mut progress = Progress::start("gathering");
@@ -194,7 +232,7 @@ async fn wait(
             if let Some(reason) = &final_reason {
                 tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
             }
-            let done = report.verdict == Verdict::Live || final_reason.is_some();
+            let done = done(&report) || final_reason.is_some();
             Ok((report, done))
         };
     let mut updates = Box::pin(

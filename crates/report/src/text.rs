@@ -30,6 +30,37 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     let paint = Paint(style.color);
 
     writeln!(out, "change: {}", change_line(report))?;
+    if let Some(snap) = &report.snapshot {
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "none".to_string()
+            } else {
+                terminal_safe(&items.join(", "))
+            }
+        };
+        writeln!(
+            out,
+            "snapshot: commit {} taken {}",
+            terminal_safe(&snap.commit),
+            terminal_safe(&snap.taken_at)
+        )?;
+        writeln!(out, "  changed:   {}", list(&snap.changed))?;
+        writeln!(out, "  untouched: {}", list(&snap.untouched))?;
+        if !snap.removed.is_empty() {
+            writeln!(out, "  removed:   {}", list(&snap.removed))?;
+        }
+        let with = |v: Verdict| {
+            report
+                .targets
+                .iter()
+                .filter(|t| t.verdict == v)
+                .map(|t| format!("{} {}", t.kind, qualified_name(t)))
+                .collect::<Vec<_>>()
+        };
+        writeln!(out, "  live:      {}", list(&with(Verdict::Live)))?;
+        writeln!(out, "  failed:    {}", list(&with(Verdict::NotLive)))?;
+        writeln!(out, "  unproven:  {}", list(&with(Verdict::Unproven)))?;
+    }
     if report.targets.is_empty() {
         writeln!(out)?;
         writeln!(out, "no targets were verified")?;

@@ -80,6 +80,8 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("{target}: the snapshot's pod template cannot be sent as a patch: {reason}")]
+    BadPatch { target: String, reason: String },
     #[error("{target} cannot be restarted: only Deployments, StatefulSets and DaemonSets have a pod template to restart")]
     NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]

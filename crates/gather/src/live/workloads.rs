@@ -4,8 +4,9 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
+use liveproof_evidence::snapshot::ReleaseState;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
 use serde_json::{json, Value};
 
@@ -134,6 +135,106 @@ impl Cluster {
         };
         result.map_err(|e| GatherError::from_kube(self.server(), &what, e))?;
         Ok(patch)
+    }
+}
+
+impl Cluster {
+    /// The newest revision of every Helm release in `namespace` (all when `None`), from the
+    /// storage objects' labels alone: a metadata-only LIST never transfers a release's data.
+    pub async fn release_revisions(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Vec<ReleaseState>, GatherError> {
+        let lp = ListParams::default().labels("owner=helm");
+        let mut newest: std::collections::BTreeMap<(String, String), ReleaseState> =
+            Default::default();
+        let secrets = match namespace {
+            Some(ns) => Api::<Secret>::namespaced(self.client.clone(), ns),
+            None => Api::<Secret>::all(self.client.clone()),
+        };
+        let configmaps = match namespace {
+            Some(ns) => Api::<ConfigMap>::namespaced(self.client.clone(), ns),
+            None => Api::<ConfigMap>::all(self.client.clone()),
+        };
+        let storage_error = |e| GatherError::from_kube(self.server(), "Helm release storage", e);
+        let mut metas: Vec<_> = secrets
+            .list_metadata(&lp)
+            .await
+            .map_err(storage_error)?
+            .items
+            .into_iter()
+            .map(|i| i.metadata)
+            .collect();
+        metas.extend(
+            configmaps
+                .list_metadata(&lp)
+                .await
+                .map_err(storage_error)?
+                .items
+                .into_iter()
+                .map(|i| i.metadata),
+        );
+        for meta in metas {
+            let labels = meta.labels.unwrap_or_default();
+            let (Some(name), Some(version)) = (
+                labels.get("name"),
+                labels.get("version").and_then(|v| v.parse::<i64>().ok()),
+            ) else {
+                continue;
+            };
+            let ns = meta.namespace.unwrap_or_default();
+            let state = ReleaseState {
+                namespace: ns.clone(),
+                name: name.clone(),
+                revision: version,
+                status: labels.get("status").cloned().unwrap_or_default(),
+            };
+            let entry = newest
+                .entry((ns, name.clone()))
+                .or_insert_with(|| state.clone());
+            if state.revision > entry.revision {
+                *entry = state;
+            }
+        }
+        Ok(newest.into_values().collect())
+    }
+
+    /// Puts a workload's pod template back to `template` exactly, as `kubectl rollout undo`
+    /// does: one JSON patch replacing `/spec/template`. Returns the patch sent.
+    pub async fn restore_template(
+        &self,
+        target: &Target,
+        template: &Value,
+    ) -> Result<Value, GatherError> {
+        let ops = json!([{"op": "replace", "path": "/spec/template", "value": template}]);
+        let patch: json_patch::Patch =
+            serde_json::from_value(ops.clone()).map_err(|e| GatherError::BadPatch {
+                target: format!("{target}"),
+                reason: e.to_string(),
+            })?;
+        let ns = target
+            .namespace
+            .as_deref()
+            .unwrap_or(self.default_namespace());
+        let what = format!("{target}");
+        let params = PatchParams::default();
+        let result = match target.kind {
+            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Json::<()>(patch))
+                .await
+                .map(|_| ()),
+            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Json::<()>(patch))
+                .await
+                .map(|_| ()),
+            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, &Patch::Json::<()>(patch))
+                .await
+                .map(|_| ()),
+            _ => return Err(GatherError::NotRestartable { target: what }),
+        };
+        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))?;
+        Ok(ops)
     }
 }
 

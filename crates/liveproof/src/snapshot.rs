@@ -1,0 +1,474 @@
+//! The deploy pipeline's way back (seed 001): `snapshot` before the apply, `verify --snapshot`
+//! in a job of its own whatever happened to the apply, `rollback` of exactly what failed.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use liveproof_evidence::snapshot::{
+    same_commit, workload_states, ReleaseState, Scope, Snapshot, SNAPSHOT_SCHEMA,
+};
+use liveproof_evidence::{
+    Change, Check, Report, SnapshotSummary, Status, Target, TargetKind, Verdict,
+};
+use liveproof_gather::{Cluster, ClusterOptions};
+
+use crate::cli::{ClusterArgs, RollbackArgs, SnapshotArgs};
+use crate::config::{self, Source, VerifyConfig};
+
+const FILE: &str = "snapshot.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("snapshot dir {}: cannot write there: {source}\nhint: the apply must not start without a way back; give a writable --dir with free space", dir.display())]
+    Unwritable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no snapshot at {}: {source}\nhint: run `liveproof snapshot --dir {} --commit SHA` before the apply", path.display(), dir.display())]
+    Missing {
+        path: PathBuf,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a liveproof snapshot: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("refusing the snapshot in {}: it was taken for commit {found}, not {wanted}\nhint: a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first", dir.display())]
+    OtherCommit {
+        dir: PathBuf,
+        found: String,
+        wanted: String,
+    },
+    #[error("--commit `{0}` is not a commit: give 7 to 40 hex digits")]
+    BadCommit(String),
+}
+
+fn check_commit(commit: &str) -> Result<(), SnapshotError> {
+    let ok = (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    if ok {
+        Ok(())
+    } else {
+        Err(SnapshotError::BadCommit(commit.to_string()))
+    }
+}
+
+fn options(cluster: &ClusterArgs) -> ClusterOptions {
+    ClusterOptions {
+        kubeconfig: cluster.kubeconfig.clone(),
+        context: cluster.context.clone(),
+        namespace: cluster.namespace.clone(),
+    }
+}
+
+/// Fails when `dir` cannot take a snapshot: created if missing, then a probe the size of a
+/// large snapshot written, synced and removed.
+fn probe(dir: &Path) -> Result<(), SnapshotError> {
+    let fail = |source| SnapshotError::Unwritable {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(dir).map_err(fail)?;
+    let path = dir.join(format!(".liveproof-probe-{}", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&path)?;
+        f.write_all(&vec![0u8; 1 << 20])?;
+        f.sync_all()
+    })();
+    let _ = fs::remove_file(&path);
+    result.map_err(fail)
+}
+
+/// Writes `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the dir.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    File::open(dir)?.sync_all()
+}
+
+/// Points `dir/current` at `dir/<name>`: a symlink made beside it, then renamed over it.
+fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".current.tmp-{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(name, &tmp)?;
+    fs::rename(&tmp, dir.join("current"))?;
+    File::open(dir)?.sync_all()
+}
+
+pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
+    check_commit(commit)?;
+    let path = dir.join("current").join(FILE);
+    let text = fs::read_to_string(&path).map_err(|source| SnapshotError::Missing {
+        path: path.clone(),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SnapshotError::Corrupt {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    if snapshot.schema != SNAPSHOT_SCHEMA {
+        return Err(SnapshotError::Corrupt {
+            path,
+            reason: format!("schema `{}`, expected `{SNAPSHOT_SCHEMA}`", snapshot.schema),
+        });
+    }
+    if !same_commit(&snapshot.commit, commit) {
+        return Err(SnapshotError::OtherCommit {
+            dir: dir.to_path_buf(),
+            found: snapshot.commit,
+            wanted: commit.to_string(),
+        });
+    }
+    Ok(snapshot)
+}
+
+/// The workloads in scope now, and the newest revision of each Helm release there.
+async fn current_state(
+    cluster: &Cluster,
+    scope: &Scope,
+) -> anyhow::Result<(Vec<Target>, Vec<ReleaseState>)> {
+    let mut targets = Vec::new();
+    let mut releases = Vec::new();
+    match &scope.targets {
+        Some(given) => {
+            for t in given {
+                targets.push(Target::parse(t)?);
+            }
+            for ns in &scope.namespaces {
+                releases.extend(cluster.release_revisions(Some(ns)).await?);
+            }
+        }
+        None if scope.all_namespaces => {
+            targets = cluster.workloads_in(None).await?;
+            releases = cluster.release_revisions(None).await?;
+        }
+        None => {
+            for ns in &scope.namespaces {
+                targets.extend(cluster.workloads_in(Some(ns)).await?);
+                releases.extend(cluster.release_revisions(Some(ns)).await?);
+            }
+        }
+    }
+    Ok((targets, releases))
+}
+
+/// `liveproof snapshot`.
+pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    check_commit(&args.commit)?;
+    // Up front, before any request: no apply without a way back.
+    probe(&args.dir)?;
+    let cluster = Cluster::connect(&options(&args.cluster)).await?;
+    let ns = cluster.default_namespace().to_string();
+    let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
+        Some(crate::stale::declared_workloads(path, &ns)?)
+    } else if !args.targets.is_empty() {
+        Some(
+            args.targets
+                .iter()
+                .map(|t| {
+                    Target::parse(t)
+                        .map(|t| Target::new(t.kind, Some(t.namespace_or(&ns)), &t.name))
+                })
+                .collect::<Result<_, _>>()?,
+        )
+    } else {
+        None
+    };
+    let mut namespaces: Vec<String> = match &given {
+        Some(targets) => targets.iter().filter_map(|t| t.namespace.clone()).collect(),
+        None if args.cluster.all_namespaces => Vec::new(),
+        None => vec![ns.clone()],
+    };
+    namespaces.sort();
+    namespaces.dedup();
+    let scope = Scope {
+        namespaces,
+        all_namespaces: given.is_none() && args.cluster.all_namespaces,
+        targets: given
+            .as_ref()
+            .map(|ts| ts.iter().map(Target::to_string).collect()),
+    };
+    let taken_at = Timestamp::now();
+    let (targets, releases) = current_state(&cluster, &scope).await?;
+    let observed = cluster.gather(&targets, false).await?;
+    let snapshot = Snapshot {
+        schema: SNAPSHOT_SCHEMA.to_string(),
+        commit: args.commit.to_ascii_lowercase(),
+        taken_at,
+        scope,
+        workloads: workload_states(&observed),
+        releases,
+    };
+    let name = snapshot.commit.clone();
+    let commit_dir = args.dir.join(&name);
+    let written = (|| {
+        fs::create_dir_all(&commit_dir)?;
+        write_atomic(
+            &commit_dir.join(FILE),
+            &serde_json::to_vec_pretty(&snapshot).unwrap_or_default(),
+        )?;
+        publish_current(&args.dir, &name)
+    })();
+    written.map_err(|source| SnapshotError::Unwritable {
+        dir: args.dir.clone(),
+        source,
+    })?;
+    writeln!(
+        out,
+        "snapshot of {} workload(s) and {} Helm release(s) for commit {} published as {}",
+        snapshot.workloads.len(),
+        snapshot.releases.len(),
+        snapshot.commit,
+        args.dir.join("current").display()
+    )?;
+    Ok(0)
+}
+
+/// What changed since the snapshot, as verify targets: the changed workloads and a `release/`
+/// target per release whose revision moved.
+async fn changed_targets(
+    cluster: &Cluster,
+    snapshot: &Snapshot,
+) -> anyhow::Result<(Vec<Target>, SnapshotSummary)> {
+    let (targets, releases) = current_state(cluster, &snapshot.scope).await?;
+    let observed = cluster.gather(&targets, false).await?;
+    let now = workload_states(&observed);
+    let changes = snapshot.changes(&now, &releases);
+    let mut verify: Vec<Target> = changes
+        .releases
+        .iter()
+        .map(|(ns, name)| Target::new(TargetKind::Release, Some(ns), name))
+        .collect();
+    verify.extend(changes.workloads.iter().cloned());
+    let summary = SnapshotSummary {
+        commit: snapshot.commit.clone(),
+        taken_at: snapshot.taken_at.to_string(),
+        changed: verify.iter().map(Target::to_string).collect(),
+        untouched: changes.untouched.iter().map(Target::to_string).collect(),
+        removed: changes.removed.iter().map(Target::to_string).collect(),
+    };
+    Ok((verify, summary))
+}
+
+/// A workload reached through a changed release is reported once, under the release.
+fn dedupe(report: &mut Report) {
+    let via: Vec<(String, String, String)> = report
+        .targets
+        .iter()
+        .filter(|t| t.via.is_some())
+        .map(|t| (t.kind.clone(), t.namespace.clone(), t.name.clone()))
+        .collect();
+    report.targets.retain(|t| {
+        t.via.is_some() || !via.contains(&(t.kind.clone(), t.namespace.clone(), t.name.clone()))
+    });
+}
+
+/// `verify --snapshot DIR --commit SHA`: the report over what changed.
+pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report> {
+    let commit = config.change.commit.clone().unwrap_or_default();
+    let snapshot = load(dir, &commit)?;
+    let Source::Live(options) = &config.source else {
+        anyhow::bail!("--snapshot verifies a cluster, not a --from dump");
+    };
+    let cluster = Cluster::connect(options).await?;
+    let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
+    let mut report = if targets.is_empty() {
+        Report::new(Default::default(), Vec::new())
+    } else {
+        let derived = VerifyConfig {
+            targets,
+            change: Change {
+                since: Some(snapshot.taken_at),
+                ..config.change.clone()
+            },
+            since_origin: Some("the snapshot".into()),
+            ..config.clone()
+        };
+        crate::verify::produce(&derived).await?
+    };
+    dedupe(&mut report);
+    if report.targets.is_empty() {
+        // Nothing changed: a redeploy that changed nothing is a no-op, and that is the truth.
+        report.verdict = Verdict::Live;
+    } else {
+        report.verdict = report
+            .targets
+            .iter()
+            .map(|t| t.verdict)
+            .min()
+            .unwrap_or(Verdict::Unproven);
+    }
+    report.change.since = Some(snapshot.taken_at.to_string());
+    report.change.commit = Some(snapshot.commit.clone());
+    report.snapshot = Some(summary);
+    Ok(report)
+}
+
+/// `liveproof rollback`.
+pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let snapshot = load(&args.snapshot, &args.commit)?;
+    let timeout = config::parse_duration(&args.timeout)?;
+    let options = options(&args.cluster);
+    let cluster = Cluster::connect(&options).await?;
+    let ns = cluster.default_namespace().to_string();
+    let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
+    let base = VerifyConfig {
+        targets: targets.clone(),
+        change: Change {
+            since: Some(snapshot.taken_at),
+            commit: Some(snapshot.commit.clone()),
+            ..Change::default()
+        },
+        source: Source::Live(options.clone()),
+        all_namespaces: false,
+        namespace: Some(ns.clone()),
+        wait: None,
+        format: liveproof_report::Format::Text,
+        style: liveproof_report::TextStyle { color: false },
+        since_origin: Some("the snapshot".into()),
+        max_release_size: 64 * 1024 * 1024,
+        repo: ".".into(),
+        insecure_registries: Vec::new(),
+        snapshot: None,
+        report: None,
+    };
+    // Re-evaluated now: a failure list from an earlier job is never trusted.
+    let mut report = if targets.is_empty() {
+        Report::new(Default::default(), Vec::new())
+    } else {
+        crate::verify::produce(&base).await?
+    };
+    dedupe(&mut report);
+    writeln!(
+        out,
+        "changed since the snapshot of {}: {}",
+        summary.commit,
+        if summary.changed.is_empty() {
+            "nothing".to_string()
+        } else {
+            summary.changed.join(", ")
+        }
+    )?;
+    let failed: Vec<&liveproof_evidence::TargetReport> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::NotLive)
+        .collect();
+    if failed.is_empty() {
+        let unproven = report
+            .targets
+            .iter()
+            .any(|t| t.verdict == Verdict::Unproven);
+        writeln!(
+            out,
+            "nothing to roll back: nothing that changed has failed{}",
+            if unproven {
+                " (some of it is unproven: run verify --snapshot to see why)"
+            } else {
+                ""
+            }
+        )?;
+        return Ok(if unproven { 3 } else { 0 });
+    }
+    let mut restored = Vec::new();
+    let mut manual = 0;
+    for t in &failed {
+        let kind = TargetKind::parse(&t.kind);
+        match kind {
+            Some(TargetKind::Release) => {
+                manual += 1;
+                match snapshot.release(&t.namespace, &t.name) {
+                    Some(r) => writeln!(out, "release {}/{} failed: run `helm rollback {} {} -n {}` (liveproof does not re-implement Helm)", t.namespace, t.name, t.name, r.revision, t.namespace)?,
+                    None => writeln!(out, "release {}/{} failed and is new since the snapshot: `helm uninstall {} -n {}` removes it, if that is what you want", t.namespace, t.name, t.name, t.namespace)?,
+                }
+            }
+            Some(k) if k.is_workload() => {
+                let target = Target::new(k, Some(&t.namespace), &t.name);
+                let Some(state) = snapshot.workload(&target) else {
+                    manual += 1;
+                    writeln!(out, "{target} failed but did not exist at the snapshot: nothing to restore (delete it by hand if it should go)")?;
+                    continue;
+                };
+                if args.dry_run {
+                    writeln!(out, "would PATCH {} {}/{} (json patch): replace /spec/template with the snapshot's ({} image(s): {})", k, t.namespace, t.name, state.images.len(), state.images.join(", "))?;
+                    continue;
+                }
+                match cluster.restore_template(&target, &state.template).await {
+                    Ok(_) => {
+                        writeln!(
+                            out,
+                            "rolled back {target} to its snapshot template ({})",
+                            state.images.join(", ")
+                        )?;
+                        restored.push(target);
+                    }
+                    Err(e) => {
+                        manual += 1;
+                        writeln!(out, "could not roll back {target}: {e}")?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if args.dry_run {
+        writeln!(out, "dry run: nothing was sent")?;
+        return Ok(1);
+    }
+    let mut live = true;
+    if !restored.is_empty() {
+        writeln!(
+            out,
+            "\nwaiting for the rollback to take (every serving pod on the snapshot's template):\n"
+        )?;
+        let config = VerifyConfig {
+            targets: restored,
+            change: Change::default(),
+            wait: Some(timeout),
+            since_origin: None,
+            ..base
+        };
+        // A rollback is done when nothing fails and every serving pod is on the restored
+        // template. Pods that never stopped running it need no restart (and predate any
+        // change time), so pod_restarted is not asked of them here.
+        let rolled_back = |r: &Report| {
+            r.targets.iter().all(|t| {
+                t.evidence.iter().all(|e| e.status != Status::Fail)
+                    && t.evidence
+                        .iter()
+                        .any(|e| e.check == Check::PodsCurrent && e.status == Status::Pass)
+            })
+        };
+        let report = crate::verify::wait(&config, &cluster, timeout, &rolled_back).await?;
+        liveproof_report::render(&report, config.format, config.style, out)?;
+        live = rolled_back(&report);
+    }
+    if live && manual == 0 {
+        writeln!(out, "rollback succeeded: everything that failed is back on its snapshot template, and serving from it")?;
+        Ok(0)
+    } else {
+        writeln!(
+            out,
+            "rollback failed: {}",
+            if live {
+                "some failures need the commands above"
+            } else {
+                "the rolled-back workloads are not serving their snapshot template (see above)"
+            }
+        )?;
+        Ok(1)
+    }
+}

@@ -1,0 +1,543 @@
+//! The deploy pipeline of seed 001, end to end on the simulator: snapshot → apply (one
+//! workload rolls out, one never becomes ready, one untouched) → a separate `verify --snapshot`
+//! process → rollback → verify again. Every exit status is asserted, and exactly which objects
+//! the simulator saw written — so an inverted success test can never come back unnoticed.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use liveproof_evidence::{Report, Verdict};
+use serde_json::{json, Value};
+
+const NS: &str = "shop";
+const COMMIT: &str = "9c1e5b7a2d4f";
+/// The apply steps that roll web out completely, before api is touched.
+const WEB_ONLY: usize = 8;
+
+fn now() -> Timestamp {
+    Timestamp::now().round(jiff::Unit::Second).expect("now")
+}
+
+fn template(name: &str, image: &str, hash: Option<&str>) -> Value {
+    let mut labels = json!({"app": name});
+    if let Some(h) = hash {
+        labels["pod-template-hash"] = json!(h);
+    }
+    json!({"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": image}]}})
+}
+
+fn deployment(name: &str, image: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"), "generation": 1},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template(name, image, None)},
+           "status": {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
+                      "readyReplicas": replicas, "availableReplicas": replicas}})
+}
+
+fn replicaset(name: &str, image: &str, hash: &str, revision: u32, replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+           "metadata": {"name": format!("{name}-{hash}"), "namespace": NS, "generation": 1,
+                        "labels": {"app": name, "pod-template-hash": hash},
+                        "annotations": {"deployment.kubernetes.io/revision": revision.to_string()},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": format!("uid-{name}")}]},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name, "pod-template-hash": hash}},
+                    "template": template(name, image, Some(hash))},
+           "status": {"observedGeneration": 1, "replicas": replicas}})
+}
+
+fn pod(name: &str, image: &str, hash: &str, i: usize, started: Timestamp, ready: bool) -> Value {
+    let state = if ready {
+        json!({"running": {"startedAt": started.to_string()}})
+    } else {
+        json!({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}})
+    };
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": format!("{name}-{hash}-{i}"), "namespace": NS, "labels": {"app": name, "pod-template-hash": hash}},
+           "spec": {"containers": [{"name": "app", "image": image}]},
+           "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
+                      "containerStatuses": [{"name": "app", "ready": ready, "restartCount": if ready { 0 } else { 4 },
+                                             "image": image, "imageID": "", "state": state}]}})
+}
+
+/// Three healthy workloads, rolled out weeks ago.
+fn before() -> Vec<Value> {
+    let weeks_ago = now() - SignedDuration::from_hours(24 * 21);
+    let mut out = Vec::new();
+    for (name, replicas) in [("web", 2), ("api", 2), ("cache", 1)] {
+        let image = format!("registry.shop.example/{name}:1.0");
+        out.push(deployment(name, &image, replicas));
+        out.push(replicaset(name, &image, "a1", 1, replicas));
+        for i in 0..replicas as usize {
+            out.push(pod(name, &image, "a1", i, weeks_ago, true));
+        }
+    }
+    out
+}
+
+/// What the apply does, in the order it lands: both Deployments' new templates, then what
+/// the controllers and kubelets make of them (web rolls out; api's new pod crash-loops).
+enum Step {
+    Apply(Value),
+    /// Set a Deployment's status once its generation is known.
+    Status(&'static str, Value),
+    Delete(String),
+}
+
+fn apply_steps() -> Vec<Step> {
+    let started = now() + SignedDuration::from_secs(1);
+    let mut steps = vec![
+        Step::Apply(deployment("web", "registry.shop.example/web:2.0", 2)),
+        Step::Apply(replicaset(
+            "web",
+            "registry.shop.example/web:2.0",
+            "b2",
+            2,
+            2,
+        )),
+    ];
+    for i in 0..2 {
+        steps.push(Step::Apply(pod(
+            "web",
+            "registry.shop.example/web:2.0",
+            "b2",
+            i,
+            started,
+            true,
+        )));
+        steps.push(Step::Delete(format!("web-a1-{i}")));
+    }
+    steps.push(Step::Apply(replicaset(
+        "web",
+        "registry.shop.example/web:1.0",
+        "a1",
+        1,
+        0,
+    )));
+    steps.push(Step::Status(
+        "web",
+        json!({"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}),
+    ));
+    // WEB_ONLY steps so far.
+    steps.push(Step::Apply(deployment(
+        "api",
+        "registry.shop.example/api:2.0",
+        2,
+    )));
+    steps.push(Step::Apply(replicaset(
+        "api",
+        "registry.shop.example/api:2.0",
+        "b2",
+        2,
+        1,
+    )));
+    steps.push(Step::Apply(pod(
+        "api",
+        "registry.shop.example/api:2.0",
+        "b2",
+        0,
+        started,
+        false,
+    )));
+    steps.push(Step::Status(
+        "api",
+        json!({"replicas": 3, "updatedReplicas": 1, "readyReplicas": 2, "availableReplicas": 2}),
+    ));
+    steps
+}
+
+fn set_status(sim: &liveproof_sim::SimHandle, name: &str, status: Value) {
+    let mut d = sim
+        .get("apps/v1", "Deployment", Some(NS), name)
+        .expect("deployment");
+    let mut status = status;
+    status["observedGeneration"] = d["metadata"]["generation"].clone();
+    d["status"] = status;
+    sim.apply(d);
+}
+
+/// Plays `kubectl apply` and the controllers, stopping after `limit` steps (a killed apply).
+fn apply(sim: &liveproof_sim::SimHandle, limit: usize) {
+    for step in apply_steps().into_iter().take(limit) {
+        match step {
+            Step::Apply(mut obj) => {
+                // kubectl apply sends the spec; status is the controllers' (set below).
+                if obj["kind"] == "Deployment" {
+                    if let Some(current) = sim.get(
+                        "apps/v1",
+                        "Deployment",
+                        Some(NS),
+                        obj["metadata"]["name"].as_str().unwrap_or_default(),
+                    ) {
+                        obj["status"] = current["status"].clone();
+                        obj["metadata"]["generation"] = current["metadata"]["generation"].clone();
+                    }
+                }
+                sim.apply(obj);
+            }
+            Step::Status(name, status) => set_status(sim, name, status),
+            Step::Delete(name) => {
+                sim.delete("v1", "Pod", Some(NS), &name);
+            }
+        }
+    }
+}
+
+fn writes(sim: &liveproof_sim::SimHandle) -> Vec<(String, String, u64)> {
+    sim.requests()
+        .snapshot()
+        .into_iter()
+        .filter(|(verb, _, _)| matches!(verb.as_str(), "create" | "update" | "patch" | "delete"))
+        .collect()
+}
+
+struct Pipeline {
+    cluster: common::Cluster,
+    dir: tempfile::TempDir,
+}
+
+impl Pipeline {
+    async fn start() -> Pipeline {
+        Pipeline {
+            cluster: common::Cluster::start(before(), NS).await,
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn dir(&self) -> &str {
+        self.dir.path().to_str().expect("utf-8")
+    }
+
+    async fn run(&self, args: &[&str]) -> common::Run {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--kubeconfig", self.cluster.kubeconfig()]);
+        common::liveproof(&all).await
+    }
+
+    async fn snapshot(&self) {
+        let run = self
+            .run(&["snapshot", "--dir", self.dir(), "--commit", COMMIT])
+            .await;
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("3 workload(s)"), "{}", run.stdout);
+        let current = self.dir.path().join("current");
+        assert!(std::fs::symlink_metadata(&current)
+            .expect("current")
+            .file_type()
+            .is_symlink());
+        assert!(self.dir.path().join(COMMIT).join("snapshot.json").is_file());
+        assert!(current.join("snapshot.json").is_file());
+    }
+
+    async fn verify(&self) -> (common::Run, Report) {
+        self.cluster.sim.requests().reset();
+        let run = self
+            .run(&[
+                "verify",
+                "--snapshot",
+                self.dir(),
+                "--commit",
+                COMMIT,
+                "-o",
+                "json",
+            ])
+            .await;
+        assert!(
+            writes(&self.cluster.sim).is_empty(),
+            "verify wrote: {:?}",
+            writes(&self.cluster.sim)
+        );
+        let report = run.report();
+        (run, report)
+    }
+}
+
+fn verdict_of(report: &Report, name: &str) -> Option<Verdict> {
+    report
+        .targets
+        .iter()
+        .find(|t| t.name == name && t.kind == "Deployment")
+        .map(|t| t.verdict)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_apply_verify_rollback_verify() {
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, usize::MAX);
+
+    // The verify job: its own process, reading only the snapshot and the cluster.
+    let (run, report) = p.verify().await;
+    assert_eq!(run.code, 1, "api never became ready: {}", run.stdout);
+    let snap = report.snapshot.as_ref().expect("snapshot summary");
+    assert_eq!(
+        snap.changed,
+        vec!["shop/deployment/api", "shop/deployment/web"],
+        "{snap:?}"
+    );
+    assert_eq!(snap.untouched, vec!["shop/deployment/cache"], "{snap:?}");
+    assert_eq!(
+        verdict_of(&report, "web"),
+        Some(Verdict::Live),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        verdict_of(&report, "api"),
+        Some(Verdict::NotLive),
+        "{}",
+        run.stdout
+    );
+
+    // Rollback: only api is touched; the test plays the controller undoing it.
+    p.cluster.sim.requests().reset();
+    let args = [
+        "rollback",
+        "--snapshot",
+        p.dir(),
+        "--commit",
+        COMMIT,
+        "--timeout",
+        "30s",
+    ];
+    let rollback = p.run(&args);
+    let controller = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(25);
+        loop {
+            let api = p
+                .cluster
+                .sim
+                .get("apps/v1", "Deployment", Some(NS), "api")
+                .expect("api");
+            if api["spec"]["template"]["spec"]["containers"][0]["image"]
+                == "registry.shop.example/api:1.0"
+            {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no rollback patch arrived"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The Deployment controller finds the old ReplicaSet's template again and scales it up.
+        p.cluster.sim.delete("v1", "Pod", Some(NS), "api-b2-0");
+        p.cluster.sim.apply(replicaset(
+            "api",
+            "registry.shop.example/api:2.0",
+            "b2",
+            2,
+            0,
+        ));
+        set_status(
+            &p.cluster.sim,
+            "api",
+            json!({"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}),
+        );
+    };
+    let (run, ()) = tokio::join!(rollback, controller);
+    assert_eq!(
+        run.code, 0,
+        "rollback succeeded: {}{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains("rolled back shop/deployment/api")
+            && run.stdout.contains("rollback succeeded"),
+        "{}",
+        run.stdout
+    );
+    let written = writes(&p.cluster.sim);
+    assert_eq!(written.len(), 1, "exactly one write: {written:?}");
+    assert!(
+        written[0].0 == "patch" && written[0].1.ends_with("/deployments/api"),
+        "{written:?}"
+    );
+    for untouched in ["web", "cache"] {
+        assert!(!written
+            .iter()
+            .any(|(_, path, _)| path.ends_with(&format!("/deployments/{untouched}"))));
+    }
+
+    // Verify again: the commit's change to api is not live (it was rolled back): exit 1.
+    let (run, report) = p.verify().await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(verdict_of(&report, "web"), Some(Verdict::Live));
+    assert_eq!(verdict_of(&report, "api"), Some(Verdict::NotLive));
+}
+
+/// The apply job was killed after its first object: verify still runs and finds what changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_runs_whatever_happened_to_the_apply() {
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, 1);
+    let (run, report) = p.verify().await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let snap = report.snapshot.as_ref().expect("summary");
+    assert_eq!(
+        snap.changed,
+        vec!["shop/deployment/web"],
+        "only web's template landed: {snap:?}"
+    );
+    assert_eq!(
+        verdict_of(&report, "web"),
+        Some(Verdict::NotLive),
+        "the controller has not acted: {}",
+        run.stdout
+    );
+}
+
+/// The exit status tells the truth, each way (the inverted `[ -s "$failed_file" ]` of seed 001).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollback_exit_status_tells_the_truth() {
+    // Nothing failed: nothing to roll back, exit 0, no write.
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, WEB_ONLY);
+    p.cluster.sim.requests().reset();
+    let run = p
+        .run(&["rollback", "--snapshot", p.dir(), "--commit", COMMIT])
+        .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("nothing to roll back"),
+        "{}",
+        run.stdout
+    );
+    assert!(writes(&p.cluster.sim).is_empty());
+
+    // A failure whose rollback never takes (no controller acts): exit 1, "rollback failed".
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, usize::MAX);
+    let run = p
+        .run(&[
+            "rollback",
+            "--snapshot",
+            p.dir(),
+            "--commit",
+            COMMIT,
+            "--timeout",
+            "2s",
+        ])
+        .await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("rollback failed"), "{}", run.stdout);
+
+    // --dry-run: says what it would patch, sends nothing, exits 1 (the failure is still there).
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, usize::MAX);
+    p.cluster.sim.requests().reset();
+    let run = p
+        .run(&[
+            "rollback",
+            "--snapshot",
+            p.dir(),
+            "--commit",
+            COMMIT,
+            "--dry-run",
+        ])
+        .await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("would PATCH deployment shop/api"),
+        "{}",
+        run.stdout
+    );
+    assert!(writes(&p.cluster.sim).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_of_another_commit_is_refused() {
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    for command in ["verify", "rollback"] {
+        let run = p
+            .run(&[command, "--snapshot", p.dir(), "--commit", "0123456789ab"])
+            .await;
+        assert_eq!(run.code, 2, "{command}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(COMMIT) && run.stderr.contains("0123456789ab"),
+            "{}",
+            run.stderr
+        );
+    }
+    let missing = tempfile::tempdir().expect("tempdir");
+    let run = p
+        .run(&[
+            "verify",
+            "--snapshot",
+            missing.path().to_str().expect("utf-8"),
+            "--commit",
+            COMMIT,
+        ])
+        .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no snapshot") && run.stderr.contains("liveproof snapshot"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwritable_snapshot_dir_fails_before_any_request() {
+    let p = Pipeline::start().await;
+    let file = p.dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").expect("file");
+    let under_a_file = file.join("snapshots");
+    p.cluster.sim.requests().reset();
+    let run = p
+        .run(&[
+            "snapshot",
+            "--dir",
+            under_a_file.to_str().expect("utf-8"),
+            "--commit",
+            COMMIT,
+        ])
+        .await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("cannot write there"), "{}", run.stderr);
+    assert_eq!(
+        p.cluster.sim.requests().total(),
+        0,
+        "not one request before the dir is known good"
+    );
+    assert!(!Path::new(&under_a_file).exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_writes_a_second_format_beside_the_first() {
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    apply(&p.cluster.sim, usize::MAX);
+    let junit = p.dir.path().join("verify.xml");
+    let run = p
+        .run(&[
+            "verify",
+            "--snapshot",
+            p.dir(),
+            "--commit",
+            COMMIT,
+            "-o",
+            "markdown",
+            "--report",
+            junit.to_str().expect("utf-8"),
+        ])
+        .await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("## ❌ liveproof: not live"),
+        "{}",
+        run.stdout
+    );
+    let xml = std::fs::read_to_string(&junit).expect("report written");
+    assert!(
+        xml.starts_with("<?xml") && xml.contains("<testsuite") && xml.contains("pods_current"),
+        "{xml}"
+    );
+}
