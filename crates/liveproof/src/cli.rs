@@ -434,6 +434,20 @@ pub struct ChangeArgs {
     /// A registry (HOST[:PORT]) spoken to over plain HTTP, e.g. a local mirror. Repeatable.
     #[arg(long, value_name = "HOST")]
     pub insecure_registry: Vec<String>,
+
+    /// A URL where the server reports its version (e.g. /version or /healthz); the
+    /// server_version check passes only when it reports --expect-version. Repeatable.
+    #[arg(long, value_name = "URL", requires = "expect_version")]
+    pub version_url: Vec<String>,
+
+    /// The version the --version-url servers must report: one for all, or one per URL.
+    #[arg(long, value_name = "VERSION", requires = "version_url")]
+    pub expect_version: Vec<String>,
+
+    /// Read the version from this JSON field of the response (e.g. .version or .build.tag):
+    /// one for all URLs, or one per URL.
+    #[arg(long, value_name = "PATH", requires = "version_url")]
+    pub version_json: Vec<String>,
 }
 
 #[derive(Debug, Args)]

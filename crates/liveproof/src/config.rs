@@ -37,6 +37,8 @@ pub enum ConfigError {
     Expect { given: String, reason: String },
     #[error("--chart-version `{given}` is empty or has spaces")]
     ChartVersion { given: String },
+    #[error("--version-url/--expect-version/--version-json: {0}\nhint: give one --expect-version for all URLs or one per --version-url, in the same order")]
+    Versions(String),
     #[error("--expect-env `{given}` is not an env var name")]
     Env { given: String },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
@@ -73,6 +75,8 @@ pub struct VerifyConfig {
     pub repo: std::path::PathBuf,
     /// `--insecure-registry`: registries spoken to over plain HTTP.
     pub insecure_registries: Vec<String>,
+    /// `--version-url` / `--expect-version` / `--version-json`, paired.
+    pub versions: Vec<liveproof_evidence::server::VersionExpectation>,
     /// `--snapshot DIR`: verify what changed since the snapshot there.
     pub snapshot: Option<std::path::PathBuf>,
     /// `--report FILE`, and the format written there.
@@ -139,6 +143,7 @@ impl VerifyConfig {
             max_release_size: args.max_release_size,
             repo: args.change.repo.clone(),
             insecure_registries: args.change.insecure_registry.clone(),
+            versions: versions(&args.change)?,
             snapshot: args.snapshot.clone(),
             report: args.report.as_ref().map(|path| {
                 let by_extension = match path.extension().and_then(|e| e.to_str()) {
@@ -169,6 +174,45 @@ pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
         return Err(err("it must be positive".into()));
     }
     Duration::try_from(d).map_err(|e| err(e.to_string()))
+}
+
+/// Pairs the version flags: one value for all URLs, or one per URL in order.
+fn versions(
+    args: &ChangeArgs,
+) -> Result<Vec<liveproof_evidence::server::VersionExpectation>, ConfigError> {
+    let urls = &args.version_url;
+    let pick = |values: &[String], what: &str, i: usize| -> Result<Option<String>, ConfigError> {
+        match values.len() {
+            0 => Ok(None),
+            1 => Ok(Some(values[0].clone())),
+            n if n == urls.len() => Ok(Some(values[i].clone())),
+            n => Err(ConfigError::Versions(format!(
+                "{n} {what} for {} URL(s)",
+                urls.len()
+            ))),
+        }
+    };
+    urls.iter()
+        .enumerate()
+        .map(|(i, url)| {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(ConfigError::Versions(format!(
+                    "`{url}` is not an http(s) URL"
+                )));
+            }
+            let expect = pick(&args.expect_version, "--expect-version", i)?.unwrap_or_default();
+            let json_path = pick(&args.version_json, "--version-json", i)?;
+            if let Some(path) = &json_path {
+                liveproof_evidence::server::parse_json_path(path)
+                    .map_err(|e| ConfigError::Versions(format!("--version-json `{path}`: {e}")))?;
+            }
+            Ok(liveproof_evidence::server::VersionExpectation {
+                url: url.clone(),
+                expect,
+                json_path,
+            })
+        })
+        .collect()
 }
 
 pub fn parse_since(given: &str) -> Result<Timestamp, ConfigError> {

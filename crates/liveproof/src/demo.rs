@@ -67,6 +67,7 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         max_release_size: 64 * 1024 * 1024,
         repo: std::path::PathBuf::from("."),
         insecure_registries: Vec::new(),
+        versions: Vec::new(),
         snapshot: None,
         report: None,
     };

@@ -342,6 +342,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         max_release_size: 64 * 1024 * 1024,
         repo: ".".into(),
         insecure_registries: Vec::new(),
+        versions: Vec::new(),
         snapshot: None,
         report: None,
     };

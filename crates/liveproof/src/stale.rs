@@ -141,6 +141,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         max_release_size: 64 * 1024 * 1024,
         repo: ".".into(),
         insecure_registries: args.insecure_registry.clone(),
+        versions: Vec::new(),
         snapshot: None,
         report: None,
     };

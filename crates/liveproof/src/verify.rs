@@ -62,7 +62,8 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
             let facts = registry_facts(config, None, &observed).await?;
-            judge_snapshot(config, &facts, observed, default_ns)?.0
+            let report = judge_snapshot(config, &facts, observed, default_ns)?.0;
+            with_versions(config, report).await
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options).await?;
@@ -72,7 +73,9 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
-                    judge_snapshot(config, &facts, observed, cluster.default_namespace())?.0
+                    let report =
+                        judge_snapshot(config, &facts, observed, cluster.default_namespace())?.0;
+                    with_versions(config, report).await
                 }
                 Some(timeout) => {
                     wait(config, &cluster, timeout, &|r: &Report| {
@@ -225,63 +228,117 @@ pub async fn wait(
     let mut progress = Progress::start("gathering");
     let ns = cluster.default_namespace();
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
-    let mut facts: Option<RegistryFacts> = None;
-    let judge_now =
-        |facts: &RegistryFacts, observed: Observed| -> Result<(Report, bool), UnreadableRelease> {
-            let (report, final_reason) = judge_snapshot(config, facts, observed, ns)?;
-            if let Some(reason) = &final_reason {
-                tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
-            }
-            let done = done(&report) || final_reason.is_some();
-            Ok((report, done))
-        };
+    let mut facts = RegistryFacts::default();
     let mut updates = Box::pin(
         cluster
             .watch(&config.targets, config.all_namespaces)
             .await?,
     );
+    // A server's reported version moves without any Kubernetes event: while one is expected,
+    // the last snapshot is judged again on a tick (the cluster is still watched, not polled).
+    let mut tick = tokio::time::interval(VERSION_RECHECK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut latest: Option<Observed> = None;
     let mut last: Option<Report> = None;
     loop {
-        let next = tokio::time::timeout_at(deadline.into(), updates.next()).await;
-        match next {
-            Ok(Some(observed)) => {
+        let event = tokio::select! {
+            next = tokio::time::timeout_at(deadline.into(), updates.next()) => next.ok().flatten().map(Some),
+            _ = tick.tick(), if !config.versions.is_empty() && latest.is_some() => Some(None),
+        };
+        let observed = match event {
+            Some(Some(observed)) => {
                 let observed = observed?;
-                if facts.is_none() {
-                    facts = Some(registry_facts(config, Some(cluster), &observed).await?);
+                if latest.is_none() {
+                    facts = registry_facts(config, Some(cluster), &observed).await?;
                 }
-                let (report, done) = judge_now(
-                    facts.as_ref().unwrap_or(&RegistryFacts::default()),
-                    observed,
-                )?;
-                progress.say(&waiting_for(&report));
-                last = Some(report);
-                if done {
-                    break;
-                }
+                latest = Some(observed.clone());
+                observed
             }
+            Some(None) => match &latest {
+                Some(o) => o.clone(),
+                None => continue,
+            },
             // The stream ended or the time is up: report what was seen last.
-            Ok(None) | Err(_) => {
+            None => {
                 if last.is_none() {
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
-                    let facts = registry_facts(config, Some(cluster), &observed).await?;
-                    last = Some(judge_now(&facts, observed)?.0);
+                    facts = registry_facts(config, Some(cluster), &observed).await?;
+                    let (report, _) = judge_snapshot(config, &facts, observed, ns)?;
+                    last = Some(with_versions(config, report).await);
                 }
-                if let Some(report) = &last {
-                    if report.verdict != Verdict::Live {
-                        tracing::warn!(
-                            "--timeout {} ended before the change was live",
-                            humanize(timeout)
-                        );
-                    }
+                if last.as_ref().is_some_and(|r| !done(r)) {
+                    tracing::warn!(
+                        "--timeout {} ended before the change was live",
+                        humanize(timeout)
+                    );
                 }
                 break;
             }
+        };
+        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
+        let report = with_versions(config, report).await;
+        progress.say(&waiting_for(&report));
+        let finished = done(&report);
+        last = Some(report);
+        if let Some(reason) = final_reason.filter(|_| !finished) {
+            tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+            break;
+        }
+        if finished || Instant::now() >= deadline {
+            break;
         }
     }
     progress.finish();
     last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))
+}
+
+/// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
+const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Adds a `Server` report per `--version-url`, and the overall verdict over all of them.
+async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
+    if config.versions.is_empty() {
+        return report;
+    }
+    let readings = liveproof_gather::version::read_versions(
+        &config.versions,
+        std::time::Duration::from_secs(10),
+        2,
+    )
+    .await;
+    let evidence = liveproof_evidence::server::judge(&config.versions, &readings);
+    for (expectation, item) in config.versions.iter().zip(evidence) {
+        let verdict = match item.status {
+            Status::Pass => Verdict::Live,
+            Status::Fail => Verdict::NotLive,
+            _ => Verdict::Unproven,
+        };
+        let next_step = (verdict != Verdict::Live).then(|| {
+            format!(
+                "the server at {} does not report {} yet: check which build serves it (and wait for it: --wait)",
+                liveproof_evidence::server::redact_url(&expectation.url),
+                expectation.expect
+            )
+        });
+        report.targets.push(liveproof_evidence::TargetReport {
+            kind: "Server".into(),
+            namespace: String::new(),
+            name: liveproof_evidence::server::redact_url(&expectation.url),
+            verdict,
+            via: None,
+            evidence: vec![item],
+            next_step,
+        });
+    }
+    report.verdict = report
+        .targets
+        .iter()
+        .map(|t| t.verdict)
+        .min()
+        .unwrap_or(Verdict::Unproven);
+    report
 }
 
 fn humanize(d: std::time::Duration) -> String {

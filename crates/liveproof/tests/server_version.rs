@@ -1,0 +1,201 @@
+//! Seed 000: an upgrade is done only when the server itself reports the new version. A small
+//! real HTTP server started by the test plays the service.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use liveproof::demo;
+use liveproof_evidence::{Check, Status, Verdict};
+
+/// Serves `/version` as plain text and `/info` as JSON, reporting whatever `version` holds.
+async fn service(version: Arc<Mutex<String>>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let text = version.clone();
+    let json = version;
+    let app = axum::Router::new()
+        .route(
+            "/version",
+            axum::routing::get(move || {
+                let v = text.lock().map(|v| v.clone()).unwrap_or_default();
+                async move { format!("inventory {v} (build 7f3c)") }
+            }),
+        )
+        .route(
+            "/info",
+            axum::routing::get(move || {
+                let v = json.lock().map(|v| v.clone()).unwrap_or_default();
+                async move { axum::Json(serde_json::json!({"build": {"version": v}})) }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+fn now() -> Timestamp {
+    Timestamp::now().round(jiff::Unit::Second).expect("now")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_must_report_the_expected_version() {
+    let version = Arc::new(Mutex::new("1.3.9".to_string()));
+    let base = service(version.clone()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = dir.path().join("live.yaml");
+    let objects = demo::story_before(now() - SignedDuration::from_hours(96));
+    std::fs::write(
+        &dump,
+        serde_json::to_string(
+            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
+        )
+        .expect("json"),
+    )
+    .expect("write");
+    let dump = dump.to_str().expect("utf-8").to_string();
+    let since = (now() - SignedDuration::from_hours(200)).to_string();
+    let url = format!("{base}/version");
+    let info = format!("{base}/info");
+
+    // The workload is live by its pods, but the server still reports the old build.
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--from",
+        &dump,
+        "--since",
+        &since,
+        "--version-url",
+        &url,
+        "--expect-version",
+        "1.4.0",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report = run.report();
+    let server = report
+        .targets
+        .iter()
+        .find(|t| t.kind == "Server")
+        .expect("a server report");
+    assert_eq!(server.evidence[0].check, Check::ServerVersion);
+    assert_eq!(server.evidence[0].status, Status::Fail);
+    assert!(
+        server.evidence[0].observed.contains("1.3.9"),
+        "{:?}",
+        server.evidence[0]
+    );
+
+    *version.lock().expect("lock") = "1.4.0".into();
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--from",
+        &dump,
+        "--since",
+        &since,
+        "--version-url",
+        &url,
+        "--version-url",
+        &info,
+        "--expect-version",
+        "1.4.0",
+        "--version-json",
+        ".build..version",
+        "--version-json",
+        ".build.version",
+        "-o",
+        "json",
+    ])
+    .await;
+    // A path with an empty step is no JSON path: a usage error naming the flag.
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--version-json"), "{}", run.stderr);
+
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--from",
+        &dump,
+        "--since",
+        &since,
+        "--version-url",
+        &info,
+        "--expect-version",
+        "1.4.0",
+        "--version-json",
+        ".build.version",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
+
+    // A server that does not answer: unknown, never pass.
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--from",
+        &dump,
+        "--since",
+        &since,
+        "--version-url",
+        "http://127.0.0.1:1/version",
+        "--expect-version",
+        "1.4.0",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}
+
+/// `--wait` keeps asking the server until it reports the version, with no Kubernetes event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_until_the_server_reports_it() {
+    let version = Arc::new(Mutex::new("1.3.9".to_string()));
+    let base = service(version.clone()).await;
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_hours(200)).to_string();
+    let url = format!("{base}/version");
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--version-url",
+        &url,
+        "--expect-version",
+        "1.4.0",
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let upgrade = async {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        *version.lock().expect("lock") = "1.4.0".into();
+    };
+    let (run, ()) = tokio::join!(waiting, upgrade);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("Server"),
+        "progress named the server it waited for: {}",
+        run.stderr
+    );
+}
