@@ -683,3 +683,61 @@ fn deploy_examples_parse_and_agree() {
     assert_eq!(sc["capabilities"]["drop"], json!(["ALL"]));
     assert!(container["resources"]["requests"].is_object());
 }
+
+/// The pipeline's read-only half — `snapshot`, then `verify --snapshot` — stays inside the
+/// read-only role too (rollback's one write is what deploy/rbac-restart.yaml adds).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_and_verify_snapshot_need_only_the_read_only_role() {
+    let role = cluster_role(&repo_file(ROLE_FILE), "liveproof-verify");
+    let s = sim(
+        scenario_objects("flux-chartversion-bumped-v35-live"),
+        "apps",
+    )
+    .await;
+    let kubeconfig = s.kubeconfig.to_str().expect("utf-8 path").to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path().to_str().expect("utf-8").to_string();
+    let commit = "3f2c1ab9d04e";
+    let snap = common::liveproof(&[
+        "snapshot",
+        "--dir",
+        &dir,
+        "--commit",
+        commit,
+        "--kubeconfig",
+        &kubeconfig,
+    ])
+    .await;
+    assert_eq!(snap.code, 0, "{}", snap.stderr);
+    let verify = common::liveproof(&[
+        "verify",
+        "--snapshot",
+        &dir,
+        "--commit",
+        commit,
+        "--kubeconfig",
+        &kubeconfig,
+    ])
+    .await;
+    assert!(verify.code != 2, "{}", verify.stderr);
+    for (verb, path, _) in s.sim.requests().snapshot() {
+        assert!(
+            !WRITE_VERBS.contains(&verb.as_str()),
+            "a write: {verb} {path}"
+        );
+        match resource_of(&path) {
+            Some((group, resource)) => {
+                let p = perm(&verb, &group, &resource);
+                assert!(
+                    role.allows(&p),
+                    "{verb} {path} needs `{}`, which the role does not grant",
+                    spell(&p)
+                );
+            }
+            None => assert!(
+                is_discovery(&path) && verb == "get",
+                "{verb} {path}: a non-resource URL outside discovery"
+            ),
+        }
+    }
+}
