@@ -6,7 +6,8 @@
 //! one code path.
 
 mod change;
-mod checks;
+pub(crate) mod checks;
+pub mod diagnose;
 pub mod digest;
 mod model;
 mod observed;

@@ -4,10 +4,10 @@
 mod digest;
 mod expect;
 mod gitops;
-mod pods;
-mod raw;
+pub(crate) mod pods;
+pub(crate) mod raw;
 mod release;
-mod workload;
+pub(crate) mod workload;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release};

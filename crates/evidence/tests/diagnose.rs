@@ -1,0 +1,146 @@
+//! Diagnostics read from fixture objects: the reasons new pods give, Warning events folded and
+//! capped, and what controllers and Helm recorded.
+
+use liveproof_evidence::diagnose::{self, Logs, EVENT_CAP};
+use liveproof_evidence::{Observed, Target, TargetKind};
+use serde_json::json;
+
+fn observed(story: &str) -> Observed {
+    let path = format!(
+        "{}/../../test-data/scenarios/{story}/cluster.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("story fixture");
+    let mut observed = Observed::default();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let value: serde_json::Value = serde::Deserialize::deserialize(doc).expect("yaml");
+        if !value.is_null() {
+            observed.add_value(value, &path).expect("object");
+        }
+    }
+    observed
+}
+
+fn inventory() -> Target {
+    Target::new(TargetKind::Deployment, Some("apps"), "inventory")
+}
+
+#[test]
+fn a_crash_looping_pod_says_so() {
+    let observed = observed("new-pod-crashloopbackoff-old-pods-serving");
+    let found = diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new());
+    let crash = found
+        .iter()
+        .find(|d| d.reason == "CrashLoopBackOff")
+        .expect("the waiting reason");
+    assert_eq!(crash.kind, "container");
+    assert!(
+        crash.object.starts_with("apps/Pod/") && crash.object.ends_with(']'),
+        "{crash:?}"
+    );
+    assert_eq!(crash.count, Some(5), "restarts: {crash:?}");
+}
+
+#[test]
+fn a_live_workload_has_nothing_to_say() {
+    let observed = observed("gitops-reconciled-new-tag-rolled-out");
+    assert!(diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new()).is_empty());
+}
+
+#[test]
+fn warning_events_are_folded_filtered_and_capped() {
+    let mut observed = observed("new-pod-crashloopbackoff-old-pods-serving");
+    let pod = observed
+        .pods
+        .iter()
+        .find(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.contains("4dxbdm5glx"))
+        })
+        .and_then(|p| p.metadata.name.clone())
+        .expect("a new pod");
+    // Core v1, the same event twice (folded), one Normal (ignored), one before the change.
+    for (reason, ty, count, last) in [
+        ("BackOff", "Warning", 7, "2026-07-12T10:20:00Z"),
+        ("BackOff", "Warning", 3, "2026-07-12T10:25:00Z"),
+        ("Pulled", "Normal", 1, "2026-07-12T10:05:00Z"),
+        ("FailedMount", "Warning", 1, "2026-07-01T00:00:00Z"),
+    ] {
+        observed.others.push(json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": format!("e-{reason}-{count}"), "namespace": "apps"},
+            "involvedObject": {"kind": "Pod", "name": pod, "namespace": "apps"}, "type": ty, "reason": reason,
+            "message": "Back-off restarting failed container inventory", "count": count,
+            "firstTimestamp": "2026-07-12T10:06:00Z", "lastTimestamp": last}));
+    }
+    // events.k8s.io/v1 about the Deployment.
+    observed.others.push(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "d1", "namespace": "apps"},
+        "regarding": {"kind": "Deployment", "name": "inventory", "namespace": "apps"}, "type": "Warning", "reason": "ProgressDeadlineExceeded",
+        "note": "ReplicaSet \"inventory-4dxbdm5glx\" has timed out progressing.", "eventTime": "2026-07-12T10:30:00.000000Z",
+        "series": {"count": 2, "lastObservedTime": "2026-07-12T10:31:00.000000Z"}}));
+    // An event about another workload's pod: not ours.
+    observed.others.push(json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x", "namespace": "apps"},
+        "involvedObject": {"kind": "Pod", "name": "billing-1"}, "type": "Warning", "reason": "BackOff", "message": "m", "lastTimestamp": "2026-07-12T10:40:00Z"}));
+    let since = "2026-07-12T10:00:00Z".parse().ok();
+    let events: Vec<_> = diagnose::workload(&observed, &inventory(), "apps", since, &Logs::new())
+        .into_iter()
+        .filter(|d| d.kind == "event")
+        .collect();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(
+        events[0].reason, "ProgressDeadlineExceeded",
+        "newest first: {events:#?}"
+    );
+    assert_eq!(events[0].count, Some(2));
+    assert_eq!(events[1].reason, "BackOff");
+    assert_eq!(events[1].count, Some(10), "7 + 3 folded");
+    assert_eq!(events[1].last_seen.as_deref(), Some("2026-07-12T10:25:00Z"));
+
+    for i in 0..20 {
+        observed.others.push(json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": format!("n{i}"), "namespace": "apps"},
+            "involvedObject": {"kind": "Deployment", "name": "inventory"}, "type": "Warning", "reason": format!("R{i}"), "message": "m",
+            "lastTimestamp": format!("2026-07-12T11:{i:02}:00Z")}));
+    }
+    let events = diagnose::events(
+        &observed,
+        "apps",
+        &[("Deployment".into(), "inventory".into())],
+        since,
+    );
+    assert_eq!(events.len(), EVENT_CAP);
+    assert_eq!(events[0].reason, "R19");
+}
+
+#[test]
+fn controllers_and_helm_say_what_failed() {
+    let observed = observed("flux-kustomization-newest-revision-failed-to-apply");
+    let ks = observed
+        .others
+        .iter()
+        .find(|o| o["kind"] == "Kustomization")
+        .expect("ks");
+    let name = ks["metadata"]["name"].as_str().expect("name");
+    let ns = ks["metadata"]["namespace"].as_str().expect("ns");
+    let found = diagnose::gitops(
+        &observed,
+        &Target::new(TargetKind::Kustomization, Some(ns), name),
+        ns,
+    );
+    assert!(
+        found.iter().any(|d| d.reason == "RevisionNotApplied"),
+        "{found:#?}"
+    );
+
+    let observed = observed("helm-upgrade-failed");
+    let found = diagnose::gitops(
+        &observed,
+        &Target::new(TargetKind::Release, Some("apps"), "inventory"),
+        "apps",
+    );
+    assert!(
+        found
+            .iter()
+            .any(|d| d.kind == "release" && d.reason == "failed" && !d.message.is_empty()),
+        "{found:#?}"
+    );
+}
