@@ -5,7 +5,7 @@ use liveproof_evidence::diagnose::{self, Logs, EVENT_CAP};
 use liveproof_evidence::{Observed, Target, TargetKind};
 use serde_json::json;
 
-fn observed(story: &str) -> Observed {
+fn story(story: &str) -> Observed {
     let path = format!(
         "{}/../../test-data/scenarios/{story}/cluster.yaml",
         env!("CARGO_MANIFEST_DIR")
@@ -27,7 +27,7 @@ fn inventory() -> Target {
 
 #[test]
 fn a_crash_looping_pod_says_so() {
-    let observed = observed("new-pod-crashloopbackoff-old-pods-serving");
+    let observed = story("new-pod-crashloopbackoff-old-pods-serving");
     let found = diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new());
     let crash = found
         .iter()
@@ -43,13 +43,13 @@ fn a_crash_looping_pod_says_so() {
 
 #[test]
 fn a_live_workload_has_nothing_to_say() {
-    let observed = observed("gitops-reconciled-new-tag-rolled-out");
+    let observed = story("gitops-reconciled-new-tag-rolled-out");
     assert!(diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new()).is_empty());
 }
 
 #[test]
 fn warning_events_are_folded_filtered_and_capped() {
-    let mut observed = observed("new-pod-crashloopbackoff-old-pods-serving");
+    let mut observed = story("new-pod-crashloopbackoff-old-pods-serving");
     let pod = observed
         .pods
         .iter()
@@ -113,7 +113,7 @@ fn warning_events_are_folded_filtered_and_capped() {
 
 #[test]
 fn controllers_and_helm_say_what_failed() {
-    let observed = observed("flux-kustomization-newest-revision-failed-to-apply");
+    let observed = story("flux-kustomization-newest-revision-failed-to-apply");
     let ks = observed
         .others
         .iter()
@@ -131,9 +131,9 @@ fn controllers_and_helm_say_what_failed() {
         "{found:#?}"
     );
 
-    let observed = observed("helm-upgrade-failed");
+    let helm = story("helm-upgrade-failed");
     let found = diagnose::gitops(
-        &observed,
+        &helm,
         &Target::new(TargetKind::Release, Some("apps"), "inventory"),
         "apps",
     );
