@@ -25,7 +25,7 @@ use crate::server::Shared;
 use crate::status::ApiError;
 use crate::store::{meta_str, Store, Writer};
 
-pub use crate::server::SERVER_VERSION;
+pub use crate::server::{LOG_ANNOTATION, SERVER_VERSION};
 
 /// Everything that can go wrong setting up the simulator.
 #[derive(Debug, thiserror::Error)]

@@ -125,6 +125,16 @@ const BUILTINS: &[Builtin] = &[
         false,
     ),
     ("", "v1", "Event", "events", true, &["ev"], false, false),
+    (
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        true,
+        &["ev"],
+        false,
+        false,
+    ),
     ("", "v1", "Service", "services", true, &["svc"], true, true),
     (
         "",

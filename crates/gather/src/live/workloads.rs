@@ -238,6 +238,63 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Warning events in `namespace`, from both event APIs (`events.k8s.io/v1` and core `v1`),
+    /// raw into `observed.others`: one LIST each, filtered by the server to `type=Warning`.
+    /// Only asked for when a target is not live, so a live one costs nothing. A refusal is a
+    /// warning: diagnostics explain, they never decide.
+    pub async fn gather_warning_events(&self, namespace: &str, observed: &mut Observed) {
+        let lp = ListParams::default().fields("type=Warning");
+        let core: Api<k8s_openapi::api::core::v1::Event> =
+            Api::namespaced(self.client.clone(), namespace);
+        match core.list(&lp).await {
+            Ok(list) => observed.others.extend(
+                list.items
+                    .into_iter()
+                    .filter_map(|e| serde_json::to_value(e).ok()),
+            ),
+            Err(e) => tracing::warn!("events in {namespace} not read: {e}"),
+        }
+        let new: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(self.client.clone(), namespace);
+        match new.list(&lp).await {
+            Ok(list) => observed.others.extend(
+                list.items
+                    .into_iter()
+                    .filter_map(|e| serde_json::to_value(e).ok()),
+            ),
+            Err(e) => tracing::debug!("events.k8s.io events in {namespace} not read: {e}"),
+        }
+    }
+
+    /// The last `tail` lines of a container's log (`previous`: of its last terminated run).
+    pub async fn container_log(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        tail: i64,
+        previous: bool,
+    ) -> Result<Vec<String>, GatherError> {
+        let api: Api<k8s_openapi::api::core::v1::Pod> =
+            Api::namespaced(self.client.clone(), namespace);
+        let params = kube::api::LogParams {
+            container: Some(container.to_string()),
+            tail_lines: Some(tail),
+            previous,
+            ..kube::api::LogParams::default()
+        };
+        let text = api.logs(pod, &params).await.map_err(|e| {
+            GatherError::from_kube(
+                self.server(),
+                &format!("logs of {namespace}/{pod} [{container}]"),
+                e,
+            )
+        })?;
+        Ok(text.lines().map(str::to_string).collect())
+    }
+}
+
 /// The body `kubectl rollout restart` sends.
 pub fn restart_patch(at: Timestamp) -> Value {
     json!({"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: at.to_string()}}}}})
