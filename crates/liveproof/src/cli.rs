@@ -74,6 +74,15 @@ pub enum Command {
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+    /// Serve verify, release show and stale to agents over MCP (JSON-RPC on stdin/stdout).
+    #[command(
+        long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
+        tools over stdio (JSON-RPC 2.0, one message per line; logs on stderr). Each tool returns \
+        the same JSON as the command's `-o json` and fails with the command's message.\n\n\
+        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`).\n\n\
+        Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
+    )]
+    Mcp(McpArgs),
 }
 
 const SNAPSHOT_LONG_ABOUT: &str = "\
@@ -498,4 +507,11 @@ pub struct SimArgs {
     /// The kubeconfig's default namespace.
     #[arg(short, long, default_value = "default")]
     pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
+    #[arg(long)]
+    pub allow_writes: bool,
 }

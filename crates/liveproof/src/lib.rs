@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 pub mod demo;
 mod digests;
+mod mcp;
 mod progress;
 mod release;
 mod sim_cmd;
@@ -71,6 +72,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
+        cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args, &mut out))?,
     };
     out.flush()?;
     Ok(code)

@@ -1,0 +1,892 @@
+//! The tools: their schemas, the command line each call stands for, and running it through
+//! the CLI's own code paths.
+
+use std::panic::AssertUnwindSafe;
+
+use clap::Parser;
+use futures::FutureExt;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::cli::{Cli, Command, ReleaseCommand};
+
+/// The longest `wait_seconds` accepted: an agent's call should not hold a session for hours.
+const MAX_WAIT_SECONDS: u64 = 3600;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Verify,
+    ReleaseShow,
+    Stale,
+    RestartStale,
+}
+
+impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Verify => "verify",
+            Tool::ReleaseShow => "release_show",
+            Tool::Stale => "stale",
+            Tool::RestartStale => "restart_stale",
+        }
+    }
+
+    fn offered(allow_writes: bool) -> Vec<Tool> {
+        let mut tools = vec![Tool::Verify, Tool::ReleaseShow, Tool::Stale];
+        if allow_writes {
+            tools.push(Tool::RestartStale);
+        }
+        tools
+    }
+}
+
+/// A validated tool call: the liveproof command line it runs.
+#[derive(Debug)]
+pub struct Call {
+    tool: Tool,
+    argv: Vec<String>,
+}
+
+pub enum Prepared {
+    Unknown,
+    /// Not run: the message says why (bad arguments, writes not allowed).
+    Refused(String),
+    Ready(Call),
+}
+
+pub fn names(allow_writes: bool) -> Vec<&'static str> {
+    Tool::offered(allow_writes)
+        .into_iter()
+        .map(Tool::name)
+        .collect()
+}
+
+pub fn tool_error(message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true})
+}
+
+fn tool_result(text: String, structured: Option<Value>) -> Value {
+    let mut result = json!({"content": [{"type": "text", "text": text}], "isError": false});
+    if let (Some(s), Some(object)) = (structured, result.as_object_mut()) {
+        object.insert("structuredContent".into(), s);
+    }
+    result
+}
+
+pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
+    let tool = match name {
+        "verify" => Tool::Verify,
+        "release_show" => Tool::ReleaseShow,
+        "stale" => Tool::Stale,
+        "restart_stale" if allow_writes => Tool::RestartStale,
+        "restart_stale" => {
+            return Prepared::Refused(
+                "restart_stale writes to the cluster (it restarts the stale workloads), and this \
+                 server is read-only.\nhint: start the server with `liveproof mcp --allow-writes` \
+                 to offer it; `stale` reports the same workloads without touching them"
+                    .into(),
+            )
+        }
+        _ => return Prepared::Unknown,
+    };
+    let argv = match tool {
+        Tool::Verify => decode::<VerifyInput>(tool, arguments).and_then(|i| i.argv()),
+        Tool::ReleaseShow => decode::<ReleaseInput>(tool, arguments).map(|i| i.argv()),
+        Tool::Stale => decode::<StaleInput>(tool, arguments).map(|i| i.argv(None)),
+        Tool::RestartStale => decode::<RestartInput>(tool, arguments)
+            .map(RestartInput::argv),
+    };
+    match argv {
+        Ok(argv) => Prepared::Ready(Call { tool, argv }),
+        Err(message) => Prepared::Refused(message),
+    }
+}
+
+fn decode<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, String> {
+    serde_json::from_value(arguments).map_err(|e| format!("{} arguments: {e}", tool.name()))
+}
+
+/// Runs a call; never fails: an error or even a panic becomes an `isError` result, and the
+/// server keeps serving.
+pub async fn run(call: Call, structured: bool) -> Value {
+    match AssertUnwindSafe(execute(&call, structured))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(result)) => result,
+        Ok(Err(message)) => tool_error(&message),
+        Err(_) => {
+            tracing::error!("{} panicked: {:?}", call.tool.name(), call.argv);
+            tool_error(&format!(
+                "internal error: {} failed unexpectedly (see the server's stderr); the server \
+                 keeps serving",
+                call.tool.name()
+            ))
+        }
+    }
+}
+
+/// The CLI's words for an error: what `liveproof` prints after `liveproof: error: `.
+fn cli_error(err: &anyhow::Error) -> String {
+    crate::error_text(err)
+}
+
+async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
+    tracing::info!("{}: liveproof {}", call.tool.name(), call.argv[1..].join(" "));
+    let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
+    let mut out = Vec::new();
+    match cli.command {
+        Command::Verify(args) => {
+            let config = crate::config::VerifyConfig::from_args(
+                &args,
+                liveproof_report::TextStyle { color: false },
+            )
+            .map_err(|e| cli_error(&e.into()))?;
+            crate::verify::run(&config, &mut out)
+                .await
+                .map_err(|e| cli_error(&e))?;
+            json_result(out, structured)
+        }
+        Command::Release(ReleaseCommand::Show(args)) => {
+            crate::release::show(&args, &mut out)
+                .await
+                .map_err(|e| cli_error(&e))?;
+            Ok(tool_result(String::from_utf8_lossy(&out).into_owned(), None))
+        }
+        Command::Stale(args) => {
+            crate::stale::run(&args, &mut out)
+                .await
+                .map_err(|e| cli_error(&e))?;
+            if args.restart {
+                restart_result(&out, args.dry_run, structured)
+            } else {
+                json_result(out, structured)
+            }
+        }
+        _ => Err(format!(
+            "internal error: {} built an unexpected command line",
+            call.tool.name()
+        )),
+    }
+}
+
+/// clap's message without its usage and help-pointer lines (they name a terminal's --help).
+fn clap_message(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let kept: Vec<&str> = rendered
+        .lines()
+        .filter(|l| !l.starts_with("For more information"))
+        .collect();
+    let text = kept.join("\n");
+    text.trim()
+        .strip_prefix("error: ")
+        .unwrap_or(text.trim())
+        .to_string()
+}
+
+/// The JSON the CLI printed: the text content as printed, and the parsed value as the
+/// structured content.
+fn json_result(out: Vec<u8>, structured: bool) -> Result<Value, String> {
+    let text = String::from_utf8(out).map_err(|e| format!("internal error: output: {e}"))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("internal error: output: {e}"))?;
+    Ok(tool_result(
+        text.trim_end().to_string(),
+        structured.then_some(value),
+    ))
+}
+
+/// `stale --restart -o json` prints the rows, then one line per workload it patched (or
+/// would patch). The result is the rows with what was done added under `restart`.
+fn restart_result(out: &[u8], dry_run: bool, structured: bool) -> Result<Value, String> {
+    let mut stream = serde_json::Deserializer::from_slice(out).into_iter::<Value>();
+    let mut value = match stream.next() {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return Err(format!("internal error: output: {e}")),
+        None => return Err("internal error: stale printed nothing".into()),
+    };
+    let rest = String::from_utf8_lossy(&out[stream.byte_offset()..]).into_owned();
+    let lines: Vec<String> = rest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let pick = |prefix: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(prefix))
+            .cloned()
+            .collect()
+    };
+    let patched = if dry_run {
+        pick("would PATCH ")
+    } else {
+        pick("restarted ")
+    };
+    let restart = json!({
+        "dry_run": dry_run,
+        "patched": patched,
+        "failed": pick("could not restart "),
+        "output": lines,
+    });
+    if let Some(object) = value.as_object_mut() {
+        object.insert("restart".into(), restart);
+    }
+    let text = serde_json::to_string_pretty(&value)
+        .map_err(|e| format!("internal error: output: {e}"))?;
+    Ok(tool_result(text, structured.then_some(value)))
+}
+
+/// A command line, built so no value can be read as a flag: options as `--flag=value`,
+/// positional arguments after `--`.
+struct Argv(Vec<String>);
+
+impl Argv {
+    fn new(words: &[&str]) -> Argv {
+        Argv(
+            std::iter::once("liveproof")
+                .chain(words.iter().copied())
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
+    fn opt(&mut self, flag: &str, value: Option<&str>) {
+        if let Some(v) = value {
+            self.0.push(format!("--{flag}={v}"));
+        }
+    }
+
+    fn each(&mut self, flag: &str, values: &[String]) {
+        for v in values {
+            self.opt(flag, Some(v));
+        }
+    }
+
+    fn flag(&mut self, flag: &str, on: bool) {
+        if on {
+            self.0.push(format!("--{flag}"));
+        }
+    }
+
+    fn positional(mut self, values: &[String]) -> Vec<String> {
+        if !values.is_empty() {
+            self.0.push("--".into());
+            self.0.extend(values.iter().cloned());
+        }
+        self.0
+    }
+}
+
+/// Cluster access, as kubectl: `-n`, `-A`, `--kubeconfig`, `--context`.
+fn cluster(
+    argv: &mut Argv,
+    namespace: Option<&str>,
+    all_namespaces: bool,
+    kubeconfig: Option<&str>,
+    context: Option<&str>,
+) {
+    argv.opt("namespace", namespace);
+    argv.flag("all-namespaces", all_namespaces);
+    argv.opt("kubeconfig", kubeconfig);
+    argv.opt("context", context);
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyInput {
+    #[serde(default)]
+    targets: Vec<String>,
+    namespace: Option<String>,
+    #[serde(default)]
+    all_namespaces: bool,
+    since: Option<String>,
+    commit: Option<String>,
+    repo: Option<String>,
+    #[serde(default)]
+    image: Vec<String>,
+    #[serde(default)]
+    expect_env: Vec<String>,
+    #[serde(default)]
+    expect_secret_ref: Vec<String>,
+    chart_version: Option<String>,
+    #[serde(default)]
+    expect: Vec<String>,
+    kubeconfig: Option<String>,
+    context: Option<String>,
+    from: Option<String>,
+    #[serde(default)]
+    no_registry: bool,
+    #[serde(default)]
+    check_digests: bool,
+    #[serde(default)]
+    insecure_registry: Vec<String>,
+    wait_seconds: Option<u64>,
+}
+
+impl VerifyInput {
+    fn argv(&self) -> Result<Vec<String>, String> {
+        let mut argv = Argv::new(&["verify", "--output=json"]);
+        cluster(
+            &mut argv,
+            self.namespace.as_deref(),
+            self.all_namespaces,
+            self.kubeconfig.as_deref(),
+            self.context.as_deref(),
+        );
+        argv.opt("since", self.since.as_deref());
+        argv.opt("commit", self.commit.as_deref());
+        argv.opt("repo", self.repo.as_deref());
+        argv.each("image", &self.image);
+        argv.each("expect-env", &self.expect_env);
+        argv.each("expect-secret-ref", &self.expect_secret_ref);
+        argv.opt("chart-version", self.chart_version.as_deref());
+        argv.each("expect", &self.expect);
+        argv.opt("from", self.from.as_deref());
+        argv.flag("no-registry", self.no_registry);
+        argv.flag("check-digests", self.check_digests);
+        argv.each("insecure-registry", &self.insecure_registry);
+        match self.wait_seconds {
+            None | Some(0) => {}
+            Some(s) if s > MAX_WAIT_SECONDS => {
+                return Err(format!(
+                    "verify arguments: wait_seconds {s} is more than {MAX_WAIT_SECONDS}"
+                ))
+            }
+            Some(s) => {
+                argv.flag("wait", true);
+                argv.opt("timeout", Some(&format!("{s}s")));
+            }
+        }
+        Ok(argv.positional(&self.targets))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Section {
+    #[default]
+    Metadata,
+    Manifest,
+    Values,
+    History,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReleaseInput {
+    name: String,
+    namespace: Option<String>,
+    revision: Option<i64>,
+    #[serde(default)]
+    section: Section,
+    kubeconfig: Option<String>,
+    context: Option<String>,
+    from: Option<String>,
+}
+
+impl ReleaseInput {
+    /// Never `--show-values`: over MCP, values are always redacted.
+    fn argv(&self) -> Vec<String> {
+        let mut argv = Argv::new(&["release", "show"]);
+        cluster(
+            &mut argv,
+            self.namespace.as_deref(),
+            false,
+            self.kubeconfig.as_deref(),
+            self.context.as_deref(),
+        );
+        argv.opt("revision", self.revision.map(|r| r.to_string()).as_deref());
+        argv.flag(
+            match self.section {
+                Section::Metadata => "metadata",
+                Section::Manifest => "manifest",
+                Section::Values => "values",
+                Section::History => "history",
+            },
+            true,
+        );
+        argv.opt("from", self.from.as_deref());
+        argv.positional(std::slice::from_ref(&self.name))
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaleInput {
+    #[serde(default)]
+    targets: Vec<String>,
+    namespace: Option<String>,
+    #[serde(default)]
+    all_namespaces: bool,
+    manifests: Option<String>,
+    #[serde(default)]
+    check_digests: bool,
+    #[serde(default)]
+    insecure_registry: Vec<String>,
+    kubeconfig: Option<String>,
+    context: Option<String>,
+}
+
+impl StaleInput {
+    /// `restart`: `Some(dry_run)` for restart_stale.
+    fn argv(&self, restart: Option<bool>) -> Vec<String> {
+        let mut argv = Argv::new(&["stale", "--output=json"]);
+        cluster(
+            &mut argv,
+            self.namespace.as_deref(),
+            self.all_namespaces,
+            self.kubeconfig.as_deref(),
+            self.context.as_deref(),
+        );
+        argv.opt("filename", self.manifests.as_deref());
+        argv.flag("check-digests", self.check_digests);
+        argv.each("insecure-registry", &self.insecure_registry);
+        if let Some(dry_run) = restart {
+            argv.flag("restart", true);
+            argv.flag("dry-run", dry_run);
+        }
+        argv.positional(&self.targets)
+    }
+}
+
+/// restart_stale: stale's scope, and `dry_run`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestartInput {
+    #[serde(default)]
+    targets: Vec<String>,
+    namespace: Option<String>,
+    #[serde(default)]
+    all_namespaces: bool,
+    manifests: Option<String>,
+    #[serde(default)]
+    check_digests: bool,
+    #[serde(default)]
+    insecure_registry: Vec<String>,
+    kubeconfig: Option<String>,
+    context: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+impl RestartInput {
+    fn argv(self) -> Vec<String> {
+        let dry_run = self.dry_run;
+        StaleInput {
+            targets: self.targets,
+            namespace: self.namespace,
+            all_namespaces: self.all_namespaces,
+            manifests: self.manifests,
+            check_digests: self.check_digests,
+            insecure_registry: self.insecure_registry,
+            kubeconfig: self.kubeconfig,
+            context: self.context,
+        }
+        .argv(Some(dry_run))
+    }
+}
+
+/// `tools/list`: each tool with its input schema, annotations and — when the protocol has
+/// structured content — its output schema.
+pub fn list(allow_writes: bool, structured: bool) -> Vec<Value> {
+    Tool::offered(allow_writes)
+        .into_iter()
+        .map(|tool| {
+            let (title, description, input, output, read_only) = describe(tool);
+            let mut entry = json!({
+                "name": tool.name(),
+                "title": title,
+                "description": description,
+                "inputSchema": input,
+                "annotations": {
+                    "title": title,
+                    "readOnlyHint": read_only,
+                    "destructiveHint": !read_only,
+                    "idempotentHint": read_only,
+                    "openWorldHint": true,
+                },
+            });
+            if let (true, Some(output), Some(object)) = (structured, output, entry.as_object_mut())
+            {
+                object.insert("outputSchema".into(), output);
+            }
+            entry
+        })
+        .collect()
+}
+
+fn strings(description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+fn boolean(description: &str) -> Value {
+    json!({"type": "boolean", "description": description})
+}
+
+const TARGETS: &str = "What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment \
+    (deploy), statefulset (sts), daemonset (ds), release (a Helm release, read from its \
+    storage), helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A \
+    Helm or GitOps target is followed to the workloads it installs, and those are verified too.";
+
+type Description = (&'static str, &'static str, Value, Option<Value>, bool);
+
+fn describe(tool: Tool) -> Description {
+    match tool {
+        Tool::Verify => (
+            "Verify a change is live",
+            "Collect the evidence that a change is live in Kubernetes and judge it: the same \
+             liveproof/v1 report as `liveproof verify -o json`. verdict `live` only when \
+             artifact evidence proves it (every serving pod on the current revision and started \
+             after the change, every expectation given passed); `not_live` when a check failed; \
+             `unproven` when evidence is missing (next_step says what to do). Give the change as \
+             `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
+             `expect_env`, `expect_secret_ref`). Read-only.",
+            verify_input(),
+            Some(report_schema()),
+            true,
+        ),
+        Tool::ReleaseShow => (
+            "Show an installed Helm release",
+            "Decode an installed Helm release from its storage Secret/ConfigMap, without helm: \
+             `liveproof release show`. section metadata (chart, version, status, times; the \
+             default), manifest (the rendered manifest; rendered Secrets redacted), values \
+             (always redacted over MCP) or history (every revision). Read-only.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": string("The release name."),
+                    "namespace": string("The release's namespace (default: the kubeconfig context's)."),
+                    "revision": {"type": "integer", "minimum": 1, "description": "A revision other than the newest."},
+                    "section": {"type": "string", "enum": ["metadata", "manifest", "values", "history"], "default": "metadata", "description": "What to show."},
+                    "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
+                    "context": string("The kubeconfig context to use."),
+                    "from": string("Read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml` prints) instead of a cluster."),
+                },
+                "required": ["name"],
+                "additionalProperties": false,
+            }),
+            None,
+            true,
+        ),
+        Tool::Stale => (
+            "Find stale workloads",
+            "Compare the digest each pod runs with what its tag resolves to now (for the pod's \
+             node platform): the rows of `liveproof stale -o json`. A rebuild pushed to the same \
+             tag leaves the pod template unchanged, so the old build keeps serving; rows with \
+             verdict `stale` are those workloads. Scope: `targets`, the workloads `manifests` \
+             declares, or every workload in `namespace` (or all namespaces). Read-only.",
+            stale_input(false),
+            Some(stale_schema(false)),
+            true,
+        ),
+        Tool::RestartStale => (
+            "Restart stale workloads",
+            "WRITES to the cluster: `liveproof stale --restart`. Finds the stale workloads as \
+             `stale` does and restarts only those (one PATCH of the pod template's \
+             kubectl.kubernetes.io/restartedAt annotation each, as `kubectl rollout restart`); \
+             nothing else is touched, and nothing at all when none is stale. Returns the rows \
+             and, under `restart`, what was patched (or with dry_run, what would be). Verify \
+             afterwards with `verify`.",
+            stale_input(true),
+            Some(stale_schema(true)),
+            false,
+        ),
+    }
+}
+
+fn verify_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "targets": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": TARGETS},
+            "namespace": string("Namespace for targets that name none (default: the kubeconfig context's)."),
+            "all_namespaces": boolean("Look targets that name no namespace up in every namespace."),
+            "since": string("When the change was merged or pushed, RFC 3339 (e.g. 2026-07-12T10:00:00Z). Pods must have started after it."),
+            "commit": string("The change's commit (7-40 hex): matched against GitOps revisions; its committer time becomes `since` when `repo` holds it."),
+            "repo": string("The git repository `commit` is read from (default: the server's working directory)."),
+            "image": strings("Images (tag or digest) the workloads must run, matched per container by repository."),
+            "expect_env": strings("Env var names the running containers must define (values are never read)."),
+            "expect_secret_ref": strings("Secrets (SECRET or SECRET/KEY) the containers must reference, by env or volume (presence only)."),
+            "chart_version": string("The chart version the installed Helm release must carry."),
+            "expect": strings("Text (or `re:REGEX`) the installed release's rendered manifest must contain."),
+            "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
+            "context": string("The kubeconfig context to use."),
+            "from": string("Offline: read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml` prints) instead of a cluster. Objects it lacks make their checks unknown."),
+            "no_registry": boolean("Never ask a registry what a tag resolves to (image_digest_current is left out)."),
+            "check_digests": boolean("Hold every tagged image to its tag's current digest, not only mutable ones."),
+            "insecure_registry": strings("Registries (HOST[:PORT]) spoken to over plain HTTP."),
+            "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS, "description": "Watch up to this many seconds until the verdict is live or a failure is final (0: judge once)."},
+        },
+        "required": ["targets"],
+        "additionalProperties": false,
+    })
+}
+
+fn stale_input(restart: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "targets": strings("Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset, daemonset)."),
+            "namespace": string("The namespace to check (default: the kubeconfig context's)."),
+            "all_namespaces": boolean("Check every workload in every namespace."),
+            "manifests": string("Check only the workloads these manifests declare (a file or a directory of YAML/JSON)."),
+            "check_digests": boolean("Check every tagged image, not only mutable ones (no tag, `:latest`)."),
+            "insecure_registry": strings("Registries (HOST[:PORT]) spoken to over plain HTTP."),
+            "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
+            "context": string("The kubeconfig context to use."),
+        },
+        "additionalProperties": false,
+    });
+    if restart {
+        if let Some(props) = schema
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        {
+            props.insert(
+                "dry_run".into(),
+                boolean("Say what would be patched, without sending anything."),
+            );
+        }
+    }
+    schema
+}
+
+/// The liveproof/v1 report (DESIGN.md "Output"); fields the contract does not fix are left
+/// open so a newer report still validates.
+fn report_schema() -> Value {
+    let verdict = json!({"type": "string", "enum": ["live", "not_live", "unproven"]});
+    json!({
+        "type": "object",
+        "properties": {
+            "schema": {"const": "liveproof/v1"},
+            "verdict": verdict,
+            "change": {
+                "type": "object",
+                "properties": {"since": {"type": "string"}, "commit": {"type": "string"}},
+            },
+            "targets": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "namespace": {"type": "string"},
+                        "name": {"type": "string"},
+                        "verdict": verdict,
+                        "via": {"type": "string"},
+                        "next_step": {"type": "string"},
+                        "evidence": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "check": {"type": "string"},
+                                    "status": {"type": "string", "enum": ["pass", "fail", "unknown", "skip"]},
+                                    "observed": {"type": "string"},
+                                    "expected": {"type": "string"},
+                                    "source": {"type": "string"},
+                                    "detail": {"type": "string"},
+                                },
+                                "required": ["check", "status", "observed", "expected", "source", "detail"],
+                            },
+                        },
+                    },
+                    "required": ["kind", "namespace", "name", "verdict", "evidence"],
+                },
+            },
+        },
+        "required": ["schema", "verdict", "change", "targets"],
+    })
+}
+
+fn stale_schema(restart: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "schema": {"const": "liveproof/stale/v1"},
+            "rows": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "namespace": {"type": "string"},
+                        "workload": {"type": "string"},
+                        "container": {"type": "string"},
+                        "image": {"type": "string"},
+                        "running": {"type": "array", "items": {"type": "string"}},
+                        "current": {"type": "array", "items": {"type": "string"}},
+                        "platforms": {"type": "array", "items": {"type": "string"}},
+                        "verdict": {"type": "string", "enum": ["stale", "unknown", "current"]},
+                        "why": {"type": "string"},
+                    },
+                    "required": ["kind", "namespace", "workload", "container", "image", "verdict"],
+                },
+            },
+        },
+        "required": ["schema", "rows"],
+    });
+    if restart {
+        let lines = json!({"type": "array", "items": {"type": "string"}});
+        if let Some(props) = schema
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        {
+            props.insert(
+                "restart".into(),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "dry_run": {"type": "boolean"},
+                        "patched": lines,
+                        "failed": lines,
+                        "output": lines,
+                    },
+                    "required": ["dry_run", "patched", "failed", "output"],
+                }),
+            );
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.push("restart".into());
+        }
+    }
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready(name: &str, arguments: Value) -> Call {
+        match prepare(name, arguments, true) {
+            Prepared::Ready(call) => call,
+            Prepared::Refused(m) => panic!("refused: {m}"),
+            Prepared::Unknown => panic!("unknown tool {name}"),
+        }
+    }
+
+    #[test]
+    fn values_can_never_become_flags() {
+        let call = ready(
+            "verify",
+            json!({"targets": ["--from=/etc", "deploy/a"], "since": "--wait", "namespace": "apps"}),
+        );
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(args.targets, ["--from=/etc", "deploy/a"]);
+        assert_eq!(args.change.since.as_deref(), Some("--wait"));
+        assert!(args.from.is_none() && !args.wait);
+        assert_eq!(args.output, crate::cli::OutputFormat::Json);
+    }
+
+    #[test]
+    fn release_show_never_shows_values() {
+        let call = ready("release_show", json!({"name": "inventory", "section": "values"}));
+        assert!(call.argv.iter().all(|a| a != "--show-values"));
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Release(ReleaseCommand::Show(args)) = cli.command else {
+            panic!("not release show")
+        };
+        assert!(args.values && !args.show_values);
+    }
+
+    #[test]
+    fn restart_stale_is_stale_restart() {
+        let call = ready(
+            "restart_stale",
+            json!({"targets": ["apps/deploy/bot"], "dry_run": true}),
+        );
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Stale(args) = cli.command else {
+            panic!("not stale")
+        };
+        assert!(args.restart && args.dry_run);
+        let call = ready("stale", json!({"namespace": "bots"}));
+        assert!(!call.argv.iter().any(|a| a == "--restart"));
+    }
+
+    #[test]
+    fn wait_is_bounded() {
+        assert!(matches!(
+            prepare("verify", json!({"targets": ["deploy/a"], "wait_seconds": 100_000}), false),
+            Prepared::Refused(_)
+        ));
+        let call = ready("verify", json!({"targets": ["deploy/a"], "wait_seconds": 30}));
+        assert!(call.argv.iter().any(|a| a == "--timeout=30s"));
+    }
+
+    #[tokio::test]
+    async fn bad_input_is_a_tool_error_with_the_cli_message() {
+        let result = run(ready("verify", json!({"targets": ["pod/x"]})), true).await;
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let expected = liveproof_evidence::Target::parse("pod/x")
+            .expect_err("pod is no target kind")
+            .to_string();
+        assert_eq!(text, expected);
+
+        let result = run(
+            ready(
+                "verify",
+                json!({"targets": ["deploy/x"], "since": "yesterday", "from": "/nonexistent"}),
+            ),
+            true,
+        )
+        .await;
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert!(text.starts_with("--since `yesterday`"), "{text}");
+
+        // A conflict clap finds is its message, without the terminal's help pointer.
+        let result = run(
+            ready(
+                "verify",
+                json!({"targets": ["deploy/x"], "from": "/tmp", "kubeconfig": "/k"}),
+            ),
+            true,
+        )
+        .await;
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert!(text.contains("cannot be used with"), "{text}");
+        assert!(!text.contains("For more information"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn offline_verify_is_the_cli_json() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dump = dir.path().join("empty.yaml");
+        std::fs::write(&dump, "apiVersion: v1\nkind: List\nitems: []\n").expect("write");
+        let result = run(
+            ready(
+                "verify",
+                json!({"targets": ["apps/deploy/inventory"], "from": dump, "since": "2026-07-12T10:00:00Z"}),
+            ),
+            true,
+        )
+        .await;
+        assert_eq!(result["isError"], false, "{result}");
+        let structured = &result["structuredContent"];
+        assert_eq!(structured["schema"], "liveproof/v1");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let parsed: Value = serde_json::from_str(text).expect("text is the JSON");
+        assert_eq!(&parsed, structured);
+        // Without structured content (protocol before 2025-06-18) the text still carries it.
+        let result = run(
+            ready(
+                "verify",
+                json!({"targets": ["apps/deploy/inventory"], "from": dump}),
+            ),
+            false,
+        )
+        .await;
+        assert!(result.get("structuredContent").is_none());
+    }
+}
