@@ -74,6 +74,9 @@ pub enum Command {
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+    /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
+    #[command(long_about = LINT_LONG_ABOUT)]
+    Lint(LintArgs),
     /// Serve verify, release show and stale to agents over MCP (JSON-RPC on stdin/stdout).
     #[command(
         long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
@@ -514,4 +517,55 @@ pub struct McpArgs {
     /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
     #[arg(long)]
     pub allow_writes: bool,
+}
+
+const LINT_LONG_ABOUT: &str = "\
+Before the merge: read the repository at PATH and find the changes that will merge green and
+never deploy, or deploy silently wrong. Nothing is rendered, applied or interpolated: Helm
+templates are read as text, kustomizations are read (never built), and no Secret value is read.
+
+Rules (ids as in the output):
+  chartversion-not-bumped  error    Flux HelmRelease (reconcileStrategy ChartVersion or unset, chart
+                                    from a GitRepository): the chart changed, Chart.yaml's version not
+  mutable-tag-no-restart   warning  image without tag or :latest, no digest, nothing restarts it
+                                    (error when the change leaves the pod template identical)
+  config-without-restart   warning  env/envFrom/volume from a Secret or ConfigMap, no checksum/*
+                                    or Reloader annotation: config is read at start
+  gitops-suspended         error    Flux spec.suspend: true (Argo CD skip-reconcile) over the change
+  argocd-manual-sync       warning  Argo CD Application without syncPolicy.automated over the change
+  argocd-pinned-revision   warning  Argo CD targetRevision pinned to a tag/commit over the change
+
+What changed comes from `git diff --name-only BASE HEAD` (the git binary). --base defaults to the
+merge-base with origin/main when that exists, else HEAD~1; --head defaults to HEAD (committed
+files only). Outside a git repository every file counts as changed (a note says so).
+
+Exit codes: 0 no error-level finding, 1 an error-level finding, 2 usage error (an unknown
+revision, --base outside a repository).";
+
+/// `liveproof lint [PATH] [--base REF] [--head REF] [-o text|json|sarif]`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The repository (or the directory in it holding the GitOps tree) to lint; chart paths in
+    /// HelmReleases are read relative to it.
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+
+    /// Diff from this revision [default: merge-base with origin/main, else HEAD~1].
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+
+    /// Lint the files as of this revision [default: HEAD].
+    #[arg(long, value_name = "REF")]
+    pub head: Option<String>,
+
+    /// Report format: text, json, or sarif (SARIF 2.1.0, for code-scanning upload).
+    #[arg(short, long, value_enum, default_value_t = LintFormat::Text)]
+    pub output: LintFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Sarif,
 }

@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 pub mod demo;
 mod digests;
+mod lint;
 mod mcp;
 mod progress;
 mod release;
@@ -72,6 +73,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
+        cli::Command::Lint(args) => lint::run(&args, &mut out)?,
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args, &mut out))?,
     };
     out.flush()?;

@@ -1,0 +1,105 @@
+//! `liveproof lint`: before the merge, find the changes that will not deploy, or will deploy
+//! silently wrong (a chart built from an unchanged version, a `:latest` image nothing restarts,
+//! configuration read at start with nothing to restart the pods, a GitOps object that will not
+//! reconcile).
+//!
+//! Gather, then judge: [`gather`] is the only I/O (the `git` binary, or the file system when
+//! PATH is not a repository) and builds an [`Input`]; [`lint`] is a pure function from it to a
+//! [`Report`]; the renderers write the report as text, JSON or SARIF. Nothing is rendered or
+//! interpolated: Helm templates are read as text, environment placeholders stay placeholders, and
+//! no Secret value is ever read (only the names a pod template refers to).
+
+mod gather;
+pub mod git;
+mod kustomize;
+mod render;
+mod rules;
+mod yaml;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use gather::{gather, Changed, Input, Options};
+pub use render::{render_json, render_sarif, render_text, JSON_SCHEMA};
+pub use rules::{lint, Rule, RULES};
+
+/// How bad a finding is. `Error` fails the lint (exit 1): the change will not reach a pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+}
+
+/// One thing that will not deploy, where it was found, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule's id, e.g. `chartversion-not-bumped` (see [`RULES`]).
+    pub id: String,
+    pub level: Level,
+    /// Relative to the linted PATH, with `/` separators.
+    pub file: String,
+    /// 1-based.
+    pub line: usize,
+    pub message: String,
+    /// One sentence: how to make the change deploy.
+    pub fix: String,
+}
+
+/// What [`lint`] found, and what it could not judge (`notes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The base revision the diff started from (a full SHA), when there was one.
+    pub base: Option<String>,
+    /// The head revision linted (a full SHA), when PATH is a git repository.
+    pub head: Option<String>,
+    pub findings: Vec<Finding>,
+    /// What limited the analysis (no git history, a rule that needs a diff), for the reader.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// True when a finding is an error: the lint fails (exit 1).
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.level == Level::Error)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    #[error("cannot run `git`: {source}\nhint: install git (liveproof lint reads diffs with it)")]
+    GitNotInstalled {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a git repository, so there is no `{flag}` to diff against\nhint: run it inside the repository, or drop --base/--head to lint every file as changed", path.display())]
+    NotARepository { path: PathBuf, flag: &'static str },
+    #[error("unknown revision `{rev}` in the repository at {}\nhint: check the spelling, or fetch it first (`git fetch origin {rev}`; CI checkouts are often shallow: fetch-depth: 0)", repo.display())]
+    UnknownRevision { repo: PathBuf, rev: String },
+    #[error("`{command}` in {} failed: {stderr}", repo.display())]
+    Git {
+        repo: PathBuf,
+        command: String,
+        stderr: String,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a directory\nhint: PATH is the root of the repository (or of the GitOps tree) to lint", .0.display())]
+    NotADirectory(PathBuf),
+}

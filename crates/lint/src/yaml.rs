@@ -1,0 +1,225 @@
+//! Multi-document YAML with line numbers, tolerant of Helm templates.
+//!
+//! serde_yaml gives structure but no positions, and a Helm template (`{{ }}`) is not YAML at
+//! all. So a file is split into documents on `---` lines, each document keeps its own lines
+//! (for positions, and for line-wise scanning when it does not parse), and is parsed on its own
+//! so one bad document does not hide the others.
+
+use serde_yaml::Value;
+
+pub(crate) struct Doc<'a> {
+    pub file: &'a str,
+    /// The 1-based line number of `lines[0]`.
+    pub first_line: usize,
+    pub lines: Vec<&'a str>,
+    /// The parsed document; `None` for a Helm template or YAML that does not parse.
+    pub value: Option<Value>,
+}
+
+/// Splits `text` into documents; parses each unless `templated`.
+pub(crate) fn split<'a>(file: &'a str, text: &'a str, templated: bool) -> Vec<Doc<'a>> {
+    let mut docs = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut first_line = 1;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed.starts_with("--- ") || trimmed == "..." {
+            docs.push(make(
+                file,
+                first_line,
+                std::mem::take(&mut current),
+                templated,
+            ));
+            first_line = index + 2;
+            continue;
+        }
+        current.push(line);
+    }
+    docs.push(make(file, first_line, current, templated));
+    docs.retain(|d| {
+        d.lines
+            .iter()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    docs
+}
+
+fn make<'a>(file: &'a str, first_line: usize, lines: Vec<&'a str>, templated: bool) -> Doc<'a> {
+    let value = if templated {
+        None
+    } else {
+        serde_yaml::from_str::<Value>(&lines.join("\n"))
+            .ok()
+            .filter(Value::is_mapping)
+    };
+    Doc {
+        file,
+        first_line,
+        lines,
+        value,
+    }
+}
+
+impl Doc<'_> {
+    /// `kind`, from the parsed document or, for a template, a top-level `kind:` line.
+    pub fn kind(&self) -> Option<String> {
+        self.top_level("kind")
+    }
+
+    pub fn api_version(&self) -> Option<String> {
+        self.top_level("apiVersion")
+    }
+
+    fn top_level(&self, key: &str) -> Option<String> {
+        if let Some(v) = &self.value {
+            return v[key].as_str().map(str::to_string);
+        }
+        self.lines.iter().find_map(|l| {
+            let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+            Some(unquote(rest).to_string())
+        })
+    }
+
+    /// `metadata.name` (possibly a template expression, kept as text).
+    pub fn name(&self) -> String {
+        if let Some(v) = &self.value {
+            if let Some(name) = v["metadata"]["name"].as_str() {
+                return name.to_string();
+            }
+        }
+        self.locate(&["metadata", "name"])
+            .and_then(|line| self.line_text(line))
+            .and_then(|l| l.split_once(':').map(|(_, v)| unquote(v).to_string()))
+            .unwrap_or_else(|| "?".to_string())
+    }
+
+    /// `metadata.namespace/metadata.name`, or the name alone.
+    pub fn display_name(&self) -> String {
+        match self
+            .value
+            .as_ref()
+            .and_then(|v| v["metadata"]["namespace"].as_str())
+        {
+            Some(ns) => format!("{ns}/{}", self.name()),
+            None => self.name(),
+        }
+    }
+
+    /// The absolute line of a nested mapping key, e.g. `["spec", "suspend"]` (block style,
+    /// no sequences on the way).
+    pub fn locate(&self, path: &[&str]) -> Option<usize> {
+        let mut start = 0;
+        let mut parent_indent: isize = -1;
+        for key in path {
+            let mut child_indent = None;
+            let mut found = None;
+            for (i, line) in self.lines.iter().enumerate().skip(start) {
+                let body = line.trim_start();
+                if body.is_empty() || body.starts_with('#') {
+                    continue;
+                }
+                let indent = (line.len() - body.len()) as isize;
+                if indent <= parent_indent {
+                    break;
+                }
+                let child = *child_indent.get_or_insert(indent);
+                if indent == child && is_key(body, key) {
+                    found = Some((i, indent));
+                    break;
+                }
+            }
+            let (i, indent) = found?;
+            start = i + 1;
+            parent_indent = indent;
+        }
+        Some(self.first_line + start - 1)
+    }
+
+    /// The absolute line of the `n`th (0-based) line that `matches`.
+    pub fn find_nth(&self, n: usize, matches: impl Fn(&str) -> bool) -> Option<usize> {
+        self.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| matches(l))
+            .nth(n)
+            .map(|(i, _)| self.first_line + i)
+    }
+
+    pub fn line_text(&self, line: usize) -> Option<&str> {
+        self.lines.get(line.checked_sub(self.first_line)?).copied()
+    }
+
+    /// The document's text (for "does it mention X" checks).
+    pub fn contains(&self, needle: &str) -> bool {
+        self.lines.iter().any(|l| l.contains(needle))
+    }
+}
+
+fn is_key(body: &str, key: &str) -> bool {
+    let body = body.trim_start_matches(['"', '\'']);
+    body.strip_prefix(key)
+        .map(|rest| rest.trim_start_matches(['"', '\'']).starts_with(':'))
+        .unwrap_or(false)
+}
+
+/// A scalar as written after `key:`, without a trailing comment or quotes.
+pub(crate) fn unquote(value: &str) -> &str {
+    let value = value.trim();
+    let value = match value.find(" #") {
+        Some(at) if !value.starts_with(['"', '\'']) => value[..at].trim_end(),
+        _ => value,
+    };
+    let value = value.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = value.strip_prefix(q) {
+            if let Some(end) = inner.find(q) {
+                return &inner[..end];
+            }
+        }
+    }
+    value
+}
+
+/// The value of a `key: value` line (`- key: value` too), if the line is that key.
+pub(crate) fn key_value<'l>(line: &'l str, key: &str) -> Option<&'l str> {
+    let body = line.trim_start();
+    let body = body.strip_prefix("- ").unwrap_or(body).trim_start();
+    let rest = body.strip_prefix(key)?.strip_prefix(':')?;
+    Some(unquote(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_nested_keys_per_document() {
+        let text = "a: 1\n---\nkind: HelmRelease\nmetadata:\n  name: x\nspec:\n  chart:\n    spec:\n      chart: ./charts/x # c\n      reconcileStrategy: ChartVersion\n";
+        let docs = split("f.yaml", text, false);
+        assert_eq!(docs.len(), 2);
+        let hr = &docs[1];
+        assert_eq!(hr.first_line, 3);
+        assert_eq!(hr.kind().as_deref(), Some("HelmRelease"));
+        assert_eq!(hr.locate(&["spec", "chart", "spec", "chart"]), Some(9));
+        assert_eq!(
+            hr.locate(&["spec", "chart", "spec", "reconcileStrategy"]),
+            Some(10)
+        );
+        assert_eq!(hr.locate(&["spec", "suspend"]), None);
+        assert_eq!(hr.name(), "x");
+        assert_eq!(
+            key_value("      chart: ./charts/x # c", "chart"),
+            Some("./charts/x")
+        );
+    }
+
+    #[test]
+    fn templates_are_scanned_as_text() {
+        let text =
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n";
+        let docs = split("t.yaml", text, true);
+        assert!(docs[0].value.is_none());
+        assert_eq!(docs[0].kind().as_deref(), Some("Deployment"));
+        assert_eq!(docs[0].name(), "{{ .Release.Name }}");
+    }
+}

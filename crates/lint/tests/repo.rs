@@ -1,0 +1,366 @@
+//! The rules against real git repositories (seed 002's chart, seed 001's `:latest`).
+
+mod common;
+
+use common::{seed_002, Repo, TEMPLATE_NEW};
+use liveproof_lint::{gather, lint, Changed, Finding, Level, LintError, Options, Report};
+
+fn run(repo: &Repo, base: Option<&str>) -> Report {
+    let input = gather(&Options {
+        path: repo.path(),
+        base: base.map(str::to_string),
+        head: None,
+    })
+    .expect("gather");
+    lint(&input)
+}
+
+fn ids(report: &Report) -> Vec<(&str, Level, &str, usize)> {
+    report
+        .findings
+        .iter()
+        .map(|f: &Finding| (f.id.as_str(), f.level, f.file.as_str(), f.line))
+        .collect()
+}
+
+#[test]
+fn chartversion_not_bumped_is_an_error_at_the_helmreleases_chart_line() {
+    let (repo, base) = seed_002(None);
+    repo.file("charts/inventory/templates/deployment.yaml", TEMPLATE_NEW);
+    repo.commit("read the database URL from a Secret");
+    let report = run(&repo, Some(&base));
+    let chart = report
+        .findings
+        .iter()
+        .find(|f| f.id == "chartversion-not-bumped")
+        .expect("finding");
+    assert_eq!(chart.level, Level::Error);
+    assert_eq!(chart.file, "clusters/prod/inventory.yaml");
+    assert_eq!(chart.line, 10, "the `chart: ./charts/inventory` line");
+    assert!(
+        chart.message.contains("templates/deployment.yaml"),
+        "{}",
+        chart.message
+    );
+    assert!(chart.message.contains("0.4.2"), "{}", chart.message);
+    assert!(
+        chart.fix.contains("charts/inventory/Chart.yaml"),
+        "{}",
+        chart.fix
+    );
+    assert!(report.has_errors());
+    // The default base (HEAD~1) is the same diff.
+    assert!(run(&repo, None)
+        .findings
+        .iter()
+        .any(|f| f.id == "chartversion-not-bumped"));
+}
+
+#[test]
+fn a_version_bump_clears_it() {
+    let (repo, base) = seed_002(Some("ChartVersion"));
+    repo.file("charts/inventory/templates/deployment.yaml", TEMPLATE_NEW)
+        .file(
+            "charts/inventory/Chart.yaml",
+            &common::CHART.replace("0.4.2", "0.4.3"),
+        );
+    repo.commit("read the database URL from a Secret, bump the chart");
+    let report = run(&repo, Some(&base));
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.id == "chartversion-not-bumped"),
+        "{report:#?}"
+    );
+    assert!(!report.has_errors());
+}
+
+#[test]
+fn revision_strategy_needs_no_bump() {
+    let (repo, base) = seed_002(Some("Revision"));
+    repo.file("charts/inventory/templates/deployment.yaml", TEMPLATE_NEW);
+    repo.commit("template only");
+    let report = run(&repo, Some(&base));
+    assert!(!report
+        .findings
+        .iter()
+        .any(|f| f.id == "chartversion-not-bumped"));
+}
+
+#[test]
+fn explicit_chartversion_points_at_the_strategy_line_and_values_count() {
+    let (repo, base) = seed_002(Some("ChartVersion"));
+    repo.file(
+        "charts/inventory/values.yaml",
+        "image:\n  repository: ghcr.io/acme/inventory\n  tag: 1.0.1\n",
+    );
+    repo.commit("new image tag in values");
+    let report = run(&repo, Some(&base));
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "chartversion-not-bumped",
+            Level::Error,
+            "clusters/prod/inventory.yaml",
+            11
+        )]
+    );
+}
+
+#[test]
+fn the_secret_ref_in_the_template_has_its_checksum_so_no_config_finding() {
+    let (repo, base) = seed_002(Some("Revision"));
+    repo.file("charts/inventory/templates/deployment.yaml", TEMPLATE_NEW);
+    repo.commit("template only");
+    assert!(run(&repo, Some(&base)).findings.is_empty());
+    // Without the checksum annotation, the template (read as text) is flagged.
+    repo.file(
+        "charts/inventory/templates/deployment.yaml",
+        &TEMPLATE_NEW.replace("checksum/config", "example.com/note"),
+    );
+    repo.commit("drop checksum");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "config-without-restart",
+            Level::Warning,
+            "charts/inventory/templates/deployment.yaml",
+            17
+        )]
+    );
+    assert!(report.findings[0].message.contains("Secret `inventory-db`"));
+}
+
+const LATEST: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: panel\n  namespace: apps\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        - name: panel\n          image: registry.example.com/panel:latest\n          imagePullPolicy: Always\n";
+
+#[test]
+fn latest_without_a_restart_path_is_a_warning_and_an_error_for_a_rebuild_only_change() {
+    let repo = Repo::new();
+    repo.file("apps/panel.yaml", LATEST)
+        .file("README.md", "x\n");
+    let base = repo.commit("panel");
+    repo.file("README.md", "y\n");
+    repo.commit("unrelated");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "mutable-tag-no-restart",
+            Level::Warning,
+            "apps/panel.yaml",
+            12
+        )]
+    );
+    // The file changes, the pod template does not: a rebuild behind the same tag.
+    repo.file(
+        "apps/panel.yaml",
+        &LATEST.replace("replicas: 1", "replicas: 2"),
+    );
+    repo.commit("scale");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "mutable-tag-no-restart",
+            Level::Error,
+            "apps/panel.yaml",
+            12
+        )]
+    );
+    let _ = base;
+}
+
+#[test]
+fn a_restart_path_in_the_repository_clears_latest() {
+    for restart in [
+        "kubectl -n apps rollout restart deployment/panel\n",
+        "liveproof stale -f apps --restart\n",
+    ] {
+        let repo = Repo::new();
+        repo.file("apps/panel.yaml", LATEST)
+            .file("deploy.sh", restart);
+        repo.commit("panel");
+        assert!(run(&repo, None).findings.is_empty(), "{restart}");
+    }
+    let repo = Repo::new();
+    repo.file(
+        "apps/panel.yaml",
+        &LATEST.replace(
+            "registry.example.com/panel:latest",
+            "registry.example.com/panel:latest # {\"$imagepolicy\": \"apps:panel\"}",
+        ),
+    );
+    repo.commit("automation");
+    assert!(run(&repo, None).findings.is_empty());
+}
+
+const SECRET_ENV: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: inventory\nspec:\n  template:\n    metadata:\n      annotations: {}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/inventory:1.4.2\n          env:\n            - name: DB_URL\n              valueFrom:\n                secretKeyRef:\n                  name: inventory-db\n                  key: url\n";
+
+#[test]
+fn secret_key_ref_without_checksum_is_config_without_restart() {
+    let repo = Repo::new();
+    repo.file("apps/inventory.yaml", SECRET_ENV);
+    repo.commit("inventory");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "config-without-restart",
+            Level::Warning,
+            "apps/inventory.yaml",
+            16
+        )]
+    );
+    assert!(!report.has_errors());
+    repo.file(
+        "apps/inventory.yaml",
+        &SECRET_ENV.replace(
+            "annotations: {}",
+            "annotations:\n        checksum/config: 0a1b2c",
+        ),
+    );
+    repo.commit("checksum");
+    assert!(run(&repo, None).findings.is_empty());
+    repo.file(
+        "apps/inventory.yaml",
+        &SECRET_ENV.replace(
+            "  name: inventory\n",
+            "  name: inventory\n  annotations:\n    reloader.stakater.com/auto: \"true\"\n",
+        ),
+    );
+    repo.commit("reloader");
+    assert!(run(&repo, None).findings.is_empty());
+}
+
+#[test]
+fn a_suspended_kustomization_over_the_change_is_an_error() {
+    let repo = Repo::new();
+    repo.file(
+        "clusters/prod/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./apps\n  suspend: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .file("apps/web.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: \"1\"\n")
+    .file("other/x.yaml", "a: 1\n");
+    repo.commit("apps");
+    repo.file("other/x.yaml", "a: 2\n");
+    repo.commit("unrelated");
+    assert_eq!(
+        ids(&run(&repo, None)),
+        vec![(
+            "gitops-suspended",
+            Level::Warning,
+            "clusters/prod/apps.yaml",
+            9
+        )]
+    );
+    repo.file(
+        "apps/web.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: \"2\"\n",
+    );
+    repo.commit("change web");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![(
+            "gitops-suspended",
+            Level::Error,
+            "clusters/prod/apps.yaml",
+            9
+        )]
+    );
+    assert!(report.has_errors());
+}
+
+#[test]
+fn kustomize_overlays_pin_images_and_generators_hash_config() {
+    let repo = Repo::new();
+    let deployment = SECRET_ENV
+        .replace("ghcr.io/acme/inventory:1.4.2", "ghcr.io/acme/inventory")
+        .replace("valueFrom:\n                secretKeyRef:\n                  name: inventory-db\n                  key: url", "valueFrom:\n                configMapKeyRef:\n                  name: inventory-config\n                  key: url");
+    repo.file(
+        "apps/base/kustomization.yaml",
+        "resources:\n  - deployment.yaml\n",
+    )
+    .file("apps/base/deployment.yaml", &deployment);
+    repo.commit("base");
+    let report = run(&repo, None);
+    let got: Vec<&str> = report.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(
+        got,
+        vec!["mutable-tag-no-restart", "config-without-restart"],
+        "{report:#?}"
+    );
+    repo.file(
+        "apps/prod/kustomization.yaml",
+        "resources:\n  - ../base\nimages:\n  - name: ghcr.io/acme/inventory\n    newTag: 1.4.2\nconfigMapGenerator:\n  - name: inventory-config\n    literals:\n      - url=postgres://db\n",
+    );
+    repo.commit("prod overlay pins the tag, generates the config");
+    assert!(
+        run(&repo, None).findings.is_empty(),
+        "{:#?}",
+        run(&repo, None)
+    );
+}
+
+#[test]
+fn argo_cd_application_without_automated_sync_over_the_change() {
+    let repo = Repo::new();
+    repo.file(
+        "argocd/web.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.invalid/repo.git\n    targetRevision: main\n    path: apps/web\n  destination:\n    server: https://kubernetes.default.svc\n",
+    )
+    .file("apps/web/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n");
+    repo.commit("web");
+    repo.file(
+        "apps/web/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata: {}\n",
+    );
+    repo.commit("change");
+    assert_eq!(
+        ids(&run(&repo, None)),
+        vec![("argocd-manual-sync", Level::Warning, "argocd/web.yaml", 8)]
+    );
+}
+
+#[test]
+fn unknown_revisions_and_missing_repositories_are_named() {
+    let (repo, _) = seed_002(None);
+    let err = gather(&Options {
+        path: repo.path(),
+        base: Some("no-such-branch".to_string()),
+        head: None,
+    })
+    .expect_err("unknown base");
+    assert!(matches!(&err, LintError::UnknownRevision { rev, .. } if rev == "no-such-branch"));
+    assert!(err.to_string().contains("`no-such-branch`"), "{err}");
+
+    let plain = tempfile::tempdir().expect("tempdir");
+    let err = gather(&Options {
+        path: plain.path().to_path_buf(),
+        base: Some("main".to_string()),
+        head: None,
+    })
+    .expect_err("not a repository");
+    assert!(matches!(err, LintError::NotARepository { .. }));
+}
+
+#[test]
+fn without_git_everything_counts_as_changed_with_a_note() {
+    let plain = tempfile::tempdir().expect("tempdir");
+    std::fs::write(plain.path().join("panel.yaml"), LATEST).expect("write");
+    let input = gather(&Options {
+        path: plain.path().to_path_buf(),
+        base: None,
+        head: None,
+    })
+    .expect("gather");
+    assert_eq!(input.changed, Changed::Everything);
+    let report = lint(&input);
+    assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
+    assert_eq!(
+        ids(&report),
+        vec![("mutable-tag-no-restart", Level::Warning, "panel.yaml", 12)]
+    );
+}
