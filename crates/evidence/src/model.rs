@@ -6,7 +6,19 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = "liveproof/v1";
 
 /// The checks, named exactly as DESIGN.md names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Check {
     SpecReadback,
@@ -25,7 +37,7 @@ pub enum Check {
 }
 
 /// How much a check can prove. Status-tier checks alone never make a target live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Spec,
@@ -77,7 +89,7 @@ impl std::fmt::Display for Check {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pass,
@@ -98,7 +110,19 @@ impl Status {
 }
 
 /// Ordered worst first, so the overall verdict is the minimum over targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     NotLive,
@@ -132,7 +156,7 @@ impl std::fmt::Display for Verdict {
 }
 
 /// One check's outcome, with where it was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub check: Check,
     pub status: Status,
@@ -145,7 +169,7 @@ pub struct Evidence {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub kind: String,
     pub namespace: String,
@@ -160,7 +184,7 @@ pub struct TargetReport {
     pub next_step: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangeSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
@@ -168,7 +192,7 @@ pub struct ChangeSummary {
     pub commit: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema: String,
     pub verdict: Verdict,
@@ -180,7 +204,7 @@ pub struct Report {
 }
 
 /// What `verify --snapshot` compared against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SnapshotSummary {
     pub commit: String,
     pub taken_at: String,

@@ -74,6 +74,21 @@ pub enum Command {
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+    /// Print the bundled agent procedure (SKILL.md): how to prove a change live before calling it deployed.
+    #[command(
+        long_about = "Print the bundled agent procedure, a SKILL.md document to give an AI agent \
+        that deploys or checks deploys: establish the change, verify it with `liveproof verify \
+        -o json`, report \"deployed\" only on the verdict `live` with the evidence quoted, act on \
+        `not_live` and `unproven`, never print a secret value. It is compiled into the binary, so \
+        every command it names is one this binary takes."
+    )]
+    Skill,
+    /// Print the JSON Schema of the `-o json` report (liveproof/v1).
+    #[command(
+        long_about = "Print the JSON Schema (draft 2020-12) of the report `liveproof verify -o \
+        json` prints, derived from the report's own types so the two cannot drift apart."
+    )]
+    Schema(SchemaArgs),
     /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
     #[command(long_about = LINT_LONG_ABOUT)]
     Lint(LintArgs),
@@ -569,3 +584,7 @@ pub enum LintFormat {
     Json,
     Sarif,
 }
+
+/// `liveproof schema` takes no options yet.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {}

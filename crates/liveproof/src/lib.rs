@@ -9,7 +9,9 @@ mod lint;
 mod mcp;
 mod progress;
 mod release;
+mod schema;
 mod sim_cmd;
+mod skill;
 mod snapshot;
 mod stale;
 mod verify;
@@ -73,6 +75,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
+        cli::Command::Skill => skill::run(&mut out)?,
+        cli::Command::Schema(args) => schema::run(&args, &mut out)?,
         cli::Command::Lint(args) => lint::run(&args, &mut out)?,
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args, &mut out))?,
     };

@@ -1,0 +1,178 @@
+//! `liveproof schema`: the schema it prints is the shape `-o json` really has. Real reports of
+//! the story corpus (not_live, live, unproven, a Helm target followed `via` it to its Deployment)
+//! validate against it, and a document that breaks the contract does not.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn scenarios() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/scenarios")
+}
+
+fn liveproof(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("liveproof runs");
+    assert!(
+        out.status.code() != Some(2),
+        "liveproof {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+    )
+}
+
+fn schema() -> Value {
+    let (code, text) = liveproof(&["schema"]);
+    assert_eq!(code, 0);
+    serde_json::from_str(&text).expect("the schema is JSON")
+}
+
+fn validator() -> jsonschema::Validator {
+    let schema = schema();
+    jsonschema::draft202012::new(&schema).expect("the schema is a valid draft 2020-12 schema")
+}
+
+/// The story's own arguments, offline on its cluster dump, as JSON.
+fn story_report(story: &str) -> Value {
+    let dir = scenarios().join(story);
+    let story_yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"))
+            .expect("story.yaml parses");
+    let mut args: Vec<String> = vec!["verify".to_string()];
+    args.extend(
+        story_yaml["args"]
+            .as_sequence()
+            .expect("args")
+            .iter()
+            .map(|a| a.as_str().expect("string arg").to_string()),
+    );
+    let cluster = dir.join("cluster.yaml");
+    args.extend([
+        "--from".to_string(),
+        cluster.to_str().expect("utf-8 path").to_string(),
+        "-o".to_string(),
+        "json".to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, text) = liveproof(&args);
+    serde_json::from_str(&text).expect("the report is JSON")
+}
+
+fn assert_valid(validator: &jsonschema::Validator, story: &str, report: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{story}: the report does not match the schema:\n{}\n{report:#}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn the_schema_describes_the_liveproof_v1_report() {
+    let schema = schema();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["properties"]["schema"]["const"], "liveproof/v1");
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for field in ["schema", "verdict", "change", "targets"] {
+        assert!(required.contains(&field), "{field} is required");
+    }
+    let verdicts = &schema["$defs"]["Verdict"]["enum"];
+    assert_eq!(
+        verdicts,
+        &serde_json::json!(["not_live", "unproven", "live"])
+    );
+    let statuses = &schema["$defs"]["Status"]["enum"];
+    assert_eq!(
+        statuses,
+        &serde_json::json!(["pass", "fail", "unknown", "skip"])
+    );
+    let checks = schema["$defs"]["Check"]["enum"]
+        .as_array()
+        .expect("the check names");
+    assert_eq!(checks.len(), 13, "every check DESIGN.md names");
+    assert!(checks.contains(&Value::from("pod_restarted")));
+}
+
+#[test]
+fn real_reports_validate_against_the_printed_schema() {
+    let validator = validator();
+    let stories = [
+        ("flux-chartversion-not-bumped", "not_live"),
+        ("flux-chartversion-bumped-v35-live", "live"),
+        ("no-change-time-given-rollout-done", "unproven"),
+        ("argocd-synced-but-pods-old", "not_live"),
+    ];
+    let mut saw_via = false;
+    let mut saw_next_step = false;
+    for (story, verdict) in stories {
+        let report = story_report(story);
+        assert_eq!(report["verdict"], verdict, "{story}: {report:#}");
+        assert_valid(&validator, story, &report);
+        let targets = report["targets"].as_array().expect("targets");
+        saw_via |= targets.iter().any(|t| t["via"].is_string());
+        saw_next_step |= targets.iter().any(|t| t["next_step"].is_string());
+    }
+    assert!(saw_via, "a Helm target followed to its workloads (`via`)");
+    assert!(saw_next_step, "a not_live target with its next step");
+}
+
+#[test]
+fn a_report_that_breaks_the_contract_is_rejected() {
+    let validator = validator();
+    let report = story_report("flux-chartversion-bumped-v35-live");
+    assert!(validator.is_valid(&report));
+
+    let mut maybe = report.clone();
+    maybe["verdict"] = Value::from("maybe");
+    assert!(
+        !validator.is_valid(&maybe),
+        "\"verdict\": \"maybe\" is no verdict"
+    );
+
+    let mut bad_status = report.clone();
+    bad_status["targets"][0]["evidence"][0]["status"] = Value::from("ok");
+    assert!(
+        !validator.is_valid(&bad_status),
+        "a status outside pass/fail/unknown/skip"
+    );
+
+    let mut unknown_check = report.clone();
+    unknown_check["targets"][0]["evidence"][0]["check"] = Value::from("dashboard_green");
+    assert!(
+        !validator.is_valid(&unknown_check),
+        "a check DESIGN.md does not name"
+    );
+
+    let mut no_source = report.clone();
+    if let Some(item) = no_source["targets"][0]["evidence"][0].as_object_mut() {
+        item.remove("source");
+    }
+    assert!(
+        !validator.is_valid(&no_source),
+        "evidence without where it was read"
+    );
+
+    let mut other_schema = report;
+    other_schema["schema"] = Value::from("liveproof/v2");
+    assert!(!validator.is_valid(&other_schema));
+}
