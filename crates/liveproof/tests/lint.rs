@@ -1,0 +1,183 @@
+//! `liveproof lint` through the binary, on real git repositories: seed 002's chart merged
+//! without a version bump fails (exit 1), the bump passes (exit 0), SARIF is SARIF, and a bad
+//! revision is a usage error naming it (exit 2).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-07-12T10:00:00Z")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_DATE", "2026-07-12T10:00:00Z")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let full = dir.join(path);
+    std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+    std::fs::write(full, text).expect("write");
+}
+
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn lint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("lint")
+        .arg(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("liveproof runs")
+}
+
+const HELMRELEASE: &str = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: inventory\n  namespace: apps\nspec:\n  chart:\n    spec:\n      chart: ./charts/inventory\n      reconcileStrategy: ChartVersion   # <- the entire story, one line\n      sourceRef:\n        kind: GitRepository\n        name: acmeco-apps\n";
+
+/// Seed 002: templates rewritten, Chart.yaml untouched.
+fn seed_002() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "clusters/prod/inventory.yaml", HELMRELEASE);
+    write(
+        d,
+        "charts/inventory/Chart.yaml",
+        "apiVersion: v2\nname: inventory\nversion: 0.4.2\n",
+    );
+    write(
+        d,
+        "charts/inventory/templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    metadata:\n      annotations:\n        checksum/config: {{ .Values | toYaml | sha256sum }}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/inventory:1.4.2\n",
+    );
+    commit(d, "inventory");
+    write(
+        d,
+        "charts/inventory/templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    metadata:\n      annotations:\n        checksum/config: {{ .Values | toYaml | sha256sum }}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/inventory:1.4.2\n          env:\n            - name: DB_URL\n              valueFrom:\n                secretKeyRef:\n                  name: inventory-db\n                  key: url\n",
+    );
+    commit(d, "read the database URL from a Secret");
+    dir
+}
+
+#[test]
+fn seed_002_fails_until_the_chart_version_is_bumped() {
+    let repo = seed_002();
+    let out = lint(repo.path(), &["--base", "HEAD~1", "--head", "HEAD"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("clusters/prod/inventory.yaml:10: error: HelmRelease apps/inventory"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[chartversion-not-bumped]"), "{stdout}");
+    assert!(
+        stdout.contains("    fix: bump `version: 0.4.2`"),
+        "{stdout}"
+    );
+
+    let json = lint(repo.path(), &["-o", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(v["schema"], "liveproof/lint/v1");
+    assert_eq!(v["findings"][0]["id"], "chartversion-not-bumped");
+    assert_eq!(v["findings"][0]["level"], "error");
+    assert_eq!(v["findings"][0]["line"], 10);
+
+    write(
+        repo.path(),
+        "charts/inventory/Chart.yaml",
+        "apiVersion: v2\nname: inventory\nversion: 0.4.3\n",
+    );
+    commit(repo.path(), "bump");
+    let out = lint(repo.path(), &["--base", "HEAD~2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("no findings"), "{stdout}");
+}
+
+#[test]
+fn sarif_is_sarif_2_1_0_with_every_rule() {
+    let repo = seed_002();
+    let out = lint(repo.path(), &["-o", "sarif"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("sarif is JSON");
+    assert_eq!(v["version"], "2.1.0");
+    let run = &v["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "liveproof");
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    for id in [
+        "chartversion-not-bumped",
+        "mutable-tag-no-restart",
+        "config-without-restart",
+        "gitops-suspended",
+    ] {
+        assert!(rules.contains(&id), "{id} in {rules:?}");
+    }
+    let result = &run["results"][0];
+    assert_eq!(result["ruleId"], "chartversion-not-bumped");
+    assert_eq!(result["level"], "error");
+    assert!(result["message"]["text"].is_string());
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(
+        location["artifactLocation"]["uri"],
+        "clusters/prod/inventory.yaml"
+    );
+    assert_eq!(location["region"]["startLine"], 10);
+    let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+    assert_eq!(rules[index], "chartversion-not-bumped");
+}
+
+#[test]
+fn an_unknown_revision_is_a_usage_error_naming_it() {
+    let repo = seed_002();
+    let out = lint(repo.path(), &["--base", "release/does-not-exist"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`release/does-not-exist`"), "{stderr}");
+
+    let plain = tempfile::tempdir().expect("tempdir");
+    let out = lint(plain.path(), &["--base", "main"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a git repository"));
+}
+
+#[test]
+fn outside_git_everything_is_linted_with_a_note() {
+    let plain = tempfile::tempdir().expect("tempdir");
+    write(
+        plain.path(),
+        "apps/panel.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: panel\nspec:\n  template:\n    spec:\n      containers:\n        - name: panel\n          image: registry.example.com/panel:latest\n",
+    );
+    let out = lint(plain.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "warnings do not fail: {stdout}");
+    assert!(stdout.starts_with("note: "), "{stdout}");
+    assert!(
+        stdout.contains("apps/panel.yaml:10: warning: Deployment panel runs `registry.example.com/panel:latest`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[mutable-tag-no-restart]"), "{stdout}");
+}
