@@ -68,7 +68,11 @@ impl Server {
             PROTOCOL_VERSIONS
                 .iter()
                 .position(|known| *known == v)
-                .zip(PROTOCOL_VERSIONS.iter().position(|k| *k == STRUCTURED_SINCE))
+                .zip(
+                    PROTOCOL_VERSIONS
+                        .iter()
+                        .position(|k| *k == STRUCTURED_SINCE),
+                )
                 .is_some_and(|(at, since)| at <= since)
         })
     }
@@ -282,14 +286,20 @@ mod tests {
         assert_eq!((code(&v), v["id"].clone()), (INVALID_REQUEST, json!(4)));
         let v = reply(&mut s, r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#);
         assert_eq!((code(&v), v["id"].clone()), (INVALID_REQUEST, Value::Null));
-        let v = reply(&mut s, r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#);
+        let v = reply(
+            &mut s,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#,
+        );
         assert_eq!(code(&v), INVALID_PARAMS);
     }
 
     #[test]
     fn unknown_method_is_not_found_and_unknown_notifications_are_silent() {
         let mut s = Server::new(false);
-        let v = reply(&mut s, r#"{"jsonrpc":"2.0","id":"a","method":"resources/list"}"#);
+        let v = reply(
+            &mut s,
+            r#"{"jsonrpc":"2.0","id":"a","method":"resources/list"}"#,
+        );
         assert_eq!((code(&v), v["id"].clone()), (METHOD_NOT_FOUND, json!("a")));
         assert!(matches!(
             s.handle(br#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#),
@@ -321,11 +331,7 @@ mod tests {
                 env!("CARGO_PKG_VERSION")
             );
             assert!(v["result"]["capabilities"]["tools"].is_object());
-            assert_eq!(
-                s.structured_content(),
-                asked >= STRUCTURED_SINCE,
-                "{asked}"
-            );
+            assert_eq!(s.structured_content(), asked >= STRUCTURED_SINCE, "{asked}");
         }
         let mut s = Server::new(false);
         let v = reply(
@@ -405,7 +411,10 @@ mod tests {
             tool_names(&v),
             ["verify", "release_show", "stale", "restart_stale"]
         );
-        assert_eq!(v["result"]["tools"][3]["annotations"]["readOnlyHint"], false);
+        assert_eq!(
+            v["result"]["tools"][3]["annotations"]["readOnlyHint"],
+            false
+        );
     }
 
     #[test]

@@ -75,27 +75,25 @@ fn tool_result(text: String, structured: Option<Value>) -> Value {
 }
 
 pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
-    let tool = match name {
-        "verify" => Tool::Verify,
-        "release_show" => Tool::ReleaseShow,
-        "stale" => Tool::Stale,
-        "restart_stale" if allow_writes => Tool::RestartStale,
-        "restart_stale" => {
-            return Prepared::Refused(
+    let tool =
+        match name {
+            "verify" => Tool::Verify,
+            "release_show" => Tool::ReleaseShow,
+            "stale" => Tool::Stale,
+            "restart_stale" if allow_writes => Tool::RestartStale,
+            "restart_stale" => return Prepared::Refused(
                 "restart_stale writes to the cluster (it restarts the stale workloads), and this \
                  server is read-only.\nhint: start the server with `liveproof mcp --allow-writes` \
                  to offer it; `stale` reports the same workloads without touching them"
                     .into(),
-            )
-        }
-        _ => return Prepared::Unknown,
-    };
+            ),
+            _ => return Prepared::Unknown,
+        };
     let argv = match tool {
         Tool::Verify => decode::<VerifyInput>(tool, arguments).and_then(|i| i.argv()),
         Tool::ReleaseShow => decode::<ReleaseInput>(tool, arguments).map(|i| i.argv()),
         Tool::Stale => decode::<StaleInput>(tool, arguments).map(|i| i.argv(None)),
-        Tool::RestartStale => decode::<RestartInput>(tool, arguments)
-            .map(RestartInput::argv),
+        Tool::RestartStale => decode::<RestartInput>(tool, arguments).map(RestartInput::argv),
     };
     match argv {
         Ok(argv) => Prepared::Ready(Call { tool, argv }),
@@ -133,7 +131,11 @@ fn cli_error(err: &anyhow::Error) -> String {
 }
 
 async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
-    tracing::info!("{}: liveproof {}", call.tool.name(), call.argv[1..].join(" "));
+    tracing::info!(
+        "{}: liveproof {}",
+        call.tool.name(),
+        call.argv[1..].join(" ")
+    );
     let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
     let mut out = Vec::new();
     match cli.command {
@@ -152,7 +154,10 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
             crate::release::show(&args, &mut out)
                 .await
                 .map_err(|e| cli_error(&e))?;
-            Ok(tool_result(String::from_utf8_lossy(&out).into_owned(), None))
+            Ok(tool_result(
+                String::from_utf8_lossy(&out).into_owned(),
+                None,
+            ))
         }
         Command::Stale(args) => {
             crate::stale::run(&args, &mut out)
@@ -234,8 +239,8 @@ fn restart_result(out: &[u8], dry_run: bool, structured: bool) -> Result<Value, 
     if let Some(object) = value.as_object_mut() {
         object.insert("restart".into(), restart);
     }
-    let text = serde_json::to_string_pretty(&value)
-        .map_err(|e| format!("internal error: output: {e}"))?;
+    let text =
+        serde_json::to_string_pretty(&value).map_err(|e| format!("internal error: output: {e}"))?;
     Ok(tool_result(text, structured.then_some(value)))
 }
 
@@ -645,10 +650,7 @@ fn stale_input(restart: bool) -> Value {
         "additionalProperties": false,
     });
     if restart {
-        if let Some(props) = schema
-            .get_mut("properties")
-            .and_then(Value::as_object_mut)
-        {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
             props.insert(
                 "dry_run".into(),
                 boolean("Say what would be patched, without sending anything."),
@@ -735,10 +737,7 @@ fn stale_schema(restart: bool) -> Value {
     });
     if restart {
         let lines = json!({"type": "array", "items": {"type": "string"}});
-        if let Some(props) = schema
-            .get_mut("properties")
-            .and_then(Value::as_object_mut)
-        {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
             props.insert(
                 "restart".into(),
                 json!({
@@ -790,7 +789,10 @@ mod tests {
 
     #[test]
     fn release_show_never_shows_values() {
-        let call = ready("release_show", json!({"name": "inventory", "section": "values"}));
+        let call = ready(
+            "release_show",
+            json!({"name": "inventory", "section": "values"}),
+        );
         assert!(call.argv.iter().all(|a| a != "--show-values"));
         let cli = Cli::try_parse_from(&call.argv).expect("parses");
         let Command::Release(ReleaseCommand::Show(args)) = cli.command else {
@@ -817,10 +819,17 @@ mod tests {
     #[test]
     fn wait_is_bounded() {
         assert!(matches!(
-            prepare("verify", json!({"targets": ["deploy/a"], "wait_seconds": 100_000}), false),
+            prepare(
+                "verify",
+                json!({"targets": ["deploy/a"], "wait_seconds": 100_000}),
+                false
+            ),
             Prepared::Refused(_)
         ));
-        let call = ready("verify", json!({"targets": ["deploy/a"], "wait_seconds": 30}));
+        let call = ready(
+            "verify",
+            json!({"targets": ["deploy/a"], "wait_seconds": 30}),
+        );
         assert!(call.argv.iter().any(|a| a == "--timeout=30s"));
     }
 
