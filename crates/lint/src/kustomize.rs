@@ -153,9 +153,7 @@ fn files_of(
         entries.extend(strings(&v[key]));
     }
     // Patches name the objects they change; they are part of the build too.
-    for key in ["patchesStrategicMerge"] {
-        entries.extend(strings(&v[key]));
-    }
+    entries.extend(strings(&v["patchesStrategicMerge"]));
     for p in v["patches"].as_sequence().into_iter().flatten() {
         if let Some(path) = p["path"].as_str() {
             entries.push(path);

@@ -1,5 +1,4 @@
 //! A real git repository for a test, told as a story: `Repo::new().file(..).commit(..)`.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
