@@ -154,10 +154,12 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
             crate::release::show(&args, &mut out)
                 .await
                 .map_err(|e| cli_error(&e))?;
-            Ok(tool_result(
-                String::from_utf8_lossy(&out).into_owned(),
-                None,
-            ))
+            // The CLI's hint names a flag this server never passes.
+            let text = String::from_utf8_lossy(&out).replace(
+                liveproof_helm::show::VALUES_REDACTED_HEADER,
+                "# values redacted: they are never shown over MCP",
+            );
+            Ok(tool_result(text, None))
         }
         Command::Stale(args) => {
             crate::stale::run(&args, &mut out)
@@ -554,7 +556,8 @@ fn describe(tool: Tool) -> Description {
              `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
              `expect_env`, `expect_secret_ref`). Read-only.",
             verify_input(),
-            Some(report_schema()),
+            // The schema `liveproof schema` prints, derived from the report types.
+            Some(crate::schema::report_schema()),
             true,
         ),
         Tool::ReleaseShow => (
@@ -658,54 +661,6 @@ fn stale_input(restart: bool) -> Value {
         }
     }
     schema
-}
-
-/// The liveproof/v1 report (DESIGN.md "Output"); fields the contract does not fix are left
-/// open so a newer report still validates.
-fn report_schema() -> Value {
-    let verdict = json!({"type": "string", "enum": ["live", "not_live", "unproven"]});
-    json!({
-        "type": "object",
-        "properties": {
-            "schema": {"const": "liveproof/v1"},
-            "verdict": verdict,
-            "change": {
-                "type": "object",
-                "properties": {"since": {"type": "string"}, "commit": {"type": "string"}},
-            },
-            "targets": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "kind": {"type": "string"},
-                        "namespace": {"type": "string"},
-                        "name": {"type": "string"},
-                        "verdict": verdict,
-                        "via": {"type": "string"},
-                        "next_step": {"type": "string"},
-                        "evidence": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "check": {"type": "string"},
-                                    "status": {"type": "string", "enum": ["pass", "fail", "unknown", "skip"]},
-                                    "observed": {"type": "string"},
-                                    "expected": {"type": "string"},
-                                    "source": {"type": "string"},
-                                    "detail": {"type": "string"},
-                                },
-                                "required": ["check", "status", "observed", "expected", "source", "detail"],
-                            },
-                        },
-                    },
-                    "required": ["kind", "namespace", "name", "verdict", "evidence"],
-                },
-            },
-        },
-        "required": ["schema", "verdict", "change", "targets"],
-    })
 }
 
 fn stale_schema(restart: bool) -> Value {
