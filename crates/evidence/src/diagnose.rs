@@ -13,7 +13,7 @@ use crate::checks::raw::{condition, str_at, time_at};
 use crate::{Observed, ResourceKind, Target, TargetKind};
 
 /// One piece of "why", as the JSON report carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     /// `container`, `scheduling`, `event`, `logs`, `controller`, `release`.
     pub kind: String,
@@ -29,6 +29,28 @@ pub struct Diagnostic {
     pub last_seen: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
+}
+
+impl Diagnostic {
+    /// One line a person reads: `CrashLoopBackOff apps/Pod/x [app]: back-off … (×5, last 10:20)`.
+    pub fn summary(&self) -> String {
+        let mut line = format!("{} {}", self.reason, self.object);
+        if !self.message.is_empty() {
+            line.push_str(": ");
+            line.push_str(&self.message);
+        }
+        let mut extra = Vec::new();
+        if let Some(n) = self.count.filter(|n| *n > 1) {
+            extra.push(format!("×{n}"));
+        }
+        if let Some(last) = &self.last_seen {
+            extra.push(format!("last {last}"));
+        }
+        if !extra.is_empty() {
+            line.push_str(&format!(" ({})", extra.join(", ")));
+        }
+        line
+    }
 }
 
 /// How many events a target reports at most (newest first).
@@ -119,6 +141,39 @@ pub fn workload(
     }
     out.extend(events(observed, namespace, &names, since));
     out
+}
+
+/// Which container logs `--logs` reads for a workload that is not live: each not-ready
+/// container of its not-Ready pods, `previous` when it has restarted (its last run crashed).
+pub fn log_requests(
+    observed: &Observed,
+    target: &Target,
+    namespace: &str,
+) -> Vec<(String, String, String, bool)> {
+    let Some(w) =
+        crate::checks::workload::Workload::find(observed, target.kind, namespace, &target.name)
+    else {
+        return Vec::new();
+    };
+    w.pods(observed)
+        .into_iter()
+        .filter(|p| !crate::checks::pods::is_ready(p))
+        .flat_map(|p| {
+            let name = p.metadata.name.clone().unwrap_or_default();
+            crate::checks::pods::container_statuses(p)
+                .iter()
+                .filter(|c| !c.ready)
+                .map(move |c| {
+                    (
+                        namespace.to_string(),
+                        name.clone(),
+                        c.name.clone(),
+                        c.restart_count > 0,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Why a pod is not Ready: its containers' waiting and last-terminated reasons, and an

@@ -179,6 +179,10 @@ pub struct TargetReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     pub evidence: Vec<Evidence>,
+    /// When not live: why, in the cluster's own words (pod reasons, Warning events, logs with
+    /// `--logs`, what controllers recorded). Never changes the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<crate::diagnose::Diagnostic>,
     /// When not live: the single most useful thing to do next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,

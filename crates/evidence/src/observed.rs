@@ -132,6 +132,8 @@ pub struct Observed {
     /// What each image reference (`ImageRef` as `repository:tag`) resolves to in its registry
     /// now, or why it could not be resolved. Only references the digest policy covers.
     pub tags: std::collections::BTreeMap<String, Result<crate::digest::ResolvedTag, String>>,
+    /// Container logs read for diagnostics (`--logs`): `(namespace, pod, container)` → lines.
+    pub logs: crate::diagnose::Logs,
     /// What the change's commit did to a chart, read from git when `--repo` holds it: the
     /// evidence behind the ChartVersion diagnosis.
     pub chart_changes: Vec<ChartChange>,

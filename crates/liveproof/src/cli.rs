@@ -74,6 +74,18 @@ pub enum Command {
     Release(ReleaseCommand),
     /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
     Sim(SimArgs),
+    /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
+    #[command(long_about = LINT_LONG_ABOUT)]
+    Lint(LintArgs),
+    /// Serve verify, release show and stale to agents over MCP (JSON-RPC on stdin/stdout).
+    #[command(
+        long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
+        tools over stdio (JSON-RPC 2.0, one message per line; logs on stderr). Each tool returns \
+        the same JSON as the command's `-o json` and fails with the command's message.\n\n\
+        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`).\n\n\
+        Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
+    )]
+    Mcp(McpArgs),
     /// Print the bundled agent procedure (SKILL.md): how to prove a change live before calling it deployed.
     #[command(
         long_about = "Print the bundled agent procedure, a SKILL.md document to give an AI agent \
@@ -89,18 +101,6 @@ pub enum Command {
         json` prints, derived from the report's own types so the two cannot drift apart."
     )]
     Schema(SchemaArgs),
-    /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
-    #[command(long_about = LINT_LONG_ABOUT)]
-    Lint(LintArgs),
-    /// Serve verify, release show and stale to agents over MCP (JSON-RPC on stdin/stdout).
-    #[command(
-        long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
-        tools over stdio (JSON-RPC 2.0, one message per line; logs on stderr). Each tool returns \
-        the same JSON as the command's `-o json` and fails with the command's message.\n\n\
-        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`).\n\n\
-        Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
-    )]
-    Mcp(McpArgs),
 }
 
 const SNAPSHOT_LONG_ABOUT: &str = "\
@@ -386,6 +386,12 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
     pub max_release_size: usize,
 
+    /// When a workload is not live, add the last N log lines (default 25) of each crashing or
+    /// not-ready container. Off by default: logs can hold anything, secrets included — turn
+    /// this on only where the report may show them.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "25")]
+    pub logs: Option<i64>,
+
     /// Watch until the verdict is live, a failure is final, or --timeout ends.
     #[arg(long)]
     pub wait: bool,
@@ -527,6 +533,10 @@ pub struct SimArgs {
     pub namespace: String,
 }
 
+/// `liveproof schema` takes no options yet.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {}
+
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
@@ -584,7 +594,3 @@ pub enum LintFormat {
     Json,
     Sarif,
 }
-
-/// `liveproof schema` takes no options yet.
-#[derive(Debug, Args)]
-pub struct SchemaArgs {}

@@ -77,6 +77,8 @@ pub struct VerifyConfig {
     pub insecure_registries: Vec<String>,
     /// `--version-url` / `--expect-version` / `--version-json`, paired.
     pub versions: Vec<liveproof_evidence::server::VersionExpectation>,
+    /// `--logs N`: log lines per not-ready container in the diagnostics (off when `None`).
+    pub logs: Option<i64>,
     /// `--snapshot DIR`: verify what changed since the snapshot there.
     pub snapshot: Option<std::path::PathBuf>,
     /// `--report FILE`, and the format written there.
@@ -144,6 +146,7 @@ impl VerifyConfig {
             repo: args.change.repo.clone(),
             insecure_registries: args.change.insecure_registry.clone(),
             versions: versions(&args.change)?,
+            logs: args.logs.filter(|n| *n > 0),
             snapshot: args.snapshot.clone(),
             report: args.report.as_ref().map(|path| {
                 let by_extension = match path.extension().and_then(|e| e.to_str()) {

@@ -68,6 +68,7 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         repo: std::path::PathBuf::from("."),
         insecure_registries: Vec::new(),
         versions: Vec::new(),
+        logs: None,
         snapshot: None,
         report: None,
     };

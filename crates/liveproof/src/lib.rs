@@ -75,10 +75,10 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
-        cli::Command::Skill => skill::run(&mut out)?,
-        cli::Command::Schema(args) => schema::run(&args, &mut out)?,
         cli::Command::Lint(args) => lint::run(&args, &mut out)?,
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args, &mut out))?,
+        cli::Command::Skill => skill::run(&mut out)?,
+        cli::Command::Schema(args) => schema::run(&args, &mut out)?,
     };
     out.flush()?;
     Ok(code)

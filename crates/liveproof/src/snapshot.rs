@@ -343,6 +343,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         repo: ".".into(),
         insecure_registries: Vec::new(),
         versions: Vec::new(),
+        logs: None,
         snapshot: None,
         report: None,
     };

@@ -142,6 +142,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         repo: ".".into(),
         insecure_registries: args.insecure_registry.clone(),
         versions: Vec::new(),
+        logs: None,
         snapshot: None,
         report: None,
     };

@@ -73,8 +73,11 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
-                    let report =
-                        judge_snapshot(config, &facts, observed, cluster.default_namespace())?.0;
+                    let mut prepared = observed.clone();
+                    let (mut report, _) =
+                        judge_snapshot(config, &facts, observed, cluster.default_namespace())?;
+                    facts.apply(&mut prepared);
+                    explain(config, &cluster, &mut prepared, &mut report).await;
                     with_versions(config, report).await
                 }
                 Some(timeout) => {
@@ -128,9 +131,88 @@ fn judge_snapshot(
             });
         }
     }
-    let report = judge(&observed, &config.change, &targets, default_ns);
+    let mut report = judge(&observed, &config.change, &targets, default_ns);
+    attach_diagnostics(config, &observed, &mut report);
     let final_reason = final_failure(&observed, &targets, default_ns);
     Ok((report, final_reason))
+}
+
+/// The "why" of every target that is not live, from what `observed` holds (pod statuses,
+/// events, logs, controller status). Diagnostics explain; they never change a verdict.
+fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut Report) {
+    for t in report
+        .targets
+        .iter_mut()
+        .filter(|t| t.verdict != Verdict::Live)
+    {
+        let Some(kind) = liveproof_evidence::TargetKind::parse(&t.kind) else {
+            continue;
+        };
+        let target = liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name);
+        t.diagnostics = if kind.is_workload() {
+            liveproof_evidence::diagnose::workload(
+                observed,
+                &target,
+                &t.namespace,
+                config.change.since,
+                &observed.logs,
+            )
+        } else {
+            liveproof_evidence::diagnose::gitops(observed, &target, &t.namespace)
+        };
+    }
+}
+
+/// For a report that is not live: read the Warning events of the namespaces concerned (one
+/// LIST per event API and namespace) and, with `--logs`, the not-ready containers' last lines,
+/// then attach the diagnostics. A live report costs no request here.
+async fn explain(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &mut Observed,
+    report: &mut Report,
+) {
+    let not_live: Vec<&liveproof_evidence::TargetReport> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict != Verdict::Live && !t.namespace.is_empty())
+        .collect();
+    if not_live.is_empty() {
+        return;
+    }
+    let mut namespaces: Vec<String> = not_live.iter().map(|t| t.namespace.clone()).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    for ns in &namespaces {
+        cluster.gather_warning_events(ns, observed).await;
+    }
+    if let Some(tail) = config.logs {
+        let wanted: Vec<(String, String, String, bool)> = not_live
+            .iter()
+            .filter_map(|t| {
+                let kind =
+                    liveproof_evidence::TargetKind::parse(&t.kind).filter(|k| k.is_workload())?;
+                Some(liveproof_evidence::diagnose::log_requests(
+                    observed,
+                    &liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name),
+                    &t.namespace,
+                ))
+            })
+            .flatten()
+            .collect();
+        for (ns, pod, container, previous) in wanted {
+            match cluster
+                .container_log(&ns, &pod, &container, tail, previous)
+                .await
+            {
+                Ok(lines) => {
+                    observed.logs.insert((ns, pod, container), lines);
+                }
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+    }
+    attach_diagnostics(config, observed, report);
 }
 
 async fn registry_facts(
@@ -291,7 +373,13 @@ pub async fn wait(
         }
     }
     progress.finish();
-    last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))
+    let mut last =
+        last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
+    if let Some(mut observed) = latest {
+        facts.apply(&mut observed);
+        explain(config, cluster, &mut observed, &mut last).await;
+    }
+    Ok(last)
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -330,6 +418,7 @@ async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
             via: None,
             evidence: vec![item],
             next_step,
+            diagnostics: Vec::new(),
         });
     }
     report.verdict = report

@@ -284,11 +284,26 @@ async fn verbose_counts_requests_and_gathers_with_few() {
     ])
     .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
-    // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector.
-    assert!(run.stderr.contains("3 API requests"), "{}", run.stderr);
+    // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector; and,
+    // because it is not live, one LIST of Warning events per event API for the "why".
+    assert!(run.stderr.contains("5 API requests"), "{}", run.stderr);
+    assert_eq!(
+        cluster
+            .sim
+            .requests()
+            .count("list", "/api/v1/namespaces/apps/events"),
+        1
+    );
+    assert_eq!(
+        cluster
+            .sim
+            .requests()
+            .count("list", "/apis/events.k8s.io/v1/namespaces/apps/events"),
+        1
+    );
     assert_eq!(
         cluster.sim.requests().total(),
-        3,
+        5,
         "{:?}",
         cluster.sim.requests().snapshot()
     );

@@ -109,14 +109,26 @@ fn write_suite(out: &mut impl Write, report: &Report, target: &TargetReport) -> 
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(".");
+    // The "why" travels in every failure body, where CI shows it.
+    let why: String = target
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let mut text = format!("\nwhy: {}", d.summary());
+            for line in &d.lines {
+                text.push_str(&format!("\n  | {line}"));
+            }
+            text
+        })
+        .collect();
     for e in &target.evidence {
-        write_case(out, &classname, e)?;
+        write_case(out, &classname, e, &why)?;
     }
     writeln!(out, "  </testsuite>")?;
     Ok(())
 }
 
-fn write_case(out: &mut impl Write, classname: &str, e: &Evidence) -> io::Result<()> {
+fn write_case(out: &mut impl Write, classname: &str, e: &Evidence, why: &str) -> io::Result<()> {
     let open = format!(
         r#"    <testcase classname="{}" name="{}""#,
         escape(classname),
@@ -148,7 +160,7 @@ fn write_case(out: &mut impl Write, classname: &str, e: &Evidence) -> io::Result
                 out,
                 r#"      <{tag} message="{}" type="{kind}">{}</{tag}>"#,
                 escape(&message),
-                escape_text(&body)
+                escape_text(&format!("{body}{why}"))
             )?;
             writeln!(out, "    </testcase>")?;
         }

@@ -111,6 +111,22 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
             }
         }
     }
+    if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "**Why:**")?;
+        writeln!(out)?;
+        for d in &target.diagnostics {
+            writeln!(out, "- {}", escape(&d.summary()))?;
+            if !d.lines.is_empty() {
+                writeln!(out)?;
+                writeln!(out, "  ```text")?;
+                for line in &d.lines {
+                    writeln!(out, "  {}", line.replace("```", "'''"))?;
+                }
+                writeln!(out, "  ```")?;
+            }
+        }
+    }
     if target.verdict != Verdict::Live {
         if let Some(step) = &target.next_step {
             writeln!(out)?;

@@ -69,6 +69,15 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     for target in &report.targets {
         writeln!(out)?;
         write_target(&mut out, paint, target)?;
+        if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
+            writeln!(out, "  why:")?;
+            for d in &target.diagnostics {
+                write_wrapped(&mut out, "    - ", &terminal_safe(&d.summary()))?;
+                for line in &d.lines {
+                    writeln!(out, "      | {}", terminal_safe(line))?;
+                }
+            }
+        }
         // With one target the closing next step is this one; with several, each keeps its own.
         if let (true, Verdict::NotLive | Verdict::Unproven, Some(step)) =
             (many, target.verdict, &target.next_step)

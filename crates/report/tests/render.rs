@@ -41,6 +41,7 @@ fn target(
         evidence,
         next_step: next_step.map(str::to_string),
         via: None,
+        diagnostics: Vec::new(),
     }
 }
 

@@ -203,6 +203,7 @@ fn target_report(
         via: None,
         evidence: findings.into_iter().map(|f| f.evidence).collect(),
         next_step,
+        diagnostics: Vec::new(),
     }
 }
 
