@@ -112,28 +112,8 @@ impl Cluster {
     /// pod template's `kubectl.kubernetes.io/restartedAt` annotation. Returns the patch sent.
     pub async fn restart(&self, target: &Target, at: Timestamp) -> Result<Value, GatherError> {
         let patch = restart_patch(at);
-        let ns = target
-            .namespace
-            .as_deref()
-            .unwrap_or(self.default_namespace());
-        let what = format!("{target}");
-        let params = PatchParams::default();
-        let result = match target.kind {
-            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Strategic(&patch))
-                .await
-                .map(|_| ()),
-            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Strategic(&patch))
-                .await
-                .map(|_| ()),
-            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Strategic(&patch))
-                .await
-                .map(|_| ()),
-            _ => return Err(GatherError::NotRestartable { target: what }),
-        };
-        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))?;
+        self.patch_workload(target, &Patch::Strategic(&patch))
+            .await?;
         Ok(patch)
     }
 }
@@ -212,28 +192,8 @@ impl Cluster {
                 target: format!("{target}"),
                 reason: e.to_string(),
             })?;
-        let ns = target
-            .namespace
-            .as_deref()
-            .unwrap_or(self.default_namespace());
-        let what = format!("{target}");
-        let params = PatchParams::default();
-        let result = match target.kind {
-            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Json::<()>(patch))
-                .await
-                .map(|_| ()),
-            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Json::<()>(patch))
-                .await
-                .map(|_| ()),
-            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, &Patch::Json::<()>(patch))
-                .await
-                .map(|_| ()),
-            _ => return Err(GatherError::NotRestartable { target: what }),
-        };
-        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))?;
+        self.patch_workload(target, &Patch::Json::<()>(patch))
+            .await?;
         Ok(ops)
     }
 }
@@ -292,6 +252,38 @@ impl Cluster {
             )
         })?;
         Ok(text.lines().map(str::to_string).collect())
+    }
+}
+
+impl Cluster {
+    /// One PATCH of a Deployment, StatefulSet or DaemonSet: the only writes liveproof makes.
+    async fn patch_workload<P: serde::Serialize + std::fmt::Debug>(
+        &self,
+        target: &Target,
+        patch: &Patch<P>,
+    ) -> Result<(), GatherError> {
+        let ns = target
+            .namespace
+            .as_deref()
+            .unwrap_or(self.default_namespace());
+        let what = format!("{target}");
+        let params = PatchParams::default();
+        let result = match target.kind {
+            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, patch)
+                .await
+                .map(|_| ()),
+            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, patch)
+                .await
+                .map(|_| ()),
+            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
+                .patch(&target.name, &params, patch)
+                .await
+                .map(|_| ()),
+            _ => return Err(GatherError::NotRestartable { target: what }),
+        };
+        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))
     }
 }
 
