@@ -343,7 +343,12 @@ pub fn events(
 }
 
 /// What a GitOps controller or Helm recorded about a target that is not live.
-pub fn gitops(observed: &Observed, target: &Target, namespace: &str) -> Vec<Diagnostic> {
+pub fn gitops(
+    observed: &Observed,
+    target: &Target,
+    namespace: &str,
+    since: Option<Timestamp>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let resource = match target.kind {
         TargetKind::HelmRelease => ResourceKind::HelmRelease,
@@ -370,11 +375,15 @@ pub fn gitops(observed: &Observed, target: &Target, namespace: &str) -> Vec<Diag
         return out;
     };
     let object = format!("{namespace}/{}/{}", resource.kind_name(), target.name);
+    let mut said: Vec<(String, String)> = Vec::new();
     for t in ["Ready", "Released", "Reconciling", "Stalled"] {
         if let Some(c) = condition(obj, t) {
             let bad = (t == "Ready" || t == "Released") && c.status == "False"
                 || t == "Stalled" && c.status == "True";
-            if bad {
+            // Ready often repeats Released's reason and message: say it once.
+            let key = (c.reason.to_string(), c.message.to_string());
+            if bad && !said.contains(&key) {
+                said.push(key);
                 out.push(Diagnostic::new(
                     "controller",
                     object.clone(),
@@ -446,5 +455,12 @@ pub fn gitops(observed: &Observed, target: &Target, namespace: &str) -> Vec<Diag
             ));
         }
     }
+    // Warning events about the GitOps object itself (UpgradeFailed, OperationCompleted, …).
+    out.extend(events(
+        observed,
+        namespace,
+        &[(resource.kind_name().to_string(), target.name.clone())],
+        since,
+    ));
     out
 }

@@ -125,6 +125,7 @@ fn controllers_and_helm_say_what_failed() {
         &observed,
         &Target::new(TargetKind::Kustomization, Some(ns), name),
         ns,
+        None,
     );
     assert!(
         found.iter().any(|d| d.reason == "RevisionNotApplied"),
@@ -136,6 +137,7 @@ fn controllers_and_helm_say_what_failed() {
         &helm,
         &Target::new(TargetKind::Release, Some("apps"), "inventory"),
         "apps",
+        None,
     );
     assert!(
         found

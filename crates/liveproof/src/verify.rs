@@ -158,7 +158,12 @@ fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut R
                 &observed.logs,
             )
         } else {
-            liveproof_evidence::diagnose::gitops(observed, &target, &t.namespace)
+            liveproof_evidence::diagnose::gitops(
+                observed,
+                &target,
+                &t.namespace,
+                config.change.since,
+            )
         };
     }
 }

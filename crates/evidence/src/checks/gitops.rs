@@ -622,7 +622,9 @@ fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
         if let Some(op) = str_at(app, "/status/operationState/syncResult/revision") {
             parts.push(commit_part(Some(op), commit, "last sync operation"));
         }
-    } else if sync_status == "OutOfSync" {
+    }
+    // At the right revision or not, OutOfSync means the cluster differs from git.
+    if sync_status == "OutOfSync" {
         parts.push((
             Status::Fail,
             "OutOfSync".into(),
