@@ -266,6 +266,42 @@ impl Observed {
         self.complete.contains(&(namespace.to_string(), kind))
     }
 
+    /// Every Deployment, StatefulSet and DaemonSet: its kind, metadata and pod template (when
+    /// it has a spec) — the one walk over the three workload kinds.
+    pub fn workloads(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            crate::TargetKind,
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            Option<&k8s_openapi::api::core::v1::PodTemplateSpec>,
+        ),
+    > {
+        use crate::TargetKind;
+        let deployments = self.deployments.iter().map(|d| {
+            (
+                TargetKind::Deployment,
+                &d.metadata,
+                d.spec.as_ref().map(|s| &s.template),
+            )
+        });
+        let statefulsets = self.statefulsets.iter().map(|s| {
+            (
+                TargetKind::StatefulSet,
+                &s.metadata,
+                s.spec.as_ref().map(|s| &s.template),
+            )
+        });
+        let daemonsets = self.daemonsets.iter().map(|d| {
+            (
+                TargetKind::DaemonSet,
+                &d.metadata,
+                d.spec.as_ref().map(|s| &s.template),
+            )
+        });
+        deployments.chain(statefulsets).chain(daemonsets)
+    }
+
     /// Objects kept raw (`others`) of `kind` — matched by kind and API group, any version.
     pub fn others_of(&self, kind: ResourceKind) -> impl Iterator<Item = &Value> {
         let group = kind.group();

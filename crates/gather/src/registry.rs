@@ -108,22 +108,10 @@ fn images(observed: &Observed) -> Vec<(String, String, Vec<String>)> {
             }
         }
     };
-    for d in &observed.deployments {
+    for (_, meta, template) in observed.workloads() {
         add(
-            d.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
-            d.metadata.namespace.as_ref(),
-        );
-    }
-    for s in &observed.statefulsets {
-        add(
-            s.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
-            s.metadata.namespace.as_ref(),
-        );
-    }
-    for d in &observed.daemonsets {
-        add(
-            d.spec.as_ref().and_then(|s| s.template.spec.as_ref()),
-            d.metadata.namespace.as_ref(),
+            template.and_then(|t| t.spec.as_ref()),
+            meta.namespace.as_ref(),
         );
     }
     for p in &observed.pods {

@@ -47,14 +47,10 @@ pub fn resolve_targets(
 }
 
 fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
-    let metas: Vec<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> = match kind {
-        TargetKind::Deployment => observed.deployments.iter().map(|o| &o.metadata).collect(),
-        TargetKind::StatefulSet => observed.statefulsets.iter().map(|o| &o.metadata).collect(),
-        TargetKind::DaemonSet => observed.daemonsets.iter().map(|o| &o.metadata).collect(),
-        _ => Vec::new(),
-    };
-    metas
-        .into_iter()
+    observed
+        .workloads()
+        .filter(|(k, _, _)| *k == kind)
+        .map(|(_, m, _)| m)
         .filter(|m| m.name.as_deref() == Some(name))
         .map(|m| m.namespace.clone().unwrap_or_else(|| "default".to_string()))
         .collect()

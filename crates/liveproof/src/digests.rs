@@ -18,21 +18,8 @@ pub struct RegistryFacts {
 /// Whether any container image in `observed` is one `policy` holds to its digest.
 fn covers_any(observed: &Observed, policy: DigestPolicy) -> bool {
     let templates = observed
-        .deployments
-        .iter()
-        .filter_map(|d| d.spec.as_ref()?.template.spec.as_ref())
-        .chain(
-            observed
-                .statefulsets
-                .iter()
-                .filter_map(|s| s.spec.as_ref()?.template.spec.as_ref()),
-        )
-        .chain(
-            observed
-                .daemonsets
-                .iter()
-                .filter_map(|d| d.spec.as_ref()?.template.spec.as_ref()),
-        );
+        .workloads()
+        .filter_map(|(_, _, template)| template?.spec.as_ref());
     templates
         .flat_map(|s| s.containers.iter())
         .filter_map(|c| c.image.as_deref().and_then(ImageRef::parse))

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
-use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, TargetKind, Verdict};
+use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, Verdict};
 use liveproof_gather::{Cluster, ClusterOptions};
 
 use crate::cli::{StaleArgs, StaleFormat};
@@ -182,21 +182,8 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
 pub fn declared_workloads(path: &std::path::Path, ns: &str) -> anyhow::Result<Vec<Target>> {
     let declared = liveproof_gather::offline::load(path)?;
     let mut targets: Vec<Target> = declared
-        .deployments
-        .iter()
-        .map(|d| (TargetKind::Deployment, &d.metadata))
-        .chain(
-            declared
-                .statefulsets
-                .iter()
-                .map(|s| (TargetKind::StatefulSet, &s.metadata)),
-        )
-        .chain(
-            declared
-                .daemonsets
-                .iter()
-                .map(|d| (TargetKind::DaemonSet, &d.metadata)),
-        )
+        .workloads()
+        .map(|(kind, m, _)| (kind, m))
         .filter_map(|(kind, m)| {
             let name = m.name.as_deref()?;
             Some(Target::new(
