@@ -1,25 +1,13 @@
 //! Diagnostics read from fixture objects: the reasons new pods give, Warning events folded and
 //! capped, and what controllers and Helm recorded.
 
+mod common;
+
 use liveproof_evidence::diagnose::{self, Logs, EVENT_CAP};
-use liveproof_evidence::{Observed, Target, TargetKind};
+use liveproof_evidence::{Target, TargetKind};
 use serde_json::json;
 
-fn story(story: &str) -> Observed {
-    let path = format!(
-        "{}/../../test-data/scenarios/{story}/cluster.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).expect("story fixture");
-    let mut observed = Observed::default();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let value: serde_json::Value = serde::Deserialize::deserialize(doc).expect("yaml");
-        if !value.is_null() {
-            observed.add_value(value, &path).expect("object");
-        }
-    }
-    observed
-}
+use common::story;
 
 fn inventory() -> Target {
     Target::new(TargetKind::Deployment, Some("apps"), "inventory")

@@ -1,22 +1,10 @@
 //! Where each piece of evidence says it was read: a person follows `source` to check it.
 
+mod common;
+
 use liveproof_evidence::{judge, Change, Check, Observed, Status, Target, TargetKind};
 
-fn observed(story: &str) -> Observed {
-    let path = format!(
-        "{}/../../test-data/scenarios/{story}/cluster.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).expect("story fixture");
-    let mut observed = Observed::default();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let value: serde_json::Value = serde::Deserialize::deserialize(doc).expect("yaml");
-        if !value.is_null() {
-            observed.add_value(value, &path).expect("object");
-        }
-    }
-    observed
-}
+use common::story as observed;
 
 #[test]
 fn pod_restarted_names_the_pod_that_started_earliest() {

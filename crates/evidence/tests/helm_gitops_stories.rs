@@ -1,31 +1,13 @@
 //! What the corpus's verdict sets cannot show about the Helm and GitOps stories: which object an
 //! unknown names, where the follow-through looked, and what the seed-002 diagnosis says.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use liveproof_evidence::{
-    judge, Change, Check, ManifestExpectation, Observed, Report, Status, Target, TargetReport,
-    Verdict,
+    judge, Change, Check, ManifestExpectation, Report, Status, Target, TargetReport, Verdict,
 };
-use serde::Deserialize;
 
-fn cluster(story: &str) -> Observed {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../test-data/scenarios")
-        .join(story)
-        .join("cluster.yaml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut observed = Observed::default();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let value = serde_yaml::Value::deserialize(doc).expect("YAML");
-        if value.is_null() {
-            continue;
-        }
-        let json = serde_json::to_value(value).expect("JSON");
-        observed.add_value(json, story).expect("a valid object");
-    }
-    observed
-}
+use common::story as cluster;
 
 fn change_since_merge() -> Change {
     Change {
