@@ -392,7 +392,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "25")]
     pub logs: Option<i64>,
 
-    /// Watch until the verdict is live, a failure is final, or --timeout ends.
+    /// Watch until the verdict is live, a failure is final, or --timeout ends. Needs a change
+    /// time (--since, or --commit with its repository): without one nothing can become live.
     #[arg(long)]
     pub wait: bool,
 
@@ -421,7 +422,9 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "The change")]
 pub struct ChangeArgs {
-    /// When the change was merged or pushed (RFC 3339, e.g. 2026-07-12T10:00:00Z).
+    /// When the change was merged or pushed: RFC 3339 with an offset (2026-07-12T10:00:00Z,
+    /// 2026-07-12T12:00:00+02:00) or how long ago, as kubectl writes durations (10m, 2h, 1h30m).
+    /// A time in the future is refused.
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
 

@@ -19,8 +19,18 @@ use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
-    #[error("--since `{given}` is not an RFC 3339 time: {reason}\nhint: e.g. --since 2026-07-12T10:00:00Z (a time and a zone are required)")]
+    #[error("--since `{given}` {reason}\nhint: {SINCE_EXAMPLES}")]
     Since { given: String, reason: String },
+    #[error("--since {given} is in the future (now {now}): a change that has not happened yet cannot be live\nhint: {SINCE_EXAMPLES}")]
+    SinceFuture { given: String, now: String },
+    #[error("--commit {commit}: its committer time {at} is in the future (now {now}); the committer's clock was probably wrong\nhint: pass the merge time yourself: --since 2026-07-12T10:00:00Z or --since 30m")]
+    CommitFuture {
+        commit: String,
+        at: String,
+        now: String,
+    },
+    #[error("--wait needs a change time: without one no pod can be shown to have started after the change, so the wait could only end at --timeout\nhint: add --since TIME (e.g. --since 30m or --since 2026-07-12T10:00:00Z), or --commit SHA with --repo holding it")]
+    WaitWithoutSince,
     #[error(
         "--commit `{given}` is not a commit: give 7 to 40 hex digits\nhint: e.g. --commit 3f2c1ab"
     )]
@@ -128,6 +138,11 @@ impl VerifyConfig {
             }),
         };
         let wait = if args.wait {
+            // Without a change time pod_restarted can never pass, so waiting could only time
+            // out: refuse now. A snapshot supplies its own time.
+            if change.since.is_none() && args.snapshot.is_none() {
+                return Err(ConfigError::WaitWithoutSince);
+            }
             Some(parse_duration(&args.timeout)?)
         } else {
             None
@@ -218,21 +233,81 @@ fn versions(
         .collect()
 }
 
-pub fn parse_since(given: &str) -> Result<Timestamp, ConfigError> {
-    given
-        .trim()
-        .parse::<Timestamp>()
-        .map_err(|e| ConfigError::Since {
+/// What `--since` takes, for every error about it.
+const SINCE_EXAMPLES: &str =
+    "give an RFC 3339 time with its offset (--since 2026-07-12T10:00:00Z, \
+    --since 2026-07-12T12:00:00+02:00) or how long ago, as kubectl takes durations (--since 10m, \
+    --since 2h, --since 1h30m)";
+
+/// `--since`: an RFC 3339 time with any offset, or a duration ago (`10m`, `2h`, `1h30m`, as
+/// kubectl takes durations), relative to `now`. Kept to the second: Kubernetes records times
+/// to the second, and a report should not print nanoseconds. A time after `now` is refused.
+pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError> {
+    let text = given.trim();
+    let err = |reason: &str| ConfigError::Since {
+        given: given.to_string(),
+        reason: reason.to_string(),
+    };
+    let at = if let Ok(at) = text.parse::<Timestamp>() {
+        at
+    } else if let Some(ago) = parse_ago(text) {
+        let ago = ago.map_err(|reason| err(&reason))?;
+        now.checked_sub(ago)
+            .map_err(|_| err("reaches back further than a timestamp can"))?
+    } else if text.parse::<jiff::civil::Date>().is_ok() && !text.contains(['T', 't', ' ']) {
+        return Err(err(
+            "is a date without a time: add a time and an offset, e.g. 2026-07-12T10:00:00Z",
+        ));
+    } else if text.parse::<jiff::civil::DateTime>().is_ok() {
+        return Err(err(
+            "has no offset, so it could be any time zone's: add `Z` for UTC or the offset, e.g. 2026-07-12T10:00:00Z",
+        ));
+    } else {
+        return Err(err("is neither an RFC 3339 time nor a duration ago"));
+    };
+    let at = truncate_to_second(at);
+    if at > now {
+        return Err(ConfigError::SinceFuture {
             given: given.to_string(),
-            reason: e.to_string(),
-        })
+            now: truncate_to_second(now).to_string(),
+        });
+    }
+    Ok(at)
+}
+
+/// `10m`, `2h`, `1h30m`, `90s`: a duration as kubectl writes one (digits and a unit, no
+/// sign). `None` when `text` is not shaped like one; `Some(Err)` when it is but is unusable.
+fn parse_ago(text: &str) -> Option<Result<jiff::SignedDuration, String>> {
+    let shaped = text.starts_with(|c: char| c.is_ascii_digit())
+        && text.ends_with(|c: char| c.is_ascii_alphabetic())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '.');
+    if !shaped {
+        return None;
+    }
+    Some(match text.parse::<jiff::SignedDuration>() {
+        Ok(d) if d.is_zero() => {
+            Err("is no time ago: give how long ago the change was, e.g. 10m".into())
+        }
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("is not a duration: {e}")),
+    })
+}
+
+/// Drops sub-second precision (Kubernetes times have none).
+fn truncate_to_second(at: Timestamp) -> Timestamp {
+    Timestamp::from_second(at.as_second()).unwrap_or(at)
 }
 
 fn change(
     args: &ChangeArgs,
     commit_time_known: bool,
 ) -> Result<(Change, Option<String>), ConfigError> {
-    let mut since = args.since.as_deref().map(parse_since).transpose()?;
+    let now = Timestamp::now();
+    let mut since = args
+        .since
+        .as_deref()
+        .map(|given| parse_since(given, now))
+        .transpose()?;
     let mut origin = since.map(|_| "--since".to_string());
     let commit = match &args.commit {
         None => None,
@@ -247,7 +322,14 @@ fn change(
             match lookup {
                 None => {}
                 Some(Ok(info)) if since.is_none() => {
-                    since = Some(info.committed);
+                    if info.committed > now {
+                        return Err(ConfigError::CommitFuture {
+                            commit: c.clone(),
+                            at: info.committed.to_string(),
+                            now: truncate_to_second(now).to_string(),
+                        });
+                    }
+                    since = Some(truncate_to_second(info.committed));
                     origin = Some(format!(
                         "committer time of {} in {}",
                         info.sha,
@@ -342,12 +424,48 @@ mod tests {
         assert!(parse_duration("0s").is_err());
     }
 
+    fn now() -> Timestamp {
+        "2026-07-12T12:00:00.123456789Z".parse().expect("valid")
+    }
+
     #[test]
-    fn since_needs_time_and_zone() {
-        assert!(parse_since("2026-07-12T10:00:00Z").is_ok());
-        let err = parse_since("2026-07-12")
-            .expect_err("date only")
+    fn since_takes_rfc3339_with_any_offset() {
+        let utc = parse_since("2026-07-12T10:00:00Z", now()).expect("parses");
+        let cest = parse_since("2026-07-12T12:00:00+02:00", now()).expect("parses");
+        assert_eq!(utc, cest);
+        assert_eq!(utc.to_string(), "2026-07-12T10:00:00Z");
+    }
+
+    #[test]
+    fn since_takes_a_duration_ago_to_the_second() {
+        for (given, expected) in [
+            ("10m", "2026-07-12T11:50:00Z"),
+            ("2h", "2026-07-12T10:00:00Z"),
+            ("1h30m", "2026-07-12T10:30:00Z"),
+            ("90s", "2026-07-12T11:58:30Z"),
+        ] {
+            let at = parse_since(given, now()).expect(given);
+            assert_eq!(at.to_string(), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn since_refuses_no_offset_date_only_future_and_junk() {
+        for (given, needle) in [
+            ("2026-07-12T10:00:00", "has no offset"),
+            ("2026-07-12", "date without a time"),
+            ("yesterday", "neither"),
+            ("0s", "no time ago"),
+        ] {
+            let err = parse_since(given, now()).expect_err(given).to_string();
+            assert!(
+                err.contains(needle) && err.contains("hint:") && err.contains("--since 10m"),
+                "{given}: {err}"
+            );
+        }
+        let err = parse_since("2026-07-12T12:05:00Z", now())
+            .expect_err("future")
             .to_string();
-        assert!(err.contains("--since") && err.contains("hint:"), "{err}");
+        assert!(err.contains("in the future"), "{err}");
     }
 }

@@ -26,7 +26,7 @@ pub const COMMIT: &str = "3f2c1ab9d04e5c7a8b6f1e2d3c4b5a69788f9e0d";
 
 pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Whole seconds, as the API server writes times.
-    let now = Timestamp::now().round(jiff::Unit::Second)?;
+    let now = Timestamp::from_second(Timestamp::now().as_second())?;
     let merged = now - SignedDuration::from_secs(90);
     let four_days_ago = now - SignedDuration::from_hours(96);
 
@@ -97,7 +97,7 @@ pub async fn run(format: Format, style: TextStyle, out: &mut dyn Write) -> anyho
         "\nThe fix is one line — version: 0.4.2 → 0.4.3 in charts/inventory/Chart.yaml. Flux builds\n\
          the chart, helm-controller upgrades to revision 35, the Deployment rolls out new pods.\n\n$ {command}\n"
     )?;
-    reconcile(&sim, Timestamp::now().round(jiff::Unit::Second)?);
+    reconcile(&sim, Timestamp::from_second(Timestamp::now().as_second())?);
     let after = crate::verify::run(&config, out).await?;
 
     sim.shutdown().await;

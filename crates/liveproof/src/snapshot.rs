@@ -201,7 +201,9 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
             .as_ref()
             .map(|ts| ts.iter().map(Target::to_string).collect()),
     };
-    let taken_at = Timestamp::now();
+    // Truncated to the second, as Kubernetes records times: it is printed, and becomes the
+    // change time (never rounded up past a pod that started in the same second).
+    let taken_at = Timestamp::from_second(Timestamp::now().as_second())?;
     let (targets, releases) = current_state(&cluster, &scope).await?;
     let observed = cluster.gather(&targets, false).await?;
     let snapshot = Snapshot {

@@ -88,7 +88,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         )?;
         return Ok(untouched_code);
     }
-    let at = Timestamp::now().round(jiff::Unit::Second)?;
+    let at = Timestamp::from_second(Timestamp::now().as_second())?;
     if args.dry_run {
         for t in &stale {
             writeln!(

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 const PASSWORD: &str = "hunter2-s3cr3t";
 
 fn now() -> Timestamp {
-    Timestamp::now().round(jiff::Unit::Second).expect("rounds")
+    Timestamp::from_second(Timestamp::now().as_second()).expect("rounds")
 }
 
 /// A release whose values and rendered manifest hold a secret, stored as Helm stores it.

@@ -15,7 +15,7 @@ use liveproof_evidence::{Check, Status, Verdict};
 use kubectl_bin::kubectl_path;
 
 fn now() -> Timestamp {
-    Timestamp::now().round(jiff::Unit::Second).expect("rounds")
+    Timestamp::from_second(Timestamp::now().as_second()).expect("rounds")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ const COMMIT: &str = "9c1e5b7a2d4f";
 const WEB_ONLY: usize = 8;
 
 fn now() -> Timestamp {
-    Timestamp::now().round(jiff::Unit::Second).expect("now")
+    Timestamp::from_second(Timestamp::now().as_second()).expect("now")
 }
 
 fn template(name: &str, image: &str, hash: Option<&str>) -> Value {

@@ -38,7 +38,7 @@ async fn service(version: Arc<Mutex<String>>) -> String {
 }
 
 fn now() -> Timestamp {
-    Timestamp::now().round(jiff::Unit::Second).expect("now")
+    Timestamp::from_second(Timestamp::now().as_second()).expect("now")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
