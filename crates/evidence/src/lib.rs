@@ -22,8 +22,8 @@ pub use checks::{
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
 pub use model::{
-    ChangeSummary, Check, Evidence, Report, SnapshotSummary, Status, TargetReport, Tier, Verdict,
-    SCHEMA,
+    ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
+    Tier, Verdict, SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
 pub use target::{Target, TargetError, TargetKind};

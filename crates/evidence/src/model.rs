@@ -205,6 +205,30 @@ pub struct Report {
     /// For `verify --snapshot`: what changed since the snapshot, and what did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotSummary>,
+    /// When the evidence was read (RFC 3339, to the second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_at: Option<String>,
+    /// The liveproof version that judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveproof_version: Option<String>,
+    /// Where the objects were read: the cluster (context, server URL without credentials), or
+    /// the `--from` files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterRef>,
+}
+
+/// The cluster a report's evidence was read from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClusterRef {
+    /// The kubeconfig context (absent in a pod's service account, or offline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The API server's URL, without user info or query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Offline (`--from PATH`): the path the objects were read from instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// What `verify --snapshot` compared against.
@@ -234,6 +258,9 @@ impl Report {
             change,
             targets,
             snapshot: None,
+            generated_at: None,
+            liveproof_version: None,
+            cluster: None,
         }
     }
 }

@@ -508,9 +508,21 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Report format for the two verifications.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output: OutputFormat,
+    /// Output format: the story with both reports (text, markdown), or one JSON document with
+    /// both reports (`before`, `after`) and nothing else on stdout.
+    #[arg(short, long, value_enum, default_value_t = DemoFormat::Text)]
+    pub output: DemoFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoFormat {
+    /// The story, with each verification's evidence table.
+    Text,
+    /// One JSON document: {"schema": "liveproof/demo/v1", "before": REPORT, "after": REPORT, …}.
+    Json,
+    /// The story as Markdown, each verification as liveproof's Markdown report.
+    #[value(alias = "md")]
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -57,6 +57,8 @@ pub enum ConfigError {
         "--timeout `{given}` is not a duration: {reason}\nhint: e.g. --timeout 90s, 5m or 1h30m"
     )]
     Timeout { given: String, reason: String },
+    #[error("--report {}: {extension} names no report format\nhint: use .json, .xml (JUnit), .md or .txt, or say it: --report-format json|junit|markdown|text", path.display())]
+    ReportExtension { path: PathBuf, extension: String },
     #[error("--from {}: no such file or directory", path.display())]
     FromMissing { path: PathBuf },
 }
@@ -97,14 +99,27 @@ pub struct VerifyConfig {
     pub since_origin: Option<String>,
 }
 
+/// Colour as `--color` and `NO_COLOR` say; the width of the terminal stdout is, or 100 columns
+/// when it is a pipe or a file (a CI log, a PR comment).
 pub fn text_style(choice: ColorChoice, stdout_is_terminal: bool) -> TextStyle {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    TextStyle {
-        color: match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => stdout_is_terminal && !no_color,
-        },
+    let color = match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal && !no_color,
+    };
+    let base = if color {
+        TextStyle::colored()
+    } else {
+        TextStyle::plain()
+    };
+    let columns = stdout_is_terminal
+        .then(|| terminal_size::terminal_size_of(std::io::stdout()))
+        .flatten()
+        .map(|(terminal_size::Width(w), _)| usize::from(w));
+    match columns {
+        Some(w) => base.with_width(w),
+        None => base,
     }
 }
 
@@ -163,20 +178,40 @@ impl VerifyConfig {
             versions: versions(&args.change)?,
             logs: args.logs.filter(|n| *n > 0),
             snapshot: args.snapshot.clone(),
-            report: args.report.as_ref().map(|path| {
-                let by_extension = match path.extension().and_then(|e| e.to_str()) {
-                    Some("json") => Format::Json,
-                    Some("xml") => Format::Junit,
-                    Some("md" | "markdown") => Format::Markdown,
-                    _ => Format::Text,
-                };
-                (
-                    path.clone(),
-                    args.report_format.map_or(by_extension, format),
-                )
-            }),
+            report: args
+                .report
+                .as_ref()
+                .map(|path| report_file(path, args.report_format))
+                .transpose()?,
         })
     }
+}
+
+/// `--report FILE`: the format `--report-format` names, else the one its extension names; an
+/// extension that names none is refused rather than guessed.
+fn report_file(
+    path: &std::path::Path,
+    explicit: Option<OutputFormat>,
+) -> Result<(PathBuf, Format), ConfigError> {
+    if let Some(f) = explicit {
+        return Ok((path.to_path_buf(), format(f)));
+    }
+    let extension = path.extension().and_then(|e| e.to_str());
+    let by_extension = match extension.map(str::to_ascii_lowercase).as_deref() {
+        Some("json") => Format::Json,
+        Some("xml") => Format::Junit,
+        Some("md" | "markdown") => Format::Markdown,
+        Some("txt" | "text") => Format::Text,
+        _ => {
+            return Err(ConfigError::ReportExtension {
+                path: path.to_path_buf(),
+                extension: extension
+                    .map(|e| format!("`.{e}`"))
+                    .unwrap_or_else(|| "no extension".into()),
+            })
+        }
+    };
+    Ok((path.to_path_buf(), by_extension))
 }
 
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {

@@ -65,9 +65,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
             let config = config::VerifyConfig::from_args(&args, style)?;
             runtime.block_on(verify::run(&config, &mut out))?
         }
-        cli::Command::Demo(args) => {
-            runtime.block_on(demo::run(config::format(args.output), style, &mut out))?
-        }
+        cli::Command::Demo(args) => runtime.block_on(demo::run(args.output, style, &mut out))?,
         cli::Command::Release(cli::ReleaseCommand::Show(args)) => {
             runtime.block_on(release::show(&args, &mut out))?
         }

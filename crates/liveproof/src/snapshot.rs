@@ -316,6 +316,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     report.change.since = Some(snapshot.taken_at.to_string());
     report.change.commit = Some(snapshot.commit.clone());
     report.snapshot = Some(summary);
+    crate::verify::stamp(&mut report, crate::verify::cluster_ref(&cluster));
     Ok(report)
 }
 
@@ -339,7 +340,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         namespace: Some(ns.clone()),
         wait: None,
         format: liveproof_report::Format::Text,
-        style: liveproof_report::TextStyle { color: false },
+        style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the snapshot".into()),
         max_release_size: 64 * 1024 * 1024,
         repo: ".".into(),

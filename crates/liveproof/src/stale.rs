@@ -11,6 +11,7 @@ use liveproof_gather::{Cluster, ClusterOptions};
 use crate::cli::{StaleArgs, StaleFormat};
 use crate::config::{self, Source, VerifyConfig};
 use crate::digests::RegistryFacts;
+use liveproof_report::RestartOutcome;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StaleError {
@@ -23,11 +24,10 @@ pub enum StaleError {
 }
 
 pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let timeout = if args.wait {
-        Some(config::parse_duration(&args.timeout)?)
-    } else {
-        None
-    };
+    if args.wait {
+        // Refused before any request, as every bad flag is.
+        config::parse_duration(&args.timeout)?;
+    }
     let options = ClusterOptions {
         kubeconfig: args.cluster.kubeconfig.clone(),
         context: args.cluster.context.clone(),
@@ -49,10 +49,6 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         .iter()
         .flat_map(|t| digest_rows(&observed, t, t.namespace_or(&ns), policy))
         .collect();
-    match args.output {
-        StaleFormat::Text => liveproof_report::render_stale_text(&rows, out)?,
-        StaleFormat::Json => liveproof_report::render_stale_json(&rows, out)?,
-    }
     let stale: Vec<&Target> = targets
         .iter()
         .filter(|t| {
@@ -72,58 +68,97 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         0
     };
-    if !args.restart {
-        return Ok(untouched_code);
+    let (code, restart) = if args.restart {
+        let (code, outcome) =
+            restart(args, &cluster, options, &ns, &stale, unknown, policy).await?;
+        (
+            if stale.is_empty() {
+                untouched_code
+            } else {
+                code
+            },
+            Some(outcome),
+        )
+    } else {
+        (untouched_code, None)
+    };
+    match args.output {
+        StaleFormat::Text => liveproof_report::render_stale_text(
+            &rows,
+            restart.as_ref(),
+            liveproof_report::TextStyle::plain(),
+            out,
+        )?,
+        StaleFormat::Json => liveproof_report::render_stale_json(&rows, restart.as_ref(), out)?,
     }
+    Ok(code)
+}
+
+/// `--restart`: patch exactly the stale workloads (or say what would be patched), then with
+/// `--wait` verify them. Returns the exit code and what was done; prints nothing itself.
+async fn restart(
+    args: &StaleArgs,
+    cluster: &Cluster,
+    options: ClusterOptions,
+    ns: &str,
+    stale: &[&Target],
+    unknown: bool,
+    policy: DigestPolicy,
+) -> anyhow::Result<(u8, RestartOutcome)> {
+    let mut outcome = RestartOutcome {
+        dry_run: args.dry_run,
+        ..RestartOutcome::default()
+    };
     // Never a request when nothing is stale: a redeploy that changed no image is a no-op.
     if stale.is_empty() {
-        writeln!(
-            out,
+        outcome.output.push(format!(
             "nothing to restart: every checked workload runs what its tag resolves to now{}",
             if unknown {
                 " (or could not be compared: see above)"
             } else {
                 ""
             }
-        )?;
-        return Ok(untouched_code);
+        ));
+        return Ok((0, outcome));
     }
     let at = Timestamp::from_second(Timestamp::now().as_second())?;
+    outcome.at = Some(at.to_string());
     if args.dry_run {
-        for t in &stale {
-            writeln!(
-                out,
+        for t in stale {
+            outcome.patched.push(t.to_string());
+            outcome.output.push(format!(
                 "would PATCH {} {}/{} (strategic merge):",
                 t.kind,
-                t.namespace.as_deref().unwrap_or(&ns),
+                t.namespace.as_deref().unwrap_or(ns),
                 t.name
-            )?;
-            writeln!(out, "  {}", liveproof_gather::restart_patch(at))?;
+            ));
+            outcome
+                .output
+                .push(format!("  {}", liveproof_gather::restart_patch(at)));
         }
-        writeln!(out, "dry run: nothing was sent")?;
-        return Ok(1);
+        outcome.output.push("dry run: nothing was sent".into());
+        return Ok((1, outcome));
     }
     let mut restarted = Vec::new();
-    let mut failed = 0;
-    for t in &stale {
+    for t in stale {
         match cluster.restart(t, at).await {
             Ok(patch) => {
-                writeln!(out, "restarted {t}: {patch}")?;
+                outcome.output.push(format!("restarted {t}: {patch}"));
+                outcome.patched.push(t.to_string());
                 restarted.push((*t).clone());
             }
             Err(e) => {
-                failed += 1;
-                writeln!(out, "could not restart {t}: {e}")?;
+                outcome.output.push(format!("could not restart {t}: {e}"));
+                outcome.failed.push(format!("{t}: {e}"));
             }
         }
     }
-    let Some(timeout) = timeout else {
-        return Ok(if failed > 0 { 1 } else { 0 });
+    let failed = !outcome.failed.is_empty();
+    let timeout = if args.wait {
+        config::parse_duration(&args.timeout)?
+    } else {
+        return Ok((u8::from(failed), outcome));
     };
-    writeln!(
-        out,
-        "\nwaiting for the restarted workloads to be live (pods started after {at}):\n"
-    )?;
     let config = VerifyConfig {
         targets: restarted,
         change: Change {
@@ -133,10 +168,10 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         },
         source: Source::Live(options),
         all_namespaces: false,
-        namespace: Some(ns),
+        namespace: Some(ns.to_string()),
         wait: Some(timeout),
         format: liveproof_report::Format::Text,
-        style: liveproof_report::TextStyle { color: false },
+        style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the restart".into()),
         max_release_size: 64 * 1024 * 1024,
         repo: ".".into(),
@@ -146,12 +181,10 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         snapshot: None,
         report: None,
     };
-    let code = crate::verify::run(&config, out).await?;
-    Ok(if failed > 0 || code != Verdict::Live.exit_code() {
-        1
-    } else {
-        0
-    })
+    let report = crate::verify::produce(&config).await?;
+    let live = report.verdict == Verdict::Live;
+    outcome.report = Some(report);
+    Ok((if failed || !live { 1 } else { 0 }, outcome))
 }
 
 /// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).

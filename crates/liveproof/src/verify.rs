@@ -36,7 +36,7 @@ fn write_report(
     liveproof_report::render(
         report,
         format,
-        liveproof_report::TextStyle { color: false },
+        liveproof_report::TextStyle::plain(),
         &mut bytes,
     )?;
     let tmp = path.with_extension("liveproof-tmp");
@@ -63,7 +63,15 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let default_ns = config.namespace.as_deref().unwrap_or("default");
             let facts = registry_facts(config, None, &observed).await?;
             let report = judge_snapshot(config, &facts, observed, default_ns)?.0;
-            with_versions(config, report).await
+            let mut report = with_versions(config, report).await;
+            stamp(
+                &mut report,
+                liveproof_evidence::ClusterRef {
+                    from: Some(path.display().to_string()),
+                    ..Default::default()
+                },
+            );
+            report
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options).await?;
@@ -88,10 +96,41 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                 }
             };
             tracing::info!("{} API requests", cluster.request_count());
+            let mut report = report;
+            stamp(&mut report, cluster_ref(&cluster));
             report
         }
     };
     Ok(report)
+}
+
+/// When, by which version and from where: what a report read later (a CI artifact, an agent's
+/// transcript) needs to be weighed.
+pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
+    let now = jiff::Timestamp::now();
+    report.generated_at = Some(
+        jiff::Timestamp::from_second(now.as_second())
+            .unwrap_or(now)
+            .to_string(),
+    );
+    report.liveproof_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    report.cluster = Some(cluster);
+}
+
+/// The cluster as a report names it: context and server URL, never credentials.
+pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
+    let server = liveproof_evidence::server::redact_url(cluster.server());
+    // Userinfo is masked by redact_url; a query (a token) has no business in a server URL.
+    let server = server
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    liveproof_evidence::ClusterRef {
+        context: cluster.context().map(str::to_string),
+        server: Some(server),
+        from: None,
+    }
 }
 
 /// A release whose storage cannot be decoded, when it is all that was asked about: an

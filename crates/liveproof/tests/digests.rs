@@ -266,6 +266,33 @@ async fn restart_patches_only_the_stale_workload() {
     );
     assert_eq!(writes(&s.cluster), 0, "--dry-run sends nothing");
 
+    // -o json with --restart: one JSON document on stdout, nothing else, what would be
+    // patched under `restart`.
+    let json = common::liveproof(&[
+        "stale",
+        "-n",
+        NS,
+        "--kubeconfig",
+        &kc,
+        "--insecure-registry",
+        &host,
+        "--restart",
+        "--dry-run",
+        "-o",
+        "json",
+    ])
+    .await;
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", json.stdout));
+    assert_eq!(doc["schema"], "liveproof/stale/v1", "{doc}");
+    assert_eq!(doc["restart"]["dry_run"], true, "{doc}");
+    assert_eq!(
+        doc["restart"]["patched"],
+        serde_json::json!(["bots/deployment/panel"]),
+        "{doc}"
+    );
+    assert_eq!(writes(&s.cluster), 0, "--dry-run sends nothing");
+
     let run = common::liveproof(&[
         "stale",
         "-n",

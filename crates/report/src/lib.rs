@@ -19,7 +19,7 @@ mod textutil;
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use stale::{render_stale_json, render_stale_text};
+pub use stale::{render_stale_json, render_stale_text, RestartOutcome};
 pub use text::render_text;
 
 /// An output format (`-o FORMAT`).
@@ -98,22 +98,54 @@ impl fmt::Display for ParseFormatError {
 
 impl std::error::Error for ParseFormatError {}
 
-/// How to draw text output. Colour is the caller's decision: the CLI sets it only when stdout
-/// is a terminal and `NO_COLOR` is unset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How to draw text output. Colour and width are the caller's decisions: the CLI colours only
+/// when stdout is a terminal and `NO_COLOR` is unset, and wraps to the terminal's width there
+/// ([`TextStyle::DEFAULT_WIDTH`] when it is not a terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextStyle {
     pub color: bool,
+    /// Columns every text line fits in (at least [`TextStyle::MIN_WIDTH`]).
+    pub width: usize,
+}
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        TextStyle::plain()
+    }
 }
 
 impl TextStyle {
-    /// No escape sequences at all: for pipes, files and `NO_COLOR`.
+    /// The width of text written to a pipe or a file.
+    pub const DEFAULT_WIDTH: usize = 100;
+    /// Narrower than this, the evidence table cannot keep its columns: wrap to this instead.
+    pub const MIN_WIDTH: usize = 60;
+
+    /// No escape sequences at all, 100 columns: for pipes, files and `NO_COLOR`.
     pub const fn plain() -> Self {
-        TextStyle { color: false }
+        TextStyle {
+            color: false,
+            width: Self::DEFAULT_WIDTH,
+        }
     }
 
     /// ANSI colour: for a terminal.
     pub const fn colored() -> Self {
-        TextStyle { color: true }
+        TextStyle {
+            color: true,
+            width: Self::DEFAULT_WIDTH,
+        }
+    }
+
+    /// The same style wrapped to `columns` (never narrower than [`TextStyle::MIN_WIDTH`]).
+    pub const fn with_width(self, columns: usize) -> Self {
+        TextStyle {
+            color: self.color,
+            width: if columns < Self::MIN_WIDTH {
+                Self::MIN_WIDTH
+            } else {
+                columns
+            },
+        }
     }
 }
 

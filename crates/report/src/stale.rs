@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::textutil::terminal_safe;
 
 /// Text: a fixed-column table, stale rows first, then the reasons under it.
-pub fn render_stale_text(rows: &[DigestRow], out: &mut dyn Write) -> io::Result<()> {
+fn render_rows_text(rows: &[DigestRow], out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     if rows.is_empty() {
         writeln!(
@@ -109,9 +109,61 @@ fn join_short(digests: &[String]) -> String {
         .join(",")
 }
 
-/// JSON: `{"schema": "liveproof/stale/v1", "rows": [...]}`.
-pub fn render_stale_json(rows: &[DigestRow], out: &mut dyn Write) -> io::Result<()> {
-    let doc = json!({"schema": "liveproof/stale/v1", "rows": rows});
+/// What `stale --restart` did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct RestartOutcome {
+    pub dry_run: bool,
+    /// The restart time written to `kubectl.kubernetes.io/restartedAt` (and, with `--wait`, the
+    /// change time the restarted workloads are verified against).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// The workloads patched (or that would be), as `KIND/NAMESPACE/NAME`.
+    pub patched: Vec<String>,
+    /// The workloads a patch failed for, each with the error.
+    pub failed: Vec<String>,
+    /// The same, as the lines the text output prints.
+    pub output: Vec<String>,
+    /// With `--wait`: the verification of the restarted workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<liveproof_evidence::Report>,
+}
+
+/// JSON: `{"schema": "liveproof/stale/v1", "rows": [...]}`, with `"restart": {...}` after
+/// `--restart` — one document, nothing else on stdout.
+pub fn render_stale_json(
+    rows: &[DigestRow],
+    restart: Option<&RestartOutcome>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut doc = json!({"schema": "liveproof/stale/v1", "rows": rows});
+    if let Some(restart) = restart {
+        doc["restart"] = serde_json::to_value(restart)?;
+    }
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// Text: the rows' table, then what `--restart` did, then (with `--wait`) its report.
+pub fn render_stale_text(
+    rows: &[DigestRow],
+    restart: Option<&RestartOutcome>,
+    style: crate::TextStyle,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    render_rows_text(rows, out)?;
+    let Some(restart) = restart else {
+        return Ok(());
+    };
+    for line in &restart.output {
+        writeln!(out, "{}", terminal_safe(line))?;
+    }
+    if let Some(report) = &restart.report {
+        writeln!(
+            out,
+            "\nthe restarted workloads, verified (pods started after {}):\n",
+            restart.at.as_deref().unwrap_or("the restart")
+        )?;
+        crate::render_text(report, style, out)?;
+    }
+    Ok(())
 }

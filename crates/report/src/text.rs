@@ -1,4 +1,5 @@
-//! `-o text`: a readable evidence table per target, kept within 100 columns.
+//! `-o text`: a one-line summary per target, then a readable evidence table per target, kept
+//! within the style's width (the terminal's, or 100 columns).
 //!
 //! ```text
 //! Deployment apps/inventory — NOT LIVE
@@ -16,7 +17,6 @@ use crate::textutil::{
 };
 use crate::TextStyle;
 
-const WIDTH: usize = 100;
 /// The longest check name, `image_digest_current`, so values line up in one column.
 const CHECK_WIDTH: usize = 20;
 /// `  ✓ ` + check name + two spaces.
@@ -24,12 +24,15 @@ const VALUE_INDENT: usize = 4 + CHECK_WIDTH + 2;
 /// Source and detail sit under the check name, which leaves them most of the line.
 const NOTE_INDENT: usize = 6;
 
-/// The evidence table, coloured only if `style.color`.
+/// The evidence table, coloured only if `style.color`, every line within `style.width`.
 pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
-    let paint = Paint(style.color);
+    let page = Page {
+        paint: Paint(style.color),
+        width: style.width.max(TextStyle::MIN_WIDTH),
+    };
 
-    writeln!(out, "change: {}", change_line(report))?;
+    page.wrapped(&mut out, "change: ", &change_line(report))?;
     if let Some(snap) = &report.snapshot {
         let list = |items: &[String]| {
             if items.is_empty() {
@@ -38,16 +41,19 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 terminal_safe(&items.join(", "))
             }
         };
-        writeln!(
-            out,
-            "snapshot: commit {} taken {}",
-            terminal_safe(&snap.commit),
-            terminal_safe(&snap.taken_at)
+        page.wrapped(
+            &mut out,
+            "snapshot: ",
+            &format!(
+                "commit {} taken {}",
+                terminal_safe(&snap.commit),
+                terminal_safe(&snap.taken_at)
+            ),
         )?;
-        writeln!(out, "  changed:   {}", list(&snap.changed))?;
-        writeln!(out, "  untouched: {}", list(&snap.untouched))?;
+        page.wrapped(&mut out, "  changed:   ", &list(&snap.changed))?;
+        page.wrapped(&mut out, "  untouched: ", &list(&snap.untouched))?;
         if !snap.removed.is_empty() {
-            writeln!(out, "  removed:   {}", list(&snap.removed))?;
+            page.wrapped(&mut out, "  removed:   ", &list(&snap.removed))?;
         }
         let with = |v: Verdict| {
             report
@@ -57,24 +63,31 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 .map(|t| format!("{} {}", t.kind, qualified_name(t)))
                 .collect::<Vec<_>>()
         };
-        writeln!(out, "  live:      {}", list(&with(Verdict::Live)))?;
-        writeln!(out, "  failed:    {}", list(&with(Verdict::NotLive)))?;
-        writeln!(out, "  unproven:  {}", list(&with(Verdict::Unproven)))?;
+        page.wrapped(&mut out, "  live:      ", &list(&with(Verdict::Live)))?;
+        page.wrapped(&mut out, "  failed:    ", &list(&with(Verdict::NotLive)))?;
+        page.wrapped(&mut out, "  unproven:  ", &list(&with(Verdict::Unproven)))?;
     }
     if report.targets.is_empty() {
         writeln!(out)?;
         writeln!(out, "no targets were verified")?;
+    } else {
+        // One line per target first (verdict, what failed), so the answer is on screen before
+        // the evidence that backs it.
+        writeln!(out)?;
+        for target in &report.targets {
+            page.summary_line(&mut out, target)?;
+        }
     }
     let many = report.targets.len() > 1;
     for target in &report.targets {
         writeln!(out)?;
-        write_target(&mut out, paint, target)?;
+        page.target(&mut out, target)?;
         if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
             writeln!(out, "  why:")?;
             for d in &target.diagnostics {
-                write_wrapped(&mut out, "    - ", &terminal_safe(&d.summary()))?;
+                page.wrapped(&mut out, "    - ", &terminal_safe(&d.summary()))?;
                 for line in &d.lines {
-                    writeln!(out, "      | {}", terminal_safe(line))?;
+                    page.wrapped(&mut out, "      | ", &terminal_safe(line))?;
                 }
             }
         }
@@ -82,7 +95,7 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         if let (true, Verdict::NotLive | Verdict::Unproven, Some(step)) =
             (many, target.verdict, &target.next_step)
         {
-            write_wrapped(&mut out, "  next step: ", &terminal_safe(step))?;
+            page.wrapped(&mut out, "  next step: ", &terminal_safe(step))?;
         }
     }
 
@@ -91,11 +104,11 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     writeln!(
         out,
         "verdict: {} (exit {})",
-        paint.bold(verdict_color(verdict), verdict.name()),
+        page.paint.bold(verdict_color(verdict), verdict.name()),
         verdict.exit_code()
     )?;
     if let Some(step) = report_next_step(&report.targets, verdict) {
-        write_wrapped(&mut out, "next step: ", &terminal_safe(step))?;
+        page.wrapped(&mut out, "next step: ", &terminal_safe(step))?;
     }
     out.flush()
 }
@@ -116,95 +129,155 @@ fn change_line(report: &Report) -> String {
     parts.join(" · ")
 }
 
-fn write_target(out: &mut impl Write, paint: Paint, target: &TargetReport) -> io::Result<()> {
+fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Live => "LIVE",
+        Verdict::NotLive => "NOT LIVE",
+        Verdict::Unproven => "UNPROVEN",
+    }
+}
+
+fn title(target: &TargetReport) -> String {
     let via = target
         .via
         .as_deref()
         .map(|v| format!(" (via {})", terminal_safe(v)))
         .unwrap_or_default();
-    let title = format!(
+    format!(
         "{} {}{via}",
         terminal_safe(&target.kind),
         terminal_safe(&qualified_name(target))
-    );
-    let verdict = match target.verdict {
-        Verdict::Live => "LIVE",
-        Verdict::NotLive => "NOT LIVE",
-        Verdict::Unproven => "UNPROVEN",
-    };
-    writeln!(
-        out,
-        "{} — {}",
-        paint.bold("", &title),
-        paint.bold(verdict_color(target.verdict), verdict)
-    )?;
-    if target.evidence.is_empty() {
-        writeln!(out, "  (no evidence)")?;
-    }
-    for evidence in &target.evidence {
-        write_evidence(out, paint, evidence)?;
-    }
-    Ok(())
+    )
 }
 
-fn write_evidence(out: &mut impl Write, paint: Paint, evidence: &Evidence) -> io::Result<()> {
-    let (mark, color) = match evidence.status {
-        Status::Pass => ("✓", GREEN),
-        Status::Fail => ("✗", RED),
-        Status::Unknown => ("?", YELLOW),
-        Status::Skip => ("-", DIM),
-    };
-    let shows_detail = matches!(evidence.status, Status::Fail | Status::Unknown);
-    let mut value = observed_vs_expected(
-        &terminal_safe(&evidence.observed),
-        &terminal_safe(&evidence.expected),
-    );
-    if value.is_empty() && !shows_detail {
-        // A skip usually has nothing observed; its detail says why it was skipped.
-        value = terminal_safe(&evidence.detail);
-    }
-
-    let name = format!("{:<CHECK_WIDTH$}", evidence.check.name());
-    let lead = format!("  {} {}  ", paint.fg(color, mark), name);
-    let lines = wrap(&value, WIDTH - VALUE_INDENT);
-    match lines.split_first() {
-        None => writeln!(out, "{}", lead.trim_end())?,
-        Some((first, rest)) => {
-            writeln!(out, "{lead}{first}")?;
-            for line in rest {
-                writeln!(out, "{:VALUE_INDENT$}{line}", "")?;
-            }
-        }
-    }
-
-    if !evidence.source.is_empty() {
-        let source = terminal_safe(&evidence.source);
-        for line in wrap(&format!("from {source}"), WIDTH - NOTE_INDENT) {
-            writeln!(out, "{:NOTE_INDENT$}{}", "", paint.fg(DIM, &line))?;
-        }
-    }
-    if shows_detail {
-        // Detail may carry deliberate line breaks; keep them, wrap each paragraph.
-        for paragraph in evidence.detail.lines() {
-            for line in wrap(&terminal_safe(paragraph), WIDTH - NOTE_INDENT) {
-                writeln!(out, "{:NOTE_INDENT$}{line}", "")?;
-            }
-        }
-    }
-    Ok(())
+/// One text page: its colours and its width.
+#[derive(Clone, Copy)]
+struct Page {
+    paint: Paint,
+    width: usize,
 }
 
-/// `label` then `text` wrapped to the width, continuation lines aligned under the text.
-fn write_wrapped(out: &mut impl Write, label: &str, text: &str) -> io::Result<()> {
-    let indent = label.chars().count();
-    for (i, line) in wrap(text, WIDTH - indent).iter().enumerate() {
-        if i == 0 {
-            writeln!(out, "{label}{line}")?;
-        } else {
-            writeln!(out, "{:indent$}{line}", "")?;
+impl Page {
+    /// `NOT LIVE  HelmRelease apps/inventory — failed: condition_fresh, release_revision`.
+    fn summary_line(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
+        let with = |status: Status| -> Vec<&str> {
+            target
+                .evidence
+                .iter()
+                .filter(|e| e.status == status)
+                .map(|e| e.check.name())
+                .collect()
+        };
+        let mut line = title(target);
+        let (failed, unknown) = (with(Status::Fail), with(Status::Unknown));
+        if !failed.is_empty() {
+            line.push_str(&format!(" — failed: {}", failed.join(", ")));
         }
+        if !unknown.is_empty() {
+            line.push_str(&format!(" — unknown: {}", unknown.join(", ")));
+        }
+        let verdict = verdict_word(target.verdict);
+        let label = format!("  {verdict:<8}  ");
+        let painted = format!(
+            "  {}{}  ",
+            self.paint.bold(verdict_color(target.verdict), verdict),
+            " ".repeat(8 - verdict.len())
+        );
+        let lines = wrap(&line, self.width - label.chars().count());
+        for (i, text) in lines.iter().enumerate() {
+            if i == 0 {
+                writeln!(out, "{painted}{text}")?;
+            } else {
+                writeln!(out, "{:indent$}{text}", "", indent = label.chars().count())?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+
+    fn target(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
+        let verdict = verdict_word(target.verdict);
+        let heading = format!("{} — {verdict}", title(target));
+        let lines = wrap(&heading, self.width);
+        for (i, line) in lines.iter().enumerate() {
+            // The verdict word is painted where it ends the heading.
+            let painted = match line.strip_suffix(verdict) {
+                Some(head) if i + 1 == lines.len() => format!(
+                    "{}{}",
+                    self.paint.bold("", head),
+                    self.paint.bold(verdict_color(target.verdict), verdict)
+                ),
+                _ => self.paint.bold("", line),
+            };
+            writeln!(out, "{painted}")?;
+        }
+        if target.evidence.is_empty() {
+            writeln!(out, "  (no evidence)")?;
+        }
+        for evidence in &target.evidence {
+            self.evidence(out, evidence)?;
+        }
+        Ok(())
+    }
+
+    fn evidence(self, out: &mut impl Write, evidence: &Evidence) -> io::Result<()> {
+        let (mark, color) = match evidence.status {
+            Status::Pass => ("✓", GREEN),
+            Status::Fail => ("✗", RED),
+            Status::Unknown => ("?", YELLOW),
+            Status::Skip => ("-", DIM),
+        };
+        let shows_detail = matches!(evidence.status, Status::Fail | Status::Unknown);
+        let mut value = observed_vs_expected(
+            &terminal_safe(&evidence.observed),
+            &terminal_safe(&evidence.expected),
+        );
+        if value.is_empty() && !shows_detail {
+            // A skip usually has nothing observed; its detail says why it was skipped.
+            value = terminal_safe(&evidence.detail);
+        }
+
+        let name = format!("{:<CHECK_WIDTH$}", evidence.check.name());
+        let lead = format!("  {} {}  ", self.paint.fg(color, mark), name);
+        let lines = wrap(&value, self.width - VALUE_INDENT);
+        match lines.split_first() {
+            None => writeln!(out, "{}", lead.trim_end())?,
+            Some((first, rest)) => {
+                writeln!(out, "{lead}{first}")?;
+                for line in rest {
+                    writeln!(out, "{:VALUE_INDENT$}{line}", "")?;
+                }
+            }
+        }
+
+        if !evidence.source.is_empty() {
+            let source = terminal_safe(&evidence.source);
+            for line in wrap(&format!("from {source}"), self.width - NOTE_INDENT) {
+                writeln!(out, "{:NOTE_INDENT$}{}", "", self.paint.fg(DIM, &line))?;
+            }
+        }
+        if shows_detail {
+            // Detail may carry deliberate line breaks; keep them, wrap each paragraph.
+            for paragraph in evidence.detail.lines() {
+                for line in wrap(&terminal_safe(paragraph), self.width - NOTE_INDENT) {
+                    writeln!(out, "{:NOTE_INDENT$}{line}", "")?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `label` then `text` wrapped to the width, continuation lines aligned under the text.
+    fn wrapped(self, out: &mut impl Write, label: &str, text: &str) -> io::Result<()> {
+        let indent = label.chars().count();
+        for (i, line) in wrap(text, self.width - indent).iter().enumerate() {
+            if i == 0 {
+                writeln!(out, "{label}{line}")?;
+            } else {
+                writeln!(out, "{:indent$}{line}", "")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 const GREEN: &str = "32";

@@ -18,13 +18,22 @@ pub(crate) fn terminal_safe(s: &str) -> String {
     out
 }
 
-/// Word-wrap one paragraph to `width` columns. A word longer than the width gets a line of its
-/// own rather than being cut: nothing is truncated.
+/// Word-wrap one paragraph to `width` columns. A word longer than the width (a digest, a long
+/// field path) is broken across lines at the width: every line fits, nothing is dropped.
 pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
     let mut lines = Vec::new();
     let mut line = String::new();
     let mut line_len = 0;
-    for word in text.split_whitespace() {
+    let pieces = text.split_whitespace().flat_map(|word| {
+        let chars: Vec<char> = word.chars().collect();
+        chars
+            .chunks(width)
+            .map(|c| c.iter().collect::<String>())
+            .collect::<Vec<_>>()
+    });
+    for word in pieces {
+        let word = word.as_str();
         let word_len = word.chars().count();
         if line_len > 0 && line_len + 1 + word_len > width {
             lines.push(std::mem::take(&mut line));
@@ -92,9 +101,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrap_keeps_long_words_whole() {
+    fn wrap_breaks_a_word_longer_than_the_width_and_drops_nothing() {
         let lines = wrap("a bb ccccccccccccc dd", 5);
-        assert_eq!(lines, ["a bb", "ccccccccccccc", "dd"]);
+        assert_eq!(lines, ["a bb", "ccccc", "ccccc", "ccc", "dd"]);
+        assert!(lines.iter().all(|l| l.chars().count() <= 5));
     }
 
     #[test]

@@ -373,6 +373,60 @@ fn snapshot_of_coloured_text() {
     insta::assert_snapshot!(output.replace('\x1b', "\\e"));
 }
 
+#[test]
+fn text_fits_the_width_it_is_given() {
+    for (story, report) in reports().into_iter().chain([("hostile", hostile())]) {
+        for width in [80, 60] {
+            let output = rendered(&report, Format::Text, TextStyle::plain().with_width(width));
+            for line in output.lines() {
+                assert!(
+                    line.chars().count() <= width,
+                    "{story} at {width} columns: a line of {}:\n{line}",
+                    line.chars().count()
+                );
+            }
+        }
+        // Nothing is dropped to fit: every word of the 100-column report is still there.
+        let wide = rendered(&report, Format::Text, TextStyle::plain());
+        let narrow = rendered(&report, Format::Text, TextStyle::plain().with_width(80));
+        let letters = |s: &str| s.chars().filter(|c| !c.is_whitespace()).count();
+        assert_eq!(letters(&wide), letters(&narrow), "{story}");
+    }
+    // Narrower than the table can be drawn: wrapped at the minimum, not broken.
+    assert_eq!(
+        TextStyle::plain().with_width(20).width,
+        TextStyle::MIN_WIDTH
+    );
+}
+
+#[test]
+fn text_opens_with_one_line_per_target_naming_what_failed() {
+    let output = rendered(
+        &shop_release_multi_target(),
+        Format::Text,
+        TextStyle::plain(),
+    );
+    let first_evidence = output.find("  ✓ ").expect("evidence");
+    let summary = &output[..first_evidence];
+    for report in shop_release_multi_target().targets {
+        let heading = format!("{} {}/{}", report.kind, report.namespace, report.name);
+        let at = summary
+            .find(&heading)
+            .unwrap_or_else(|| panic!("no summary line for {heading}:\n{summary}"));
+        let line = summary[..at].rsplit('\n').next().unwrap_or_default();
+        let verdict = match report.verdict {
+            Verdict::Live => "LIVE",
+            Verdict::NotLive => "NOT LIVE",
+            Verdict::Unproven => "UNPROVEN",
+        };
+        assert_eq!(line.trim(), verdict, "{heading}:\n{summary}");
+    }
+    assert!(
+        summary.contains("— failed: condition_fresh, release_version"),
+        "{summary}"
+    );
+}
+
 // ---- json -----------------------------------------------------------------------------------
 
 #[test]

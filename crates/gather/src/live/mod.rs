@@ -58,6 +58,8 @@ pub struct Cluster {
     client: kube::Client,
     default_ns: String,
     server: String,
+    /// The kubeconfig context in use (none in a pod's service account).
+    context: Option<String>,
     requests: Arc<AtomicU64>,
 }
 
@@ -139,7 +141,9 @@ impl Cluster {
                     source: Box::new(source),
                 })?,
         };
-        Cluster::from_config(config, opts.namespace.clone()).await
+        let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
+        cluster.context = opts.context.clone().or_else(|| current_context(opts));
+        Ok(cluster)
     }
 
     /// A cluster from an already built configuration (`namespace` overrides its default).
@@ -178,8 +182,14 @@ impl Cluster {
             client,
             default_ns,
             server,
+            context: None,
             requests,
         })
+    }
+
+    /// The kubeconfig context in use, for the report (none in a pod's service account).
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref()
     }
 
     /// `-n`, else the context's namespace (or the service account's), else `default`.
@@ -465,6 +475,16 @@ impl Cluster {
             _ => Err(GatherError::from_kube(&self.server, what, err)),
         }
     }
+}
+
+/// The kubeconfig's current context, as kubectl would pick it (`None` when there is no
+/// kubeconfig: in a pod, the service account is used).
+fn current_context(opts: &ClusterOptions) -> Option<String> {
+    let kubeconfig = match &opts.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok()?,
+        None => Kubeconfig::read().ok()?,
+    };
+    kubeconfig.current_context
 }
 
 type Listed = Result<Read<Vec<AnyObject>>, GatherError>;

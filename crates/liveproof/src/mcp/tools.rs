@@ -140,11 +140,9 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
     let mut out = Vec::new();
     match cli.command {
         Command::Verify(args) => {
-            let config = crate::config::VerifyConfig::from_args(
-                &args,
-                liveproof_report::TextStyle { color: false },
-            )
-            .map_err(|e| cli_error(&e.into()))?;
+            let config =
+                crate::config::VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
+                    .map_err(|e| cli_error(&e.into()))?;
             crate::verify::run(&config, &mut out)
                 .await
                 .map_err(|e| cli_error(&e))?;
@@ -165,11 +163,8 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
             crate::stale::run(&args, &mut out)
                 .await
                 .map_err(|e| cli_error(&e))?;
-            if args.restart {
-                restart_result(&out, args.dry_run, structured)
-            } else {
-                json_result(out, structured)
-            }
+            // `stale -o json` is one document, with `restart` after --restart.
+            json_result(out, structured)
         }
         _ => Err(format!(
             "internal error: {} built an unexpected command line",
@@ -202,48 +197,6 @@ fn json_result(out: Vec<u8>, structured: bool) -> Result<Value, String> {
         text.trim_end().to_string(),
         structured.then_some(value),
     ))
-}
-
-/// `stale --restart -o json` prints the rows, then one line per workload it patched (or
-/// would patch). The result is the rows with what was done added under `restart`.
-fn restart_result(out: &[u8], dry_run: bool, structured: bool) -> Result<Value, String> {
-    let mut stream = serde_json::Deserializer::from_slice(out).into_iter::<Value>();
-    let mut value = match stream.next() {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => return Err(format!("internal error: output: {e}")),
-        None => return Err("internal error: stale printed nothing".into()),
-    };
-    let rest = String::from_utf8_lossy(&out[stream.byte_offset()..]).into_owned();
-    let lines: Vec<String> = rest
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect();
-    let pick = |prefix: &str| -> Vec<String> {
-        lines
-            .iter()
-            .filter(|l| l.starts_with(prefix))
-            .cloned()
-            .collect()
-    };
-    let patched = if dry_run {
-        pick("would PATCH ")
-    } else {
-        pick("restarted ")
-    };
-    let restart = json!({
-        "dry_run": dry_run,
-        "patched": patched,
-        "failed": pick("could not restart "),
-        "output": lines,
-    });
-    if let Some(object) = value.as_object_mut() {
-        object.insert("restart".into(), restart);
-    }
-    let text =
-        serde_json::to_string_pretty(&value).map_err(|e| format!("internal error: output: {e}"))?;
-    Ok(tool_result(text, structured.then_some(value)))
 }
 
 /// A command line, built so no value can be read as a flag: options as `--flag=value`,

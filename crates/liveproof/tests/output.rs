@@ -1,0 +1,213 @@
+//! Output a person can read and a program can parse: the text report fits the terminal it is
+//! printed on, JSON says when, by which version and from which cluster it was made, every
+//! `-o json` is one JSON document, and `--report` never guesses a format.
+
+mod common;
+
+use common::{liveproof, scenarios_dir, Cluster};
+
+fn story(name: &str) -> std::path::PathBuf {
+    scenarios_dir().join(name).join("cluster.yaml")
+}
+
+/// Runs the built binary on a pseudo-terminal of `columns` columns (util-linux `script`), so
+/// the report takes the terminal's width as it would in a person's shell.
+fn on_a_terminal(columns: u16, args: &str) -> String {
+    let binary = env!("CARGO_BIN_EXE_liveproof");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("stty rows 40 cols {columns}; {binary} {args}"),
+            "/dev/null",
+        ])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux runs");
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn the_text_report_wraps_to_the_terminal_width() {
+    let dump = story("flux-chartversion-not-bumped");
+    let args = format!(
+        "verify hr/inventory -n apps --from {} --since 2026-07-12T10:00:00Z --expect secretKeyRef",
+        dump.display()
+    );
+    let narrow = on_a_terminal(80, &args);
+    assert!(narrow.contains("verdict: not_live"), "{narrow}");
+    let longest = narrow.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(
+        longest <= 80,
+        "a line of {longest} columns on an 80-column terminal:\n{narrow}"
+    );
+    // The same report on a wide terminal uses the room (so the width was really read).
+    let wide = on_a_terminal(160, &args);
+    let longest_wide = wide.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(longest_wide > 100, "160 columns not used:\n{wide}");
+}
+
+#[tokio::test]
+async fn not_a_terminal_means_100_columns() {
+    let dump = story("flux-chartversion-not-bumped");
+    let run = liveproof(&[
+        "verify",
+        "hr/inventory",
+        "-n",
+        "apps",
+        "--from",
+        dump.to_str().expect("utf-8"),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--expect",
+        "secretKeyRef",
+    ])
+    .await;
+    let longest = run
+        .stdout
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    assert!((81..=100).contains(&longest), "{longest}:\n{}", run.stdout);
+}
+
+#[tokio::test]
+async fn json_says_when_which_version_and_which_cluster() {
+    let objects = liveproof_sim::read_objects(&story("gitops-reconciled-new-tag-rolled-out"))
+        .expect("objects");
+    let cluster = Cluster::start(objects, "apps").await;
+    let before = jiff::Timestamp::now();
+    let run = liveproof(&[
+        "verify",
+        "deployment/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.report();
+    let at: jiff::Timestamp = report
+        .generated_at
+        .as_deref()
+        .expect("generated_at")
+        .parse()
+        .expect("RFC 3339");
+    assert!(at.as_second() >= before.as_second(), "{at}");
+    assert_eq!(at.subsec_nanosecond(), 0, "to the second");
+    assert_eq!(
+        report.liveproof_version.as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    let on = report.cluster.expect("cluster");
+    assert_eq!(on.context.as_deref(), Some("liveproof-sim"));
+    assert_eq!(
+        on.server.as_deref(),
+        Some(cluster.sim.url().trim_end_matches('/'))
+    );
+
+    // Offline, the report says which files it read instead.
+    let dump = story("gitops-reconciled-new-tag-rolled-out");
+    let offline = liveproof(&[
+        "verify",
+        "deployment/inventory",
+        "-n",
+        "apps",
+        "--from",
+        dump.to_str().expect("utf-8"),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "-o",
+        "json",
+    ])
+    .await
+    .report();
+    let from = offline.cluster.expect("cluster");
+    assert_eq!(from.from.as_deref(), dump.to_str());
+    assert!(from.server.is_none() && from.context.is_none());
+}
+
+#[tokio::test]
+async fn demo_json_is_one_document_with_both_reports() {
+    let run = liveproof(&["demo", "-o", "json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("demo -o json is not JSON ({e}):\n{}", run.stdout));
+    assert_eq!(doc["schema"], "liveproof/demo/v1");
+    let before: liveproof_evidence::Report =
+        serde_json::from_value(doc["before"].clone()).expect("a liveproof/v1 report");
+    let after: liveproof_evidence::Report =
+        serde_json::from_value(doc["after"].clone()).expect("a liveproof/v1 report");
+    assert_eq!(before.verdict, liveproof_evidence::Verdict::NotLive);
+    assert_eq!(after.verdict, liveproof_evidence::Verdict::Live);
+}
+
+#[tokio::test]
+async fn demo_refuses_a_format_it_cannot_make_one_document_of() {
+    let run = liveproof(&["demo", "-o", "junit"]).await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("junit") && run.stderr.contains("json"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn report_with_an_extension_that_names_no_format_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = story("gitops-reconciled-new-tag-rolled-out");
+    for file in ["report.yaml", "report"] {
+        let path = dir.path().join(file);
+        let run = liveproof(&[
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--report",
+            path.to_str().expect("utf-8"),
+        ])
+        .await;
+        assert_eq!(run.code, 2, "{file}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("--report") && run.stderr.contains("--report-format"),
+            "{}",
+            run.stderr
+        );
+        assert!(!path.exists(), "nothing written for {file}");
+    }
+    // Said explicitly, any name is fine; a mapped extension needs nothing more.
+    for (file, extra, starts) in [("report.yaml", Some("json"), "{"), ("report.md", None, "#")] {
+        let path = dir.path().join(file);
+        let mut args = vec![
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--report",
+            path.to_str().expect("utf-8"),
+        ];
+        if let Some(f) = extra {
+            args.extend(["--report-format", f]);
+        }
+        let run = liveproof(&args).await;
+        assert_ne!(run.code, 2, "{file}: {}", run.stderr);
+        let written = std::fs::read_to_string(&path).expect("written");
+        assert!(written.starts_with(starts), "{file}: {written}");
+    }
+}

@@ -1,0 +1,151 @@
+//! The README on a fresh clone: its first command runs the demo (`cargo run -p liveproof`
+//! picks the `liveproof` binary, not the kubectl plugin beside it), and its "Real output" block
+//! is what the demo prints — times aside — so it cannot drift or end mid-sentence.
+//!
+//! `LIVEPROOF_BLESS=1 cargo test -p liveproof --test readme` rewrites the block from a fresh run.
+
+mod common;
+
+use std::path::PathBuf;
+
+const BEGIN: &str = "<!-- BEGIN demo-output";
+const END: &str = "<!-- END demo-output -->";
+
+fn readme_path() -> PathBuf {
+    common::repo_root().join("README.md")
+}
+
+/// Every RFC 3339 time and date in `text` made one placeholder: the demo plays at "now".
+fn without_times(text: &str) -> String {
+    const TIME: &str = "dddd-dd-ddTdd:dd:ddZ";
+    const DATE: &str = "dddd-dd-dd";
+    let shaped = |window: &[char], shape: &str| {
+        window.len() == shape.len()
+            && window.iter().zip(shape.chars()).all(|(c, s)| match s {
+                'd' => c.is_ascii_digit(),
+                s => *c == s,
+            })
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let rest = &chars[i..];
+        if rest.len() >= TIME.len() && shaped(&rest[..TIME.len()], TIME) {
+            out.push_str("<time>");
+            i += TIME.len();
+        } else if rest.len() >= DATE.len() && shaped(&rest[..DATE.len()], DATE) {
+            out.push_str("<date>");
+            i += DATE.len();
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The demo's first verification as it prints it: from its command to the line before the fix.
+fn first_verification(demo: &str) -> String {
+    let start = demo
+        .find("$ liveproof verify")
+        .unwrap_or_else(|| panic!("the demo shows no command:\n{demo}"));
+    let end = demo[start..]
+        .find("The fix is one line")
+        .map(|e| start + e)
+        .unwrap_or_else(|| panic!("the demo shows no fix:\n{demo}"));
+    format!("{}\n", demo[start..end].trim_end())
+}
+
+/// The fenced block between the markers.
+fn readme_block(readme: &str) -> (usize, usize) {
+    let begin = readme
+        .find(BEGIN)
+        .expect("README has the demo-output marker");
+    let fence = readme[begin..].find("```text\n").expect("a text fence") + begin + 8;
+    let close = readme[fence..].find("```\n").expect("a closing fence") + fence;
+    assert!(
+        readme[close..].starts_with(&format!("```\n{END}")),
+        "the block ends at {END}"
+    );
+    (fence, close)
+}
+
+#[tokio::test]
+async fn the_real_output_block_is_what_the_demo_prints() {
+    let run = common::liveproof(&["demo"]).await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let printed = first_verification(&run.stdout);
+    let readme = std::fs::read_to_string(readme_path()).expect("README.md");
+    let (from, to) = readme_block(&readme);
+    if std::env::var_os("LIVEPROOF_BLESS").is_some() {
+        let updated = format!("{}{printed}{}", &readme[..from], &readme[to..]);
+        std::fs::write(readme_path(), updated).expect("write README.md");
+        return;
+    }
+    let shown = &readme[from..to];
+    assert_eq!(
+        without_times(shown),
+        without_times(&printed),
+        "README's demo block differs from what `liveproof demo` prints; refresh it with \
+         LIVEPROOF_BLESS=1 cargo test -p liveproof --test readme"
+    );
+    assert!(printed.contains("verdict: not_live (exit 1)"), "{printed}");
+}
+
+#[test]
+fn cargo_run_picks_the_liveproof_binary() {
+    // What `cargo run -p liveproof` decides from the manifest, asked of cargo itself.
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(common::repo_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let package = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|p| p["name"] == "liveproof")
+        .expect("the liveproof package");
+    let binaries = package["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .filter(|t| t["kind"] == serde_json::json!(["bin"]))
+        .count();
+    assert!(
+        binaries > 1,
+        "the package has the plugin binary beside the CLI"
+    );
+    assert_eq!(
+        package["default_run"], "liveproof",
+        "`cargo run -p liveproof` needs it"
+    );
+}
+
+#[test]
+fn the_readme_says_how_to_install_before_using_liveproof_on_path() {
+    let readme = std::fs::read_to_string(readme_path()).expect("README.md");
+    let install = readme
+        .find("cargo install --path crates/liveproof")
+        .expect("README says how to install");
+    let first_use = readme
+        .find("\nliveproof ")
+        .expect("README uses liveproof from PATH");
+    assert!(
+        install < first_use,
+        "install comes before the first `liveproof …` example"
+    );
+}
