@@ -7,6 +7,7 @@ pub mod demo;
 mod digests;
 mod lint;
 mod mcp;
+mod next_steps;
 mod progress;
 mod release;
 mod schema;

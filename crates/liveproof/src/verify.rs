@@ -15,10 +15,11 @@ use crate::digests::RegistryFacts;
 use crate::progress::Progress;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let report = match &config.snapshot {
+    let mut report = match &config.snapshot {
         Some(dir) => crate::snapshot::verify(config, dir).await?,
         None => produce(config).await?,
     };
+    crate::next_steps::Invocation::of(config).apply(&mut report);
     liveproof_report::render(&report, config.format, config.style, out)?;
     if let Some((path, format)) = &config.report {
         write_report(&report, path, *format)?;
@@ -449,9 +450,17 @@ async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
         };
         let next_step = (verdict != Verdict::Live).then(|| {
             format!(
-                "the server at {} does not report {} yet: check which build serves it (and wait for it: --wait)",
+                "the server at {} does not report {} yet: check which build serves it{}",
                 liveproof_evidence::server::redact_url(&expectation.url),
-                expectation.expect
+                expectation.expect,
+                match config.wait {
+                    // A wait just ran out: the same wait again would end the same way.
+                    Some(waited) => format!(
+                        " (it did not within --timeout {}: find what still serves the old build before waiting longer)",
+                        humanize(waited)
+                    ),
+                    None => " (and wait for it: --wait)".into(),
+                }
             )
         });
         report.targets.push(liveproof_evidence::TargetReport {

@@ -209,7 +209,10 @@ fn observed_generation(obj: &Value, kind: &str, ns: &str) -> Finding {
         (Some(g), Some(o)) => Finding::new(Check::ObservedGeneration, Status::Fail, format!("observedGeneration {o}"), format!(">= generation {g}"))
             .source(source)
             .detail(format!("the controller has not processed generation {g} yet: everything in status describes generation {o}"))
-            .next(format!("wait for the {kind} controller, or check that it runs: liveproof verify … --wait")),
+            .next(format!(
+                "wait for the {kind} controller, or check that it runs: {}",
+                super::verify_again(kind, ns, raw::name(obj))
+            )),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", ">= metadata.generation")
             .source(source)
             .detail("generation or observedGeneration is missing, so whether the controller saw the spec is unknown"),
@@ -676,7 +679,10 @@ fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
         "Healthy" => f.detail("Argo CD reports the app healthy (status tier)"),
         "Progressing" => with_status(f, Status::Fail)
             .detail("Argo CD reports the app still progressing")
-            .next("wait for it: liveproof verify … --wait"),
+            .next(format!(
+                "wait for it: {}",
+                super::verify_again("application", ns, raw::name(app))
+            )),
         "Degraded" | "Missing" => with_status(f, Status::Fail)
             .detail(format!("Argo CD reports the app {health}"))
             .next("see which resources are unhealthy: argocd app get"),

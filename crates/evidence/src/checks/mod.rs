@@ -88,6 +88,16 @@ pub fn judge(
     )
 }
 
+/// The command that verifies a target again and waits for it, as next steps suggest it. The
+/// CLI adds the flags the user gave (cluster, change, expectations) before it prints it, and
+/// lengthens the timeout after a wait that ran out.
+pub fn verify_again(kind: &str, namespace: &str, name: &str) -> String {
+    format!(
+        "liveproof verify {}/{name} -n {namespace} --wait --timeout 5m",
+        kind.to_ascii_lowercase()
+    )
+}
+
 /// An evidence item and, when it is what stands between the target and `live`, what to do.
 struct Finding {
     evidence: Evidence,
@@ -410,8 +420,8 @@ fn observed_generation(w: &Workload) -> Finding {
                 "the controller has not processed generation {g} yet; its status describes generation {o}"
             ))
             .next(format!(
-                "wait for the controller (liveproof verify {}/{} --wait --timeout 5m); if it never catches up, check the controller manager",
-                w.kind, w.name
+                "wait for the controller ({}); if it never catches up, check the controller manager",
+                verify_again(w.kind.cli_name(), w.namespace, w.name)
             )),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", expected)
             .source(source)
@@ -532,8 +542,8 @@ fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
             .source(source)
             .detail("the rollout has not finished: not every replica runs the current template yet")
             .next(format!(
-                "wait for the rollout (liveproof verify {}/{} -n {} --wait --timeout 5m)",
-                w.kind, w.name, w.namespace
+                "wait for the rollout ({})",
+                verify_again(w.kind.cli_name(), w.namespace, w.name)
             ))
     }
 }
@@ -645,7 +655,10 @@ fn pods_current(
             })
             .collect();
         let next = if not_ready.is_empty() {
-            format!("wait for the rollout to replace them (liveproof verify {}/{} -n {} --wait --timeout 5m)", w.kind, w.name, w.namespace)
+            format!(
+                "wait for the rollout to replace them ({})",
+                verify_again(w.kind.cli_name(), w.namespace, w.name)
+            )
         } else {
             format!(
                 "see why the new pods are not Ready: kubectl -n {} describe pod {}",

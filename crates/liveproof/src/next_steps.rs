@@ -1,0 +1,284 @@
+//! Next steps a user can paste: every `liveproof …` and `kubectl …` command a report suggests
+//! gets the flags the user gave (cluster, change, expectations), the program's own name
+//! (`kubectl liveproof` when run as the plugin), and after a wait that ran out, a longer
+//! timeout instead of the same `--wait` again.
+
+use std::time::Duration;
+
+use liveproof_evidence::Report;
+
+use crate::config::{Source, VerifyConfig};
+
+/// What a suggested command must carry to mean what the user's own command meant.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// `liveproof`, or `kubectl liveproof` when run as the kubectl plugin.
+    program: String,
+    /// `--kubeconfig`/`--context`, for every command that reaches the cluster.
+    cluster: Vec<String>,
+    /// The change and its expectations, for `verify`.
+    change: Vec<String>,
+    /// `--insecure-registry`, for `stale`.
+    registries: Vec<String>,
+    /// The `--timeout` of a `--wait` that has just ended.
+    waited: Option<Duration>,
+}
+
+/// `liveproof`, or `kubectl liveproof` when this process is the `kubectl-liveproof` plugin.
+pub fn program_name() -> String {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let stem = std::path::Path::new(&argv0)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if stem == "kubectl-liveproof" {
+        "kubectl liveproof".into()
+    } else {
+        "liveproof".into()
+    }
+}
+
+impl Invocation {
+    pub fn of(config: &VerifyConfig) -> Invocation {
+        let mut cluster = Vec::new();
+        if let Source::Live(options) = &config.source {
+            if let Some(path) = &options.kubeconfig {
+                cluster.extend(["--kubeconfig".into(), path.display().to_string()]);
+            }
+            if let Some(context) = &options.context {
+                cluster.extend(["--context".into(), context.clone()]);
+            }
+        }
+        let c = &config.change;
+        let mut change = Vec::new();
+        // The resolved time, not `10m`: a duration would mean a different time when pasted.
+        if let Some(since) = c.since {
+            change.extend(["--since".into(), since.to_string()]);
+        }
+        if let Some(commit) = &c.commit {
+            change.extend(["--commit".into(), commit.clone()]);
+        }
+        let mut pairs = |flag: &str, values: Vec<String>| {
+            for v in values {
+                change.extend([flag.to_string(), v]);
+            }
+        };
+        pairs(
+            "--image",
+            c.images.iter().map(|i| i.given.clone()).collect(),
+        );
+        pairs("--expect-env", c.env.clone());
+        pairs(
+            "--expect-secret-ref",
+            c.secret_refs.iter().map(ToString::to_string).collect(),
+        );
+        pairs(
+            "--expect",
+            c.manifest.iter().map(|m| m.given.clone()).collect(),
+        );
+        pairs("--chart-version", c.chart_version.iter().cloned().collect());
+        let registries = config
+            .insecure_registries
+            .iter()
+            .flat_map(|r| ["--insecure-registry".to_string(), r.clone()])
+            .collect();
+        Invocation {
+            program: program_name(),
+            cluster,
+            change,
+            registries,
+            waited: config.wait,
+        }
+    }
+
+    /// Rewrites every target's next step (the report's own is drawn from them).
+    pub fn apply(&self, report: &mut Report) {
+        for target in &mut report.targets {
+            if let Some(step) = &target.next_step {
+                target.next_step = Some(self.rewrite(step));
+            }
+        }
+    }
+
+    /// Each command in `step` made whole: it runs from `liveproof`/`kubectl` to the first `)`,
+    /// `` ` `` or `;`, or the end.
+    pub fn rewrite(&self, step: &str) -> String {
+        let mut out = String::new();
+        let mut rest = step;
+        while let Some((at, kind)) = next_command(rest) {
+            out.push_str(&rest[..at]);
+            let tail = &rest[at..];
+            let end = tail.find([')', '`', ';']).unwrap_or(tail.len());
+            let (command, trailing) = tail[..end].split_at(tail[..end].trim_end().len());
+            out.push_str(&self.complete(kind, command));
+            out.push_str(trailing);
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn complete(&self, kind: Command, command: &str) -> String {
+        let mut words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        let extra: Vec<&String> = match kind {
+            Command::Kubectl => {
+                // After `kubectl`, before the verb: kubectl takes global flags anywhere.
+                let mut out = vec![words.remove(0)];
+                out.extend(self.cluster.iter().cloned());
+                out.extend(words);
+                return out.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ");
+            }
+            Command::Verify => self.cluster.iter().chain(&self.change).collect(),
+            Command::Stale => self.cluster.iter().chain(&self.registries).collect(),
+        };
+        // `liveproof` → the program's name; the user's flags the command does not set yet.
+        words[0] = self.program.clone();
+        let present: Vec<String> = words.clone();
+        let mut pending = extra.into_iter().peekable();
+        while let Some(flag) = pending.next() {
+            let value = pending.next_if(|v| !v.starts_with("--"));
+            let repeatable = matches!(
+                flag.as_str(),
+                "--image"
+                    | "--expect-env"
+                    | "--expect-secret-ref"
+                    | "--expect"
+                    | "--insecure-registry"
+            );
+            if !repeatable && present.contains(flag) {
+                continue;
+            }
+            words.push(flag.clone());
+            if let Some(v) = value {
+                words.push(v.clone());
+            }
+        }
+        if let Some(waited) = self.waited {
+            // The wait just ran out: the same --wait again would end the same way. Suggest
+            // twice the time that was not enough (the report says what blocks).
+            if let Some(i) = words.iter().position(|w| w == "--timeout") {
+                if let Some(t) = words.get_mut(i + 1) {
+                    *t = humanize(waited * 2);
+                }
+            }
+        }
+        let (program, args) = words
+            .split_first()
+            .map_or((String::new(), &[][..]), |(p, a)| (p.clone(), a));
+        std::iter::once(program)
+            .chain(args.iter().map(|w| quote(w)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Verify,
+    Stale,
+    Kubectl,
+}
+
+/// Where the next suggested command starts in `text`, and which it is.
+fn next_command(text: &str) -> Option<(usize, Command)> {
+    [
+        ("liveproof verify ", Command::Verify),
+        ("liveproof stale ", Command::Stale),
+        ("kubectl ", Command::Kubectl),
+    ]
+    .iter()
+    .filter_map(|(needle, kind)| {
+        text.match_indices(needle)
+            // A word of its own: not `kubectl-liveproof`, not `kubectl.kubernetes.io/…`.
+            .find(|(at, _)| {
+                *at == 0 || !text[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '-')
+            })
+            .map(|(at, _)| (at, *kind))
+    })
+    .min_by_key(|(at, _)| *at)
+}
+
+/// A word as a POSIX shell reads it back: as is when it is plain, else single-quoted.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,…".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn humanize(d: Duration) -> String {
+    let secs = d.as_secs();
+    match (secs / 3600, secs % 3600 / 60, secs % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, 0) => format!("{h}h{m}m"),
+        _ => format!("{secs}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invocation(waited: Option<Duration>) -> Invocation {
+        Invocation {
+            program: "kubectl liveproof".into(),
+            cluster: vec!["--kubeconfig".into(), "/home/me/.kube/prod config".into()],
+            change: vec![
+                "--since".into(),
+                "2026-07-12T10:00:00Z".into(),
+                "--image".into(),
+                "ghcr.io/acme/api:2".into(),
+                "--expect".into(),
+                "re:secretKeyRef:\\s+name".into(),
+            ],
+            registries: vec!["--insecure-registry".into(), "localhost:5000".into()],
+            waited,
+        }
+    }
+
+    #[test]
+    fn commands_carry_the_users_flags_and_name() {
+        let step = "wait for the rollout (liveproof verify deployment/api -n apps --wait --timeout 5m); or see kubectl -n apps describe deployment/api";
+        let got = invocation(None).rewrite(step);
+        assert_eq!(
+            got,
+            "wait for the rollout (kubectl liveproof verify deployment/api -n apps --wait --timeout 5m \
+             --kubeconfig '/home/me/.kube/prod config' --since 2026-07-12T10:00:00Z --image ghcr.io/acme/api:2 \
+             --expect 're:secretKeyRef:\\s+name'); or see kubectl --kubeconfig '/home/me/.kube/prod config' -n apps describe deployment/api"
+        );
+    }
+
+    #[test]
+    fn after_a_wait_ran_out_the_timeout_is_longer() {
+        let step = "wait for it: liveproof verify deployment/api -n apps --wait --timeout 5m";
+        let got = invocation(Some(Duration::from_secs(600))).rewrite(step);
+        assert!(got.contains("--timeout 20m"), "{got}");
+        assert!(!got.contains("--timeout 5m"), "{got}");
+    }
+
+    #[test]
+    fn stale_gets_cluster_and_registry_flags_only() {
+        let got = invocation(None).rewrite(
+            "restart only what is stale: liveproof stale deployment/api -n apps --restart",
+        );
+        assert!(got.contains("--insecure-registry localhost:5000"), "{got}");
+        assert!(
+            !got.contains("--since"),
+            "stale takes no change flags: {got}"
+        );
+    }
+
+    #[test]
+    fn words_that_only_contain_kubectl_are_left_alone() {
+        let step =
+            "the kubectl.kubernetes.io/restartedAt annotation; kubectl-liveproof is the plugin";
+        assert_eq!(invocation(None).rewrite(step), step);
+    }
+}
