@@ -82,7 +82,7 @@ pub fn workload(
     target: &Target,
     namespace: &str,
     since: Option<Timestamp>,
-    logs: &Logs,
+    logs: Option<&Logs>,
 ) -> Vec<Diagnostic> {
     let Some(w) =
         crate::checks::workload::Workload::find(observed, target.kind, namespace, &target.name)
@@ -92,9 +92,9 @@ pub fn workload(
     let pods = w.pods(observed);
     let mut out = Vec::new();
     for pod in pods.iter().filter(|p| !crate::checks::pods::is_ready(p)) {
-        out.extend(pod_reasons(namespace, pod));
+        out.extend(pod_reasons(namespace, pod, logs.is_some()));
         let name = pod.metadata.name.clone().unwrap_or_default();
-        for ((ns, p, container), lines) in logs {
+        for ((ns, p, container), lines) in logs.into_iter().flatten() {
             if ns == namespace && *p == name {
                 let mut d = Diagnostic::new(
                     "logs",
@@ -178,7 +178,11 @@ pub fn log_requests(
 
 /// Why a pod is not Ready: its containers' waiting and last-terminated reasons, and an
 /// unschedulable PodScheduled condition.
-pub fn pod_reasons(namespace: &str, pod: &Pod) -> Vec<Diagnostic> {
+///
+/// A termination message is log output (`terminationMessagePolicy: FallbackToLogsOnError` puts
+/// the log tail there, and a program may write anything to its message file): it is shown
+/// only when `with_logs` (`--logs`), as logs are.
+pub fn pod_reasons(namespace: &str, pod: &Pod, with_logs: bool) -> Vec<Diagnostic> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let mut out = Vec::new();
     let status = pod.status.as_ref();
@@ -217,14 +221,12 @@ pub fn pod_reasons(namespace: &str, pod: &Pod) -> Vec<Diagnostic> {
             out.push(d);
         }
         if let Some(t) = c.last_state.as_ref().and_then(|s| s.terminated.as_ref()) {
-            let message = format!(
-                "exit code {}{}",
-                t.exit_code,
-                t.message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default()
-            );
+            let said = match t.message.as_deref().filter(|m| !m.trim().is_empty()) {
+                Some(m) if with_logs => format!(": {m}"),
+                Some(_) => " (its termination message can hold log output: --logs shows it)".into(),
+                None => String::new(),
+            };
+            let message = format!("exit code {}{said}", t.exit_code);
             let mut d = Diagnostic::new(
                 "container",
                 object,

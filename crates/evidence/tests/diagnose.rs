@@ -16,7 +16,7 @@ fn inventory() -> Target {
 #[test]
 fn a_crash_looping_pod_says_so() {
     let observed = story("new-pod-crashloopbackoff-old-pods-serving");
-    let found = diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new());
+    let found = diagnose::workload(&observed, &inventory(), "apps", None, Some(&Logs::new()));
     let crash = found
         .iter()
         .find(|d| d.reason == "CrashLoopBackOff")
@@ -32,7 +32,9 @@ fn a_crash_looping_pod_says_so() {
 #[test]
 fn a_live_workload_has_nothing_to_say() {
     let observed = story("gitops-reconciled-new-tag-rolled-out");
-    assert!(diagnose::workload(&observed, &inventory(), "apps", None, &Logs::new()).is_empty());
+    assert!(
+        diagnose::workload(&observed, &inventory(), "apps", None, Some(&Logs::new())).is_empty()
+    );
 }
 
 #[test]
@@ -70,10 +72,11 @@ fn warning_events_are_folded_filtered_and_capped() {
     observed.others.push(json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x", "namespace": "apps"},
         "involvedObject": {"kind": "Pod", "name": "billing-1"}, "type": "Warning", "reason": "BackOff", "message": "m", "lastTimestamp": "2026-07-12T10:40:00Z"}));
     let since = "2026-07-12T10:00:00Z".parse().ok();
-    let events: Vec<_> = diagnose::workload(&observed, &inventory(), "apps", since, &Logs::new())
-        .into_iter()
-        .filter(|d| d.kind == "event")
-        .collect();
+    let events: Vec<_> =
+        diagnose::workload(&observed, &inventory(), "apps", since, Some(&Logs::new()))
+            .into_iter()
+            .filter(|d| d.kind == "event")
+            .collect();
     assert_eq!(events.len(), 2, "{events:#?}");
     assert_eq!(
         events[0].reason, "ProgressDeadlineExceeded",

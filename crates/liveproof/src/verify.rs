@@ -195,7 +195,8 @@ fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut R
                 &target,
                 &t.namespace,
                 config.change.since,
-                &observed.logs,
+                // Termination messages are logs: only with --logs.
+                config.logs.map(|_| &observed.logs),
             )
         } else {
             liveproof_evidence::diagnose::gitops(
