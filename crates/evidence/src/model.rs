@@ -205,6 +205,9 @@ pub struct Report {
     /// For `verify --snapshot`: what changed since the snapshot, and what did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotSummary>,
+    /// When no target carries it (a report with no target at all): what to check next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
     /// When the evidence was read (RFC 3339, to the second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated_at: Option<String>,
@@ -258,6 +261,7 @@ impl Report {
             change,
             targets,
             snapshot: None,
+            next_step: None,
             generated_at: None,
             liveproof_version: None,
             cluster: None,

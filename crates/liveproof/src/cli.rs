@@ -107,9 +107,15 @@ const SNAPSHOT_LONG_ABOUT: &str = "\
 Record, before an apply, every workload's generation, pod template (in full), images and
 revision, and every Helm release's newest revision, with the commit and the time taken.
 
-It is written atomically under DIR/<commit>/snapshot.json (temp file, fsync, rename) and then
-published as DIR/current (an atomic rename again), so a verify or rollback job never reads a
-half-written snapshot. DIR is checked first: an unwritable or full DIR fails before any request
+It is written atomically under DIR/<commit>/snapshot.json (temp file, fsync, rename; mode 0600)
+and then published as DIR/current (an atomic rename again), so a verify or rollback job never
+reads a half-written snapshot. A snapshot of the same commit already there is kept, not
+overwritten (--overwrite replaces it); temp files a killed run left are removed.
+
+What the file holds: per workload its generation, revision, images and pod template as the API
+returns it (rollback restores it whole, so env values written literally in the template — config
+— are in it; Secrets are only referenced there, never read); per Helm release its newest
+revision and status. No Secret data, no Helm values. DIR is checked first: an unwritable or full DIR fails before any request
 to the cluster (exit 2) — a pipeline must not go on without a way back.
 
 Then, in a job of its own that runs whatever happened to the apply:
@@ -144,6 +150,12 @@ pub struct SnapshotArgs {
     /// Limit it to the workloads these manifests declare.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub manifests: Option<PathBuf>,
+
+    /// Replace a snapshot of this commit that DIR already holds. Without it the existing one is
+    /// kept (and published as DIR/current): a retried job runs after the apply, and its
+    /// snapshot would record the new state instead of the way back.
+    #[arg(long)]
+    pub overwrite: bool,
 
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -19,6 +19,9 @@ use crate::config::{self, Source, VerifyConfig};
 
 const FILE: &str = "snapshot.json";
 
+/// What to check when nothing changed since the snapshot (verify --snapshot and rollback).
+const NOTHING_CHANGED: &str = "nothing in the snapshot's scope changed since it was taken, so nothing shows this deploy happened: check that the apply ran, that a GitOps controller has reconciled the commit (then verify again with --wait), that the snapshot was taken before the apply (a retried snapshot job after the apply records the new state), and that the scope (-n, targets, -f) covers what the commit changes";
+
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     #[error("snapshot dir {}: cannot write there: {source}\nhint: the apply must not start without a way back; give a writable --dir with free space", dir.display())]
@@ -81,16 +84,23 @@ fn probe(dir: &Path) -> Result<(), SnapshotError> {
     result.map_err(fail)
 }
 
-/// Writes `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the dir.
+/// Writes `bytes` to `path` atomically: a temp file beside it (readable by its owner only:
+/// a snapshot holds pod templates), fsync, rename, fsync the dir.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
-        ".{}.tmp-{}",
+        ".{}{TMP_MARK}{}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
         std::process::id()
     ));
     {
-        let mut f = File::create(&tmp)?;
+        let _ = fs::remove_file(&tmp);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
@@ -98,13 +108,74 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Temp files carry `.tmp-PID` (and probes `.liveproof-probe-PID`) so a later run can tell
+/// which ones a killed run left behind.
+const TMP_MARK: &str = ".tmp-";
+
+/// Removes what a killed snapshot run left in `dir` and its commit folders: temp files and
+/// probes of processes that no longer run (a running one may be mid-write: left alone).
+fn clean_leftovers(dir: &Path) {
+    let is_leftover = |name: &str| {
+        let pid = name
+            .rsplit_once(TMP_MARK)
+            .map(|(_, p)| p)
+            .or_else(|| name.strip_prefix(".liveproof-probe-"));
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
+            return false;
+        };
+        name.starts_with('.') && !Path::new(&format!("/proc/{pid}")).exists()
+    };
+    let mut folders = vec![dir.to_path_buf()];
+    if let Ok(entries) = fs::read_dir(dir) {
+        folders.extend(
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path()),
+        );
+    }
+    for folder in folders {
+        let Ok(entries) = fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_leftover(&name) {
+                match fs::remove_file(entry.path()) {
+                    Ok(()) => {
+                        tracing::info!("removed {} left by a killed run", entry.path().display())
+                    }
+                    Err(e) => tracing::warn!("cannot remove {}: {e}", entry.path().display()),
+                }
+            }
+        }
+    }
+}
+
 /// Points `dir/current` at `dir/<name>`: a symlink made beside it, then renamed over it.
 fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".current.tmp-{}", std::process::id()));
+    let tmp = dir.join(format!(".current{TMP_MARK}{}", std::process::id()));
     let _ = fs::remove_file(&tmp);
     std::os::unix::fs::symlink(name, &tmp)?;
     fs::rename(&tmp, dir.join("current"))?;
     File::open(dir)?.sync_all()
+}
+
+/// A readable snapshot of `commit` already in `dir` (one that cannot be read is no way back,
+/// and is replaced).
+fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
+    let path = dir.join(commit).join(FILE);
+    let text = fs::read_to_string(&path).ok()?;
+    match serde_json::from_str::<Snapshot>(&text) {
+        Ok(s) if s.schema == SNAPSHOT_SCHEMA && same_commit(&s.commit, commit) => Some(s),
+        _ => {
+            tracing::warn!(
+                "{}: not a readable snapshot; taking a new one",
+                path.display()
+            );
+            None
+        }
+    }
 }
 
 pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
@@ -170,6 +241,26 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     check_commit(&args.commit)?;
     // Up front, before any request: no apply without a way back.
     probe(&args.dir)?;
+    clean_leftovers(&args.dir);
+    let name = args.commit.to_ascii_lowercase();
+    if !args.overwrite {
+        if let Some(kept) = existing(&args.dir, &name) {
+            // A retried job runs after the apply: its state is not the way back.
+            publish_current(&args.dir, &name).map_err(|source| SnapshotError::Unwritable {
+                dir: args.dir.clone(),
+                source,
+            })?;
+            writeln!(
+                out,
+                "kept the snapshot of commit {name} taken at {} and published it as {}: a snapshot \
+                 taken again (a retried job, after the apply) would record the new state, not the \
+                 way back; --overwrite replaces it",
+                kept.taken_at,
+                args.dir.join("current").display()
+            )?;
+            return Ok(0);
+        }
+    }
     let cluster = Cluster::connect(&options(&args.cluster)).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
@@ -214,7 +305,6 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
         workloads: workload_states(&observed),
         releases,
     };
-    let name = snapshot.commit.clone();
     let commit_dir = args.dir.join(&name);
     let written = (|| {
         fs::create_dir_all(&commit_dir)?;
@@ -303,8 +393,10 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     };
     dedupe(&mut report);
     if report.targets.is_empty() {
-        // Nothing changed: a redeploy that changed nothing is a no-op, and that is the truth.
-        report.verdict = Verdict::Live;
+        // Nothing changed since the snapshot: nothing shows this deploy happened, so nothing
+        // can be live (zero targets never are).
+        report.verdict = Verdict::Unproven;
+        report.next_step = Some(NOTHING_CHANGED.to_string());
     } else {
         report.verdict = report
             .targets
@@ -357,15 +449,20 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         crate::verify::produce(&base).await?
     };
     dedupe(&mut report);
+    if summary.changed.is_empty() {
+        // Nothing to roll back, and nothing proves the deploy happened either.
+        writeln!(
+            out,
+            "changed since the snapshot of {}: nothing\nnothing to roll back, and nothing is proven: {NOTHING_CHANGED}",
+            summary.commit
+        )?;
+        return Ok(Verdict::Unproven.exit_code());
+    }
     writeln!(
         out,
         "changed since the snapshot of {}: {}",
         summary.commit,
-        if summary.changed.is_empty() {
-            "nothing".to_string()
-        } else {
-            summary.changed.join(", ")
-        }
+        summary.changed.join(", ")
     )?;
     let failed: Vec<&liveproof_evidence::TargetReport> = report
         .targets

@@ -541,3 +541,126 @@ async fn report_writes_a_second_format_beside_the_first() {
         "{xml}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_changed_since_the_snapshot_is_unproven_never_live() {
+    // The apply never ran (or a controller has not reconciled yet): zero changed targets.
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    let (run, report) = p.verify().await;
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert_eq!(report.verdict, Verdict::Unproven);
+    assert!(report.targets.is_empty());
+    let step = report.next_step.expect("says what to check");
+    assert!(
+        step.contains("apply ran") && step.contains("reconciled"),
+        "{step}"
+    );
+    let text = p
+        .run(&["verify", "--snapshot", p.dir(), "--commit", COMMIT])
+        .await;
+    assert_eq!(text.code, 3);
+    assert!(
+        text.stdout.contains("next step: nothing in the snapshot"),
+        "{}",
+        text.stdout
+    );
+
+    p.cluster.sim.requests().reset();
+    let rollback = p
+        .run(&["rollback", "--snapshot", p.dir(), "--commit", COMMIT])
+        .await;
+    assert_eq!(rollback.code, 3, "{}{}", rollback.stdout, rollback.stderr);
+    assert!(
+        rollback
+            .stdout
+            .contains("nothing to roll back, and nothing is proven"),
+        "{}",
+        rollback.stdout
+    );
+    assert!(writes(&p.cluster.sim).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_snapshot_job_keeps_the_pre_apply_snapshot() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Pipeline::start().await;
+    p.snapshot().await;
+    let file = p.dir.path().join(COMMIT).join("snapshot.json");
+    let mode = std::fs::metadata(&file)
+        .expect("written")
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o600,
+        "a snapshot holds pod templates: owner only"
+    );
+    let pre_apply = std::fs::read(&file).expect("read");
+
+    // The apply runs, then the snapshot job is retried (after it): the way back must survive.
+    apply(&p.cluster.sim, usize::MAX);
+    let retried = p
+        .run(&["snapshot", "--dir", p.dir(), "--commit", COMMIT])
+        .await;
+    assert_eq!(retried.code, 0, "{}{}", retried.stdout, retried.stderr);
+    assert!(
+        retried.stdout.contains("kept the snapshot"),
+        "{}",
+        retried.stdout
+    );
+    assert_eq!(
+        std::fs::read(&file).expect("read"),
+        pre_apply,
+        "not overwritten"
+    );
+    let (_, report) = p.verify().await;
+    assert_eq!(
+        verdict_of(&report, "api"),
+        Some(Verdict::NotLive),
+        "still judged against the pre-apply state"
+    );
+
+    // Asked explicitly, it is replaced (and then nothing changed since).
+    let replaced = p
+        .run(&[
+            "snapshot",
+            "--dir",
+            p.dir(),
+            "--commit",
+            COMMIT,
+            "--overwrite",
+        ])
+        .await;
+    assert_eq!(replaced.code, 0, "{}{}", replaced.stdout, replaced.stderr);
+    assert_ne!(
+        std::fs::read(&file).expect("read"),
+        pre_apply,
+        "--overwrite replaces it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn temp_files_of_a_killed_run_are_removed_by_the_next() {
+    let p = Pipeline::start().await;
+    // What a run killed mid-write leaves: a temp snapshot, a temp `current`, a probe — of a
+    // process that no longer runs (PIDs are below /proc/sys/kernel/pid_max; this one is not).
+    let dead = 4_194_304_u32 + 7;
+    let commit_dir = p.dir.path().join(COMMIT);
+    std::fs::create_dir_all(&commit_dir).expect("dir");
+    let leftovers = [
+        commit_dir.join(format!(".snapshot.json.tmp-{dead}")),
+        p.dir.path().join(format!(".current.tmp-{dead}")),
+        p.dir.path().join(format!(".liveproof-probe-{dead}")),
+    ];
+    for path in &leftovers {
+        std::fs::write(path, vec![0u8; 1 << 20]).expect("write");
+    }
+    let mine = p.dir.path().join("notes.txt");
+    std::fs::write(&mine, "not liveproof's").expect("write");
+    p.snapshot().await;
+    for path in &leftovers {
+        assert!(!path.exists(), "{} left behind", path.display());
+    }
+    assert!(mine.exists(), "only liveproof's own temp files are removed");
+}

@@ -22,6 +22,10 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "No targets were verified.")?;
     }
+    if let Some(step) = &report.next_step {
+        writeln!(out)?;
+        writeln!(out, "**Next step:** {}", escape(step))?;
+    }
     for target in &report.targets {
         writeln!(out)?;
         write_target(&mut out, target)?;

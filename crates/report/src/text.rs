@@ -107,7 +107,11 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         page.paint.bold(verdict_color(verdict), verdict.name()),
         verdict.exit_code()
     )?;
-    if let Some(step) = report_next_step(&report.targets, verdict) {
+    if let Some(step) = report
+        .next_step
+        .as_deref()
+        .or_else(|| report_next_step(&report.targets, verdict))
+    {
         page.wrapped(&mut out, "next step: ", &terminal_safe(step))?;
     }
     out.flush()
