@@ -389,8 +389,19 @@ pub fn dockerconfigjson_secret(
             .map(|s| s.as_bytes().to_vec()))
     };
     if let Some(bytes) = decode(".dockerconfigjson")? {
-        return DockerConfig::from_json(&bytes)
-            .map_err(|_| fail("data[\".dockerconfigjson\"] is not a docker config.json".into()));
+        let config = DockerConfig::from_json(&bytes)
+            .map_err(|_| fail("data[\".dockerconfigjson\"] is not a docker config.json".into()))?;
+        // A cluster Secret is data, not configuration of this machine: the helper programs it
+        // names (credHelpers, credsStore) are never run here, as kubelet never runs them. Run,
+        // they would execute whatever `docker-credential-*` the operator has on PATH and send
+        // its secrets to the registry the cluster names.
+        if !config.cred_helpers.is_empty() || config.creds_store.is_some() {
+            tracing::debug!("{name}: credHelpers/credsStore ignored: helpers named by cluster content are never run");
+        }
+        return Ok(DockerConfig {
+            auths: config.auths,
+            ..DockerConfig::default()
+        });
     }
     if let Some(bytes) = decode(".dockercfg")? {
         let auths: BTreeMap<String, AuthEntry> = serde_json::from_slice(&bytes)
@@ -553,5 +564,32 @@ mod tests {
 
         let empty = serde_json::json!({"metadata": {"name": "e", "namespace": "apps"}, "data": {}});
         assert!(dockerconfigjson_secret(&empty).is_err());
+    }
+
+    #[test]
+    fn helpers_named_by_a_pull_secret_are_never_run() {
+        // No `docker-credential-evil` exists: running it would be an error, so Ok(None) shows
+        // it was never started; the Secret's own auths still count.
+        let inner = serde_json::json!({
+            "credsStore": "evil",
+            "credHelpers": {"r.io": "evil", "other.io": "evil"},
+            "auths": {"other.io": {"auth": b64("pull:pw")}}
+        })
+        .to_string();
+        let secret = serde_json::json!({
+            "metadata": {"name": "regcred", "namespace": "apps"},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": b64(&inner)}
+        });
+        let config = dockerconfigjson_secret(&secret).unwrap();
+        assert_eq!(config.credentials_for("r.io").unwrap(), None);
+        assert_eq!(
+            config.credentials_for("other.io").unwrap(),
+            Some(Credentials::basic("pull", "pw"))
+        );
+        // Merged into the operator's own configuration, it cannot add a helper either.
+        let mut mine = DockerConfig::default();
+        mine.merge(config);
+        assert_eq!(mine.credentials_for("r.io").unwrap(), None);
     }
 }
