@@ -366,31 +366,78 @@ fn excerpt(body: &str, around: Option<&str>) -> String {
     )
 }
 
-/// The URL with any password in it replaced, for evidence and logs: `https://u:p@h/` →
-/// `https://u:***@h/`.
+/// The URL as it may be shown (evidence, errors, logs): a password in it masked
+/// (`https://u:p@h/` → `https://u:***@h/`; a bare userinfo, usually a token, masked whole),
+/// every query value masked (`?token=abc&v=2` → `?token=***&v=***`: a query is where tokens
+/// travel) and a fragment masked. Scheme, host, port, path and query keys stay readable.
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &authority[..at];
-    let user = userinfo.split(':').next().unwrap_or("");
-    let redacted = if userinfo.contains(':') {
-        format!("{user}:***")
-    } else {
-        // A bare userinfo is usually a token: hide it too.
-        "***".to_string()
-    };
-    format!(
-        "{}{redacted}{}",
-        &url[..scheme_end + 3],
-        &url[scheme_end + 3 + at..]
-    )
+    ShownUrl::new(url).to_string()
+}
+
+/// A URL that displays redacted (see [`redact_url`]): hold this, not the raw string, wherever
+/// a URL may end up in front of a person.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ShownUrl {
+    shown: String,
+}
+
+impl ShownUrl {
+    pub fn new(url: &str) -> ShownUrl {
+        let (before_fragment, fragment) = match url.split_once('#') {
+            Some((b, _)) => (b, Some("***")),
+            None => (url, None),
+        };
+        let (before_query, query) = match before_fragment.split_once('?') {
+            Some((b, q)) => (b, Some(q)),
+            None => (before_fragment, None),
+        };
+        let mut shown = match before_query.find("://") {
+            Some(scheme_end) => {
+                let rest = &before_query[scheme_end + 3..];
+                let authority_end = rest.find('/').unwrap_or(rest.len());
+                let (authority, path) = rest.split_at(authority_end);
+                let authority = match authority.rsplit_once('@') {
+                    Some((userinfo, host)) => match userinfo.split_once(':') {
+                        Some((user, _)) => format!("{user}:***@{host}"),
+                        None => format!("***@{host}"),
+                    },
+                    None => authority.to_string(),
+                };
+                format!("{}{authority}{path}", &before_query[..scheme_end + 3])
+            }
+            None => before_query.to_string(),
+        };
+        if let Some(query) = query {
+            let masked: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) => format!("{key}=***"),
+                    None if pair.is_empty() => String::new(),
+                    // A bare word can be a token itself (`?abc123`).
+                    None => "***".to_string(),
+                })
+                .collect();
+            shown.push('?');
+            shown.push_str(&masked.join("&"));
+        }
+        if let Some(f) = fragment {
+            shown.push('#');
+            shown.push_str(f);
+        }
+        ShownUrl { shown }
+    }
+}
+
+impl std::fmt::Display for ShownUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl std::fmt::Debug for ShownUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ShownUrl({})", self.shown)
+    }
 }
 
 #[cfg(test)]
@@ -680,9 +727,21 @@ mod tests {
         );
         assert_eq!(
             redact_url("https://tok3n@h.example/v?x=a@b"),
-            "https://***@h.example/v?x=a@b"
+            "https://***@h.example/v?x=***"
         );
-        assert_eq!(redact_url("http://h:8080/v?a=b@c"), "http://h:8080/v?a=b@c");
+        assert_eq!(redact_url("http://h:8080/v?a=b@c"), "http://h:8080/v?a=***");
+        assert_eq!(
+            redact_url("https://h.example/version?token=s3cret&v=2#access_token=s3cret"),
+            "https://h.example/version?token=***&v=***#***"
+        );
+        assert_eq!(
+            redact_url("https://h.example/v?s3cret"),
+            "https://h.example/v?***"
+        );
+        assert_eq!(
+            redact_url("https://h.example:6443"),
+            "https://h.example:6443"
+        );
         let e = judge(
             &[VersionExpectation {
                 url: "https://bob:s3cret@h.example/v".to_string(),

@@ -82,3 +82,45 @@ async fn a_termination_message_is_logs_shown_only_with_logs() {
     .await;
     assert!(leaked(&asked.stdout), "--logs shows it:\n{}", asked.stdout);
 }
+
+#[tokio::test]
+async fn a_version_url_shows_neither_its_password_nor_its_query() {
+    let dump = scenarios_dir().join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
+    // Nothing listens on port 9 of loopback: the reading fails, and its error is shown too.
+    let url =
+        "http://ops:canary-4f1d9a7c@127.0.0.1:9/version?token=canary-4f1d9a7c#canary-4f1d9a7c";
+    for format in ["text", "json", "markdown", "junit"] {
+        let run = liveproof(&[
+            "-v",
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+            "--version-url",
+            url,
+            "--expect-version",
+            "1.4.0",
+            "-o",
+            format,
+        ])
+        .await;
+        assert_eq!(run.code, 3, "{format}: {}{}", run.stdout, run.stderr);
+        assert!(
+            !leaked(&run.stdout) && !leaked(&run.stderr),
+            "{format}: the URL's secrets were shown:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+        assert!(
+            run.stdout.contains("127.0.0.1:9/version?token=***"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
+}
