@@ -1,0 +1,563 @@
+//! The canary matrix: a value planted in every place a secret can live — Secret data, Helm
+//! values and rendered Secrets in every document shape, env values, termination messages, pull
+//! secrets, kubeconfig tokens and exec env, a file passed as a kubeconfig, URL userinfo and
+//! query, git remotes — is looked for in everything every command prints (stdout, stderr) at
+//! every log level and in every format, in every file it writes, and in every MCP tool result:
+//! raw and base64. Expected: 0 hits. The one exception is stated and asserted: `snapshot.json`
+//! (mode 0600) holds pod templates whole, so a value written literally in a template's env —
+//! config, by the template's own choice — is in it, as rollback needs it.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+const NS: &str = "vault";
+
+/// Each planted value names where it was planted, so a hit says what leaked.
+const PLACES: [&str; 12] = [
+    "secretdata",
+    "stringdata",
+    "helmvalues",
+    "manifestsecret",
+    "manifestlist",
+    "manifestspaced",
+    "manifestbroken",
+    "envvalue",
+    "termination",
+    "pullsecret",
+    "kubetoken",
+    "urlquery",
+];
+
+fn canary(place: &str) -> String {
+    format!("canary-{place}-7d3e")
+}
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+/// Every canary found in `text`, raw or base64 (whole, or as the middle of a longer base64).
+fn hits(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let extra = ["kubeexec", "dotenv", "urluser", "gitremote"];
+    for place in PLACES.iter().chain(extra.iter()) {
+        let c = canary(place);
+        // Base64 of the canary at any alignment inside a longer encoded string.
+        let aligned: Vec<String> = (0..3)
+            .map(|pad| {
+                let encoded = b64(&format!("{}{c}", "x".repeat(pad)));
+                encoded[4..encoded.len() - 4].to_string()
+            })
+            .collect();
+        if text.contains(&c) || aligned.iter().any(|a| text.contains(a.as_str())) {
+            found.insert((*place).to_string());
+        }
+    }
+    found
+}
+
+fn release_manifest() -> String {
+    format!(
+        "---\n# Source: web/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: web-db\ndata:\n  password: {}\nstringData:\n  token: {}\n\
+         --- \n# Source: web/templates/spaced.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: web-spaced\nstringData:\n  key: {}\n\
+         ---\n# Source: web/templates/list.yaml\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: web-listed\n  stringData:\n    key: {}\n\
+         ---\n# Source: web/templates/broken.yaml\napiVersion: v1\nkind: Secret\nkind: Secret\nmetadata:\n  name: web-broken\nstringData:\n  key: {}\n\
+         ---\n# Source: web/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n",
+        b64(&canary("manifestsecret")),
+        canary("manifestsecret"),
+        canary("manifestspaced"),
+        canary("manifestlist"),
+        canary("manifestbroken"),
+    )
+}
+
+fn objects() -> Vec<Value> {
+    let started = "2026-07-12T10:06:00Z";
+    let template = json!({
+        "metadata": {"labels": {"app": "api", "pod-template-hash": "5d8f7"}},
+        "spec": {
+            "imagePullSecrets": [{"name": "regcred"}],
+            "containers": [{
+                "name": "api", "image": "127.0.0.1:9/acme/api:latest",
+                "env": [
+                    {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "app-creds", "key": "password"}}},
+                    {"name": "DB_URL", "value": format!("postgres://app:{}@db", canary("envvalue"))}
+                ]
+            }]
+        }
+    });
+    let pod = |suffix: &str, ready: bool| {
+        let mut status = json!({
+            "name": "api", "ready": ready, "restartCount": if ready { 0 } else { 3 },
+            "image": "127.0.0.1:9/acme/api:latest",
+            "imageID": "127.0.0.1:9/acme/api@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+            "state": if ready { json!({"running": {"startedAt": started}}) }
+                     else { json!({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}) }
+        });
+        if !ready {
+            status["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error",
+                "message": format!("panic: cannot connect with {}", canary("termination")),
+                "finishedAt": "2026-07-12T10:07:00Z"}});
+        }
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": format!("api-5d8f7-{suffix}"), "namespace": NS,
+                            "labels": {"app": "api", "pod-template-hash": "5d8f7"}},
+               "spec": template["spec"].clone(),
+               "status": {"phase": "Running",
+                          "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
+                          "containerStatuses": [status]}})
+    };
+    let docker = json!({"auths": {"127.0.0.1:9": {"auth": b64(&format!("puller:{}", canary("pullsecret")))}}});
+    let mut release = liveproof_helm::encode_secret(&json!({
+        "name": "web", "namespace": NS, "version": 1,
+        "info": {"first_deployed": "2026-07-12T10:01:00Z", "last_deployed": "2026-07-12T10:01:00Z",
+                 "deleted": "", "description": "Install complete", "status": "deployed"},
+        "chart": {"metadata": {"name": "web", "version": "1.0.0", "apiVersion": "v2"},
+                  "values": {"password": canary("helmvalues")}},
+        "config": {"password": canary("helmvalues")},
+        "manifest": release_manifest(),
+        "hooks": []
+    }));
+    release["metadata"]["namespace"] = json!(NS);
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+               "metadata": {"name": "app-creds", "namespace": NS},
+               "data": {"password": b64(&canary("secretdata"))},
+               "stringData": {"other": canary("stringdata")}}),
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+               "metadata": {"name": "regcred", "namespace": NS},
+               "data": {".dockerconfigjson": b64(&docker.to_string())}}),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "api", "namespace": NS, "uid": "uid-api", "generation": 2},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api"}}, "template": template},
+               "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2,
+                          "readyReplicas": 1, "availableReplicas": 1}}),
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": "api-5d8f7", "namespace": NS, "generation": 1,
+                            "labels": {"app": "api", "pod-template-hash": "5d8f7"},
+                            "annotations": {"deployment.kubernetes.io/revision": "2"},
+                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": "uid-api"}]},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api", "pod-template-hash": "5d8f7"}},
+                        "template": template},
+               "status": {"observedGeneration": 1, "replicas": 2}}),
+        pod("a1", true),
+        pod("b2", false),
+        release,
+    ]
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.invalid")
+        .env("GIT_COMMITTER_NAME", "dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-07-12T10:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-07-12T10:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository whose remote URL carries a credential, with a manifest declaring `api`.
+fn repo(dir: &Path) -> (PathBuf, String) {
+    let root = dir.join("repo");
+    std::fs::create_dir_all(root.join("k8s")).expect("mkdir");
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(
+        &root,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("https://git:{}@example.invalid/r.git", canary("gitremote")),
+        ],
+    );
+    std::fs::write(
+        root.join("k8s/api.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n  namespace: vault\nspec:\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: api\n        image: 127.0.0.1:9/acme/api:latest\n",
+    )
+    .expect("write");
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "api"]);
+    let sha = git(&root, &["rev-parse", "HEAD"]);
+    (root, sha)
+}
+
+/// A kubeconfig for the simulator whose user carries a token canary.
+fn kubeconfig_with_token(sim_url: &str, path: &Path) {
+    std::fs::write(
+        path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {sim_url}\n\
+             contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: u\n    namespace: {NS}\n\
+             current-context: sim\nusers:\n- name: u\n  user:\n    token: {}\n",
+            canary("kubetoken")
+        ),
+    )
+    .expect("kubeconfig");
+}
+
+struct Matrix {
+    runs: usize,
+    leaks: Vec<String>,
+}
+
+impl Matrix {
+    fn check(&mut self, what: &str, text: &str, allowed: &[&str]) {
+        self.runs += 1;
+        for place in hits(text) {
+            if !allowed.contains(&place.as_str()) {
+                self.leaks.push(format!("{what}: `{place}` leaked"));
+            }
+        }
+    }
+
+    fn check_run(&mut self, what: &str, run: &common::Run) {
+        assert!(
+            !run.stderr.contains("panicked"),
+            "{what} panicked:\n{}",
+            run.stderr
+        );
+        self.check(&format!("{what} (stdout)"), &run.stdout, &[]);
+        self.check(&format!("{what} (stderr)"), &run.stderr, &[]);
+    }
+}
+
+async fn liveproof_env(args: &[&str], log: Option<&str>) -> common::Run {
+    match log {
+        Some(level) => common::liveproof_with_env(args, &[("LIVEPROOF_LOG", level)]).await,
+        None => common::liveproof(args).await,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
+    let cluster = common::Cluster::start(objects(), NS).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = dir.path().join("kubeconfig");
+    kubeconfig_with_token(cluster.sim.url().trim_end_matches('/'), &kc);
+    let kc = kc.to_str().expect("utf-8").to_string();
+    let (repo, sha) = repo(dir.path());
+    let repo = repo.to_str().expect("utf-8").to_string();
+    let version_url = format!(
+        "http://ops:{}@127.0.0.1:9/version?token={}",
+        canary("urluser"),
+        canary("urlquery")
+    );
+    let mut m = Matrix {
+        runs: 0,
+        leaks: Vec::new(),
+    };
+
+    let verify_base: Vec<String> = [
+        "verify",
+        "deploy/api",
+        "--kubeconfig",
+        &kc,
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--image",
+        "127.0.0.1:9/acme/api:latest",
+        "--expect-secret-ref",
+        "app-creds/password",
+        "--expect-env",
+        "DB_URL",
+        "--version-url",
+        &version_url,
+        "--expect-version",
+        "1.0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for verbosity in [None, Some("-v"), Some("-vv")] {
+        for format in ["text", "json", "markdown", "junit"] {
+            let report = dir.path().join(format!(
+                "report-{format}.{}",
+                match format {
+                    "json" => "json",
+                    "markdown" => "md",
+                    "junit" => "xml",
+                    _ => "txt",
+                }
+            ));
+            let mut args: Vec<&str> = verbosity.into_iter().collect();
+            args.extend(verify_base.iter().map(String::as_str));
+            args.extend(["-o", format, "--report", report.to_str().expect("utf-8")]);
+            let run = common::liveproof(&args).await;
+            m.check_run(&format!("verify -o {format} {verbosity:?}"), &run);
+            let written = std::fs::read_to_string(&report).unwrap_or_default();
+            m.check(
+                &format!("verify --report {}", report.display()),
+                &written,
+                &[],
+            );
+        }
+    }
+    // The most verbose logging there is.
+    let mut args: Vec<&str> = verify_base.iter().map(String::as_str).collect();
+    args.extend(["--wait", "--timeout", "2s"]);
+    m.check_run(
+        "verify --wait LIVEPROOF_LOG=trace",
+        &liveproof_env(&args, Some("trace")).await,
+    );
+
+    for extra in [
+        &["--expect", "kind: Secret"][..],
+        &["--chart-version", "1.0.0"][..],
+    ] {
+        for format in ["text", "json"] {
+            let mut args = vec![
+                "-vv",
+                "verify",
+                "release/web",
+                "--kubeconfig",
+                &kc,
+                "--since",
+                "2026-07-12T10:00:00Z",
+                "-o",
+                format,
+            ];
+            args.extend_from_slice(extra);
+            m.check_run(
+                &format!("verify release/web {extra:?} -o {format}"),
+                &common::liveproof(&args).await,
+            );
+        }
+    }
+    for section in [
+        None,
+        Some("--manifest"),
+        Some("--values"),
+        Some("--metadata"),
+        Some("--history"),
+    ] {
+        let mut args = vec!["-vv", "release", "show", "web", "--kubeconfig", &kc];
+        args.extend(section);
+        m.check_run(
+            &format!("release show {section:?}"),
+            &common::liveproof(&args).await,
+        );
+    }
+    for format in ["text", "json"] {
+        let run = common::liveproof(&[
+            "-vv",
+            "stale",
+            "--kubeconfig",
+            &kc,
+            "-o",
+            format,
+            "--check-digests",
+        ])
+        .await;
+        m.check_run(&format!("stale -o {format}"), &run);
+    }
+
+    // Snapshot, verify --snapshot, rollback --dry-run; and what the snapshot file holds.
+    let snapshots = dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    m.check_run(
+        "snapshot",
+        &common::liveproof(&[
+            "-vv",
+            "snapshot",
+            "--dir",
+            snapshots,
+            "--commit",
+            &sha,
+            "--kubeconfig",
+            &kc,
+        ])
+        .await,
+    );
+    let file = Path::new(snapshots).join(&sha).join("snapshot.json");
+    let held = std::fs::read_to_string(&file).expect("snapshot.json written");
+    m.check("snapshot.json", &held, &["envvalue"]);
+    assert!(
+        hits(&held).contains("envvalue"),
+        "the template is held whole, as documented"
+    );
+    m.check_run(
+        "verify --snapshot",
+        &common::liveproof(&[
+            "-vv",
+            "verify",
+            "--snapshot",
+            snapshots,
+            "--commit",
+            &sha,
+            "--kubeconfig",
+            &kc,
+            "-o",
+            "json",
+        ])
+        .await,
+    );
+    m.check_run(
+        "rollback --dry-run",
+        &common::liveproof(&[
+            "-vv",
+            "rollback",
+            "--snapshot",
+            snapshots,
+            "--commit",
+            &sha,
+            "--kubeconfig",
+            &kc,
+            "--dry-run",
+        ])
+        .await,
+    );
+
+    // --commit read from a repository whose remote carries a credential; lint of it.
+    m.check_run(
+        "verify --commit --repo",
+        &common::liveproof(&[
+            "-vv",
+            "verify",
+            "deploy/api",
+            "--kubeconfig",
+            &kc,
+            "--commit",
+            &sha,
+            "--repo",
+            &repo,
+            "--image",
+            "127.0.0.1:9/acme/api:latest",
+        ])
+        .await,
+    );
+    for format in ["text", "json", "sarif"] {
+        m.check_run(
+            &format!("lint -o {format}"),
+            &common::liveproof(&["-vv", "lint", &repo, "-o", format]).await,
+        );
+    }
+
+    // Files that are not kubeconfigs, and a kubeconfig whose exec plugin carries a secret.
+    let dotenv = dir.path().join(".env");
+    std::fs::write(
+        &dotenv,
+        format!(
+            "DB_PASSWORD={}\nAPI_KEY: {}\n",
+            canary("dotenv"),
+            canary("dotenv")
+        ),
+    )
+    .expect("write");
+    let exec = dir.path().join("exec-kubeconfig");
+    std::fs::write(&exec, format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:9'}}\n\
+         contexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/false\n      args: ['--token', '{}']\n      env:\n      - name: TOKEN\n        value: {}\n",
+        canary("kubeexec"), canary("kubeexec"))).expect("write");
+    for (what, path) in [(".env as kubeconfig", &dotenv), ("exec kubeconfig", &exec)] {
+        for command in [
+            &["verify", "deploy/api", "--since", "1h", "--image", "a/b:1"][..],
+            &["stale"][..],
+            &["release", "show", "web"][..],
+        ] {
+            let mut args = vec!["-vv"];
+            args.extend_from_slice(command);
+            args.extend(["--kubeconfig", path.to_str().expect("utf-8")]);
+            m.check_run(
+                &format!("{what}: {command:?}"),
+                &common::liveproof(&args).await,
+            );
+            let with_env = common::liveproof_with_env(
+                &args[..args.len() - 2],
+                &[("KUBECONFIG", path.to_str().expect("utf-8"))],
+            )
+            .await;
+            m.check_run(&format!("{what} via KUBECONFIG: {command:?}"), &with_env);
+        }
+    }
+
+    // MCP: the same reads as tools.
+    let calls = [
+        json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "image": ["127.0.0.1:9/acme/api:latest"], "expect_secret_ref": ["app-creds/password"]}}),
+        json!({"name": "verify", "arguments": {"targets": ["release/web"], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "expect": ["kind: Secret"]}}),
+        json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "manifest"}}),
+        json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "values"}}),
+        json!({"name": "stale", "arguments": {"namespace": NS, "kubeconfig": kc, "check_digests": true}}),
+        json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
+    ];
+    let mut input = String::new();
+    input.push_str(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "canaries", "version": "1"}}}).to_string());
+    input.push('\n');
+    input.push_str(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    input.push('\n');
+    for (i, call) in calls.iter().enumerate() {
+        input.push_str(
+            &json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call})
+                .to_string(),
+        );
+        input.push('\n');
+    }
+    let mcp = mcp(&input).await;
+    let answered = mcp
+        .stdout
+        .lines()
+        .filter(|l| l.contains("\"result\"") || l.contains("\"error\""))
+        .count();
+    assert_eq!(
+        answered,
+        calls.len() + 1,
+        "every call answered:\n{}\n{}",
+        mcp.stdout,
+        mcp.stderr
+    );
+    m.check_run("mcp tools", &mcp);
+
+    assert!(m.runs >= 60, "only {} outputs checked", m.runs);
+    assert!(
+        m.leaks.is_empty(),
+        "{} leak(s) over {} outputs:\n{}",
+        m.leaks.len(),
+        m.runs,
+        m.leaks.join("\n")
+    );
+}
+
+/// `liveproof mcp` fed `input` on stdin, to the end.
+async fn mcp(input: &str) -> common::Run {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["-vv", "mcp"])
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof mcp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).await.expect("write");
+    drop(stdin);
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("mcp finished within 120s")
+    .expect("mcp ran");
+    common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
