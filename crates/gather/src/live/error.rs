@@ -63,6 +63,12 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
+    UnexplainedNotFound {
+        server: String,
+        what: String,
+        message: String,
+    },
     #[error("the API server at {server} answered {code} reading {what}: {message}")]
     Api {
         server: String,

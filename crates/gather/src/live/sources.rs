@@ -227,17 +227,48 @@ impl Cluster {
         match result {
             Ok(read) => Ok(read),
             Err(kube::Error::Api(status)) if status.code == 404 => {
-                // An object's 404 names it; a path the server does not serve does not.
+                // An object's 404 names it; a path the server does not serve does not. A 404
+                // that names nothing is only "not installed" when discovery agrees: a proxy, a
+                // gateway or a wrong server path answers 404 too, and reading that as "the
+                // HelmRelease does not exist" would fail a live release (and trigger rollbacks).
                 let names_object = status.details.as_ref().is_some_and(|d| !d.name.is_empty());
-                Ok(match read {
-                    SourceRead::Object { .. } if names_object => RawRead::Absent,
-                    _ => RawRead::NotInstalled,
-                })
+                match read {
+                    SourceRead::Object { .. } if names_object => Ok(RawRead::Absent),
+                    _ if !self.serves(read.resource()).await? => Ok(RawRead::NotInstalled),
+                    _ => Err(GatherError::UnexplainedNotFound {
+                        server: self.server.clone(),
+                        what,
+                        message: status.message.clone(),
+                    }),
+                }
             }
             Err(err) => match self.denied_or_error::<std::convert::Infallible>(&what, err)? {
                 super::Read::Got(never) => match never {},
                 super::Read::Denied(message) => Ok(RawRead::Denied(message)),
             },
+        }
+    }
+}
+
+impl Cluster {
+    /// Whether the API server serves `resource`, by discovery of its group version (one GET,
+    /// asked only after a 404 that named no object). `false` only when discovery says so.
+    async fn serves(&self, resource: ResourceKind) -> Result<bool, GatherError> {
+        let ar = api_resource(resource);
+        let found = if ar.group.is_empty() {
+            self.client.list_core_api_resources(&ar.version).await
+        } else {
+            self.client.list_api_group_resources(&ar.api_version).await
+        };
+        match found {
+            Ok(list) => Ok(list.resources.iter().any(|r| r.name == ar.plural)),
+            // The group version itself is not served: its CRDs are not installed.
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+            Err(err) => Err(GatherError::from_kube(
+                &self.server,
+                &format!("the discovery of {}", ar.api_version),
+                err,
+            )),
         }
     }
 }
