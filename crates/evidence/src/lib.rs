@@ -17,7 +17,8 @@ pub mod snapshot;
 mod target;
 
 pub use change::{
-    Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
+    Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
+};
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,

@@ -49,16 +49,20 @@ pub fn first_difference(declared: &Value, live: Option<&Value>, path: &str) -> O
     }
     match (declared, live) {
         // Name the deepest declared field, not the first absent map above it.
-        (Value::Object(fields), None) => fields
-            .iter()
-            .find_map(|(key, value)| first_difference(value, None, &format!("{path}{}", field(key)))),
+        (Value::Object(fields), None) => fields.iter().find_map(|(key, value)| {
+            first_difference(value, None, &format!("{path}{}", field(key)))
+        }),
         (_, None) => differ(None),
         (Value::Object(fields), Some(live)) => {
             let Value::Object(live_fields) = live else {
                 return differ(Some(live));
             };
             fields.iter().find_map(|(key, value)| {
-                first_difference(value, live_fields.get(key), &format!("{path}{}", field(key)))
+                first_difference(
+                    value,
+                    live_fields.get(key),
+                    &format!("{path}{}", field(key)),
+                )
             })
         }
         (Value::Array(items), Some(live)) => {
@@ -183,7 +187,9 @@ fn quantity(text: &str) -> Option<f64> {
         .iter()
         .find_map(|(s, f)| text.strip_suffix(s).map(|n| (n, *f)))
         .unwrap_or((text, 1.0));
-    if number.is_empty() || !number.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '+' || c == '-') {
+    if number.is_empty()
+        || !number.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '+' || c == '-')
+    {
         return None;
     }
     number.parse::<f64>().ok().map(|n| n * factor)
@@ -212,8 +218,10 @@ mod tests {
 
     #[test]
     fn names_the_first_differing_field_by_container_name() {
-        let declared = json!({"spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1.4.0"}]}});
-        let live = json!({"spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1.3.9"}]}});
+        let declared =
+            json!({"spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1.4.0"}]}});
+        let live =
+            json!({"spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/app:1.3.9"}]}});
         let d = diff(declared, live).expect("differs");
         assert_eq!(d.path, ".spec.template.spec.containers[app].image");
         assert_eq!(d.declared, "ghcr.io/acme/app:1.4.0");
@@ -232,7 +240,8 @@ mod tests {
     #[test]
     fn other_lists_compare_element_wise_and_by_length() {
         let declared = json!({"spec": {"containers": [{"name": "app", "args": ["--port", "80"]}]}});
-        let live = json!({"spec": {"containers": [{"name": "app", "args": ["--port", "80", "--debug"]}]}});
+        let live =
+            json!({"spec": {"containers": [{"name": "app", "args": ["--port", "80", "--debug"]}]}});
         let d = diff(declared, live).expect("differs");
         assert_eq!(d.path, ".spec.template.spec.containers[app].args");
     }
@@ -245,16 +254,28 @@ mod tests {
             "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": "500m", "memory": "1024Mi"}}}]}});
         assert_eq!(diff(declared, live), None);
         // Outside resources, text is text: "1k" is not "1000".
-        let d = diff(json!({"metadata": {"labels": {"size": "1k"}}}), json!({"metadata": {"labels": {"size": "1000"}}}))
-            .expect("differs");
+        let d = diff(
+            json!({"metadata": {"labels": {"size": "1k"}}}),
+            json!({"metadata": {"labels": {"size": "1000"}}}),
+        )
+        .expect("differs");
         assert_eq!(d.path, ".spec.template.metadata.labels.size");
-        let d = diff(json!({"metadata": {"annotations": {"example.com/x": "a"}}}), json!({"metadata": {}}))
-            .expect("differs");
-        assert_eq!(d.path, ".spec.template.metadata.annotations[\"example.com/x\"]");
+        let d = diff(
+            json!({"metadata": {"annotations": {"example.com/x": "a"}}}),
+            json!({"metadata": {}}),
+        )
+        .expect("differs");
+        assert_eq!(
+            d.path,
+            ".spec.template.metadata.annotations[\"example.com/x\"]"
+        );
     }
 
     #[test]
     fn declared_empty_matches_absent() {
-        assert_eq!(diff(json!({"spec": {"volumes": []}}), json!({"spec": {}})), None);
+        assert_eq!(
+            diff(json!({"spec": {"volumes": []}}), json!({"spec": {}})),
+            None
+        );
     }
 }

@@ -13,7 +13,10 @@ use crate::{Change, Observed, Status};
 #[derive(Clone, Copy)]
 pub enum Subject<'a> {
     Template,
-    Pod { pod: &'a Pod, observed: &'a Observed },
+    Pod {
+        pod: &'a Pod,
+        observed: &'a Observed,
+    },
 }
 
 /// One expectation's outcome against one pod spec.

@@ -150,8 +150,10 @@ fn judge_target(
     let tied_by = own
         .iter()
         .find(|f| {
-            matches!(f.evidence.check, Check::ReleaseRevision | Check::GitopsRevision)
-                && matches!(f.evidence.status, Status::Pass | Status::Fail)
+            matches!(
+                f.evidence.check,
+                Check::ReleaseRevision | Check::GitopsRevision
+            ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
         })
         .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
     // `--expect` was held to the installed manifest; the workloads' templates are only a part of it.
@@ -390,7 +392,8 @@ fn spec_readback(w: &Workload, change: &Change, tied_by: Option<&str>) -> Findin
         .map(|c| format!("{}={}", c.name, c.image.as_deref().unwrap_or("<none>")))
         .collect();
     let declared = change.declared_for(w.kind, w.namespace, w.name);
-    let stated = change.has_spec_expectations() || !change.manifest.is_empty() || declared.is_some();
+    let stated =
+        change.has_spec_expectations() || !change.manifest.is_empty() || declared.is_some();
     if !stated {
         if let Some(by) = tied_by.or(change.stated_by.as_deref()) {
             return Finding::new(Check::SpecReadback, Status::Skip, images.join(", "), "nothing given")
@@ -500,12 +503,21 @@ fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect
     match declared::first_difference(&declared.template, Some(&live), ".spec.template") {
         None => expect::Finding {
             status: Status::Pass,
-            expected: format!("every field {} declares in the pod template", declared.source),
-            observed: format!("every field {} declares in the pod template", declared.source),
+            expected: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
+            observed: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
         },
         Some(d) => expect::Finding {
             status: Status::Fail,
-            expected: format!("{} = {} (as {} declares)", d.path, d.declared, declared.source),
+            expected: format!(
+                "{} = {} (as {} declares)",
+                d.path, d.declared, declared.source
+            ),
             observed: format!("{} = {}", d.path, d.live),
         },
     }
