@@ -353,8 +353,16 @@ pub struct VerifyArgs {
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[arg(value_name = "TARGET", required_unless_present = "snapshot")]
+    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests"])]
     pub targets: Vec<String>,
+
+    /// Verify the Deployments, StatefulSets and DaemonSets these manifests declare (a file or a
+    /// directory of YAML/JSON; repeatable), holding each live pod template to every field the
+    /// manifest declares in it (nothing is applied). With --commit, read as of that commit
+    /// from --repo (a dirty work tree does not count). Targets given too are verified as well.
+    /// Example: -f k8s/
+    #[arg(short = 'f', long = "filename", value_name = "PATH", conflicts_with = "snapshot")]
+    pub manifests: Vec<PathBuf>,
 
     /// Verify every workload and Helm release that changed since the snapshot in DIR
     /// (`liveproof snapshot`), with the snapshot's time as the change time. Needs --commit;

@@ -129,6 +129,8 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         change: Change {
             since: Some(at),
             digests: policy,
+            // The change is the restart itself; image_digest_current holds the new pods to it.
+            stated_by: Some("the restart `liveproof stale` made".into()),
             ..Change::default()
         },
         source: Source::Live(options),
