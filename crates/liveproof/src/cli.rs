@@ -361,7 +361,12 @@ pub struct VerifyArgs {
     /// manifest declares in it (nothing is applied). With --commit, read as of that commit
     /// from --repo (a dirty work tree does not count). Targets given too are verified as well.
     /// Example: -f k8s/
-    #[arg(short = 'f', long = "filename", value_name = "PATH", conflicts_with = "snapshot")]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        conflicts_with = "snapshot"
+    )]
     pub manifests: Vec<PathBuf>,
 
     /// Verify every workload and Helm release that changed since the snapshot in DIR

@@ -241,8 +241,8 @@ fn declared_templates(
                         args.change.repo.display()
                     )));
                 }
-                let observed = liveproof_gather::offline::load_files(files)
-                    .map_err(|e| err(e.to_string()))?;
+                let observed =
+                    liveproof_gather::offline::load_files(files).map_err(|e| err(e.to_string()))?;
                 (observed, format!(" at {commit}"))
             }
             None => (

@@ -42,8 +42,14 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         DigestPolicy::Mutable
     };
     let mut observed = cluster.gather(&targets, false).await?;
-    let facts =
-        RegistryFacts::gather(policy, &args.insecure_registry, Some(&cluster), &observed).await?;
+    let facts = RegistryFacts::gather(
+        policy,
+        &args.insecure_registry,
+        Some(&cluster),
+        &observed,
+        &[],
+    )
+    .await?;
     facts.apply(&mut observed);
     let rows: Vec<DigestRow> = targets
         .iter()

@@ -237,6 +237,11 @@ async fn registry_facts(
         &config.insecure_registries,
         cluster,
         observed,
+        &config
+            .change
+            .digest_images()
+            .map(|i| i.given.clone())
+            .collect::<Vec<_>>(),
     )
     .await
 }
