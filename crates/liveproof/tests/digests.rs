@@ -679,5 +679,9 @@ async fn an_image_given_by_digest_matches_the_index_or_its_platform_entry() {
     assert_eq!(pod_spec(&run), Some(Status::Fail), "{}", run.stdout);
     let spec = run.report().targets[0].evidence[0].clone();
     assert_eq!(spec.check, Check::SpecReadback);
-    assert_eq!(spec.status, Status::Pass, "a tag in the template: the pods decide");
+    assert_eq!(
+        spec.status,
+        Status::Pass,
+        "a tag in the template: the pods decide"
+    );
 }
