@@ -361,3 +361,21 @@ async fn manifests_are_read_as_of_the_commit() {
     let run = verify(Some(bump)).await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
 }
+
+#[tokio::test]
+async fn verify_help_says_where_each_change_flag_applies() {
+    let run = common::liveproof(&["verify", "--help"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for line in [
+        "--chart-version   release/, helmrelease/ only; refused with any other target",
+        "refused with kustomization/, application/",
+        "What changed must be stated",
+        "-f, --filename <PATH>",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "`{line}` missing from:\n{}",
+            run.stdout
+        );
+    }
+}
