@@ -93,7 +93,12 @@ fn a_gitops_revision_of_the_commit_states_the_change_for_its_workloads() {
         commit: Some("7453f92".into()),
         ..since()
     };
-    let report = judge(&observed, &with_commit, &[target.clone()], "default");
+    let report = judge(
+        &observed,
+        &with_commit,
+        std::slice::from_ref(&target),
+        "default",
+    );
     assert_eq!(report.verdict, Verdict::Live, "{report:#?}");
     // Without --commit the Kustomization's revision is not checked: nothing ties the template.
     let report = judge(&observed, &since(), &[target], "default");
@@ -216,4 +221,36 @@ fn an_image_digest_matches_the_running_digest_index_or_platform() {
         &with_images(&[&format!("ghcr.io/acme/ledger:3.1.4@{RUNNING}")]),
     );
     assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
+}
+
+#[test]
+fn workload_flags_on_a_gitops_target_hold_the_workloads_it_leads_to() {
+    let observed = common::story("flux-kustomization-applied-live");
+    let target = Target::new(TargetKind::Kustomization, Some("flux-system"), "apps");
+    for change in [
+        Change {
+            commit: Some("7453f92".into()),
+            ..with_images(&["ghcr.io/acme/inventory:9.9.9"])
+        },
+        Change {
+            commit: Some("7453f92".into()),
+            env: vec!["NOT_SET_ANYWHERE".into()],
+            ..since()
+        },
+    ] {
+        let report = judge(&observed, &change, std::slice::from_ref(&target), "default");
+        assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
+        let workload = report
+            .targets
+            .iter()
+            .find(|t| t.kind == "Deployment")
+            .expect("followed");
+        assert!(
+            workload
+                .evidence
+                .iter()
+                .any(|e| e.check == Check::SpecReadback && e.status == Status::Fail),
+            "{workload:#?}"
+        );
+    }
 }
