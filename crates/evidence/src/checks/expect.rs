@@ -146,13 +146,19 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
             format!("{runs} (no digest in the template: the running pods' digests decide)"),
         );
     };
-    let status = super::pods::container_statuses(pod)
+    let Some(status) = super::pods::container_statuses(pod)
         .iter()
-        .find(|s| s.name == name);
-    let Some(running) = status.and_then(|s| image_id_digest(&s.image_id)) else {
+        .find(|s| s.name == name)
+    else {
+        return (Status::Unknown, format!("{runs}; no container status yet"));
+    };
+    let Some(running) = image_id_digest(&status.image_id) else {
         return (
             Status::Unknown,
-            format!("{runs}; its imageID holds no repo digest"),
+            format!(
+                "{runs}; its imageID `{}` holds no repo digest",
+                status.image_id
+            ),
         );
     };
     let short = super::digest::short(&running);

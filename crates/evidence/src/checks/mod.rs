@@ -380,7 +380,7 @@ fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(),
 }
 
 /// How to state what changed, for a workload verified with no statement of it.
-pub const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
+const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
 
 fn spec_readback(w: &Workload, change: &Change, tied_by: Option<&str>) -> Finding {
     let source = format!("{} .spec.template.spec.containers", w.source());
