@@ -254,3 +254,35 @@ fn workload_flags_on_a_gitops_target_hold_the_workloads_it_leads_to() {
         );
     }
 }
+
+#[test]
+fn a_template_pinned_to_a_platform_entry_of_the_given_index_carries_it() {
+    let mut observed = common::story("statefulset-rolled-out");
+    let container = observed.statefulsets[0]
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.spec.as_mut())
+        .map(|s| &mut s.containers[0])
+        .expect("a container");
+    container.image = Some(format!("ghcr.io/acme/ledger@{RUNNING}"));
+    with_index(&mut observed, INDEX, RUNNING);
+    with_index(&mut observed, OTHER, INDEX);
+    let report = verify_ledger(
+        &observed,
+        &with_images(&[&format!("ghcr.io/acme/ledger@{INDEX}")]),
+    );
+    assert_eq!(
+        evidence(&report, Check::SpecReadback).status,
+        Status::Pass,
+        "{report:#?}"
+    );
+    let report = verify_ledger(
+        &observed,
+        &with_images(&[&format!("ghcr.io/acme/ledger@{OTHER}")]),
+    );
+    assert_eq!(
+        evidence(&report, Check::SpecReadback).status,
+        Status::Fail,
+        "{report:#?}"
+    );
+}

@@ -12,7 +12,9 @@ use crate::{Change, Observed, Status};
 /// statuses say which digest each container actually runs).
 #[derive(Clone, Copy)]
 pub enum Subject<'a> {
-    Template,
+    Template {
+        observed: &'a Observed,
+    },
     Pod {
         pod: &'a Pod,
         observed: &'a Observed,
@@ -131,15 +133,22 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
             return (Status::Fail, runs);
         }
     }
+    let observed = match subject {
+        Subject::Template { observed } | Subject::Pod { observed, .. } => observed,
+    };
+    let resolved = want.digest_key().and_then(|k| observed.tags.get(&k));
     if let Some(named) = &parsed.digest {
-        let status = if named == digest {
+        // Pinned to the index given, or to one of its platform entries: the same build.
+        let entry_of_index =
+            matches!(resolved, Some(Ok(index)) if index.platforms.iter().any(|(_, d)| d == named));
+        let status = if named == digest || entry_of_index {
             Status::Pass
         } else {
             Status::Fail
         };
         return (status, runs);
     }
-    let Subject::Pod { pod, observed } = subject else {
+    let Subject::Pod { pod, .. } = subject else {
         // A tag in the template says nothing about the digest: the running pods decide.
         return (
             Status::Pass,
@@ -166,7 +175,6 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
         return (Status::Pass, format!("{runs} at {short}"));
     }
     // Runtimes record the index digest or the platform entry's: either is the expected image.
-    let resolved = want.digest_key().and_then(|k| observed.tags.get(&k));
     match resolved {
         Some(Ok(index)) => match index.judge(&running, super::digest::node_platform(observed, pod).as_ref()) {
             DigestMatch::Current { via } => (Status::Pass, format!("{runs} at {short} ({via} of {})", super::digest::short(digest))),

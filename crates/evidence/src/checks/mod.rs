@@ -339,7 +339,7 @@ fn workload_findings(
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
     let mut findings = vec![
-        spec_readback(&w, change, tied_by),
+        spec_readback(observed, &w, change, tied_by),
         observed_generation(&w),
         rollout_complete(&w, &revision),
         pods_current(&w, &revision, &pods, &pods_readable),
@@ -382,7 +382,12 @@ fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(),
 /// How to state what changed, for a workload verified with no statement of it.
 const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
 
-fn spec_readback(w: &Workload, change: &Change, tied_by: Option<&str>) -> Finding {
+fn spec_readback(
+    observed: &Observed,
+    w: &Workload,
+    change: &Change,
+    tied_by: Option<&str>,
+) -> Finding {
     let source = format!("{} .spec.template.spec.containers", w.source());
     let images: Vec<String> = w
         .template
@@ -422,7 +427,7 @@ fn spec_readback(w: &Workload, change: &Change, tied_by: Option<&str>) -> Findin
         .source(source)
         .detail("the workload has no pod template spec to read back");
     };
-    let mut findings = expect::evaluate(spec, change, expect::Subject::Template);
+    let mut findings = expect::evaluate(spec, change, expect::Subject::Template { observed });
     findings.extend(template_text(w, change));
     let mut source = source;
     if let Some(d) = declared {
