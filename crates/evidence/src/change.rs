@@ -21,6 +21,25 @@ pub struct Change {
     pub manifest: Vec<ManifestExpectation>,
     /// Which images `image_digest_current` holds to their tag's current digest.
     pub digests: crate::digest::DigestPolicy,
+    /// `-f`: the pod templates the manifests declare; each declared workload's live template
+    /// must carry every field declared there.
+    pub declared: Vec<DeclaredTemplate>,
+    /// What states the change for a workload no flag describes, e.g. `the snapshot` for
+    /// `verify --snapshot` (every workload verified there changed since it was taken).
+    pub stated_by: Option<String>,
+}
+
+/// A workload's pod template as a manifest declares it (`verify -f`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredTemplate {
+    /// The workload, with its namespace (the manifest's, or `-n`).
+    pub target: crate::Target,
+    /// `.spec.template` as declared, as JSON (only the fields the manifest sets).
+    pub template: serde_json::Value,
+    /// Where it was read: the file, and the commit when read from git.
+    pub source: String,
+    /// The `-f` path as given, for commands that repeat it.
+    pub given: String,
 }
 
 /// One `--expect`: plain text, or `re:REGEX`.
@@ -70,9 +89,37 @@ impl ManifestExpectation {
 }
 
 impl Change {
-    /// Whether any expectation about the pod template was given.
+    /// Whether any expectation about the running containers was given (`pod_spec`).
     pub fn has_spec_expectations(&self) -> bool {
         !self.images.is_empty() || !self.env.is_empty() || !self.secret_refs.is_empty()
+    }
+
+    /// The template `-f` declares for this workload, if any.
+    pub fn declared_for(
+        &self,
+        kind: crate::TargetKind,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&DeclaredTemplate> {
+        self.declared.iter().find(|d| {
+            d.target.kind == kind
+                && d.target.name == name
+                && d.target.namespace.as_deref() == Some(namespace)
+        })
+    }
+
+    /// The expectations `--image` names by digest (`repo@sha256:…`, `repo:tag@sha256:…`).
+    pub fn digest_images(&self) -> impl Iterator<Item = &ExpectedImage> {
+        self.images.iter().filter(|i| i.image.digest.is_some())
+    }
+}
+
+impl ImageRef {
+    /// The key `Observed::tags` holds a digest's resolution under: `repository@sha256:…`.
+    pub fn digest_key(&self) -> Option<String> {
+        self.digest
+            .as_ref()
+            .map(|d| format!("{}@{d}", self.repository))
     }
 }
 

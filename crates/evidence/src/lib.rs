@@ -16,7 +16,9 @@ pub mod server;
 pub mod snapshot;
 mod target;
 
-pub use change::{Change, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation};
+pub use change::{
+    Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
+};
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,

@@ -94,6 +94,54 @@ pub fn commit_time(repo: &Path, commit: &str) -> Result<CommitInfo, GitError> {
     Ok(CommitInfo { sha, committed })
 }
 
+/// The manifest files (`.yaml`, `.yml`, `.json`) under `path` as of `commit`, with their
+/// content: `path` is a file or a directory relative to `repo` (`./` allowed), as `git
+/// ls-tree` reads it there. The work tree is not read, so uncommitted edits do not count.
+pub fn files_at(
+    repo: &Path,
+    commit: &str,
+    path: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, GitError> {
+    let info = commit_time(repo, commit)?;
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    let failed = |command: &str, out: &Output| GitError::Failed {
+        repo: repo.to_path_buf(),
+        command: command.to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    };
+    // Run in `repo`: paths are relative to it, as ls-tree prints them too.
+    let mut args = vec!["ls-tree", "-r", "-z", "--name-only", &info.sha, "--"];
+    if !path.is_empty() && path != "." {
+        args.push(path);
+    }
+    let out = git(repo, &args)?;
+    if !out.status.success() {
+        return Err(failed("git ls-tree", &out));
+    }
+    let names: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    let mut files = Vec::new();
+    for name in names {
+        let named_exactly = name == path;
+        if !named_exactly && !crate::offline::is_manifest_name(Path::new(&name)) {
+            continue;
+        }
+        // `./`: relative to the directory git runs in, not the repository root.
+        let object = format!("{}:./{name}", info.sha);
+        let out = git(repo, &["cat-file", "blob", &object])?;
+        if !out.status.success() {
+            return Err(failed("git cat-file", &out));
+        }
+        // Named as git names it (`SHA:PATH`), which keeps the extension JSON is told by.
+        files.push((PathBuf::from(object), out.stdout));
+    }
+    Ok(files)
+}
+
 /// What `commit` changed under the chart directory `chart_path` (relative to the repository
 /// root, `./` allowed): the files, and whether the `version:` line of its Chart.yaml changed.
 /// The evidence behind the ChartVersion diagnosis (seed 002).

@@ -180,6 +180,25 @@ fn load_file(path: &Path, observed: &mut Observed) -> Result<(), LoadError> {
         path: path.to_path_buf(),
         source,
     })?;
+    load_bytes(path, bytes, observed)
+}
+
+/// Reads files already in memory (e.g. `git show COMMIT:PATH`) as [`load`] reads them from
+/// disk: `path` names each one in errors and decides JSON or YAML by its extension.
+pub fn load_files(files: Vec<(PathBuf, Vec<u8>)>) -> Result<Observed, LoadError> {
+    let mut observed = Observed::default();
+    for (path, bytes) in files {
+        load_bytes(&path, bytes, &mut observed)?;
+    }
+    Ok(observed)
+}
+
+/// Whether a file in a directory is read as a manifest (`.yaml`, `.yml`, `.json`).
+pub fn is_manifest_name(path: &Path) -> bool {
+    is_manifest(path)
+}
+
+fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<(), LoadError> {
     let text = String::from_utf8(bytes).map_err(|source| LoadError::NotText {
         path: path.to_path_buf(),
         source,

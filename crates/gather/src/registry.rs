@@ -57,30 +57,62 @@ pub async fn resolve_tags(
         let Some(key) = keys.get(&resolve_key) else {
             continue;
         };
-        let value = result
-            .map(|r| ResolvedTag {
-                digest: r.digest.to_string(),
-                platforms: r
-                    .platforms
-                    .into_iter()
-                    .map(|(p, d)| {
-                        (
-                            Platform {
-                                os: p.os,
-                                architecture: p.architecture,
-                                variant: p.variant,
-                            },
-                            d.to_string(),
-                        )
-                    })
-                    .collect(),
-            })
-            .map_err(|e| e.to_string());
-        observed.tags.insert(key.clone(), value);
+        observed.tags.insert(key.clone(), resolved_tag(result));
     }
     for (key, why) in failed {
         observed.tags.insert(key, Err(why));
     }
+}
+
+/// Resolves each `--image` given by digest (`repo@sha256:…`, `repo:tag@sha256:…`) into
+/// `Observed::tags` under `repository@digest`: an index's platform entries are what lets a pod
+/// that records a platform digest match the index digest the user gave.
+pub async fn resolve_digests(observed: &mut Observed, client: &Client, images: &[String]) {
+    let mut wanted = Vec::new();
+    let mut keys: BTreeMap<ResolveKey, String> = BTreeMap::new();
+    for given in images {
+        let Some(key) = ImageRef::parse(given).and_then(|r| r.digest_key()) else {
+            continue;
+        };
+        match Reference::parse(given) {
+            Ok(reference) => {
+                keys.insert(ResolveKey::of(&reference), key);
+                wanted.push((reference, None));
+            }
+            Err(e) => {
+                observed.tags.insert(key, Err(e.to_string()));
+            }
+        }
+    }
+    for (resolve_key, result) in client.resolve_all(wanted).await {
+        if let Some(key) = keys.get(&resolve_key) {
+            observed.tags.insert(key.clone(), resolved_tag(result));
+        }
+    }
+}
+
+fn resolved_tag(
+    result: Result<liveproof_registry::Resolved, liveproof_registry::RegistryError>,
+) -> Result<ResolvedTag, String> {
+    result
+        .map(|r| ResolvedTag {
+            digest: r.digest.to_string(),
+            platforms: r
+                .platforms
+                .into_iter()
+                .map(|(p, d)| {
+                    (
+                        Platform {
+                            os: p.os,
+                            architecture: p.architecture,
+                            variant: p.variant,
+                        },
+                        d.to_string(),
+                    )
+                })
+                .collect(),
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// `(image, namespace, pull secret names)` of every container of every workload template and pod.

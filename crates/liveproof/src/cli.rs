@@ -316,7 +316,9 @@ const VERIFY_LONG_ABOUT: &str = "\
 Collect the evidence for each target, print it, and exit with the verdict.
 
 Workload checks, in order (cheap to conclusive):
-  spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref
+  spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref/--expect
+                       and every field the -f manifests declare in it (a subset comparison:
+                       server defaults are not compared; the first differing field is named)
   observed_generation  the controller has processed the current spec
   rollout_complete     updated/available replicas equal desired (status tier)
   pods_current         every serving pod is on the current revision; none from an old one is
@@ -337,7 +339,21 @@ Then every Deployment/StatefulSet/DaemonSet the release or inventory names is ve
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
-otherwise. Status fields alone never make a target live.";
+otherwise. Status fields alone never make a target live.
+
+What changed must be stated: a workload with no --image, -f, --expect-env, --expect-secret-ref
+or --expect, not reached through the Helm/GitOps object that deployed it (release_revision or
+gitops_revision checked, e.g. a Kustomization with --commit) and not verified by --snapshot, is
+unproven: restarted pods prove a rollout, not this change.
+
+Every change flag applies to every target it is given with, or the command is refused (exit 2):
+  --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
+  --expect          release/, helmrelease/ (installed manifest); workloads (the pod template
+                    rendered as YAML); refused with kustomization/, application/
+  --chart-version   release/, helmrelease/ only; refused with any other target
+--image repo@sha256:D (or repo:tag@sha256:D) is matched by digest: a template naming D passes;
+with only a tag there, each serving pod's imageID must be D or D's entry for the node's
+platform (D is resolved at the registry; without it another digest is unknown).";
 
 const VERIFY_EXAMPLES: &str = "\
 Examples:
@@ -345,11 +361,15 @@ Examples:
   liveproof verify deploy/inventory -n apps --since 2026-07-12T10:00:00Z \\
       --image ghcr.io/acme/inventory:1.4.0
 
-  # take the change time from the merge commit in this repository
-  liveproof verify apps/deploy/inventory --commit 3f2c1ab
+  # the manifests as of the merge commit state the change (and its committer time is --since)
+  liveproof verify -f k8s/ --commit 3f2c1ab
 
   # CI verify job: wait for the rollout, fail the job unless it is live
-  liveproof verify deploy/api sts/db --commit $GITHUB_SHA --wait --timeout 10m -o markdown
+  liveproof verify -f k8s/ --commit $GITHUB_SHA --wait --timeout 10m -o markdown
+
+  # an image pinned by digest (the index digest the build printed)
+  liveproof verify deploy/api -n apps --since 2026-07-12T10:00:00Z \\
+      --image ghcr.io/acme/api@sha256:…
 
   # a Flux HelmRelease, down to its pods: the merged template must be in the installed release
   liveproof verify apps/hr/inventory --commit 3f2c1ab --expect secretKeyRef \\
@@ -357,7 +377,8 @@ Examples:
 
   # offline, on what `kubectl get -o yaml` printed
   kubectl -n apps get deploy,rs,pods -o yaml > dump.yaml
-  liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z";
+  liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z \\
+      --image ghcr.io/acme/inventory:1.4.0";
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -365,8 +386,21 @@ pub struct VerifyArgs {
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[arg(value_name = "TARGET", required_unless_present = "snapshot")]
+    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests"])]
     pub targets: Vec<String>,
+
+    /// Verify the Deployments, StatefulSets and DaemonSets these manifests declare (a file or a
+    /// directory of YAML/JSON; repeatable), holding each live pod template to every field the
+    /// manifest declares in it (nothing is applied). With --commit, read as of that commit
+    /// from --repo (a dirty work tree does not count). Targets given too are verified as well.
+    /// Example: -f k8s/
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        conflicts_with = "snapshot"
+    )]
+    pub manifests: Vec<PathBuf>,
 
     /// Verify every workload and Helm release that changed since the snapshot in DIR
     /// (`liveproof snapshot`), with the snapshot's time as the change time. Needs --commit;
@@ -448,8 +482,10 @@ pub struct ChangeArgs {
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub repo: PathBuf,
 
-    /// The image (tag or digest) the workload must run, matched per container by repository.
-    /// Repeatable.
+    /// The image (tag or digest) the workload must run, matched per container by repository;
+    /// a digest (repo@sha256:…, repo:tag@sha256:…) is matched against the template and each
+    /// serving pod's running digest (index or platform entry). Repeatable.
+    /// Example: --image ghcr.io/acme/inventory:1.4.0
     #[arg(long, value_name = "REF")]
     pub image: Vec<String>,
 
@@ -462,11 +498,15 @@ pub struct ChangeArgs {
     #[arg(long, value_name = "SECRET[/KEY]")]
     pub expect_secret_ref: Vec<String>,
 
-    /// The chart version the installed Helm release must carry.
+    /// The chart version the installed Helm release must carry (release/, helmrelease/
+    /// targets only: refused with any other). Example: --chart-version 0.4.3
     #[arg(long, value_name = "VERSION")]
     pub chart_version: Option<String>,
 
-    /// Text the installed release's rendered manifest must contain, or `re:REGEX`. Repeatable.
+    /// Text (or `re:REGEX`) the installed release's rendered manifest must contain (release/,
+    /// helmrelease/), or a workload's pod template rendered as YAML (deployment/, statefulset/,
+    /// daemonset/); refused with kustomization/, application/. Repeatable.
+    /// Example: --expect secretKeyRef
     #[arg(long, value_name = "TEXT")]
     pub expect: Vec<String>,
 

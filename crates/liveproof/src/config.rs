@@ -61,6 +61,16 @@ pub enum ConfigError {
     ReportExtension { path: PathBuf, extension: String },
     #[error("--from {}: no such file or directory", path.display())]
     FromMissing { path: PathBuf },
+    /// A change flag given with a target kind it cannot apply to: refused, never ignored.
+    #[error("{flag} applies to {applies_to} targets, not {target}\nhint: {hint}")]
+    NotApplicable {
+        flag: &'static str,
+        applies_to: &'static str,
+        target: String,
+        hint: &'static str,
+    },
+    #[error("-f {}: {reason}", path.display())]
+    Manifests { path: PathBuf, reason: String },
 }
 
 /// Where objects come from.
@@ -134,13 +144,20 @@ pub fn format(output: OutputFormat) -> Format {
 
 impl VerifyConfig {
     pub fn from_args(args: &VerifyArgs, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
-        let targets = args
+        let mut targets = args
             .targets
             .iter()
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?;
         // With --snapshot the change time is the snapshot's; the commit is only matched.
-        let (change, since_origin) = change(&args.change, args.snapshot.is_some())?;
+        let (mut change, since_origin) = change(&args.change, args.snapshot.is_some())?;
+        change.declared = declared_templates(args, change.commit.as_deref())?;
+        for d in &change.declared {
+            if !targets.contains(&d.target) {
+                targets.push(d.target.clone());
+            }
+        }
+        applicable(&change, &targets, args.snapshot.is_some())?;
         let source = match &args.from {
             Some(path) if !path.exists() => {
                 return Err(ConfigError::FromMissing { path: path.clone() })
@@ -212,6 +229,119 @@ fn report_file(
         }
     };
     Ok((path.to_path_buf(), by_extension))
+}
+
+/// Every change flag applies to every target it is given with, or the command is refused:
+/// `--chart-version` is about an installed chart (release/, helmrelease/); `--expect` about an
+/// installed manifest (release/, helmrelease/) or a pod template (workloads). `--image`,
+/// `--expect-env` and `--expect-secret-ref` apply to every kind: a Helm or GitOps target's
+/// workloads are held to them.
+fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(), ConfigError> {
+    use liveproof_evidence::TargetKind;
+    if change.chart_version.is_some() {
+        let helm = |t: &&Target| matches!(t.kind, TargetKind::Release | TargetKind::HelmRelease);
+        let other = targets.iter().find(|t| !helm(t)).map(Target::to_string);
+        let other = other.or_else(|| snapshot.then(|| "the workloads --snapshot verifies".into()));
+        if let Some(target) = other {
+            return Err(ConfigError::NotApplicable {
+                flag: "--chart-version",
+                applies_to: "release/, helmrelease/",
+                target,
+                hint: "verify the release that installs it (release/NAME or helmrelease/NAME) with --chart-version, and the workload with --image or -f",
+            });
+        }
+    }
+    if !change.manifest.is_empty() {
+        let gitops = targets
+            .iter()
+            .find(|t| matches!(t.kind, TargetKind::Kustomization | TargetKind::Application));
+        if let Some(t) = gitops {
+            return Err(ConfigError::NotApplicable {
+                flag: "--expect",
+                applies_to: "release/, helmrelease/ (the installed manifest) and deployment/, statefulset/, daemonset/ (the pod template)",
+                target: t.to_string(),
+                hint: "a Kustomization or Application stores no rendered manifest: verify it with --commit, and hold its workloads to --image, --expect-env or --expect-secret-ref",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `-f PATH`: the pod templates the manifests declare — from the work tree, or with `--commit`
+/// as of that commit in `--repo` (so uncommitted edits do not count).
+fn declared_templates(
+    args: &VerifyArgs,
+    commit: Option<&str>,
+) -> Result<Vec<liveproof_evidence::DeclaredTemplate>, ConfigError> {
+    let mut out: Vec<liveproof_evidence::DeclaredTemplate> = Vec::new();
+    for path in &args.manifests {
+        let err = |reason: String| ConfigError::Manifests {
+            path: path.clone(),
+            reason,
+        };
+        let (observed, at) = match commit {
+            Some(commit) => {
+                let relative = repo_relative(&args.change.repo, path).map_err(err)?;
+                let files =
+                    liveproof_gather::git::files_at(&args.change.repo, commit, &relative)
+                        .map_err(|e| err(format!("cannot read it as of --commit {commit}: {e}")))?;
+                if files.is_empty() {
+                    return Err(err(format!(
+                        "no .yaml, .yml or .json file there in commit {commit} of {}\nhint: -f with --commit reads the manifests as committed; commit them, or check --repo",
+                        args.change.repo.display()
+                    )));
+                }
+                let observed =
+                    liveproof_gather::offline::load_files(files).map_err(|e| err(e.to_string()))?;
+                (observed, format!(" at {commit}"))
+            }
+            None => (
+                liveproof_gather::offline::load(path).map_err(|e| err(e.to_string()))?,
+                String::new(),
+            ),
+        };
+        let before = out.len();
+        for (kind, meta, template) in observed.workloads() {
+            let (Some(name), Some(template)) = (meta.name.as_deref(), template) else {
+                continue;
+            };
+            let namespace = meta
+                .namespace
+                .as_deref()
+                .or(args.cluster.namespace.as_deref());
+            let template = serde_json::to_value(template)
+                .map_err(|e| err(format!("{kind}/{name}: the pod template: {e}")))?;
+            out.push(liveproof_evidence::DeclaredTemplate {
+                target: Target::new(kind, namespace, name),
+                template,
+                source: format!("{}{at}", path.display()),
+                given: path.display().to_string(),
+            });
+        }
+        if out.len() == before {
+            return Err(err("declares no Deployment, StatefulSet or DaemonSet\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates); for a Helm chart verify release/NAME or helmrelease/NAME".into()));
+        }
+    }
+    Ok(out)
+}
+
+/// `path` relative to the `--repo` directory, for `git ls-tree` run there.
+fn repo_relative(repo: &std::path::Path, path: &std::path::Path) -> Result<String, String> {
+    let absolute = |p: &std::path::Path| {
+        std::fs::canonicalize(p)
+            .or_else(|_| std::path::absolute(p))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let repo_abs = absolute(repo)?;
+    let path_abs = absolute(path)?;
+    let relative = path_abs.strip_prefix(&repo_abs).map_err(|_| {
+        format!(
+            "outside --repo {}\nhint: -f with --commit reads the manifests from the repository that holds the commit: pass --repo",
+            repo.display()
+        )
+    })?;
+    let text = relative.to_string_lossy().into_owned();
+    Ok(if text.is_empty() { ".".into() } else { text })
 }
 
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
@@ -436,6 +566,8 @@ fn change(
             } else {
                 DigestPolicy::Mutable
             },
+            declared: Vec::new(),
+            stated_by: None,
         },
         origin,
     ))

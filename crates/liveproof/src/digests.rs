@@ -29,13 +29,18 @@ fn covers_any(observed: &Observed, policy: DigestPolicy) -> bool {
 impl RegistryFacts {
     /// Asks the registries (and, live, the cluster for nodes and pull secrets) about what
     /// `observed` runs. Nothing is asked when the policy is off or covers no image.
+    /// `expected_digests` are the `--image` references given by digest: each is resolved too
+    /// (an index's entries let a pod on a platform digest match it).
     pub async fn gather(
         policy: DigestPolicy,
         insecure_registries: &[String],
         cluster: Option<&Cluster>,
         observed: &Observed,
+        expected_digests: &[String],
     ) -> anyhow::Result<RegistryFacts> {
-        if policy == DigestPolicy::Off || !covers_any(observed, policy) {
+        if policy == DigestPolicy::Off
+            || (!covers_any(observed, policy) && expected_digests.is_empty())
+        {
             return Ok(RegistryFacts::default());
         }
         let docker_config = DockerConfig::load().unwrap_or_else(|e| {
@@ -55,6 +60,7 @@ impl RegistryFacts {
         }
         liveproof_gather::registry::resolve_tags(&mut scratch, &client, policy, &pull_secrets)
             .await;
+        liveproof_gather::registry::resolve_digests(&mut scratch, &client, expected_digests).await;
         tracing::info!("{} registry requests", client.request_count());
         Ok(RegistryFacts {
             tags: scratch.tags,

@@ -57,6 +57,15 @@ impl Invocation {
         }
         if let Some(commit) = &c.commit {
             change.extend(["--commit".into(), commit.clone()]);
+            if config.repo != std::path::Path::new(".") {
+                change.extend(["--repo".into(), config.repo.display().to_string()]);
+            }
+        }
+        // -f states the change: a suggestion without it could never be live.
+        let mut manifests: Vec<&str> = c.declared.iter().map(|d| d.given.as_str()).collect();
+        manifests.dedup();
+        for path in manifests {
+            change.extend(["-f".into(), path.to_string()]);
         }
         let mut pairs = |flag: &str, values: Vec<String>| {
             for v in values {

@@ -384,6 +384,8 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
             targets,
             change: Change {
                 since: Some(snapshot.taken_at),
+                // Each workload verified here changed since the snapshot: that states the change.
+                stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
                 ..config.change.clone()
             },
             since_origin: Some("the snapshot".into()),
@@ -425,6 +427,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         change: Change {
             since: Some(snapshot.taken_at),
             commit: Some(snapshot.commit.clone()),
+            stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
             ..Change::default()
         },
         source: Source::Live(options.clone()),

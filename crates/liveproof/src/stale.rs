@@ -42,8 +42,14 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         DigestPolicy::Mutable
     };
     let mut observed = cluster.gather(&targets, false).await?;
-    let facts =
-        RegistryFacts::gather(policy, &args.insecure_registry, Some(&cluster), &observed).await?;
+    let facts = RegistryFacts::gather(
+        policy,
+        &args.insecure_registry,
+        Some(&cluster),
+        &observed,
+        &[],
+    )
+    .await?;
     facts.apply(&mut observed);
     let rows: Vec<DigestRow> = targets
         .iter()
@@ -164,6 +170,8 @@ async fn restart(
         change: Change {
             since: Some(at),
             digests: policy,
+            // The change is the restart itself; image_digest_current holds the new pods to it.
+            stated_by: Some("the restart `liveproof stale` made".into()),
             ..Change::default()
         },
         source: Source::Live(options),

@@ -171,7 +171,14 @@ fn judge_snapshot(
             });
         }
     }
-    let mut report = judge(&observed, &config.change, &targets, default_ns);
+    let mut change = config.change.clone();
+    // A manifest that names no namespace declares its workload in the default one.
+    for d in &mut change.declared {
+        if d.target.namespace.is_none() {
+            d.target.namespace = Some(default_ns.to_string());
+        }
+    }
+    let mut report = judge(&observed, &change, &targets, default_ns);
     attach_diagnostics(config, &observed, &mut report);
     let final_reason = final_failure(&observed, &targets, default_ns);
     Ok((report, final_reason))
@@ -271,6 +278,11 @@ async fn registry_facts(
         &config.insecure_registries,
         cluster,
         observed,
+        &config
+            .change
+            .digest_images()
+            .map(|i| i.given.clone())
+            .collect::<Vec<_>>(),
     )
     .await
 }

@@ -113,7 +113,17 @@ impl Run {
 }
 
 fn verify_offline(from: &str, extra: &[&str]) -> Run {
-    let mut args = vec!["verify", "deploy/inventory", "-n", "apps", "--from", from];
+    // The image the dump's story rolled out: what states the change (issue 10).
+    let mut args = vec![
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        from,
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+    ];
     args.extend_from_slice(extra);
     liveproof(&args)
 }

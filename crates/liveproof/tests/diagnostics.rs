@@ -97,6 +97,8 @@ async fn a_live_target_costs_no_extra_request() {
         cluster.kubeconfig(),
         "--since",
         "2026-07-12T10:00:00Z",
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
         "--logs",
         "-o",
         "json",

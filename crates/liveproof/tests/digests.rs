@@ -654,3 +654,61 @@ async fn restart_then_wait_until_the_new_build_is_live() {
         run.stdout
     );
 }
+
+/// `--image repo@sha256:INDEX`: a pod recording the index digest and one recording its
+/// platform entry both run it (the index is resolved at the registry); another digest does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_given_by_digest_matches_the_index_or_its_platform_entry() {
+    let s = story().await;
+    let host = s.registry.host.clone();
+    let verify = |image: String| {
+        let kubeconfig = s.cluster.kubeconfig().to_string();
+        let host = host.clone();
+        async move {
+            common::liveproof(&[
+                "verify",
+                "deploy/panel-fresh",
+                "-n",
+                NS,
+                "--kubeconfig",
+                &kubeconfig,
+                "--since",
+                "2026-09-01T00:00:00Z",
+                "--image",
+                &image,
+                "--insecure-registry",
+                &host,
+                "-o",
+                "json",
+            ])
+            .await
+        }
+    };
+    let pod_spec = |run: &common::Run| {
+        run.report().targets[0]
+            .evidence
+            .iter()
+            .find(|e| e.check == Check::PodSpec)
+            .map(|e| e.status)
+    };
+    // panel-fresh: node-amd records the amd64 entry's digest, node-arm the index digest.
+    for image in [
+        format!("{host}/bots/userbot-panel@{}", s.new.digest),
+        format!("{host}/bots/userbot-panel:latest@{}", s.new.digest),
+    ] {
+        let run = verify(image).await;
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert_eq!(pod_spec(&run), Some(Status::Pass), "{}", run.stdout);
+    }
+    // The old build's index: neither it nor its entries run.
+    let run = verify(format!("{host}/bots/userbot-panel@{}", s.old.digest)).await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(pod_spec(&run), Some(Status::Fail), "{}", run.stdout);
+    let spec = run.report().targets[0].evidence[0].clone();
+    assert_eq!(spec.check, Check::SpecReadback);
+    assert_eq!(
+        spec.status,
+        Status::Pass,
+        "a tag in the template: the pods decide"
+    );
+}

@@ -65,6 +65,9 @@ async fn the_server_must_report_the_expected_version() {
     let run = common::liveproof(&[
         "verify",
         "apps/deploy/inventory",
+        // What the workload rolled out (200h after --since): its change, stated (issue 10).
+        "--image",
+        demo::OLD_IMAGE,
         "--from",
         &dump,
         "--since",
@@ -96,6 +99,9 @@ async fn the_server_must_report_the_expected_version() {
     let run = common::liveproof(&[
         "verify",
         "apps/deploy/inventory",
+        // What the workload rolled out (200h after --since): its change, stated (issue 10).
+        "--image",
+        demo::OLD_IMAGE,
         "--from",
         &dump,
         "--since",
@@ -121,6 +127,9 @@ async fn the_server_must_report_the_expected_version() {
     let run = common::liveproof(&[
         "verify",
         "apps/deploy/inventory",
+        // What the workload rolled out (200h after --since): its change, stated (issue 10).
+        "--image",
+        demo::OLD_IMAGE,
         "--from",
         &dump,
         "--since",
@@ -142,6 +151,9 @@ async fn the_server_must_report_the_expected_version() {
     let run = common::liveproof(&[
         "verify",
         "apps/deploy/inventory",
+        // What the workload rolled out (200h after --since): its change, stated (issue 10).
+        "--image",
+        demo::OLD_IMAGE,
         "--from",
         &dump,
         "--since",
@@ -172,6 +184,9 @@ async fn wait_until_the_server_reports_it() {
     let args = [
         "verify",
         "apps/deploy/inventory",
+        // What the workload rolled out (200h after --since): its change, stated (issue 10).
+        "--image",
+        demo::OLD_IMAGE,
         "--kubeconfig",
         cluster.kubeconfig(),
         "--since",

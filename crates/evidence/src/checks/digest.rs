@@ -49,7 +49,7 @@ impl RowVerdict {
 }
 
 /// The node platform a pod runs on, from its Node's `status.nodeInfo`.
-fn node_platform(observed: &Observed, pod: &Pod) -> Option<Platform> {
+pub(crate) fn node_platform(observed: &Observed, pod: &Pod) -> Option<Platform> {
     let node = pod.spec.as_ref()?.node_name.as_deref()?;
     let info = observed
         .nodes

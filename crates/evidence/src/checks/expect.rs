@@ -2,10 +2,24 @@
 //! pod spec: the workload's template (`spec_readback`) or a running pod (`pod_spec`).
 //! Presence only: values are never read, so they can never be printed.
 
-use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
 use crate::change::{ImageRef, SecretRefExpectation};
-use crate::{Change, Status};
+use crate::digest::{image_id_digest, DigestMatch};
+use crate::{Change, Observed, Status};
+
+/// What a pod spec is read from: a workload's template, or a running pod (whose container
+/// statuses say which digest each container actually runs).
+#[derive(Clone, Copy)]
+pub enum Subject<'a> {
+    Template {
+        observed: &'a Observed,
+    },
+    Pod {
+        pod: &'a Pod,
+        observed: &'a Observed,
+    },
+}
 
 /// One expectation's outcome against one pod spec.
 pub struct Finding {
@@ -14,7 +28,7 @@ pub struct Finding {
     pub observed: String,
 }
 
-pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
+pub fn evaluate(spec: &PodSpec, change: &Change, subject: Subject) -> Vec<Finding> {
     let mut findings = Vec::new();
     // `--image` is matched per container by repository: with several targets, an image for
     // another workload's repository says nothing about this one. Only when no container runs
@@ -34,7 +48,7 @@ pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
         .collect();
     if applicable.is_empty() {
         if let Some(first) = change.images.first() {
-            let mut missing = image(spec, &first.image, &first.given);
+            let mut missing = image(spec, &first.image, &first.given, subject);
             if change.images.len() > 1 {
                 let all: Vec<&str> = change.images.iter().map(|w| w.given.as_str()).collect();
                 missing.expected = format!("one of the images {}", all.join(", "));
@@ -43,7 +57,7 @@ pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
         }
     }
     for want in applicable {
-        findings.push(image(spec, &want.image, &want.given));
+        findings.push(image(spec, &want.image, &want.given, subject));
     }
     for name in &change.env {
         findings.push(env(spec, name));
@@ -54,7 +68,7 @@ pub fn evaluate(spec: &PodSpec, change: &Change) -> Vec<Finding> {
     findings
 }
 
-fn image(spec: &PodSpec, want: &ImageRef, given: &str) -> Finding {
+fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Finding {
     let same_repo: Vec<(&str, &str)> = spec
         .containers
         .iter()
@@ -77,21 +91,104 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str) -> Finding {
             observed: format!("no container runs {} ({})", want.repository, all.join(", ")),
         };
     }
-    let all_match = same_repo
+    let judged: Vec<(Status, String)> = same_repo
         .iter()
-        .all(|(_, image)| ImageRef::parse(image).is_some_and(|r| want.satisfied_by(&r)));
-    let observed: Vec<String> = same_repo
-        .iter()
-        .map(|(n, i)| format!("{n} runs {i}"))
+        .map(|(name, image)| container_image(name, image, want, subject))
         .collect();
+    let status = if judged.iter().any(|(s, _)| *s == Status::Fail) {
+        Status::Fail
+    } else if judged.iter().any(|(s, _)| *s == Status::Unknown) {
+        Status::Unknown
+    } else {
+        Status::Pass
+    };
     Finding {
-        status: if all_match {
+        status,
+        expected,
+        observed: judged
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// One container of the expected repository against `--image`: by tag, or by digest (the
+/// template's own digest; with only a tag there, the digest each running pod records).
+fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -> (Status, String) {
+    let runs = format!("{name} runs {image}");
+    let Some(parsed) = ImageRef::parse(image) else {
+        return (Status::Fail, runs);
+    };
+    let Some(digest) = &want.digest else {
+        let status = if want.satisfied_by(&parsed) {
             Status::Pass
         } else {
             Status::Fail
+        };
+        return (status, runs);
+    };
+    if let (Some(w), Some(t)) = (&want.tag, &parsed.tag) {
+        if w != t {
+            return (Status::Fail, runs);
+        }
+    }
+    let observed = match subject {
+        Subject::Template { observed } | Subject::Pod { observed, .. } => observed,
+    };
+    let resolved = want.digest_key().and_then(|k| observed.tags.get(&k));
+    if let Some(named) = &parsed.digest {
+        // Pinned to the index given, or to one of its platform entries: the same build.
+        let entry_of_index =
+            matches!(resolved, Some(Ok(index)) if index.platforms.iter().any(|(_, d)| d == named));
+        let status = if named == digest || entry_of_index {
+            Status::Pass
+        } else {
+            Status::Fail
+        };
+        return (status, runs);
+    }
+    let Subject::Pod { pod, .. } = subject else {
+        // A tag in the template says nothing about the digest: the running pods decide.
+        return (
+            Status::Pass,
+            format!("{runs} (no digest in the template: the running pods' digests decide)"),
+        );
+    };
+    let Some(status) = super::pods::container_statuses(pod)
+        .iter()
+        .find(|s| s.name == name)
+    else {
+        return (Status::Unknown, format!("{runs}; no container status yet"));
+    };
+    let Some(running) = image_id_digest(&status.image_id) else {
+        return (
+            Status::Unknown,
+            format!(
+                "{runs}; its imageID `{}` holds no repo digest",
+                status.image_id
+            ),
+        );
+    };
+    let short = super::digest::short(&running);
+    if &running == digest {
+        return (Status::Pass, format!("{runs} at {short}"));
+    }
+    // Runtimes record the index digest or the platform entry's: either is the expected image.
+    match resolved {
+        Some(Ok(index)) => match index.judge(&running, super::digest::node_platform(observed, pod).as_ref()) {
+            DigestMatch::Current { via } => (Status::Pass, format!("{runs} at {short} ({via} of {})", super::digest::short(digest))),
+            DigestMatch::Stale { .. } => (Status::Fail, format!("{runs} at {short}")),
+            DigestMatch::Unknown { why } => (Status::Unknown, format!("{runs} at {short}: {why}")),
         },
-        expected,
-        observed: observed.join(", "),
+        Some(Err(why)) => (
+            Status::Unknown,
+            format!("{runs} at {short}; whether that is an entry of {} is unknown: the registry said {why}", super::digest::short(digest)),
+        ),
+        None => (
+            Status::Unknown,
+            format!("{runs} at {short}; whether that is an entry of {} is unknown: the registry was not asked (--no-registry?)", super::digest::short(digest)),
+        ),
     }
 }
 

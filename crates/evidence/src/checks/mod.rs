@@ -1,6 +1,7 @@
 //! The checks: pure functions from [`Observed`] and a [`Change`] to evidence, and the
 //! verdict rules of DESIGN.md.
 
+mod declared;
 mod digest;
 mod expect;
 mod gitops;
@@ -148,15 +149,34 @@ fn judge_target(
 ) -> Vec<TargetReport> {
     let namespace = target.namespace_or(default_namespace);
     if target.kind.is_workload() {
-        let findings = workload_findings(observed, change, target, namespace);
-        let verdict = verdict(&findings);
-        return vec![target_report(target, namespace, findings, verdict)];
+        return vec![judge_workload(observed, change, target, namespace, None)];
     }
     let own = gitops::findings(observed, change, target, namespace);
     let via = format!("{}/{}/{}", target.kind, namespace, target.name);
+    // A release deployed after the change, or a GitOps revision that is the change's commit,
+    // ties what it installed to the change: its workloads need no statement of their own.
+    // When that evidence failed, the owner is not live and says why; only when it was not
+    // checked at all (a Kustomization without --commit) is nothing tying them.
+    let tied_by = own
+        .iter()
+        .find(|f| {
+            matches!(
+                f.evidence.check,
+                Check::ReleaseRevision | Check::GitopsRevision
+            ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
+        })
+        .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
+    // `--expect` was held to the installed manifest; the workloads' templates are only a part of it.
+    let followed_change = Change {
+        manifest: Vec::new(),
+        ..change.clone()
+    };
     let workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
         .into_iter()
-        .flat_map(|w| judge_target(observed, change, &w, default_namespace))
+        .map(|w| {
+            let ns = w.namespace_or(default_namespace).to_string();
+            judge_workload(observed, &followed_change, &w, &ns, tied_by.as_deref())
+        })
         .map(|mut r| {
             r.via = Some(via.clone());
             r
@@ -192,6 +212,20 @@ fn judge_target(
         report.verdict = report.verdict.min(worst);
     }
     std::iter::once(report).chain(workloads).collect()
+}
+
+/// A workload's report. `tied_by` names the Helm or GitOps evidence that ties its template to
+/// the change when it was reached through one.
+fn judge_workload(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    tied_by: Option<&str>,
+) -> TargetReport {
+    let findings = workload_findings(observed, change, target, namespace, tied_by);
+    let verdict = verdict(&findings);
+    target_report(target, namespace, findings, verdict)
 }
 
 fn target_report(
@@ -261,6 +295,7 @@ fn workload_findings(
     change: &Change,
     target: &Target,
     namespace: &str,
+    tied_by: Option<&str>,
 ) -> Vec<Finding> {
     let kind = target.kind.kind_name();
     let resource = match target.kind {
@@ -314,11 +349,11 @@ fn workload_findings(
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
     let mut findings = vec![
-        spec_readback(&w, change),
+        spec_readback(observed, &w, change, tied_by),
         observed_generation(&w),
         rollout_complete(&w, &revision),
         pods_current(&w, &revision, &pods, &pods_readable),
-        pod_spec(&w, change, &pods, &pods_readable),
+        pod_spec(observed, &w, change, &pods, &pods_readable),
         pod_restarted(&w, change, &pods, &pods_readable),
     ];
     findings.extend(digest::image_digest_current(
@@ -354,7 +389,15 @@ fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(),
     Ok(())
 }
 
-fn spec_readback(w: &Workload, change: &Change) -> Finding {
+/// How to state what changed, for a workload verified with no statement of it.
+const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
+
+fn spec_readback(
+    observed: &Observed,
+    w: &Workload,
+    change: &Change,
+    tied_by: Option<&str>,
+) -> Finding {
     let source = format!("{} .spec.template.spec.containers", w.source());
     let images: Vec<String> = w
         .template
@@ -363,10 +406,26 @@ fn spec_readback(w: &Workload, change: &Change) -> Finding {
         .flat_map(|s| s.containers.iter())
         .map(|c| format!("{}={}", c.name, c.image.as_deref().unwrap_or("<none>")))
         .collect();
-    if !change.has_spec_expectations() {
-        return Finding::new(Check::SpecReadback, Status::Skip, images.join(", "), "nothing given")
-            .source(source)
-            .detail("no --image, --expect-env or --expect-secret-ref given: the template's content was not held to anything");
+    let declared = change.declared_for(w.kind, w.namespace, w.name);
+    let stated =
+        change.has_spec_expectations() || !change.manifest.is_empty() || declared.is_some();
+    if !stated {
+        if let Some(by) = tied_by.or(change.stated_by.as_deref()) {
+            return Finding::new(Check::SpecReadback, Status::Skip, images.join(", "), "nothing given")
+                .source(source)
+                .detail(format!("no --image, -f, --expect-env, --expect-secret-ref or --expect given: the template is tied to the change by {by}"));
+        }
+        // Pods restarted after the change on the current template prove a rollout, not that
+        // the rollout carried this change (any restart would pass): unproven until stated.
+        return Finding::new(
+            Check::SpecReadback,
+            Status::Unknown,
+            images.join(", "),
+            "a statement of what changed",
+        )
+        .source(source)
+        .detail("nothing ties the running template to the change: no --image, -f, --expect-env, --expect-secret-ref or --expect was given, and no GitOps/Helm evidence led here")
+        .next(STATE_THE_CHANGE);
     }
     let Some(spec) = w.template.spec.as_ref() else {
         return Finding::new(
@@ -378,7 +437,13 @@ fn spec_readback(w: &Workload, change: &Change) -> Finding {
         .source(source)
         .detail("the workload has no pod template spec to read back");
     };
-    let findings = expect::evaluate(spec, change);
+    let mut findings = expect::evaluate(spec, change, expect::Subject::Template { observed });
+    findings.extend(template_text(w, change));
+    let mut source = source;
+    if let Some(d) = declared {
+        source = format!("{} .spec.template", w.source());
+        findings.push(declared_template(w, d));
+    }
     let status = expect::worst(&findings);
     let finding = Finding::new(
         Check::SpecReadback,
@@ -401,6 +466,75 @@ fn spec_readback(w: &Workload, change: &Change) -> Finding {
             .detail("part of the expectation cannot be read from the template (see observed)")
             .next("name the env var or secret key explicitly in the template, or drop that expectation"),
         _ => finding.detail("the pod template carries the expected content, read back from the API"),
+    }
+}
+
+/// `--expect` on a workload: the text (or regex) in its pod template, rendered as YAML as it
+/// reads back from the API.
+fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
+    if change.manifest.is_empty() {
+        return Vec::new();
+    }
+    let rendered = match serde_yaml::to_string(w.template) {
+        Ok(text) => text,
+        Err(e) => {
+            return vec![expect::Finding {
+                status: Status::Unknown,
+                expected: "the pod template as YAML".into(),
+                observed: format!("cannot render it: {e}"),
+            }]
+        }
+    };
+    change
+        .manifest
+        .iter()
+        .map(|e| {
+            let found = e.is_match(&rendered);
+            expect::Finding {
+                status: if found { Status::Pass } else { Status::Fail },
+                expected: format!("`{}` in the pod template", e.given),
+                observed: if found {
+                    format!("`{}` in the pod template", e.given)
+                } else {
+                    format!("`{}` not in the pod template", e.given)
+                },
+            }
+        })
+        .collect()
+}
+
+/// `-f`: every field the manifest declares in the pod template is what the live object has.
+fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect::Finding {
+    let live = match serde_json::to_value(w.template) {
+        Ok(v) => v,
+        Err(e) => {
+            return expect::Finding {
+                status: Status::Unknown,
+                expected: format!("the template {} declares", declared.source),
+                observed: format!("the live template cannot be read as JSON: {e}"),
+            }
+        }
+    };
+    match declared::first_difference(&declared.template, Some(&live), ".spec.template") {
+        None => expect::Finding {
+            status: Status::Pass,
+            expected: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
+            observed: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
+        },
+        Some(d) => expect::Finding {
+            status: Status::Fail,
+            expected: format!(
+                "{} = {} (as {} declares)",
+                d.path, d.declared, declared.source
+            ),
+            observed: format!("{} = {}", d.path, d.live),
+        },
     }
 }
 
@@ -704,6 +838,7 @@ fn pods_current(
 }
 
 fn pod_spec(
+    observed_all: &Observed,
     w: &Workload,
     change: &Change,
     pods: &[&Pod],
@@ -746,7 +881,14 @@ fn pod_spec(
             unknown.push(format!("{}: no spec", pods::name(pod)));
             continue;
         };
-        let findings = expect::evaluate(spec, change);
+        let findings = expect::evaluate(
+            spec,
+            change,
+            expect::Subject::Pod {
+                pod,
+                observed: observed_all,
+            },
+        );
         expected = join(findings.iter().map(|f| f.expected.as_str()));
         let observed = join(findings.iter().map(|f| f.observed.as_str()));
         match expect::worst(&findings) {
