@@ -1,7 +1,7 @@
 //! The object store: one global resourceVersion counter, a bounded event history
 //! for watch replay, and a broadcast channel for live watches.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -45,6 +45,10 @@ pub(crate) struct Store {
     pub compacted_rv: u64,
     pub tx: broadcast::Sender<Arc<Event>>,
     uid_seed: u64,
+    /// Deployments created or changed through the API: the built-in controller's to roll.
+    pub managed: BTreeSet<ObjKey>,
+    /// Feeds generated pod names.
+    pub name_seq: u64,
 }
 
 fn now_rfc3339() -> String {
@@ -70,6 +74,8 @@ impl Store {
             compacted_rv: 0,
             tx,
             uid_seed,
+            managed: BTreeSet::new(),
+            name_seq: 0,
         }
     }
 
@@ -335,6 +341,14 @@ impl Store {
         obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.emit("DELETED", key, obj.clone(), Some(previous));
         Ok(obj)
+    }
+
+    /// Records a write made through the API: a Deployment changed that way is the built-in
+    /// controller's to roll from now on.
+    pub fn api_write(&mut self, info: &ResourceInfo, key: &ObjKey, writer: Writer) {
+        if writer == Writer::Main && info.group == "apps" && info.kind == "Deployment" {
+            self.managed.insert(key.clone());
+        }
     }
 
     /// Objects of one resource, optionally in one namespace, in (namespace, name) order.
