@@ -10,7 +10,8 @@ use crate::cli::SimArgs;
 
 pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Whole seconds, as the API server writes times: the printed --since must parse back.
-    let started = jiff::Timestamp::now().round(jiff::Unit::Second)?;
+    // (rounded down, so a pod started in this very second is still after it).
+    let started = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())?;
     // Served as on a cluster with Flux and Argo CD installed, so `kubectl get hr` works empty too.
     let mut sim = Simulator::new()
         .with_port(args.port)
