@@ -231,6 +231,16 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
         Some(rs) => {
             let mut rs = rs.clone();
             rs["metadata"]["annotations"][REVISION] = json!((max_rev + 1).to_string());
+            // A real server stores both templates in one canonical form; here the rolled-back
+            // Deployment carries kubectl's rendering of it, so the ReplicaSet takes that form
+            // (same content) and stays byte-for-byte the Deployment's template plus its hash.
+            let hash = rs
+                .pointer(&format!("/metadata/labels/{HASH_LABEL}"))
+                .cloned()
+                .unwrap_or_else(|| json!(template_hash(&template)));
+            let mut t = template.clone();
+            t["metadata"]["labels"][HASH_LABEL] = hash;
+            rs["spec"]["template"] = t;
             match write(st, "apps/v1", "ReplicaSet", rs) {
                 Some(v) => v,
                 None => return,
