@@ -171,9 +171,43 @@ pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) 
     for key in keys {
         if !st.objects.contains_key(&key) {
             st.managed.remove(&key);
+            collect_garbage(st, &key);
             continue;
         }
         reconcile_deployment(st, &key, cfg, now);
+    }
+}
+
+/// The garbage collector's part: a deleted Deployment's ReplicaSets and their pods go too
+/// (`kubectl delete deploy` cascades in the background by default).
+fn collect_garbage(st: &mut Store, deployment: &ObjKey) {
+    let (Some(rs_info), Some(pod_info)) =
+        (st.lookup("apps/v1", "ReplicaSet"), st.lookup("v1", "Pod"))
+    else {
+        return;
+    };
+    let (ns, name) = (&deployment.2, &deployment.3);
+    let rses: Vec<Value> = st
+        .list(&rs_info, Some(ns))
+        .into_iter()
+        .map(|(_, o)| o.clone())
+        .filter(|o| owned_by(o, "Deployment", name, ""))
+        .collect();
+    for rs in rses {
+        for pod in pods_of(st, ns, &rs) {
+            let key = Store::key(
+                &pod_info,
+                Some(ns),
+                meta_str(&pod, "name").unwrap_or_default(),
+            );
+            let _ = st.delete(&pod_info, &key);
+        }
+        let key = Store::key(
+            &rs_info,
+            Some(ns),
+            meta_str(&rs, "name").unwrap_or_default(),
+        );
+        let _ = st.delete(&rs_info, &key);
     }
 }
 
@@ -204,6 +238,15 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
     let uid = meta_str(&deploy, "uid").unwrap_or_default().to_owned();
+    let generation = deploy["metadata"]["generation"].as_i64().unwrap_or(1);
+    if deploy.pointer("/spec/paused").and_then(Value::as_bool) == Some(true) {
+        // `kubectl rollout pause`: the spec is seen, nothing rolls until it is resumed.
+        if deploy.pointer("/status/observedGeneration") != Some(&json!(generation)) {
+            deploy["status"]["observedGeneration"] = json!(generation);
+            write(st, "apps/v1", "Deployment", deploy);
+        }
+        return;
+    }
     let desired = replicas(&deploy);
     let template = deploy
         .pointer("/spec/template")
@@ -322,7 +365,6 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
         }
     }
     let complete = updated == desired && old_pods == 0 && ready >= desired;
-    let generation = deploy["metadata"]["generation"].as_i64().unwrap_or(1);
     let old_conditions = deploy
         .pointer("/status/conditions")
         .and_then(Value::as_array)

@@ -793,3 +793,69 @@ async fn controller_rolls_out_set_image_restart_undo_and_scale() {
     assert_eq!(serving, 3);
     sim.shutdown().await;
 }
+
+fn web_objects(sim: &SimHandle, kind: &str) -> Vec<Value> {
+    sim.objects()
+        .into_iter()
+        .filter(|o| o["kind"] == kind && o["metadata"]["labels"]["app"] == "web")
+        .collect()
+}
+
+/// A Deployment applied with kubectl gets its first ReplicaSet and pods; `rollout pause` holds a
+/// template change back until `rollout resume`; deleting the Deployment takes its ReplicaSets
+/// and pods with it. `kubectl get rs` prints the ReplicaSet columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_pause_resume_and_cascading_delete() {
+    let sim = common::start_with(liveproof_sim::Simulator::new().with_controllers()).await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("web.yaml", WEB_V1);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let out = k
+        .run_for(
+            &["rollout", "status", "deployment/web", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(web_objects(&sim, "ReplicaSet").len(), 1);
+    assert_eq!(web_objects(&sim, "Pod").len(), 2);
+    let table = k.ok(&["get", "rs", "-l", "app=web"]).await;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
+        "{table}"
+    );
+    assert_eq!(rows[1][1..4], ["2", "2", "2"], "{table}");
+
+    k.ok(&["rollout", "pause", "deployment/web"]).await;
+    k.ok(&["set", "image", "deployment/web", "web=nginx:1.28"])
+        .await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        web_objects(&sim, "ReplicaSet").len(),
+        1,
+        "paused: nothing rolls"
+    );
+    k.ok(&["rollout", "resume", "deployment/web"]).await;
+    let out = k
+        .run_for(
+            &["rollout", "status", "deployment/web", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(web_objects(&sim, "ReplicaSet").len(), 2);
+
+    let out = k.ok(&["delete", "deployment", "web", "--wait=false"]).await;
+    assert!(out.starts_with("deployment.apps \"web\" deleted"), "{out}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(web_objects(&sim, "ReplicaSet").is_empty() && web_objects(&sim, "Pod").is_empty()) {
+        assert!(Instant::now() < deadline, "{:#?}", sim.objects());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sim.shutdown().await;
+}
