@@ -3,8 +3,11 @@
 //! ownerReferences) with Ready pods, the old ReplicaSets scale down (their pods Terminating for
 //! a grace period, then gone), and the Deployment's status follows.
 //!
-//! It acts only on Deployments created or changed through the API after start: fixture
-//! objects keep the story they were loaded with.
+//! StatefulSets roll the same way through ControllerRevisions (RollingUpdate, one ordinal at a
+//! time from the highest). DaemonSets do not roll.
+//!
+//! It acts only on Deployments and StatefulSets created or changed through the API after
+//! start: fixture objects keep the story they were loaded with.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -171,10 +174,16 @@ pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) 
     for key in keys {
         if !st.objects.contains_key(&key) {
             st.managed.remove(&key);
-            collect_garbage(st, &key);
+            if key.1 == "deployments" {
+                collect_garbage(st, &key);
+            }
             continue;
         }
-        reconcile_deployment(st, &key, cfg, now);
+        if key.1 == "statefulsets" {
+            reconcile_statefulset(st, &key, cfg, now);
+        } else {
+            reconcile_deployment(st, &key, cfg, now);
+        }
     }
 }
 
@@ -446,10 +455,9 @@ fn pods_of(st: &Store, ns: &str, rs: &Value) -> Vec<Value> {
 
 /// The ReplicaSet controller and the kubelet in one: pods up to `spec.replicas` (started and
 /// Ready now), extra pods Terminating, Terminating pods gone after the grace period.
-fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: Timestamp) {
-    let want = replicas(rs);
-    let mut pods = pods_of(st, ns, rs);
-    // Gone once their grace period is over.
+/// Deletes the Terminating pods whose grace period is over; returns the rest that are not
+/// Terminating.
+fn reap(st: &mut Store, ns: &str, pods: Vec<Value>, now: Timestamp) -> Vec<Value> {
     for p in pods.iter().filter(|p| is_terminating(p)) {
         let due = p
             .pointer("/metadata/deletionTimestamp")
@@ -463,7 +471,44 @@ fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: 
             }
         }
     }
-    pods.retain(|p| !is_terminating(p));
+    pods.into_iter().filter(|p| !is_terminating(p)).collect()
+}
+
+/// Starts a pod's graceful termination: out of the endpoints at once (not Ready), its
+/// containers running until the grace period ends.
+fn terminate(st: &mut Store, mut p: Value, cfg: &ControllerConfig, now: Timestamp) {
+    let grace = i64::try_from(cfg.termination_grace.as_secs()).unwrap_or(i64::MAX);
+    p["metadata"]["deletionTimestamp"] = json!(stamp(now + cfg.termination_grace));
+    p["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+    if let Some(conds) = p
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    {
+        for c in conds
+            .iter_mut()
+            .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
+        {
+            c["status"] = json!("False");
+            c["lastTransitionTime"] = json!(stamp(now));
+        }
+    }
+    if let Some(statuses) = p
+        .pointer_mut("/status/containerStatuses")
+        .and_then(Value::as_array_mut)
+    {
+        for c in statuses {
+            c["ready"] = json!(false);
+        }
+    }
+    write(st, "v1", "Pod", p);
+}
+
+/// The ReplicaSet controller and the kubelet in one: pods up to `spec.replicas` (started and
+/// Ready now), extra pods Terminating, Terminating pods gone after the grace period.
+fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: Timestamp) {
+    let want = replicas(rs);
+    let all = pods_of(st, ns, rs);
+    let mut pods = reap(st, ns, all, now);
     let active = pods.len() as i64;
     if active > want {
         // The newest go first, as the ReplicaSet controller prefers.
@@ -472,37 +517,13 @@ fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: 
                 .cmp(&meta_str(a, "creationTimestamp"))
                 .then_with(|| meta_str(b, "name").cmp(&meta_str(a, "name")))
         });
-        let grace = i64::try_from(cfg.termination_grace.as_secs()).unwrap_or(i64::MAX);
-        let deadline = now + cfg.termination_grace;
-        for mut p in pods.into_iter().take((active - want) as usize) {
-            p["metadata"]["deletionTimestamp"] = json!(stamp(deadline));
-            p["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
-            // The endpoint is removed at once; the containers run until the grace period ends.
-            if let Some(conds) = p
-                .pointer_mut("/status/conditions")
-                .and_then(Value::as_array_mut)
-            {
-                for c in conds
-                    .iter_mut()
-                    .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
-                {
-                    c["status"] = json!("False");
-                    c["lastTransitionTime"] = json!(stamp(now));
-                }
-            }
-            if let Some(statuses) = p
-                .pointer_mut("/status/containerStatuses")
-                .and_then(Value::as_array_mut)
-            {
-                for c in statuses {
-                    c["ready"] = json!(false);
-                }
-            }
-            write(st, "v1", "Pod", p);
+        for p in pods.into_iter().take((active - want) as usize) {
+            terminate(st, p, cfg, now);
         }
     } else {
         for _ in active..want {
-            let pod = new_pod(st, ns, rs, cfg, now);
+            let name = pod_name(st, ns, meta_str(rs, "name").unwrap_or_default(), now);
+            let pod = new_pod(ns, &name, "ReplicaSet", rs, json!({}), cfg, now);
             write(st, "v1", "Pod", pod);
         }
     }
@@ -521,22 +542,196 @@ fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: 
     write(st, "apps/v1", "ReplicaSet", rs);
 }
 
-fn new_pod(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: Timestamp) -> Value {
-    let rs_name = meta_str(rs, "name").unwrap_or_default();
-    let name = loop {
+/// The StatefulSet controller (RollingUpdate, OrderedReady): a ControllerRevision per template,
+/// pods `NAME-0…` created in order, and on a template change the highest ordinal not yet
+/// updated terminated and recreated, one at a time, each waiting for the others to be Ready.
+fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
+    let Some(mut sts) = st.objects.get(key).cloned() else {
+        return;
+    };
+    let (ns, name) = (key.2.clone(), key.3.clone());
+    let uid = meta_str(&sts, "uid").unwrap_or_default().to_owned();
+    let desired = replicas(&sts);
+    let template = sts
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let Some(cr_info) = st.lookup("apps/v1", "ControllerRevision") else {
+        return;
+    };
+    let revisions: Vec<Value> = st
+        .list(&cr_info, Some(&ns))
+        .into_iter()
+        .map(|(_, o)| o.clone())
+        .filter(|o| owned_by(o, "StatefulSet", &name, &uid))
+        .collect();
+    let rev_number = |cr: &Value| cr.get("revision").and_then(Value::as_i64).unwrap_or(0);
+    let max_rev = revisions.iter().map(rev_number).max().unwrap_or(0);
+    // What `kubectl rollout undo` applies back: the template, replacing the current one.
+    let mut data_template = template.clone();
+    data_template["$patch"] = json!("replace");
+    let data = json!({"spec": {"template": data_template}});
+    let matching = revisions.iter().find(|cr| {
+        cr.pointer("/data/spec/template").map(|t| {
+            let mut t = t.clone();
+            if let Some(m) = t.as_object_mut() {
+                m.remove("$patch");
+            }
+            without_hash(&t)
+        }) == Some(without_hash(&template))
+    });
+    let update_revision = match matching {
+        Some(cr) if rev_number(cr) == max_rev => {
+            meta_str(cr, "name").unwrap_or_default().to_owned()
+        }
+        Some(cr) => {
+            let mut cr = cr.clone();
+            cr["revision"] = json!(max_rev + 1);
+            cr["data"] = data;
+            let name = meta_str(&cr, "name").unwrap_or_default().to_owned();
+            write(st, "apps/v1", "ControllerRevision", cr);
+            name
+        }
+        None => {
+            let hash = template_hash(&template);
+            let mut labels = sts
+                .pointer("/spec/selector/matchLabels")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            labels["controller.kubernetes.io/hash"] = json!(hash);
+            let cr_name = format!("{name}-{hash}");
+            let cr = json!({
+                "apiVersion": "apps/v1", "kind": "ControllerRevision",
+                "metadata": {"name": cr_name, "namespace": ns, "labels": labels,
+                             "ownerReferences": [owner_ref("StatefulSet", &sts)]},
+                "data": data,
+                "revision": max_rev + 1
+            });
+            write(st, "apps/v1", "ControllerRevision", cr);
+            cr_name
+        }
+    };
+
+    let Some(pod_info) = st.lookup("v1", "Pod") else {
+        return;
+    };
+    let all: Vec<Value> = st
+        .list(&pod_info, Some(&ns))
+        .into_iter()
+        .map(|(_, p)| p.clone())
+        .filter(|p| owned_by(p, "StatefulSet", &name, &uid))
+        .collect();
+    let terminating = all.iter().any(is_terminating);
+    let pods = reap(st, &ns, all, now);
+    let ordinal = |p: &Value| {
+        meta_str(p, "name")
+            .and_then(|n| n.strip_prefix(&format!("{name}-")))
+            .and_then(|o| o.parse::<i64>().ok())
+    };
+    let pod_revision = |p: &Value| {
+        p.pointer("/metadata/labels/controller-revision-hash")
+            .cloned()
+    };
+    let all_ready = !terminating && pods.iter().all(is_ready);
+    // Scale down from the highest ordinal; create missing ordinals in order.
+    for p in pods
+        .iter()
+        .filter(|p| ordinal(p).is_none_or(|o| o >= desired))
+    {
+        terminate(st, p.clone(), cfg, now);
+    }
+    let taken = |st: &Store, o: i64| {
+        st.objects
+            .contains_key(&Store::key(&pod_info, Some(&ns), &format!("{name}-{o}")))
+    };
+    if let Some(o) = (0..desired).find(|o| !taken(st, *o)) {
+        let pod_name = format!("{name}-{o}");
+        let labels = json!({"controller-revision-hash": update_revision,
+                            "statefulset.kubernetes.io/pod-name": pod_name,
+                            "apps.kubernetes.io/pod-index": o.to_string()});
+        let mut pod = new_pod(&ns, &pod_name, "StatefulSet", &sts, labels, cfg, now);
+        pod["spec"]["hostname"] = json!(pod_name);
+        if let Some(svc) = sts.pointer("/spec/serviceName").cloned() {
+            pod["spec"]["subdomain"] = svc;
+        }
+        write(st, "v1", "Pod", pod);
+    } else if all_ready {
+        // Rolling update: the highest ordinal still on an old revision goes next.
+        let outdated = pods
+            .iter()
+            .filter(|p| ordinal(p).is_some_and(|o| o < desired))
+            .filter(|p| pod_revision(p) != Some(json!(update_revision)))
+            .max_by_key(|p| ordinal(p));
+        if let Some(p) = outdated {
+            terminate(st, p.clone(), cfg, now);
+        }
+    }
+
+    let live: Vec<Value> = st
+        .list(&pod_info, Some(&ns))
+        .into_iter()
+        .map(|(_, p)| p.clone())
+        .filter(|p| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
+        .collect();
+    let ready = live.iter().filter(|p| is_ready(p)).count() as i64;
+    let updated = live
+        .iter()
+        .filter(|p| pod_revision(p) == Some(json!(update_revision)))
+        .count() as i64;
+    let current_revision = if updated == desired && ready == desired {
+        json!(update_revision)
+    } else {
+        sts.pointer("/status/currentRevision")
+            .cloned()
+            .unwrap_or_else(|| json!(update_revision))
+    };
+    let current = live
+        .iter()
+        .filter(|p| pod_revision(p).as_ref() == Some(&current_revision))
+        .count();
+    sts["status"] = json!({
+        "observedGeneration": sts["metadata"]["generation"].as_i64().unwrap_or(1),
+        "replicas": live.len(),
+        "readyReplicas": ready,
+        "availableReplicas": ready,
+        "currentReplicas": current,
+        "updatedReplicas": updated,
+        "currentRevision": current_revision,
+        "updateRevision": update_revision,
+        "collisionCount": 0
+    });
+    write(st, "apps/v1", "StatefulSet", sts);
+}
+
+/// `PREFIX-xxxxx`, free in the namespace.
+fn pod_name(st: &mut Store, ns: &str, prefix: &str, now: Timestamp) -> String {
+    loop {
         st.name_seq += 1;
-        let seed = fnv32a(format!("{rs_name}/{}/{}", st.name_seq, now.as_nanosecond()).as_bytes());
+        let seed = fnv32a(format!("{prefix}/{}/{}", st.name_seq, now.as_nanosecond()).as_bytes());
         let suffix: String = safe_encode(u64::from(seed)).chars().rev().take(5).collect();
-        let candidate = format!("{rs_name}-{suffix}");
+        let candidate = format!("{prefix}-{suffix}");
         let taken = st.lookup("v1", "Pod").is_some_and(|info| {
             st.objects
                 .contains_key(&Store::key(&info, Some(ns), &candidate))
         });
         if !taken {
-            break candidate;
+            return candidate;
         }
-    };
-    let template = rs
+    }
+}
+
+/// A pod from `owner`'s template, scheduled, started and Ready now; `labels` are added to the
+/// template's.
+fn new_pod(
+    ns: &str,
+    name: &str,
+    owner_kind: &str,
+    owner: &Value,
+    labels: Value,
+    cfg: &ControllerConfig,
+    now: Timestamp,
+) -> Value {
+    let template = owner
         .pointer("/spec/template")
         .cloned()
         .unwrap_or_else(|| json!({}));
@@ -560,7 +755,12 @@ fn new_pod(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: Ti
         .unwrap_or_else(|| json!({}));
     meta["name"] = json!(name);
     meta["namespace"] = json!(ns);
-    meta["ownerReferences"] = json!([owner_ref("ReplicaSet", rs)]);
+    meta["ownerReferences"] = json!([owner_ref(owner_kind, owner)]);
+    if let Some(extra) = labels.as_object() {
+        for (k, v) in extra {
+            meta["labels"][k] = v.clone();
+        }
+    }
     let conditions: Vec<Value> = ["PodScheduled", "Initialized", "ContainersReady", "Ready"]
         .iter()
         .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": started}))

@@ -506,6 +506,16 @@ fn serve_resource(
             if let Some(m) = obj["metadata"].as_object_mut() {
                 m.remove("resourceVersion");
             }
+            if info.group == "apps" && info.kind == "StatefulSet" {
+                // API defaulting `kubectl rollout status` depends on.
+                if obj.pointer("/spec/updateStrategy/type").is_none() {
+                    obj["spec"]["updateStrategy"] =
+                        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}});
+                }
+                if obj.pointer("/spec/podManagementPolicy").is_none() {
+                    obj["spec"]["podManagementPolicy"] = json!("OrderedReady");
+                }
+            }
             let mut st = lock(&sh.store);
             let created = st.create(info, obj)?;
             let key = Store::key(

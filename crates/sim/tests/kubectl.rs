@@ -859,3 +859,110 @@ async fn controller_pause_resume_and_cascading_delete() {
     }
     sim.shutdown().await;
 }
+
+const DB: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: apps}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: \"postgres:16\"}]
+";
+
+/// (pod name, controller-revision-hash) of the db pods not Terminating, by name.
+fn db_pods(sim: &SimHandle) -> Vec<(String, String)> {
+    let mut pods: Vec<(String, String)> = sim
+        .objects()
+        .into_iter()
+        .filter(|o| {
+            o["kind"] == "Pod"
+                && o["metadata"]["labels"]["app"] == "db"
+                && o["metadata"]["deletionTimestamp"].is_null()
+        })
+        .map(|p| {
+            (
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                p["metadata"]["labels"]["controller-revision-hash"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+async fn sts_rolled_out(k: &Kubectl) -> String {
+    let out = k
+        .run_for(
+            &["rollout", "status", "statefulset/db", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+/// StatefulSets roll too: ordinal pods on a ControllerRevision, a template change replacing
+/// them from the highest ordinal down, `rollout undo` going back through the revisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_rolls_a_statefulset_and_undoes_it() {
+    let sim = common::start_with(
+        liveproof_sim::Simulator::new()
+            .with_controllers()
+            .with_termination_grace(Duration::from_millis(300)),
+    )
+    .await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("db.yaml", DB);
+    k.ok(&["apply", "-f", &manifest]).await;
+    sts_rolled_out(&k).await;
+    let first = db_pods(&sim);
+    let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["db-0", "db-1", "db-2"]);
+    let rev1 = first[0].1.clone();
+    assert!(first.iter().all(|(_, r)| *r == rev1), "{first:?}");
+
+    k.ok(&["set", "image", "statefulset/db", "db=postgres:17"])
+        .await;
+    let out = sts_rolled_out(&k).await;
+    assert!(out.contains("3 new pods have been updated"), "{out}");
+    let second = db_pods(&sim);
+    let rev2 = second[0].1.clone();
+    assert_ne!(rev2, rev1);
+    assert!(second.iter().all(|(_, r)| *r == rev2), "{second:?}");
+    let sts = sim
+        .get("apps/v1", "StatefulSet", Some("apps"), "db")
+        .expect("statefulset");
+    assert_eq!(sts["status"]["updateRevision"], rev2.as_str());
+    assert_eq!(sts["status"]["currentRevision"], rev2.as_str());
+    assert_eq!(sts["status"]["updatedReplicas"], 3);
+    let cr = sim
+        .get("apps/v1", "ControllerRevision", Some("apps"), &rev2)
+        .expect("the revision the pods name exists");
+    assert_eq!(cr["revision"], 2);
+
+    k.ok(&["rollout", "undo", "statefulset/db"]).await;
+    sts_rolled_out(&k).await;
+    let third = db_pods(&sim);
+    assert!(third.iter().all(|(_, r)| *r == rev1), "{third:?}");
+    let image = k
+        .ok(&[
+            "get",
+            "sts",
+            "db",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "postgres:16");
+    sim.shutdown().await;
+}
