@@ -176,3 +176,28 @@ async fn sim_demo_is_a_place_to_try_a_rollout() {
     assert_eq!(code.code(), Some(0));
     assert!(!kubeconfig.exists(), "the temporary kubeconfig is removed");
 }
+
+/// `-n` still wins over the demo's namespace, and `--kubeconfig-out` puts the file where asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_demo_namespace_flag_wins() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kc");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["sim", "--demo", "-n", "default", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof sim starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let text = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
+        if text.contains("current-context") {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "no kubeconfig written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    server.kill().await.expect("stops");
+    assert!(text.contains("namespace: default"), "{text}");
+}
