@@ -447,9 +447,25 @@ fn serve_resource(
     if matches!(verb, "create" | "update") {
         refuse_protobuf(headers)?;
     }
+    // `kubectl diff`, `apply --dry-run=server`: answer what would be stored, keep nothing.
+    // DELETE carries its DeleteOptions (and so dryRun) in the body.
+    let body_dry_run = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|b| b.get("dryRun").cloned())
+        .and_then(|d| d.as_array().and_then(|a| a.first()).cloned())
+        .and_then(|d| d.as_str().map(str::to_owned));
+    let dry_run = match q.get("dryRun").cloned().or(body_dry_run).as_deref() {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dry run value: {other}; the only supported value is All"
+            )))
+        }
+    };
     if r.sub.as_deref() == Some("scale") {
         let key = key.ok_or_else(ApiError::method_not_allowed)?;
-        return serve_scale(sh, verb, info, &key, headers, body);
+        return serve_scale(sh, verb, info, &key, headers, body, dry_run);
     }
     match (verb, key) {
         ("watch", _) => watch(sh, r, q, table),
@@ -517,13 +533,15 @@ fn serve_resource(
                 }
             }
             let mut st = lock(&sh.store);
-            let created = st.create(info, obj)?;
+            let created = st.create_with(info, obj, dry_run)?;
             let key = Store::key(
                 info,
                 meta_str(&created, "namespace"),
                 meta_str(&created, "name").unwrap_or_default(),
             );
-            st.api_write(info, &key, Writer::Main);
+            if !dry_run {
+                st.api_write(info, &key, Writer::Main);
+            }
             Ok(respond(StatusCode::CREATED, &render(info, &created)))
         }
         ("update", Some(key)) => {
@@ -539,8 +557,10 @@ fn serve_resource(
                 Writer::Main
             };
             let mut st = lock(&sh.store);
-            let updated = st.update(info, &key, obj, writer)?;
-            st.api_write(info, &key, writer);
+            let updated = st.update_with(info, &key, obj, writer, dry_run)?;
+            if !dry_run {
+                st.api_write(info, &key, writer);
+            }
             Ok(respond(StatusCode::OK, &render(info, &updated)))
         }
         ("patch", Some(key)) => {
@@ -568,15 +588,20 @@ fn serve_resource(
                     obj["metadata"]["namespace"] = json!(key.2);
                 }
                 obj["metadata"]["name"] = json!(key.3);
-                (StatusCode::CREATED, st.create(info, obj)?)
+                (StatusCode::CREATED, st.create_with(info, obj, dry_run)?)
             } else {
-                (StatusCode::OK, st.update(info, &key, patched, writer)?)
+                (
+                    StatusCode::OK,
+                    st.update_with(info, &key, patched, writer, dry_run)?,
+                )
             };
-            st.api_write(info, &key, writer);
+            if !dry_run {
+                st.api_write(info, &key, writer);
+            }
             Ok(respond(out.0, &render(info, &out.1)))
         }
         ("delete", Some(key)) => {
-            let deleted = lock(&sh.store).delete(info, &key)?;
+            let deleted = lock(&sh.store).delete_with(info, &key, dry_run)?;
             Ok(respond(StatusCode::OK, &render(info, &deleted)))
         }
         _ => Err(ApiError::method_not_allowed()),
@@ -612,6 +637,7 @@ fn serve_scale(
     key: &crate::store::ObjKey,
     headers: &HeaderMap,
     body: &[u8],
+    dry_run: bool,
 ) -> Result<Response, ApiError> {
     let mut st = lock(&sh.store);
     let current = st
@@ -656,8 +682,10 @@ fn serve_scale(
         })?;
     let mut obj = current;
     obj["spec"]["replicas"] = json!(replicas);
-    let updated = st.update(info, key, obj, Writer::Main)?;
-    st.api_write(info, key, Writer::Main);
+    let updated = st.update_with(info, key, obj, Writer::Main, dry_run)?;
+    if !dry_run {
+        st.api_write(info, key, Writer::Main);
+    }
     Ok(respond(StatusCode::OK, &scale_of(&updated)))
 }
 

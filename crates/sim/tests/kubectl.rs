@@ -546,6 +546,36 @@ async fn apply_create_and_scale() {
     let same = k.ok(&["apply", "-f", &manifest]).await;
     assert_eq!(same.trim(), "deployment.apps/web unchanged");
 
+    // Server-side dry runs (`kubectl diff`, `--dry-run=server`) answer and keep nothing.
+    let rv = sim.resource_version();
+    let v3 = k.file("web3.yaml", &v2.replace("nginx:1.28", "nginx:1.29"));
+    let diff = k.run(&["diff", "-f", &v3]).await;
+    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert!(
+        diff.stdout.contains("-        image: nginx:1.28")
+            || diff.stdout.contains("-      - image: nginx:1.28"),
+        "{}",
+        diff.stdout
+    );
+    assert!(diff.stdout.contains("image: nginx:1.29"), "{}", diff.stdout);
+    let out = k.ok(&["apply", "--dry-run=server", "-f", &v3]).await;
+    assert_eq!(
+        out.trim(),
+        "deployment.apps/web configured (server dry run)"
+    );
+    let out = k
+        .ok(&["delete", "deployment", "web", "--dry-run=server"])
+        .await;
+    assert!(out.contains("(server dry run)"), "{out}");
+    assert_eq!(sim.resource_version(), rv, "a dry run changed the store");
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "web")
+        .expect("still there");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.28"
+    );
+
     let cm = k.file(
         "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {mode: blue}\n",
