@@ -77,10 +77,9 @@ pub enum Command {
         long_about = "Serve a simulated Kubernetes API on 127.0.0.1 from fixture files (--fixtures) \
         or the demo story (--demo) until Ctrl-C, and write a kubeconfig for it (the path is \
         printed). The real kubectl works against it: get, apply, create -f, scale, set image, \
-        rollout status/restart/undo/pause/resume. Built-in controllers roll out every Deployment \
-        and StatefulSet changed through the API (new ReplicaSet or ControllerRevision, pods \
-        started now, old pods terminated); loaded objects stay as loaded until then. DaemonSets \
-        do not roll. `kubectl create deployment …` (a protobuf body) is refused: use \
+        rollout status/restart/undo/pause/resume. Built-in controllers roll out every Deployment, \
+        StatefulSet and DaemonSet changed through the API (new ReplicaSet or ControllerRevision, \
+        pods started now, old pods terminated); loaded objects stay as loaded until then. `kubectl create deployment …` (a protobuf body) is refused: use \
         `--dry-run=client -o yaml | kubectl apply -f -`.\n\n\
         Example: liveproof sim --demo --kubeconfig-out ./sim.kubeconfig"
     )]

@@ -3,11 +3,11 @@
 //! ownerReferences) with Ready pods, the old ReplicaSets scale down (their pods Terminating for
 //! a grace period, then gone), and the Deployment's status follows.
 //!
-//! StatefulSets roll the same way through ControllerRevisions (RollingUpdate, one ordinal at a
-//! time from the highest). DaemonSets do not roll.
+//! StatefulSets and DaemonSets roll the same way through ControllerRevisions (RollingUpdate:
+//! one ordinal at a time from the highest; one node at a time).
 //!
-//! It acts only on Deployments and StatefulSets created or changed through the API after
-//! start: fixture objects keep the story they were loaded with.
+//! It acts only on workloads created or changed through the API after start: fixture objects
+//! keep the story they were loaded with.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,6 +20,7 @@ use crate::store::{meta_str, ObjKey, Store, Writer};
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH_LABEL: &str = "pod-template-hash";
+const CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
 /// The alphabet Kubernetes' `rand.SafeEncodeString` uses (no vowels, no look-alikes).
 const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
@@ -179,10 +180,10 @@ pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) 
             }
             continue;
         }
-        if key.1 == "statefulsets" {
-            reconcile_statefulset(st, &key, cfg, now);
-        } else {
-            reconcile_deployment(st, &key, cfg, now);
+        match key.1.as_str() {
+            "statefulsets" => reconcile_statefulset(st, &key, cfg, now),
+            "daemonsets" => reconcile_daemonset(st, &key, cfg, now),
+            _ => reconcile_deployment(st, &key, cfg, now),
         }
     }
 }
@@ -542,28 +543,18 @@ fn sync_pods(st: &mut Store, ns: &str, rs: &Value, cfg: &ControllerConfig, now: 
     write(st, "apps/v1", "ReplicaSet", rs);
 }
 
-/// The StatefulSet controller (RollingUpdate, OrderedReady): a ControllerRevision per template,
-/// pods `NAME-0…` created in order, and on a template change the highest ordinal not yet
-/// updated terminated and recreated, one at a time, each waiting for the others to be Ready.
-fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut sts) = st.objects.get(key).cloned() else {
-        return;
-    };
-    let (ns, name) = (key.2.clone(), key.3.clone());
-    let uid = meta_str(&sts, "uid").unwrap_or_default().to_owned();
-    let desired = replicas(&sts);
-    let template = sts
-        .pointer("/spec/template")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    let Some(cr_info) = st.lookup("apps/v1", "ControllerRevision") else {
-        return;
-    };
+/// The ControllerRevision holding `template` for a StatefulSet or DaemonSet: an existing one
+/// (made newest again on a rollback) or a new one.
+fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) -> Option<Value> {
+    let ns = meta_str(owner, "namespace").unwrap_or_default().to_owned();
+    let name = meta_str(owner, "name").unwrap_or_default().to_owned();
+    let uid = meta_str(owner, "uid").unwrap_or_default().to_owned();
+    let cr_info = st.lookup("apps/v1", "ControllerRevision")?;
     let revisions: Vec<Value> = st
         .list(&cr_info, Some(&ns))
         .into_iter()
         .map(|(_, o)| o.clone())
-        .filter(|o| owned_by(o, "StatefulSet", &name, &uid))
+        .filter(|o| owned_by(o, kind, &name, &uid))
         .collect();
     let rev_number = |cr: &Value| cr.get("revision").and_then(Value::as_i64).unwrap_or(0);
     let max_rev = revisions.iter().map(rev_number).max().unwrap_or(0);
@@ -578,38 +569,57 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
                 m.remove("$patch");
             }
             without_hash(&t)
-        }) == Some(without_hash(&template))
+        }) == Some(without_hash(template))
     });
-    let update_revision = match matching {
-        Some(cr) if rev_number(cr) == max_rev => {
-            meta_str(cr, "name").unwrap_or_default().to_owned()
-        }
+    match matching {
+        Some(cr) if rev_number(cr) == max_rev => Some(cr.clone()),
         Some(cr) => {
             let mut cr = cr.clone();
             cr["revision"] = json!(max_rev + 1);
             cr["data"] = data;
-            let name = meta_str(&cr, "name").unwrap_or_default().to_owned();
-            write(st, "apps/v1", "ControllerRevision", cr);
-            name
+            write(st, "apps/v1", "ControllerRevision", cr)
         }
         None => {
-            let hash = template_hash(&template);
-            let mut labels = sts
+            let hash = template_hash(template);
+            let mut labels = owner
                 .pointer("/spec/selector/matchLabels")
                 .cloned()
                 .unwrap_or_else(|| json!({}));
             labels["controller.kubernetes.io/hash"] = json!(hash);
-            let cr_name = format!("{name}-{hash}");
+            if kind == "DaemonSet" {
+                // A DaemonSet's pods carry the bare hash, read off this label.
+                labels[CONTROLLER_REVISION_HASH] = json!(hash);
+            }
             let cr = json!({
                 "apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": cr_name, "namespace": ns, "labels": labels,
-                             "ownerReferences": [owner_ref("StatefulSet", &sts)]},
+                "metadata": {"name": format!("{name}-{hash}"), "namespace": ns, "labels": labels,
+                             "ownerReferences": [owner_ref(kind, owner)]},
                 "data": data,
                 "revision": max_rev + 1
             });
-            write(st, "apps/v1", "ControllerRevision", cr);
-            cr_name
+            write(st, "apps/v1", "ControllerRevision", cr)
         }
+    }
+}
+
+/// The StatefulSet controller (RollingUpdate, OrderedReady): a ControllerRevision per template,
+/// pods `NAME-0…` created in order, and on a template change the highest ordinal not yet
+/// updated terminated and recreated, one at a time, each waiting for the others to be Ready.
+fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
+    let Some(mut sts) = st.objects.get(key).cloned() else {
+        return;
+    };
+    let (ns, name) = (key.2.clone(), key.3.clone());
+    let uid = meta_str(&sts, "uid").unwrap_or_default().to_owned();
+    let desired = replicas(&sts);
+    let template = sts
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let Some(update_revision) = ensure_revision(st, "StatefulSet", &sts, &template)
+        .and_then(|cr| meta_str(&cr, "name").map(str::to_owned))
+    else {
+        return;
     };
 
     let Some(pod_info) = st.lookup("v1", "Pod") else {
@@ -701,6 +711,115 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
         "collisionCount": 0
     });
     write(st, "apps/v1", "StatefulSet", sts);
+}
+
+/// The DaemonSet controller (RollingUpdate, maxUnavailable 1): one pod per Node object (one
+/// unnamed node when none is loaded); on a template change the old pods are replaced one node
+/// at a time, the next only once the others are Ready.
+fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
+    let Some(mut ds) = st.objects.get(key).cloned() else {
+        return;
+    };
+    let (ns, name) = (key.2.clone(), key.3.clone());
+    let uid = meta_str(&ds, "uid").unwrap_or_default().to_owned();
+    let template = ds
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let Some(hash) = ensure_revision(st, "DaemonSet", &ds, &template).and_then(|cr| {
+        cr.pointer(&format!("/metadata/labels/{CONTROLLER_REVISION_HASH}"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }) else {
+        return;
+    };
+    let (Some(pod_info), Some(node_info)) = (st.lookup("v1", "Pod"), st.lookup("v1", "Node"))
+    else {
+        return;
+    };
+    let mut nodes: Vec<Option<String>> = st
+        .list(&node_info, None)
+        .into_iter()
+        .filter_map(|(_, n)| meta_str(n, "name").map(|n| Some(n.to_owned())))
+        .collect();
+    if nodes.is_empty() {
+        nodes.push(None);
+    }
+    let desired = nodes.len() as i64;
+    let owned = |st: &Store| -> Vec<Value> {
+        st.list(&pod_info, Some(&ns))
+            .into_iter()
+            .map(|(_, p)| p.clone())
+            .filter(|p| owned_by(p, "DaemonSet", &name, &uid))
+            .collect()
+    };
+    let all = owned(st);
+    let terminating = all.iter().any(is_terminating);
+    let pods = reap(st, &ns, all, now);
+    let node_of = |p: &Value| {
+        p.pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let revision_of = |p: &Value| {
+        p.pointer(&format!("/metadata/labels/{CONTROLLER_REVISION_HASH}"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let all_ready = !terminating && pods.iter().all(is_ready);
+    let mut replaced = false;
+    for node in &nodes {
+        let on_node = owned(st)
+            .into_iter()
+            .filter(|p| node_of(p) == *node)
+            .collect::<Vec<_>>();
+        match on_node.first() {
+            None => {
+                let pod_name = pod_name(st, &ns, &name, now);
+                let generation = ds["metadata"]["generation"].as_i64().unwrap_or(1);
+                let labels = json!({CONTROLLER_REVISION_HASH: hash,
+                                    "pod-template-generation": generation.to_string()});
+                let mut pod = new_pod(&ns, &pod_name, "DaemonSet", &ds, labels, cfg, now);
+                if let Some(n) = node {
+                    pod["spec"]["nodeName"] = json!(n);
+                }
+                write(st, "v1", "Pod", pod);
+            }
+            Some(p)
+                if all_ready
+                    && !replaced
+                    && !is_terminating(p)
+                    && revision_of(p).as_deref() != Some(hash.as_str()) =>
+            {
+                terminate(st, p.clone(), cfg, now);
+                replaced = true;
+            }
+            Some(_) => {}
+        }
+    }
+
+    let live: Vec<Value> = owned(st)
+        .into_iter()
+        .filter(|p| !is_terminating(p))
+        .collect();
+    let ready = live.iter().filter(|p| is_ready(p)).count() as i64;
+    let updated = live
+        .iter()
+        .filter(|p| revision_of(p).as_deref() == Some(hash.as_str()))
+        .count();
+    ds["status"] = json!({
+        "observedGeneration": ds["metadata"]["generation"].as_i64().unwrap_or(1),
+        "desiredNumberScheduled": desired,
+        "currentNumberScheduled": live.len(),
+        "numberMisscheduled": 0,
+        "numberReady": ready,
+        "numberAvailable": ready,
+        "updatedNumberScheduled": updated
+    });
+    if desired > ready {
+        ds["status"]["numberUnavailable"] = json!(desired - ready);
+    }
+    write(st, "apps/v1", "DaemonSet", ds);
 }
 
 /// `PREFIX-xxxxx`, free in the namespace.

@@ -235,11 +235,11 @@ impl Simulator {
         self
     }
 
-    /// Runs the built-in Deployment and StatefulSet controllers and kubelet: a Deployment created
-    /// or changed through the API (`kubectl apply`, `set image`, `rollout undo`, `scale`, …) rolls
-    /// out as on a cluster — a ReplicaSet per template with Ready pods started now, old pods
-    /// Terminating then gone, the Deployment's status following; a StatefulSet replaces its
-    /// ordinal pods one at a time onto a new ControllerRevision. DaemonSets do not roll. Objects loaded as fixtures are left as
+    /// Runs the built-in workload controllers and kubelet: a Deployment created or changed
+    /// through the API (`kubectl apply`, `set image`, `rollout undo`, `scale`, …) rolls out as on
+    /// a cluster — a ReplicaSet per template with Ready pods started now, old pods Terminating
+    /// then gone, the Deployment's status following; a StatefulSet replaces its ordinal pods and
+    /// a DaemonSet its per-node pods one at a time onto a new ControllerRevision. Objects loaded as fixtures are left as
     /// they are until the API changes them. Off by default; `liveproof sim` turns it on.
     pub fn with_controllers(mut self) -> Self {
         self.controllers = true;

@@ -522,8 +522,8 @@ fn serve_resource(
             if let Some(m) = obj["metadata"].as_object_mut() {
                 m.remove("resourceVersion");
             }
+            // API defaulting `kubectl rollout status` depends on.
             if info.group == "apps" && info.kind == "StatefulSet" {
-                // API defaulting `kubectl rollout status` depends on.
                 if obj.pointer("/spec/updateStrategy/type").is_none() {
                     obj["spec"]["updateStrategy"] =
                         json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}});
@@ -531,6 +531,13 @@ fn serve_resource(
                 if obj.pointer("/spec/podManagementPolicy").is_none() {
                     obj["spec"]["podManagementPolicy"] = json!("OrderedReady");
                 }
+            }
+            if info.group == "apps"
+                && info.kind == "DaemonSet"
+                && obj.pointer("/spec/updateStrategy/type").is_none()
+            {
+                obj["spec"]["updateStrategy"] = json!({"type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}});
             }
             let mut st = lock(&sh.store);
             let created = st.create_with(info, obj, dry_run)?;

@@ -388,12 +388,15 @@ impl Store {
         Ok(obj)
     }
 
-    /// Records a write made through the API: a Deployment or StatefulSet changed that way is
-    /// the built-in controller's to roll from now on.
+    /// Records a write made through the API: a Deployment, StatefulSet or DaemonSet changed
+    /// that way is the built-in controllers' to roll from now on.
     pub fn api_write(&mut self, info: &ResourceInfo, key: &ObjKey, writer: Writer) {
         if writer == Writer::Main
             && info.group == "apps"
-            && matches!(info.kind.as_str(), "Deployment" | "StatefulSet")
+            && matches!(
+                info.kind.as_str(),
+                "Deployment" | "StatefulSet" | "DaemonSet"
+            )
         {
             self.managed.insert(key.clone());
         }

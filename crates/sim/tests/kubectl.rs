@@ -996,3 +996,96 @@ async fn controller_rolls_a_statefulset_and_undoes_it() {
     assert_eq!(image, "postgres:16");
     sim.shutdown().await;
 }
+
+const AGENT: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: apps}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: \"fluent-bit:3.0\"}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+";
+
+/// (node, controller-revision-hash) of the agent pods not Terminating, by node.
+fn agent_pods(sim: &SimHandle) -> Vec<(String, String)> {
+    let mut pods: Vec<(String, String)> = sim
+        .objects()
+        .into_iter()
+        .filter(|o| {
+            o["kind"] == "Pod"
+                && o["metadata"]["labels"]["app"] == "agent"
+                && o["metadata"]["deletionTimestamp"].is_null()
+        })
+        .map(|p| {
+            (
+                p["spec"]["nodeName"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                p["metadata"]["labels"]["controller-revision-hash"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+/// DaemonSets roll too: a pod per node on the current ControllerRevision's hash, replaced one
+/// node at a time on a template change, and back on `rollout undo`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_rolls_a_daemonset_and_undoes_it() {
+    let sim = common::start_with(
+        liveproof_sim::Simulator::new()
+            .with_controllers()
+            .with_termination_grace(Duration::from_millis(300)),
+    )
+    .await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("agent.yaml", AGENT);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let status = ["rollout", "status", "daemonset/agent", "--timeout", "30s"];
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let first = agent_pods(&sim);
+    let nodes: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(nodes, ["node-a", "node-b"]);
+    let rev1 = first[0].1.clone();
+
+    k.ok(&["set", "image", "daemonset/agent", "agent=fluent-bit:3.1"])
+        .await;
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let second = agent_pods(&sim);
+    assert_eq!(second.len(), 2, "{second:?}");
+    let rev2 = second[0].1.clone();
+    assert_ne!(rev2, rev1);
+    assert!(second.iter().all(|(_, r)| *r == rev2), "{second:?}");
+    let ds = sim
+        .get("apps/v1", "DaemonSet", Some("apps"), "agent")
+        .expect("daemonset");
+    assert_eq!(ds["status"]["updatedNumberScheduled"], 2);
+    assert_eq!(ds["status"]["numberAvailable"], 2);
+
+    k.ok(&["rollout", "undo", "daemonset/agent"]).await;
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let third = agent_pods(&sim);
+    assert!(
+        third.len() == 2 && third.iter().all(|(_, r)| *r == rev1),
+        "{third:?}"
+    );
+    sim.shutdown().await;
+}
