@@ -201,3 +201,88 @@ async fn sim_demo_namespace_flag_wins() {
     server.kill().await.expect("stops");
     assert!(text.contains("namespace: default"), "{text}");
 }
+
+/// StatefulSets and DaemonSets rolled by the simulator's controllers end live for `verify --wait`
+/// too: their pods name the ControllerRevision the status (or the newest revision) names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kc");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["sim", "-n", "apps", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof sim starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&kubeconfig)
+        .unwrap_or_default()
+        .contains("current-context")
+    {
+        assert!(Instant::now() < deadline, "no kubeconfig written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let manifests = dir.path().join("workloads.yaml");
+    std::fs::write(
+        &manifests,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n---\n\
+         apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n---\n\
+         apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: apps}\n\
+         spec:\n  serviceName: db\n  replicas: 2\n  selector: {matchLabels: {app: db}}\n\
+         \x20 template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: db, image: \"postgres:16\"}]}\n---\n\
+         apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: apps}\n\
+         spec:\n  selector: {matchLabels: {app: agent}}\n\
+         \x20 template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: agent, image: \"fluent-bit:3.0\"}]}\n",
+    )
+    .expect("manifests");
+    let home = dir.path();
+    let manifests = manifests.to_str().expect("utf-8");
+    let (code, _, err) = kubectl(&kubeconfig, home, &["apply", "-f", manifests]).await;
+    assert_eq!(code, 0, "{err}");
+    for target in ["sts/db", "ds/agent"] {
+        let (code, out, err) = kubectl(
+            &kubeconfig,
+            home,
+            &["rollout", "status", target, "--timeout", "30s"],
+        )
+        .await;
+        assert_eq!(code, 0, "{target}: {out}{err}");
+    }
+    let since = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())
+        .expect("time")
+        .to_string();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for (target, image) in [
+        ("sts/db", "db=postgres:17"),
+        ("ds/agent", "agent=fluent-bit:3.1"),
+    ] {
+        let (code, _, err) = kubectl(&kubeconfig, home, &["set", "image", target, image]).await;
+        assert_eq!(code, 0, "{err}");
+    }
+    let run = common::liveproof_with_env(
+        &[
+            "verify",
+            "sts/db",
+            "ds/agent",
+            "--image",
+            "postgres:17",
+            "--image",
+            "fluent-bit:3.1",
+            "--since",
+            &since,
+            "--wait",
+            "--timeout",
+            "60s",
+            "-o",
+            "json",
+        ],
+        &[("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.report();
+    let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.as_str()).collect();
+    assert_eq!(kinds, ["StatefulSet", "DaemonSet"]);
+    server.kill().await.expect("stops");
+}
