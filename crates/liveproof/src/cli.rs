@@ -72,7 +72,17 @@ pub enum Command {
     /// Read an installed Helm release from its storage, without helm.
     #[command(subcommand)]
     Release(ReleaseCommand),
-    /// Serve a simulated Kubernetes API from fixture files (for tests and trying liveproof out).
+    /// Serve a simulated Kubernetes API from fixture files or the demo story, until Ctrl-C (for tests and trying liveproof out).
+    #[command(
+        long_about = "Serve a simulated Kubernetes API on 127.0.0.1 from fixture files (--fixtures) \
+        or the demo story (--demo) until Ctrl-C, and write a kubeconfig for it (the path is \
+        printed). The real kubectl works against it: get, apply, create -f, scale, set image, \
+        rollout status/restart/undo/pause/resume. Built-in controllers roll out every Deployment, \
+        StatefulSet and DaemonSet changed through the API (new ReplicaSet or ControllerRevision, \
+        pods started now, old pods terminated); loaded objects stay as loaded until then. `kubectl create deployment …` (a protobuf body) is refused: use \
+        `--dry-run=client -o yaml | kubectl apply -f -`.\n\n\
+        Example: liveproof sim --demo --kubeconfig-out ./sim.kubeconfig"
+    )]
     Sim(SimArgs),
     /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
     #[command(long_about = LINT_LONG_ABOUT)]
@@ -591,13 +601,15 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     pub port: u16,
 
-    /// Write a kubeconfig pointing at the simulator here.
+    /// Write the kubeconfig pointing at the simulator here (default: a temporary file, removed
+    /// on exit; its path is printed). Example: --kubeconfig-out ./sim.kubeconfig
     #[arg(long, value_name = "PATH")]
     pub kubeconfig_out: Option<PathBuf>,
 
-    /// The kubeconfig's default namespace.
-    #[arg(short, long, default_value = "default")]
-    pub namespace: String,
+    /// The kubeconfig's default namespace (default: the demo's namespace `apps` with --demo,
+    /// else `default`). Example: -n apps
+    #[arg(short, long)]
+    pub namespace: Option<String>,
 }
 
 /// `liveproof schema` takes no options yet.

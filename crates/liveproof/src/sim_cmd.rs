@@ -1,4 +1,6 @@
-//! `liveproof sim`: serve a simulated Kubernetes API until interrupted.
+//! `liveproof sim`: serve a simulated Kubernetes API until interrupted, with the built-in
+//! Deployment controller on so `kubectl set image`/`apply`/`rollout undo` roll out as on a
+//! cluster.
 
 use std::io::Write;
 
@@ -7,32 +9,79 @@ use liveproof_sim::Simulator;
 use crate::cli::SimArgs;
 
 pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    // Whole seconds, as the API server writes times: the printed --since must parse back.
+    // (rounded down, so a pod started in this very second is still after it).
+    let started = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())?;
     // Served as on a cluster with Flux and Argo CD installed, so `kubectl get hr` works empty too.
-    let mut sim = Simulator::new().with_port(args.port).with_gitops_crds();
+    let mut sim = Simulator::new()
+        .with_port(args.port)
+        .with_gitops_crds()
+        .with_controllers();
     if let Some(dir) = &args.fixtures {
         sim = sim.with_fixtures_dir(dir)?;
     }
     if args.demo {
         sim = sim.with_objects(crate::demo::story_before(
-            jiff::Timestamp::now() - jiff::SignedDuration::from_hours(96),
+            started - jiff::SignedDuration::from_hours(96),
         ));
     }
+    // The demo's objects live in its namespace: a kubeconfig pointing elsewhere shows nothing.
+    let namespace = match (&args.namespace, args.demo) {
+        (Some(ns), _) => ns.clone(),
+        (None, true) => crate::demo::NS.to_owned(),
+        (None, false) => "default".to_owned(),
+    };
+    // Without --kubeconfig-out the kubeconfig lives in a directory removed on exit.
+    let scratch;
+    let kubeconfig = match &args.kubeconfig_out {
+        Some(path) => path.clone(),
+        None => {
+            scratch = tempfile::Builder::new()
+                .prefix("liveproof-sim-")
+                .tempdir()?;
+            scratch.path().join("kubeconfig")
+        }
+    };
     let handle = sim.start().await?;
+    handle
+        .write_kubeconfig(&kubeconfig, &namespace)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the kubeconfig to {}: {e}\nhint: pass --kubeconfig-out PATH in a writable directory",
+                kubeconfig.display()
+            )
+        })?;
+    let kc = kubeconfig.display();
     writeln!(
         out,
-        "serving a simulated Kubernetes API at {}",
+        "serving a simulated Kubernetes API at {}\n\
+         kubeconfig: {kc} (namespace {namespace})\n\
+         Deployments changed through the API roll out as on a cluster (new ReplicaSet, pods \
+         started now, old pods terminated).\n",
         handle.url()
     )?;
-    if let Some(path) = &args.kubeconfig_out {
-        handle.write_kubeconfig(path, &args.namespace)?;
+    if args.demo {
+        let new_image = crate::demo::NEW_IMAGE;
         writeln!(
             out,
-            "kubeconfig written to {} (export KUBECONFIG={})",
-            path.display(),
-            path.display()
+            "Try it (the demo: inventory still runs {old}):\n\
+             \x20 export KUBECONFIG={kc}\n\
+             \x20 kubectl get deploy,pods\n\
+             \x20 liveproof verify deploy/inventory --image {new_image} --since {started}        # not_live\n\
+             \x20 kubectl set image deploy/inventory app={new_image}\n\
+             \x20 liveproof verify deploy/inventory --image {new_image} --since {started} --wait --timeout 60s   # live\n\
+             \x20 kubectl rollout undo deploy/inventory\n",
+            old = crate::demo::OLD_IMAGE,
         )?;
     } else {
-        write!(out, "{}", handle.kubeconfig_yaml(&args.namespace))?;
+        writeln!(
+            out,
+            "Try it:\n\
+             \x20 export KUBECONFIG={kc}\n\
+             \x20 kubectl get deploy,pods\n\
+             \x20 kubectl set image deploy/NAME CONTAINER=IMAGE\n\
+             \x20 liveproof verify deploy/NAME --image IMAGE --since {started} --wait --timeout 60s\n"
+        )?;
     }
     writeln!(out, "press Ctrl-C to stop")?;
     out.flush()?;

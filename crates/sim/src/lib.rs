@@ -4,6 +4,8 @@
 //!
 //! `kubectl` and the `kube` crate talk to it as to a real API server over plain HTTP.
 
+mod controller;
+mod openapi;
 mod patch;
 mod resource;
 mod selector;
@@ -72,6 +74,9 @@ pub struct Simulator {
     bookmark_interval: Duration,
     list_item_types: bool,
     gitops_crds: bool,
+    controllers: bool,
+    termination_grace: Duration,
+    image_digests: BTreeMap<String, String>,
 }
 
 impl Default for Simulator {
@@ -156,6 +161,9 @@ impl Simulator {
             bookmark_interval: Duration::from_secs(5),
             list_item_types: true,
             gitops_crds: false,
+            controllers: false,
+            termination_grace: Duration::from_secs(2),
+            image_digests: BTreeMap::new(),
         }
     }
 
@@ -227,6 +235,33 @@ impl Simulator {
         self
     }
 
+    /// Runs the built-in workload controllers and kubelet: a Deployment created or changed
+    /// through the API (`kubectl apply`, `set image`, `rollout undo`, `scale`, …) rolls out as on
+    /// a cluster — a ReplicaSet per template with Ready pods started now, old pods Terminating
+    /// then gone, the Deployment's status following; a StatefulSet replaces its ordinal pods and
+    /// a DaemonSet its per-node pods one at a time onto a new ControllerRevision. Objects loaded as fixtures are left as
+    /// they are until the API changes them. Off by default; `liveproof sim` turns it on.
+    pub fn with_controllers(mut self) -> Self {
+        self.controllers = true;
+        self
+    }
+
+    /// How long a scaled-down pod stays Terminating before it is gone (default 2s; a cluster's
+    /// default is 30s).
+    pub fn with_termination_grace(mut self, grace: Duration) -> Self {
+        self.termination_grace = grace;
+        self
+    }
+
+    /// The digest (`sha256:…`) pods running `image` report in `imageID`, as if the registry
+    /// served it. Without one, a pinned digest in the reference is used, else a deterministic
+    /// sha256 of the reference.
+    pub fn with_image_digest(mut self, image: &str, digest: &str) -> Self {
+        self.image_digests
+            .insert(image.to_owned(), digest.to_owned());
+        self
+    }
+
     /// Loads the objects, binds 127.0.0.1 and serves in a background task.
     pub async fn start(self) -> Result<SimHandle, SimError> {
         let mut store = Store::new(self.history_limit);
@@ -260,6 +295,26 @@ impl Simulator {
             bookmark_interval: self.bookmark_interval,
             list_item_types: self.list_item_types,
         });
+        if self.controllers {
+            let config = controller::ControllerConfig {
+                termination_grace: self.termination_grace,
+                image_digests: self.image_digests,
+            };
+            let shared = shared.clone();
+            let mut stop = shared.shutdown.subscribe();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(controller::TICK);
+                loop {
+                    tokio::select! {
+                        _ = tick.tick() => {
+                            let mut st = lock(&shared.store);
+                            controller::reconcile(&mut st, &config, jiff::Timestamp::now());
+                        }
+                        _ = stop.changed() => return,
+                    }
+                }
+            });
+        }
         let app = axum::Router::new()
             .fallback(server::handle)
             .with_state(shared.clone());

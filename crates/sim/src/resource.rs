@@ -60,6 +60,15 @@ impl ResourceInfo {
         )
     }
 
+    /// Serves `/scale` (`kubectl scale`), as the real workload kinds do.
+    pub fn has_scale(&self) -> bool {
+        self.group == "apps"
+            && matches!(
+                self.kind.as_str(),
+                "Deployment" | "ReplicaSet" | "StatefulSet"
+            )
+    }
+
     pub fn discovery_entries(&self) -> Vec<Value> {
         let mut main = json!({
             "name": self.plural,
@@ -81,6 +90,17 @@ impl ResourceInfo {
                 "singularName": "",
                 "namespaced": self.namespaced,
                 "kind": self.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if self.has_scale() {
+            out.push(json!({
+                "name": format!("{}/scale", self.plural),
+                "singularName": "",
+                "namespaced": self.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
                 "verbs": ["get", "patch", "update"],
             }));
         }

@@ -13,6 +13,7 @@ use http::{header, HeaderMap, Method, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::openapi;
 use crate::patch;
 use crate::resource::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
@@ -44,6 +45,8 @@ enum Route {
     Groups,
     Group(String),
     ResourceList(String, String),
+    OpenApiIndex,
+    OpenApiDoc(String),
     Resource(ResourceRequest),
     NotFound,
 }
@@ -62,6 +65,8 @@ fn route(store: &Store, path: &str) -> Route {
         ["api"] => return Route::CoreVersions,
         ["apis"] => return Route::Groups,
         ["apis", g] => return Route::Group((*g).to_owned()),
+        ["openapi", "v3"] => return Route::OpenApiIndex,
+        ["openapi", "v3", gv @ ..] => return Route::OpenApiDoc(gv.join("/")),
         ["api", v, rest @ ..] => ("", *v, rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return Route::NotFound,
@@ -95,6 +100,7 @@ fn route(store: &Store, path: &str) -> Route {
     // Subresources: `status`, and a pod's `log`.
     let served_sub = |s: &str| {
         (s == "status" && info.has_status)
+            || (s == "scale" && info.has_scale())
             || (s == "log" && info.kind == "Pod" && info.group.is_empty())
     };
     if matches!(sub, Some(s) if !served_sub(s)) {
@@ -200,6 +206,13 @@ pub(crate) async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Respo
         Route::ResourceList(g, v) => {
             respond(StatusCode::OK, &resource_list(&lock(&sh.store), &g, &v))
         }
+        Route::OpenApiIndex => {
+            respond(StatusCode::OK, &openapi::index(lock(&sh.store).resources()))
+        }
+        Route::OpenApiDoc(gv) => match openapi::group_version(lock(&sh.store).resources(), &gv) {
+            Some(doc) => respond(StatusCode::OK, &doc),
+            None => error(&ApiError::path_not_found()),
+        },
         Route::NotFound => error(&ApiError::path_not_found()),
         Route::Resource(r) => {
             if let Some(e) = denied(&sh, verb, &r) {
@@ -301,6 +314,23 @@ fn wants_table(headers: &HeaderMap) -> bool {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("as=Table"))
+}
+
+/// Typed clients (`kubectl create deployment NAME --image …`) send protobuf bodies; the
+/// simulator stores JSON only and says so instead of failing to parse.
+fn refuse_protobuf(headers: &HeaderMap) -> Result<(), ApiError> {
+    let ctype = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if ctype.starts_with("application/vnd.kubernetes.protobuf") {
+        return Err(ApiError::unsupported_media_type(
+            "the simulator accepts JSON request bodies only, not application/vnd.kubernetes.protobuf; \
+             hint: write the object as YAML and create it from the file \
+             (`kubectl create deployment NAME --image IMAGE --dry-run=client -o yaml | kubectl apply -f -`)",
+        ));
+    }
+    Ok(())
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
@@ -414,6 +444,29 @@ fn serve_resource(
         .name
         .as_deref()
         .map(|n| Store::key(info, r.namespace.as_deref(), n));
+    if matches!(verb, "create" | "update") {
+        refuse_protobuf(headers)?;
+    }
+    // `kubectl diff`, `apply --dry-run=server`: answer what would be stored, keep nothing.
+    // DELETE carries its DeleteOptions (and so dryRun) in the body.
+    let body_dry_run = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|b| b.get("dryRun").cloned())
+        .and_then(|d| d.as_array().and_then(|a| a.first()).cloned())
+        .and_then(|d| d.as_str().map(str::to_owned));
+    let dry_run = match q.get("dryRun").cloned().or(body_dry_run).as_deref() {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dry run value: {other}; the only supported value is All"
+            )))
+        }
+    };
+    if r.sub.as_deref() == Some("scale") {
+        let key = key.ok_or_else(ApiError::method_not_allowed)?;
+        return serve_scale(sh, verb, info, &key, headers, body, dry_run);
+    }
     match (verb, key) {
         ("watch", _) => watch(sh, r, q, table),
         ("list", _) => list(sh, &r, q, table, include),
@@ -469,7 +522,33 @@ fn serve_resource(
             if let Some(m) = obj["metadata"].as_object_mut() {
                 m.remove("resourceVersion");
             }
-            let created = lock(&sh.store).create(info, obj)?;
+            // API defaulting `kubectl rollout status` depends on.
+            if info.group == "apps" && info.kind == "StatefulSet" {
+                if obj.pointer("/spec/updateStrategy/type").is_none() {
+                    obj["spec"]["updateStrategy"] =
+                        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}});
+                }
+                if obj.pointer("/spec/podManagementPolicy").is_none() {
+                    obj["spec"]["podManagementPolicy"] = json!("OrderedReady");
+                }
+            }
+            if info.group == "apps"
+                && info.kind == "DaemonSet"
+                && obj.pointer("/spec/updateStrategy/type").is_none()
+            {
+                obj["spec"]["updateStrategy"] = json!({"type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}});
+            }
+            let mut st = lock(&sh.store);
+            let created = st.create_with(info, obj, dry_run)?;
+            let key = Store::key(
+                info,
+                meta_str(&created, "namespace"),
+                meta_str(&created, "name").unwrap_or_default(),
+            );
+            if !dry_run {
+                st.api_write(info, &key, Writer::Main);
+            }
             Ok(respond(StatusCode::CREATED, &render(info, &created)))
         }
         ("update", Some(key)) => {
@@ -484,7 +563,11 @@ fn serve_resource(
             } else {
                 Writer::Main
             };
-            let updated = lock(&sh.store).update(info, &key, obj, writer)?;
+            let mut st = lock(&sh.store);
+            let updated = st.update_with(info, &key, obj, writer, dry_run)?;
+            if !dry_run {
+                st.api_write(info, &key, writer);
+            }
             Ok(respond(StatusCode::OK, &render(info, &updated)))
         }
         ("patch", Some(key)) => {
@@ -512,18 +595,105 @@ fn serve_resource(
                     obj["metadata"]["namespace"] = json!(key.2);
                 }
                 obj["metadata"]["name"] = json!(key.3);
-                (StatusCode::CREATED, st.create(info, obj)?)
+                (StatusCode::CREATED, st.create_with(info, obj, dry_run)?)
             } else {
-                (StatusCode::OK, st.update(info, &key, patched, writer)?)
+                (
+                    StatusCode::OK,
+                    st.update_with(info, &key, patched, writer, dry_run)?,
+                )
             };
+            if !dry_run {
+                st.api_write(info, &key, writer);
+            }
             Ok(respond(out.0, &render(info, &out.1)))
         }
         ("delete", Some(key)) => {
-            let deleted = lock(&sh.store).delete(info, &key)?;
+            let deleted = lock(&sh.store).delete_with(info, &key, dry_run)?;
             Ok(respond(StatusCode::OK, &render(info, &deleted)))
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// The `autoscaling/v1` Scale a workload's `/scale` subresource serves.
+fn scale_of(obj: &Value) -> Value {
+    let selector: Vec<String> = obj
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    let meta = &obj["metadata"];
+    json!({
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"],
+                     "resourceVersion": meta["resourceVersion"], "creationTimestamp": meta["creationTimestamp"]},
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "status": {"replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+                   "selector": selector.join(",")}
+    })
+}
+
+/// `GET`, `PUT` and `PATCH` on `…/NAME/scale` (what `kubectl scale` uses): reads and writes the
+/// workload's `spec.replicas` through a Scale object.
+fn serve_scale(
+    sh: &Arc<Shared>,
+    verb: &str,
+    info: &ResourceInfo,
+    key: &crate::store::ObjKey,
+    headers: &HeaderMap,
+    body: &[u8],
+    dry_run: bool,
+) -> Result<Response, ApiError> {
+    let mut st = lock(&sh.store);
+    let current = st
+        .objects
+        .get(key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(info, &key.3))?;
+    let scale = scale_of(&current);
+    let wanted = match verb {
+        "get" => return Ok(respond(StatusCode::OK, &scale)),
+        "update" => {
+            let body = parse_body(body)?;
+            if let Some(rv) = meta_str(&body, "resourceVersion").filter(|r| !r.is_empty()) {
+                if Some(rv) != meta_str(&current, "resourceVersion") {
+                    return Err(ApiError::conflict(info, &key.3));
+                }
+            }
+            body
+        }
+        "patch" => {
+            let ctype = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|c| c.split(';').next())
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            apply_patch(info, &key.3, Some(scale), &ctype, body)?.0
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let replicas = wanted
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| {
+            ApiError::invalid(
+                info,
+                &key.3,
+                "spec.replicas: Invalid value: must be a non-negative integer",
+            )
+        })?;
+    let mut obj = current;
+    obj["spec"]["replicas"] = json!(replicas);
+    let updated = st.update_with(info, key, obj, Writer::Main, dry_run)?;
+    if !dry_run {
+        st.api_write(info, key, Writer::Main);
+    }
+    Ok(respond(StatusCode::OK, &scale_of(&updated)))
 }
 
 /// Applies a PATCH body to the current object; `true` when server-side apply creates it.

@@ -1,7 +1,7 @@
 //! The object store: one global resourceVersion counter, a bounded event history
 //! for watch replay, and a broadcast channel for live watches.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -45,6 +45,10 @@ pub(crate) struct Store {
     pub compacted_rv: u64,
     pub tx: broadcast::Sender<Arc<Event>>,
     uid_seed: u64,
+    /// Deployments created or changed through the API: the built-in controller's to roll.
+    pub managed: BTreeSet<ObjKey>,
+    /// Feeds generated pod names.
+    pub name_seq: u64,
 }
 
 fn now_rfc3339() -> String {
@@ -70,6 +74,8 @@ impl Store {
             compacted_rv: 0,
             tx,
             uid_seed,
+            managed: BTreeSet::new(),
+            name_seq: 0,
         }
     }
 
@@ -188,7 +194,17 @@ impl Store {
     }
 
     /// Stores a new object; the caller has checked the namespace and name.
-    pub fn create(&mut self, info: &ResourceInfo, mut obj: Value) -> Result<Value, ApiError> {
+    pub fn create(&mut self, info: &ResourceInfo, obj: Value) -> Result<Value, ApiError> {
+        self.create_with(info, obj, false)
+    }
+
+    /// `create`; with `dry_run` (`?dryRun=All`), the object as it would be stored, nothing kept.
+    pub fn create_with(
+        &mut self,
+        info: &ResourceInfo,
+        mut obj: Value,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
         let name = meta_str(&obj, "name").unwrap_or_default().to_owned();
         let ns = meta_str(&obj, "namespace").map(str::to_owned);
         let key = Self::key(info, ns.as_deref(), &name);
@@ -229,6 +245,9 @@ impl Store {
         } else if let Some(m) = meta.as_object_mut() {
             m.remove("generation");
         }
+        if dry_run {
+            return Ok(obj);
+        }
         self.rv += 1;
         meta["resourceVersion"] = json!(self.rv.to_string());
         self.objects.insert(key.clone(), obj.clone());
@@ -242,8 +261,20 @@ impl Store {
         &mut self,
         info: &ResourceInfo,
         key: &ObjKey,
+        new: Value,
+        writer: Writer,
+    ) -> Result<Value, ApiError> {
+        self.update_with(info, key, new, writer, false)
+    }
+
+    /// `update`; with `dry_run`, the object as it would be stored, nothing kept.
+    pub fn update_with(
+        &mut self,
+        info: &ResourceInfo,
+        key: &ObjKey,
         mut new: Value,
         writer: Writer,
+        dry_run: bool,
     ) -> Result<Value, ApiError> {
         let Some(old) = self.objects.get(key).cloned() else {
             return Err(ApiError::not_found(info, &key.3));
@@ -319,6 +350,9 @@ impl Store {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
             new["metadata"]["generation"] = json!(g + 1);
         }
+        if dry_run {
+            return Ok(new);
+        }
         self.rv += 1;
         new["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.objects.insert(key.clone(), new.clone());
@@ -327,6 +361,23 @@ impl Store {
     }
 
     pub fn delete(&mut self, info: &ResourceInfo, key: &ObjKey) -> Result<Value, ApiError> {
+        self.delete_with(info, key, false)
+    }
+
+    /// `delete`; with `dry_run`, the object as it is, nothing removed.
+    pub fn delete_with(
+        &mut self,
+        info: &ResourceInfo,
+        key: &ObjKey,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        if dry_run {
+            return self
+                .objects
+                .get(key)
+                .cloned()
+                .ok_or_else(|| ApiError::not_found(info, &key.3));
+        }
         let Some(mut obj) = self.objects.remove(key) else {
             return Err(ApiError::not_found(info, &key.3));
         };
@@ -335,6 +386,20 @@ impl Store {
         obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.emit("DELETED", key, obj.clone(), Some(previous));
         Ok(obj)
+    }
+
+    /// Records a write made through the API: a Deployment, StatefulSet or DaemonSet changed
+    /// that way is the built-in controllers' to roll from now on.
+    pub fn api_write(&mut self, info: &ResourceInfo, key: &ObjKey, writer: Writer) {
+        if writer == Writer::Main
+            && info.group == "apps"
+            && matches!(
+                info.kind.as_str(),
+                "Deployment" | "StatefulSet" | "DaemonSet"
+            )
+        {
+            self.managed.insert(key.clone());
+        }
     }
 
     /// Objects of one resource, optionally in one namespace, in (namespace, name) order.

@@ -57,6 +57,15 @@ fn columns(info: &ResourceInfo) -> Vec<Value> {
             col("Containers", "string", 1, "Names of each container in the template."),
             col("Images", "string", 1, "Images referenced by each container in the template."),
         ],
+        ("apps", "ReplicaSet") => vec![
+            name,
+            col("Desired", "integer", 0, "Number of desired pods."),
+            col("Current", "integer", 0, "Number of actively running pods."),
+            col("Ready", "integer", 0, "Number of pods ready."),
+            age,
+            col("Containers", "string", 1, "Names of each container in the template."),
+            col("Images", "string", 1, "Images referenced by each container in the template."),
+        ],
         _ => vec![name, age],
     }
 }
@@ -110,8 +119,9 @@ fn pod_cells(pod: &Value) -> Vec<Value> {
     ]
 }
 
-fn deployment_cells(d: &Value) -> Vec<Value> {
-    let containers = d
+/// The template's container names and images, comma-separated, as `-o wide` shows them.
+fn template_containers(obj: &Value) -> [Value; 2] {
+    let containers = obj
         .pointer("/spec/template/spec/containers")
         .and_then(Value::as_array)
         .cloned()
@@ -123,6 +133,28 @@ fn deployment_cells(d: &Value) -> Vec<Value> {
             .collect::<Vec<_>>()
             .join(",")
     };
+    [json!(join("name")), json!(join("image"))]
+}
+
+fn replicaset_cells(rs: &Value) -> Vec<Value> {
+    let mut cells = vec![
+        json!(rs
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1)),
+        json!(int(rs, "/status/replicas")),
+        json!(int(rs, "/status/readyReplicas")),
+        json!(human_age(
+            rs.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str)
+        )),
+    ];
+    cells.extend(template_containers(rs));
+    cells
+}
+
+fn deployment_cells(d: &Value) -> Vec<Value> {
+    let [names, images] = template_containers(d);
     vec![
         json!(format!(
             "{}/{}",
@@ -135,8 +167,8 @@ fn deployment_cells(d: &Value) -> Vec<Value> {
             d.pointer("/metadata/creationTimestamp")
                 .and_then(Value::as_str)
         )),
-        json!(join("name")),
-        json!(join("image")),
+        names,
+        images,
     ]
 }
 
@@ -147,6 +179,7 @@ fn row(info: &ResourceInfo, obj: &Value, include_object: &str) -> Value {
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => cells.extend(pod_cells(obj)),
         ("apps", "Deployment") => cells.extend(deployment_cells(obj)),
+        ("apps", "ReplicaSet") => cells.extend(replicaset_cells(obj)),
         _ => cells.push(json!(human_age(
             obj.pointer("/metadata/creationTimestamp")
                 .and_then(Value::as_str)
@@ -201,5 +234,26 @@ mod tests {
         assert_eq!(t["rows"][0]["cells"][1], "2/3");
         assert_eq!(t["rows"][0]["cells"][2], 3);
         assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    }
+
+    #[test]
+    fn replicaset_row_shows_desired_current_ready() {
+        let info = crate::resource::builtins()
+            .into_iter()
+            .find(|r| r.kind == "ReplicaSet")
+            .expect("builtin");
+        let rs = json!({"metadata": {"name": "web-5d8f"}, "spec": {"replicas": 0,
+            "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
+            "status": {"replicas": 0}});
+        let t = table(&info, &[rs], json!({}), "Metadata");
+        let names: Vec<&Value> = t["columnDefinitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| &c["name"])
+            .collect();
+        assert_eq!(names[..5], ["Name", "Desired", "Current", "Ready", "Age"]);
+        assert_eq!(t["rows"][0]["cells"][1], 0);
+        assert_eq!(t["rows"][0]["cells"][6], "nginx:1.27");
     }
 }

@@ -454,3 +454,638 @@ async fn gitops_types_served_with_or_without_objects() {
         out.stderr
     );
 }
+
+const WEB_V1: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        env:
+        - {name: MODE, value: blue}
+        - {name: DEBUG, value: \"1\"}
+      - name: sidecar
+        image: envoy:1.30
+";
+
+impl Kubectl {
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).expect("write manifest");
+        path.to_str().expect("utf-8 path").to_owned()
+    }
+}
+
+/// `kubectl apply -f` (client-side: create, then GET and a three-way strategic merge patch),
+/// `create -f` and `scale` work as on a cluster, with kubectl's default validation (the
+/// simulator's OpenAPI v3 says it validates fields itself; no `--validate=false`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_create_and_scale() {
+    let sim = common::start().await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("web.yaml", WEB_V1);
+    let out = k.ok(&["apply", "-f", &manifest]).await;
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    assert!(sim.requests().count("get", "/openapi/v3") >= 1);
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "web")
+        .expect("created");
+    let last: Value = serde_json::from_str(
+        d["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .expect("last-applied annotation"),
+    )
+    .expect("last-applied is JSON");
+    assert_eq!(
+        last["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+
+    // The file changes the image and replicas and drops one env var: the three-way patch
+    // merges containers by name and deletes what the last applied version had.
+    let v2 = WEB_V1
+        .replace("image: nginx:1.27", "image: nginx:1.28")
+        .replace("replicas: 2", "replicas: 3")
+        .replace("        - {name: DEBUG, value: \"1\"}\n", "");
+    let manifest = k.file("web.yaml", &v2);
+    let out = k.ok(&["apply", "-f", &manifest]).await;
+    assert_eq!(out.trim(), "deployment.apps/web configured");
+    assert_eq!(
+        sim.requests()
+            .count("patch", "/apis/apps/v1/namespaces/apps/deployments/web"),
+        1
+    );
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "web")
+        .expect("deployment");
+    let containers = &d["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers[0]["image"], "nginx:1.28");
+    assert_eq!(
+        containers[0]["env"],
+        json!([{"name": "MODE", "value": "blue"}])
+    );
+    assert_eq!(containers[1]["image"], "envoy:1.30");
+    assert_eq!(d["spec"]["replicas"], 3);
+    assert_eq!(d["metadata"]["generation"], 2);
+    assert!(
+        d["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .is_some_and(|a| a.contains("nginx:1.28") && !a.contains("DEBUG")),
+        "{d}"
+    );
+    let same = k.ok(&["apply", "-f", &manifest]).await;
+    assert_eq!(same.trim(), "deployment.apps/web unchanged");
+
+    // Server-side dry runs (`kubectl diff`, `--dry-run=server`) answer and keep nothing.
+    let rv = sim.resource_version();
+    let v3 = k.file("web3.yaml", &v2.replace("nginx:1.28", "nginx:1.29"));
+    let diff = k.run(&["diff", "-f", &v3]).await;
+    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert!(
+        diff.stdout.contains("-        image: nginx:1.28")
+            || diff.stdout.contains("-      - image: nginx:1.28"),
+        "{}",
+        diff.stdout
+    );
+    assert!(diff.stdout.contains("image: nginx:1.29"), "{}", diff.stdout);
+    let out = k.ok(&["apply", "--dry-run=server", "-f", &v3]).await;
+    assert_eq!(
+        out.trim(),
+        "deployment.apps/web configured (server dry run)"
+    );
+    let out = k
+        .ok(&["delete", "deployment", "web", "--dry-run=server"])
+        .await;
+    assert!(out.contains("(server dry run)"), "{out}");
+    assert_eq!(sim.resource_version(), rv, "a dry run changed the store");
+    let d = sim
+        .get("apps/v1", "Deployment", Some("apps"), "web")
+        .expect("still there");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.28"
+    );
+
+    let cm = k.file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {mode: blue}\n",
+    );
+    let out = k.ok(&["create", "-f", &cm]).await;
+    assert_eq!(out.trim(), "configmap/web-config created");
+    let again = k.run(&["create", "-f", &cm]).await;
+    assert_eq!(again.code, Some(1));
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+
+    // Typed generators send protobuf bodies: refused with what to do instead, not a parse error.
+    let typed = k
+        .run(&["create", "deployment", "api", "--image", "nginx:1.27"])
+        .await;
+    assert_eq!(typed.code, Some(1));
+    assert!(
+        typed.stderr.contains("JSON request bodies only")
+            && typed
+                .stderr
+                .contains("--dry-run=client -o yaml | kubectl apply -f -"),
+        "{}",
+        typed.stderr
+    );
+
+    let out = k.ok(&["scale", "deployment/web", "--replicas", "5"]).await;
+    assert_eq!(out.trim(), "deployment.apps/web scaled");
+    assert_eq!(
+        sim.requests().count(
+            "patch",
+            "/apis/apps/v1/namespaces/apps/deployments/web/scale"
+        ),
+        1
+    );
+    let scale: Value = serde_json::from_str(
+        &k.ok(&[
+            "get",
+            "--raw",
+            "/apis/apps/v1/namespaces/apps/deployments/web/scale",
+        ])
+        .await,
+    )
+    .expect("Scale JSON");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 5);
+    assert_eq!(scale["status"]["selector"], "app=web");
+    sim.shutdown().await;
+}
+
+fn inventory_replicasets(sim: &SimHandle) -> Vec<Value> {
+    sim.objects()
+        .into_iter()
+        .filter(|o| o["kind"] == "ReplicaSet" && o["metadata"]["labels"]["app"] == "inventory")
+        .collect()
+}
+
+fn pods_of(sim: &SimHandle, rs: &str) -> Vec<Value> {
+    sim.objects()
+        .into_iter()
+        .filter(|o| o["kind"] == "Pod" && o["metadata"]["ownerReferences"][0]["name"] == rs)
+        .collect()
+}
+
+/// The ReplicaSet carrying `revision`; panics naming the revisions there are.
+fn rs_at_revision(sim: &SimHandle, revision: &str) -> Value {
+    let all = inventory_replicasets(sim);
+    all.iter()
+        .find(|rs| rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == revision)
+        .cloned()
+        .unwrap_or_else(|| panic!("no ReplicaSet at revision {revision}: {all:#?}"))
+}
+
+async fn rolled_out(k: &Kubectl) {
+    let out = k
+        .run_for(
+            &[
+                "rollout",
+                "status",
+                "deployment/inventory",
+                "--timeout",
+                "30s",
+            ],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("successfully rolled out"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// With the built-in controller, `set image`, `rollout restart`, `rollout undo` and `scale` move
+/// as on a cluster: a ReplicaSet per template (hash label, revision, owner), pods started now
+/// with the configured digest, old pods Terminating then gone, and `rollout status` finishing on
+/// its own. Loaded objects stay as loaded until the API changes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_rolls_out_set_image_restart_undo_and_scale() {
+    let digest = format!("sha256:{}", "5".repeat(64));
+    let new_image = "registry.example.com/shop/inventory:1.5.0";
+    let sim = common::start_with(
+        liveproof_sim::Simulator::new()
+            .with_controllers()
+            .with_termination_grace(Duration::from_secs(1))
+            .with_image_digest(new_image, &digest),
+    )
+    .await;
+    let k = Kubectl::new(&sim);
+    let rv = sim.resource_version();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        sim.resource_version(),
+        rv,
+        "the controller leaves loaded objects alone"
+    );
+
+    // Whole seconds, as the pods' times are written.
+    let before = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).expect("time");
+    let out = k
+        .ok(&[
+            "set",
+            "image",
+            "deployment/inventory",
+            &format!("inventory={new_image}"),
+        ])
+        .await;
+    assert_eq!(out.trim(), "deployment.apps/inventory image updated");
+    rolled_out(&k).await;
+
+    let deploy = sim
+        .get("apps/v1", "Deployment", Some("apps"), "inventory")
+        .expect("deployment");
+    let rs = rs_at_revision(&sim, "3");
+    let rs_name = rs["metadata"]["name"].as_str().expect("name").to_owned();
+    let hash = rs["metadata"]["labels"]["pod-template-hash"]
+        .as_str()
+        .expect("hash label");
+    assert_eq!(rs_name, format!("inventory-{hash}"));
+    assert_ne!(hash, "7d9c8b6f5d", "a new template gets a new hash");
+    assert_eq!(
+        rs["metadata"]["ownerReferences"][0]["uid"],
+        deploy["metadata"]["uid"]
+    );
+    assert_eq!(
+        rs["spec"]["template"]["spec"]["containers"][0]["image"],
+        new_image
+    );
+    assert_eq!(
+        deploy["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+        "3"
+    );
+    let status = &deploy["status"];
+    assert_eq!(
+        status["observedGeneration"],
+        deploy["metadata"]["generation"]
+    );
+    for field in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
+        assert_eq!(status[field], 2, "{field}: {status}");
+    }
+    let progressing = status["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Progressing"))
+        .expect("Progressing condition");
+    assert_eq!(progressing["reason"], "NewReplicaSetAvailable");
+    let pods = pods_of(&sim, &rs_name);
+    assert_eq!(pods.len(), 2, "{pods:#?}");
+    for pod in &pods {
+        assert_eq!(pod["metadata"]["labels"]["pod-template-hash"], hash);
+        let c = &pod["status"]["containerStatuses"][0];
+        assert_eq!(
+            c["imageID"],
+            format!("registry.example.com/shop/inventory@{digest}")
+        );
+        assert_eq!(c["ready"], true);
+        let started: jiff::Timestamp = c["state"]["running"]["startedAt"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("startedAt");
+        assert!(started >= before, "{started} < {before}");
+    }
+    // The old ReplicaSet is scaled to zero; its pods terminate, then are gone.
+    let old = rs_at_revision(&sim, "2");
+    assert_eq!(old["spec"]["replicas"], 0);
+    let old_name = old["metadata"]["name"].as_str().expect("name").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = pods_of(&sim, &old_name);
+        assert!(
+            left.iter()
+                .all(|p| p["metadata"]["deletionTimestamp"].is_string()),
+            "old pods left serving: {left:#?}"
+        );
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "old pods never went: {left:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let out = k.ok(&["rollout", "restart", "deployment/inventory"]).await;
+    assert_eq!(out.trim(), "deployment.apps/inventory restarted");
+    rolled_out(&k).await;
+    let restarted = rs_at_revision(&sim, "4");
+    assert!(restarted["spec"]["template"]["metadata"]["annotations"]
+        ["kubectl.kubernetes.io/restartedAt"]
+        .is_string());
+    assert_eq!(
+        pods_of(&sim, restarted["metadata"]["name"].as_str().expect("name")).len(),
+        2
+    );
+
+    // Undo goes back to the set-image template: that ReplicaSet is reused as revision 5.
+    let out = k.ok(&["rollout", "undo", "deployment/inventory"]).await;
+    assert_eq!(out.trim(), "deployment.apps/inventory rolled back");
+    rolled_out(&k).await;
+    let back = rs_at_revision(&sim, "5");
+    assert_eq!(back["metadata"]["name"], rs_name.as_str());
+    let serving: Vec<Value> = pods_of(&sim, &rs_name)
+        .into_iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .collect();
+    assert_eq!(serving.len(), 2, "{serving:#?}");
+    let history = k.ok(&["rollout", "history", "deployment/inventory"]).await;
+    let revisions: Vec<&str> = history
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(revisions, ["2", "4", "5"], "{history}");
+
+    let out = k
+        .ok(&["scale", "deployment/inventory", "--replicas", "3"])
+        .await;
+    assert_eq!(out.trim(), "deployment.apps/inventory scaled");
+    rolled_out(&k).await;
+    let serving = pods_of(&sim, &rs_name)
+        .into_iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .count();
+    assert_eq!(serving, 3);
+    sim.shutdown().await;
+}
+
+fn web_objects(sim: &SimHandle, kind: &str) -> Vec<Value> {
+    sim.objects()
+        .into_iter()
+        .filter(|o| o["kind"] == kind && o["metadata"]["labels"]["app"] == "web")
+        .collect()
+}
+
+/// A Deployment applied with kubectl gets its first ReplicaSet and pods; `rollout pause` holds a
+/// template change back until `rollout resume`; deleting the Deployment takes its ReplicaSets
+/// and pods with it. `kubectl get rs` prints the ReplicaSet columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_pause_resume_and_cascading_delete() {
+    let sim = common::start_with(liveproof_sim::Simulator::new().with_controllers()).await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("web.yaml", WEB_V1);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let out = k
+        .run_for(
+            &["rollout", "status", "deployment/web", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(web_objects(&sim, "ReplicaSet").len(), 1);
+    assert_eq!(web_objects(&sim, "Pod").len(), 2);
+    let table = k.ok(&["get", "rs", "-l", "app=web"]).await;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
+        "{table}"
+    );
+    assert_eq!(rows[1][1..4], ["2", "2", "2"], "{table}");
+
+    k.ok(&["rollout", "pause", "deployment/web"]).await;
+    k.ok(&["set", "image", "deployment/web", "web=nginx:1.28"])
+        .await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        web_objects(&sim, "ReplicaSet").len(),
+        1,
+        "paused: nothing rolls"
+    );
+    k.ok(&["rollout", "resume", "deployment/web"]).await;
+    let out = k
+        .run_for(
+            &["rollout", "status", "deployment/web", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(web_objects(&sim, "ReplicaSet").len(), 2);
+
+    let out = k.ok(&["delete", "deployment", "web", "--wait=false"]).await;
+    assert!(out.starts_with("deployment.apps \"web\" deleted"), "{out}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(web_objects(&sim, "ReplicaSet").is_empty() && web_objects(&sim, "Pod").is_empty()) {
+        assert!(Instant::now() < deadline, "{:#?}", sim.objects());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sim.shutdown().await;
+}
+
+const DB: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: apps}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: \"postgres:16\"}]
+";
+
+/// (pod name, controller-revision-hash) of the db pods not Terminating, by name.
+fn db_pods(sim: &SimHandle) -> Vec<(String, String)> {
+    let mut pods: Vec<(String, String)> = sim
+        .objects()
+        .into_iter()
+        .filter(|o| {
+            o["kind"] == "Pod"
+                && o["metadata"]["labels"]["app"] == "db"
+                && o["metadata"]["deletionTimestamp"].is_null()
+        })
+        .map(|p| {
+            (
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                p["metadata"]["labels"]["controller-revision-hash"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+async fn sts_rolled_out(k: &Kubectl) -> String {
+    let out = k
+        .run_for(
+            &["rollout", "status", "statefulset/db", "--timeout", "30s"],
+            Duration::from_secs(40),
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+/// StatefulSets roll too: ordinal pods on a ControllerRevision, a template change replacing
+/// them from the highest ordinal down, `rollout undo` going back through the revisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_rolls_a_statefulset_and_undoes_it() {
+    let sim = common::start_with(
+        liveproof_sim::Simulator::new()
+            .with_controllers()
+            .with_termination_grace(Duration::from_millis(300)),
+    )
+    .await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("db.yaml", DB);
+    k.ok(&["apply", "-f", &manifest]).await;
+    sts_rolled_out(&k).await;
+    let first = db_pods(&sim);
+    let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["db-0", "db-1", "db-2"]);
+    let rev1 = first[0].1.clone();
+    assert!(first.iter().all(|(_, r)| *r == rev1), "{first:?}");
+
+    k.ok(&["set", "image", "statefulset/db", "db=postgres:17"])
+        .await;
+    let out = sts_rolled_out(&k).await;
+    assert!(out.contains("3 new pods have been updated"), "{out}");
+    let second = db_pods(&sim);
+    let rev2 = second[0].1.clone();
+    assert_ne!(rev2, rev1);
+    assert!(second.iter().all(|(_, r)| *r == rev2), "{second:?}");
+    let sts = sim
+        .get("apps/v1", "StatefulSet", Some("apps"), "db")
+        .expect("statefulset");
+    assert_eq!(sts["status"]["updateRevision"], rev2.as_str());
+    assert_eq!(sts["status"]["currentRevision"], rev2.as_str());
+    assert_eq!(sts["status"]["updatedReplicas"], 3);
+    let cr = sim
+        .get("apps/v1", "ControllerRevision", Some("apps"), &rev2)
+        .expect("the revision the pods name exists");
+    assert_eq!(cr["revision"], 2);
+
+    k.ok(&["rollout", "undo", "statefulset/db"]).await;
+    sts_rolled_out(&k).await;
+    let third = db_pods(&sim);
+    assert!(third.iter().all(|(_, r)| *r == rev1), "{third:?}");
+    let image = k
+        .ok(&[
+            "get",
+            "sts",
+            "db",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "postgres:16");
+    sim.shutdown().await;
+}
+
+const AGENT: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: apps}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: \"fluent-bit:3.0\"}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+";
+
+/// (node, controller-revision-hash) of the agent pods not Terminating, by node.
+fn agent_pods(sim: &SimHandle) -> Vec<(String, String)> {
+    let mut pods: Vec<(String, String)> = sim
+        .objects()
+        .into_iter()
+        .filter(|o| {
+            o["kind"] == "Pod"
+                && o["metadata"]["labels"]["app"] == "agent"
+                && o["metadata"]["deletionTimestamp"].is_null()
+        })
+        .map(|p| {
+            (
+                p["spec"]["nodeName"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                p["metadata"]["labels"]["controller-revision-hash"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+/// DaemonSets roll too: a pod per node on the current ControllerRevision's hash, replaced one
+/// node at a time on a template change, and back on `rollout undo`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_rolls_a_daemonset_and_undoes_it() {
+    let sim = common::start_with(
+        liveproof_sim::Simulator::new()
+            .with_controllers()
+            .with_termination_grace(Duration::from_millis(300)),
+    )
+    .await;
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("agent.yaml", AGENT);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let status = ["rollout", "status", "daemonset/agent", "--timeout", "30s"];
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let first = agent_pods(&sim);
+    let nodes: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(nodes, ["node-a", "node-b"]);
+    let rev1 = first[0].1.clone();
+
+    k.ok(&["set", "image", "daemonset/agent", "agent=fluent-bit:3.1"])
+        .await;
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let second = agent_pods(&sim);
+    assert_eq!(second.len(), 2, "{second:?}");
+    let rev2 = second[0].1.clone();
+    assert_ne!(rev2, rev1);
+    assert!(second.iter().all(|(_, r)| *r == rev2), "{second:?}");
+    let ds = sim
+        .get("apps/v1", "DaemonSet", Some("apps"), "agent")
+        .expect("daemonset");
+    assert_eq!(ds["status"]["updatedNumberScheduled"], 2);
+    assert_eq!(ds["status"]["numberAvailable"], 2);
+
+    k.ok(&["rollout", "undo", "daemonset/agent"]).await;
+    let out = k.run_for(&status, Duration::from_secs(40)).await;
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let third = agent_pods(&sim);
+    assert!(
+        third.len() == 2 && third.iter().all(|(_, r)| *r == rev1),
+        "{third:?}"
+    );
+    sim.shutdown().await;
+}

@@ -1,6 +1,6 @@
 //! Serves a fixtures directory as a Kubernetes API server until interrupted.
 //!
-//! `liveproof-sim --fixtures DIR [--port N] [--kubeconfig-out PATH] [--namespace NS]`
+//! `liveproof-sim --fixtures DIR [--port N] [--kubeconfig-out PATH] [--namespace NS] [--controllers]`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ struct Args {
     port: u16,
     kubeconfig_out: Option<PathBuf>,
     namespace: String,
+    controllers: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -19,6 +20,7 @@ fn parse_args() -> Result<Args, String> {
     let mut port = 0;
     let mut kubeconfig_out = None;
     let mut namespace = "default".to_owned();
+    let mut controllers = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
@@ -27,6 +29,7 @@ fn parse_args() -> Result<Args, String> {
             "--port" => port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
             "--kubeconfig-out" => kubeconfig_out = Some(PathBuf::from(value()?)),
             "--namespace" | "-n" => namespace = value()?,
+            "--controllers" => controllers = true,
             other => return Err(format!("unexpected argument {other}")),
         }
     }
@@ -35,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         port,
         kubeconfig_out,
         namespace,
+        controllers,
     })
 }
 
@@ -51,14 +55,15 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}\nusage: liveproof-sim --fixtures DIR [--port N] [--kubeconfig-out PATH] [--namespace NS]");
+            eprintln!("error: {e}\nusage: liveproof-sim --fixtures DIR [--port N] [--kubeconfig-out PATH] [--namespace NS] [--controllers]");
             return ExitCode::from(2);
         }
     };
-    let sim = match Simulator::new()
-        .with_port(args.port)
-        .with_fixtures_dir(&args.fixtures)
-    {
+    let mut sim = Simulator::new().with_port(args.port);
+    if args.controllers {
+        sim = sim.with_controllers();
+    }
+    let sim = match sim.with_fixtures_dir(&args.fixtures) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
