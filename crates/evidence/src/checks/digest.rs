@@ -129,6 +129,13 @@ pub fn rows(
                 .iter()
                 .find(|s| s.name == c.name)
             else {
+                // A serving pod that records no status for the container: its digest was
+                // never read, which is unknown, not a match.
+                unknown.push(format!(
+                    "{}: no containerStatuses entry for {}",
+                    pods::name(pod),
+                    c.name
+                ));
                 continue;
             };
             let node = node_platform(observed, pod);

@@ -956,18 +956,41 @@ fn pod_restarted(
         .next(next.clone());
     }
     let mut before: Vec<(String, String, Timestamp)> = Vec::new();
-    let mut unreadable: Vec<(String, String)> = Vec::new();
+    // (pod, container, what is missing): evidence never read is never a pass.
+    let mut unreadable: Vec<(String, String, &str)> = Vec::new();
     // The earliest start after the change: the pod closest to not having restarted.
     let mut earliest_after: Option<(Timestamp, String, String)> = None;
     let mut containers = 0;
     for pod in pods.iter().filter(|p| pods::is_serving(p)) {
-        for c in pods::container_statuses(pod) {
+        let statuses = pods::container_statuses(pod);
+        // Every container the pod declares must be accounted for, not only those with a status.
+        for declared in pods::declared_containers(pod) {
+            if !statuses.iter().any(|s| s.name == declared) {
+                unreadable.push((
+                    pods::name(pod).to_string(),
+                    declared.to_string(),
+                    "has no containerStatuses entry, so when it started is not recorded",
+                ));
+            }
+        }
+        if statuses.is_empty() {
+            unreadable.push((
+                pods::name(pod).to_string(),
+                "*".to_string(),
+                "records no container statuses at all",
+            ));
+        }
+        for c in statuses {
             let Some(started) = pods::running_since(c) else {
                 continue;
             };
             containers += 1;
             match started {
-                None => unreadable.push((pods::name(pod).to_string(), c.name.clone())),
+                None => unreadable.push((
+                    pods::name(pod).to_string(),
+                    c.name.clone(),
+                    "is running but its startedAt is missing",
+                )),
                 Some(t) if t <= since => {
                     before.push((pods::name(pod).to_string(), c.name.clone(), t))
                 }
@@ -1000,7 +1023,7 @@ fn pod_restarted(
             w.namespace, w.kind, w.name
         ));
     }
-    if let Some((pod, container)) = unreadable.first() {
+    if let Some((pod, container, missing)) = unreadable.first() {
         return Finding::new(
             Check::PodRestarted,
             Status::Unknown,
@@ -1009,7 +1032,17 @@ fn pod_restarted(
         )
         .source(source_of(pod, container))
         .detail(format!(
-            "container {container} of pod {pod} is running but its startedAt is missing"
+            "container {container} of serving pod {pod} {missing}{}",
+            if unreadable.len() > 1 {
+                format!(" (and {} more)", unreadable.len() - 1)
+            } else {
+                String::new()
+            }
+        ))
+        .next(format!(
+            "read the pods again (kubectl -n {} get pods -l {} -o yaml): a pod's status records each container's start once the kubelet reports it",
+            w.namespace,
+            crate::selector::describe(w.selector)
         ));
     }
     match (containers, earliest_after) {

@@ -37,6 +37,14 @@ pub fn running_since(status: &ContainerStatus) -> Option<Option<Timestamp>> {
     Some(running.started_at.as_ref().map(|t| t.0))
 }
 
+/// The names of the containers the pod's spec declares (not init or ephemeral ones).
+pub fn declared_containers(pod: &Pod) -> impl Iterator<Item = &str> {
+    pod.spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| c.name.as_str())
+}
+
 pub fn has_running_container(pod: &Pod) -> bool {
     container_statuses(pod)
         .iter()
