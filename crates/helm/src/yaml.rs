@@ -65,8 +65,8 @@ fn problem_of(err: &serde_yaml::Error) -> &'static str {
         "aliases expand past serde_yaml's repetition limit (an alias bomb?)"
     } else if message.contains("recursion limit") {
         "nested too deeply"
-    } else if message.contains("tab") {
-        "a tab where YAML allows none"
+    } else if message.contains("tab") || message.contains("cannot start any token") {
+        "a character that cannot start a YAML token (a tab in the indentation?)"
     } else {
         "a syntax error"
     }
