@@ -74,7 +74,7 @@ pub enum LoadError {
     },
     /// Refused before parsing: libyaml's cost grows with the square of the depth for some
     /// shapes, so a small file could hold the CPU for minutes.
-    #[error("{}: document {document}: {source}", path.display())]
+    #[error("{}: document {document}: {source}\nhint: Kubernetes objects are far shallower; check what produced this file", path.display())]
     TooDeep {
         path: PathBuf,
         /// 1-based.

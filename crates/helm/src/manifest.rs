@@ -52,7 +52,7 @@ pub struct ManifestRead {
 /// A document of the manifest that could not be read. Never holds its text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnreadableDocument {
-    /// 1-based position among the manifest's `---`-separated chunks.
+    /// 1-based position among the manifest's non-blank `---`-separated documents.
     pub document: usize,
     /// The template it came from, from Helm's `# Source:` line.
     pub source: Option<String>,
@@ -79,10 +79,10 @@ pub fn manifest_objects(manifest: &str) -> Vec<ManifestObject> {
 /// The objects of a rendered manifest and the documents that could not be read.
 pub fn read_manifest(manifest: &str) -> ManifestRead {
     let mut read = ManifestRead::default();
-    for (i, document) in split_documents(manifest).into_iter().enumerate() {
-        if document.trim().is_empty() {
-            continue;
-        }
+    let documents = split_documents(manifest)
+        .into_iter()
+        .filter(|document| !document.trim().is_empty());
+    for (i, document) in documents.enumerate() {
         let source = source_of(document);
         let values = match read_documents(document) {
             Ok(values) => values,

@@ -22,11 +22,11 @@ pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values 
 /// and a document that does not parse is replaced whole by a one-line note saying why.
 pub fn manifest(r: &Release) -> String {
     let mut out = String::new();
-    for (i, chunk) in split_documents(&r.manifest).into_iter().enumerate() {
+    let chunks = split_documents(&r.manifest)
+        .into_iter()
+        .filter(|chunk| !chunk.trim().is_empty());
+    for (i, chunk) in chunks.enumerate() {
         let document = chunk.trim_matches(['\n', '\r']);
-        if document.trim().is_empty() {
-            continue;
-        }
         out.push_str("---\n");
         match read_documents(chunk) {
             Err(reason) => {

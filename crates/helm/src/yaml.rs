@@ -16,7 +16,7 @@ pub const MAX_NESTING: usize = 128;
 
 /// A document nested deeper than the limit. Names the line, never the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("nested deeper than {limit} levels (line {line}); hint: Kubernetes objects are far shallower, so check where this came from")]
+#[error("nested deeper than {limit} levels (line {line})")]
 pub struct TooDeep {
     /// 1-based, within the text checked.
     pub line: usize,

@@ -190,13 +190,13 @@ fn unreadable_documents_are_reported_not_dropped() {
     assert_eq!(unreadable.len(), 2, "{unreadable:?}");
     assert!(
         unreadable[0].starts_with(
-            "document 3 (c/templates/dup.yaml): not valid YAML: a mapping has a duplicate key"
+            "document 2 (c/templates/dup.yaml): not valid YAML: a mapping has a duplicate key"
         ),
         "{unreadable:?}"
     );
     assert!(
         unreadable[1]
-            .starts_with("document 4 (c/templates/deep.yaml): nested deeper than 128 levels"),
+            .starts_with("document 3 (c/templates/deep.yaml): nested deeper than 128 levels"),
         "{unreadable:?}"
     );
 }

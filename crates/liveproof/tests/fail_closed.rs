@@ -107,6 +107,11 @@ async fn release_show_manifest_redacts_every_secret_it_cannot_rule_out() {
         .filter(|l| l.starts_with("# liveproof: document "))
         .collect();
     assert_eq!(notes.len(), 4, "{}", run.stdout);
+    // Numbered as a reader counts the documents (the duplicate key is in the fifth).
+    assert!(
+        notes[0].starts_with("# liveproof: document 5 not shown"),
+        "{notes:?}"
+    );
     for why in [
         "duplicate key",
         "a tab in the indentation",
