@@ -72,6 +72,16 @@ pub enum LoadError {
         document: usize,
         found: &'static str,
     },
+    /// Refused before parsing: libyaml's cost grows with the square of the depth for some
+    /// shapes, so a small file could hold the CPU for minutes.
+    #[error("{}: document {document}: {source}\nhint: Kubernetes objects are far shallower; check what produced this file", path.display())]
+    TooDeep {
+        path: PathBuf,
+        /// 1-based.
+        document: usize,
+        #[source]
+        source: liveproof_helm::yaml::TooDeep,
+    },
     /// The object's own error names the file and document (see [`ObjectError`]).
     #[error(transparent)]
     Object(#[from] ObjectError),
@@ -88,7 +98,8 @@ impl LoadError {
             | LoadError::Yaml { path, .. }
             | LoadError::Json { path, .. }
             | LoadError::NotJson { path, .. }
-            | LoadError::NotAnObject { path, .. } => Some(path),
+            | LoadError::NotAnObject { path, .. }
+            | LoadError::TooDeep { path, .. } => Some(path),
             LoadError::Object(_) => None,
         }
     }
@@ -207,6 +218,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    check_nesting(path, &text, is_json)?;
     if is_json {
         let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::Json {
             path: path.to_path_buf(),
@@ -235,6 +247,40 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
             source,
         })?;
         add_document(path, number, value, observed)?;
+    }
+    Ok(())
+}
+
+/// Refuses a document nested past [`liveproof_helm::yaml::MAX_NESTING`] before any parser reads
+/// it, naming the file, the document (numbered as the YAML parser numbers them) and the line.
+fn check_nesting(path: &Path, text: &str, is_json: bool) -> Result<(), LoadError> {
+    use liveproof_helm::yaml::{self, MAX_NESTING};
+    let chunks = if is_json {
+        vec![text]
+    } else {
+        yaml::split_documents(text)
+    };
+    let mut document = 0;
+    let mut lines_before = 0;
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        // Before the first `---`, only content makes a document.
+        let has_content = chunk
+            .lines()
+            .map(str::trim)
+            .any(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('%'));
+        if i > 0 || has_content {
+            document += 1;
+        }
+        if let Err(mut source) = yaml::check_nesting(chunk, MAX_NESTING) {
+            // A chunk after the first starts on its `---` line.
+            source.line += lines_before;
+            return Err(LoadError::TooDeep {
+                path: path.to_path_buf(),
+                document: document.max(1),
+                source,
+            });
+        }
+        lines_before += chunk.matches('\n').count();
     }
     Ok(())
 }
@@ -469,6 +515,57 @@ spec:
         // A List whose `items` is not a sequence holds nothing, without error.
         let file = write(dir.path(), "odd-list.yaml", b"kind: List\nitems: 3\n");
         assert!(load(&file).expect("loads").pods.is_empty());
+    }
+
+    /// libyaml scans a whole document before serde_yaml's recursion limit applies, in time
+    /// growing with the square of the depth for some shapes: a deep file is refused up front.
+    /// (No timing assert: the test harness's timeout is what proves there is no hang.)
+    #[test]
+    fn deeply_nested_files_are_refused_naming_file_document_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let n = 200_000;
+        let flow = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let mapping = format!("{}1{}", "a: {".repeat(n), "}".repeat(n));
+        let cases = [
+            (
+                "flow.yaml",
+                format!("{DEPLOYMENT}---\nkind: ConfigMap\nx: {flow}\n"),
+                2,
+                19,
+            ),
+            (
+                "map.yml",
+                format!("---\n{DEPLOYMENT}--- # next\n\nkind: ConfigMap\nx: {mapping}\n"),
+                2,
+                21,
+            ),
+            (
+                "deep.json",
+                format!("{{\"kind\": \"ConfigMap\",\n\"x\": {flow}}}"),
+                1,
+                2,
+            ),
+        ];
+        for (name, text, document, line) in cases {
+            let file = write(dir.path(), name, text.as_bytes());
+            let err = load(&file).expect_err(name);
+            let msg = err.to_string();
+            assert!(
+                matches!(err, LoadError::TooDeep { document: d, .. } if d == document),
+                "{name}: {msg}"
+            );
+            assert!(
+                msg.contains(&format!(
+                    "{name}: document {document}: nested deeper than 128 levels (line {line})"
+                )),
+                "{name}: {msg}"
+            );
+        }
+        // serde_json's own limit also refuses deep JSON, quickly and cleanly.
+        assert!(serde_json::from_str::<Value>(&flow)
+            .expect_err("too deep")
+            .to_string()
+            .contains("recursion limit exceeded"));
     }
 
     #[test]

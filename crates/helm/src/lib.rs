@@ -12,8 +12,11 @@ mod release;
 pub mod show;
 mod storage;
 mod values;
+pub mod yaml;
 
-pub use manifest::{manifest_objects, ManifestObject};
+pub use manifest::{
+    manifest_objects, read_manifest, ManifestObject, ManifestRead, UnreadableDocument,
+};
 pub use name::helm_controller_release_name;
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
 pub use storage::{

@@ -1,7 +1,8 @@
 use std::fmt;
 
-use serde::Deserialize as _;
 use serde_yaml::Value as Yaml;
+
+use crate::yaml::{read_documents, split_documents, Unreadable};
 
 /// One object of a release's rendered manifest.
 #[derive(Clone, PartialEq)]
@@ -31,24 +32,6 @@ impl fmt::Debug for ManifestObject {
     }
 }
 
-/// The text between lines that are exactly `---`, which is how Helm joins rendered templates
-/// (`---\n# Source: PATH\nCONTENT\n`). Blank chunks are kept; callers skip them.
-pub(crate) fn split_documents(manifest: &str) -> Vec<&str> {
-    let mut documents = Vec::new();
-    let mut start = 0;
-    let mut offset = 0;
-    for line in manifest.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\n', '\r']);
-        if bare == "---" {
-            documents.push(&manifest[start..offset]);
-            start = offset + line.len();
-        }
-        offset += line.len();
-    }
-    documents.push(&manifest[start..]);
-    documents
-}
-
 /// The `# Source:` path of a rendered document, if Helm wrote one.
 pub(crate) fn source_of(document: &str) -> Option<String> {
     document
@@ -58,39 +41,87 @@ pub(crate) fn source_of(document: &str) -> Option<String> {
         .filter(|path| !path.is_empty())
 }
 
-/// Parses a document leniently: `None` for blank, comment-only or malformed YAML and non-maps.
-pub(crate) fn parse_document(document: &str) -> Option<Yaml> {
-    // A chunk may still hold several YAML documents (e.g. `--- # comment` separators); take the
-    // first mapping, and give up quietly on malformed input.
-    serde_yaml::Deserializer::from_str(document)
-        .map_while(|doc| Yaml::deserialize(doc).ok())
-        .find(Yaml::is_mapping)
+/// What a release's rendered manifest holds: the objects that could be read, and the documents
+/// that could not (so a check can say `unknown` instead of judging a partial manifest).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ManifestRead {
+    pub objects: Vec<ManifestObject>,
+    pub unreadable: Vec<UnreadableDocument>,
+}
+
+/// A document of the manifest that could not be read. Never holds its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnreadableDocument {
+    /// 1-based position among the manifest's non-blank `---`-separated documents.
+    pub document: usize,
+    /// The template it came from, from Helm's `# Source:` line.
+    pub source: Option<String>,
+    pub reason: Unreadable,
+}
+
+impl fmt::Display for UnreadableDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "document {}", self.document)?;
+        if let Some(source) = &self.source {
+            write!(f, " ({source})")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
 }
 
 /// The objects of a rendered manifest, in order. Blank documents, documents without a `kind`
-/// and YAML that does not parse are skipped; a `kind: List` gives its items. Never panics.
+/// and YAML that does not parse (or is nested past [`crate::yaml::MAX_NESTING`]) are skipped; a
+/// `kind: List` gives its items. Never panics. [`read_manifest`] also says what was skipped.
 pub fn manifest_objects(manifest: &str) -> Vec<ManifestObject> {
-    let mut objects = Vec::new();
-    for document in split_documents(manifest) {
-        if document.trim().is_empty() {
-            continue;
-        }
-        let Some(value) = parse_document(document) else {
-            continue;
-        };
+    read_manifest(manifest).objects
+}
+
+/// The objects of a rendered manifest and the documents that could not be read.
+pub fn read_manifest(manifest: &str) -> ManifestRead {
+    let mut read = ManifestRead::default();
+    let documents = split_documents(manifest)
+        .into_iter()
+        .filter(|document| !document.trim().is_empty());
+    for (i, document) in documents.enumerate() {
         let source = source_of(document);
-        let text = document.trim_matches(['\n', '\r']).to_owned();
-        if str_field(&value, "kind") == Some("List") {
-            let items = value.get("items").and_then(Yaml::as_sequence);
-            for item in items.into_iter().flatten() {
-                let text = serde_yaml::to_string(item).unwrap_or_default();
-                objects.extend(object_of(item, source.clone(), text));
+        let values = match read_documents(document) {
+            Ok(values) => values,
+            Err(reason) => {
+                read.unreadable.push(UnreadableDocument {
+                    document: i + 1,
+                    source,
+                    reason,
+                });
+                continue;
             }
-        } else {
-            objects.extend(object_of(&value, source, text));
+        };
+        let single = values.len() == 1;
+        for value in values {
+            let text = if single {
+                document.trim_matches(['\n', '\r']).to_owned()
+            } else {
+                serde_yaml::to_string(&value).unwrap_or_default()
+            };
+            if let Some(items) = list_items(&value) {
+                for item in items {
+                    let text = serde_yaml::to_string(item).unwrap_or_default();
+                    read.objects.extend(object_of(item, source.clone(), text));
+                }
+            } else {
+                read.objects.extend(object_of(&value, source.clone(), text));
+            }
         }
     }
-    objects
+    read
+}
+
+/// The items of a `kind: List` (or any `*List`, e.g. `SecretList`).
+pub(crate) fn list_items(value: &Yaml) -> Option<&Vec<Yaml>> {
+    let kind = str_field(value, "kind")?;
+    if !kind.ends_with("List") {
+        return None;
+    }
+    value.get("items").and_then(Yaml::as_sequence)
 }
 
 fn object_of(value: &Yaml, source: Option<String>, text: String) -> Option<ManifestObject> {

@@ -7,62 +7,143 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 use serde_yaml::Value as Yaml;
 
-use crate::manifest::{parse_document, split_documents};
 use crate::release::Release;
 use crate::storage::StoredRelease;
 use crate::values::REDACTED;
+use crate::yaml::{read_documents, split_documents};
 
 /// The first line of redacted values output.
 pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values to print them";
 
-/// The installed manifest as `helm get manifest` prints it, except that the values under a
-/// rendered Secret's `data` and `stringData` are replaced by `<redacted>` (that document is
-/// re-serialized; its `# Source:` line is kept).
+/// The installed manifest as `helm get manifest` prints it, except that whatever cannot be
+/// proven not to be a Secret is redacted: a rendered Secret's `data` and `stringData` values are
+/// replaced by `<redacted>` (that document is re-serialized; its `# Source:` line is kept), so
+/// are those of a `*List`'s Secret items and of any object whose `kind` is not a plain string,
+/// and a document that does not parse is replaced whole by a one-line note saying why.
 pub fn manifest(r: &Release) -> String {
     let mut out = String::new();
-    for document in split_documents(&r.manifest) {
-        let document = document.trim_matches(['\n', '\r']);
-        if document.trim().is_empty() {
-            continue;
-        }
+    let chunks = split_documents(&r.manifest)
+        .into_iter()
+        .filter(|chunk| !chunk.trim().is_empty());
+    for (i, chunk) in chunks.enumerate() {
+        let document = chunk.trim_matches(['\n', '\r']);
         out.push_str("---\n");
-        match redacted_secret(document) {
-            Some(redacted) => out.push_str(&redacted),
-            None => {
-                out.push_str(document);
-                out.push('\n');
+        match read_documents(chunk) {
+            Err(reason) => {
+                // Never its text: it could be a Secret the parser could not show us.
+                let _ = writeln!(
+                    out,
+                    "# liveproof: document {} not shown (it could hold a Secret): {reason}",
+                    i + 1
+                );
             }
+            Ok(values) => match redacted(document, values) {
+                Some(redacted) => out.push_str(&redacted),
+                None => {
+                    out.push_str(document);
+                    out.push('\n');
+                }
+            },
         }
     }
     out
 }
 
-/// `Some(text)` when the document is a Secret, with its data values redacted.
-fn redacted_secret(document: &str) -> Option<String> {
-    let mut value = parse_document(document)?;
-    if value.get("kind").and_then(Yaml::as_str) != Some("Secret") {
+/// `Some(text)` when the chunk holds a Secret (or may), re-serialized with its data redacted;
+/// `None` when it can be printed as rendered.
+fn redacted(document: &str, mut values: Vec<Yaml>) -> Option<String> {
+    let mut changed = false;
+    let mut has_secret = false;
+    for value in &mut values {
+        // Kubernetes' YAML reader applies `<<` merge keys, so a Secret's data can come from one.
+        if value.apply_merge().is_err() {
+            *value = Yaml::String(REDACTED.to_owned());
+            changed = true;
+            continue;
+        }
+        has_secret |= is_secret(value);
+        changed |= redact(value);
+    }
+    if !changed && !has_secret {
         return None;
     }
-    let mut redacted_keys = false;
+    let mut out = String::new();
+    for line in document.lines().map(str::trim_start) {
+        if line.starts_with("# Source:") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if changed {
+        out.push_str("# Secret data redacted by liveproof\n");
+    }
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        // A parsed Value always serializes; the fallback hides the document rather than leak it.
+        out.push_str(&serde_yaml::to_string(value).unwrap_or_else(|_| format!("{REDACTED}\n")));
+    }
+    Some(out)
+}
+
+fn kind_of(value: &Yaml) -> Option<&str> {
+    value.get("kind").and_then(Yaml::as_str)
+}
+
+fn is_secret(value: &Yaml) -> bool {
+    kind_of(value).is_some_and(|kind| kind.eq_ignore_ascii_case("Secret"))
+}
+
+/// Redacts, in place, the Secret data of `value` and of every object it lists. True when
+/// something was replaced. An object is treated as a Secret unless its `kind` is a plain string
+/// naming something else.
+fn redact(value: &mut Yaml) -> bool {
+    match value {
+        Yaml::Sequence(items) => items.iter_mut().fold(false, |acc, item| redact(item) | acc),
+        Yaml::Tagged(tagged) => redact(&mut tagged.value),
+        Yaml::Mapping(_) => {
+            let kind = kind_of(value).map(str::to_owned);
+            match kind {
+                Some(kind) if kind.ends_with("List") => match value.get_mut("items") {
+                    Some(items) => redact(items),
+                    None => false,
+                },
+                Some(kind) if !kind.eq_ignore_ascii_case("Secret") => false,
+                _ => redact_secret(value),
+            }
+        }
+        _ => false,
+    }
+}
+
+fn redact_secret(secret: &mut Yaml) -> bool {
+    let mut changed = false;
     for field in ["data", "stringData"] {
-        if let Some(Yaml::Mapping(map)) = value.get_mut(field) {
-            for (_, entry) in map.iter_mut() {
-                *entry = Yaml::String(REDACTED.to_owned());
-                redacted_keys = true;
+        match secret.get_mut(field) {
+            Some(Yaml::Mapping(map)) => {
+                for (_, entry) in map.iter_mut() {
+                    *entry = Yaml::String(REDACTED.to_owned());
+                    changed = true;
+                }
+            }
+            Some(Yaml::Null) | None => {}
+            Some(other) => {
+                *other = Yaml::String(REDACTED.to_owned());
+                changed = true;
             }
         }
     }
-    let mut out = String::new();
-    for line in document.lines().take_while(|line| line.starts_with('#')) {
-        out.push_str(line);
-        out.push('\n');
+    // `kubectl apply` keeps the whole object, data included, in this annotation.
+    let applied = secret
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+        .and_then(|a| a.get_mut("kubectl.kubernetes.io/last-applied-configuration"));
+    if let Some(applied) = applied {
+        *applied = Yaml::String(REDACTED.to_owned());
+        changed = true;
     }
-    if redacted_keys {
-        out.push_str("# Secret data redacted by liveproof\n");
-    }
-    // A parsed Value always serializes; the fallback hides the document rather than leak it.
-    out.push_str(&serde_yaml::to_string(&value).unwrap_or_else(|_| format!("{REDACTED}\n")));
-    Some(out)
+    changed
 }
 
 /// `helm get metadata`: one `KEY: value` per line, plus where the release was read from.

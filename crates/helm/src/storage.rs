@@ -89,12 +89,12 @@ pub enum DecodeError {
         limit: usize,
     },
 
-    #[error("{object}: data.release is not valid base64 ({layer} layer)")]
+    #[error("{object}: data.release is not valid base64 ({layer} layer): {problem}")]
     Base64 {
         object: String,
         layer: Base64Layer,
-        #[source]
-        source: base64::DecodeError,
+        /// Where and what, never the offending byte (base64's own message quotes it).
+        problem: String,
     },
 
     #[error(
@@ -113,7 +113,8 @@ pub enum DecodeError {
     #[error("{object}: the release is not Helm release JSON: {message}")]
     Json {
         object: String,
-        /// serde_json's message with any quoted string replaced, so no stored text leaks.
+        /// The field and what is wrong with it, never its value (serde_json's own messages
+        /// quote offending strings, and stored strings can be anything).
         message: String,
     },
 }
@@ -254,10 +255,16 @@ pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError
     } else {
         payload
     };
-    let release = serde_json::from_slice::<Release>(&json).map_err(|err| DecodeError::Json {
+    let json_error = |message| DecodeError::Json {
         object: object.clone(),
-        message: redact_quoted(&err.to_string()),
-    })?;
+        message,
+    };
+    let mut deserializer = serde_json::Deserializer::from_slice(&json);
+    let release = serde_path_to_error::deserialize::<_, Release>(&mut deserializer)
+        .map_err(|err| json_error(json_problem(err.inner(), Some(err.path()))))?;
+    deserializer
+        .end()
+        .map_err(|err| json_error(json_problem(&err, None)))?;
     Ok(StoredRelease {
         driver,
         object,
@@ -277,10 +284,21 @@ fn base64_decode(text: &[u8], layer: Base64Layer, object: &str) -> Result<Vec<u8
     } else {
         B64.decode(text)
     };
-    result.map_err(|source| DecodeError::Base64 {
+    result.map_err(|err| DecodeError::Base64 {
         object: object.to_owned(),
         layer,
-        source,
+        problem: match err {
+            base64::DecodeError::InvalidByte(offset, _) => {
+                format!("a character that is not base64 at offset {offset}")
+            }
+            base64::DecodeError::InvalidLength(length) => {
+                format!("{length} characters is not a base64 length (truncated?)")
+            }
+            base64::DecodeError::InvalidLastSymbol(offset, _) => {
+                format!("an invalid last character at offset {offset}")
+            }
+            base64::DecodeError::InvalidPadding => "invalid padding".to_owned(),
+        },
     })
 }
 
@@ -306,22 +324,88 @@ fn gunzip_bounded(gz: &[u8], limit: usize, object: &str) -> Result<Vec<u8>, Deco
     Ok(out)
 }
 
-/// serde_json quotes the offending string in type errors; that string may be stored text.
-fn redact_quoted(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut parts = message.split('"');
-    if let Some(first) = parts.next() {
-        out.push_str(first);
-    }
-    let mut inside = true;
-    for part in parts {
-        if inside {
-            out.push_str("\"…");
-        } else {
-            out.push('"');
-            out.push_str(part);
+/// Where the release JSON is wrong and how, in words that quote nothing stored: serde_json's
+/// data errors quote the offending value (`invalid type: string "…"`), so only the field path
+/// (cut where it reaches user-chosen keys) and the kind of problem are kept.
+fn json_problem(inner: &serde_json::Error, path: Option<&serde_path_to_error::Path>) -> String {
+    let location = format!(" at line {} column {}", inner.line(), inner.column());
+    let message = inner.to_string();
+    let message = message.strip_suffix(&location).unwrap_or(&message);
+    match inner.classify() {
+        // Fixed texts (`expected value`, `recursion limit exceeded`, …), never the input.
+        serde_json::error::Category::Syntax => {
+            format!("not valid JSON: {message}{location}")
         }
-        inside = !inside;
+        serde_json::error::Category::Eof => {
+            format!("the JSON ends early{location} (truncated?)")
+        }
+        serde_json::error::Category::Io => "the JSON could not be read".to_owned(),
+        serde_json::error::Category::Data => {
+            let expected = message
+                .rfind(", expected ")
+                .map(|i| format!(" (expected {})", &message[i + ", expected ".len()..]))
+                .unwrap_or_default();
+            let problem = if message == crate::release::NOT_A_TIME {
+                crate::release::NOT_A_TIME.to_owned()
+            } else if message.starts_with("invalid type") {
+                format!("has the wrong type{expected}")
+            } else if message.starts_with("invalid value") {
+                format!("has an invalid value{expected}")
+            } else if message.starts_with("invalid length") {
+                format!("has the wrong length{expected}")
+            } else if let Some(field) = message.strip_prefix("missing field ") {
+                // A field name of our own types.
+                format!("lacks the field {field}")
+            } else {
+                "could not be read".to_owned()
+            };
+            format!(
+                "`{}` {problem}",
+                path.map_or_else(|| ".".to_owned(), field_path)
+            )
+        }
+    }
+}
+
+/// The path as far as it names fields of Helm's release record: keys under `config` (or any
+/// key we do not know) are the user's and may themselves be secret, so the path stops there.
+fn field_path(path: &serde_path_to_error::Path) -> String {
+    const FIELDS: [&str; 18] = [
+        "name",
+        "namespace",
+        "version",
+        "info",
+        "chart",
+        "config",
+        "manifest",
+        "hooks",
+        "first_deployed",
+        "last_deployed",
+        "deleted",
+        "status",
+        "description",
+        "metadata",
+        "appVersion",
+        "kind",
+        "path",
+        "events",
+    ];
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } if FIELDS.contains(&key.as_str()) => {
+                out.push('.');
+                out.push_str(key);
+                if key == "config" {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    if out.is_empty() {
+        out.push('.');
     }
     out
 }

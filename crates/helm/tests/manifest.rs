@@ -1,6 +1,6 @@
 //! Splitting an installed release's manifest into the objects it renders.
 
-use liveproof_helm::manifest_objects;
+use liveproof_helm::{manifest_objects, read_manifest};
 
 const MANIFEST: &str = "---
 # Source: inventory/templates/service.yaml
@@ -171,4 +171,41 @@ fn debug_does_not_print_the_rendered_text() {
     let debug = format!("{objects:?}");
     assert!(debug.contains("Secret"));
     assert!(!debug.contains("aHVudGVyMi1zM2NyM3Q="), "{debug}");
+}
+
+#[test]
+fn unreadable_documents_are_reported_not_dropped() {
+    let deep = format!(
+        "kind: ConfigMap\nx: {}{}\n",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let manifest = format!(
+        "---\n# Source: c/templates/a.yaml\nkind: ConfigMap\nmetadata: {{name: a}}\n--- \n# Source: c/templates/dup.yaml\nkind: Secret\nkind: Secret\n---  # deep\n# Source: c/templates/deep.yaml\n{deep}---\nkind: Deployment\napiVersion: apps/v1\nmetadata: {{name: web}}\n"
+    );
+    let read = read_manifest(&manifest);
+    let names: Vec<_> = read.objects.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["a", "web"]);
+    let unreadable: Vec<String> = read.unreadable.iter().map(ToString::to_string).collect();
+    assert_eq!(unreadable.len(), 2, "{unreadable:?}");
+    assert!(
+        unreadable[0].starts_with(
+            "document 2 (c/templates/dup.yaml): not valid YAML: a mapping has a duplicate key"
+        ),
+        "{unreadable:?}"
+    );
+    assert!(
+        unreadable[1]
+            .starts_with("document 3 (c/templates/deep.yaml): nested deeper than 128 levels"),
+        "{unreadable:?}"
+    );
+}
+
+#[test]
+fn separators_with_trailing_space_or_comment_split_too() {
+    let objects = manifest_objects(
+        "kind: ConfigMap\nmetadata: {name: a}\n--- \nkind: ConfigMap\nmetadata: {name: b}\n---   # c\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    let names: Vec<_> = objects.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
 }

@@ -196,3 +196,105 @@ fn manifest_prints_every_document_with_secret_data_redacted() {
         .expect("secret document");
     assert_no_secret(secret_doc);
 }
+
+/// A value only a rendered Secret holds, raw (`stringData`) and as `data` carries it.
+const CANARY: &str = "c4n4ry-hunter2";
+const CANARY_B64: &str = "YzRuNHJ5LWh1bnRlcjI=";
+
+fn release_with_manifest(manifest: &str) -> Release {
+    let mut release = inventory_json();
+    release["manifest"] = json!(manifest);
+    stored(&release).release
+}
+
+fn assert_no_canary(printed: &str, shape: &str) {
+    for secret in [CANARY, CANARY_B64] {
+        assert!(
+            !printed.contains(secret),
+            "{shape}: {secret} leaked in:\n{printed}"
+        );
+    }
+}
+
+const CONFIGMAP: &str =
+    "# Source: inventory/templates/flags.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory-flags\ndata:\n  mode: fast\n";
+
+/// Every shape `release show --manifest` once printed a Secret raw in: whatever cannot be
+/// proven not to be a Secret is redacted.
+#[test]
+fn manifest_redacts_whatever_may_be_a_secret() {
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {CANARY_B64}\nstringData:\n  raw: {CANARY}\n"
+    );
+    let indented = secret.trim_end().replace('\n', "\n    ");
+    let bomb = {
+        let mut text = format!(
+            "kind: Secret\ndata:\n  password: {CANARY_B64}\na0: &a0 [{CANARY_B64}, {CANARY}]\n"
+        );
+        for i in 1..12 {
+            let prev = format!("*a{}", i - 1);
+            text.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                [prev.as_str(); 9].join(", ")
+            ));
+        }
+        text
+    };
+    let deep = format!(
+        "kind: Secret\ndata:\n  password: {CANARY_B64}\nx: {}{}\n",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let shapes: Vec<(&str, String, Option<&str>)> = vec![
+        ("kind: List", format!("---\n{CONFIGMAP}---\napiVersion: v1\nkind: List\nitems:\n  - {indented}\n"), None),
+        ("SecretList items without kind", format!("---\nkind: SecretList\nitems:\n- data: {{password: {CANARY_B64}}}\n  stringData: {{raw: {CANARY}}}\n"), None),
+        ("separator with trailing space", format!("---\n{CONFIGMAP}--- \n{secret}"), None),
+        ("separator with a comment", format!("---\n{CONFIGMAP}---   # the db secret\n{secret}"), None),
+        ("object on the separator line", format!("---\n{CONFIGMAP}--- {{kind: Secret, data: {{password: {CANARY_B64}}}}}\n"), None),
+        ("document end marker", format!("---\n{secret}...\n"), None),
+        ("bare document after an end marker", format!("---\n{CONFIGMAP}---\nkind: ConfigMap\n...\n{secret}"), Some("not valid YAML")),
+        ("kind not a plain string", format!("---\nkind: !Secret Secret\ndata: {{password: {CANARY_B64}}}\n"), None),
+        ("no kind at all", format!("---\ndata: {{password: {CANARY_B64}}}\n"), None),
+        ("data not a mapping", format!("---\nkind: Secret\ndata: [{CANARY_B64}]\nstringData: {CANARY}\n"), None),
+        ("data from a merge key", format!("---\nkind: Secret\n<<: {{data: {{password: {CANARY_B64}}}}}\n"), None),
+        ("last-applied annotation", format!("---\nkind: Secret\nmetadata:\n  name: db\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{{\"data\":{{\"password\":\"{CANARY_B64}\"}}}}'\n"), None),
+        ("duplicate key", format!("---\n{CONFIGMAP}---\n{secret}data:\n  again: {CANARY_B64}\n"), Some("duplicate key")),
+        ("a tab", format!("---\n{CONFIGMAP}---\nkind: Secret\ndata:\n\tpassword: {CANARY_B64}\n"), Some("not valid YAML")),
+        ("alias bomb", format!("---\n{CONFIGMAP}---\n{bomb}"), Some("not valid YAML")),
+        ("nested past the limit", format!("---\n{CONFIGMAP}---\n{deep}"), Some("nested deeper than 128 levels")),
+    ];
+    for (shape, manifest, placeholder) in shapes {
+        let printed = show::manifest(&release_with_manifest(&manifest));
+        assert_no_canary(&printed, shape);
+        match placeholder {
+            Some(why) => {
+                let note = printed
+                    .lines()
+                    .find(|l| l.starts_with("# liveproof: document "))
+                    .unwrap_or_else(|| panic!("{shape}: no placeholder in:\n{printed}"));
+                assert!(note.contains(why), "{shape}: {note}");
+                assert!(note.contains("not shown"), "{shape}: {note}");
+            }
+            None => assert!(
+                printed.contains("<redacted>"),
+                "{shape}: nothing redacted in:\n{printed}"
+            ),
+        }
+        // What is provably not a Secret is still printed as rendered.
+        if manifest.contains(CONFIGMAP) {
+            assert!(printed.contains(CONFIGMAP), "{shape}:\n{printed}");
+        }
+    }
+}
+
+#[test]
+fn plain_secrets_keep_their_redaction_format() {
+    let manifest = format!(
+        "---\n# Source: inventory/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {CANARY_B64}\n"
+    );
+    let printed = show::manifest(&release_with_manifest(&manifest));
+    assert_eq!(
+        printed,
+        "---\n# Source: inventory/templates/secret.yaml\n# Secret data redacted by liveproof\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: <redacted>\n"
+    );
+}

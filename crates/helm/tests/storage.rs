@@ -604,3 +604,92 @@ fn newest_is_the_highest_revision() {
     assert!(newest.release.info.status.is_pending());
     assert!(liveproof_helm::newest(&[]).is_none());
 }
+
+/// The whole error as a CLI prints it: the message and every source under it.
+fn chain_text(err: &DecodeError) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// Stored strings are never quoted in a decode error, not even with a redaction that assumes
+/// balanced quotes: the error names the field and what is wrong with it.
+#[test]
+fn decode_errors_name_the_field_never_the_value() {
+    const CANARY: &str = "hunter2";
+    let unbalanced = format!("x\" db_password={CANARY} \"y");
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "/info/last_deployed",
+            json!(unbalanced),
+            "`.info.last_deployed` is not an RFC 3339 time",
+        ),
+        (
+            "/info/first_deployed",
+            json!(format!("{CANARY}\"")),
+            "`.info.first_deployed` is not an RFC 3339 time",
+        ),
+        (
+            "/version",
+            json!(unbalanced),
+            "`.version` has the wrong type (expected i64)",
+        ),
+        ("/info", json!(unbalanced), "`.info` has the wrong type"),
+        (
+            "/chart/metadata/appVersion",
+            json!([unbalanced]),
+            "`.chart.metadata.appVersion` has the wrong type",
+        ),
+        (
+            "/hooks",
+            json!([{"events": unbalanced}]),
+            "`.hooks[0].events` has the wrong type",
+        ),
+        (
+            "/info/status",
+            json!(7),
+            "`.info.status` has the wrong type",
+        ),
+    ];
+    for (pointer, value, expected) in cases {
+        let mut release = inventory_v34();
+        *release
+            .pointer_mut(pointer)
+            .expect("field in fixture or its parent") = value;
+        let err = decode_err(&encode_secret(&release), &Limits::default());
+        assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+        // (The object's name carries `.version`, which one case breaks.)
+        assert!(
+            err.to_string()
+                .starts_with("apps/Secret/sh.helm.release.v1.inventory.v"),
+            "{err}"
+        );
+        let text = chain_text(&err);
+        assert!(!text.contains(CANARY), "{pointer}: {text}");
+        assert!(text.contains(expected), "{pointer}: {text}");
+    }
+    // Keys under `config` are the user's: the path stops at `.config`.
+    let mut release = inventory_v34();
+    let mut deep = json!(1);
+    for _ in 0..200 {
+        deep = json!({ format!("{CANARY}_key"): deep });
+    }
+    release["config"] = deep;
+    let err = decode_err(&encode_secret(&release), &Limits::default());
+    let text = chain_text(&err);
+    assert!(!text.contains(CANARY), "{text}");
+    assert!(text.contains("recursion limit exceeded"), "{text}");
+}
+
+#[test]
+fn base64_errors_say_where_not_which_byte() {
+    // `*` is byte 42; base64's own message would print it.
+    let err = decode_err(&secret_with("abc*defg"), &Limits::default());
+    let text = chain_text(&err);
+    assert!(text.contains("not base64 at offset 3"), "{text}");
+    assert!(!text.contains("42"), "{text}");
+}

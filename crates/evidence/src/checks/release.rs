@@ -342,12 +342,13 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         .source(storage_source(history))
         .detail("the installed release could not be read (see release_revision)");
     };
-    let objects = liveproof_helm::manifest_objects(&newest.release.manifest);
+    let read = liveproof_helm::read_manifest(&newest.release.manifest);
     let mut found = Vec::new();
     let mut missing = Vec::new();
+    let mut unreadable = Vec::new();
     for e in &change.manifest {
         // Name the rendered object that holds it; never quote the text (it may be a Secret).
-        let holder = objects.iter().find(|o| e.is_match(&o.text)).map(|o| {
+        let holder = read.objects.iter().find(|o| e.is_match(&o.text)).map(|o| {
             let source = o
                 .source
                 .as_deref()
@@ -357,14 +358,34 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         });
         match holder {
             Some(h) => found.push(h),
-            None if e.is_match(&newest.release.manifest) => {
-                found.push(format!("`{}` in the manifest", e.given))
-            }
-            None => missing.push(format!("`{}`", e.given)),
+            None if !e.is_match(&newest.release.manifest) => missing.push(format!("`{}`", e.given)),
+            // A document that could not be read may be where it is: not proven either way.
+            None if !read.unreadable.is_empty() => unreadable.push(format!("`{}`", e.given)),
+            None => found.push(format!("`{}` in the manifest", e.given)),
         }
     }
     let source = format!("{} .manifest", newest.object);
     let describe = ReleaseHistory::describe(newest);
+    if missing.is_empty() && !unreadable.is_empty() {
+        let documents = read
+            .unreadable
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Finding::new(
+            Check::ManifestContains,
+            Status::Unknown,
+            format!("{} not found in a readable document", unreadable.join(", ")),
+            expected,
+        )
+        .source(source)
+        .detail(format!(
+            "the installed manifest of {describe} has documents that could not be read ({documents}), so it is not proven to contain {}",
+            unreadable.join(", ")
+        ))
+        .next("read the manifest with `liveproof release show --manifest` and fix the chart template that renders the unreadable document");
+    }
     if missing.is_empty() {
         Finding::new(
             Check::ManifestContains,
