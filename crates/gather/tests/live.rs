@@ -88,6 +88,7 @@ async fn harness(objects: Vec<Value>) -> Harness {
         kubeconfig: Some(kubeconfig),
         context: None,
         namespace: None,
+        request_timeout: None,
     })
     .await
     .expect("connects");
@@ -298,6 +299,7 @@ async fn an_unreachable_cluster_is_an_error_naming_the_server() {
         kubeconfig: Some(kubeconfig),
         context: None,
         namespace: Some("apps".into()),
+        request_timeout: None,
     })
     .await
     .expect("connect sends nothing");
@@ -339,6 +341,7 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
         kubeconfig: Some(kubeconfig),
         context: Some("prod".into()),
         namespace: None,
+        request_timeout: None,
     })
     .await
     .expect_err("unknown context");

@@ -12,7 +12,7 @@ use liveproof_evidence::{
 use liveproof_gather::live::ClusterOptions;
 use liveproof_report::{Format, TextStyle};
 
-use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
+use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, OutputFormat, VerifyArgs};
 
 /// A usage error: exit 2, message names the flag.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +47,8 @@ pub enum ConfigError {
         "--timeout `{given}` is not a duration: {reason}\nhint: e.g. --timeout 90s, 5m or 1h30m"
     )]
     Timeout { given: String, reason: String },
+    #[error("--request-timeout `{given}` is not a duration: {reason}\nhint: e.g. --request-timeout 10s or 1m (0 is refused: every request is bounded)")]
+    RequestTimeout { given: String, reason: String },
     #[error("--from {}: no such file or directory", path.display())]
     FromMissing { path: PathBuf },
 }
@@ -66,7 +68,10 @@ pub struct VerifyConfig {
     pub all_namespaces: bool,
     /// `-n`: the namespace for targets that name none (offline; live asks the kubeconfig too).
     pub namespace: Option<String>,
-    pub wait: Option<Duration>,
+    /// `--wait --timeout`: when the whole command must be done.
+    pub wait: Option<crate::deadline::Deadline>,
+    /// `--request-timeout`: bounds each API, registry and --version-url request.
+    pub request_timeout: Duration,
     pub format: Format,
     pub style: TextStyle,
     /// `--max-release-size`.
@@ -121,14 +126,14 @@ impl VerifyConfig {
                 return Err(ConfigError::FromMissing { path: path.clone() })
             }
             Some(path) => Source::Offline(path.clone()),
-            None => Source::Live(ClusterOptions {
-                kubeconfig: args.cluster.kubeconfig.clone(),
-                context: args.cluster.context.clone(),
-                namespace: args.cluster.namespace.clone(),
-            }),
+            None => Source::Live(cluster_options(&args.cluster)?),
         };
+        let request_timeout = request_timeout(&args.cluster)?;
+        // The clock starts now: --timeout bounds the whole command, the first gather included.
         let wait = if args.wait {
-            Some(parse_duration(&args.timeout)?)
+            Some(crate::deadline::Deadline::starting_now(parse_duration(
+                &args.timeout,
+            )?))
         } else {
             None
         };
@@ -139,6 +144,7 @@ impl VerifyConfig {
             all_namespaces: args.cluster.all_namespaces,
             namespace: args.cluster.namespace.clone(),
             wait,
+            request_timeout,
             format: format(args.output),
             style,
             since_origin,
@@ -164,19 +170,41 @@ impl VerifyConfig {
     }
 }
 
+/// `--request-timeout`, checked.
+pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
+    positive_duration(&args.request_timeout).map_err(|reason| ConfigError::RequestTimeout {
+        given: args.request_timeout.clone(),
+        reason,
+    })
+}
+
+/// How to reach the cluster, from the kubectl-style flags (the request timeout checked).
+pub fn cluster_options(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
+    Ok(ClusterOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: args.namespace.clone(),
+        request_timeout: Some(request_timeout(args)?),
+    })
+}
+
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
-    let err = |reason: String| ConfigError::Timeout {
+    positive_duration(given).map_err(|reason| ConfigError::Timeout {
         given: given.to_string(),
         reason,
-    };
+    })
+}
+
+/// A duration such as `90s` or `1h30m`, more than zero.
+fn positive_duration(given: &str) -> Result<Duration, String> {
     let d: jiff::SignedDuration = given
         .trim()
         .parse()
-        .map_err(|e: jiff::Error| err(e.to_string()))?;
+        .map_err(|e: jiff::Error| e.to_string())?;
     if d.is_negative() || d.is_zero() {
-        return Err(err("it must be positive".into()));
+        return Err("it must be positive".into());
     }
-    Duration::try_from(d).map_err(|e| err(e.to_string()))
+    Duration::try_from(d).map_err(|e| e.to_string())
 }
 
 /// Pairs the version flags: one value for all URLs, or one per URL in order.

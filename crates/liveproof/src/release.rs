@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use liveproof_evidence::{Observed, ReleaseHistory, Target, TargetKind};
-use liveproof_gather::{Cluster, ClusterOptions};
+use liveproof_gather::Cluster;
 
 use crate::cli::ReleaseShowArgs;
 
@@ -33,12 +33,7 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
             (liveproof_gather::offline::load(path)?, ns)
         }
         None => {
-            let cluster = Cluster::connect(&ClusterOptions {
-                kubeconfig: args.cluster.kubeconfig.clone(),
-                context: args.cluster.context.clone(),
-                namespace: args.cluster.namespace.clone(),
-            })
-            .await?;
+            let cluster = Cluster::connect(&crate::config::cluster_options(&args.cluster)?).await?;
             let ns = cluster.default_namespace().to_string();
             let target = Target::new(TargetKind::Release, Some(&ns), &args.name);
             (cluster.gather(&[target], false).await?, ns)

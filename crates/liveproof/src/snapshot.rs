@@ -16,6 +16,7 @@ use liveproof_gather::{Cluster, ClusterOptions};
 
 use crate::cli::{ClusterArgs, RollbackArgs, SnapshotArgs};
 use crate::config::{self, Source, VerifyConfig};
+use crate::deadline::Deadline;
 
 const FILE: &str = "snapshot.json";
 
@@ -55,12 +56,8 @@ fn check_commit(commit: &str) -> Result<(), SnapshotError> {
     }
 }
 
-fn options(cluster: &ClusterArgs) -> ClusterOptions {
-    ClusterOptions {
-        kubeconfig: cluster.kubeconfig.clone(),
-        context: cluster.context.clone(),
-        namespace: cluster.namespace.clone(),
-    }
+fn options(cluster: &ClusterArgs) -> Result<ClusterOptions, config::ConfigError> {
+    config::cluster_options(cluster)
 }
 
 /// Fails when `dir` cannot take a snapshot: created if missing, then a probe the size of a
@@ -170,7 +167,7 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     check_commit(&args.commit)?;
     // Up front, before any request: no apply without a way back.
     probe(&args.dir)?;
-    let cluster = Cluster::connect(&options(&args.cluster)).await?;
+    let cluster = Cluster::connect(&options(&args.cluster)?).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
         Some(crate::stale::declared_workloads(path, &ns)?)
@@ -320,11 +317,20 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
 /// `liveproof rollback`.
 pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let snapshot = load(&args.snapshot, &args.commit)?;
-    let timeout = config::parse_duration(&args.timeout)?;
-    let options = options(&args.cluster);
+    // --timeout bounds the whole rollback, the first reads included.
+    let deadline = Deadline::starting_now(config::parse_duration(&args.timeout)?);
+    let options = options(&args.cluster)?;
+    let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let ns = cluster.default_namespace().to_string();
-    let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
+    let server = cluster.server().to_string();
+    let (targets, summary) = deadline
+        .bound(
+            &server,
+            "reading what changed since the snapshot",
+            changed_targets(&cluster, &snapshot),
+        )
+        .await?;
     let base = VerifyConfig {
         targets: targets.clone(),
         change: Change {
@@ -336,6 +342,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         all_namespaces: false,
         namespace: Some(ns.clone()),
         wait: None,
+        request_timeout,
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle { color: false },
         since_origin: Some("the snapshot".into()),
@@ -351,7 +358,13 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())
     } else {
-        crate::verify::produce(&base).await?
+        deadline
+            .bound(
+                &server,
+                "verifying what changed",
+                crate::verify::produce(&base),
+            )
+            .await?
     };
     dedupe(&mut report);
     writeln!(
@@ -439,7 +452,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         let config = VerifyConfig {
             targets: restored,
             change: Change::default(),
-            wait: Some(timeout),
+            wait: Some(deadline),
             since_origin: None,
             ..base
         };
@@ -454,7 +467,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
                         .any(|e| e.check == Check::PodsCurrent && e.status == Status::Pass)
             })
         };
-        let report = crate::verify::wait(&config, &cluster, timeout, &rolled_back).await?;
+        let report = crate::verify::wait(&config, &cluster, deadline, &rolled_back).await?;
         liveproof_report::render(&report, config.format, config.style, out)?;
         live = rolled_back(&report);
     }

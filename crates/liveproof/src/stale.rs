@@ -6,10 +6,11 @@ use std::io::Write;
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
 use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, Verdict};
-use liveproof_gather::{Cluster, ClusterOptions};
+use liveproof_gather::Cluster;
 
 use crate::cli::{StaleArgs, StaleFormat};
 use crate::config::{self, Source, VerifyConfig};
+use crate::deadline::{within, Deadline};
 use crate::digests::RegistryFacts;
 
 #[derive(Debug, thiserror::Error)]
@@ -23,27 +24,52 @@ pub enum StaleError {
 }
 
 pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let timeout = if args.wait {
-        Some(config::parse_duration(&args.timeout)?)
+    // With --wait, --timeout bounds the whole command from here; without, each request is
+    // bounded by --request-timeout.
+    let deadline = if args.wait {
+        Some(Deadline::starting_now(config::parse_duration(
+            &args.timeout,
+        )?))
     } else {
         None
     };
-    let options = ClusterOptions {
-        kubeconfig: args.cluster.kubeconfig.clone(),
-        context: args.cluster.context.clone(),
-        namespace: args.cluster.namespace.clone(),
-    };
+    let options = config::cluster_options(&args.cluster)?;
+    let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
+    let server = cluster.server().to_string();
     let ns = cluster.default_namespace().to_string();
-    let targets = scope(args, &cluster, &ns).await?;
+    let targets = within(
+        deadline,
+        &server,
+        "listing the workloads to check",
+        scope(args, &cluster, &ns),
+    )
+    .await?;
     let policy = if args.check_digests {
         DigestPolicy::AllTags
     } else {
         DigestPolicy::Mutable
     };
-    let mut observed = cluster.gather(&targets, false).await?;
-    let facts =
-        RegistryFacts::gather(policy, &args.insecure_registry, Some(&cluster), &observed).await?;
+    let mut observed = within(
+        deadline,
+        &server,
+        "reading the workloads and their pods",
+        cluster.gather(&targets, false),
+    )
+    .await?;
+    let facts = within(
+        deadline,
+        &server,
+        "reading what the images' tags resolve to",
+        RegistryFacts::gather(
+            policy,
+            &args.insecure_registry,
+            request_timeout,
+            Some(&cluster),
+            &observed,
+        ),
+    )
+    .await?;
     facts.apply(&mut observed);
     let rows: Vec<DigestRow> = targets
         .iter()
@@ -117,7 +143,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             }
         }
     }
-    let Some(timeout) = timeout else {
+    let Some(deadline) = deadline else {
         return Ok(if failed > 0 { 1 } else { 0 });
     };
     writeln!(
@@ -134,7 +160,8 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         source: Source::Live(options),
         all_namespaces: false,
         namespace: Some(ns),
-        wait: Some(timeout),
+        wait: Some(deadline),
+        request_timeout,
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle { color: false },
         since_origin: Some("the restart".into()),

@@ -396,3 +396,51 @@ async fn runs_as_a_kubectl_plugin() {
     );
     assert!(stdout.contains("verdict: not_live"), "{stdout}");
 }
+
+/// A quiet but healthy watch (nothing changes, so the server sends nothing) is not a request
+/// that timed out: with `--request-timeout 1s` the wait still ends at its own `--timeout`
+/// with the last evidence, each watch opened once and never cut by the read timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_watch_outlives_the_request_timeout() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "6s",
+        "--request-timeout",
+        "1s",
+        "-v",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report().verdict, Verdict::NotLive);
+    assert!(!run.stderr.contains("did not answer"), "{}", run.stderr);
+    let watches: Vec<(String, String, u64)> = cluster
+        .sim
+        .requests()
+        .snapshot()
+        .into_iter()
+        .filter(|(verb, _, _)| verb == "watch")
+        .collect();
+    assert!(!watches.is_empty(), "it watched");
+    assert!(
+        watches.iter().all(|(_, _, n)| *n == 1),
+        "a watch was cut and re-opened: {watches:?}\n{}",
+        run.stderr
+    );
+}

@@ -41,6 +41,14 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("the API server at {server} did not answer within {} (reading {what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)", humanize(*after))]
+    Timeout {
+        server: String,
+        what: String,
+        after: std::time::Duration,
+        #[source]
+        source: Box<kube::Error>,
+    },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {
         server: String,
@@ -96,11 +104,22 @@ pub enum GatherError {
 
 impl GatherError {
     /// Turns a client error met while reading `what` into the error a person can act on.
-    pub(crate) fn from_kube(server: &str, what: &str, err: kube::Error) -> GatherError {
+    pub(crate) fn from_kube(
+        server: &str,
+        timeout: std::time::Duration,
+        what: &str,
+        err: kube::Error,
+    ) -> GatherError {
         let server = server.to_string();
         let what = what.to_string();
         let cause = root_cause(&err);
         match &err {
+            _ if is_timeout(&err) => GatherError::Timeout {
+                server,
+                what,
+                after: timeout,
+                source: Box::new(err),
+            },
             kube::Error::Api(status) if status.code == 401 => GatherError::Unauthorized {
                 server,
                 what,
@@ -156,6 +175,31 @@ pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     } else {
         root
     }
+}
+
+/// A request given up by the client's connect, read or write timeout (hyper-timeout reports
+/// `io::ErrorKind::TimedOut`).
+pub(crate) fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        if e.is::<tokio::time::error::Elapsed>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// `30s`, `1m 30s`: a duration as a person writes it.
+pub fn humanize(d: std::time::Duration) -> String {
+    jiff::SignedDuration::try_from(d)
+        .map(|d| format!("{d:#}"))
+        .unwrap_or_else(|_| format!("{}s", d.as_secs()))
 }
 
 fn is_tls(err: &(dyn std::error::Error + 'static)) -> bool {

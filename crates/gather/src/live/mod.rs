@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
@@ -34,7 +35,7 @@ use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
-pub use error::GatherError;
+pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, RESTARTED_AT};
 
@@ -50,15 +51,31 @@ pub struct ClusterOptions {
     pub context: Option<String>,
     /// `-n`: the namespace for targets that do not name one.
     pub namespace: Option<String>,
+    /// `--request-timeout`: how long one request may take (connect, TLS, each read and
+    /// write); [`DEFAULT_REQUEST_TIMEOUT`] when `None`.
+    pub request_timeout: Option<Duration>,
 }
+
+/// kubectl has no default request timeout; we never wait without a bound.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Watches ask the server to end them after this long (`timeoutSeconds`) and are re-opened:
+/// a quiet but healthy watch sends nothing, so the read timeout of a watch is this plus the
+/// request timeout, never the request timeout alone.
+pub(crate) const WATCH_SECONDS: u32 = 60;
 
 /// A connection to one API server, counting every request it sends.
 #[derive(Clone)]
 pub struct Cluster {
     client: kube::Client,
+    /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
+    watch_client: kube::Client,
     default_ns: String,
     server: String,
     requests: Arc<AtomicU64>,
+    request_timeout: Duration,
+    /// What the clients were built from, to rebuild them with another timeout.
+    config: kube::Config,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -139,11 +156,16 @@ impl Cluster {
                     source: Box::new(source),
                 })?,
         };
-        Cluster::from_config(config, opts.namespace.clone()).await
+        let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
+        if let Some(timeout) = opts.request_timeout {
+            cluster = cluster.with_request_timeout(timeout)?;
+        }
+        Ok(cluster)
     }
 
-    /// A cluster from an already built configuration (`namespace` overrides its default).
-    /// Async because the client's request queue runs on the current Tokio runtime.
+    /// A cluster from an already built configuration (`namespace` overrides its default),
+    /// with the [`DEFAULT_REQUEST_TIMEOUT`]. Async because the client's request queue runs on
+    /// the current Tokio runtime.
     pub async fn from_config(
         mut config: kube::Config,
         namespace: Option<String>,
@@ -157,29 +179,38 @@ impl Cluster {
         // Our own retry layer sits outside the request counter; kube's would retry unseen.
         config.default_retry = false;
         let requests = Arc::new(AtomicU64::new(0));
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
-            GatherError::Client {
-                server: server.clone(),
-                cause: error::root_cause(&source),
-                source: Box::new(source),
-            }
-        })?;
-        let client = builder
-            .with_layer(&service::CountRequestsLayer {
-                count: Arc::clone(&requests),
-            })
-            // Retry needs a cloneable service; the buffer makes one.
-            .with_layer(&tower::buffer::BufferLayer::new(64))
-            .with_layer(&tower::retry::RetryLayer::new(
-                service::TransientRetry::default(),
-            ))
-            .build();
+        let (client, watch_client) =
+            build_clients(&config, &server, &requests, DEFAULT_REQUEST_TIMEOUT)?;
         Ok(Cluster {
             client,
+            watch_client,
             default_ns,
             server,
             requests,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            config,
         })
+    }
+
+    /// The same cluster with another `--request-timeout` (the clients are rebuilt; no request
+    /// is sent).
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
+        let (client, watch_client) =
+            build_clients(&self.config, &self.server, &self.requests, timeout)?;
+        self.client = client;
+        self.watch_client = watch_client;
+        self.request_timeout = timeout;
+        Ok(self)
+    }
+
+    /// How long one request may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// A client error met while reading `what`, as the error a person can act on.
+    pub(crate) fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
+        GatherError::from_kube(&self.server, self.request_timeout, what, err)
     }
 
     /// `-n`, else the context's namespace (or the service account's), else `default`.
@@ -462,9 +493,49 @@ impl Cluster {
                 tracing::debug!(what, "forbidden: {}", status.message);
                 Ok(Read::Denied(status.message.clone()))
             }
-            _ => Err(GatherError::from_kube(&self.server, what, err)),
+            _ => Err(self.kube_error(what, err)),
         }
     }
+}
+
+/// The request client and the watch client of one server, counting into `requests`. Every
+/// request is bounded by `timeout` (connect, each write, each read — the read timeout counts
+/// from when the request was written, not from when its pooled connection went idle); a watch
+/// is ended by the server after [`WATCH_SECONDS`], so its reads get that much longer.
+fn build_clients(
+    config: &kube::Config,
+    server: &str,
+    requests: &Arc<AtomicU64>,
+    timeout: Duration,
+) -> Result<(kube::Client, kube::Client), GatherError> {
+    let build = |read_timeout: Duration| {
+        let mut config = config.clone();
+        config.connect_timeout = Some(timeout);
+        config.write_timeout = Some(timeout);
+        config.read_timeout = Some(read_timeout);
+        config.reset_reader_on_write = true;
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
+            GatherError::Client {
+                server: server.to_string(),
+                cause: error::root_cause(&source),
+                source: Box::new(source),
+            }
+        })?;
+        Ok::<_, GatherError>(
+            builder
+                .with_layer(&service::CountRequestsLayer {
+                    count: Arc::clone(requests),
+                })
+                // Retry needs a cloneable service; the buffer makes one.
+                .with_layer(&tower::buffer::BufferLayer::new(64))
+                .with_layer(&tower::retry::RetryLayer::new(
+                    service::TransientRetry::default(),
+                ))
+                .build(),
+        )
+    };
+    let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
+    Ok((build(timeout)?, build(watch_read)?))
 }
 
 type Listed = Result<Read<Vec<AnyObject>>, GatherError>;
