@@ -381,13 +381,17 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
     // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST + 1 pod LIST.
     assert_eq!(h.cluster.request_count(), 5, "{:?}", log.snapshot());
 
-    // Found nowhere: absent, authoritatively, in the default namespace.
+    // Found nowhere: absent, authoritatively, in every namespace (not only the default one).
     let observed = h
         .cluster
         .gather(&[deploy("nowhere")], true)
         .await
         .expect("gathers");
-    assert!(observed.is_complete("apps", ResourceKind::Deployment));
+    assert!(observed.is_complete(liveproof_gather::ALL_NAMESPACES, ResourceKind::Deployment));
+    assert_eq!(
+        resolve_targets(&observed, &[deploy("nowhere")], "apps", true),
+        [Target::new(TargetKind::Deployment, Some(""), "nowhere")]
+    );
     h.sim.shutdown().await;
 }
 

@@ -490,8 +490,9 @@ pub struct ClusterArgs {
     #[arg(short, long, value_name = "NS")]
     pub namespace: Option<String>,
 
-    /// Look targets that name no namespace up in every namespace.
-    #[arg(short = 'A', long, conflicts_with = "namespace")]
+    /// Look targets that name no namespace up in every namespace. As with kubectl, -A wins
+    /// over -n (the namespace is then ignored).
+    #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
     /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).

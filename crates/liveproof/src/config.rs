@@ -142,7 +142,7 @@ impl VerifyConfig {
             change,
             source,
             all_namespaces: args.cluster.all_namespaces,
-            namespace: args.cluster.namespace.clone(),
+            namespace: namespace(&args.cluster),
             wait,
             request_timeout,
             format: format(args.output),
@@ -178,12 +178,23 @@ pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
     })
 }
 
+/// `-n`, unless `-A` is given: as kubectl, `--all-namespaces` wins over `--namespace`.
+pub fn namespace(args: &ClusterArgs) -> Option<String> {
+    if args.all_namespaces {
+        if let Some(ns) = &args.namespace {
+            tracing::info!("-n {ns} ignored: -A looks in every namespace (as kubectl)");
+        }
+        return None;
+    }
+    args.namespace.clone()
+}
+
 /// How to reach the cluster, from the kubectl-style flags (the request timeout checked).
 pub fn cluster_options(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
     Ok(ClusterOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
-        namespace: args.namespace.clone(),
+        namespace: namespace(args),
         request_timeout: Some(request_timeout(args)?),
     })
 }

@@ -495,7 +495,11 @@ fn waiting_for(report: &Report) -> String {
                     matches!(e.status, Status::Fail | Status::Unknown)
                         && e.check != Check::PodsCurrent
                 })
-                .map(|e| format!("{}: {}", e.check, e.observed));
+                .map(|e| match e.observed.as_str() {
+                    // A target that does not exist (yet): say where it was looked for.
+                    "not found" => e.detail.clone(),
+                    observed => format!("{}: {observed}", e.check),
+                });
             let what: Vec<String> = pods.into_iter().chain(blocking).collect();
             format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))
         })

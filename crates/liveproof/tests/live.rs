@@ -444,3 +444,189 @@ async fn a_quiet_watch_outlives_the_request_timeout() {
         run.stderr
     );
 }
+
+/// A first deploy: the Deployment does not exist when `--wait` starts. It is reported as
+/// missing, waited for, noticed when it is created (through the watch), and proven live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_notices_a_workload_created_after_it_started() {
+    let (created_later, present): (Vec<serde_json::Value>, Vec<serde_json::Value>) =
+        demo::story_before(now() - SignedDuration::from_hours(96))
+            .into_iter()
+            .partition(|o| {
+                matches!(
+                    o["kind"].as_str(),
+                    Some("Deployment" | "ReplicaSet" | "Pod")
+                )
+            });
+    assert!(!created_later.is_empty());
+    let cluster = common::Cluster::start(present, demo::NS).await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let deploy = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        for object in created_later {
+            cluster.sim.apply(object);
+        }
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, deploy);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
+    // It said what it was waiting for while the Deployment did not exist.
+    assert!(
+        run.stderr
+            .contains("there is no Deployment named inventory in namespace apps"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `-A` looked in every namespace, so a missing target says so — not "not in default".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/nowhere",
+        "-A",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    let target = &report.targets[0];
+    assert_eq!(target.namespace, "", "{target:?}");
+    let readback = &target.evidence[0];
+    assert_eq!(readback.status, Status::Fail);
+    assert!(
+        readback.detail.contains("in any namespace") && !readback.detail.contains("default"),
+        "{readback:?}"
+    );
+}
+
+/// As kubectl: `-A` wins over `-n` (kubectl 1.37 lists every namespace and ignores `-n`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_namespaces_wins_over_namespace_as_in_kubectl() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "elsewhere",
+        "-A",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report.targets[0].namespace, "apps", "{:?}", report.targets);
+    // And kubectl itself does the same with the same flags.
+    let out = std::process::Command::new(kubectl_path())
+        .args([
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "get",
+            "deployments",
+            "-n",
+            "elsewhere",
+            "-A",
+            "-o",
+            "name",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("deployment.apps/inventory"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A `KUBECONFIG` list with a file that does not exist is read as kubectl reads it: the
+/// missing file is skipped; a list where every file is missing is an error naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing");
+    let list = format!("{}:{}", missing.display(), cluster.kubeconfig());
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let args = [
+        "verify",
+        "deploy/inventory",
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ];
+    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &list)]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report().targets[0].namespace, "apps");
+    let out = std::process::Command::new(kubectl_path())
+        .args(["get", "deployments", "-o", "name"])
+        .env("KUBECONFIG", &list)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl too: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let all_missing = format!(
+        "{}:{}",
+        missing.display(),
+        dir.path().join("also").display()
+    );
+    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &all_missing)]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("KUBECONFIG") && run.stderr.contains(&missing.display().to_string()),
+        "{}",
+        run.stderr
+    );
+}

@@ -21,6 +21,8 @@ pub enum GatherError {
         #[source]
         source: Box<kube::config::KubeconfigError>,
     },
+    #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    KubeconfigListMissing { paths: Vec<PathBuf> },
     #[error("no cluster configured: {source}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
     NoConfig {
         #[source]

@@ -144,6 +144,17 @@ impl Cluster {
                     .await
                     .map_err(kubeconfig_err)?
             }
+            // kube-rs refuses a KUBECONFIG list with a missing file; kubectl skips it.
+            None if kubeconfig_env_list().is_some() => {
+                let config_err = |source| GatherError::Config {
+                    context: opts.context.clone(),
+                    source: Box::new(source),
+                };
+                let kubeconfig = read_kubeconfig_list(kubeconfig_env_list().unwrap_or_default())?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
+                    .await
+                    .map_err(config_err)?
+            }
             None if opts.context.is_some() => kube::Config::from_kubeconfig(&kc_opts)
                 .await
                 .map_err(|source| GatherError::Config {
@@ -246,7 +257,7 @@ impl Cluster {
     ///   then says which namespaces to judge it in. Helm and GitOps targets without a namespace
     ///   are read in the default namespace, `-A` or not.
     /// - A missing workload is absent and its `(namespace, kind)` is marked complete, so its
-    ///   absence is authoritative.
+    ///   absence is authoritative (`("", kind)` when `-A` found it in no namespace).
     /// - `(namespace, kind)` is marked complete for every successful LIST; `(namespace, Pod)`
     ///   when every pod LIST there succeeded (complete for the workloads' selectors).
     pub async fn gather(
@@ -285,7 +296,11 @@ impl Cluster {
             match result? {
                 Read::Got(objects) => {
                     if objects.is_empty() {
-                        let ns = lookup.namespace.as_deref().unwrap_or(&self.default_ns);
+                        // Found in no namespace with -A: absent everywhere (ALL_NAMESPACES).
+                        let ns = lookup
+                            .namespace
+                            .as_deref()
+                            .unwrap_or(crate::resolve::ALL_NAMESPACES);
                         observed.mark_complete(ns, lookup.resource);
                     }
                     for object in objects {
@@ -536,6 +551,42 @@ fn build_clients(
     };
     let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
     Ok((build(timeout)?, build(watch_read)?))
+}
+
+/// The files `KUBECONFIG` lists (empty entries dropped), when it lists any.
+fn kubeconfig_env_list() -> Option<Vec<PathBuf>> {
+    let value = std::env::var_os("KUBECONFIG")?;
+    let paths: Vec<PathBuf> = std::env::split_paths(&value)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    (!paths.is_empty()).then_some(paths)
+}
+
+/// Reads and merges a `KUBECONFIG` list as kubectl does: a file that does not exist is skipped
+/// (kubectl's loading rules), one that exists but cannot be read or parsed is an error, and a
+/// list of which no file exists is an error naming them.
+fn read_kubeconfig_list(paths: Vec<PathBuf>) -> Result<Kubeconfig, GatherError> {
+    let (present, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        paths.into_iter().partition(|p| p.exists());
+    if present.is_empty() {
+        return Err(GatherError::KubeconfigListMissing { paths: missing });
+    }
+    for path in &missing {
+        tracing::info!(
+            "KUBECONFIG lists {}, which does not exist: skipped (as kubectl)",
+            path.display()
+        );
+    }
+    present
+        .into_iter()
+        .try_fold(Kubeconfig::default(), |merged, path| {
+            Kubeconfig::read_from(&path)
+                .and_then(|next| merged.merge(next))
+                .map_err(|source| GatherError::Kubeconfig {
+                    path: path.clone(),
+                    source: Box::new(source),
+                })
+        })
 }
 
 type Listed = Result<Read<Vec<AnyObject>>, GatherError>;

@@ -439,7 +439,9 @@ impl WatchState {
                     namespace,
                     ..
                 } if scope.objects.is_empty() => {
-                    let ns = namespace.as_deref().unwrap_or(&self.cluster.default_ns);
+                    let ns = namespace
+                        .as_deref()
+                        .unwrap_or(crate::resolve::ALL_NAMESPACES);
                     out.mark_complete(ns, *resource);
                 }
                 ScopeKey::Named { .. } => {}
