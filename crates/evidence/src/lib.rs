@@ -26,4 +26,4 @@ pub use model::{
     SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
-pub use target::{Target, TargetError, TargetKind};
+pub use target::{closest, Target, TargetError, TargetKind};

@@ -181,10 +181,16 @@ const API_GROUPS: &[(&str, &str)] = &[
 
 /// The closest accepted spelling of `word`, if it is one typo or two away.
 fn closest_kind(word: &str) -> Option<&'static str> {
+    closest(word, SPELLINGS.iter().copied())
+}
+
+/// The candidate closest to `word`, if it is one typo away (two for words of six letters or
+/// more): for a did-you-mean.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = if word.len() >= 6 { 2 } else { 1 };
-    SPELLINGS
-        .iter()
-        .map(|s| (edit_distance(word, s), *s))
+    candidates
+        .into_iter()
+        .map(|s| (edit_distance(word, s), s))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, s)| (*d, s.len()))
         .map(|(_, s)| s)

@@ -54,7 +54,11 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         deadline,
         &server,
         "reading the workloads and their pods",
-        cluster.gather(&targets, false),
+        async {
+            let observed = cluster.gather(&targets, false).await?;
+            cluster.check_namespaces(&observed, &targets).await?;
+            Ok::<_, liveproof_gather::GatherError>(observed)
+        },
     )
     .await?;
     let facts = within(

@@ -72,6 +72,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
+                    check_namespaces(config, &cluster, &observed).await?;
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
                     let mut prepared = observed.clone();
                     let (mut report, _) =
@@ -348,6 +349,13 @@ pub async fn wait(
             Some(Some(observed)) => {
                 let observed = observed?;
                 if latest.is_none() {
+                    deadline
+                        .bound(
+                            server,
+                            &gathering,
+                            check_namespaces(config, cluster, &observed),
+                        )
+                        .await?;
                     facts = deadline
                         .bound(
                             server,
@@ -415,6 +423,22 @@ pub async fn wait(
         }
     }
     Ok(last)
+}
+
+/// A target's namespace that does not exist is a usage error (exit 2), with a did-you-mean:
+/// asked only about namespaces where nothing was found.
+async fn check_namespaces(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &Observed,
+) -> Result<(), liveproof_gather::GatherError> {
+    let resolved = resolve_targets(
+        observed,
+        &config.targets,
+        cluster.default_namespace(),
+        config.all_namespaces,
+    );
+    cluster.check_namespaces(observed, &resolved).await
 }
 
 /// `deploy/api, sts/db` for messages.

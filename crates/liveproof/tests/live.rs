@@ -630,3 +630,145 @@ async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
         run.stderr
     );
 }
+
+/// A namespace that does not exist is a usage error naming it, with a did-you-mean from the
+/// namespaces that do — for verify, stale and release show alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let k = cluster.kubeconfig();
+    for args in [
+        vec![
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "aps",
+            "--kubeconfig",
+            k,
+            "--since",
+            &since,
+        ],
+        vec![
+            "verify",
+            "aps/deploy/inventory",
+            "--kubeconfig",
+            k,
+            "--since",
+            &since,
+            "--wait",
+            "--timeout",
+            "30s",
+        ],
+        vec!["stale", "aps/deploy/inventory", "--kubeconfig", k],
+        vec![
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "aps",
+            "--kubeconfig",
+            k,
+        ],
+    ] {
+        let run = common::liveproof(&args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("namespace `aps` does not exist")
+                && run.stderr.contains("did you mean `apps`?"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// RBAC may refuse reading Namespaces: that must not block — the target is then reported
+/// missing where it was looked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_namespace_check_does_not_block() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    cluster.sim.deny("get", "namespaces", None);
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "elsewhere",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let detail = &run.report().targets[0].evidence[0].detail;
+    assert!(
+        detail.contains("there is no Deployment named inventory in namespace elsewhere"),
+        "{detail}"
+    );
+    assert!(
+        cluster
+            .sim
+            .requests()
+            .count("get", "/api/v1/namespaces/elsewhere")
+            >= 1
+    );
+}
+
+/// `release show -A NAME` finds the release in whichever namespace holds it; two namespaces
+/// holding one are listed, and -n is asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let k = cluster.kubeconfig();
+    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("inventory"), "{}", run.stdout);
+    assert!(run.stdout.contains("apps"), "{}", run.stdout);
+
+    let run = common::liveproof(&["release", "show", "nowhere", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not found in any namespace"),
+        "{}",
+        run.stderr
+    );
+
+    let mut copy = cluster
+        .sim
+        .get(
+            "v1",
+            "Secret",
+            Some(demo::NS),
+            "sh.helm.release.v1.inventory.v34",
+        )
+        .expect("the demo's release storage");
+    copy["metadata"]["namespace"] = serde_json::json!("staging");
+    for field in ["uid", "resourceVersion", "creationTimestamp"] {
+        if let Some(meta) = copy["metadata"].as_object_mut() {
+            meta.remove(field);
+        }
+    }
+    cluster.sim.apply(copy);
+    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("apps, staging") && run.stderr.contains("-n"),
+        "{}",
+        run.stderr
+    );
+}

@@ -51,6 +51,20 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("namespace `{namespace}` does not exist on the API server at {server} (it holds {target})\nhint: {}", match (suggestion, known) {
+        (Some(s), _) => format!("did you mean `{s}`? (kubectl get namespaces)"),
+        (None, Some(k)) if !k.is_empty() => format!("the namespaces are: {}", k.join(", ")),
+        _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
+    })]
+    NoNamespace {
+        server: String,
+        namespace: String,
+        target: String,
+        /// The closest namespace that exists, when they could be listed.
+        suggestion: Option<String>,
+        /// Every namespace that exists, when they could be listed (and are few).
+        known: Option<Vec<String>>,
+    },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {
         server: String,

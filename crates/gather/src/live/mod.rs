@@ -30,7 +30,7 @@ use futures::FutureExt;
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
@@ -397,6 +397,71 @@ impl Cluster {
     ) -> Result<ObservedStream, GatherError> {
         let initial = self.gather(targets, all_namespaces).await?;
         Ok(watch::start(self.clone(), targets, all_namespaces, initial))
+    }
+
+    /// For each target whose namespace holds nothing `observed` read (so the target is
+    /// missing), asks whether that namespace exists (one GET each; nothing at all when every
+    /// target was found). A namespace that does not exist is an error (a usage error: exit 2)
+    /// with a did-you-mean from the namespaces that exist, when they can be listed. A refused
+    /// GET (403) does not block: the target is then simply reported missing.
+    ///
+    /// `targets` are resolved ([`resolve_targets`](crate::resolve_targets)); a `-A` target
+    /// found nowhere (namespace `""`) is not checked.
+    pub async fn check_namespaces(
+        &self,
+        observed: &Observed,
+        targets: &[Target],
+    ) -> Result<(), GatherError> {
+        let mut holding: BTreeSet<String> = AnyObject::all_in(observed)
+            .iter()
+            .map(|o| o.namespace().to_string())
+            .collect();
+        holding.extend(observed.others.iter().filter_map(|o| {
+            o.pointer("/metadata/namespace")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        }));
+        let mut checked = BTreeSet::new();
+        for target in targets {
+            let ns = target.namespace_or(&self.default_ns);
+            if ns.is_empty() || holding.contains(ns) || !checked.insert(ns.to_string()) {
+                continue;
+            }
+            let api: Api<Namespace> = Api::all(self.client.clone());
+            match api.get_opt(ns).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    let known: Option<Vec<String>> = match api.list(&ListParams::default()).await {
+                        Ok(list) => Some(
+                            list.items
+                                .into_iter()
+                                .filter_map(|n| n.metadata.name)
+                                .collect(),
+                        ),
+                        Err(err) => {
+                            tracing::debug!("namespaces not listed: {err}");
+                            None
+                        }
+                    };
+                    let suggestion = known.as_ref().and_then(|k| {
+                        liveproof_evidence::closest(ns, k.iter().map(String::as_str))
+                            .map(str::to_string)
+                    });
+                    return Err(GatherError::NoNamespace {
+                        server: self.server.clone(),
+                        namespace: ns.to_string(),
+                        target: format!("{} {}", target.kind.cli_name(), target.name),
+                        suggestion,
+                        known: known.filter(|k| k.len() <= 20),
+                    });
+                }
+                Err(kube::Error::Api(status)) if status.code == 403 => {
+                    tracing::debug!("cannot check namespace {ns}: {}", status.message);
+                }
+                Err(err) => return Err(self.kube_error(&format!("namespace {ns}"), err)),
+            }
+        }
+        Ok(())
     }
 
     async fn lookup(&self, lookup: &Lookup) -> Result<Read<Vec<AnyObject>>, GatherError> {
