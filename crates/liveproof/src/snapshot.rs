@@ -200,6 +200,22 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     };
     let taken_at = Timestamp::now();
     let (targets, releases) = current_state(&cluster, &scope).await?;
+    // A namespace in scope where nothing was found may not exist at all (`-n aps`): asked
+    // only then, so a snapshot that found something costs no request more.
+    let empty: Vec<Target> = scope
+        .namespaces
+        .iter()
+        .filter(|ns| {
+            !targets.iter().any(|t| t.namespace.as_ref() == Some(*ns))
+                && !releases.iter().any(|r| &r.namespace == *ns)
+        })
+        .map(|ns| Target::new(TargetKind::Deployment, Some(ns), ""))
+        .collect();
+    if !empty.is_empty() {
+        cluster
+            .check_namespaces(&liveproof_evidence::Observed::default(), &empty)
+            .await?;
+    }
     let observed = cluster.gather(&targets, false).await?;
     let snapshot = Snapshot {
         schema: SNAPSHOT_SCHEMA.to_string(),

@@ -772,3 +772,45 @@ async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
         run.stderr
     );
 }
+
+/// `snapshot -n aps`: an empty snapshot of a namespace that does not exist would let a
+/// pipeline go on without a way back; it is a usage error with a did-you-mean instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snapshots = dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let k = cluster.kubeconfig();
+    let base = [
+        "snapshot",
+        "--dir",
+        snapshots,
+        "--commit",
+        "abcdef1",
+        "--kubeconfig",
+        k,
+    ];
+    let run = common::liveproof(&[&base[..], &["-n", "aps"]].concat()).await;
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("namespace `aps` does not exist")
+            && run.stderr.contains("did you mean `apps`?"),
+        "{}",
+        run.stderr
+    );
+    let run = common::liveproof(&[&base[..], &["-n", "apps"]].concat()).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        cluster
+            .sim
+            .requests()
+            .count("get", "/api/v1/namespaces/apps"),
+        0,
+        "a snapshot that found something asks nothing more"
+    );
+}

@@ -51,7 +51,7 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("namespace `{namespace}` does not exist on the API server at {server} (it holds {target})\nhint: {}", match (suggestion, known) {
+    #[error("namespace `{namespace}` does not exist on the API server at {server}{}\nhint: {}", if target.is_empty() { String::new() } else { format!(" (looking for {target})") }, match (suggestion, known) {
         (Some(s), _) => format!("did you mean `{s}`? (kubectl get namespaces)"),
         (None, Some(k)) if !k.is_empty() => format!("the namespaces are: {}", k.join(", ")),
         _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
@@ -59,6 +59,7 @@ pub enum GatherError {
     NoNamespace {
         server: String,
         namespace: String,
+        /// What was looked for there (`deployment inventory`); empty for a namespace alone.
         target: String,
         /// The closest namespace that exists, when they could be listed.
         suggestion: Option<String>,

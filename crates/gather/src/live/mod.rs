@@ -406,7 +406,8 @@ impl Cluster {
     /// GET (403) does not block: the target is then simply reported missing.
     ///
     /// `targets` are resolved ([`resolve_targets`](crate::resolve_targets)); a `-A` target
-    /// found nowhere (namespace `""`) is not checked.
+    /// found nowhere (namespace `""`) is not checked. A target with an empty name stands for
+    /// its namespace alone (e.g. a snapshot's `-n`).
     pub async fn check_namespaces(
         &self,
         observed: &Observed,
@@ -450,7 +451,11 @@ impl Cluster {
                     return Err(GatherError::NoNamespace {
                         server: self.server.clone(),
                         namespace: ns.to_string(),
-                        target: format!("{} {}", target.kind.cli_name(), target.name),
+                        target: if target.name.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{} {}", target.kind.cli_name(), target.name)
+                        },
                         suggestion,
                         known: known.filter(|k| k.len() <= 20),
                     });
