@@ -28,4 +28,4 @@ pub use model::{
     Tier, Verdict, SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
-pub use target::{Target, TargetError, TargetKind};
+pub use target::{closest, Target, TargetError, TargetKind};

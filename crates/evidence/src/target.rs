@@ -67,7 +67,9 @@ impl TargetKind {
             "release" | "releases" => TargetKind::Release,
             "helmrelease" | "helmreleases" | "hr" => TargetKind::HelmRelease,
             "kustomization" | "kustomizations" | "ks" => TargetKind::Kustomization,
-            "application" | "applications" | "app" | "apps" => TargetKind::Application,
+            // Not `apps`: that is the API group of Deployments (kubectl refuses it as a resource
+            // too), and `apps/inventory` must not be read as an Argo CD Application.
+            "application" | "applications" | "app" => TargetKind::Application,
             _ => return None,
         })
     }
@@ -92,13 +94,177 @@ pub struct Target {
 pub enum TargetError {
     #[error("target `{given}` is not KIND/NAME or NAMESPACE/KIND/NAME\nhint: e.g. `deployment/inventory` or `apps/deploy/inventory`")]
     Shape { given: String },
-    #[error(
-        "target `{given}`: unknown kind `{kind}`\nhint: accepted kinds are {}",
-        TargetKind::ACCEPTED
-    )]
-    UnknownKind { given: String, kind: String },
-    #[error("target `{given}`: `{part}` is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', at most 253 characters)")]
-    BadName { given: String, part: String },
+    /// An unknown or ambiguous kind; `why` says which, `hint` what to write instead.
+    #[error("target `{given}`: {why}\nhint: {hint}")]
+    UnknownKind {
+        given: String,
+        kind: String,
+        why: String,
+        hint: String,
+    },
+    #[error("target `{given}`: `{part}` is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', at most 253 characters){}", did_you_mean.as_ref().map(|d| format!("\nhint: did you mean `{d}`?")).unwrap_or_default())]
+    BadName {
+        given: String,
+        part: String,
+        /// The target with the name made valid, when lowercasing or `_` → `-` does it.
+        did_you_mean: Option<String>,
+    },
+}
+
+/// Every spelling [`TargetKind::parse`] accepts, for did-you-mean.
+const SPELLINGS: &[&str] = &[
+    "deployment",
+    "deployments",
+    "deploy",
+    "statefulset",
+    "statefulsets",
+    "sts",
+    "daemonset",
+    "daemonsets",
+    "ds",
+    "release",
+    "releases",
+    "helmrelease",
+    "helmreleases",
+    "hr",
+    "kustomization",
+    "kustomizations",
+    "ks",
+    "application",
+    "applications",
+    "app",
+];
+
+/// Why a kind kubectl knows is not a target, and what to verify instead.
+fn not_a_target(kind: &str, name: &str) -> Option<(String, String)> {
+    let workloads = format!("deploy/{name}, sts/{name} or ds/{name}");
+    Some(match kind {
+        "pod" | "pods" | "po" => (
+            "pods are not targets: a pod is one replica of a workload, replaced on every rollout, \
+             and liveproof proves the workload's pods as a whole"
+                .to_string(),
+            format!(
+                "verify the workload that runs it ({workloads}); `kubectl get pod {name} -o \
+                 jsonpath='{{.metadata.ownerReferences[0].kind}}/{{.metadata.ownerReferences[0].name}}'` \
+                 names its owner (for a ReplicaSet, verify its Deployment); accepted kinds are {}",
+                TargetKind::ACCEPTED
+            ),
+        ),
+        "replicaset" | "replicasets" | "rs" => (
+            "ReplicaSets are not targets: a Deployment makes a new one for every revision".to_string(),
+            "verify the Deployment that owns it: deploy/NAME (the ReplicaSet's name without its \
+             last `-HASH`)"
+                .to_string(),
+        ),
+        "service" | "services" | "svc" | "ingress" | "ingresses" | "ing" | "configmap"
+        | "configmaps" | "cm" | "secret" | "secrets" | "job" | "jobs" | "cronjob" | "cronjobs"
+        | "cj" | "namespace" | "namespaces" | "ns" => (
+            format!("`{kind}` is not a kind liveproof verifies: it proves what runs pods, and the Helm and GitOps objects that lead to them"),
+            format!(
+                "verify the workloads concerned ({workloads}; the pods read ConfigMaps and Secrets at \
+                 start: see --expect-env and --expect-secret-ref); accepted kinds are {}",
+                TargetKind::ACCEPTED
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// API groups a target's first part may be mistaken for a kind as (`apps/inventory`).
+const API_GROUPS: &[(&str, &str)] = &[
+    ("apps", "apps/v1"),
+    ("batch", "batch/v1"),
+    ("extensions", "extensions/v1beta1"),
+    ("core", "v1"),
+    ("v1", "v1"),
+];
+
+/// The closest accepted spelling of `word`, if it is one typo or two away.
+fn closest_kind(word: &str) -> Option<&'static str> {
+    closest(word, SPELLINGS.iter().copied())
+}
+
+/// The candidate closest to `word`, if it is one typo away (two for words of six letters or
+/// more): for a did-you-mean.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = if word.len() >= 6 { 2 } else { 1 };
+    candidates
+        .into_iter()
+        .map(|s| (edit_distance(word, s), s))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, s)| (*d, s.len()))
+        .map(|(_, s)| s)
+}
+
+/// Levenshtein distance, with an adjacent swap counted as one edit (`deploymnet`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The error for a kind [`TargetKind::parse`] does not accept, with the best did-you-mean.
+fn unknown_kind(given: &str, namespace: Option<&str>, kind: &str, name: &str) -> TargetError {
+    let lower = kind.to_ascii_lowercase();
+    let prefix = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
+    let (why, hint) = if let Some((why, hint)) = not_a_target(&lower, name) {
+        (why, hint)
+    } else if let Some((group, version)) = API_GROUPS.iter().find(|(g, _)| *g == lower) {
+        (
+            format!("`{kind}` is an API group ({version}), not a kind"),
+            format!(
+                "did you mean {prefix}deploy/{name} (or sts/{name}, ds/{name})? If `{kind}` is the \
+                 namespace, name the kind too: {group}/deploy/{name}, or -n {group} deploy/{name}"
+            ),
+        )
+    } else if let Some(kind_spelling) = closest_kind(&lower) {
+        (
+            format!("unknown kind `{kind}`"),
+            format!(
+                "did you mean `{prefix}{kind_spelling}/{name}`? accepted kinds are {}",
+                TargetKind::ACCEPTED
+            ),
+        )
+    } else if namespace.is_none() && is_dns_label(kind) {
+        (
+            format!("unknown kind `{kind}`"),
+            format!(
+                "accepted kinds are {}; if `{kind}` is a namespace, name the kind too: \
+                 {kind}/deploy/{name}, or -n {kind} deploy/{name}",
+                TargetKind::ACCEPTED
+            ),
+        )
+    } else {
+        (
+            format!("unknown kind `{kind}`"),
+            format!("accepted kinds are {}", TargetKind::ACCEPTED),
+        )
+    };
+    TargetError::UnknownKind {
+        given: given.to_string(),
+        kind: kind.to_string(),
+        why,
+        hint,
+    }
 }
 
 impl Target {
@@ -121,17 +287,28 @@ impl Target {
                 })
             }
         };
-        let kind_parsed = TargetKind::parse(kind).ok_or_else(|| TargetError::UnknownKind {
-            given: given.to_string(),
-            kind: kind.to_string(),
-        })?;
-        for part in namespace.iter().chain(std::iter::once(&name)) {
-            if !is_dns_subdomain(part) {
-                return Err(TargetError::BadName {
-                    given: given.to_string(),
-                    part: part.to_string(),
-                });
-            }
+        let kind_parsed =
+            TargetKind::parse(kind).ok_or_else(|| unknown_kind(given, namespace, kind, name))?;
+        let valid_namespace = namespace.is_none_or(is_dns_label);
+        if !valid_namespace || !is_dns_subdomain(name) {
+            let part = if valid_namespace {
+                name
+            } else {
+                namespace.unwrap_or_default()
+            };
+            let fix = |s: &str| s.to_ascii_lowercase().replace('_', "-");
+            let fixed_ns = namespace.map(fix);
+            let fixed_name = fix(name);
+            let valid =
+                fixed_ns.as_deref().is_none_or(is_dns_label) && is_dns_subdomain(&fixed_name);
+            return Err(TargetError::BadName {
+                given: given.to_string(),
+                part: part.to_string(),
+                did_you_mean: valid.then(|| match &fixed_ns {
+                    Some(ns) => format!("{ns}/{kind}/{fixed_name}"),
+                    None => format!("{kind}/{fixed_name}"),
+                }),
+            });
         }
         Ok(Target::new(kind_parsed, namespace, name))
     }
@@ -149,6 +326,11 @@ impl fmt::Display for Target {
             None => write!(f, "{}/{}", self.kind, self.name),
         }
     }
+}
+
+/// A namespace name: a DNS label (no dots, at most 63 characters).
+pub fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63 && !s.contains('.') && is_dns_subdomain(s)
 }
 
 fn is_dns_subdomain(s: &str) -> bool {
@@ -196,5 +378,66 @@ mod tests {
             .expect_err("unknown kind")
             .to_string();
         assert!(msg.contains("cronjob") && msg.contains("hint:"), "{msg}");
+    }
+
+    fn error(given: &str) -> String {
+        Target::parse(given).expect_err(given).to_string()
+    }
+
+    #[test]
+    fn apps_is_an_api_group_not_an_argo_cd_application() {
+        let msg = error("apps/inventory");
+        assert!(msg.contains("`apps` is an API group (apps/v1)"), "{msg}");
+        assert!(msg.contains("deploy/inventory"), "{msg}");
+        assert!(msg.contains("-n apps"), "{msg}");
+        assert_eq!(TargetKind::parse("apps"), None);
+        assert_eq!(TargetKind::parse("app"), Some(TargetKind::Application));
+    }
+
+    #[test]
+    fn a_typo_gets_a_did_you_mean() {
+        let msg = error("deploymnet/x");
+        assert!(msg.contains("did you mean `deployment/x`?"), "{msg}");
+        let msg = error("apps/statfulset/db");
+        assert!(msg.contains("did you mean `apps/statefulset/db`?"), "{msg}");
+        // Nothing close: no guess, the accepted kinds.
+        let msg = error("frobnicator/x");
+        assert!(!msg.contains("did you mean"), "{msg}");
+        assert!(msg.contains(TargetKind::ACCEPTED), "{msg}");
+    }
+
+    #[test]
+    fn pods_and_other_kinds_say_why_they_are_not_targets() {
+        let msg = error("pod/inventory-7d9c-x2k4");
+        assert!(msg.contains("pods are not targets"), "{msg}");
+        assert!(msg.contains("ownerReferences"), "{msg}");
+        let msg = error("svc/inventory");
+        assert!(msg.contains("not a kind liveproof verifies"), "{msg}");
+        // Not `sts`, one letter away: a Service is not a StatefulSet.
+        assert!(!msg.contains("did you mean"), "{msg}");
+        assert!(error("rs/inventory-7d9c").contains("verify the Deployment"));
+    }
+
+    #[test]
+    fn a_namespace_given_as_a_kind_is_pointed_out() {
+        let msg = error("shop/inventory");
+        assert!(msg.contains("shop/deploy/inventory"), "{msg}");
+    }
+
+    #[test]
+    fn an_invalid_name_gets_the_valid_spelling() {
+        let msg = error("deploy/Inventory_API");
+        assert!(
+            msg.contains("did you mean `deploy/inventory-api`?"),
+            "{msg}"
+        );
+        let msg = error("Apps/deploy/inventory");
+        assert!(msg.contains("`Apps`"), "{msg}");
+        assert!(
+            msg.contains("did you mean `apps/deploy/inventory`?"),
+            "{msg}"
+        );
+        // A namespace is a DNS label: no dots.
+        assert!(error("a.b/deploy/x").contains("`a.b`"));
     }
 }

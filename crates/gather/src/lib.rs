@@ -16,4 +16,4 @@ mod resolve;
 pub mod version;
 
 pub use live::{restart_patch, Cluster, ClusterOptions, GatherError, ObservedStream, RESTARTED_AT};
-pub use resolve::resolve_targets;
+pub use resolve::{resolve_targets, ALL_NAMESPACES};

@@ -2,14 +2,18 @@
 
 use liveproof_evidence::{Observed, Target, TargetKind};
 
+/// The namespace of a `-A` target found in none: it was looked for in every namespace.
+pub const ALL_NAMESPACES: &str = "";
+
 /// The targets to judge, each with its namespace filled in:
 ///
 /// - a target that names its namespace keeps it;
 /// - otherwise, without `-A`, it is in `default_ns`;
 /// - with `-A` (`all_namespaces`), a workload target without a namespace becomes one target per
 ///   namespace where `observed` holds a workload of that kind and name (sorted by namespace);
-///   when none holds one, it stays in `default_ns` (the live gather marks that namespace
-///   complete, because its all-namespaces LIST found nothing, so the checks say "not found").
+///   when none holds one, its namespace is [`ALL_NAMESPACES`] (`""`): it was looked for in
+///   every namespace, and the checks say so (the live gather marks `("", kind)` complete when
+///   its all-namespaces LIST found nothing, so they say "does not exist").
 ///
 /// Duplicates are removed; the order of first appearance is kept.
 pub fn resolve_targets(
@@ -37,7 +41,7 @@ pub fn resolve_targets(
         found.sort();
         found.dedup();
         if found.is_empty() {
-            push(Target::new(target.kind, Some(default_ns), &target.name));
+            push(Target::new(target.kind, Some(ALL_NAMESPACES), &target.name));
         }
         for ns in found {
             push(Target::new(target.kind, Some(&ns), &target.name));
@@ -98,7 +102,7 @@ mod tests {
                 Target::new(TargetKind::Deployment, Some("a"), "web"),
                 Target::new(TargetKind::Deployment, Some("b"), "web"),
                 Target::new(TargetKind::Deployment, Some("x"), "api"),
-                Target::new(TargetKind::StatefulSet, Some("dflt"), "db"),
+                Target::new(TargetKind::StatefulSet, Some(ALL_NAMESPACES), "db"),
             ]
         );
     }

@@ -88,6 +88,7 @@ async fn harness(objects: Vec<Value>) -> Harness {
         kubeconfig: Some(kubeconfig),
         context: None,
         namespace: None,
+        request_timeout: None,
     })
     .await
     .expect("connects");
@@ -298,6 +299,7 @@ async fn an_unreachable_cluster_is_an_error_naming_the_server() {
         kubeconfig: Some(kubeconfig),
         context: None,
         namespace: Some("apps".into()),
+        request_timeout: None,
     })
     .await
     .expect("connect sends nothing");
@@ -339,6 +341,7 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
         kubeconfig: Some(kubeconfig),
         context: Some("prod".into()),
         namespace: None,
+        request_timeout: None,
     })
     .await
     .expect_err("unknown context");
@@ -378,13 +381,17 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
     // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST + 1 pod LIST.
     assert_eq!(h.cluster.request_count(), 5, "{:?}", log.snapshot());
 
-    // Found nowhere: absent, authoritatively, in the default namespace.
+    // Found nowhere: absent, authoritatively, in every namespace (not only the default one).
     let observed = h
         .cluster
         .gather(&[deploy("nowhere")], true)
         .await
         .expect("gathers");
-    assert!(observed.is_complete("apps", ResourceKind::Deployment));
+    assert!(observed.is_complete(liveproof_gather::ALL_NAMESPACES, ResourceKind::Deployment));
+    assert_eq!(
+        resolve_targets(&observed, &[deploy("nowhere")], "apps", true),
+        [Target::new(TargetKind::Deployment, Some(""), "nowhere")]
+    );
     h.sim.shutdown().await;
 }
 
@@ -661,7 +668,8 @@ async fn a_missing_object_or_an_uninstalled_crd_is_absent_and_complete() {
         .expect("a missing CRD is not an error");
     assert!(observed.others.is_empty());
     assert!(observed.is_complete("flux", ResourceKind::HelmRelease));
-    assert_eq!(h.cluster.request_count(), 1, "nothing to follow");
+    // The GET's 404 names nothing, so discovery is asked whether the type is served at all.
+    assert_eq!(h.cluster.request_count(), 2, "the GET and its discovery; nothing to follow");
     h.sim.shutdown().await;
 
     // Flux installed, that HelmRelease not there.

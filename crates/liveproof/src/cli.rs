@@ -555,8 +555,9 @@ pub struct ClusterArgs {
     #[arg(short, long, value_name = "NS")]
     pub namespace: Option<String>,
 
-    /// Look targets that name no namespace up in every namespace.
-    #[arg(short = 'A', long, conflicts_with = "namespace")]
+    /// Look targets that name no namespace up in every namespace. As with kubectl, -A wins
+    /// over -n (the namespace is then ignored).
+    #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
     /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
@@ -566,6 +567,17 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+
+    /// How long one API request may take before it is given up (connection, TLS, answer), as
+    /// kubectl's --request-timeout: e.g. 10s, 1m. Also bounds each registry and --version-url
+    /// read. `0` is refused: unlike kubectl, liveproof never waits without a bound.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        allow_hyphen_values = true
+    )]
+    pub request_timeout: String,
 }
 
 #[derive(Debug, Args)]

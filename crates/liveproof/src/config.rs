@@ -12,7 +12,7 @@ use liveproof_evidence::{
 use liveproof_gather::live::ClusterOptions;
 use liveproof_report::{Format, TextStyle};
 
-use crate::cli::{ChangeArgs, ColorChoice, OutputFormat, VerifyArgs};
+use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, OutputFormat, VerifyArgs};
 
 /// A usage error: exit 2, message names the flag.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +59,8 @@ pub enum ConfigError {
     Timeout { given: String, reason: String },
     #[error("--report {}: {extension} names no report format\nhint: use .json, .xml (JUnit), .md or .txt, or say it: --report-format json|junit|markdown|text", path.display())]
     ReportExtension { path: PathBuf, extension: String },
+    #[error("--request-timeout `{given}` is not a duration: {reason}\nhint: e.g. --request-timeout 10s or 1m (0 is refused: every request is bounded)")]
+    RequestTimeout { given: String, reason: String },
     #[error("--from {}: no such file or directory", path.display())]
     FromMissing { path: PathBuf },
     /// A change flag given with a target kind it cannot apply to: refused, never ignored.
@@ -88,7 +90,10 @@ pub struct VerifyConfig {
     pub all_namespaces: bool,
     /// `-n`: the namespace for targets that name none (offline; live asks the kubeconfig too).
     pub namespace: Option<String>,
-    pub wait: Option<Duration>,
+    /// `--wait --timeout`: when the whole command must be done.
+    pub wait: Option<crate::deadline::Deadline>,
+    /// `--request-timeout`: bounds each API, registry and --version-url request.
+    pub request_timeout: Duration,
     pub format: Format,
     pub style: TextStyle,
     /// `--max-release-size`.
@@ -163,19 +168,19 @@ impl VerifyConfig {
                 return Err(ConfigError::FromMissing { path: path.clone() })
             }
             Some(path) => Source::Offline(path.clone()),
-            None => Source::Live(ClusterOptions {
-                kubeconfig: args.cluster.kubeconfig.clone(),
-                context: args.cluster.context.clone(),
-                namespace: args.cluster.namespace.clone(),
-            }),
+            None => Source::Live(cluster_options(&args.cluster)?),
         };
+        let request_timeout = request_timeout(&args.cluster)?;
+        // The clock starts now: --timeout bounds the whole command, the first gather included.
         let wait = if args.wait {
             // Without a change time pod_restarted can never pass, so waiting could only time
             // out: refuse now. A snapshot supplies its own time.
             if change.since.is_none() && args.snapshot.is_none() {
                 return Err(ConfigError::WaitWithoutSince);
             }
-            Some(parse_duration(&args.timeout)?)
+            Some(crate::deadline::Deadline::starting_now(parse_duration(
+                &args.timeout,
+            )?))
         } else {
             None
         };
@@ -184,8 +189,9 @@ impl VerifyConfig {
             change,
             source,
             all_namespaces: args.cluster.all_namespaces,
-            namespace: args.cluster.namespace.clone(),
+            namespace: namespace(&args.cluster),
             wait,
+            request_timeout,
             format: format(args.output),
             style,
             since_origin,
@@ -344,19 +350,52 @@ fn repo_relative(repo: &std::path::Path, path: &std::path::Path) -> Result<Strin
     Ok(if text.is_empty() { ".".into() } else { text })
 }
 
+/// `--request-timeout`, checked.
+pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
+    positive_duration(&args.request_timeout).map_err(|reason| ConfigError::RequestTimeout {
+        given: args.request_timeout.clone(),
+        reason,
+    })
+}
+
+/// `-n`, unless `-A` is given: as kubectl, `--all-namespaces` wins over `--namespace`.
+pub fn namespace(args: &ClusterArgs) -> Option<String> {
+    if args.all_namespaces {
+        if let Some(ns) = &args.namespace {
+            tracing::info!("-n {ns} ignored: -A looks in every namespace (as kubectl)");
+        }
+        return None;
+    }
+    args.namespace.clone()
+}
+
+/// How to reach the cluster, from the kubectl-style flags (the request timeout checked).
+pub fn cluster_options(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
+    Ok(ClusterOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: namespace(args),
+        request_timeout: Some(request_timeout(args)?),
+    })
+}
+
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
-    let err = |reason: String| ConfigError::Timeout {
+    positive_duration(given).map_err(|reason| ConfigError::Timeout {
         given: given.to_string(),
         reason,
-    };
+    })
+}
+
+/// A duration such as `90s` or `1h30m`, more than zero.
+fn positive_duration(given: &str) -> Result<Duration, String> {
     let d: jiff::SignedDuration = given
         .trim()
         .parse()
-        .map_err(|e: jiff::Error| err(e.to_string()))?;
+        .map_err(|e: jiff::Error| e.to_string())?;
     if d.is_negative() || d.is_zero() {
-        return Err(err("it must be positive".into()));
+        return Err("it must be positive".into());
     }
-    Duration::try_from(d).map_err(|e| err(e.to_string()))
+    Duration::try_from(d).map_err(|e| e.to_string())
 }
 
 /// Pairs the version flags: one value for all URLs, or one per URL in order.

@@ -34,6 +34,7 @@ impl RegistryFacts {
     pub async fn gather(
         policy: DigestPolicy,
         insecure_registries: &[String],
+        request_timeout: std::time::Duration,
         cluster: Option<&Cluster>,
         observed: &Observed,
         expected_digests: &[String],
@@ -50,6 +51,7 @@ impl RegistryFacts {
         let client = Client::new(ClientOptions {
             insecure_registries: insecure_registries.to_vec(),
             docker_config,
+            timeout: request_timeout,
             ..ClientOptions::default()
         })?;
         let mut scratch = observed.clone();

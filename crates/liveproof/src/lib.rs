@@ -3,6 +3,7 @@
 
 pub mod cli;
 mod config;
+mod deadline;
 pub mod demo;
 mod digests;
 mod lint;

@@ -96,7 +96,7 @@ impl Invocation {
             cluster,
             change,
             registries,
-            waited: config.wait,
+            waited: config.wait.map(|d| d.timeout),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use liveproof_evidence::{Observed, ReleaseHistory, Target, TargetKind};
-use liveproof_gather::{Cluster, ClusterOptions};
+use liveproof_gather::Cluster;
 
 use crate::cli::ReleaseShowArgs;
 
@@ -20,28 +20,84 @@ pub enum ReleaseError {
     },
     #[error("{0}")]
     Unreadable(String),
+    #[error("Helm release {name} not found in any namespace: no Secret or ConfigMap labelled owner=helm,name={name}\nhint: list the releases: kubectl get secrets -A -l owner=helm")]
+    NotFoundAnywhere { name: String },
+    #[error("Helm release {name} is installed in several namespaces: {}\nhint: pick one with -n, e.g. -n {}", namespaces.join(", "), namespaces.first().map(String::as_str).unwrap_or_default())]
+    Ambiguous {
+        name: String,
+        namespaces: Vec<String>,
+    },
+}
+
+/// The namespaces holding storage of release `name` in a `--from` dump.
+fn storage_namespaces(observed: &Observed, name: &str) -> Vec<String> {
+    observed
+        .others
+        .iter()
+        .filter(|o| matches!(o["kind"].as_str(), Some("Secret" | "ConfigMap")))
+        .filter(|o| {
+            o.pointer("/metadata/labels/owner").and_then(|v| v.as_str()) == Some("helm")
+                && o.pointer("/metadata/labels/name").and_then(|v| v.as_str()) == Some(name)
+        })
+        .filter_map(|o| o.pointer("/metadata/namespace").and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `-A`: the one namespace holding release `name`; none or several is an error (exit 2).
+fn the_one_namespace(name: &str, mut found: Vec<String>) -> Result<String, ReleaseError> {
+    found.sort();
+    found.dedup();
+    match found.as_slice() {
+        [] => Err(ReleaseError::NotFoundAnywhere {
+            name: name.to_string(),
+        }),
+        [one] => Ok(one.clone()),
+        _ => Err(ReleaseError::Ambiguous {
+            name: name.to_string(),
+            namespaces: found,
+        }),
+    }
 }
 
 pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let all_namespaces = args.cluster.all_namespaces;
     let (mut observed, namespace) = match &args.from {
         Some(path) => {
-            let ns = args
-                .cluster
-                .namespace
-                .clone()
-                .unwrap_or_else(|| "default".into());
-            (liveproof_gather::offline::load(path)?, ns)
+            let observed = liveproof_gather::offline::load(path)?;
+            let ns = if all_namespaces {
+                let found = storage_namespaces(&observed, &args.name);
+                the_one_namespace(&args.name, found)?
+            } else {
+                crate::config::namespace(&args.cluster).unwrap_or_else(|| "default".into())
+            };
+            (observed, ns)
         }
         None => {
-            let cluster = Cluster::connect(&ClusterOptions {
-                kubeconfig: args.cluster.kubeconfig.clone(),
-                context: args.cluster.context.clone(),
-                namespace: args.cluster.namespace.clone(),
-            })
-            .await?;
-            let ns = cluster.default_namespace().to_string();
+            let cluster = Cluster::connect(&crate::config::cluster_options(&args.cluster)?).await?;
+            let ns = if all_namespaces {
+                // Labels only (a metadata LIST): no release data crosses the wire to find it.
+                let found: Vec<String> = cluster
+                    .release_revisions(None)
+                    .await?
+                    .into_iter()
+                    .filter(|r| r.name == args.name)
+                    .map(|r| r.namespace)
+                    .collect();
+                the_one_namespace(&args.name, found)?
+            } else {
+                cluster.default_namespace().to_string()
+            };
             let target = Target::new(TargetKind::Release, Some(&ns), &args.name);
-            (cluster.gather(&[target], false).await?, ns)
+            let observed = cluster.gather(std::slice::from_ref(&target), false).await?;
+            if ReleaseHistory::read(&observed, &ns, &args.name)
+                .revisions
+                .is_empty()
+            {
+                // Missing: say so plainly, or that the namespace itself does not exist.
+                cluster.check_namespaces(&observed, &[target]).await?;
+            }
+            (observed, ns)
         }
     };
     observed.release_limits.max_decompressed = args.max_release_size;

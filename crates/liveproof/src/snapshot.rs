@@ -16,6 +16,7 @@ use liveproof_gather::{Cluster, ClusterOptions};
 
 use crate::cli::{ClusterArgs, RollbackArgs, SnapshotArgs};
 use crate::config::{self, Source, VerifyConfig};
+use crate::deadline::Deadline;
 
 const FILE: &str = "snapshot.json";
 
@@ -58,12 +59,8 @@ fn check_commit(commit: &str) -> Result<(), SnapshotError> {
     }
 }
 
-fn options(cluster: &ClusterArgs) -> ClusterOptions {
-    ClusterOptions {
-        kubeconfig: cluster.kubeconfig.clone(),
-        context: cluster.context.clone(),
-        namespace: cluster.namespace.clone(),
-    }
+fn options(cluster: &ClusterArgs) -> Result<ClusterOptions, config::ConfigError> {
+    config::cluster_options(cluster)
 }
 
 /// Fails when `dir` cannot take a snapshot: created if missing, then a probe the size of a
@@ -261,7 +258,7 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
             return Ok(0);
         }
     }
-    let cluster = Cluster::connect(&options(&args.cluster)).await?;
+    let cluster = Cluster::connect(&options(&args.cluster)?).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
         Some(crate::stale::declared_workloads(path, &ns)?)
@@ -296,6 +293,22 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     // change time (never rounded up past a pod that started in the same second).
     let taken_at = Timestamp::from_second(Timestamp::now().as_second())?;
     let (targets, releases) = current_state(&cluster, &scope).await?;
+    // A namespace in scope where nothing was found may not exist at all (`-n aps`): asked
+    // only then, so a snapshot that found something costs no request more.
+    let empty: Vec<Target> = scope
+        .namespaces
+        .iter()
+        .filter(|ns| {
+            !targets.iter().any(|t| t.namespace.as_ref() == Some(*ns))
+                && !releases.iter().any(|r| &r.namespace == *ns)
+        })
+        .map(|ns| Target::new(TargetKind::Deployment, Some(ns), ""))
+        .collect();
+    if !empty.is_empty() {
+        cluster
+            .check_namespaces(&liveproof_evidence::Observed::default(), &empty)
+            .await?;
+    }
     let observed = cluster.gather(&targets, false).await?;
     let snapshot = Snapshot {
         schema: SNAPSHOT_SCHEMA.to_string(),
@@ -417,11 +430,20 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
 /// `liveproof rollback`.
 pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let snapshot = load(&args.snapshot, &args.commit)?;
-    let timeout = config::parse_duration(&args.timeout)?;
-    let options = options(&args.cluster);
+    // --timeout bounds the whole rollback, the first reads included.
+    let deadline = Deadline::starting_now(config::parse_duration(&args.timeout)?);
+    let options = options(&args.cluster)?;
+    let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let ns = cluster.default_namespace().to_string();
-    let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
+    let server = cluster.server().to_string();
+    let (targets, summary) = deadline
+        .bound(
+            &server,
+            "reading what changed since the snapshot",
+            changed_targets(&cluster, &snapshot),
+        )
+        .await?;
     let base = VerifyConfig {
         targets: targets.clone(),
         change: Change {
@@ -434,6 +456,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         all_namespaces: false,
         namespace: Some(ns.clone()),
         wait: None,
+        request_timeout,
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the snapshot".into()),
@@ -449,7 +472,13 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())
     } else {
-        crate::verify::produce(&base).await?
+        deadline
+            .bound(
+                &server,
+                "verifying what changed",
+                crate::verify::produce(&base),
+            )
+            .await?
     };
     dedupe(&mut report);
     if summary.changed.is_empty() {
@@ -542,7 +571,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         let config = VerifyConfig {
             targets: restored,
             change: Change::default(),
-            wait: Some(timeout),
+            wait: Some(deadline),
             since_origin: None,
             ..base
         };
@@ -557,7 +586,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
                         .any(|e| e.check == Check::PodsCurrent && e.status == Status::Pass)
             })
         };
-        let report = crate::verify::wait(&config, &cluster, timeout, &rolled_back).await?;
+        let report = crate::verify::wait(&config, &cluster, deadline, &rolled_back).await?;
         liveproof_report::render(&report, config.format, config.style, out)?;
         live = rolled_back(&report);
     }

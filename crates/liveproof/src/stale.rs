@@ -6,10 +6,11 @@ use std::io::Write;
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
 use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, Verdict};
-use liveproof_gather::{Cluster, ClusterOptions};
+use liveproof_gather::Cluster;
 
 use crate::cli::{StaleArgs, StaleFormat};
 use crate::config::{self, Source, VerifyConfig};
+use crate::deadline::{within, Deadline};
 use crate::digests::RegistryFacts;
 use liveproof_report::RestartOutcome;
 
@@ -24,30 +25,55 @@ pub enum StaleError {
 }
 
 pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    if args.wait {
-        // Refused before any request, as every bad flag is.
-        config::parse_duration(&args.timeout)?;
-    }
-    let options = ClusterOptions {
-        kubeconfig: args.cluster.kubeconfig.clone(),
-        context: args.cluster.context.clone(),
-        namespace: args.cluster.namespace.clone(),
+    // With --wait, --timeout bounds the whole command from here; without, each request is
+    // bounded by --request-timeout.
+    let deadline = if args.wait {
+        Some(Deadline::starting_now(config::parse_duration(
+            &args.timeout,
+        )?))
+    } else {
+        None
     };
+    let options = config::cluster_options(&args.cluster)?;
+    let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
+    let server = cluster.server().to_string();
     let ns = cluster.default_namespace().to_string();
-    let targets = scope(args, &cluster, &ns).await?;
+    let targets = within(
+        deadline,
+        &server,
+        "listing the workloads to check",
+        scope(args, &cluster, &ns),
+    )
+    .await?;
     let policy = if args.check_digests {
         DigestPolicy::AllTags
     } else {
         DigestPolicy::Mutable
     };
-    let mut observed = cluster.gather(&targets, false).await?;
-    let facts = RegistryFacts::gather(
-        policy,
-        &args.insecure_registry,
-        Some(&cluster),
-        &observed,
-        &[],
+    let mut observed = within(
+        deadline,
+        &server,
+        "reading the workloads and their pods",
+        async {
+            let observed = cluster.gather(&targets, false).await?;
+            cluster.check_namespaces(&observed, &targets).await?;
+            Ok::<_, liveproof_gather::GatherError>(observed)
+        },
+    )
+    .await?;
+    let facts = within(
+        deadline,
+        &server,
+        "reading what the images' tags resolve to",
+        RegistryFacts::gather(
+            policy,
+            &args.insecure_registry,
+            request_timeout,
+            Some(&cluster),
+            &observed,
+            &[],
+        ),
     )
     .await?;
     facts.apply(&mut observed);
@@ -75,8 +101,18 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         0
     };
     let (code, restart) = if args.restart {
-        let (code, outcome) =
-            restart(args, &cluster, options, &ns, &stale, unknown, policy).await?;
+        let (code, outcome) = restart(
+            args,
+            &cluster,
+            options,
+            &ns,
+            &stale,
+            unknown,
+            policy,
+            deadline,
+            request_timeout,
+        )
+        .await?;
         (
             if stale.is_empty() {
                 untouched_code
@@ -105,11 +141,13 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
 async fn restart(
     args: &StaleArgs,
     cluster: &Cluster,
-    options: ClusterOptions,
+    options: liveproof_gather::ClusterOptions,
     ns: &str,
     stale: &[&Target],
     unknown: bool,
     policy: DigestPolicy,
+    deadline: Option<Deadline>,
+    request_timeout: std::time::Duration,
 ) -> anyhow::Result<(u8, RestartOutcome)> {
     let mut outcome = RestartOutcome {
         dry_run: args.dry_run,
@@ -160,9 +198,7 @@ async fn restart(
         }
     }
     let failed = !outcome.failed.is_empty();
-    let timeout = if args.wait {
-        config::parse_duration(&args.timeout)?
-    } else {
+    let Some(deadline) = deadline else {
         return Ok((u8::from(failed), outcome));
     };
     let config = VerifyConfig {
@@ -177,7 +213,8 @@ async fn restart(
         source: Source::Live(options),
         all_namespaces: false,
         namespace: Some(ns.to_string()),
-        wait: Some(timeout),
+        wait: Some(deadline),
+        request_timeout,
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the restart".into()),

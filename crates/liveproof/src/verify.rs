@@ -1,7 +1,6 @@
 //! `liveproof verify`: gather, judge, render, exit with the verdict.
 
 use std::io::Write;
-use std::time::Instant;
 
 use futures::StreamExt;
 use liveproof_evidence::{
@@ -11,6 +10,7 @@ use liveproof_evidence::{
 use liveproof_gather::{resolve_targets, Cluster};
 
 use crate::config::{Source, VerifyConfig};
+use crate::deadline::Deadline;
 use crate::digests::RegistryFacts;
 use crate::progress::Progress;
 
@@ -81,6 +81,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                     let observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
+                    check_namespaces(config, &cluster, &observed).await?;
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
                     let mut prepared = observed.clone();
                     let (mut report, _) =
@@ -89,8 +90,8 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                     explain(config, &cluster, &mut prepared, &mut report).await;
                     with_versions(config, report).await
                 }
-                Some(timeout) => {
-                    wait(config, &cluster, timeout, &|r: &Report| {
+                Some(deadline) => {
+                    wait(config, &cluster, deadline, &|r: &Report| {
                         r.verdict == Verdict::Live
                     })
                     .await?
@@ -276,6 +277,7 @@ async fn registry_facts(
     RegistryFacts::gather(
         config.change.digests,
         &config.insecure_registries,
+        config.request_timeout,
         cluster,
         observed,
         &config
@@ -357,21 +359,32 @@ fn chart_changes(
 }
 
 /// Watches until `done` holds for the judgement (for verify: live), a failure is final, or the
-/// timeout; returns the last judgement.
+/// deadline; returns the last judgement. The deadline bounds everything here: the first gather
+/// and the registry reads (past it: [`OutOfTime`](crate::deadline::OutOfTime), exit 2), the
+/// watch (past it: the last judgement), and the diagnostics read at the end.
 pub async fn wait(
     config: &VerifyConfig,
     cluster: &Cluster,
-    timeout: std::time::Duration,
+    deadline: Deadline,
     done: &dyn Fn(&Report) -> bool,
 ) -> anyhow::Result<Report> {
-    let deadline = Instant::now() + timeout;
+    // The watch stops a little early, so the diagnostics of a target that is not live can
+    // still be read before the deadline.
+    let explain_reserve = (deadline.timeout / 10).min(std::time::Duration::from_secs(5));
+    let watch_until = deadline.at - explain_reserve;
     let mut progress = Progress::start("gathering");
     let ns = cluster.default_namespace();
+    let server = cluster.server();
+    let gathering = format!("gathering {}", describe(&config.targets));
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
     let mut facts = RegistryFacts::default();
     let mut updates = Box::pin(
-        cluster
-            .watch(&config.targets, config.all_namespaces)
+        deadline
+            .bound(
+                server,
+                &gathering,
+                cluster.watch(&config.targets, config.all_namespaces),
+            )
             .await?,
     );
     // A server's reported version moves without any Kubernetes event: while one is expected,
@@ -382,14 +395,27 @@ pub async fn wait(
     let mut last: Option<Report> = None;
     loop {
         let event = tokio::select! {
-            next = tokio::time::timeout_at(deadline.into(), updates.next()) => next.ok().flatten().map(Some),
+            next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
             _ = tick.tick(), if !config.versions.is_empty() && latest.is_some() => Some(None),
         };
         let observed = match event {
             Some(Some(observed)) => {
                 let observed = observed?;
                 if latest.is_none() {
-                    facts = registry_facts(config, Some(cluster), &observed).await?;
+                    deadline
+                        .bound(
+                            server,
+                            &gathering,
+                            check_namespaces(config, cluster, &observed),
+                        )
+                        .await?;
+                    facts = deadline
+                        .bound(
+                            server,
+                            "reading what the images' tags resolve to",
+                            registry_facts(config, Some(cluster), &observed),
+                        )
+                        .await?;
                 }
                 latest = Some(observed.clone());
                 observed
@@ -401,24 +427,29 @@ pub async fn wait(
             // The stream ended or the time is up: report what was seen last.
             None => {
                 if last.is_none() {
-                    let observed = cluster
-                        .gather(&config.targets, config.all_namespaces)
-                        .await?;
-                    facts = registry_facts(config, Some(cluster), &observed).await?;
-                    let (report, _) = judge_snapshot(config, &facts, observed, ns)?;
-                    last = Some(with_versions(config, report).await);
+                    return Err(crate::deadline::OutOfTime {
+                        server: server.to_string(),
+                        what: gathering,
+                        timeout: deadline.timeout,
+                    }
+                    .into());
                 }
                 if last.as_ref().is_some_and(|r| !done(r)) {
                     tracing::warn!(
                         "--timeout {} ended before the change was live",
-                        humanize(timeout)
+                        humanize(deadline.timeout)
                     );
                 }
                 break;
             }
         };
         let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
-        let report = with_versions(config, report).await;
+        let report =
+            match tokio::time::timeout_at(deadline.at, with_versions(config, report.clone())).await
+            {
+                Ok(report) => report,
+                Err(_) => report,
+            };
         progress.say(&waiting_for(&report));
         let finished = done(&report);
         last = Some(report);
@@ -426,7 +457,7 @@ pub async fn wait(
             tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
             break;
         }
-        if finished || Instant::now() >= deadline {
+        if finished || tokio::time::Instant::now() >= watch_until {
             break;
         }
     }
@@ -435,9 +466,44 @@ pub async fn wait(
         last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
     if let Some(mut observed) = latest {
         facts.apply(&mut observed);
-        explain(config, cluster, &mut observed, &mut last).await;
+        let explained = tokio::time::timeout_at(
+            deadline.at,
+            explain(config, cluster, &mut observed, &mut last),
+        )
+        .await;
+        if explained.is_err() {
+            tracing::warn!("the diagnostics could not be read before --timeout ran out");
+        }
     }
     Ok(last)
+}
+
+/// A target's namespace that does not exist is a usage error (exit 2), with a did-you-mean:
+/// asked only about namespaces where nothing was found.
+async fn check_namespaces(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &Observed,
+) -> Result<(), liveproof_gather::GatherError> {
+    let resolved = resolve_targets(
+        observed,
+        &config.targets,
+        cluster.default_namespace(),
+        config.all_namespaces,
+    );
+    cluster.check_namespaces(observed, &resolved).await
+}
+
+/// `deploy/api, sts/db` for messages.
+fn describe(targets: &[Target]) -> String {
+    if targets.is_empty() {
+        return "the targets".to_string();
+    }
+    targets
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -448,12 +514,8 @@ async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
     if config.versions.is_empty() {
         return report;
     }
-    let readings = liveproof_gather::version::read_versions(
-        &config.versions,
-        std::time::Duration::from_secs(10),
-        2,
-    )
-    .await;
+    let readings =
+        liveproof_gather::version::read_versions(&config.versions, config.request_timeout, 2).await;
     let evidence = liveproof_evidence::server::judge(&config.versions, &readings);
     for (expectation, item) in config.versions.iter().zip(evidence) {
         let verdict = match item.status {
@@ -470,7 +532,7 @@ async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
                     // A wait just ran out: the same wait again would end the same way.
                     Some(waited) => format!(
                         " (it did not within --timeout {}: find what still serves the old build before waiting longer)",
-                        humanize(waited)
+                        humanize(waited.timeout)
                     ),
                     None => " (and wait for it: --wait)".into(),
                 }
@@ -496,11 +558,7 @@ async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
     report
 }
 
-fn humanize(d: std::time::Duration) -> String {
-    jiff::SignedDuration::try_from(d)
-        .map(|d| format!("{d:#}"))
-        .unwrap_or_else(|_| format!("{}s", d.as_secs()))
-}
+use liveproof_gather::live::humanize;
 
 /// What a waiting person wants to read: per target not yet live, the pods and the first
 /// thing still missing.
@@ -522,7 +580,11 @@ fn waiting_for(report: &Report) -> String {
                     matches!(e.status, Status::Fail | Status::Unknown)
                         && e.check != Check::PodsCurrent
                 })
-                .map(|e| format!("{}: {}", e.check, e.observed));
+                .map(|e| match e.observed.as_str() {
+                    // A target that does not exist (yet): say where it was looked for.
+                    "not found" => e.detail.clone(),
+                    observed => format!("{}: {observed}", e.check),
+                });
             let what: Vec<String> = pods.into_iter().chain(blocking).collect();
             format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))
         })

@@ -347,6 +347,43 @@ fn target_with_an_invalid_name() {
     }
 }
 
+/// `apps` is Deployments' API group: `verify apps/inventory -n apps` once read it as an Argo CD
+/// Application and answered "not live: not found". It is a usage error with a did-you-mean.
+#[test]
+fn apps_as_a_kind_is_an_api_group_with_a_did_you_mean() {
+    let run = liveproof(&[
+        "verify",
+        "apps/inventory",
+        "-n",
+        "apps",
+        "--since",
+        SINCE,
+        "--from",
+        &live_dump(),
+    ]);
+    run.assert_refused(2, "apps/inventory").assert_stderr_names(
+        &["API group (apps/v1)", "deploy/inventory", "-n apps"],
+        "apps/inventory",
+    );
+}
+
+#[test]
+fn a_misspelt_kind_gets_a_did_you_mean_and_a_pod_says_why_not() {
+    let run = liveproof(&[
+        "verify",
+        "deploymnet/x",
+        "--since",
+        SINCE,
+        "--from",
+        &live_dump(),
+    ]);
+    run.assert_refused(2, "deploymnet/x")
+        .assert_stderr_names(&["did you mean `deployment/x`?"], "deploymnet/x");
+    let run = liveproof(&["verify", "pod/x", "--since", SINCE, "--from", &live_dump()]);
+    run.assert_refused(2, "pod/x")
+        .assert_stderr_names(&["pods are not targets", "deployment (deploy)"], "pod/x");
+}
+
 #[test]
 fn target_with_too_many_parts() {
     let run = liveproof(&[

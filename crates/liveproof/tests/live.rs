@@ -396,3 +396,421 @@ async fn runs_as_a_kubectl_plugin() {
     );
     assert!(stdout.contains("verdict: not_live"), "{stdout}");
 }
+
+/// A quiet but healthy watch (nothing changes, so the server sends nothing) is not a request
+/// that timed out: with `--request-timeout 1s` the wait still ends at its own `--timeout`
+/// with the last evidence, each watch opened once and never cut by the read timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_watch_outlives_the_request_timeout() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "6s",
+        "--request-timeout",
+        "1s",
+        "-v",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report().verdict, Verdict::NotLive);
+    assert!(!run.stderr.contains("did not answer"), "{}", run.stderr);
+    let watches: Vec<(String, String, u64)> = cluster
+        .sim
+        .requests()
+        .snapshot()
+        .into_iter()
+        .filter(|(verb, _, _)| verb == "watch")
+        .collect();
+    assert!(!watches.is_empty(), "it watched");
+    assert!(
+        watches.iter().all(|(_, _, n)| *n == 1),
+        "a watch was cut and re-opened: {watches:?}\n{}",
+        run.stderr
+    );
+}
+
+/// A first deploy: the Deployment does not exist when `--wait` starts. It is reported as
+/// missing, waited for, noticed when it is created (through the watch), and proven live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_notices_a_workload_created_after_it_started() {
+    let (created_later, present): (Vec<serde_json::Value>, Vec<serde_json::Value>) =
+        demo::story_before(now() - SignedDuration::from_hours(96))
+            .into_iter()
+            .partition(|o| {
+                matches!(
+                    o["kind"].as_str(),
+                    Some("Deployment" | "ReplicaSet" | "Pod")
+                )
+            });
+    assert!(!created_later.is_empty());
+    let cluster = common::Cluster::start(present, demo::NS).await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let deploy = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        for object in created_later {
+            cluster.sim.apply(object);
+        }
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, deploy);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
+    // It said what it was waiting for while the Deployment did not exist.
+    assert!(
+        run.stderr
+            .contains("there is no Deployment named inventory in namespace apps"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `-A` looked in every namespace, so a missing target says so — not "not in default".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/nowhere",
+        "-A",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    let target = &report.targets[0];
+    assert_eq!(target.namespace, "", "{target:?}");
+    let readback = &target.evidence[0];
+    assert_eq!(readback.status, Status::Fail);
+    assert!(
+        readback.detail.contains("in any namespace") && !readback.detail.contains("default"),
+        "{readback:?}"
+    );
+}
+
+/// As kubectl: `-A` wins over `-n` (kubectl 1.37 lists every namespace and ignores `-n`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_namespaces_wins_over_namespace_as_in_kubectl() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "elsewhere",
+        "-A",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report.targets[0].namespace, "apps", "{:?}", report.targets);
+    // And kubectl itself does the same with the same flags.
+    let out = std::process::Command::new(kubectl_path())
+        .args([
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "get",
+            "deployments",
+            "-n",
+            "elsewhere",
+            "-A",
+            "-o",
+            "name",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("deployment.apps/inventory"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A `KUBECONFIG` list with a file that does not exist is read as kubectl reads it: the
+/// missing file is skipped; a list where every file is missing is an error naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing");
+    let list = format!("{}:{}", missing.display(), cluster.kubeconfig());
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let args = [
+        "verify",
+        "deploy/inventory",
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ];
+    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &list)]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.report().targets[0].namespace, "apps");
+    let out = std::process::Command::new(kubectl_path())
+        .args(["get", "deployments", "-o", "name"])
+        .env("KUBECONFIG", &list)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl too: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let all_missing = format!(
+        "{}:{}",
+        missing.display(),
+        dir.path().join("also").display()
+    );
+    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &all_missing)]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("KUBECONFIG") && run.stderr.contains(&missing.display().to_string()),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A namespace that does not exist is a usage error naming it, with a did-you-mean from the
+/// namespaces that do — for verify, stale and release show alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let k = cluster.kubeconfig();
+    for args in [
+        vec![
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "aps",
+            "--kubeconfig",
+            k,
+            "--since",
+            &since,
+        ],
+        vec![
+            "verify",
+            "aps/deploy/inventory",
+            "--kubeconfig",
+            k,
+            "--since",
+            &since,
+            "--wait",
+            "--timeout",
+            "30s",
+        ],
+        vec!["stale", "aps/deploy/inventory", "--kubeconfig", k],
+        vec![
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "aps",
+            "--kubeconfig",
+            k,
+        ],
+    ] {
+        let run = common::liveproof(&args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("namespace `aps` does not exist")
+                && run.stderr.contains("did you mean `apps`?"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// RBAC may refuse reading Namespaces: that must not block — the target is then reported
+/// missing where it was looked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_namespace_check_does_not_block() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    cluster.sim.deny("get", "namespaces", None);
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "elsewhere",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let detail = &run.report().targets[0].evidence[0].detail;
+    assert!(
+        detail.contains("there is no Deployment named inventory in namespace elsewhere"),
+        "{detail}"
+    );
+    assert!(
+        cluster
+            .sim
+            .requests()
+            .count("get", "/api/v1/namespaces/elsewhere")
+            >= 1
+    );
+}
+
+/// `release show -A NAME` finds the release in whichever namespace holds it; two namespaces
+/// holding one are listed, and -n is asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let k = cluster.kubeconfig();
+    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("inventory"), "{}", run.stdout);
+    assert!(run.stdout.contains("apps"), "{}", run.stdout);
+
+    let run = common::liveproof(&["release", "show", "nowhere", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not found in any namespace"),
+        "{}",
+        run.stderr
+    );
+
+    let mut copy = cluster
+        .sim
+        .get(
+            "v1",
+            "Secret",
+            Some(demo::NS),
+            "sh.helm.release.v1.inventory.v34",
+        )
+        .expect("the demo's release storage");
+    copy["metadata"]["namespace"] = serde_json::json!("staging");
+    for field in ["uid", "resourceVersion", "creationTimestamp"] {
+        if let Some(meta) = copy["metadata"].as_object_mut() {
+            meta.remove(field);
+        }
+    }
+    cluster.sim.apply(copy);
+    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("apps, staging") && run.stderr.contains("-n"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `snapshot -n aps`: an empty snapshot of a namespace that does not exist would let a
+/// pipeline go on without a way back; it is a usage error with a did-you-mean instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snapshots = dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let k = cluster.kubeconfig();
+    let base = [
+        "snapshot",
+        "--dir",
+        snapshots,
+        "--commit",
+        "abcdef1",
+        "--kubeconfig",
+        k,
+    ];
+    let run = common::liveproof(&[&base[..], &["-n", "aps"]].concat()).await;
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("namespace `aps` does not exist")
+            && run.stderr.contains("did you mean `apps`?"),
+        "{}",
+        run.stderr
+    );
+    let run = common::liveproof(&[&base[..], &["-n", "apps"]].concat()).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        cluster
+            .sim
+            .requests()
+            .count("get", "/api/v1/namespaces/apps"),
+        0,
+        "a snapshot that found something asks nothing more"
+    );
+}

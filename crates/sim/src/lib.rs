@@ -268,11 +268,37 @@ impl Simulator {
         if self.gitops_crds {
             store.install(resource::gitops_crds());
         }
+        // A real cluster holds the namespace of every object in it, and `default`; fixtures
+        // name them only implicitly. Objects given later through the API get no such help.
+        let mut namespaces: std::collections::BTreeSet<String> =
+            std::iter::once("default".to_string()).collect();
         for obj in self.objects {
-            controller_apply(&mut store, obj).map_err(|(object, e)| SimError::InvalidObject {
-                object,
-                message: e.message,
+            let namespace = meta_str(&obj, "namespace").map(str::to_owned);
+            let stored = controller_apply(&mut store, obj).map_err(|(object, e)| {
+                SimError::InvalidObject {
+                    object,
+                    message: e.message,
+                }
             })?;
+            let namespaced = stored
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
+                .is_some();
+            namespaces.extend(namespace.filter(|_| namespaced));
+        }
+        for ns in namespaces {
+            let exists = store
+                .lookup("v1", "Namespace")
+                .is_some_and(|info| store.objects.contains_key(&Store::key(&info, None, &ns)));
+            if !exists {
+                let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+                controller_apply(&mut store, namespace).map_err(|(object, e)| {
+                    SimError::InvalidObject {
+                        object,
+                        message: e.message,
+                    }
+                })?;
+            }
         }
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
             .await

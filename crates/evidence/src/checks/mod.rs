@@ -315,12 +315,40 @@ fn workload_findings(
                     resource.plural()
                 ),
             )
+        } else if namespace.is_empty() && observed.is_complete(namespace, resource) {
+            // `-A` found it in no namespace (the gather's ALL_NAMESPACES).
+            (
+                Status::Fail,
+                format!(
+                    "there is no {kind} named {} in any namespace (looked in every namespace: -A)",
+                    target.name
+                ),
+                format!(
+                    "check the name (kubectl get {} -A), or whether the change created it at all; --wait waits for it to appear",
+                    resource.plural()
+                ),
+            )
         } else if observed.is_complete(namespace, resource) {
             (
                 Status::Fail,
-                format!("{kind} {namespace}/{} does not exist in the cluster", target.name),
                 format!(
-                    "check the name and namespace (kubectl -n {namespace} get {}), or whether the change created it at all",
+                    "there is no {kind} named {} in namespace {namespace} (looked only there)",
+                    target.name
+                ),
+                format!(
+                    "check the name and namespace (kubectl -n {namespace} get {}; -A looks in every namespace), or whether the change created it at all; --wait waits for it to appear",
+                    resource.plural()
+                ),
+            )
+        } else if namespace.is_empty() {
+            (
+                Status::Unknown,
+                format!(
+                    "the input holds no {kind} named {} in any namespace",
+                    target.name
+                ),
+                format!(
+                    "include it in the dump: kubectl get {} -A -o yaml",
                     resource.plural()
                 ),
             )

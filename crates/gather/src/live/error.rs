@@ -21,6 +21,8 @@ pub enum GatherError {
         #[source]
         source: Box<kube::config::KubeconfigError>,
     },
+    #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    KubeconfigListMissing { paths: Vec<PathBuf> },
     #[error("no cluster configured: {source}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
     NoConfig {
         #[source]
@@ -40,6 +42,29 @@ pub enum GatherError {
         cause: String,
         #[source]
         source: Box<kube::Error>,
+    },
+    #[error("the API server at {server} did not answer within {} (reading {what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)", humanize(*after))]
+    Timeout {
+        server: String,
+        what: String,
+        after: std::time::Duration,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("namespace `{namespace}` does not exist on the API server at {server}{}\nhint: {}", if target.is_empty() { String::new() } else { format!(" (looking for {target})") }, match (suggestion, known) {
+        (Some(s), _) => format!("did you mean `{s}`? (kubectl get namespaces)"),
+        (None, Some(k)) if !k.is_empty() => format!("the namespaces are: {}", k.join(", ")),
+        _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
+    })]
+    NoNamespace {
+        server: String,
+        namespace: String,
+        /// What was looked for there (`deployment inventory`); empty for a namespace alone.
+        target: String,
+        /// The closest namespace that exists, when they could be listed.
+        suggestion: Option<String>,
+        /// Every namespace that exists, when they could be listed (and are few).
+        known: Option<Vec<String>>,
     },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {
@@ -102,11 +127,22 @@ pub enum GatherError {
 
 impl GatherError {
     /// Turns a client error met while reading `what` into the error a person can act on.
-    pub(crate) fn from_kube(server: &str, what: &str, err: kube::Error) -> GatherError {
+    pub(crate) fn from_kube(
+        server: &str,
+        timeout: std::time::Duration,
+        what: &str,
+        err: kube::Error,
+    ) -> GatherError {
         let server = server.to_string();
         let what = what.to_string();
         let cause = root_cause(&err);
         match &err {
+            _ if is_timeout(&err) => GatherError::Timeout {
+                server,
+                what,
+                after: timeout,
+                source: Box::new(err),
+            },
             kube::Error::Api(status) if status.code == 401 => GatherError::Unauthorized {
                 server,
                 what,
@@ -162,6 +198,31 @@ pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     } else {
         root
     }
+}
+
+/// A request given up by the client's connect, read or write timeout (hyper-timeout reports
+/// `io::ErrorKind::TimedOut`).
+pub(crate) fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        if e.is::<tokio::time::error::Elapsed>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// `30s`, `1m 30s`: a duration as a person writes it.
+pub fn humanize(d: std::time::Duration) -> String {
+    jiff::SignedDuration::try_from(d)
+        .map(|d| format!("{d:#}"))
+        .unwrap_or_else(|_| format!("{}s", d.as_secs()))
 }
 
 fn is_tls(err: &(dyn std::error::Error + 'static)) -> bool {

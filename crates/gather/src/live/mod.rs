@@ -23,18 +23,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
-pub use error::GatherError;
+pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, RESTARTED_AT};
 
@@ -50,17 +51,33 @@ pub struct ClusterOptions {
     pub context: Option<String>,
     /// `-n`: the namespace for targets that do not name one.
     pub namespace: Option<String>,
+    /// `--request-timeout`: how long one request may take (connect, TLS, each read and
+    /// write); [`DEFAULT_REQUEST_TIMEOUT`] when `None`.
+    pub request_timeout: Option<Duration>,
 }
+
+/// kubectl has no default request timeout; we never wait without a bound.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Watches ask the server to end them after this long (`timeoutSeconds`) and are re-opened:
+/// a quiet but healthy watch sends nothing, so the read timeout of a watch is this plus the
+/// request timeout, never the request timeout alone.
+pub(crate) const WATCH_SECONDS: u32 = 60;
 
 /// A connection to one API server, counting every request it sends.
 #[derive(Clone)]
 pub struct Cluster {
     client: kube::Client,
+    /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
+    watch_client: kube::Client,
     default_ns: String,
     server: String,
     /// The kubeconfig context in use (none in a pod's service account).
     context: Option<String>,
     requests: Arc<AtomicU64>,
+    request_timeout: Duration,
+    /// What the clients were built from, to rebuild them with another timeout.
+    config: kube::Config,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -129,6 +146,17 @@ impl Cluster {
                     .await
                     .map_err(kubeconfig_err)?
             }
+            // kube-rs refuses a KUBECONFIG list with a missing file; kubectl skips it.
+            None if kubeconfig_env_list().is_some() => {
+                let config_err = |source| GatherError::Config {
+                    context: opts.context.clone(),
+                    source: Box::new(source),
+                };
+                let kubeconfig = read_kubeconfig_list(kubeconfig_env_list().unwrap_or_default())?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
+                    .await
+                    .map_err(config_err)?
+            }
             None if opts.context.is_some() => kube::Config::from_kubeconfig(&kc_opts)
                 .await
                 .map_err(|source| GatherError::Config {
@@ -143,11 +171,15 @@ impl Cluster {
         };
         let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
         cluster.context = opts.context.clone().or_else(|| current_context(opts));
+        if let Some(timeout) = opts.request_timeout {
+            cluster = cluster.with_request_timeout(timeout)?;
+        }
         Ok(cluster)
     }
 
-    /// A cluster from an already built configuration (`namespace` overrides its default).
-    /// Async because the client's request queue runs on the current Tokio runtime.
+    /// A cluster from an already built configuration (`namespace` overrides its default),
+    /// with the [`DEFAULT_REQUEST_TIMEOUT`]. Async because the client's request queue runs on
+    /// the current Tokio runtime.
     pub async fn from_config(
         mut config: kube::Config,
         namespace: Option<String>,
@@ -161,35 +193,44 @@ impl Cluster {
         // Our own retry layer sits outside the request counter; kube's would retry unseen.
         config.default_retry = false;
         let requests = Arc::new(AtomicU64::new(0));
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
-            GatherError::Client {
-                server: server.clone(),
-                cause: error::root_cause(&source),
-                source: Box::new(source),
-            }
-        })?;
-        let client = builder
-            .with_layer(&service::CountRequestsLayer {
-                count: Arc::clone(&requests),
-            })
-            // Retry needs a cloneable service; the buffer makes one.
-            .with_layer(&tower::buffer::BufferLayer::new(64))
-            .with_layer(&tower::retry::RetryLayer::new(
-                service::TransientRetry::default(),
-            ))
-            .build();
+        let (client, watch_client) =
+            build_clients(&config, &server, &requests, DEFAULT_REQUEST_TIMEOUT)?;
         Ok(Cluster {
             client,
+            watch_client,
             default_ns,
             server,
             context: None,
             requests,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            config,
         })
     }
 
     /// The kubeconfig context in use, for the report (none in a pod's service account).
     pub fn context(&self) -> Option<&str> {
         self.context.as_deref()
+    }
+
+    /// The same cluster with another `--request-timeout` (the clients are rebuilt; no request
+    /// is sent).
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
+        let (client, watch_client) =
+            build_clients(&self.config, &self.server, &self.requests, timeout)?;
+        self.client = client;
+        self.watch_client = watch_client;
+        self.request_timeout = timeout;
+        Ok(self)
+    }
+
+    /// How long one request may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// A client error met while reading `what`, as the error a person can act on.
+    pub(crate) fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
+        GatherError::from_kube(&self.server, self.request_timeout, what, err)
     }
 
     /// `-n`, else the context's namespace (or the service account's), else `default`.
@@ -225,7 +266,7 @@ impl Cluster {
     ///   then says which namespaces to judge it in. Helm and GitOps targets without a namespace
     ///   are read in the default namespace, `-A` or not.
     /// - A missing workload is absent and its `(namespace, kind)` is marked complete, so its
-    ///   absence is authoritative.
+    ///   absence is authoritative (`("", kind)` when `-A` found it in no namespace).
     /// - `(namespace, kind)` is marked complete for every successful LIST; `(namespace, Pod)`
     ///   when every pod LIST there succeeded (complete for the workloads' selectors).
     pub async fn gather(
@@ -264,7 +305,11 @@ impl Cluster {
             match result? {
                 Read::Got(objects) => {
                     if objects.is_empty() {
-                        let ns = lookup.namespace.as_deref().unwrap_or(&self.default_ns);
+                        // Found in no namespace with -A: absent everywhere (ALL_NAMESPACES).
+                        let ns = lookup
+                            .namespace
+                            .as_deref()
+                            .unwrap_or(crate::resolve::ALL_NAMESPACES);
                         observed.mark_complete(ns, lookup.resource);
                     }
                     for object in objects {
@@ -361,6 +406,76 @@ impl Cluster {
     ) -> Result<ObservedStream, GatherError> {
         let initial = self.gather(targets, all_namespaces).await?;
         Ok(watch::start(self.clone(), targets, all_namespaces, initial))
+    }
+
+    /// For each target whose namespace holds nothing `observed` read (so the target is
+    /// missing), asks whether that namespace exists (one GET each; nothing at all when every
+    /// target was found). A namespace that does not exist is an error (a usage error: exit 2)
+    /// with a did-you-mean from the namespaces that exist, when they can be listed. A refused
+    /// GET (403) does not block: the target is then simply reported missing.
+    ///
+    /// `targets` are resolved ([`resolve_targets`](crate::resolve_targets)); a `-A` target
+    /// found nowhere (namespace `""`) is not checked. A target with an empty name stands for
+    /// its namespace alone (e.g. a snapshot's `-n`).
+    pub async fn check_namespaces(
+        &self,
+        observed: &Observed,
+        targets: &[Target],
+    ) -> Result<(), GatherError> {
+        let mut holding: BTreeSet<String> = AnyObject::all_in(observed)
+            .iter()
+            .map(|o| o.namespace().to_string())
+            .collect();
+        holding.extend(observed.others.iter().filter_map(|o| {
+            o.pointer("/metadata/namespace")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        }));
+        let mut checked = BTreeSet::new();
+        for target in targets {
+            let ns = target.namespace_or(&self.default_ns);
+            if ns.is_empty() || holding.contains(ns) || !checked.insert(ns.to_string()) {
+                continue;
+            }
+            let api: Api<Namespace> = Api::all(self.client.clone());
+            match api.get_opt(ns).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    let known: Option<Vec<String>> = match api.list(&ListParams::default()).await {
+                        Ok(list) => Some(
+                            list.items
+                                .into_iter()
+                                .filter_map(|n| n.metadata.name)
+                                .collect(),
+                        ),
+                        Err(err) => {
+                            tracing::debug!("namespaces not listed: {err}");
+                            None
+                        }
+                    };
+                    let suggestion = known.as_ref().and_then(|k| {
+                        liveproof_evidence::closest(ns, k.iter().map(String::as_str))
+                            .map(str::to_string)
+                    });
+                    return Err(GatherError::NoNamespace {
+                        server: self.server.clone(),
+                        namespace: ns.to_string(),
+                        target: if target.name.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{} {}", target.kind.cli_name(), target.name)
+                        },
+                        suggestion,
+                        known: known.filter(|k| k.len() <= 20),
+                    });
+                }
+                Err(kube::Error::Api(status)) if status.code == 403 => {
+                    tracing::debug!("cannot check namespace {ns}: {}", status.message);
+                }
+                Err(err) => return Err(self.kube_error(&format!("namespace {ns}"), err)),
+            }
+        }
+        Ok(())
     }
 
     async fn lookup(&self, lookup: &Lookup) -> Result<Read<Vec<AnyObject>>, GatherError> {
@@ -472,7 +587,7 @@ impl Cluster {
                 tracing::debug!(what, "forbidden: {}", status.message);
                 Ok(Read::Denied(status.message.clone()))
             }
-            _ => Err(GatherError::from_kube(&self.server, what, err)),
+            _ => Err(self.kube_error(what, err)),
         }
     }
 }
@@ -482,9 +597,88 @@ impl Cluster {
 fn current_context(opts: &ClusterOptions) -> Option<String> {
     let kubeconfig = match &opts.kubeconfig {
         Some(path) => Kubeconfig::read_from(path).ok()?,
-        None => Kubeconfig::read().ok()?,
+        None => match kubeconfig_env_list() {
+            Some(list) => read_kubeconfig_list(list).ok()?,
+            None => Kubeconfig::read().ok()?,
+        },
     };
     kubeconfig.current_context
+}
+
+/// The request client and the watch client of one server, counting into `requests`. Every
+/// request is bounded by `timeout` (connect, each write, each read — the read timeout counts
+/// from when the request was written, not from when its pooled connection went idle); a watch
+/// is ended by the server after [`WATCH_SECONDS`], so its reads get that much longer.
+fn build_clients(
+    config: &kube::Config,
+    server: &str,
+    requests: &Arc<AtomicU64>,
+    timeout: Duration,
+) -> Result<(kube::Client, kube::Client), GatherError> {
+    let build = |read_timeout: Duration| {
+        let mut config = config.clone();
+        config.connect_timeout = Some(timeout);
+        config.write_timeout = Some(timeout);
+        config.read_timeout = Some(read_timeout);
+        config.reset_reader_on_write = true;
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
+            GatherError::Client {
+                server: server.to_string(),
+                cause: error::root_cause(&source),
+                source: Box::new(source),
+            }
+        })?;
+        Ok::<_, GatherError>(
+            builder
+                .with_layer(&service::CountRequestsLayer {
+                    count: Arc::clone(requests),
+                })
+                // Retry needs a cloneable service; the buffer makes one.
+                .with_layer(&tower::buffer::BufferLayer::new(64))
+                .with_layer(&tower::retry::RetryLayer::new(
+                    service::TransientRetry::default(),
+                ))
+                .build(),
+        )
+    };
+    let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
+    Ok((build(timeout)?, build(watch_read)?))
+}
+
+/// The files `KUBECONFIG` lists (empty entries dropped), when it lists any.
+fn kubeconfig_env_list() -> Option<Vec<PathBuf>> {
+    let value = std::env::var_os("KUBECONFIG")?;
+    let paths: Vec<PathBuf> = std::env::split_paths(&value)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    (!paths.is_empty()).then_some(paths)
+}
+
+/// Reads and merges a `KUBECONFIG` list as kubectl does: a file that does not exist is skipped
+/// (kubectl's loading rules), one that exists but cannot be read or parsed is an error, and a
+/// list of which no file exists is an error naming them.
+fn read_kubeconfig_list(paths: Vec<PathBuf>) -> Result<Kubeconfig, GatherError> {
+    let (present, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        paths.into_iter().partition(|p| p.exists());
+    if present.is_empty() {
+        return Err(GatherError::KubeconfigListMissing { paths: missing });
+    }
+    for path in &missing {
+        tracing::info!(
+            "KUBECONFIG lists {}, which does not exist: skipped (as kubectl)",
+            path.display()
+        );
+    }
+    present
+        .into_iter()
+        .try_fold(Kubeconfig::default(), |merged, path| {
+            Kubeconfig::read_from(&path)
+                .and_then(|next| merged.merge(next))
+                .map_err(|source| GatherError::Kubeconfig {
+                    path: path.clone(),
+                    source: Box::new(source),
+                })
+        })
 }
 
 type Listed = Result<Read<Vec<AnyObject>>, GatherError>;

@@ -264,11 +264,7 @@ impl Cluster {
             Ok(list) => Ok(list.resources.iter().any(|r| r.name == ar.plural)),
             // The group version itself is not served: its CRDs are not installed.
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-            Err(err) => Err(GatherError::from_kube(
-                &self.server,
-                &format!("the discovery of {}", ar.api_version),
-                err,
-            )),
+            Err(err) => Err(self.kube_error(&format!("the discovery of {}", ar.api_version), err)),
         }
     }
 }

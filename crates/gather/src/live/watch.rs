@@ -306,7 +306,10 @@ impl WatchState {
 
     fn open(&mut self, key: ScopeKey, selector: Option<LabelSelector>) {
         let index = self.scopes.len();
-        let client = self.cluster.client.clone();
+        let client = self.cluster.watch_client.clone();
+        // The server ends each watch after WATCH_SECONDS (kube's watcher re-opens it): below
+        // the watch client's read timeout, so a quiet but healthy watch is never cut.
+        let base = watcher::Config::default().timeout(super::WATCH_SECONDS);
         let events = match &key {
             ScopeKey::Named {
                 resource,
@@ -316,17 +319,12 @@ impl WatchState {
                 client,
                 *resource,
                 namespace.clone(),
-                watcher::Config::default().fields(&format!("metadata.name={name}")),
+                base.fields(&format!("metadata.name={name}")),
             ),
             ScopeKey::Namespace {
                 resource,
                 namespace,
-            } => watch_dyn(
-                client,
-                *resource,
-                Some(namespace.clone()),
-                watcher::Config::default(),
-            ),
+            } => watch_dyn(client, *resource, Some(namespace.clone()), base),
             ScopeKey::Selected {
                 resource,
                 namespace,
@@ -335,7 +333,7 @@ impl WatchState {
                 client,
                 *resource,
                 Some(namespace.clone()),
-                watcher::Config::default().labels(selector),
+                base.labels(selector),
             ),
         };
         tracing::debug!("watching {key}");
@@ -441,7 +439,9 @@ impl WatchState {
                     namespace,
                     ..
                 } if scope.objects.is_empty() => {
-                    let ns = namespace.as_deref().unwrap_or(&self.cluster.default_ns);
+                    let ns = namespace
+                        .as_deref()
+                        .unwrap_or(crate::resolve::ALL_NAMESPACES);
                     out.mark_complete(ns, *resource);
                 }
                 ScopeKey::Named { .. } => {}

@@ -35,7 +35,7 @@ impl Cluster {
                 });
                 Ok(())
             }
-            Err(err) => Err(GatherError::from_kube(self.server(), "nodes", err)),
+            Err(err) => Err(self.kube_error("nodes", err)),
         }
     }
 
@@ -56,9 +56,7 @@ impl Cluster {
                 let list = api
                     .list_metadata(&ListParams::default())
                     .await
-                    .map_err(|e| {
-                        GatherError::from_kube(self.server(), &what($kind.cli_name()), e)
-                    })?;
+                    .map_err(|e| self.kube_error(&what($kind.cli_name()), e))?;
                 for item in list.items {
                     if let (Some(name), Some(ns)) = (item.metadata.name, item.metadata.namespace) {
                         out.push(Target::new($kind, Some(&ns), &name));
@@ -101,7 +99,7 @@ impl Cluster {
                 Ok(None) => tracing::warn!("pull secret {ns}/{name} named by a pod does not exist"),
                 Err(err) => tracing::warn!(
                     "pull secret {ns}/{name} not read: {}",
-                    GatherError::from_kube(self.server(), &name, err)
+                    self.kube_error(&name, err)
                 ),
             }
         }
@@ -136,7 +134,7 @@ impl Cluster {
             Some(ns) => Api::<ConfigMap>::namespaced(self.client.clone(), ns),
             None => Api::<ConfigMap>::all(self.client.clone()),
         };
-        let storage_error = |e| GatherError::from_kube(self.server(), "Helm release storage", e);
+        let storage_error = |e| self.kube_error("Helm release storage", e);
         let mut metas: Vec<_> = secrets
             .list_metadata(&lp)
             .await
@@ -244,13 +242,10 @@ impl Cluster {
             previous,
             ..kube::api::LogParams::default()
         };
-        let text = api.logs(pod, &params).await.map_err(|e| {
-            GatherError::from_kube(
-                self.server(),
-                &format!("logs of {namespace}/{pod} [{container}]"),
-                e,
-            )
-        })?;
+        let text = api
+            .logs(pod, &params)
+            .await
+            .map_err(|e| self.kube_error(&format!("logs of {namespace}/{pod} [{container}]"), e))?;
         Ok(text.lines().map(str::to_string).collect())
     }
 }
@@ -283,7 +278,7 @@ impl Cluster {
                 .map(|_| ()),
             _ => return Err(GatherError::NotRestartable { target: what }),
         };
-        result.map_err(|e| GatherError::from_kube(self.server(), &what, e))
+        result.map_err(|e| self.kube_error(&what, e))
     }
 }
 

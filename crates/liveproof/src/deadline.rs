@@ -1,0 +1,73 @@
+//! `--timeout` as a deadline for the whole command: the first gather, the registry reads and
+//! the watch all run against one clock that starts when the command does.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// When a command with `--timeout` must be done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    pub at: Instant,
+    /// The `--timeout` given, for messages.
+    pub timeout: Duration,
+}
+
+/// The whole `--timeout` ran out before `what` finished.
+#[derive(Debug, thiserror::Error)]
+#[error("the API server at {server} did not answer before --timeout {} ran out ({what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`; --timeout bounds the whole command and --request-timeout each request", liveproof_gather::live::humanize(*timeout))]
+pub struct OutOfTime {
+    pub server: String,
+    pub what: String,
+    pub timeout: Duration,
+}
+
+impl Deadline {
+    /// `timeout` from now.
+    pub fn starting_now(timeout: Duration) -> Deadline {
+        Deadline {
+            at: Instant::now() + timeout,
+            timeout,
+        }
+    }
+
+    /// Runs `work` until the deadline: its own result, or [`OutOfTime`] naming the server and
+    /// `what` was being done.
+    pub async fn bound<T, E>(
+        &self,
+        server: &str,
+        what: &str,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> anyhow::Result<T>
+    where
+        E: Into<anyhow::Error>,
+    {
+        match tokio::time::timeout_at(self.at, work).await {
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(OutOfTime {
+                server: server.to_string(),
+                what: what.to_string(),
+                timeout: self.timeout,
+            }
+            .into()),
+        }
+    }
+}
+
+/// [`Deadline::bound`] when there is a deadline; `work` as it is otherwise (each of its
+/// requests is still bounded by --request-timeout).
+pub async fn within<T, E>(
+    deadline: Option<Deadline>,
+    server: &str,
+    what: &str,
+    work: impl Future<Output = Result<T, E>>,
+) -> anyhow::Result<T>
+where
+    E: Into<anyhow::Error>,
+{
+    match deadline {
+        Some(deadline) => deadline.bound(server, what, work).await,
+        None => work.await.map_err(Into::into),
+    }
+}
