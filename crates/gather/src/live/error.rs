@@ -9,32 +9,23 @@ const REACH_HINT: &str =
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatherError {
-    #[error("cannot use the kubeconfig {}: {source}\nhint: check the file and the --context name (`kubectl config get-contexts`)", path.display())]
-    Kubeconfig {
-        path: PathBuf,
-        #[source]
-        source: Box<kube::config::KubeconfigError>,
-    },
-    #[error("cannot load the kubeconfig (KUBECONFIG or ~/.kube/config){}: {source}\nhint: check `kubectl config get-contexts`, or pass --kubeconfig PATH", context.as_ref().map(|c| format!(" for context `{c}`")).unwrap_or_default())]
+    // Kubeconfig errors carry a reason, never the library's error: its message quotes the
+    // file's lines, and `--kubeconfig .env` would print the passwords in it.
+    #[error("cannot use the kubeconfig {}: {reason}\nhint: check the file and the --context name (`kubectl config get-contexts`)", path.display())]
+    Kubeconfig { path: PathBuf, reason: String },
+    #[error("cannot load the kubeconfig (KUBECONFIG or ~/.kube/config){}: {reason}\nhint: check `kubectl config get-contexts`, or pass --kubeconfig PATH", context.as_ref().map(|c| format!(" for context `{c}`")).unwrap_or_default())]
     Config {
         context: Option<String>,
-        #[source]
-        source: Box<kube::config::KubeconfigError>,
+        reason: String,
     },
     #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     KubeconfigListMissing { paths: Vec<PathBuf> },
-    #[error("no cluster configured: {source}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
-    NoConfig {
-        #[source]
-        source: Box<kube::config::InferConfigError>,
-    },
+    #[error("no cluster configured: not in a pod with a service account, and {reason}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
+    NoConfig { reason: String },
+    // `cause` is made safe to show (see `safe_cause`); the client error itself is not kept: an
+    // exec plugin's failure quotes its command line, environment and output.
     #[error("cannot set up a client for the API server at {server}: {cause}\nhint: check the certificate-authority, client certificate and proxy settings in the kubeconfig")]
-    Client {
-        server: String,
-        cause: String,
-        #[source]
-        source: Box<kube::Error>,
-    },
+    Client { server: String, cause: String },
     #[error("cannot reach the API server at {server} (reading {what}): {cause}\n{REACH_HINT}")]
     Unreachable {
         server: String,
@@ -82,12 +73,7 @@ pub enum GatherError {
         source: Box<kube::Error>,
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
-    Auth {
-        server: String,
-        cause: String,
-        #[source]
-        source: Box<kube::Error>,
-    },
+    Auth { server: String, cause: String },
     #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
     UnexplainedNotFound {
         server: String,
@@ -157,8 +143,7 @@ impl GatherError {
             },
             kube::Error::Auth(_) => GatherError::Auth {
                 server,
-                cause,
-                source: Box::new(err),
+                cause: safe_cause(&err),
             },
             kube::Error::HyperError(_) | kube::Error::Service(_) if is_tls(&err) => {
                 GatherError::Tls {
@@ -186,6 +171,62 @@ impl GatherError {
 
 /// The innermost message of an error chain ("Connection refused (os error 111)"), which is
 /// what a person needs; the outer layers say "client error (Connect)".
+/// What went wrong with a kubeconfig, without quoting the file: a file that is not a
+/// kubeconfig may be anything (`--kubeconfig .env`), and none of its lines may be printed.
+pub(crate) fn kubeconfig_reason(err: &kube::config::KubeconfigError) -> String {
+    use kube::config::KubeconfigError as E;
+    match err {
+        E::Parse(_) => {
+            "it is not a kubeconfig (not YAML of a kubeconfig's shape; its content is not shown)"
+                .to_string()
+        }
+        E::ReadConfig(io, path) => format!("cannot read {}: {}", path.display(), io.kind()),
+        // The rest name contexts, clusters and files, never their content.
+        other => other.to_string(),
+    }
+}
+
+/// [`kubeconfig_reason`] of why no configuration could be inferred.
+pub(crate) fn infer_reason(err: &kube::config::InferConfigError) -> String {
+    match std::error::Error::source(err)
+        .and_then(|s| s.downcast_ref::<kube::config::KubeconfigError>())
+    {
+        Some(kubeconfig) => format!("the kubeconfig: {}", kubeconfig_reason(kubeconfig)),
+        None => "no kubeconfig was found".to_string(),
+    }
+}
+
+/// The cause of a client error, safe to print: an exec credential plugin's failure quotes its
+/// command line (arguments, environment) and its output, any of which can be a credential.
+pub(crate) fn safe_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    use kube::client::AuthError as A;
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(auth) = e.downcast_ref::<A>() {
+            return match auth {
+                A::AuthExecRun { out, .. } => format!(
+                    "the kubeconfig's exec credential plugin failed ({}); its command line, environment and output are not shown: they can hold credentials",
+                    out.status
+                ),
+                A::AuthExecStart(io) => format!(
+                    "the kubeconfig's exec credential plugin could not be started: {}",
+                    io.kind()
+                ),
+                A::AuthExecParse(_) | A::AuthExec(_) => "the kubeconfig's exec credential plugin did not print an ExecCredential (its output is not shown: it can hold credentials)".to_string(),
+                A::ReadTokenFile(io, path) => {
+                    format!("cannot read the token file {}: {}", path.display(), io.kind())
+                }
+                A::InvalidBasicAuth(_) | A::InvalidBearerToken(_) => {
+                    "the kubeconfig's credentials are not valid in an HTTP header (not shown)".to_string()
+                }
+                other => other.to_string(),
+            };
+        }
+        current = e.source();
+    }
+    root_cause(err)
+}
+
 pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut last = err;
     while let Some(next) = last.source() {

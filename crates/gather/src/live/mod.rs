@@ -137,9 +137,9 @@ impl Cluster {
         };
         let config = match &opts.kubeconfig {
             Some(path) => {
-                let kubeconfig_err = |source| GatherError::Kubeconfig {
+                let kubeconfig_err = |source: kube::config::KubeconfigError| GatherError::Kubeconfig {
                     path: path.clone(),
-                    source: Box::new(source),
+                    reason: error::kubeconfig_reason(&source),
                 };
                 let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_err)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
@@ -148,9 +148,9 @@ impl Cluster {
             }
             // kube-rs refuses a KUBECONFIG list with a missing file; kubectl skips it.
             None if kubeconfig_env_list().is_some() => {
-                let config_err = |source| GatherError::Config {
+                let config_err = |source: kube::config::KubeconfigError| GatherError::Config {
                     context: opts.context.clone(),
-                    source: Box::new(source),
+                    reason: error::kubeconfig_reason(&source),
                 };
                 let kubeconfig = read_kubeconfig_list(kubeconfig_env_list().unwrap_or_default())?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
@@ -161,12 +161,12 @@ impl Cluster {
                 .await
                 .map_err(|source| GatherError::Config {
                     context: opts.context.clone(),
-                    source: Box::new(source),
+                    reason: error::kubeconfig_reason(&source),
                 })?,
             None => kube::Config::infer()
                 .await
                 .map_err(|source| GatherError::NoConfig {
-                    source: Box::new(source),
+                    reason: error::infer_reason(&source),
                 })?,
         };
         let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
@@ -624,8 +624,7 @@ fn build_clients(
         let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
             GatherError::Client {
                 server: server.to_string(),
-                cause: error::root_cause(&source),
-                source: Box::new(source),
+                cause: error::safe_cause(&source),
             }
         })?;
         Ok::<_, GatherError>(
@@ -676,7 +675,7 @@ fn read_kubeconfig_list(paths: Vec<PathBuf>) -> Result<Kubeconfig, GatherError> 
                 .and_then(|next| merged.merge(next))
                 .map_err(|source| GatherError::Kubeconfig {
                     path: path.clone(),
-                    source: Box::new(source),
+                    reason: error::kubeconfig_reason(&source),
                 })
         })
 }
