@@ -633,6 +633,12 @@ pub struct McpArgs {
     /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
     #[arg(long)]
     pub allow_writes: bool,
+
+    /// A kubeconfig the tools' `kubeconfig` argument may name. Repeatable. Besides these, only
+    /// the files $KUBECONFIG lists and ~/.kube/config are accepted: an agent cannot make the
+    /// server read any other file as a kubeconfig.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Vec<PathBuf>,
 }
 
 const LINT_LONG_ABOUT: &str = "\

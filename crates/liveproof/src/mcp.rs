@@ -34,7 +34,16 @@ enum Frame {
 /// Serves until stdin closes. Tool calls run concurrently (a `ping` or a cancellation is
 /// answered while a `verify` waits); responses are written whole, one per line.
 pub async fn serve(args: &McpArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut server = Server::new(args.allow_writes);
+    for path in &args.kubeconfig {
+        if !path.is_file() {
+            anyhow::bail!(
+                "--kubeconfig {}: no such file\nhint: give the kubeconfig files tool calls may name",
+                path.display()
+            );
+        }
+    }
+    let mut server = Server::new(args.allow_writes)
+        .with_kubeconfigs(tools::allowed_kubeconfigs(&args.kubeconfig));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Frame>(16);
     let reader = tokio::spawn(read_frames(tx));
     let mut running = FuturesUnordered::new();

@@ -508,7 +508,7 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         );
         input.push('\n');
     }
-    let mcp = mcp(&input).await;
+    let mcp = mcp(&input, &kc).await;
     let answered = mcp
         .stdout
         .lines()
@@ -522,6 +522,13 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         mcp.stderr
     );
     m.check_run("mcp tools", &mcp);
+    // The call naming a file the operator did not configure as a kubeconfig is refused unread.
+    assert!(
+        mcp.stdout
+            .contains("is not one this server was started with"),
+        "{}",
+        mcp.stdout
+    );
 
     assert!(m.runs >= 60, "only {} outputs checked", m.runs);
     assert!(
@@ -534,10 +541,10 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
 }
 
 /// `liveproof mcp` fed `input` on stdin, to the end.
-async fn mcp(input: &str) -> common::Run {
+async fn mcp(input: &str, kubeconfig: &str) -> common::Run {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(["-vv", "mcp"])
+        .args(["-vv", "mcp", "--kubeconfig", kubeconfig])
         .env_remove("KUBECONFIG")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -44,7 +44,7 @@ def text_of(result):
 async def session_checks(args):
     server = StdioServerParameters(
         command=args.binary,
-        args=["mcp"] + (["--allow-writes"] if args.allow_writes else []),
+        args=["mcp", "--kubeconfig", args.kubeconfig] + (["--allow-writes"] if args.allow_writes else []),
         # KUBECONFIG is deliberately not passed: the tools take `kubeconfig`.
         env={"NO_COLOR": "1"},
     )

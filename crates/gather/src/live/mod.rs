@@ -137,10 +137,11 @@ impl Cluster {
         };
         let config = match &opts.kubeconfig {
             Some(path) => {
-                let kubeconfig_err = |source: kube::config::KubeconfigError| GatherError::Kubeconfig {
-                    path: path.clone(),
-                    reason: error::kubeconfig_reason(&source),
-                };
+                let kubeconfig_err =
+                    |source: kube::config::KubeconfigError| GatherError::Kubeconfig {
+                        path: path.clone(),
+                        reason: error::kubeconfig_reason(&source),
+                    };
                 let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_err)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
                     .await

@@ -41,6 +41,9 @@ pub enum Action {
 #[derive(Debug)]
 pub struct Server {
     allow_writes: bool,
+    /// The kubeconfigs a tool call may name (the operator's: `mcp --kubeconfig`, $KUBECONFIG,
+    /// ~/.kube/config), canonical.
+    kubeconfigs: Vec<std::path::PathBuf>,
     /// The negotiated revision; `None` before `initialize`.
     protocol: Option<String>,
 }
@@ -57,8 +60,15 @@ impl Server {
     pub fn new(allow_writes: bool) -> Server {
         Server {
             allow_writes,
+            kubeconfigs: Vec::new(),
             protocol: None,
         }
+    }
+
+    /// Accepts tool calls naming these kubeconfigs (and no others).
+    pub fn with_kubeconfigs(mut self, allowed: Vec<std::path::PathBuf>) -> Server {
+        self.kubeconfigs = allowed;
+        self
     }
 
     /// Whether results carry `structuredContent` (and tools an `outputSchema`): from
@@ -244,7 +254,10 @@ impl Server {
             tools::Prepared::Refused(message) => {
                 Action::Reply(response(id, tools::tool_error(&message)))
             }
-            tools::Prepared::Ready(call) => Action::Call { id, call },
+            tools::Prepared::Ready(call) => match call.kubeconfig_refusal(&self.kubeconfigs) {
+                Some(message) => Action::Reply(response(id, tools::tool_error(&message))),
+                None => Action::Call { id, call },
+            },
         }
     }
 }

@@ -48,6 +48,44 @@ pub struct Call {
     argv: Vec<String>,
 }
 
+impl Call {
+    /// Why this call may not run with the kubeconfig it names, if it names one outside
+    /// `allowed` (canonical paths). The path is not echoed beyond what the caller sent, and the
+    /// file is never opened.
+    pub fn kubeconfig_refusal(&self, allowed: &[std::path::PathBuf]) -> Option<String> {
+        let given = self
+            .argv
+            .iter()
+            .find_map(|a| a.strip_prefix("--kubeconfig="))?;
+        let canonical = std::fs::canonicalize(given).ok();
+        if canonical.is_some_and(|c| allowed.contains(&c)) {
+            return None;
+        }
+        Some(format!(
+            "kubeconfig `{given}` is not one this server was started with: a tool call may name \
+             only the operator's kubeconfigs ($KUBECONFIG, ~/.kube/config, or `liveproof mcp \
+             --kubeconfig PATH`)\nhint: leave `kubeconfig` out to use the server's default, or \
+             ask the operator to start the server with --kubeconfig {given}"
+        ))
+    }
+}
+
+/// The kubeconfigs tool calls may name: those given to `liveproof mcp --kubeconfig`, the files
+/// `KUBECONFIG` lists, and `~/.kube/config` — each that exists, canonical.
+pub fn allowed_kubeconfigs(given: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let mut candidates: Vec<std::path::PathBuf> = given.to_vec();
+    if let Some(list) = std::env::var_os("KUBECONFIG") {
+        candidates.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(std::path::Path::new(&home).join(".kube/config"));
+    }
+    candidates
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect()
+}
+
 pub enum Prepared {
     Unknown,
     /// Not run: the message says why (bad arguments, writes not allowed).
