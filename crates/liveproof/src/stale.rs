@@ -101,18 +101,14 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         0
     };
     let (code, restart) = if args.restart {
-        let (code, outcome) = restart(
-            args,
-            &cluster,
+        let on = Reach {
+            cluster: &cluster,
             options,
-            &ns,
-            &stale,
-            unknown,
-            policy,
+            namespace: &ns,
             deadline,
             request_timeout,
-        )
-        .await?;
+        };
+        let (code, outcome) = restart(args, &on, &stale, unknown, policy).await?;
         (
             if stale.is_empty() {
                 untouched_code
@@ -136,19 +132,27 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     Ok(code)
 }
 
+/// The cluster a restart writes to and the bounds it runs within.
+struct Reach<'a> {
+    cluster: &'a Cluster,
+    options: liveproof_gather::ClusterOptions,
+    namespace: &'a str,
+    deadline: Option<Deadline>,
+    request_timeout: std::time::Duration,
+}
+
 /// `--restart`: patch exactly the stale workloads (or say what would be patched), then with
 /// `--wait` verify them. Returns the exit code and what was done; prints nothing itself.
 async fn restart(
     args: &StaleArgs,
-    cluster: &Cluster,
-    options: liveproof_gather::ClusterOptions,
-    ns: &str,
+    on: &Reach<'_>,
     stale: &[&Target],
     unknown: bool,
     policy: DigestPolicy,
-    deadline: Option<Deadline>,
-    request_timeout: std::time::Duration,
 ) -> anyhow::Result<(u8, RestartOutcome)> {
+    let (cluster, ns, deadline, request_timeout) =
+        (on.cluster, on.namespace, on.deadline, on.request_timeout);
+    let options = on.options.clone();
     let mut outcome = RestartOutcome {
         dry_run: args.dry_run,
         ..RestartOutcome::default()
