@@ -14,6 +14,7 @@
 
 mod error;
 mod objects;
+mod proxy;
 mod service;
 mod sources;
 mod watch;
@@ -170,8 +171,34 @@ impl Cluster {
                     reason: error::infer_reason(&source),
                 })?,
         };
+        // kube reads HTTPS_PROXY for every server; kubectl (Go) never proxies loopback, reads
+        // HTTP_PROXY for http servers and matches NO_PROXY against the server: do as kubectl.
+        let mut config = config;
+        let kubeconfig = kubeconfig_of(opts);
+        let kubeconfig_proxy = kubeconfig.as_ref().and_then(|k| cluster_proxy_url(k, opts));
+        config.proxy_url =
+            proxy::proxy_for(&config.cluster_url, kubeconfig_proxy.as_deref(), &|name| {
+                std::env::var(name).ok()
+            })
+            .map(|p| {
+                p.parse::<http::Uri>().map_err(|_| GatherError::Client {
+                    server: config.cluster_url.to_string(),
+                    cause: "the proxy URL (proxy-url, HTTPS_PROXY or HTTP_PROXY) is not a URL"
+                        .into(),
+                })
+            })
+            .transpose()?;
+        if let Some(p) = &config.proxy_url {
+            tracing::info!(
+                "through the proxy {}",
+                liveproof_evidence::server::redact_url(&p.to_string())
+            );
+        }
         let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
-        cluster.context = opts.context.clone().or_else(|| current_context(opts));
+        cluster.context = opts
+            .context
+            .clone()
+            .or_else(|| kubeconfig.and_then(|k| k.current_context));
         if let Some(timeout) = opts.request_timeout {
             cluster = cluster.with_request_timeout(timeout)?;
         }
@@ -593,17 +620,40 @@ impl Cluster {
     }
 }
 
-/// The kubeconfig's current context, as kubectl would pick it (`None` when there is no
-/// kubeconfig: in a pod, the service account is used).
-fn current_context(opts: &ClusterOptions) -> Option<String> {
-    let kubeconfig = match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).ok()?,
+/// The kubeconfig kubectl would read (`None` when there is none: in a pod, the service
+/// account is used).
+fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {
+    match &opts.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok(),
         None => match kubeconfig_env_list() {
-            Some(list) => read_kubeconfig_list(list).ok()?,
-            None => Kubeconfig::read().ok()?,
+            Some(list) => read_kubeconfig_list(list).ok(),
+            None => Kubeconfig::read().ok(),
         },
-    };
-    kubeconfig.current_context
+    }
+}
+
+/// The `proxy-url` of the cluster the context in use names.
+fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<String> {
+    let context_name = opts
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())?;
+    let cluster_name = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context_name)?
+        .context
+        .as_ref()?
+        .cluster
+        .clone();
+    kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster_name)?
+        .cluster
+        .as_ref()?
+        .proxy_url
+        .clone()
 }
 
 /// The request client and the watch client of one server, counting into `requests`. Every
