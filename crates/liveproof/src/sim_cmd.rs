@@ -11,7 +11,9 @@ use crate::cli::SimArgs;
 pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Whole seconds, as the API server writes times: the printed --since must parse back.
     // (rounded down, so a pod started in this very second is still after it).
-    let started = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())?;
+    // One second earlier still: a `kubectl set image` in the same second as the start rolls
+    // pods whose startedAt (whole seconds) would otherwise equal it, and equal is not after.
+    let started = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() - 1)?;
     // Served as on a cluster with Flux and Argo CD installed, so `kubectl get hr` works empty too.
     let mut sim = Simulator::new()
         .with_port(args.port)

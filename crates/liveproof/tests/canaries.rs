@@ -153,24 +153,7 @@ fn objects() -> Vec<Value> {
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "dev")
-        .env("GIT_AUTHOR_EMAIL", "dev@example.invalid")
-        .env("GIT_COMMITTER_NAME", "dev")
-        .env("GIT_COMMITTER_EMAIL", "dev@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-07-12T10:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-07-12T10:00:00Z")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    common::git_at(repo, args, "2026-07-12T10:00:00Z")
 }
 
 /// A repository whose remote URL carries a credential, with a manifest declaring `api`.

@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use liveproof_evidence::{Check, Status, Verdict};
 
@@ -289,22 +288,7 @@ async fn manifests_against_the_simulated_cluster() {
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=liveproof tests",
-            "-c",
-            "user.email=t@example.invalid",
-        ])
-        .args(args)
-        .env("GIT_AUTHOR_DATE", SINCE)
-        .env("GIT_COMMITTER_DATE", SINCE)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    common::git_at(repo, args, SINCE)
 }
 
 /// With --commit the manifests are read as committed: an uncommitted edit does not count.

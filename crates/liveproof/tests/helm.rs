@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -269,24 +268,7 @@ fn base64_encode(b: &[u8]) -> String {
 }
 
 fn git(repo: &Path, args: &[&str], date: &str) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "dev")
-        .env("GIT_AUTHOR_EMAIL", "dev@example.invalid")
-        .env("GIT_COMMITTER_NAME", "dev")
-        .env("GIT_COMMITTER_EMAIL", "dev@example.invalid")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    common::git_at(repo, args, date)
 }
 
 /// Seed 002 with a real repository: the chart committed, then a template changed without a

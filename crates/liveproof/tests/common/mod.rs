@@ -103,3 +103,28 @@ impl Cluster {
         self.kubeconfig.to_str().expect("utf-8 path")
     }
 }
+
+/// Runs `git ARGS` in `repo` as a test author committing at `date` (RFC 3339), with no
+/// user or system configuration read; its stdout, trimmed. Fails the test when git fails.
+pub fn git_at(repo: &Path, args: &[&str], date: &str) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "liveproof tests")
+        .env("GIT_AUTHOR_EMAIL", "tests@example.invalid")
+        .env("GIT_COMMITTER_NAME", "liveproof tests")
+        .env("GIT_COMMITTER_EMAIL", "tests@example.invalid")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
