@@ -669,7 +669,11 @@ async fn a_missing_object_or_an_uninstalled_crd_is_absent_and_complete() {
     assert!(observed.others.is_empty());
     assert!(observed.is_complete("flux", ResourceKind::HelmRelease));
     // The GET's 404 names nothing, so discovery is asked whether the type is served at all.
-    assert_eq!(h.cluster.request_count(), 2, "the GET and its discovery; nothing to follow");
+    assert_eq!(
+        h.cluster.request_count(),
+        2,
+        "the GET and its discovery; nothing to follow"
+    );
     h.sim.shutdown().await;
 
     // Flux installed, that HelmRelease not there.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use liveproof::demo;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_sim::WatchExpiry;
 
 use kubectl_bin::kubectl_path;
 
@@ -108,6 +109,76 @@ async fn wait_watches_until_the_reconcile_makes_it_live() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_survives_watches_closed_by_the_server() {
     wait_until_live(true).await;
+}
+
+/// Watches dropped after every event, for the whole wait, while the rollout deletes the old
+/// pods: each watch is re-opened from its last resourceVersion (with backoff) until the
+/// deadline, never given up on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_dropped_after_every_event_through_the_rollout() {
+    wait_through_fault(
+        |sim| sim.faults().close_watches_after(1),
+        Duration::from_secs(12),
+    )
+    .await;
+}
+
+/// Every watch answered with an in-stream `ERROR` 410 Expired: the watcher lists again from
+/// scratch (with backoff) instead of ending the wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_expiring_in_stream() {
+    wait_through_fault(
+        |sim| sim.faults().expire_watches(u64::MAX, WatchExpiry::InStream),
+        Duration::from_secs(6),
+    )
+    .await;
+}
+
+/// Every watch request answered `410 Gone`: the same, re-list and re-watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_answered_410_gone() {
+    wait_through_fault(
+        |sim| sim.faults().expire_watches(u64::MAX, WatchExpiry::Status),
+        Duration::from_secs(6),
+    )
+    .await;
+}
+
+/// The "delete an old pod mid-wait" rollout under a watch fault: the rollout comes only after
+/// `delay` (longer than the wait used to survive the fault), and the wait must still end
+/// `live`.
+async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Duration) {
+    let merged = now() - SignedDuration::from_secs(90);
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    fault(&cluster.sim);
+    let since = merged.to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let reconcile = async {
+        tokio::time::sleep(delay).await;
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, reconcile);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
 }
 
 async fn wait_until_live(close_watches: bool) {
