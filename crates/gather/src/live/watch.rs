@@ -5,7 +5,10 @@
 //! (label selector), the workloads those lead to, the ReplicaSets / ControllerRevisions of each
 //! namespace holding a workload, and the pods of each workload selector. When a Helm/GitOps
 //! object or a release's storage changes, the workloads it leads to are worked out again and
-//! newly named ones watched too (scopes are never closed; at most [`MAX_SCOPES`]). kube's watcher re-lists on `410 Gone`; a scope's objects are
+//! newly named ones watched too (scopes are never closed; at most [`MAX_SCOPES`]). A watch the
+//! server ends is resumed from its last resourceVersion and one that expired (410, in the stream
+//! or as the answer to the watch request: [`relist_on_gone`]) lists again from scratch, both with
+//! backoff, until the command's deadline; a scope's objects are
 //! replaced at the end of each (re-)list, so a snapshot never mixes a half list in.
 //!
 //! A snapshot is the live scopes' objects, plus the initial gather's objects for scopes whose
@@ -697,5 +700,23 @@ fn map_event<K>(event: Event<K>, f: impl Fn(K) -> AnyObject) -> Event<AnyObject>
         Event::Init => Event::Init,
         Event::InitApply(k) => Event::InitApply(f(k)),
         Event::InitDone => Event::InitDone,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relist_backoff_grows_and_stays_bounded() {
+        assert!(relist_delay(0) >= Duration::from_millis(100));
+        assert!(relist_delay(0) <= Duration::from_millis(200));
+        for attempt in [5, 6, 40, u32::MAX] {
+            let d = relist_delay(attempt);
+            assert!(
+                d >= RELIST_BACKOFF_MAX / 2 && d <= RELIST_BACKOFF_MAX,
+                "{d:?}"
+            );
+        }
     }
 }
