@@ -81,7 +81,11 @@ pub enum Command {
         StatefulSet and DaemonSet changed through the API (new ReplicaSet or ControllerRevision, \
         pods started now, old pods terminated); loaded objects stay as loaded until then. `kubectl create deployment …` (a protobuf body) is refused: use \
         `--dry-run=client -o yaml | kubectl apply -f -`.\n\n\
-        Example: liveproof sim --demo --kubeconfig-out ./sim.kubeconfig"
+        Fault injection makes it a misbehaving cluster to try clients against: --latency, \
+        --fail-requests, --close-watches-after, --expire-watches. With -vv every request it \
+        serves is logged on stderr (method, path and query, status).\n\n\
+        Example: liveproof sim --demo --kubeconfig-out ./sim.kubeconfig\n\
+        Example: liveproof sim --demo --fail-requests 3:503 --expire-watches -vv"
     )]
     Sim(SimArgs),
     /// Before the merge: find changes that will not deploy (a chart version not bumped, a mutable tag nothing restarts, config read at start, a suspended GitOps object).
@@ -622,6 +626,61 @@ pub struct SimArgs {
     /// else `default`). Example: -n apps
     #[arg(short, long)]
     pub namespace: Option<String>,
+
+    /// Fault injection: delay every response by this long (default: none), to try
+    /// --request-timeout. Example: --latency 2s
+    #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
+    pub latency: Option<std::time::Duration>,
+
+    /// Fault injection: the next N requests answer HTTP CODE with a Kubernetes Status (a 429
+    /// also carries Retry-After: 1). Example: --fail-requests 3:503 or --fail-requests 1:429
+    #[arg(long, value_name = "N:CODE", value_parser = parse_fail_requests)]
+    pub fail_requests: Option<FailRequests>,
+
+    /// Fault injection: every watch is closed by the server after N events (as API servers
+    /// and proxies end watches); clients must watch again. Example: --close-watches-after 1
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub close_watches_after: Option<u64>,
+
+    /// Fault injection: every watch expires at once (an in-stream ERROR event, 410 Expired, as
+    /// when its resourceVersion was compacted away); clients must list again from scratch.
+    #[arg(long)]
+    pub expire_watches: bool,
+}
+
+/// `--fail-requests N:CODE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailRequests {
+    pub count: u64,
+    pub code: u16,
+}
+
+fn parse_fail_requests(given: &str) -> Result<FailRequests, String> {
+    let usage = || format!("`{given}` is not N:CODE (e.g. 3:503 or 1:429)");
+    let (count, code) = given.split_once(':').ok_or_else(usage)?;
+    let count: u64 = count.trim().parse().map_err(|_| usage())?;
+    let code: u16 = code.trim().parse().map_err(|_| usage())?;
+    if count == 0 {
+        return Err(format!("`{given}`: N must be at least 1"));
+    }
+    if !(400..=599).contains(&code) {
+        return Err(format!(
+            "`{given}`: CODE must be an HTTP error status (400-599)"
+        ));
+    }
+    Ok(FailRequests { count, code })
+}
+
+fn parse_latency(given: &str) -> Result<std::time::Duration, String> {
+    let usage = |why: String| format!("`{given}` is not a duration ({why}); e.g. 500ms, 2s, 1m");
+    let d: jiff::SignedDuration = given
+        .trim()
+        .parse()
+        .map_err(|e: jiff::Error| usage(e.to_string()))?;
+    if d.is_negative() {
+        return Err(usage("it must not be negative".into()));
+    }
+    std::time::Duration::try_from(d).map_err(|e| usage(e.to_string()))
 }
 
 /// `liveproof schema` takes no options yet.

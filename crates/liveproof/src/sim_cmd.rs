@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use liveproof_sim::Simulator;
+use liveproof_sim::{Simulator, WatchExpiry};
 
 use crate::cli::SimArgs;
 
@@ -45,6 +45,28 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         }
     };
     let handle = sim.start().await?;
+    let faults = handle.faults();
+    let mut injected = Vec::new();
+    if let Some(latency) = args.latency {
+        faults.set_latency(latency);
+        injected.push(format!("every response delayed {latency:?}"));
+    }
+    if let Some(fail) = args.fail_requests {
+        let retry_after = (fail.code == 429).then_some(1);
+        faults.fail_next(fail.count, fail.code, retry_after);
+        injected.push(format!(
+            "the next {} request(s) answer {}",
+            fail.count, fail.code
+        ));
+    }
+    if let Some(n) = args.close_watches_after {
+        faults.close_watches_after(n);
+        injected.push(format!("watches closed after {n} event(s)"));
+    }
+    if args.expire_watches {
+        faults.expire_watches(u64::MAX, WatchExpiry::InStream);
+        injected.push("every watch expires (410)".to_owned());
+    }
     handle
         .write_kubeconfig(&kubeconfig, &namespace)
         .map_err(|e| {
@@ -54,6 +76,9 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             )
         })?;
     let kc = kubeconfig.display();
+    if !injected.is_empty() {
+        tracing::warn!("fault injection: {}", injected.join("; "));
+    }
     writeln!(
         out,
         "serving a simulated Kubernetes API at {}\n\

@@ -393,6 +393,7 @@ pub async fn wait(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut latest: Option<Observed> = None;
     let mut last: Option<Report> = None;
+    let mut watch_failing = None;
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
@@ -400,7 +401,20 @@ pub async fn wait(
         };
         let observed = match event {
             Some(Some(observed)) => {
-                let observed = observed?;
+                // Watches that keep failing go on retrying (with backoff) until the deadline:
+                // only the deadline or a final verdict ends the wait. Still failing then is
+                // an error (exit 2); a snapshot in between clears it.
+                let observed = match observed {
+                    Ok(observed) => {
+                        watch_failing = None;
+                        observed
+                    }
+                    Err(e) => {
+                        tracing::warn!("{e}; still retrying until the --timeout");
+                        watch_failing = Some(e);
+                        continue;
+                    }
+                };
                 if latest.is_none() {
                     deadline
                         .bound(
@@ -433,6 +447,11 @@ pub async fn wait(
                         timeout: deadline.timeout,
                     }
                     .into());
+                }
+                if let Some(failure) = watch_failing.take() {
+                    if last.as_ref().is_some_and(|r| !done(r)) {
+                        return Err(failure.into());
+                    }
                 }
                 if last.as_ref().is_some_and(|r| !done(r)) {
                     tracing::warn!(

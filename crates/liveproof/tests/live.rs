@@ -11,6 +11,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use liveproof::demo;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_sim::WatchExpiry;
 
 use kubectl_bin::kubectl_path;
 
@@ -108,6 +109,184 @@ async fn wait_watches_until_the_reconcile_makes_it_live() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_survives_watches_closed_by_the_server() {
     wait_until_live(true).await;
+}
+
+/// Watches dropped after every event, for the whole wait, while the rollout deletes the old
+/// pods: each watch is re-opened from its last resourceVersion (with backoff) until the
+/// deadline, never given up on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_dropped_after_every_event_through_the_rollout() {
+    wait_through_fault(
+        |sim| sim.faults().close_watches_after(1),
+        Duration::from_secs(12),
+    )
+    .await;
+}
+
+/// Every watch answered with an in-stream `ERROR` 410 Expired: the watcher lists again from
+/// scratch (with backoff) instead of ending the wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_expiring_in_stream() {
+    wait_through_fault(
+        |sim| sim.faults().expire_watches(u64::MAX, WatchExpiry::InStream),
+        Duration::from_secs(6),
+    )
+    .await;
+}
+
+/// Every watch request answered `410 Gone`: the same, re-list and re-watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_watches_answered_410_gone() {
+    wait_through_fault(
+        |sim| sim.faults().expire_watches(u64::MAX, WatchExpiry::Status),
+        Duration::from_secs(6),
+    )
+    .await;
+}
+
+/// Watches failing again and again mid-wait (every re-watch answered 503 for a while) do not
+/// end the wait: they are retried with backoff until the deadline, and the rollout that comes
+/// after they recover is seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_outlasts_watches_that_keep_failing_for_a_while() {
+    let merged = now() - SignedDuration::from_secs(90);
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    // Each watch ends after one event, so touching the objects makes every scope watch again.
+    cluster.sim.faults().close_watches_after(1);
+    let since = merged.to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let outage = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while cluster.sim.requests().count("watch", "/") < 3 {
+            assert!(std::time::Instant::now() < deadline, "no watches opened");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        cluster.sim.faults().fail_next(40, 503, None);
+        touch_every_scope(&cluster.sim);
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, outage);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
+    assert!(
+        run.stderr.contains("still retrying"),
+        "the failing watches were reported: {}",
+        run.stderr
+    );
+}
+
+/// Annotates the demo's Deployment, a ReplicaSet and a pod: one event on each watch.
+fn touch_every_scope(sim: &liveproof_sim::SimHandle) {
+    for (api, kind, name) in [
+        ("apps/v1", "Deployment", "inventory"),
+        ("apps/v1", "ReplicaSet", "inventory-6b7f9c8d4"),
+        ("v1", "Pod", "inventory-6b7f9c8d4-x2k4p"),
+    ] {
+        let mut object = sim.get(api, kind, Some(demo::NS), name).expect(kind);
+        object["metadata"]["annotations"]["liveproof.test/touched"] = "1".into();
+        sim.apply(object);
+    }
+}
+
+/// Watches still failing when `--timeout` runs out: an operational error naming the server
+/// (exit 2), not the stale judgement of before the outage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_ends_with_an_error_when_watches_are_still_failing_at_the_timeout() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    cluster.sim.faults().close_watches_after(1);
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        "1h",
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "12s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let outage = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while cluster.sim.requests().count("watch", "/") < 3 {
+            assert!(std::time::Instant::now() < deadline, "no watches opened");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        cluster.sim.faults().fail_next(u64::MAX, 503, None);
+        touch_every_scope(&cluster.sim);
+    };
+    let (run, ()) = tokio::join!(waiting, outage);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&cluster.sim.url()) && run.stderr.contains("503"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The "delete an old pod mid-wait" rollout under a watch fault: the rollout comes only after
+/// `delay` (longer than the wait used to survive the fault), and the wait must still end
+/// `live`.
+async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Duration) {
+    let merged = now() - SignedDuration::from_secs(90);
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    fault(&cluster.sim);
+    let since = merged.to_string();
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--image",
+        demo::NEW_IMAGE,
+        "--wait",
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ];
+    let waiting = common::liveproof(&args);
+    let reconcile = async {
+        tokio::time::sleep(delay).await;
+        demo::reconcile(&cluster.sim, now());
+    };
+    let (run, ()) = tokio::join!(waiting, reconcile);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().verdict, Verdict::Live);
 }
 
 async fn wait_until_live(close_watches: bool) {

@@ -540,6 +540,20 @@ struct FaultState {
     /// (remaining, status code, Retry-After seconds)
     fail: Option<(u64, u16, Option<u64>)>,
     close_watches_after: Option<u64>,
+    /// Watches still to expire (`u64::MAX`: all), and how.
+    expire_watches: Option<(u64, WatchExpiry)>,
+    /// Responses cut short after this many bytes of their body.
+    truncate_bodies: Option<usize>,
+}
+
+/// How an expired watch is answered (both are what a real API server does when the
+/// resourceVersion asked for has been compacted away).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchExpiry {
+    /// `200` then an in-stream `ERROR` event carrying a `410 Expired` Status.
+    InStream,
+    /// A `410 Gone` response to the watch request itself.
+    Status,
 }
 
 /// Fault knobs; cloning shares them with the server.
@@ -565,6 +579,18 @@ impl Faults {
         lock(&self.inner).close_watches_after = Some(n_events.max(1));
     }
 
+    /// The next `n` watches (`u64::MAX`: every one from now on) expire at once, answered as
+    /// `how` says: the client must list again from scratch.
+    pub fn expire_watches(&self, n: u64, how: WatchExpiry) {
+        lock(&self.inner).expire_watches = (n > 0).then_some((n, how));
+    }
+
+    /// Every response body (watch streams included) is cut short after `bytes` bytes, as
+    /// when a proxy or a dying server drops the connection mid-response.
+    pub fn truncate_bodies(&self, bytes: usize) {
+        lock(&self.inner).truncate_bodies = Some(bytes);
+    }
+
     /// Back to a healthy server.
     pub fn clear(&self) {
         *lock(&self.inner) = FaultState::default();
@@ -576,6 +602,19 @@ impl Faults {
 
     pub(crate) fn watch_close_after(&self) -> Option<u64> {
         lock(&self.inner).close_watches_after
+    }
+
+    pub(crate) fn take_watch_expiry(&self) -> Option<WatchExpiry> {
+        let mut st = lock(&self.inner);
+        let (left, how) = st.expire_watches?;
+        if left != u64::MAX {
+            st.expire_watches = (left > 1).then_some((left - 1, how));
+        }
+        Some(how)
+    }
+
+    pub(crate) fn truncation(&self) -> Option<usize> {
+        lock(&self.inner).truncate_bodies
     }
 
     pub(crate) fn take_failure(&self) -> Option<(u16, Option<u64>)> {

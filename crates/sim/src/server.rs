@@ -20,7 +20,7 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{meta_str, Event, Store, Writer};
 use crate::table;
-use crate::{lock, Faults, RequestLog};
+use crate::{lock, Faults, RequestLog, WatchExpiry};
 
 /// The `gitVersion` `/version` reports.
 pub const SERVER_VERSION: &str = "v1.33.0";
@@ -161,6 +161,53 @@ fn error(e: &ApiError) -> Response {
 }
 
 pub(crate) async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+    let method = req.method().clone();
+    let uri = req.uri().clone();
+    let resp = serve(&sh, req).await;
+    // Logged at debug under this crate's target: `liveproof sim -vv` shows each request.
+    tracing::debug!(
+        target: "liveproof_sim::requests",
+        "{method} {uri} -> {}",
+        resp.status().as_u16()
+    );
+    match sh.faults.truncation() {
+        Some(limit) => truncate(resp, limit),
+        None => resp,
+    }
+}
+
+/// Cuts a response's body after `limit` bytes and then fails it, so the connection is
+/// dropped mid-body as by a dying server or proxy (the client sees an incomplete body).
+fn truncate(resp: Response, limit: usize) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let stream = futures::stream::unfold(
+        (body.into_data_stream(), limit, false),
+        |(mut body, left, done)| async move {
+            use futures::StreamExt as _;
+            if done {
+                return None;
+            }
+            if left == 0 {
+                let cut =
+                    std::io::Error::new(std::io::ErrorKind::ConnectionReset, "body cut short");
+                return Some((Err(cut), (body, 0, true)));
+            }
+            match body.next().await {
+                Some(Ok(chunk)) => {
+                    let keep = chunk.len().min(left);
+                    Some((Ok(chunk.slice(..keep)), (body, left - keep, false)))
+                }
+                Some(Err(e)) => Some((Err(std::io::Error::other(e)), (body, 0, true))),
+                None => None,
+            }
+        },
+    );
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+async fn serve(sh: &Arc<Shared>, req: Request) -> Response {
+    let sh = sh.clone();
     let (parts, body) = req.into_parts();
     let latency = sh.faults.latency();
     if !latency.is_zero() {
@@ -948,6 +995,11 @@ fn watch(
     table: bool,
 ) -> Result<Response, ApiError> {
     let filter = Filter::new(&r, q)?;
+    let injected_expiry = sh.faults.take_watch_expiry();
+    if injected_expiry == Some(WatchExpiry::Status) {
+        let rv = lock(&sh.store).rv;
+        return Err(ApiError::expired(rv, rv + 1));
+    }
     let send_initial = is_true(q, "sendInitialEvents");
     let bookmarks = is_true(q, "allowWatchBookmarks");
     let timeout = q
@@ -976,7 +1028,11 @@ fn watch(
         };
         let expired = from
             .filter(|f| *f < st.compacted_rv)
-            .map(|f| ApiError::expired(f, st.compacted_rv + 1));
+            .map(|f| ApiError::expired(f, st.compacted_rv + 1))
+            .or_else(|| {
+                (injected_expiry == Some(WatchExpiry::InStream))
+                    .then(|| ApiError::expired(from.unwrap_or(st.rv), st.rv + 1))
+            });
         let replay = from.map(|f| st.history_after(f)).unwrap_or_default();
         (initial, replay, rx, st.rv, expired)
     };

@@ -5,7 +5,10 @@
 //! (label selector), the workloads those lead to, the ReplicaSets / ControllerRevisions of each
 //! namespace holding a workload, and the pods of each workload selector. When a Helm/GitOps
 //! object or a release's storage changes, the workloads it leads to are worked out again and
-//! newly named ones watched too (scopes are never closed; at most [`MAX_SCOPES`]). kube's watcher re-lists on `410 Gone`; a scope's objects are
+//! newly named ones watched too (scopes are never closed; at most [`MAX_SCOPES`]). A watch the
+//! server ends is resumed from its last resourceVersion and one that expired (410, in the stream
+//! or as the answer to the watch request: [`relist_on_gone`]) lists again from scratch, both with
+//! backoff, until the command's deadline; a scope's objects are
 //! replaced at the end of each (re-)list, so a snapshot never mixes a half list in.
 //!
 //! A snapshot is the live scopes' objects, plus the initial gather's objects for scopes whose
@@ -374,6 +377,12 @@ impl WatchState {
                 );
                 return false;
             }
+            // 410: the resourceVersion was compacted away; the watch lists again from
+            // scratch (kube's watcher, or `relist_on_gone`). Routine, not a failure.
+            Err(err) if is_gone(&err) => {
+                tracing::debug!("watching {} expired (410); listing again", scope.key);
+                return false;
+            }
             Err(err) => {
                 self.consecutive_failures += 1;
                 tracing::debug!("watching {} failed: {}", scope.key, root_cause(&err));
@@ -547,6 +556,10 @@ fn error_code(err: &watcher::Error) -> Option<u16> {
     Some(status.code)
 }
 
+fn is_gone(err: &watcher::Error) -> bool {
+    error_code(err) == Some(410)
+}
+
 fn is_forbidden(err: &watcher::Error) -> bool {
     error_code(err) == Some(403)
 }
@@ -589,18 +602,20 @@ fn watch_raw(
     namespace: Option<String>,
     config: watcher::Config,
 ) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
-    let ar = api_resource(resource);
-    let api: Api<DynamicObject> = match &namespace {
-        Some(ns) => Api::namespaced_with(client, ns, &ar),
-        None => Api::all_with(client, &ar),
+    let make = move || {
+        let ar = api_resource(resource);
+        let api: Api<DynamicObject> = match &namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+            None => Api::all_with(client.clone(), &ar),
+        };
+        watcher::watcher(api, config.clone())
+            .default_backoff()
+            .map(move |item| {
+                item.map(|event| map_event(event, |o| AnyObject::Raw(resource, Box::new(o))))
+            })
+            .boxed()
     };
-    let events = watcher::watcher(api, config)
-        .default_backoff()
-        .map(move |item| {
-            item.map(|event| map_event(event, |o| AnyObject::Raw(resource, Box::new(o))))
-        })
-        .boxed();
-    end_after_refusal(events)
+    end_after_refusal(relist_on_gone(make))
 }
 
 /// One kind's watch, mapped into [`AnyObject`]s, backing off between failures, and ending
@@ -610,15 +625,56 @@ fn watch_kind<K: Kind>(
     namespace: Option<String>,
     config: watcher::Config,
 ) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
-    let api: Api<K> = match &namespace {
-        Some(ns) => Api::namespaced(client, ns),
-        None => Api::all(client),
+    let make = move || {
+        let api: Api<K> = match &namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        };
+        watcher::watcher(api, config.clone())
+            .default_backoff()
+            .map(|item| item.map(|event| map_event(event, K::into_any)))
+            .boxed()
     };
-    let events = watcher::watcher(api, config)
-        .default_backoff()
-        .map(|item| item.map(|event| map_event(event, K::into_any)))
-        .boxed();
-    end_after_refusal(events)
+    end_after_refusal(relist_on_gone(make))
+}
+
+type Events = BoxStream<'static, watcher::Result<Event<AnyObject>>>;
+
+/// Longest pause before a watch answered `410 Gone` is started over.
+const RELIST_BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// kube's watcher lists again after an in-stream `ERROR` 410, but a watch *request* answered
+/// `410 Gone` it retries with the same expired resourceVersion, forever. Start such a watch
+/// over from a fresh list instead, after a bounded, jittered backoff (reset by any event).
+fn relist_on_gone(make: impl Fn() -> Events + Send + 'static) -> Events {
+    let first = make();
+    stream::unfold((first, make, 0u32), |(mut events, make, gone)| async move {
+        let item = events.next().await?;
+        let start_gone = matches!(
+            &item,
+            Err(watcher::Error::WatchStartFailed(kube::Error::Api(s))) if s.code == 410
+        );
+        if start_gone {
+            tokio::time::sleep(relist_delay(gone)).await;
+            return Some((item, (make(), make, gone.saturating_add(1))));
+        }
+        let gone = if item.is_ok() { 0 } else { gone };
+        Some((item, (events, make, gone)))
+    })
+    .boxed()
+}
+
+/// 200 ms doubling per attempt up to [`RELIST_BACKOFF_MAX`], then between half and all of it
+/// (jitter, so many scopes expiring together do not list together again).
+fn relist_delay(attempt: u32) -> Duration {
+    let base = Duration::from_millis(200)
+        .saturating_mul(1u32 << attempt.min(5))
+        .min(RELIST_BACKOFF_MAX);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let half = base / 2;
+    half + half.mul_f64(f64::from(nanos % 1000) / 1000.0)
 }
 
 /// Ends a watch after a 403 (retrying a refusal only adds load) or a 404 (the type is not
@@ -644,5 +700,23 @@ fn map_event<K>(event: Event<K>, f: impl Fn(K) -> AnyObject) -> Event<AnyObject>
         Event::Init => Event::Init,
         Event::InitApply(k) => Event::InitApply(f(k)),
         Event::InitDone => Event::InitDone,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relist_backoff_grows_and_stays_bounded() {
+        assert!(relist_delay(0) >= Duration::from_millis(100));
+        assert!(relist_delay(0) <= Duration::from_millis(200));
+        for attempt in [5, 6, 40, u32::MAX] {
+            let d = relist_delay(attempt);
+            assert!(
+                d >= RELIST_BACKOFF_MAX / 2 && d <= RELIST_BACKOFF_MAX,
+                "{d:?}"
+            );
+        }
     }
 }
