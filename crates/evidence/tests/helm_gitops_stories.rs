@@ -138,3 +138,68 @@ fn an_unreadable_newest_revision_leaves_version_and_manifest_unknown() {
     );
     assert_eq!(report.verdict, Verdict::Unproven);
 }
+
+/// The `release-stored-in-configmap` story (live), with `extra` appended to revision 35's
+/// rendered manifest and the ConfigMap re-encoded as Helm's driver writes it.
+fn configmap_story_with_manifest_document(extra: &str) -> liveproof_evidence::Observed {
+    let dir = format!(
+        "{}/../../test-data/scenarios/release-stored-in-configmap",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let source = std::fs::read_to_string(format!("{dir}/releases/inventory.v35.json"))
+        .expect("the story's v35 source");
+    let mut release: serde_json::Value = serde_json::from_str(&source).expect("JSON");
+    let manifest = release["manifest"]
+        .as_str()
+        .expect("a manifest")
+        .to_string();
+    release["manifest"] = format!("{manifest}\n---\n{extra}").into();
+    let stored = liveproof_helm::encode_configmap(&release);
+    let mut observed = cluster("release-stored-in-configmap");
+    let slot = observed
+        .others
+        .iter_mut()
+        .find(|o| o.pointer("/metadata/name") == stored.pointer("/metadata/name"))
+        .expect("the story stores v35");
+    *slot = stored;
+    observed
+}
+
+/// A manifest document no parser reads (here a duplicate key) may render a workload that is
+/// then never followed: with it, the release was `live` on the one workload it could read.
+#[test]
+fn a_manifest_document_that_cannot_be_read_leaves_the_release_unproven() {
+    let change = Change {
+        chart_version: Some("0.4.3".into()),
+        ..change_since_merge()
+    };
+    let readable = configmap_story_with_manifest_document(
+        "# Source: inventory/templates/extra.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    );
+    let report = judge(&readable, &change, &targets(&["release/inventory"]), "apps");
+    assert_eq!(report.verdict, Verdict::Live, "the control: {report:#?}");
+
+    let observed = configmap_story_with_manifest_document(
+        "# Source: inventory/templates/worker.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: worker\n  name: worker-old\nspec: {}\n",
+    );
+    let report = judge(&observed, &change, &targets(&["release/inventory"]), "apps");
+    let release = report_of(&report, "Release", "apps", "inventory");
+    let manifest = evidence(release, Check::ManifestContains);
+    assert_eq!(manifest.status, Status::Unknown, "{manifest:#?}");
+    assert!(
+        manifest.detail.contains("templates/worker.yaml"),
+        "names the template: {}",
+        manifest.detail
+    );
+    assert!(
+        !manifest.detail.contains("worker-old"),
+        "never quotes the document: {}",
+        manifest.detail
+    );
+    assert_eq!(release.verdict, Verdict::Unproven);
+    assert_eq!(report.verdict, Verdict::Unproven);
+    assert!(release
+        .next_step
+        .as_deref()
+        .is_some_and(|s| s.contains("release show --manifest")));
+}

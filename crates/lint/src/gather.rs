@@ -113,17 +113,19 @@ pub fn gather(options: &Options) -> Result<Input, LintError> {
         }
         let mut head = BTreeMap::new();
         walk(path, path, &mut head)?;
+        let mut notes = vec![format!(
+            "{} is not a git repository: every file is linted as changed, and rules that \
+             need a diff (chartversion-not-bumped) cannot judge",
+            path.display()
+        )];
+        drop_too_deep(&mut head, "", &mut notes);
         return Ok(Input {
             head,
             base: None,
             changed: Changed::Everything,
             base_rev: None,
             head_rev: None,
-            notes: vec![format!(
-                "{} is not a git repository: every file is linted as changed, and rules that \
-                 need a diff (chartversion-not-bumped) cannot judge",
-                path.display()
-            )],
+            notes,
         });
     };
     let mut notes = Vec::new();
@@ -147,7 +149,8 @@ pub fn gather(options: &Options) -> Result<Input, LintError> {
         .into_iter()
         .filter(|p| is_scanned(p))
         .collect();
-    let head = repo.read(&head_rev, &listed, MAX_FILE_LEN)?;
+    let mut head = repo.read(&head_rev, &listed, MAX_FILE_LEN)?;
+    drop_too_deep(&mut head, "", &mut notes);
     let (changed, base) = match &base_rev {
         Some(base_rev) => {
             let changed: BTreeSet<String> =
@@ -160,7 +163,8 @@ pub fn gather(options: &Options) -> Result<Input, LintError> {
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let base = repo.read(base_rev, &wanted, MAX_FILE_LEN)?;
+            let mut base = repo.read(base_rev, &wanted, MAX_FILE_LEN)?;
+            drop_too_deep(&mut base, &format!(" at {}", short(base_rev)), &mut notes);
             (Changed::Paths(changed), Some(base))
         }
         None => (Changed::Everything, None),
@@ -173,6 +177,32 @@ pub fn gather(options: &Options) -> Result<Input, LintError> {
         head_rev: Some(head_rev),
         notes,
     })
+}
+
+/// Drops YAML files nested past [`liveproof_helm::yaml::MAX_NESTING`] before any parser sees
+/// them (libyaml's cost grows with the square of the depth: a small file could hold the CPU
+/// for minutes), saying so in a note that names the file and line, never the text.
+fn drop_too_deep(files: &mut BTreeMap<String, String>, at: &str, notes: &mut Vec<String>) {
+    use liveproof_helm::yaml::{check_nesting, MAX_NESTING};
+    files.retain(|path, text| {
+        if !(path.ends_with(".yaml") || path.ends_with(".yml")) {
+            return true;
+        }
+        match check_nesting(text, MAX_NESTING) {
+            Ok(()) => true,
+            Err(too_deep) => {
+                notes.push(format!(
+                    "{path}{at}: not read: {too_deep}; Kubernetes manifests are far shallower, \
+                     so check what produced this file"
+                ));
+                false
+            }
+        }
+    });
+}
+
+fn short(rev: &str) -> &str {
+    rev.get(..12).unwrap_or(rev)
 }
 
 pub(crate) fn is_chart_yaml(path: &str) -> bool {

@@ -364,3 +364,54 @@ fn without_git_everything_counts_as_changed_with_a_note() {
         vec![("mutable-tag-no-restart", Level::Warning, "panel.yaml", 12)]
     );
 }
+
+/// A deeply nested YAML file (libyaml's time grows with the square of the depth) is not parsed:
+/// a note names it and its line, never its text, and the other files are still linted.
+#[test]
+fn a_file_nested_past_the_limit_is_named_in_a_note_and_not_parsed() {
+    let (repo, base) = seed_002(None);
+    let depth = 200;
+    let nested = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: {}canary-value{}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    repo.file("clusters/prod/deep.yaml", &nested);
+    repo.file("charts/inventory/templates/deployment.yaml", TEMPLATE_NEW);
+    repo.commit("a deep file beside the template change");
+    let report = run(&repo, Some(&base));
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.contains("clusters/prod/deep.yaml"))
+        .unwrap_or_else(|| panic!("a note names the file: {:?}", report.notes));
+    assert!(
+        note.contains("nested deeper than 128 levels (line 6)"),
+        "{note}"
+    );
+    assert!(!note.contains("canary-value"), "{note}");
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.id == "chartversion-not-bumped"),
+        "the rest is linted: {report:?}"
+    );
+    // Outside git too.
+    let plain = tempfile::tempdir().expect("tempdir");
+    std::fs::write(plain.path().join("deep.yaml"), &nested).expect("write");
+    let input = gather(&Options {
+        path: plain.path().to_path_buf(),
+        base: None,
+        head: None,
+    })
+    .expect("gather");
+    assert!(
+        input
+            .notes
+            .iter()
+            .any(|n| n.starts_with("deep.yaml: not read")),
+        "{:?}",
+        input.notes
+    );
+}

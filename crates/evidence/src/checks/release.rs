@@ -316,6 +316,19 @@ fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
 }
 
 fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
+    // A document that could not be read may render a workload that is then never followed:
+    // the release is not proven whatever was expected of it.
+    if let Some(newest) = history.newest() {
+        let read = liveproof_helm::read_manifest(&newest.release.manifest);
+        if !read.unreadable.is_empty()
+            && !change
+                .manifest
+                .iter()
+                .any(|e| !e.is_match(&newest.release.manifest))
+        {
+            return unreadable_documents(change, newest, &read.unreadable);
+        }
+    }
     if change.manifest.is_empty() {
         return Finding::new(
             Check::ManifestContains,
@@ -345,7 +358,6 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
     let read = liveproof_helm::read_manifest(&newest.release.manifest);
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    let mut unreadable = Vec::new();
     for e in &change.manifest {
         // Name the rendered object that holds it; never quote the text (it may be a Secret).
         let holder = read.objects.iter().find(|o| e.is_match(&o.text)).map(|o| {
@@ -359,33 +371,11 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         match holder {
             Some(h) => found.push(h),
             None if !e.is_match(&newest.release.manifest) => missing.push(format!("`{}`", e.given)),
-            // A document that could not be read may be where it is: not proven either way.
-            None if !read.unreadable.is_empty() => unreadable.push(format!("`{}`", e.given)),
             None => found.push(format!("`{}` in the manifest", e.given)),
         }
     }
     let source = format!("{} .manifest", newest.object);
     let describe = ReleaseHistory::describe(newest);
-    if missing.is_empty() && !unreadable.is_empty() {
-        let documents = read
-            .unreadable
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Finding::new(
-            Check::ManifestContains,
-            Status::Unknown,
-            format!("{} not found in a readable document", unreadable.join(", ")),
-            expected,
-        )
-        .source(source)
-        .detail(format!(
-            "the installed manifest of {describe} has documents that could not be read ({documents}), so it is not proven to contain {}",
-            unreadable.join(", ")
-        ))
-        .next("read the manifest with `liveproof release show --manifest` and fix the chart template that renders the unreadable document");
-    }
     if missing.is_empty() {
         Finding::new(
             Check::ManifestContains,
@@ -406,6 +396,42 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
             ))
             .next("the change never reached the installed release: find what should have upgraded it")
     }
+}
+
+/// `unknown`: the installed manifest has documents no parser could read, so the workloads
+/// they render (if any) are not followed and expectations may sit in them unproven.
+fn unreadable_documents(
+    change: &Change,
+    newest: &StoredRelease,
+    unreadable: &[liveproof_helm::UnreadableDocument],
+) -> Finding {
+    let documents = unreadable
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let expected = if change.manifest.is_empty() {
+        "every document readable".to_string()
+    } else {
+        change
+            .manifest
+            .iter()
+            .map(|e| format!("`{}`", e.given))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let describe = ReleaseHistory::describe(newest);
+    Finding::new(
+        Check::ManifestContains,
+        Status::Unknown,
+        format!("{} unreadable document(s)", unreadable.len()),
+        expected,
+    )
+    .source(format!("{} .manifest", newest.object))
+    .detail(format!(
+        "the installed manifest of {describe} has documents that could not be read ({documents}): a workload they render is not verified and an expectation may sit in them, so the release is not proven"
+    ))
+    .next("read the manifest with `liveproof release show --manifest` and fix the chart template that renders the unreadable document")
 }
 
 /// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their
