@@ -175,7 +175,12 @@ pub enum ObjectError {
 impl Observed {
     /// Takes one object (or a `kind: List` of them) in its JSON form, as `kubectl get -o json`
     /// prints it. `what` names where it came from, for errors.
-    pub fn add_value(&mut self, value: Value, what: &str) -> Result<(), ObjectError> {
+    pub fn add_value(&mut self, mut value: Value, what: &str) -> Result<(), ObjectError> {
+        // The server's field-ownership bookkeeping is often the larger half of an object and
+        // no check reads it (kubectl hides it too).
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
         let kind = value
             .get("kind")
             .and_then(Value::as_str)
@@ -223,8 +228,8 @@ impl Observed {
         match kind.as_str() {
             // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
             _ if is_list => {
-                let items = match value.get("items") {
-                    Some(Value::Array(items)) => items.clone(),
+                let items = match value.get_mut("items") {
+                    Some(Value::Array(items)) => std::mem::take(items),
                     _ => Vec::new(),
                 };
                 for (i, item) in items.into_iter().enumerate() {

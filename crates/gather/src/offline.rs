@@ -220,6 +220,9 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     check_nesting(path, &text, is_json)?;
     if is_json {
+        if add_json_list(path, &text, observed)? {
+            return Ok(());
+        }
         let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::Json {
             path: path.to_path_buf(),
             line: source.line(),
@@ -249,6 +252,44 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
         add_document(path, number, value, observed)?;
     }
     Ok(())
+}
+
+/// A `kind: List` (or `*List`) file, one item at a time: each item is parsed, taken in and
+/// dropped before the next, so the whole file is never held as a `Value` (which takes ten
+/// times or more its size). `Ok(false)` when the file is not such a list (then the
+/// whole-file path reads it, and reports syntax errors with their position).
+fn add_json_list(path: &Path, text: &str, observed: &mut Observed) -> Result<bool, LoadError> {
+    #[derive(Deserialize)]
+    struct ListProbe<'a> {
+        #[serde(borrow)]
+        kind: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        items: Option<Vec<&'a serde_json::value::RawValue>>,
+    }
+    // Not JSON, a duplicate key, `items` that is not an array: the whole-file path says why.
+    let Ok(ListProbe {
+        kind: Some(kind),
+        items: Some(items),
+    }) = serde_json::from_str::<ListProbe>(text)
+    else {
+        return Ok(false);
+    };
+    if !(kind == "List" || kind.ends_with("List")) {
+        return Ok(false);
+    }
+    for (i, item) in items.iter().enumerate() {
+        // Already checked as JSON by the probe, so this parse does not fail on syntax.
+        let value =
+            serde_json::from_str::<Value>(item.get()).map_err(|source| LoadError::Json {
+                path: path.to_path_buf(),
+                line: source.line(),
+                column: source.column(),
+                source,
+            })?;
+        let what = format!("{}: document 1: items[{i}]", path.display());
+        observed.add_value(value, &what)?;
+    }
+    Ok(true)
 }
 
 /// Refuses a document nested past [`liveproof_helm::yaml::MAX_NESTING`] before any parser reads

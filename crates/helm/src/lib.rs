@@ -15,7 +15,8 @@ mod values;
 pub mod yaml;
 
 pub use manifest::{
-    manifest_objects, read_manifest, ManifestObject, ManifestRead, UnreadableDocument,
+    manifest_objects, read_manifest, read_manifest_until, ManifestObject, ManifestRead,
+    UnreadableDocument,
 };
 pub use name::helm_controller_release_name;
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
@@ -35,6 +36,17 @@ pub struct Limits {
     /// Largest `data.release` string accepted, checked before any decoding. The API server
     /// refuses Secrets and ConfigMaps over 1 MiB, so anything near this is not from a cluster.
     pub max_encoded: usize,
+    /// When decoding must stop (a command's `--timeout`): inflating and reading a manifest's
+    /// documents check it as they go, so a large release cannot hold a command past it.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl Limits {
+    /// Whether the deadline has passed.
+    pub fn out_of_time(&self) -> bool {
+        self.deadline
+            .is_some_and(|at| std::time::Instant::now() >= at)
+    }
 }
 
 impl Default for Limits {
@@ -42,6 +54,7 @@ impl Default for Limits {
         Self {
             max_decompressed: 64 * 1024 * 1024,
             max_encoded: 16 * 1024 * 1024,
+            deadline: None,
         }
     }
 }

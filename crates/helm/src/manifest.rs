@@ -78,12 +78,27 @@ pub fn manifest_objects(manifest: &str) -> Vec<ManifestObject> {
 
 /// The objects of a rendered manifest and the documents that could not be read.
 pub fn read_manifest(manifest: &str) -> ManifestRead {
+    read_manifest_until(manifest, None)
+}
+
+/// [`read_manifest`], stopping at `deadline`: the first document left then is unreadable
+/// ([`Unreadable::OutOfTime`]), so what the rest hold is unknown, never absent.
+pub fn read_manifest_until(manifest: &str, deadline: Option<std::time::Instant>) -> ManifestRead {
     let mut read = ManifestRead::default();
     let documents = split_documents(manifest)
         .into_iter()
         .filter(|document| !document.trim().is_empty());
     for (i, document) in documents.enumerate() {
         let source = source_of(document);
+        if deadline.is_some_and(|at| std::time::Instant::now() >= at) {
+            read.unreadable.push(UnreadableDocument {
+                document: i + 1,
+                source,
+                reason: Unreadable::OutOfTime,
+            });
+            // One is enough to leave the rest unknown; listing thousands says nothing more.
+            break;
+        }
         let values = match read_documents(document) {
             Ok(values) => values,
             Err(reason) => {

@@ -110,6 +110,9 @@ pub enum DecodeError {
     #[error("{object}: the release decompresses to more than {limit} bytes; refused")]
     DecompressedTooLarge { object: String, limit: usize },
 
+    #[error("{object}: not decoded: the --timeout ran out while inflating it")]
+    OutOfTime { object: String },
+
     #[error("{object}: the release is not Helm release JSON: {message}")]
     Json {
         object: String,
@@ -129,6 +132,7 @@ impl DecodeError {
             | Self::Base64 { object, .. }
             | Self::Gzip { object, .. }
             | Self::DecompressedTooLarge { object, .. }
+            | Self::OutOfTime { object }
             | Self::Json { object, .. } => object,
         }
     }
@@ -246,7 +250,7 @@ pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError
     }
     // Helm gunzips only behind the magic bytes: releases stored before compression are plain JSON.
     let json = if payload.starts_with(&GZIP_MAGIC) {
-        gunzip_bounded(&payload, limits.max_decompressed, &object)?
+        gunzip_bounded(&payload, limits, &object)?
     } else if payload.len() > limits.max_decompressed {
         return Err(DecodeError::DecompressedTooLarge {
             object,
@@ -303,18 +307,32 @@ fn base64_decode(text: &[u8], layer: Base64Layer, object: &str) -> Result<Vec<u8
 }
 
 /// Reads at most `limit + 1` bytes out of the gzip stream, so a bomb costs `limit` bytes of
-/// memory and the time to inflate them, never its full size.
-fn gunzip_bounded(gz: &[u8], limit: usize, object: &str) -> Result<Vec<u8>, DecodeError> {
+/// memory and the time to inflate them, never its full size; stops at the deadline.
+fn gunzip_bounded(gz: &[u8], limits: &Limits, object: &str) -> Result<Vec<u8>, DecodeError> {
+    const CHUNK: usize = 1 << 20;
+    let limit = limits.max_decompressed;
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let mut out = Vec::new();
     // Multi-member, like Go's gzip.Reader.
-    MultiGzDecoder::new(gz)
-        .take(cap)
-        .read_to_end(&mut out)
-        .map_err(|source| DecodeError::Gzip {
-            object: object.to_owned(),
-            source,
-        })?;
+    let mut reader = MultiGzDecoder::new(gz).take(cap);
+    loop {
+        if limits.out_of_time() {
+            return Err(DecodeError::OutOfTime {
+                object: object.to_owned(),
+            });
+        }
+        let before = out.len();
+        (&mut reader)
+            .take(CHUNK as u64)
+            .read_to_end(&mut out)
+            .map_err(|source| DecodeError::Gzip {
+                object: object.to_owned(),
+                source,
+            })?;
+        if out.len() == before {
+            break;
+        }
+    }
     if out.len() > limit {
         return Err(DecodeError::DecompressedTooLarge {
             object: object.to_owned(),

@@ -34,6 +34,8 @@ pub enum Unreadable {
         problem: &'static str,
         line: Option<usize>,
     },
+    #[error("not read: the --timeout ran out first")]
+    OutOfTime,
 }
 
 fn at_line(line: Option<usize>) -> String {

@@ -81,7 +81,24 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
     };
     out.flush()?;
+    if let Some(kib) = peak_memory_kib() {
+        tracing::info!("peak memory: {kib} KiB");
+    }
     Ok(code)
+}
+
+/// The process's peak resident memory (the kernel's `VmHWM`), where `/proc` has it: `-v` says
+/// it, so a large `--from` dump's cost can be read off a run.
+fn peak_memory_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn init_logging(verbose: u8) {

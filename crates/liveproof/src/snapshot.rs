@@ -388,7 +388,9 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     let Source::Live(options) = &config.source else {
         anyhow::bail!("--snapshot verifies a cluster, not a --from dump");
     };
-    let cluster = Cluster::connect(options).await?;
+    let cluster = Cluster::connect(options)
+        .await?
+        .with_release_limits(crate::verify::release_limits(config));
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())

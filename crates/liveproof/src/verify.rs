@@ -75,7 +75,9 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             report
         }
         Source::Live(options) => {
-            let cluster = Cluster::connect(options).await?;
+            let cluster = Cluster::connect(options)
+                .await?
+                .with_release_limits(release_limits(config));
             let report = match config.wait {
                 None => {
                     let observed = cluster
@@ -146,6 +148,26 @@ pub struct UnreadableRelease {
     error: String,
 }
 
+/// How Helm releases are decoded: `--max-release-size`, and with `--wait` the deadline, so a
+/// large release stops being read (and is then unknown) when `--timeout` runs out.
+pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
+    liveproof_helm::Limits {
+        max_decompressed: config.max_release_size,
+        deadline: config.wait.map(|d| d.at.into_std()),
+        ..liveproof_helm::Limits::default()
+    }
+}
+
+/// The `--timeout` ran out while a release was still being decoded: nothing about it could
+/// be judged in time.
+#[derive(Debug, thiserror::Error)]
+#[error("{target}: --timeout {} ran out while decoding the release in {object}\nhint: a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)", liveproof_gather::live::humanize(*timeout))]
+pub struct DecodeOutOfTime {
+    target: String,
+    object: String,
+    timeout: std::time::Duration,
+}
+
 /// Judges one snapshot: applies what the flags say about decoding and about the commit, then
 /// the checks. Also says whether a failure is final (for `--wait`).
 fn judge_snapshot(
@@ -153,8 +175,8 @@ fn judge_snapshot(
     facts: &RegistryFacts,
     mut observed: Observed,
     default_ns: &str,
-) -> Result<(Report, Option<String>), UnreadableRelease> {
-    observed.release_limits.max_decompressed = config.max_release_size;
+) -> anyhow::Result<(Report, Option<String>)> {
+    observed.release_limits = release_limits(config);
     facts.apply(&mut observed);
     let targets = resolve_targets(
         &observed,
@@ -165,11 +187,20 @@ fn judge_snapshot(
     observed.chart_changes = chart_changes(config, &observed, &targets, default_ns);
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(&observed, only, default_ns) {
+            if let (Some(wait), true) = (config.wait, observed.release_limits.out_of_time()) {
+                return Err(DecodeOutOfTime {
+                    target: only.to_string(),
+                    object,
+                    timeout: wait.timeout,
+                }
+                .into());
+            }
             return Err(UnreadableRelease {
                 target: only.to_string(),
                 inspect: kubectl_get(&object),
                 error,
-            });
+            }
+            .into());
         }
     }
     let mut change = config.change.clone();

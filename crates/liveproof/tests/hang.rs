@@ -360,3 +360,96 @@ async fn version_url_reads_are_bounded_by_the_request_timeout() {
         server_report.evidence[0]
     );
 }
+
+/// A release Secret under the API server's 1 MiB limit whose rendered manifest is 60,000
+/// documents (about 60 MB): reading it all takes tens of seconds in a debug build. The
+/// Deployment it installs is its last document.
+fn huge_release() -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let filler = "x".repeat(900);
+    let mut manifest = String::new();
+    for i in 0..60_000 {
+        manifest.push_str(&format!(
+            "---\n# Source: big/templates/cm{i}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: \"{filler}\"\n"
+        ));
+    }
+    manifest.push_str("---\n# Source: big/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: big\nspec:\n  selector:\n    matchLabels: {app: big}\n  template:\n    metadata:\n      labels: {app: big}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1\n");
+    let release = json!({
+        "name": "big", "namespace": "apps", "version": 2,
+        "info": {"first_deployed": "2026-07-12T10:00:00Z", "last_deployed": "2026-07-12T10:05:00Z",
+                 "deleted": "", "description": "Upgrade complete", "status": "deployed"},
+        "chart": {"metadata": {"name": "big", "version": "1.0.0", "apiVersion": "v2"},
+                  "templates": [], "values": {}},
+        "config": {},
+        "manifest": manifest,
+    });
+    let secret = liveproof_helm::encode_secret(&release);
+    let size = secret["data"]["release"].as_str().map_or(0, str::len);
+    assert!(
+        size < 1024 * 1024,
+        "{size} bytes: over what an API server stores"
+    );
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "big", "namespace": "apps", "generation": 1, "uid": "big-uid"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "big"}},
+                 "template": {"metadata": {"labels": {"app": "big"}},
+                              "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}},
+        "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 0, "availableReplicas": 0},
+    });
+    vec![secret, deployment]
+}
+
+/// Decoding honours `--timeout`: the wait ends at its deadline with the release unknown
+/// (what was not read is not proven), not after the whole manifest has been parsed. Before,
+/// the first judgement alone outlasted the bound below several times over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_release_manifest_does_not_hold_wait_past_its_timeout() {
+    let cluster = common::Cluster::start(huge_release(), "apps").await;
+    let run = bounded(
+        Duration::from_secs(30),
+        &[
+            "verify",
+            "release/big",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--wait",
+            "--timeout",
+            "3s",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    // Where the deadline falls decides which honest ending it is: inflating the release not
+    // finished (nothing judged: exit 2 naming the flag), or its manifest not read to the end
+    // (the release unknown: unproven).
+    if run.code == 2 {
+        assert!(
+            run.stderr.contains("--timeout 3s ran out while decoding the release in apps/Secret/sh.helm.release.v1.big.v2"),
+            "{}",
+            run.stderr
+        );
+        return;
+    }
+    assert_eq!(run.code, 3, "unproven:\n{}\n{}", run.stdout, run.stderr);
+    let report = run.report();
+    let release = report
+        .targets
+        .iter()
+        .find(|t| t.kind == "Release")
+        .expect("the release's report");
+    let manifest = release
+        .evidence
+        .iter()
+        .find(|e| e.check == liveproof_evidence::Check::ManifestContains)
+        .expect("manifest_contains");
+    assert_eq!(manifest.status, liveproof_evidence::Status::Unknown);
+    assert!(
+        manifest.detail.contains("--timeout ran out"),
+        "{}",
+        manifest.detail
+    );
+}

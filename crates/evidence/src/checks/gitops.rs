@@ -62,7 +62,7 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
             let history = ReleaseHistory::read(observed, ns, &target.name);
             history
                 .newest()
-                .map(release::workloads)
+                .map(|r| release::workloads(r, &observed.release_limits))
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(k, n, name)| Target::new(k, Some(&n), &name))
@@ -76,7 +76,7 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
             let history = ReleaseHistory::read(observed, &storage_ns, &name);
             history
                 .newest()
-                .map(release::workloads)
+                .map(|r| release::workloads(r, &observed.release_limits))
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(k, n, name)| Target::new(k, Some(&n), &name))

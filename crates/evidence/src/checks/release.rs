@@ -2,7 +2,7 @@
 //! controller's status: `release_revision`, `release_version`, `manifest_contains`.
 
 use jiff::Timestamp;
-use liveproof_helm::{ReleaseStatus, StoredRelease};
+use liveproof_helm::{Limits, ReleaseStatus, StoredRelease};
 
 use super::raw::str_at;
 use super::Finding;
@@ -99,7 +99,7 @@ pub fn findings(
     let (revision, staleness) = release_revision(observed, change, history);
     let mut out = vec![revision];
     out.push(release_version(change, history));
-    out.push(manifest_contains(change, history));
+    out.push(manifest_contains(change, history, &observed.release_limits));
     (out, staleness)
 }
 
@@ -315,11 +315,13 @@ fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
     }
 }
 
-fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
+fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits) -> Finding {
+    let newest = history.newest();
+    let read =
+        newest.map(|n| liveproof_helm::read_manifest_until(&n.release.manifest, limits.deadline));
     // A document that could not be read may render a workload that is then never followed:
     // the release is not proven whatever was expected of it.
-    if let Some(newest) = history.newest() {
-        let read = liveproof_helm::read_manifest(&newest.release.manifest);
+    if let (Some(newest), Some(read)) = (newest, &read) {
         if !read.unreadable.is_empty()
             && !change
                 .manifest
@@ -345,7 +347,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         .map(|e| format!("`{}`", e.given))
         .collect::<Vec<_>>()
         .join(", ");
-    let Some(newest) = history.newest() else {
+    let (Some(newest), Some(read)) = (newest, read) else {
         return Finding::new(
             Check::ManifestContains,
             Status::Unknown,
@@ -355,7 +357,6 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         .source(storage_source(history))
         .detail("the installed release could not be read (see release_revision)");
     };
-    let read = liveproof_helm::read_manifest(&newest.release.manifest);
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for e in &change.manifest {
@@ -436,8 +437,12 @@ fn unreadable_documents(
 
 /// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their
 /// namespace (the release's when the template sets none).
-pub fn workloads(release: &StoredRelease) -> Vec<(crate::TargetKind, String, String)> {
-    liveproof_helm::manifest_objects(&release.release.manifest)
+pub fn workloads(
+    release: &StoredRelease,
+    limits: &Limits,
+) -> Vec<(crate::TargetKind, String, String)> {
+    liveproof_helm::read_manifest_until(&release.release.manifest, limits.deadline)
+        .objects
         .into_iter()
         .filter(|o| o.api_version.starts_with("apps/"))
         .filter_map(|o| {

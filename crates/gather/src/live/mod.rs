@@ -79,6 +79,8 @@ pub struct Cluster {
     request_timeout: Duration,
     /// What the clients were built from, to rebuild them with another timeout.
     config: kube::Config,
+    /// Bounds (and the deadline) for decoding the Helm releases followed while gathering.
+    release_limits: liveproof_helm::Limits,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -232,6 +234,7 @@ impl Cluster {
             requests,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             config,
+            release_limits: liveproof_helm::Limits::default(),
         })
     }
 
@@ -271,6 +274,13 @@ impl Cluster {
         &self.server
     }
 
+    /// Decodes the Helm releases it follows within `limits` (`--max-release-size`, and the
+    /// command's deadline so a large release cannot hold it past `--timeout`).
+    pub fn with_release_limits(mut self, limits: liveproof_helm::Limits) -> Self {
+        self.release_limits = limits;
+        self
+    }
+
     /// Every HTTP request sent so far, retries included.
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
@@ -302,7 +312,10 @@ impl Cluster {
         targets: &[Target],
         all_namespaces: bool,
     ) -> Result<Observed, GatherError> {
-        let mut observed = Observed::default();
+        let mut observed = Observed {
+            release_limits: self.release_limits,
+            ..Observed::default()
+        };
         self.read_sources(targets, &mut observed).await?;
         let workloads = self.workload_targets(&observed, targets);
         self.gather_workloads(observed, &workloads, all_namespaces)

@@ -256,6 +256,7 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
         nodes: std::mem::take(&mut observed.nodes),
         others,
         complete: std::mem::take(&mut observed.complete),
+        release_limits: observed.release_limits,
         ..Observed::default()
     };
     let mut seen = std::collections::BTreeSet::new();

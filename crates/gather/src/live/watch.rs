@@ -435,6 +435,7 @@ impl WatchState {
             nodes: self.initial.nodes.clone(),
             complete: self.initial.complete.clone(),
             denied: self.initial.denied.clone(),
+            release_limits: self.initial.release_limits,
             ..Observed::default()
         };
         let live: Vec<&Scope> = self.scopes.iter().filter(|s| s.live).collect();

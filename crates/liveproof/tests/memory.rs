@@ -1,0 +1,101 @@
+//! `--from` memory: a JSON `List` (what `kubectl get -o json` prints for several objects) is
+//! taken in one item at a time, so reading it costs at most [`FACTOR`] times the file's size
+//! (plus a fixed [`BASE`]), not the ~20× a whole-file JSON tree took (a 50 MB dump needed
+//! 1.2 GB). The peak is the kernel's `VmHWM` for the run, which `liveproof -v` logs as it ends.
+
+use std::process::{Command, Stdio};
+
+/// The bound README.md states for `--from` JSON lists.
+const FACTOR: u64 = 5;
+/// What the process takes before it reads anything (runtime, code, buffers).
+const BASE: u64 = 64 * 1024 * 1024;
+
+fn pod(i: usize) -> serde_json::Value {
+    let conditions: serde_json::Map<String, serde_json::Value> =
+        ["Ready", "Initialized", "PodScheduled", "ContainersReady"]
+            .iter()
+            .map(|t| {
+                (
+                    format!("k:{{\"type\":\"{t}\"}}"),
+                    serde_json::json!({".": {}, "f:lastProbeTime": {}, "f:status": {}}),
+                )
+            })
+            .collect();
+    let env: Vec<serde_json::Value> = (0..10)
+        .map(|j| serde_json::json!({"name": format!("SETTING_{j}"), "value": "v".repeat(20)}))
+        .collect();
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("web-7d9c-{i:05}"), "namespace": "apps",
+            "labels": {"app": "web", "pod-template-hash": "7d9c"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9c", "uid": "rs-uid", "controller": true}],
+            "managedFields": [{"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                               "fieldsV1": {"f:status": {"f:conditions": conditions}}}],
+        },
+        "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "ghcr.io/acme/web:1.4.0", "env": env}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-07-12T10:01:00Z"}],
+            "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "image": "ghcr.io/acme/web:1.4.0",
+                "imageID": format!("ghcr.io/acme/web@sha256:{}", "a".repeat(64)),
+                "state": {"running": {"startedAt": "2026-07-12T10:01:00Z"}}}],
+        },
+    })
+}
+
+#[test]
+fn a_json_list_dump_is_read_within_the_stated_memory_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("pods.json");
+    let items: Vec<serde_json::Value> = (0..12_000).map(pod).collect();
+    let dump = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let bytes = serde_json::to_vec_pretty(&dump).expect("JSON");
+    drop(dump);
+    std::fs::write(&path, &bytes).expect("write");
+    let size = bytes.len() as u64;
+    drop(bytes);
+    assert!(size > 40 * 1024 * 1024, "{size} bytes: too small to tell");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args([
+            "-v",
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-o",
+            "json",
+            "--from",
+        ])
+        .arg(&path)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("liveproof runs");
+    // Read: the dump has the pods but not the Deployment, so the verdict is unproven and the
+    // report names what is missing (proof that the pods were taken in is the count below).
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kib: u64 = stderr
+        .lines()
+        .find_map(|l| l.split("peak memory: ").nth(1))
+        .and_then(|rest| rest.strip_suffix(" KiB"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("-v says the peak memory:\n{stderr}"));
+    let peak = kib * 1024;
+    let bound = FACTOR * size + BASE;
+    assert!(
+        peak <= bound,
+        "peak RSS {peak} bytes ({}x) for a {size}-byte dump: over {FACTOR}x + {BASE}",
+        peak / size
+    );
+}
