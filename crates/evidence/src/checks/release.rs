@@ -328,7 +328,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
                 .iter()
                 .any(|e| !e.is_match(&newest.release.manifest))
         {
-            return unreadable_documents(change, newest, &read.unreadable);
+            return unreadable_documents(change, newest, read);
         }
     }
     if change.manifest.is_empty() {
@@ -404,8 +404,9 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
 fn unreadable_documents(
     change: &Change,
     newest: &StoredRelease,
-    unreadable: &[liveproof_helm::UnreadableDocument],
+    read: &liveproof_helm::ManifestRead,
 ) -> Finding {
+    let unreadable = &read.unreadable;
     let documents = unreadable
         .iter()
         .map(ToString::to_string)
@@ -422,10 +423,28 @@ fn unreadable_documents(
             .join(", ")
     };
     let describe = ReleaseHistory::describe(newest);
+    // What was found in the readable documents is still said; it does not make the release.
+    let found: Vec<String> = change
+        .manifest
+        .iter()
+        .filter_map(|e| {
+            let o = read.objects.iter().find(|o| e.is_match(&o.text))?;
+            Some(format!("`{}` in {}/{}", e.given, o.kind, o.name))
+        })
+        .collect();
+    let observed = if found.is_empty() {
+        format!("{} unreadable document(s)", unreadable.len())
+    } else {
+        format!(
+            "{}; {} unreadable document(s)",
+            found.join("; "),
+            unreadable.len()
+        )
+    };
     Finding::new(
         Check::ManifestContains,
         Status::Unknown,
-        format!("{} unreadable document(s)", unreadable.len()),
+        observed,
         expected,
     )
     .source(format!("{} .manifest", newest.object))
