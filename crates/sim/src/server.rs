@@ -897,7 +897,14 @@ fn list(
     if take < matching.len() {
         let (k, _) = matching[take - 1];
         meta["continue"] = json!(encode_continue(&k.2, &k.3));
-        meta["remainingItemCount"] = json!(matching.len() - take);
+        // As the API server: a count only for an unfiltered list (with a selector, what is
+        // left is not known without reading it all). Found by story 8 of real_cluster.rs.
+        let selected = ["labelSelector", "fieldSelector"]
+            .iter()
+            .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
+        if !selected {
+            meta["remainingItemCount"] = json!(matching.len() - take);
+        }
     }
     let items: Vec<Value> = matching[..take]
         .iter()
