@@ -231,6 +231,9 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
          apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: apps}\n\
          spec:\n  serviceName: db\n  replicas: 2\n  selector: {matchLabels: {app: db}}\n\
          \x20 template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: db, image: \"postgres:16\"}]}\n---\n\
+         apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: cache, namespace: apps}\n\
+         spec:\n  serviceName: cache\n  replicas: 2\n  updateStrategy: {type: OnDelete}\n  selector: {matchLabels: {app: cache}}\n\
+         \x20 template:\n    metadata: {labels: {app: cache}}\n    spec: {containers: [{name: cache, image: \"redis:7\"}]}\n---\n\
          apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: apps}\n\
          spec:\n  selector: {matchLabels: {app: agent}}\n\
          \x20 template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: agent, image: \"fluent-bit:3.0\"}]}\n",
@@ -240,6 +243,22 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     let manifests = manifests.to_str().expect("utf-8");
     let (code, _, err) = kubectl(&kubeconfig, home, &["apply", "-f", manifests]).await;
     assert_eq!(code, 0, "{err}");
+    // (kubectl rollout status refuses an OnDelete StatefulSet.)
+    let (code, out, err) = kubectl(
+        &kubeconfig,
+        home,
+        &[
+            "-n",
+            "apps",
+            "wait",
+            "sts/cache",
+            "--for=jsonpath={.status.readyReplicas}=2",
+            "--timeout",
+            "30s",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "sts/cache: {out}{err}");
     for target in ["sts/db", "ds/agent"] {
         let (code, out, err) = kubectl(
             &kubeconfig,
@@ -255,18 +274,38 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     for (target, image) in [
         ("sts/db", "db=postgres:17"),
+        ("sts/cache", "cache=redis:8"),
         ("ds/agent", "agent=fluent-bit:3.1"),
     ] {
         let (code, _, err) = kubectl(&kubeconfig, home, &["set", "image", target, image]).await;
         assert_eq!(code, 0, "{err}");
     }
+    // OnDelete: the controller replaces a pod only once it is deleted.
+    let (code, _, err) = kubectl(
+        &kubeconfig,
+        home,
+        &[
+            "-n",
+            "apps",
+            "delete",
+            "pods",
+            "-l",
+            "app=cache",
+            "--wait=false",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
     let run = common::liveproof_with_env(
         &[
             "verify",
             "sts/db",
+            "sts/cache",
             "ds/agent",
             "--image",
             "postgres:17",
+            "--image",
+            "redis:8",
             "--image",
             "fluent-bit:3.1",
             "--since",
@@ -283,6 +322,24 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.as_str()).collect();
-    assert_eq!(kinds, ["StatefulSet", "DaemonSet"]);
+    assert_eq!(kinds, ["StatefulSet", "StatefulSet", "DaemonSet"]);
+    // As the real controller (completeRollingUpdate): an OnDelete StatefulSet keeps its first
+    // currentRevision after every pod is updated, and liveproof does not wait for it to move.
+    let (code, revisions, err) = kubectl(
+        &kubeconfig,
+        home,
+        &[
+            "-n",
+            "apps",
+            "get",
+            "sts/cache",
+            "-o",
+            "jsonpath={.status.currentRevision} {.status.updateRevision}",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let (current, update) = revisions.trim().split_once(' ').expect("two revisions");
+    assert_ne!(current, update, "OnDelete moved currentRevision on");
     server.kill().await.expect("stops");
 }

@@ -688,13 +688,21 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
         .iter()
         .filter(|p| pod_revision(p) == Some(json!(update_revision)))
         .count() as i64;
-    let current_revision = if updated == desired && ready == desired {
-        json!(update_revision)
-    } else {
-        sts.pointer("/status/currentRevision")
-            .cloned()
-            .unwrap_or_else(|| json!(update_revision))
-    };
+    // As the real controller's completeRollingUpdate: only a RollingUpdate StatefulSet moves
+    // currentRevision on; under OnDelete it keeps the first revision (found by story 2 of
+    // real_cluster.rs).
+    let rolling = sts
+        .pointer("/spec/updateStrategy/type")
+        .and_then(Value::as_str)
+        != Some("OnDelete");
+    let current_revision =
+        if rolling && updated == desired && ready == desired && live.len() as i64 == desired {
+            json!(update_revision)
+        } else {
+            sts.pointer("/status/currentRevision")
+                .cloned()
+                .unwrap_or_else(|| json!(update_revision))
+        };
     let current = live
         .iter()
         .filter(|p| pod_revision(p).as_ref() == Some(&current_revision))

@@ -648,8 +648,11 @@ fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
             let desired = desired.unwrap_or(1);
             let updated = st.updated_replicas.unwrap_or(0);
             let ready = st.ready_replicas.unwrap_or(0);
-            let same_revision =
-                st.current_revision.is_some() && st.current_revision == st.update_revision;
+            // The controller moves currentRevision to updateRevision only for RollingUpdate
+            // (completeRollingUpdate): under OnDelete it stays on the first revision forever,
+            // so there every replica updated and ready is the whole rollout.
+            let same_revision = w.update_strategy == UpdateStrategy::OnDelete
+                || (st.current_revision.is_some() && st.current_revision == st.update_revision);
             let strategy_note = match w.update_strategy {
                 UpdateStrategy::OnDelete if updated < desired => Some(
                     "updateStrategy OnDelete: the controller replaces a pod only when it is deleted, so old pods stay forever".to_string(),
