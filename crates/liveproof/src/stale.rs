@@ -187,6 +187,15 @@ async fn restart(
         outcome.output.push("dry run: nothing was sent".into());
         return Ok((1, outcome));
     }
+    // Kubernetes records startedAt in whole seconds: a pod the restart starts within the
+    // second of `at` would record `at` itself and never count as started after it (found on
+    // the real control plane, where a pod can start in under a second). So the PATCHes are
+    // sent in the next second: every pod they start records a time after `at`.
+    let next_second = at.checked_add(jiff::SignedDuration::from_secs(1))?;
+    let left = next_second.duration_since(Timestamp::now());
+    if left.is_positive() {
+        tokio::time::sleep(left.unsigned_abs()).await;
+    }
     let mut restarted = Vec::new();
     for t in stale {
         match cluster.restart(t, at).await {
