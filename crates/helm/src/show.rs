@@ -22,29 +22,42 @@ pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values 
 /// and a document that does not parse is replaced whole by a one-line note saying why.
 pub fn manifest(r: &Release) -> String {
     let mut out = String::new();
-    let chunks = split_documents(&r.manifest)
-        .into_iter()
-        .filter(|chunk| !chunk.trim().is_empty());
-    for (i, chunk) in chunks.enumerate() {
+    let mut number = 0;
+    for (i, chunk) in split_documents(&r.manifest).into_iter().enumerate() {
+        // Every chunk but the first followed a `---` line; the chunk holds the rest of it.
+        let marker = if i > 0 { "---" } else { "" };
+        if chunk.trim().is_empty() {
+            if i > 0 {
+                out.push_str(marker);
+                out.push_str(chunk);
+            }
+            continue;
+        }
+        number += 1;
         let document = chunk.trim_matches(['\n', '\r']);
-        out.push_str("---\n");
         match read_documents(chunk) {
             Err(reason) => {
                 // Never its text: it could be a Secret the parser could not show us.
                 let _ = writeln!(
                     out,
-                    "# liveproof: document {} not shown (it could hold a Secret): {reason}",
-                    i + 1
+                    "---\n# liveproof: document {number} not shown (it could hold a Secret): {reason}"
                 );
             }
             Ok(values) => match redacted(document, values) {
-                Some(redacted) => out.push_str(&redacted),
+                Some(redacted) => {
+                    out.push_str("---\n");
+                    out.push_str(&redacted);
+                }
+                // As rendered, byte for byte (as `helm get manifest` prints it).
                 None => {
-                    out.push_str(document);
-                    out.push('\n');
+                    out.push_str(marker);
+                    out.push_str(chunk);
                 }
             },
         }
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
     }
     out
 }
@@ -187,11 +200,7 @@ pub fn values(r: &Release, show_values: bool) -> String {
     if r.config.is_empty() {
         out.push_str("{}\n");
     } else {
-        match serde_yaml::to_string(&shown) {
-            Ok(yaml) => out.push_str(&yaml),
-            // Only reachable for a Value serde_yaml cannot write; never fall back to raw text.
-            Err(_) => out.push_str("# values could not be rendered as YAML\n"),
-        }
+        out.push_str(&crate::yaml::to_yaml_1_1(&shown));
     }
     out
 }

@@ -308,3 +308,104 @@ mod tests {
         );
     }
 }
+
+/// `value` as block YAML that Helm reads back as the same value. Helm (sigs.k8s.io/yaml over
+/// go-yaml) reads YAML 1.1, where a bare `on`, `yes`, `n` or `1:30` is not a string; the YAML
+/// 1.2 writers quote only what 1.2 would misread, so `feature: "on"` came out `feature: on`
+/// and `helm upgrade -f` of it would set `true` (found comparing with `helm get values`).
+/// Strings are plain only when both versions read them as strings, else JSON-quoted (a JSON
+/// string is a valid YAML double-quoted scalar); keys likewise.
+pub fn to_yaml_1_1(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    match value {
+        serde_json::Value::Object(m) if !m.is_empty() => block_map(m, 0, &mut out),
+        serde_json::Value::Array(a) if !a.is_empty() => block_seq(a, 0, &mut out),
+        scalar => {
+            out.push_str(&inline(scalar));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn block_map(m: &serde_json::Map<String, serde_json::Value>, indent: usize, out: &mut String) {
+    for (i, (key, value)) in m.iter().enumerate() {
+        // A map in a sequence starts on the `- ` line, which holds its indentation already.
+        if i > 0 || !out.ends_with("- ") {
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push_str(&string_scalar(key));
+        out.push(':');
+        nested(value, indent, true, out);
+    }
+}
+
+fn block_seq(a: &[serde_json::Value], indent: usize, out: &mut String) {
+    for value in a {
+        out.push_str(&" ".repeat(indent));
+        match value {
+            serde_json::Value::Object(m) if !m.is_empty() => {
+                out.push_str("- ");
+                block_map(m, indent + 2, out);
+            }
+            _ => {
+                out.push('-');
+                nested(value, indent, false, out);
+            }
+        }
+    }
+}
+
+/// What follows `key:` or `-`: an inline scalar or empty collection, else a nested block (a
+/// map's sequence at the map's indentation, as go-yaml writes it).
+fn nested(value: &serde_json::Value, indent: usize, in_map: bool, out: &mut String) {
+    match value {
+        serde_json::Value::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            block_map(m, indent + 2, out);
+        }
+        serde_json::Value::Array(a) if !a.is_empty() => {
+            out.push('\n');
+            block_seq(a, if in_map { indent } else { indent + 2 }, out);
+        }
+        scalar => {
+            out.push(' ');
+            out.push_str(&inline(scalar));
+            out.push('\n');
+        }
+    }
+}
+
+fn inline(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => string_scalar(s),
+        serde_json::Value::Object(_) => "{}".into(),
+        serde_json::Value::Array(_) => "[]".into(),
+        other => other.to_string(),
+    }
+}
+
+fn string_scalar(s: &str) -> String {
+    if plain_in_yaml_1_1_and_1_2(s) {
+        s.to_owned()
+    } else {
+        serde_json::Value::String(s.to_owned()).to_string()
+    }
+}
+
+/// Conservative: a word starting with a letter, of letters, digits and `_ - . / @ :` (a colon
+/// not last: `: ` is never in it), that neither YAML 1.1 nor 1.2 reads as a bool or null.
+/// Anything starting with a digit or sign is quoted, so no number or time is read by accident.
+fn plain_in_yaml_1_1_and_1_2(s: &str) -> bool {
+    const NOT_STRINGS: [&str; 10] = [
+        "y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan",
+    ];
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    first.is_ascii_alphabetic()
+        && !s.ends_with(':')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | ':'))
+        && !NOT_STRINGS.contains(&s.to_ascii_lowercase().as_str())
+}

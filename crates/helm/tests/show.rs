@@ -298,3 +298,35 @@ fn plain_secrets_keep_their_redaction_format() {
         "---\n# Source: inventory/templates/secret.yaml\n# Secret data redacted by liveproof\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: <redacted>\n"
     );
 }
+
+/// A manifest with nothing to redact is printed byte for byte as Helm stored it, blank lines
+/// between documents included: `helm get manifest` does, and real Helm leaves one after every
+/// template that ends in a newline (found comparing with helm v4.3.2 and v3.21.4).
+#[test]
+fn manifest_without_secrets_is_printed_as_helm_stored_it() {
+    let manifest = format!("---\n{CONFIGMAP}\n---\n# Source: inventory/templates/b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n");
+    let printed = show::manifest(&release_with_manifest(&manifest));
+    assert_eq!(printed, manifest);
+}
+
+/// Values print as YAML that Helm (YAML 1.1) reads back as the same values: `"on"` stays a
+/// string, not the bool a bare `on` is to Helm (found comparing with `helm get values`).
+#[test]
+fn values_print_as_yaml_helm_reads_back_the_same() {
+    let mut release = inventory_json();
+    release["config"] = json!({
+        "feature": "on", "legacy": "yes", "No": "n", "time": "1:30", "version": "1.10",
+        "image": "registry.example:5000/acme/web:v1", "replicas": 2, "debug": false,
+        "empty": "", "nothing": null, "list": ["off", {"a": "b", "c": ["d"]}], "nested": {"k": "line1\nline2"},
+        "blank": {}, "none": [],
+    });
+    let printed = show::values(&stored(&release).release, true);
+    let yaml = printed
+        .strip_prefix("USER-SUPPLIED VALUES:\n")
+        .expect("heading");
+    let expected = "\"No\": \"n\"\nblank: {}\ndebug: false\nempty: \"\"\nfeature: \"on\"\nimage: registry.example:5000/acme/web:v1\nlegacy: \"yes\"\nlist:\n- \"off\"\n- a: b\n  c:\n  - d\nnested:\n  k: \"line1\\nline2\"\nnone: []\nnothing: null\nreplicas: 2\ntime: \"1:30\"\nversion: \"1.10\"\n";
+    assert_eq!(yaml, expected);
+    // And any YAML reader gets the same values back.
+    let back: serde_json::Value = serde_yaml::from_str(yaml).expect("YAML");
+    assert_eq!(back, release["config"]);
+}
