@@ -241,74 +241,6 @@ fn is_block_scalar_header(after: &[u8]) -> bool {
     rest.len() == blank || (blank > 0 && rest[blank] == b'#')
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn depth_ok(text: &str, limit: usize) -> bool {
-        check_nesting(text, limit).is_ok()
-    }
-
-    #[test]
-    fn counts_flow_block_and_compact_nesting() {
-        // The line's own block level counts too: a root flow collection over-counts by one.
-        assert!(depth_ok("[[[]]]", 4));
-        assert!(!depth_ok("[[[[]]]]", 4));
-        assert!(!depth_ok("a: {a: {a: {a: {a: 1}}}}", 4));
-        assert!(!depth_ok("a:\n b:\n  c:\n   d:\n    e: 1\n", 4));
-        assert!(!depth_ok("- - - - - a\n", 4));
-        assert!(depth_ok("a:\n  b: [1, 2]\n", 4));
-    }
-
-    #[test]
-    fn text_is_not_structure() {
-        let deep = "[".repeat(50);
-        for text in [
-            format!("a: \"{deep}\"\n"),
-            format!("a: '{deep}'\n"),
-            format!("a: x{deep}\n"),
-            format!("a: 1 # {deep}\n"),
-            format!("a: |\n  {deep}\n  {deep}\nb: 1\n"),
-            format!("a: >-\n    {deep}\n"),
-            format!("a: !!str |\n  {deep}\n"),
-        ] {
-            assert!(depth_ok(&text, 10), "{text}");
-        }
-    }
-
-    #[test]
-    fn quotes_and_comments_cannot_hide_structure() {
-        let open = "[".repeat(50);
-        for text in [
-            // A quote not closed on its line is scanned as structure.
-            format!("a: \"x\n{open}"),
-            // After a plain scalar a quote opens nothing in flow: YAML reads the brackets.
-            format!("[a \"b, {open}\"]"),
-            format!("[a\n\"b, {open}\"]"),
-            // A tag before a quote: the quote is recognised, so ` #` inside is no comment.
-            format!("[!!str \"a #\", {open}]"),
-            // A plain scalar ending in `|` opens no block scalar.
-            format!("a: b |\n  c: {open}\n"),
-        ] {
-            assert!(!depth_ok(&text, 10), "{text}");
-        }
-    }
-
-    #[test]
-    fn separators_follow_yaml() {
-        let chunks = split_documents("a: 1\n--- \nb: 2\n---   # c\nc: 3\n--- {d: 4}\n----\ne: 5\n");
-        assert_eq!(
-            chunks,
-            [
-                "a: 1\n",
-                " \nb: 2\n",
-                "   # c\nc: 3\n",
-                " {d: 4}\n----\ne: 5\n"
-            ]
-        );
-    }
-}
-
 /// `value` as block YAML that Helm reads back as the same value. Helm (sigs.k8s.io/yaml over
 /// go-yaml) reads YAML 1.1, where a bare `on`, `yes`, `n` or `1:30` is not a string; the YAML
 /// 1.2 writers quote only what 1.2 would misread, so `feature: "on"` came out `feature: on`
@@ -408,4 +340,72 @@ fn plain_in_yaml_1_1_and_1_2(s: &str) -> bool {
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | ':'))
         && !NOT_STRINGS.contains(&s.to_ascii_lowercase().as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth_ok(text: &str, limit: usize) -> bool {
+        check_nesting(text, limit).is_ok()
+    }
+
+    #[test]
+    fn counts_flow_block_and_compact_nesting() {
+        // The line's own block level counts too: a root flow collection over-counts by one.
+        assert!(depth_ok("[[[]]]", 4));
+        assert!(!depth_ok("[[[[]]]]", 4));
+        assert!(!depth_ok("a: {a: {a: {a: {a: 1}}}}", 4));
+        assert!(!depth_ok("a:\n b:\n  c:\n   d:\n    e: 1\n", 4));
+        assert!(!depth_ok("- - - - - a\n", 4));
+        assert!(depth_ok("a:\n  b: [1, 2]\n", 4));
+    }
+
+    #[test]
+    fn text_is_not_structure() {
+        let deep = "[".repeat(50);
+        for text in [
+            format!("a: \"{deep}\"\n"),
+            format!("a: '{deep}'\n"),
+            format!("a: x{deep}\n"),
+            format!("a: 1 # {deep}\n"),
+            format!("a: |\n  {deep}\n  {deep}\nb: 1\n"),
+            format!("a: >-\n    {deep}\n"),
+            format!("a: !!str |\n  {deep}\n"),
+        ] {
+            assert!(depth_ok(&text, 10), "{text}");
+        }
+    }
+
+    #[test]
+    fn quotes_and_comments_cannot_hide_structure() {
+        let open = "[".repeat(50);
+        for text in [
+            // A quote not closed on its line is scanned as structure.
+            format!("a: \"x\n{open}"),
+            // After a plain scalar a quote opens nothing in flow: YAML reads the brackets.
+            format!("[a \"b, {open}\"]"),
+            format!("[a\n\"b, {open}\"]"),
+            // A tag before a quote: the quote is recognised, so ` #` inside is no comment.
+            format!("[!!str \"a #\", {open}]"),
+            // A plain scalar ending in `|` opens no block scalar.
+            format!("a: b |\n  c: {open}\n"),
+        ] {
+            assert!(!depth_ok(&text, 10), "{text}");
+        }
+    }
+
+    #[test]
+    fn separators_follow_yaml() {
+        let chunks = split_documents("a: 1\n--- \nb: 2\n---   # c\nc: 3\n--- {d: 4}\n----\ne: 5\n");
+        assert_eq!(
+            chunks,
+            [
+                "a: 1\n",
+                " \nb: 2\n",
+                "   # c\nc: 3\n",
+                " {d: 4}\n----\ne: 5\n"
+            ]
+        );
+    }
 }
