@@ -140,6 +140,12 @@ impl Drop for ControlPlane {
 impl ControlPlane {
     /// Starts etcd, the API server and the controller manager; returns when `/readyz` says ok.
     pub async fn start() -> anyhow::Result<ControlPlane> {
+        Self::start_with(&[]).await
+    }
+
+    /// As [`ControlPlane::start`], with more kube-apiserver flags (later flags win), e.g.
+    /// `--watch-cache=false` and `--etcd-compaction-interval=5s` for watches that expire.
+    pub async fn start_with(apiserver_args: &[&str]) -> anyhow::Result<ControlPlane> {
         let peers = Peers::locate()?;
         let dir = tempfile::tempdir()?;
         let mut plane = ControlPlane {
@@ -149,7 +155,7 @@ impl ControlPlane {
             dir,
             peers,
         };
-        plane.launch().await?;
+        plane.launch(apiserver_args).await?;
         Ok(plane)
     }
 
@@ -174,7 +180,7 @@ impl ControlPlane {
         lines[lines.len().saturating_sub(60)..].join("\n")
     }
 
-    async fn launch(&mut self) -> anyhow::Result<()> {
+    async fn launch(&mut self, apiserver_args: &[&str]) -> anyhow::Result<()> {
         let d = self.dir.path().to_path_buf();
         let path = |p: &str| d.join(p).display().to_string();
         let (etcd_port, peer_port, api_port) = (free_port()?, free_port()?, free_port()?);
@@ -209,24 +215,23 @@ impl ControlPlane {
             ],
         )?;
         self.server = format!("https://127.0.0.1:{api_port}");
-        self.spawn(
-            "kube-apiserver",
-            &[
-                format!("--etcd-servers={etcd_url}"),
-                "--bind-address=127.0.0.1".into(),
-                "--advertise-address=127.0.0.1".into(),
-                format!("--secure-port={api_port}"),
-                format!("--cert-dir={}", path("certs")),
-                format!("--token-auth-file={}", path("tokens.csv")),
-                "--authorization-mode=Node,RBAC".into(),
-                "--service-account-issuer=https://kubernetes.default.svc".into(),
-                format!("--service-account-key-file={}", path("sa.key")),
-                format!("--service-account-signing-key-file={}", path("sa.key")),
-                "--service-cluster-ip-range=10.96.0.0/16".into(),
-                "--profiling=false".into(),
-                "--v=1".into(),
-            ],
-        )?;
+        let mut args: Vec<String> = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            format!("--secure-port={api_port}"),
+            format!("--cert-dir={}", path("certs")),
+            format!("--token-auth-file={}", path("tokens.csv")),
+            "--authorization-mode=Node,RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc".into(),
+            format!("--service-account-key-file={}", path("sa.key")),
+            format!("--service-account-signing-key-file={}", path("sa.key")),
+            "--service-cluster-ip-range=10.96.0.0/16".into(),
+            "--profiling=false".into(),
+            "--v=1".into(),
+        ];
+        args.extend(apiserver_args.iter().map(|a| (*a).to_owned()));
+        self.spawn("kube-apiserver", &args)?;
         let mut kubeconfig = std::fs::File::create(&self.kubeconfig)?;
         write!(
             kubeconfig,

@@ -22,7 +22,12 @@ struct World {
 
 impl World {
     async fn start() -> World {
-        let plane = ControlPlane::start()
+        World::start_with(&[]).await
+    }
+
+    /// With more kube-apiserver flags.
+    async fn start_with(apiserver_args: &[&str]) -> World {
+        let plane = ControlPlane::start_with(apiserver_args)
             .await
             .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
         let registry = RegistryServer::start();
@@ -1469,6 +1474,107 @@ fn names(list: &serde_json::Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Story 7, watches on the real API server: `verify --wait` outlives the server ending its
+/// watches (they ask for `timeoutSeconds` 60) and the `410 Gone` a re-opened watch gets once
+/// etcd has compacted its resourceVersion away, and still ends live when the rollout does.
+/// The API server runs without its watch cache (watches go to etcd, which sends no
+/// bookmarks) and compacts every 5 s; writes elsewhere move etcd's revision on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_7_waiting_outlives_ended_and_expired_watches() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use liveproof_e2e::kube::api::{Api, PostParams};
+
+    let world = World::start_with(&["--watch-cache=false", "--etcd-compaction-interval=5s"]).await;
+    let pusher = world.registry.pusher();
+    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
+    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
+    let v1 = format!("{}/acme/web:v1", world.registry.host);
+    let v2 = format!("{}/acme/web:v2", world.registry.host);
+    world.kubectl(&["create", "namespace", "apps"]);
+    world.apply(&deployment("web", &v1, ""));
+    world
+        .wait_for(
+            &[
+                "-n",
+                "apps",
+                "get",
+                "deploy/web",
+                "-o",
+                "jsonpath={.status.readyReplicas}",
+            ],
+            "3",
+            Duration::from_secs(60),
+        )
+        .await;
+    let since = change_time().await;
+    world.kubectl(&["-n", "apps", "rollout", "pause", "deploy/web"]);
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "set",
+        "image",
+        "deploy/web",
+        &format!("app={v2}"),
+    ]);
+
+    let client = world.plane.client().await.expect("admin client");
+    let args = [
+        "verify",
+        "deploy/web",
+        "-n",
+        "apps",
+        "--since",
+        &since,
+        "--image",
+        &v2,
+        "--wait",
+        "--timeout",
+        "240s",
+        "-vv",
+        "-o",
+        "json",
+    ];
+    let verify = world.liveproof(&args);
+    let meanwhile = async {
+        // Past the 60 s the server gives each watch, with etcd's revision moving on and
+        // compacted every 5 s; then the rollout goes on.
+        let churn: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+        for n in 0..80 {
+            let map: ConfigMap = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("churn-{n}")}, "data": {"n": n.to_string()}
+            }))
+            .expect("a ConfigMap");
+            churn
+                .create(&PostParams::default(), &map)
+                .await
+                .expect("churn write");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        world.kubectl(&["-n", "apps", "rollout", "resume", "deploy/web"]);
+    };
+    let (verify, ()) = tokio::join!(verify, meanwhile);
+    assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
+    assert_eq!(verify.report().verdict, Verdict::Live);
+    // Both happened, and were survived: an ended watch re-opened, an expired one listed again.
+    assert!(
+        verify.stderr.contains("expired (410); listing again"),
+        "no watch expired:\n{}",
+        verify.stderr
+    );
+    // Live means the new pods, not a stale view: no pod of the old template is left.
+    let images = world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "pods",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
+    ]);
+    assert!(images.lines().all(|i| i == v2), "{images}");
 }
 
 /// Story 8: the simulator answers what liveproof sends as the real API server does. The same
