@@ -16,6 +16,15 @@ pub const ADMIN_TOKEN: &str = "liveproof-e2e-admin";
 /// How long the control plane may take to come up.
 const READY_WITHIN: Duration = Duration::from_secs(90);
 
+/// Every peer `e2e/build-peers.sh` builds (`helm` is Helm 4, `helm3` Helm 3).
+pub const PEERS: [&str; 5] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "helm",
+    "helm3",
+];
+
 /// Where the peer binaries are: `$LIVEPROOF_PEERS_BIN`, else what `e2e/build-peers.sh
 /// --check` prints (it fails, saying how to build them, when they are not built).
 #[derive(Debug, Clone)]
@@ -37,7 +46,7 @@ impl Peers {
                     .with_context(|| format!("cannot run {}", script.display()))?;
                 if !out.status.success() {
                     bail!(
-                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager and helm",
+                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager, helm and helm3",
                         String::from_utf8_lossy(&out.stderr).trim()
                     );
                 }
@@ -46,7 +55,7 @@ impl Peers {
             }
         };
         let peers = Peers { bin };
-        for name in ["etcd", "kube-apiserver", "kube-controller-manager", "helm"] {
+        for name in PEERS {
             if !peers.path(name).is_file() {
                 bail!(
                     "{} is missing\nhint: run `e2e/build-peers.sh` (it builds every peer into its cache)",

@@ -1,0 +1,27 @@
+//! A missing peer fails the real-cluster tests with a message saying how to build it (never a
+//! skip).
+
+use liveproof_e2e::control_plane::{repo_root, Peers};
+
+#[test]
+fn missing_peers_fail_saying_how_to_build_them() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    // The script's own check, on an empty cache: fails and names the command.
+    let out = std::process::Command::new("bash")
+        .arg(repo_root().join("e2e/build-peers.sh"))
+        .arg("--check")
+        .env("LIVEPROOF_PEERS_CACHE", empty.path())
+        .output()
+        .expect("bash runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("run e2e/build-peers.sh"), "{stderr}");
+
+    // A directory that lacks them: the error names the missing binary and the fix.
+    // (The only test in this binary, so setting the variable races with nothing.)
+    std::env::set_var("LIVEPROOF_PEERS_BIN", empty.path());
+    let err = Peers::locate().expect_err("no peers there");
+    let message = format!("{err:#}");
+    assert!(message.contains("etcd is missing"), "{message}");
+    assert!(message.contains("e2e/build-peers.sh"), "{message}");
+}
