@@ -129,9 +129,9 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
 fn load_cluster(path: &Path) -> Result<Observed, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut observed = Observed::default();
-    for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+    for (i, doc) in serde_norway::Deserializer::from_str(&text).enumerate() {
         let what = format!("{} document {}", path.display(), i + 1);
-        let value = serde_yaml::Value::deserialize(doc).map_err(|e| format!("{what}: {e}"))?;
+        let value = serde_norway::Value::deserialize(doc).map_err(|e| format!("{what}: {e}"))?;
         if value.is_null() {
             continue; // an empty document, e.g. after a trailing `---`
         }
@@ -233,7 +233,7 @@ fn every_offline_story_gets_its_recorded_verdict() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml readable");
-        let story: Story = match serde_yaml::from_str(&text) {
+        let story: Story = match serde_norway::from_str(&text) {
             Ok(s) => s,
             Err(e) => {
                 failures.push(format!("{name}: story.yaml: {e}"));

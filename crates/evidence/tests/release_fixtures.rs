@@ -31,9 +31,9 @@ fn story_dirs() -> Vec<PathBuf> {
 
 fn documents(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_yaml::Deserializer::from_str(&text)
+    serde_norway::Deserializer::from_str(&text)
         .filter_map(|doc| {
-            let value = serde_yaml::Value::deserialize(doc)
+            let value = serde_norway::Value::deserialize(doc)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (!value.is_null()).then(|| serde_json::to_value(value).expect("YAML that is JSON"))
         })

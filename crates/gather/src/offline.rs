@@ -49,7 +49,7 @@ pub enum LoadError {
         location: Option<(usize, usize)>,
         message: String,
         #[source]
-        source: serde_yaml::Error,
+        source: serde_norway::Error,
     },
     #[error("{}: invalid JSON at line {line} column {column}: {source}", path.display())]
     Json {
@@ -231,15 +231,16 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
         })?;
         return add_document(path, 1, value, observed);
     }
-    for (i, document) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+    for (i, document) in serde_norway::Deserializer::from_str(&text).enumerate() {
         let number = i + 1;
-        let yaml = serde_yaml::Value::deserialize(document).map_err(|source| LoadError::Yaml {
-            path: path.to_path_buf(),
-            document: number,
-            location: source.location().map(|l| (l.line(), l.column())),
-            message: yaml_message(&source),
-            source,
-        })?;
+        let yaml =
+            serde_norway::Value::deserialize(document).map_err(|source| LoadError::Yaml {
+                path: path.to_path_buf(),
+                document: number,
+                location: source.location().map(|l| (l.line(), l.column())),
+                message: yaml_message(&source),
+                source,
+            })?;
         if yaml.is_null() {
             // `---` separators around nothing, or a trailing `---`.
             continue;
@@ -326,8 +327,8 @@ fn check_nesting(path: &Path, text: &str, is_json: bool) -> Result<(), LoadError
     Ok(())
 }
 
-/// serde_yaml appends " at line L column C" to its message; we print the location ourselves.
-fn yaml_message(err: &serde_yaml::Error) -> String {
+/// serde_norway appends " at line L column C" to its message; we print the location ourselves.
+fn yaml_message(err: &serde_norway::Error) -> String {
     let message = err.to_string();
     match message.find(" at line ") {
         Some(i) if err.location().is_some() => message[..i].to_string(),
@@ -454,8 +455,8 @@ spec:
         let list = serde_json::json!({
             "apiVersion": "v1", "kind": "List",
             "items": [
-                serde_yaml::from_str::<Value>(&pod("b-pod")).expect("yaml"),
-                serde_yaml::from_str::<Value>(&pod("a-pod")).expect("yaml"),
+                serde_norway::from_str::<Value>(&pod("b-pod")).expect("yaml"),
+                serde_norway::from_str::<Value>(&pod("a-pod")).expect("yaml"),
             ]
         });
         write(dir.path(), "z/pods.json", list.to_string().as_bytes());
@@ -558,7 +559,7 @@ spec:
         assert!(load(&file).expect("loads").pods.is_empty());
     }
 
-    /// libyaml scans a whole document before serde_yaml's recursion limit applies, in time
+    /// libyaml scans a whole document before serde_norway's recursion limit applies, in time
     /// growing with the square of the depth for some shapes: a deep file is refused up front.
     /// (No timing assert: the test harness's timeout is what proves there is no hang.)
     #[test]

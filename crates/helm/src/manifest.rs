@@ -1,6 +1,6 @@
 use std::fmt;
 
-use serde_yaml::Value as Yaml;
+use serde_norway::Value as Yaml;
 
 use crate::yaml::{read_documents, split_documents, Unreadable};
 
@@ -115,11 +115,11 @@ pub fn read_manifest_until(manifest: &str, deadline: Option<std::time::Instant>)
             let text = if single {
                 document.trim_matches(['\n', '\r']).to_owned()
             } else {
-                serde_yaml::to_string(&value).unwrap_or_default()
+                serde_norway::to_string(&value).unwrap_or_default()
             };
             if let Some(items) = list_items(&value) {
                 for item in items {
-                    let text = serde_yaml::to_string(item).unwrap_or_default();
+                    let text = serde_norway::to_string(item).unwrap_or_default();
                     read.objects.extend(object_of(item, source.clone(), text));
                 }
             } else {

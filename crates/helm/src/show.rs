@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use jiff::Timestamp;
-use serde_yaml::Value as Yaml;
+use serde_norway::Value as Yaml;
 
 use crate::release::Release;
 use crate::storage::StoredRelease;
@@ -95,7 +95,7 @@ fn redacted(document: &str, mut values: Vec<Yaml>) -> Option<String> {
             out.push_str("---\n");
         }
         // A parsed Value always serializes; the fallback hides the document rather than leak it.
-        out.push_str(&serde_yaml::to_string(value).unwrap_or_else(|_| format!("{REDACTED}\n")));
+        out.push_str(&serde_norway::to_string(value).unwrap_or_else(|_| format!("{REDACTED}\n")));
     }
     Some(out)
 }

@@ -1,16 +1,16 @@
 //! Untrusted YAML (a release's rendered manifest, `--from` files), read at a bounded cost.
 //!
 //! libyaml's scanner is quadratic in nesting depth for some shapes (`a: {a: {a: …}}`, deeply
-//! indented keys) and scans a whole document before serde_yaml's own recursion limit (128) can
+//! indented keys) and scans a whole document before serde_norway's own recursion limit (128) can
 //! refuse it, so a few KB of gzipped manifest can hold the CPU for minutes. [`check_nesting`]
 //! bounds the depth with one linear pass first. It over-counts rather than under-counts: what it
 //! is unsure about (a quote not closed on its line, a quote after a plain scalar) is scanned as
 //! structure.
 
 use serde::Deserialize as _;
-use serde_yaml::Value as Yaml;
+use serde_norway::Value as Yaml;
 
-/// Deepest nesting accepted: serde_yaml's and serde_json's own recursion limit, so nothing they
+/// Deepest nesting accepted: serde_norway's and serde_json's own recursion limit, so nothing they
 /// would read is refused. Kubernetes objects, CRD schemas included, are far shallower.
 pub const MAX_NESTING: usize = 128;
 
@@ -30,7 +30,7 @@ pub enum Unreadable {
     TooDeep(#[from] TooDeep),
     #[error("not valid YAML: {problem}{}", at_line(*line))]
     Invalid {
-        /// A fixed description (serde_yaml's own message can quote a key).
+        /// A fixed description (serde_norway's own message can quote a key).
         problem: &'static str,
         line: Option<usize>,
     },
@@ -47,7 +47,7 @@ fn at_line(line: Option<usize>) -> String {
 pub fn read_documents(text: &str) -> Result<Vec<Yaml>, Unreadable> {
     check_nesting(text, MAX_NESTING)?;
     let mut documents = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(text) {
+    for document in serde_norway::Deserializer::from_str(text) {
         let value = Yaml::deserialize(document).map_err(|err| Unreadable::Invalid {
             problem: problem_of(&err),
             line: err.location().map(|l| l.line()),
@@ -59,12 +59,12 @@ pub fn read_documents(text: &str) -> Result<Vec<Yaml>, Unreadable> {
     Ok(documents)
 }
 
-fn problem_of(err: &serde_yaml::Error) -> &'static str {
+fn problem_of(err: &serde_norway::Error) -> &'static str {
     let message = err.to_string();
     if message.contains("duplicate entry") {
         "a mapping has a duplicate key"
     } else if message.contains("repetition limit") {
-        "aliases expand past serde_yaml's repetition limit (an alias bomb?)"
+        "aliases expand past serde_norway's repetition limit (an alias bomb?)"
     } else if message.contains("recursion limit") {
         "nested too deeply"
     } else if message.contains("tab") || message.contains("cannot start any token") {

@@ -90,7 +90,7 @@ fn values_are_redacted_unless_asked_for() {
     assert!(shown.contains("tok_live_9f8e7d"), "{shown}");
     assert!(shown.contains("db.apps.svc"), "{shown}");
     let yaml = shown.trim_start_matches("USER-SUPPLIED VALUES:\n");
-    let parsed: Value = serde_yaml::from_str(yaml).expect("values print as YAML");
+    let parsed: Value = serde_norway::from_str(yaml).expect("values print as YAML");
     assert_eq!(&parsed, release.config.expose());
 }
 
@@ -327,6 +327,6 @@ fn values_print_as_yaml_helm_reads_back_the_same() {
     let expected = "\"No\": \"n\"\nblank: {}\ndebug: false\nempty: \"\"\nfeature: \"on\"\nimage: registry.example:5000/acme/web:v1\nlegacy: \"yes\"\nlist:\n- \"off\"\n- a: b\n  c:\n  - d\nnested:\n  k: \"line1\\nline2\"\nnone: []\nnothing: null\nreplicas: 2\ntime: \"1:30\"\nversion: \"1.10\"\n";
     assert_eq!(yaml, expected);
     // And any YAML reader gets the same values back.
-    let back: serde_json::Value = serde_yaml::from_str(yaml).expect("YAML");
+    let back: serde_json::Value = serde_norway::from_str(yaml).expect("YAML");
     assert_eq!(back, release["config"]);
 }

@@ -194,8 +194,8 @@ fn the_decoded_release_equals_the_json_read_directly() {
 #[test]
 fn releases_from_kubectl_yaml_decode_too() {
     // `kubectl get secret -o yaml` of the same object, read back the way `--from` reads files.
-    let yaml = serde_yaml::to_string(&encode_secret(&inventory_v34())).expect("to yaml");
-    let obj: Value = serde_yaml::from_str(&yaml).expect("from yaml");
+    let yaml = serde_norway::to_string(&encode_secret(&inventory_v34())).expect("to yaml");
+    let obj: Value = serde_norway::from_str(&yaml).expect("from yaml");
     assert_eq!(
         decode(&obj, &Limits::default())
             .expect("decodes")

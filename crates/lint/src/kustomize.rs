@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 #[derive(Debug, Default)]
 pub(crate) struct Kustomizations {
@@ -63,7 +63,7 @@ impl Kustomizations {
     pub fn read(head: &BTreeMap<String, String>) -> Kustomizations {
         let mut parsed: BTreeMap<String, Value> = BTreeMap::new();
         for (path, text) in head.iter().filter(|(p, _)| is_kustomization(p)) {
-            if let Ok(v) = serde_yaml::from_str::<Value>(text) {
+            if let Ok(v) = serde_norway::from_str::<Value>(text) {
                 parsed.insert(parent(path).to_string(), v);
             }
         }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::gather::{is_chart_yaml, Input};
 use crate::kustomize::Kustomizations;
@@ -189,7 +189,7 @@ fn affects_chart(path: &str) -> bool {
 }
 
 fn chart_version(text: &str) -> Option<String> {
-    if let Ok(v) = serde_yaml::from_str::<Value>(text) {
+    if let Ok(v) = serde_norway::from_str::<Value>(text) {
         if let Some(s) = v["version"].as_str() {
             return Some(s.to_string());
         }
@@ -351,7 +351,7 @@ fn pairs(v: &Value) -> Vec<(String, String)> {
                 .filter_map(|(k, v)| {
                     let value = match v {
                         Value::String(s) => s.clone(),
-                        other => serde_yaml::to_string(other)
+                        other => serde_norway::to_string(other)
                             .unwrap_or_default()
                             .trim()
                             .to_string(),

@@ -1,11 +1,11 @@
 //! Multi-document YAML with line numbers, tolerant of Helm templates.
 //!
-//! serde_yaml gives structure but no positions, and a Helm template (`{{ }}`) is not YAML at
+//! serde_norway gives structure but no positions, and a Helm template (`{{ }}`) is not YAML at
 //! all. So a file is split into documents on `---` lines, each document keeps its own lines
 //! (for positions, and for line-wise scanning when it does not parse), and is parsed on its own
 //! so one bad document does not hide the others.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 pub(crate) struct Doc<'a> {
     pub file: &'a str,
@@ -48,7 +48,7 @@ fn make<'a>(file: &'a str, first_line: usize, lines: Vec<&'a str>, templated: bo
     let value = if templated {
         None
     } else {
-        serde_yaml::from_str::<Value>(&lines.join("\n"))
+        serde_norway::from_str::<Value>(&lines.join("\n"))
             .ok()
             .filter(Value::is_mapping)
     };

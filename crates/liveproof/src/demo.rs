@@ -327,7 +327,7 @@ fn release_secret(
         "metadata": {"name": "inventory", "namespace": NS, "labels": {"app": "inventory"}},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "inventory"}}, "template": template(image, None)}
     });
-    let deployment_yaml = serde_yaml::to_string(&deployment).unwrap_or_default();
+    let deployment_yaml = serde_norway::to_string(&deployment).unwrap_or_default();
     let manifest = format!(
         "---\n# Source: inventory/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: inventory\nspec:\n  selector:\n    app: inventory\n  ports:\n  - port: 80\n    targetPort: 8080\n---\n# Source: inventory/templates/deployment.yaml\n{deployment_yaml}"
     );

@@ -80,9 +80,10 @@ async fn run_story(dir: &Path) -> Vec<String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let story: Story =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"))
-            .expect("story.yaml parses");
+    let story: Story = serde_norway::from_str(
+        &std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"),
+    )
+    .expect("story.yaml parses");
     let cluster_yaml = dir.join("cluster.yaml");
     let fixture = cluster_yaml.to_str().expect("utf-8 path");
     let mut problems = Vec::new();

@@ -156,7 +156,7 @@ fn diagnostic_stories() -> Vec<(PathBuf, Story)> {
     dirs.into_iter()
         .filter_map(|dir| {
             let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml");
-            let story: Story = serde_yaml::from_str(&text)
+            let story: Story = serde_norway::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: story.yaml: {e}", dir.display()));
             (!story.diagnostics.is_empty()).then_some((dir, story))
         })
@@ -239,7 +239,7 @@ async fn every_diagnostics_story_explains_itself_offline_and_live() {
 async fn a_live_corpus_story_costs_no_diagnostics_request() {
     let dir = common::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out");
     let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml");
-    let story: Story = serde_yaml::from_str(&text).expect("story.yaml parses");
+    let story: Story = serde_norway::from_str(&text).expect("story.yaml parses");
     assert_eq!(story.verdict, "live");
     let base: Vec<&str> = std::iter::once("verify")
         .chain(story.args.iter().map(String::as_str))

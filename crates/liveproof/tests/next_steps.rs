@@ -74,7 +74,7 @@ async fn every_suggested_command_in_the_corpus_parses() {
         let Ok(text) = std::fs::read_to_string(dir.join("story.yaml")) else {
             continue;
         };
-        let story: Story = serde_yaml::from_str(&text).expect("story.yaml");
+        let story: Story = serde_norway::from_str(&text).expect("story.yaml");
         let cluster = dir.join("cluster.yaml");
         let mut args: Vec<&str> = vec!["verify"];
         args.extend(story.args.iter().map(String::as_str));

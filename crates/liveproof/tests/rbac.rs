@@ -101,9 +101,9 @@ fn strings(v: &Value, field: &str) -> Vec<String> {
 /// Every document of a multi-document YAML file.
 fn documents(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    serde_yaml::Deserializer::from_str(&text)
+    serde_norway::Deserializer::from_str(&text)
         .map(|doc| {
-            let v: serde_yaml::Value = serde::Deserialize::deserialize(doc)
+            let v: serde_norway::Value = serde::Deserialize::deserialize(doc)
                 .unwrap_or_else(|e| panic!("{path:?} does not parse: {e}"));
             serde_json::to_value(v).expect("YAML as JSON")
         })

@@ -599,7 +599,7 @@ async fn assert_show_agrees(world: &World, which: &str, driver: &str, ns: &str, 
         theirs.contains("feature: \"on\"\n"),
         "{ours}\n{theirs}"
     );
-    let parse = |text: &str| -> serde_json::Value { serde_yaml::from_str(text).expect("YAML") };
+    let parse = |text: &str| -> serde_json::Value { serde_norway::from_str(text).expect("YAML") };
     assert_eq!(
         parse(&ours["USER-SUPPLIED VALUES:\n".len()..]),
         parse(&theirs["USER-SUPPLIED VALUES:\n".len()..]),

@@ -44,9 +44,10 @@ fn validator() -> jsonschema::Validator {
 /// The story's own arguments, offline on its cluster dump, as JSON.
 fn story_report(story: &str) -> Value {
     let dir = scenarios().join(story);
-    let story_yaml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"))
-            .expect("story.yaml parses");
+    let story_yaml: serde_norway::Value = serde_norway::from_str(
+        &std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"),
+    )
+    .expect("story.yaml parses");
     let mut args: Vec<String> = vec!["verify".to_string()];
     args.extend(
         story_yaml["args"]

@@ -5,8 +5,8 @@ mod common;
 
 async fn text_of(story: &str, extra: &[&str]) -> String {
     let dir = common::scenarios_dir().join(story);
-    let story_yaml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story"))
+    let story_yaml: serde_norway::Value =
+        serde_norway::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story"))
             .expect("yaml");
     let mut args: Vec<String> = vec!["verify".into()];
     args.extend(

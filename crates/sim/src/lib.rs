@@ -42,7 +42,7 @@ pub enum SimError {
     Yaml {
         path: PathBuf,
         #[source]
-        source: serde_yaml::Error,
+        source: serde_norway::Error,
     },
     #[error("{path} is not valid JSON")]
     Json {
@@ -141,7 +141,7 @@ pub fn read_objects(path: &Path) -> Result<Vec<Value>, SimError> {
         })?;
         flatten(v, &mut out);
     } else {
-        for doc in serde_yaml::Deserializer::from_str(&text) {
+        for doc in serde_norway::Deserializer::from_str(&text) {
             let v = Value::deserialize(doc).map_err(|source| SimError::Yaml {
                 path: path.to_owned(),
                 source,

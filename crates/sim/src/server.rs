@@ -754,7 +754,7 @@ fn apply_patch(
     let invalid = |m: String| ApiError::invalid(info, name, m);
     match ctype {
         "application/apply-patch+yaml" => {
-            let patch: Value = serde_yaml::from_slice(body)
+            let patch: Value = serde_norway::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             // Server-side apply approximated as a merge patch: no field ownership is tracked.
             let created = current.is_none();

@@ -503,7 +503,7 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
     if change.manifest.is_empty() {
         return Vec::new();
     }
-    let rendered = match serde_yaml::to_string(w.template) {
+    let rendered = match serde_norway::to_string(w.template) {
         Ok(text) => text,
         Err(e) => {
             return vec![expect::Finding {

@@ -10,7 +10,7 @@ pub fn story(story: &str) -> Observed {
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut observed = Observed::default();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
+    for doc in serde_norway::Deserializer::from_str(&text) {
         let value: serde_json::Value = serde::Deserialize::deserialize(doc).expect("yaml");
         if !value.is_null() {
             observed.add_value(value, &path).expect("object");
