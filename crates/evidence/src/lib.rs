@@ -7,6 +7,7 @@
 
 mod change;
 pub(crate) mod checks;
+mod commit;
 pub mod diagnose;
 pub mod digest;
 mod model;
@@ -23,6 +24,7 @@ pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
+pub use commit::{CommitSha, NotACommit};
 pub use model::{
     ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
     Tier, Verdict, SCHEMA,

@@ -78,8 +78,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
             // given too; stories always give both, so the commit is only matched.
             "--commit" => {
                 let v = value()?;
-                let valid = (7..=40).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_hexdigit());
-                if !valid {
+                if !liveproof_evidence::CommitSha::is_sha(&v) {
                     return Err(format!("--commit {v}: not 7 to 40 hex digits"));
                 }
                 change.commit = Some(v.to_ascii_lowercase());

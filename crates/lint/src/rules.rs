@@ -870,9 +870,7 @@ fn argo_paths_changed(ctx: &Context<'_>, v: &Value) -> bool {
 }
 
 fn looks_pinned(revision: &str) -> bool {
-    let sha = revision.len() >= 7
-        && revision.len() <= 40
-        && revision.chars().all(|c| c.is_ascii_hexdigit());
+    let sha = liveproof_evidence::CommitSha::is_sha(revision);
     let tag = revision
         .strip_prefix('v')
         .unwrap_or(revision)

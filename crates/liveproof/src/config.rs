@@ -516,8 +516,7 @@ fn change(
     let commit = match &args.commit {
         None => None,
         Some(c) => {
-            let valid = (7..=40).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_hexdigit());
-            if !valid {
+            if !liveproof_evidence::CommitSha::is_sha(c) {
                 return Err(ConfigError::Commit { given: c.clone() });
             }
             // A snapshot supplies the change time itself: the commit is then only matched.

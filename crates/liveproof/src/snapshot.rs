@@ -51,8 +51,7 @@ pub enum SnapshotError {
 }
 
 fn check_commit(commit: &str) -> Result<(), SnapshotError> {
-    let ok = (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
-    if ok {
+    if liveproof_evidence::CommitSha::is_sha(commit) {
         Ok(())
     } else {
         Err(SnapshotError::BadCommit(commit.to_string()))
