@@ -179,32 +179,27 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
         .map(str::to_string)
         .collect();
     let chart_yaml = format!("{chart}/Chart.yaml");
-    let out = git(
-        repo,
-        &[
-            "show",
-            "--root",
-            "--format=",
-            "--unified=0",
-            &info.sha,
-            "--",
-            &chart_yaml,
-        ],
-    )?;
-    if !out.status.success() {
-        return Err(failed("git show", &out));
-    }
-    let version_changed = String::from_utf8_lossy(&out.stdout).lines().any(|l| {
-        (l.starts_with("+version:") || l.starts_with("-version:"))
-            && !l.starts_with("+++")
-            && !l.starts_with("---")
-    });
+    // Chart.yaml before and after the commit (absent before a root commit or a new chart),
+    // compared by the rule lint uses too.
+    let before = blob(repo, &format!("{}^:{chart_yaml}", info.sha));
+    let after = blob(repo, &format!("{}:{chart_yaml}", info.sha));
+    let version_changed =
+        liveproof_helm::chart_version_changed(before.as_deref(), after.as_deref());
     Ok(ChartChange {
         commit: info.sha,
         chart_path: chart,
         files,
         version_changed,
     })
+}
+
+/// The text of `rev:path`, `None` when it does not exist there (or is not text).
+fn blob(repo: &Path, object: &str) -> Option<String> {
+    let out = git(repo, &["show", object]).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
 }
 
 fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
@@ -316,6 +311,20 @@ mod tests {
         let bump = run(repo, &["rev-parse", "HEAD"], "2026-07-12T11:00:00Z");
         let facts = chart_change(repo, &bump, "charts/inventory").expect("reads the bump");
         assert!(facts.version_changed);
+        // The same version quoted and commented: Flux builds no new chart, and lint agrees.
+        write(
+            "charts/inventory/Chart.yaml",
+            "apiVersion: v2\nname: inventory\nversion: \"0.4.3\" # same\n",
+        );
+        run(
+            repo,
+            &["commit", "-q", "-am", "requote"],
+            "2026-07-12T12:00:00Z",
+        );
+        let requote = run(repo, &["rev-parse", "HEAD"], "2026-07-12T12:00:00Z");
+        let facts = chart_change(repo, &requote, "charts/inventory").expect("reads it");
+        assert_eq!(facts.files, vec!["charts/inventory/Chart.yaml".to_string()]);
+        assert!(!facts.version_changed, "re-quoting the version is no bump");
         // The first commit of a repository has no parent: still read.
         let first = run(
             repo,

@@ -6,6 +6,7 @@
 //! `manifest_contains` judge. This crate decodes that storage, bounded against hostile input,
 //! and renders what `helm get` and `helm history` would print. It does no I/O.
 
+mod chart;
 mod manifest;
 mod name;
 mod release;
@@ -14,6 +15,7 @@ mod storage;
 mod values;
 pub mod yaml;
 
+pub use chart::{chart_version, chart_version_changed};
 pub use manifest::{
     manifest_objects, read_manifest, read_manifest_until, ManifestObject, ManifestRead,
     UnreadableDocument,

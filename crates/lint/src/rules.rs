@@ -188,21 +188,6 @@ fn affects_chart(path: &str) -> bool {
     !(name.ends_with(".md") || name == ".helmignore" || name == "LICENSE")
 }
 
-fn chart_version(text: &str) -> Option<String> {
-    if let Ok(v) = serde_norway::from_str::<Value>(text) {
-        if let Some(s) = v["version"].as_str() {
-            return Some(s.to_string());
-        }
-        if let Some(n) = v["version"].as_f64() {
-            return Some(n.to_string());
-        }
-    }
-    text.lines().find_map(|l| {
-        l.strip_prefix("version:")
-            .map(|v| yaml::unquote(v).to_string())
-    })
-}
-
 fn list(items: &[&str], max: usize) -> String {
     let mut s = items
         .iter()
@@ -265,18 +250,16 @@ fn chartversion_not_bumped(ctx: &Context<'_>, doc: &Doc<'_>, report: &mut Report
     if changed.is_empty() {
         return;
     }
-    // A chart that is new at base is installed from its first version: nothing to bump.
-    let Some(base_version) = base.get(&chart_yaml).and_then(|t| chart_version(t)) else {
-        return;
-    };
-    let head_version = ctx
-        .input
-        .head
-        .get(&chart_yaml)
-        .and_then(|t| chart_version(t));
-    if head_version.as_deref() != Some(base_version.as_str()) {
+    // The rule verify's diagnosis uses too. A chart that is new at base is installed from its
+    // first version: nothing to bump.
+    let base_text = base.get(&chart_yaml).map(String::as_str);
+    let head_text = ctx.input.head.get(&chart_yaml).map(String::as_str);
+    if liveproof_helm::chart_version_changed(base_text, head_text) {
         return;
     }
+    let Some(base_version) = base_text.and_then(liveproof_helm::chart_version) else {
+        return;
+    };
     let line = doc
         .locate(&["spec", "chart", "spec", "reconcileStrategy"])
         .or_else(|| doc.locate(&["spec", "chart", "spec", "chart"]))
