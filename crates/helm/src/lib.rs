@@ -51,10 +51,14 @@ impl Limits {
     }
 }
 
+/// The largest decoded release accepted by default (`--max-release-size`): 64 MiB, far above
+/// any real release and small enough that a hostile one cannot exhaust memory.
+pub const DEFAULT_MAX_RELEASE_SIZE: usize = 64 * 1024 * 1024;
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_decompressed: 64 * 1024 * 1024,
+            max_decompressed: DEFAULT_MAX_RELEASE_SIZE,
             max_encoded: 16 * 1024 * 1024,
             deadline: None,
         }

@@ -315,7 +315,7 @@ pub struct ReleaseShowArgs {
     pub show_values: bool,
 
     /// Largest decoded release accepted, in bytes (guards against a hostile or corrupt Secret).
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE)]
     pub max_release_size: usize,
 
     /// Read objects from a file or directory instead of a cluster.
@@ -443,7 +443,7 @@ pub struct VerifyArgs {
     pub from: Option<PathBuf>,
 
     /// Largest decoded Helm release accepted, in bytes (guards against a hostile or corrupt Secret).
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE)]
     pub max_release_size: usize,
 
     /// When a workload is not live, add the last N log lines (default 25) of each crashing or

@@ -83,7 +83,7 @@ pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
         request_timeout: liveproof_gather::live::DEFAULT_REQUEST_TIMEOUT,
         style,
         since_origin: None,
-        max_release_size: 64 * 1024 * 1024,
+        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
         repo: std::path::PathBuf::from("."),
         insecure_registries: Vec::new(),
         versions: Vec::new(),

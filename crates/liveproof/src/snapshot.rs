@@ -461,7 +461,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the snapshot".into()),
-        max_release_size: 64 * 1024 * 1024,
+        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
         repo: ".".into(),
         insecure_registries: Vec::new(),
         versions: Vec::new(),

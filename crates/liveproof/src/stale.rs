@@ -231,7 +231,7 @@ async fn restart(
         format: liveproof_report::Format::Text,
         style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the restart".into()),
-        max_release_size: 64 * 1024 * 1024,
+        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
         repo: ".".into(),
         insecure_registries: args.insecure_registry.clone(),
         versions: Vec::new(),
