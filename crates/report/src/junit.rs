@@ -5,80 +5,27 @@
 use std::io::{self, Write};
 
 use liveproof_evidence::{Evidence, Report, Status, TargetReport};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use crate::textutil::qualified_name;
 
-#[derive(Default, Clone, Copy)]
-struct Counts {
-    tests: usize,
-    failures: usize,
-    errors: usize,
-    skipped: usize,
-}
-
-impl Counts {
-    fn of(evidence: &[Evidence]) -> Counts {
-        let mut counts = Counts {
-            tests: evidence.len(),
-            ..Counts::default()
-        };
-        for e in evidence {
-            match e.status {
-                Status::Fail => counts.failures += 1,
-                Status::Unknown => counts.errors += 1,
-                Status::Skip => counts.skipped += 1,
-                Status::Pass => {}
-            }
-        }
-        counts
-    }
-
-    fn add(self, other: Counts) -> Counts {
-        Counts {
-            tests: self.tests + other.tests,
-            failures: self.failures + other.failures,
-            errors: self.errors + other.errors,
-            skipped: self.skipped + other.skipped,
-        }
-    }
-
-    fn attrs(self) -> String {
-        format!(
-            r#"tests="{}" failures="{}" errors="{}" skipped="{}""#,
-            self.tests, self.failures, self.errors, self.skipped
-        )
-    }
-}
-
-/// The report as JUnit XML.
+/// The report as JUnit XML (quick-junit writes it: escaping, characters XML cannot carry
+/// dropped, counts kept by the suites).
 pub fn render_junit(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let mut junit = quick_junit::Report::new("liveproof");
+    junit.add_test_suites(report.targets.iter().map(|t| suite(report, t)));
     let mut out = io::BufWriter::new(out);
-    let total = report
-        .targets
-        .iter()
-        .map(|t| Counts::of(&t.evidence))
-        .fold(Counts::default(), Counts::add);
-
-    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
-    writeln!(out, r#"<testsuites name="liveproof" {}>"#, total.attrs())?;
-    for target in &report.targets {
-        write_suite(&mut out, report, target)?;
-    }
-    writeln!(out, "</testsuites>")?;
+    junit.serialize(&mut out).map_err(io::Error::other)?;
+    writeln!(out)?;
     out.flush()
 }
 
-fn write_suite(out: &mut impl Write, report: &Report, target: &TargetReport) -> io::Result<()> {
-    let counts = Counts::of(&target.evidence);
-    let suite = format!("{} {}", target.kind, qualified_name(target));
-    writeln!(
-        out,
-        r#"  <testsuite name="{}" {}>"#,
-        escape(&suite),
-        counts.attrs()
-    )?;
-
-    writeln!(out, "    <properties>")?;
+fn suite(report: &Report, target: &TargetReport) -> TestSuite {
+    let mut suite = TestSuite::new(attribute(&format!(
+        "{} {}",
+        target.kind,
+        qualified_name(target)
+    )));
     let mut properties = vec![("verdict", target.verdict.name())];
     if let Some(since) = &report.change.since {
         properties.push(("change.since", since));
@@ -92,15 +39,11 @@ fn write_suite(out: &mut impl Write, report: &Report, target: &TargetReport) -> 
     if let Some(via) = &target.via {
         properties.push(("via", via));
     }
-    for (name, value) in properties {
-        writeln!(
-            out,
-            r#"      <property name="{}" value="{}"/>"#,
-            name,
-            escape(value)
-        )?;
-    }
-    writeln!(out, "    </properties>")?;
+    suite.add_properties(
+        properties
+            .into_iter()
+            .map(|(name, value)| Property::new(name, attribute(value))),
+    );
 
     // classname reads like a package path: liveproof.deployment.apps.inventory
     let kind = target.kind.to_ascii_lowercase();
@@ -121,19 +64,11 @@ fn write_suite(out: &mut impl Write, report: &Report, target: &TargetReport) -> 
             text
         })
         .collect();
-    for e in &target.evidence {
-        write_case(out, &classname, e, &why)?;
-    }
-    writeln!(out, "  </testsuite>")?;
-    Ok(())
+    suite.add_test_cases(target.evidence.iter().map(|e| case(&classname, e, &why)));
+    suite
 }
 
-fn write_case(out: &mut impl Write, classname: &str, e: &Evidence, why: &str) -> io::Result<()> {
-    let open = format!(
-        r#"    <testcase classname="{}" name="{}""#,
-        escape(classname),
-        e.check.name()
-    );
+fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
     let body = format!(
         "observed: {}\nexpected: {}\nsource: {}\ndetail: {}",
         e.observed, e.expected, e.source, e.detail
@@ -143,84 +78,51 @@ fn write_case(out: &mut impl Write, classname: &str, e: &Evidence, why: &str) ->
     } else {
         e.detail.clone()
     };
-    match e.status {
-        Status::Pass => {
-            // Passing evidence is still evidence: keep what was read, and where.
-            writeln!(out, "{open}>")?;
-            writeln!(out, "      <system-out>{}</system-out>", escape_text(&body))?;
-            writeln!(out, "    </testcase>")?;
-        }
+    let status = match e.status {
+        Status::Pass => TestCaseStatus::success(),
         Status::Fail | Status::Unknown => {
-            let (tag, kind) = match e.status {
-                Status::Fail => ("failure", "not_live"),
-                _ => ("error", "unknown"),
+            let (kind, ty) = match e.status {
+                Status::Fail => (NonSuccessKind::Failure, "not_live"),
+                _ => (NonSuccessKind::Error, "unknown"),
             };
-            writeln!(out, "{open}>")?;
-            writeln!(
-                out,
-                r#"      <{tag} message="{}" type="{kind}">{}</{tag}>"#,
-                escape(&message),
-                escape_text(&format!("{body}{why}"))
-            )?;
-            writeln!(out, "    </testcase>")?;
+            let mut status = TestCaseStatus::non_success(kind);
+            status
+                .set_message(attribute(&message))
+                .set_type(ty)
+                .set_description(text(&format!("{body}{why}")));
+            status
         }
         Status::Skip => {
-            writeln!(out, "{open}>")?;
-            if e.detail.is_empty() {
-                writeln!(out, "      <skipped/>")?;
-            } else {
-                writeln!(out, r#"      <skipped message="{}"/>"#, escape(&e.detail))?;
+            let mut status = TestCaseStatus::skipped();
+            if !e.detail.is_empty() {
+                status.set_message(attribute(&e.detail));
             }
-            writeln!(out, "    </testcase>")?;
+            status
         }
+    };
+    let mut case = TestCase::new(e.check.name(), status);
+    case.set_classname(attribute(classname));
+    // Passing evidence is still evidence: keep what was read, and where.
+    if e.status == Status::Pass {
+        case.set_system_out(text(&body));
     }
-    Ok(())
+    case
 }
 
-/// Escape for an XML 1.0 attribute value. Characters XML 1.0 cannot carry at all (C0 controls
-/// other than tab/LF/CR, U+FFFE, U+FFFF) are dropped; tab/LF/CR become character references so
-/// attribute-value normalisation cannot turn them into spaces.
-pub(crate) fn escape(s: &str) -> String {
-    escape_xml(s, true)
+/// An attribute value on one line ([`text`], line breaks made spaces: an XML reader turns a
+/// raw one in an attribute into a space anyway).
+fn attribute(value: &str) -> String {
+    text(&value.replace(['\r', '\n', '\t'], " "))
 }
 
-/// Escape for XML 1.0 element text, where line breaks may stay as they are.
-pub(crate) fn escape_text(s: &str) -> String {
-    escape_xml(s, false)
-}
-
-fn escape_xml(s: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' if !attribute => out.push(c),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            // A raw CR would be normalised away by the parser even in text.
-            '\r' => out.push_str("&#13;"),
-            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{escape, escape_text};
-
-    #[test]
-    fn escape_handles_markup_quotes_and_controls() {
-        assert_eq!(
-            escape("<script>&\"'\u{1}x\u{ffff}"),
-            "&lt;script&gt;&amp;&quot;&apos;x"
-        );
-        assert_eq!(escape("a\nb"), "a&#10;b");
-        assert_eq!(escape_text("a\nb"), "a\nb");
-    }
+/// Only characters XML 1.0 can carry. quick-junit drops control characters but passes the
+/// noncharacters U+FFFE and U+FFFF, which no XML reader accepts.
+fn text(value: &str) -> String {
+    value
+        .chars()
+        .filter(|&c| {
+            matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+                || c >= '\u{10000}'
+        })
+        .collect()
 }

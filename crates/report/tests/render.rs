@@ -508,9 +508,10 @@ fn junit_counts_are_correct() {
 fn junit_names_suites_and_cases_after_targets_and_checks() {
     let xml = rendered(&inventory_not_live(), Format::Junit, TextStyle::plain());
     assert!(xml.contains(r#"<testsuite name="Deployment apps/inventory" "#));
-    assert!(xml.contains(
-        r#"<testcase classname="liveproof.deployment.apps.inventory" name="pod_restarted">"#
-    ));
+    assert_eq!(
+        attribute(&xml, "testcase", "\"pod_restarted\"", "classname"),
+        "liveproof.deployment.apps.inventory"
+    );
 }
 
 #[test]
