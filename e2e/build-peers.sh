@@ -31,7 +31,9 @@ case "${1:-}" in
     exit 1
     ;;
   "") ;;
-  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+  *) echo "e2e/build-peers.sh: unknown argument '$1'" >&2
+     echo "usage: e2e/build-peers.sh [--check]   (no argument builds what is missing; --check only looks)" >&2
+     exit 2 ;;
 esac
 
 if complete; then
