@@ -107,11 +107,9 @@ impl ResolvedTag {
 /// `docker.io/library/nginx@sha256:…`, cri-dockerd `docker-pullable://nginx@sha256:…`, CRI-O
 /// `registry/x@sha256:…`. cri-dockerd's `docker://sha256:…` is an image config ID, not a repo
 /// digest, and a bare `sha256:…` is ambiguous: both are `None` (unknown, never stale).
+/// The rule is `liveproof_oci::image_id_digest`, the one the registry client uses too.
 pub fn image_id_digest(image_id: &str) -> Option<String> {
-    let (_, digest) = image_id.rsplit_once('@')?;
-    let hex = digest.strip_prefix("sha256:")?;
-    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| format!("sha256:{}", hex.to_ascii_lowercase()))
+    liveproof_oci::image_id_digest(image_id).map(|digest| digest.to_string())
 }
 
 /// Which images `image_digest_current` checks.

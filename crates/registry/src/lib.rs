@@ -5,7 +5,8 @@
 //! each pod runs (its container status `imageID`, see [`image_id_digest`]) with what its tag
 //! resolves to now ([`Client::resolve`]), for the node's platform ([`Resolved::judge`]).
 //!
-//! - [`reference`] and [`manifest`] are pure: parsing, normalising, index entries, judging.
+//! - [`reference`] (the `liveproof-oci` crate, shared with the evidence model) and [`manifest`]
+//!   are pure: parsing, normalising, index entries, judging.
 //! - [`credentials`] reads docker's config.json, credential helpers and pull Secrets; secret
 //!   values are redacted in the type.
 //! - [`Client`] speaks the OCI distribution API (HEAD/GET manifests, token and Basic auth),
@@ -16,7 +17,7 @@ mod client;
 pub mod credentials;
 mod error;
 pub mod manifest;
-pub mod reference;
+pub use liveproof_oci::reference;
 
 pub use client::{Client, ClientOptions, ResolveKey, MAX_MANIFEST_BYTES};
 pub use credentials::{dockerconfigjson_secret, Credentials, DockerConfig, Secret};

@@ -367,7 +367,9 @@ pub fn image_id_digest(image_id: &str) -> Option<Digest> {
     if name.is_empty() {
         return None;
     }
-    digest.parse().ok()
+    // A digest's hex is lowercase by the OCI grammar; one written in capitals names the same
+    // content (the evidence checks always accepted it, the registry side did not: one rule now).
+    digest.to_ascii_lowercase().parse().ok()
 }
 
 #[cfg(test)]
@@ -520,6 +522,13 @@ mod tests {
             (format!("docker-pullable://registry:5000/a/b@{d}"), Some(&d)),
             (format!("quay.io/org/app@{d}"), Some(&d)),
             (format!("localhost:5000/app@{d}"), Some(&d)),
+            (
+                format!(
+                    "quay.io/org/app@{}",
+                    d.to_ascii_uppercase().replace("SHA256", "sha256")
+                ),
+                Some(&d),
+            ),
             (format!("docker://{d}"), None),
             (d.clone(), None),
             (format!("@{d}"), None),
