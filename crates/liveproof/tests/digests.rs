@@ -12,7 +12,6 @@ mod support;
 
 mod common;
 
-use std::collections::BTreeMap;
 
 use liveproof_evidence::{Check, Status};
 use serde_json::{json, Value};
@@ -131,21 +130,6 @@ async fn story() -> Story {
     }
 }
 
-fn rows(stdout: &str) -> BTreeMap<String, String> {
-    let doc: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["workload"].as_str().unwrap_or_default().to_string(),
-                r["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn writes(cluster: &common::Cluster) -> u64 {
     let log = cluster.sim.requests();
     ["patch", "update", "create", "delete"]
@@ -175,7 +159,7 @@ async fn exactly_the_pods_on_the_old_digest_are_stale() {
         "stale workloads exit 1: {}{}",
         run.stdout, run.stderr
     );
-    let verdicts = rows(&run.stdout);
+    let verdicts = common::stale_rows(&run.stdout);
     assert_eq!(
         verdicts.get("panel").map(String::as_str),
         Some("stale"),
@@ -394,7 +378,7 @@ async fn manifests_scope_what_is_checked_and_restarted() {
     ])
     .await;
     let json_end = run.stdout.rfind("\n}").map_or(run.stdout.len(), |i| i + 2);
-    let verdicts = rows(&run.stdout[..json_end]);
+    let verdicts = common::stale_rows(&run.stdout[..json_end]);
     assert_eq!(
         verdicts.keys().cloned().collect::<Vec<_>>(),
         vec!["panel-fresh".to_string()],
@@ -452,7 +436,7 @@ async fn registry_trouble_is_unknown_never_current() {
     .await;
     assert_eq!(run.code, 3, "unknown only: {}{}", run.stdout, run.stderr);
     let json_end = run.stdout.rfind("\n}").map_or(run.stdout.len(), |i| i + 2);
-    let verdicts = rows(&run.stdout[..json_end]);
+    let verdicts = common::stale_rows(&run.stdout[..json_end]);
     assert_eq!(
         verdicts.get("ghost").map(String::as_str),
         Some("unknown"),
@@ -517,7 +501,9 @@ async fn pull_secrets_authenticate_and_never_print() {
     )
     .await;
     assert_eq!(
-        rows(&run.stdout).get("worker").map(String::as_str),
+        common::stale_rows(&run.stdout)
+            .get("worker")
+            .map(String::as_str),
         Some("stale"),
         "{}{}",
         run.stdout,
@@ -547,7 +533,9 @@ async fn pull_secrets_authenticate_and_never_print() {
     .await;
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert_eq!(
-        rows(&run.stdout).get("worker").map(String::as_str),
+        common::stale_rows(&run.stdout)
+            .get("worker")
+            .map(String::as_str),
         Some("unknown"),
         "{}",
         run.stdout

@@ -125,6 +125,23 @@ impl World {
         out
     }
 
+    /// Waits (up to 60 s) until `target` in namespace apps reports `want` Ready replicas.
+    async fn wait_ready(&self, target: &str, want: &str) {
+        self.wait_for(
+            &[
+                "-n",
+                "apps",
+                "get",
+                target,
+                "-o",
+                "jsonpath={.status.readyReplicas}",
+            ],
+            want,
+            Duration::from_secs(60),
+        )
+        .await;
+    }
+
     /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
     async fn wait_for(&self, args: &[&str], want: &str, within: Duration) {
         let deadline = std::time::Instant::now() + within;
@@ -191,36 +208,17 @@ fn evidence(run: &common::Run, check: Check) -> liveproof_evidence::Evidence {
         .unwrap_or_else(|| panic!("no {check:?} in {}", run.stdout))
 }
 
-/// Story 1: the real deployment controller rolls a Deployment after `kubectl set image`.
-/// Paused, the new template is in the spec and no pod runs it: not_live. Resumed, `verify
-/// --wait` ends live, and at that moment every Ready pod runs the new image and no old pod is
-/// left serving. A new image that cannot be pulled makes the real controller report
-/// ProgressDeadlineExceeded, which ends the wait as a final failure long before its timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn story_1_a_deployment_rolled_by_the_real_controller() {
-    let world = World::start().await;
+/// Deployment `web` (3 replicas of acme/web:v1) rolled out, then paused and set to v2: the
+/// new template is in the spec and no pod runs it. Returns v2's reference and the change time.
+async fn paused_rollout(world: &World, extra_spec: &str) -> (String, String) {
     let pusher = world.registry.pusher();
     push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
     push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
     let v1 = format!("{}/acme/web:v1", world.registry.host);
     let v2 = format!("{}/acme/web:v2", world.registry.host);
     world.kubectl(&["create", "namespace", "apps"]);
-    world.apply(&deployment("web", &v1, "progressDeadlineSeconds: 8"));
-    world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "deploy/web",
-                "-o",
-                "jsonpath={.status.readyReplicas}",
-            ],
-            "3",
-            Duration::from_secs(60),
-        )
-        .await;
-
+    world.apply(&deployment("web", &v1, extra_spec));
+    world.wait_ready("deploy/web", "3").await;
     let since = change_time().await;
     world.kubectl(&["-n", "apps", "rollout", "pause", "deploy/web"]);
     world.kubectl(&[
@@ -231,6 +229,18 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
         "deploy/web",
         &format!("app={v2}"),
     ]);
+    (v2, since)
+}
+
+/// Story 1: the real deployment controller rolls a Deployment after `kubectl set image`.
+/// Paused, the new template is in the spec and no pod runs it: not_live. Resumed, `verify
+/// --wait` ends live, and at that moment every Ready pod runs the new image and no old pod is
+/// left serving. A new image that cannot be pulled makes the real controller report
+/// ProgressDeadlineExceeded, which ends the wait as a final failure long before its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_1_a_deployment_rolled_by_the_real_controller() {
+    let world = World::start().await;
+    let (v2, since) = paused_rollout(&world, "progressDeadlineSeconds: 8").await;
     let paused = world
         .liveproof(&[
             "verify",
@@ -336,23 +346,6 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
     );
 }
 
-/// `stale -o json` rows: workload name → verdict.
-fn stale_rows(run: &common::Run) -> std::collections::BTreeMap<String, String> {
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["workload"].as_str().unwrap_or_default().to_string(),
-                r["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// The pods of `app=NAME`: `name uid` lines.
 fn pod_uids(world: &World, app: &str) -> String {
     world.kubectl(&[
@@ -388,20 +381,7 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
     world.kubectl(&["create", "namespace", "apps"]);
     world.apply(&manifests);
     for app in ["web", "worker", "api"] {
-        world
-            .wait_for(
-                &[
-                    "-n",
-                    "apps",
-                    "get",
-                    &format!("deploy/{app}"),
-                    "-o",
-                    "jsonpath={.status.readyReplicas}",
-                ],
-                "3",
-                Duration::from_secs(60),
-            )
-            .await;
+        world.wait_ready(&format!("deploy/{app}"), "3").await;
     }
     let before = [
         pod_uids(&world, "web"),
@@ -435,7 +415,7 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
         ])
         .await;
     assert_eq!(stale.code, 1, "{}\n{}", stale.stdout, stale.stderr);
-    let rows = stale_rows(&stale);
+    let rows = common::stale_rows(&stale.stdout);
     assert_eq!(
         rows.get("web").map(String::as_str),
         Some("stale"),
@@ -1323,20 +1303,7 @@ async fn story_6_snapshot_apply_verify_rollback() {
     let v1 = format!("{host}/acme/web:v1");
     world.apply(&[deployment("front", &v1, ""), deployment("back", &v1, "")].join("---\n"));
     for app in ["front", "back"] {
-        world
-            .wait_for(
-                &[
-                    "-n",
-                    "apps",
-                    "get",
-                    &format!("deploy/{app}"),
-                    "-o",
-                    "jsonpath={.status.readyReplicas}",
-                ],
-                "3",
-                Duration::from_secs(60),
-            )
-            .await;
+        world.wait_ready(&format!("deploy/{app}"), "3").await;
     }
     let dir = world.plane.dir.path().join("snapshots");
     let dir = dir.to_str().expect("utf-8");
@@ -1487,37 +1454,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
     use liveproof_e2e::kube::api::{Api, PostParams};
 
     let world = World::start_with(&["--watch-cache=false", "--etcd-compaction-interval=5s"]).await;
-    let pusher = world.registry.pusher();
-    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
-    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
-    let v1 = format!("{}/acme/web:v1", world.registry.host);
-    let v2 = format!("{}/acme/web:v2", world.registry.host);
-    world.kubectl(&["create", "namespace", "apps"]);
-    world.apply(&deployment("web", &v1, ""));
-    world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "deploy/web",
-                "-o",
-                "jsonpath={.status.readyReplicas}",
-            ],
-            "3",
-            Duration::from_secs(60),
-        )
-        .await;
-    let since = change_time().await;
-    world.kubectl(&["-n", "apps", "rollout", "pause", "deploy/web"]);
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "set",
-        "image",
-        "deploy/web",
-        &format!("app={v2}"),
-    ]);
+    let (v2, since) = paused_rollout(&world, "").await;
 
     let client = world.plane.client().await.expect("admin client");
     let args = [

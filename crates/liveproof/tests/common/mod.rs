@@ -35,6 +35,23 @@ impl Run {
     }
 }
 
+/// The rows of `stale -o json` output: workload name → verdict.
+pub fn stale_rows(json: &str) -> std::collections::BTreeMap<String, String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["workload"].as_str().unwrap_or_default().to_string(),
+                r["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Runs `liveproof ARGS…` to completion (bounded), with a clean environment for kubeconfig.
 pub async fn liveproof(args: &[&str]) -> Run {
     liveproof_with_env(args, &[]).await
