@@ -104,11 +104,6 @@ pub fn files_at(
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, GitError> {
     let info = commit_time(repo, commit)?;
     let path = path.trim_start_matches("./").trim_end_matches('/');
-    let failed = |command: &str, out: &Output| GitError::Failed {
-        repo: repo.to_path_buf(),
-        command: command.to_string(),
-        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-    };
     // Run in `repo`: paths are relative to it, as ls-tree prints them too.
     let mut args = vec!["ls-tree", "-r", "-z", "--name-only", &info.sha, "--"];
     if !path.is_empty() && path != "." {
@@ -116,7 +111,7 @@ pub fn files_at(
     }
     let out = git(repo, &args)?;
     if !out.status.success() {
-        return Err(failed("git ls-tree", &out));
+        return Err(failed(repo, "git ls-tree", &out));
     }
     let names: Vec<String> = out
         .stdout
@@ -134,7 +129,7 @@ pub fn files_at(
         let object = format!("{}:./{name}", info.sha);
         let out = git(repo, &["cat-file", "blob", &object])?;
         if !out.status.success() {
-            return Err(failed("git cat-file", &out));
+            return Err(failed(repo, "git cat-file", &out));
         }
         // Named as git names it (`SHA:PATH`), which keeps the extension JSON is told by.
         files.push((PathBuf::from(object), out.stdout));
@@ -151,11 +146,6 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
         .trim_start_matches("./")
         .trim_end_matches('/')
         .to_string();
-    let failed = |command: &str, out: &Output| GitError::Failed {
-        repo: repo.to_path_buf(),
-        command: command.to_string(),
-        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-    };
     // --root: the first commit of a repository has no parent to diff against.
     let out = git(
         repo,
@@ -171,7 +161,7 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
         ],
     )?;
     if !out.status.success() {
-        return Err(failed("git diff-tree", &out));
+        return Err(failed(repo, "git diff-tree", &out));
     }
     let files: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -181,8 +171,8 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
     let chart_yaml = format!("{chart}/Chart.yaml");
     // Chart.yaml before and after the commit (absent before a root commit or a new chart),
     // compared by the rule lint uses too.
-    let before = blob(repo, &format!("{}^:{chart_yaml}", info.sha));
-    let after = blob(repo, &format!("{}:{chart_yaml}", info.sha));
+    let before = blob(repo, &format!("{}^:{chart_yaml}", info.sha))?;
+    let after = blob(repo, &format!("{}:{chart_yaml}", info.sha))?;
     let version_changed =
         liveproof_helm::chart_version_changed(before.as_deref(), after.as_deref());
     Ok(ChartChange {
@@ -193,13 +183,27 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
     })
 }
 
-/// The text of `rev:path`, `None` when it does not exist there (or is not text).
-fn blob(repo: &Path, object: &str) -> Option<String> {
-    let out = git(repo, &["show", object]).ok()?;
-    if !out.status.success() {
-        return None;
+/// The text of `REV:PATH`; `None` when that revision or path does not exist (a root commit's
+/// parent, a chart new in the commit). Any other failure is an error, never taken for absence:
+/// absence reads as "the version changed".
+fn blob(repo: &Path, object: &str) -> Result<Option<String>, GitError> {
+    let exists = git(repo, &["rev-parse", "--verify", "--quiet", object])?;
+    if !exists.status.success() {
+        return Ok(None);
     }
-    String::from_utf8(out.stdout).ok()
+    let out = git(repo, &["cat-file", "blob", object])?;
+    if !out.status.success() {
+        return Err(failed(repo, "git cat-file", &out));
+    }
+    Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+fn failed(repo: &Path, command: &str, out: &Output) -> GitError {
+    GitError::Failed {
+        repo: repo.to_path_buf(),
+        command: command.to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    }
 }
 
 fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
