@@ -24,7 +24,7 @@ pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
     DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
-pub use commit::{CommitSha, NotACommit};
+pub use commit::is_commit_sha;
 pub use model::{
     ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
     Tier, Verdict, SCHEMA,

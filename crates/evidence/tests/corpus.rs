@@ -78,7 +78,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
             // given too; stories always give both, so the commit is only matched.
             "--commit" => {
                 let v = value()?;
-                if !liveproof_evidence::CommitSha::is_sha(&v) {
+                if !liveproof_evidence::is_commit_sha(&v) {
                     return Err(format!("--commit {v}: not 7 to 40 hex digits"));
                 }
                 change.commit = Some(v.to_ascii_lowercase());

@@ -853,7 +853,7 @@ fn argo_paths_changed(ctx: &Context<'_>, v: &Value) -> bool {
 }
 
 fn looks_pinned(revision: &str) -> bool {
-    let sha = liveproof_evidence::CommitSha::is_sha(revision);
+    let sha = liveproof_evidence::is_commit_sha(revision);
     let tag = revision
         .strip_prefix('v')
         .unwrap_or(revision)

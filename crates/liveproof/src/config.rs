@@ -516,7 +516,7 @@ fn change(
     let commit = match &args.commit {
         None => None,
         Some(c) => {
-            if !liveproof_evidence::CommitSha::is_sha(c) {
+            if !liveproof_evidence::is_commit_sha(c) {
                 return Err(ConfigError::Commit { given: c.clone() });
             }
             // A snapshot supplies the change time itself: the commit is then only matched.

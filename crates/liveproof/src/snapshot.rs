@@ -51,7 +51,7 @@ pub enum SnapshotError {
 }
 
 fn check_commit(commit: &str) -> Result<(), SnapshotError> {
-    if liveproof_evidence::CommitSha::is_sha(commit) {
+    if liveproof_evidence::is_commit_sha(commit) {
         Ok(())
     } else {
         Err(SnapshotError::BadCommit(commit.to_string()))

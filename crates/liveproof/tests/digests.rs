@@ -12,7 +12,6 @@ mod support;
 
 mod common;
 
-
 use liveproof_evidence::{Check, Status};
 use serde_json::{json, Value};
 use support::{push_multiarch, push_single, PushedIndex, RegistryServer};
