@@ -11,7 +11,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use liveproof_evidence::{ObjectError, Observed};
+use liveproof_evidence::{ObjectError, Observed, Target};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -85,6 +85,9 @@ pub enum LoadError {
     /// The object's own error names the file and document (see [`ObjectError`]).
     #[error(transparent)]
     Object(#[from] ObjectError),
+    /// `-f` manifests that declare nothing with pods to check.
+    #[error("{}: declares no Deployment, StatefulSet or DaemonSet\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", path.display())]
+    NoWorkloads { path: PathBuf },
 }
 
 impl LoadError {
@@ -99,7 +102,8 @@ impl LoadError {
             | LoadError::Json { path, .. }
             | LoadError::NotJson { path, .. }
             | LoadError::NotAnObject { path, .. }
-            | LoadError::TooDeep { path, .. } => Some(path),
+            | LoadError::TooDeep { path, .. }
+            | LoadError::NoWorkloads { path } => Some(path),
             LoadError::Object(_) => None,
         }
     }
@@ -114,6 +118,32 @@ impl fmt::Display for Location {
             None => Ok(()),
         }
     }
+}
+
+/// The Deployments, StatefulSets and DaemonSets a folder of manifests declares (`-f`), each in
+/// its own namespace or `ns`: only what the repository manages, never what it does not (seed
+/// 001). Declaring none is an error: `-f` was given to name workloads.
+pub fn declared_workloads(path: &Path, ns: &str) -> Result<Vec<Target>, LoadError> {
+    let declared = load(path)?;
+    let mut targets: Vec<Target> = declared
+        .workloads()
+        .filter_map(|(kind, m, _)| {
+            let name = m.name.as_deref()?;
+            Some(Target::new(
+                kind,
+                Some(m.namespace.as_deref().unwrap_or(ns)),
+                name,
+            ))
+        })
+        .collect();
+    targets.sort();
+    targets.dedup();
+    if targets.is_empty() {
+        return Err(LoadError::NoWorkloads {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(targets)
 }
 
 /// Reads `path` (a file, or a directory searched recursively) into a snapshot.

@@ -148,6 +148,37 @@ pub fn format(output: OutputFormat) -> Format {
 }
 
 impl VerifyConfig {
+    /// A verification of `targets` against `change`, read from `source`, with every other
+    /// setting as the CLI's defaults leave it (plain text, no wait, no expectations beyond
+    /// `change`): what a command that verifies on its own behalf starts from, setting the
+    /// fields it needs (`wait`, `insecure_registries`, …) with struct update syntax.
+    pub fn new(targets: Vec<Target>, change: Change, source: Source) -> VerifyConfig {
+        let (namespace, request_timeout) = match &source {
+            Source::Live(options) => (options.namespace.clone(), options.request_timeout),
+            Source::Offline(_) => (None, None),
+        };
+        VerifyConfig {
+            targets,
+            change,
+            source,
+            all_namespaces: false,
+            namespace,
+            wait: None,
+            request_timeout: request_timeout
+                .unwrap_or(liveproof_gather::live::DEFAULT_REQUEST_TIMEOUT),
+            format: Format::Text,
+            style: TextStyle::plain(),
+            max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
+            repo: PathBuf::from("."),
+            insecure_registries: Vec::new(),
+            versions: Vec::new(),
+            logs: None,
+            snapshot: None,
+            report: None,
+            since_origin: None,
+        }
+    }
+
     pub fn from_args(args: &VerifyArgs, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
         let mut targets = args
             .targets
@@ -168,7 +199,7 @@ impl VerifyConfig {
                 return Err(ConfigError::FromMissing { path: path.clone() })
             }
             Some(path) => Source::Offline(path.clone()),
-            None => Source::Live(cluster_options(&args.cluster)?),
+            None => Source::Live(ClusterOptions::try_from(&args.cluster)?),
         };
         let request_timeout = request_timeout(&args.cluster)?;
         // The clock starts now: --timeout bounds the whole command, the first gather included.
@@ -369,14 +400,19 @@ pub fn namespace(args: &ClusterArgs) -> Option<String> {
     args.namespace.clone()
 }
 
-/// How to reach the cluster, from the kubectl-style flags (the request timeout checked).
-pub fn cluster_options(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
-    Ok(ClusterOptions {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        namespace: namespace(args),
-        request_timeout: Some(request_timeout(args)?),
-    })
+/// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one
+/// conversion every command that reaches a cluster uses.
+impl TryFrom<&ClusterArgs> for ClusterOptions {
+    type Error = ConfigError;
+
+    fn try_from(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
+        Ok(ClusterOptions {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            namespace: namespace(args),
+            request_timeout: Some(request_timeout(args)?),
+        })
+    }
 }
 
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {

@@ -59,45 +59,36 @@ pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
         .iter()
         .filter_map(|e| ManifestExpectation::parse(e).ok())
         .collect();
-    let config = VerifyConfig {
-        targets: vec![Target::new(TargetKind::HelmRelease, Some(NS), "inventory")],
-        change: Change {
-            since: Some(merged),
-            commit: Some(COMMIT[..7].to_string()),
-            manifest: expectations,
-            secret_refs: SecretRefExpectation::parse("inventory-db/password")
-                .into_iter()
-                .collect(),
-            ..Change::default()
-        },
-        source: Source::Live(ClusterOptions {
-            kubeconfig: Some(kubeconfig),
-            context: None,
-            namespace: Some(NS.to_string()),
-            request_timeout: None,
-        }),
-        all_namespaces: false,
+    let change = Change {
+        since: Some(merged),
+        commit: Some(COMMIT[..7].to_string()),
+        manifest: expectations,
+        secret_refs: SecretRefExpectation::parse("inventory-db/password")
+            .into_iter()
+            .collect(),
+        ..Change::default()
+    };
+    let source = Source::Live(ClusterOptions {
+        kubeconfig: Some(kubeconfig),
+        context: None,
         namespace: Some(NS.to_string()),
-        wait: None,
-        format: Format::Text,
-        request_timeout: liveproof_gather::live::DEFAULT_REQUEST_TIMEOUT,
+        request_timeout: None,
+    });
+    let config = VerifyConfig {
         style,
-        since_origin: None,
-        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
-        repo: std::path::PathBuf::from("."),
-        insecure_registries: Vec::new(),
-        versions: Vec::new(),
-        logs: None,
-        snapshot: None,
-        report: None,
+        ..VerifyConfig::new(
+            vec![Target::new(TargetKind::HelmRelease, Some(NS), "inventory")],
+            change,
+            source,
+        )
     };
     let command = format!(
         "liveproof verify helmrelease/inventory -n {NS} --commit {} \\\n    --since {merged} \\\n    --expect secretKeyRef --expect-secret-ref inventory-db/password",
         &COMMIT[..7]
     );
-    let before = crate::verify::produce(&config).await?;
+    let before = crate::verifier::produce(&config).await?;
     reconcile(&sim, Timestamp::from_second(Timestamp::now().as_second())?);
-    let after = crate::verify::produce(&config).await?;
+    let after = crate::verifier::produce(&config).await?;
     sim.shutdown().await;
     let as_expected = before.verdict == Verdict::NotLive && after.verdict == Verdict::Live;
     Ok(DemoOutcome {

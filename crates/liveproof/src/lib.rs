@@ -5,7 +5,6 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
-mod digests;
 mod lint;
 mod mcp;
 mod next_steps;
@@ -16,6 +15,7 @@ mod sim_cmd;
 mod skill;
 mod snapshot;
 mod stale;
+mod verifier;
 mod verify;
 
 use std::io::{IsTerminal, Write};

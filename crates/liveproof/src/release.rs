@@ -74,7 +74,9 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
             (observed, ns)
         }
         None => {
-            let cluster = Cluster::connect(&crate::config::cluster_options(&args.cluster)?).await?;
+            let cluster =
+                Cluster::connect(&liveproof_gather::ClusterOptions::try_from(&args.cluster)?)
+                    .await?;
             let ns = if all_namespaces {
                 // Labels only (a metadata LIST): no release data crosses the wire to find it.
                 let found: Vec<String> = cluster

@@ -13,8 +13,9 @@ use liveproof_evidence::{
     Change, Check, Report, SnapshotSummary, Status, Target, TargetKind, Verdict,
 };
 use liveproof_gather::{Cluster, ClusterOptions};
+use liveproof_report::{RollbackEnd, RollbackStep};
 
-use crate::cli::{ClusterArgs, RollbackArgs, SnapshotArgs};
+use crate::cli::{RollbackArgs, SnapshotArgs};
 use crate::config::{self, Source, VerifyConfig};
 use crate::deadline::Deadline;
 
@@ -56,10 +57,6 @@ fn check_commit(commit: &str) -> Result<(), SnapshotError> {
     } else {
         Err(SnapshotError::BadCommit(commit.to_string()))
     }
-}
-
-fn options(cluster: &ClusterArgs) -> Result<ClusterOptions, config::ConfigError> {
-    config::cluster_options(cluster)
 }
 
 /// Fails when `dir` cannot take a snapshot: created if missing, then a probe the size of a
@@ -257,10 +254,10 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
             return Ok(0);
         }
     }
-    let cluster = Cluster::connect(&options(&args.cluster)?).await?;
+    let cluster = Cluster::connect(&ClusterOptions::try_from(&args.cluster)?).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
-        Some(crate::stale::declared_workloads(path, &ns)?)
+        Some(liveproof_gather::offline::declared_workloads(path, &ns)?)
     } else if !args.targets.is_empty() {
         Some(
             args.targets
@@ -389,7 +386,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     };
     let cluster = Cluster::connect(options)
         .await?
-        .with_release_limits(crate::verify::release_limits(config));
+        .with_release_limits(crate::verifier::release_limits(config));
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())
@@ -405,7 +402,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
             since_origin: Some("the snapshot".into()),
             ..config.clone()
         };
-        crate::verify::produce(&derived).await?
+        crate::verifier::produce(&derived).await?
     };
     dedupe(&mut report);
     if report.targets.is_empty() {
@@ -424,17 +421,18 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     report.change.since = Some(snapshot.taken_at.to_string());
     report.change.commit = Some(snapshot.commit.clone());
     report.snapshot = Some(summary);
-    crate::verify::stamp(&mut report, crate::verify::cluster_ref(&cluster));
+    crate::verifier::stamp(&mut report, crate::verifier::cluster_ref(&cluster));
     Ok(report)
 }
 
-/// `liveproof rollback`.
+/// `liveproof rollback`: re-verifies what changed since the snapshot, restores the snapshot's
+/// pod template of each workload that failed (Helm releases are left to Helm, with the command),
+/// and waits until the restored workloads serve it. Says each step as it is taken.
 pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let snapshot = load(&args.snapshot, &args.commit)?;
     // --timeout bounds the whole rollback, the first reads included.
     let deadline = Deadline::starting_now(config::parse_duration(&args.timeout)?);
-    let options = options(&args.cluster)?;
-    let request_timeout = config::request_timeout(&args.cluster)?;
+    let options = ClusterOptions::try_from(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let ns = cluster.default_namespace().to_string();
     let server = cluster.server().to_string();
@@ -445,58 +443,40 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
             changed_targets(&cluster, &snapshot),
         )
         .await?;
-    let base = VerifyConfig {
-        targets: targets.clone(),
-        change: Change {
-            since: Some(snapshot.taken_at),
-            commit: Some(snapshot.commit.clone()),
-            stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
-            ..Change::default()
-        },
-        source: Source::Live(options.clone()),
-        all_namespaces: false,
-        namespace: Some(ns.clone()),
-        wait: None,
-        request_timeout,
-        format: liveproof_report::Format::Text,
-        style: liveproof_report::TextStyle::plain(),
-        since_origin: Some("the snapshot".into()),
-        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
-        repo: ".".into(),
-        insecure_registries: Vec::new(),
-        versions: Vec::new(),
-        logs: None,
-        snapshot: None,
-        report: None,
-    };
-    // Re-evaluated now: a failure list from an earlier job is never trusted.
-    let mut report = if targets.is_empty() {
-        Report::new(Default::default(), Vec::new())
-    } else {
-        deadline
-            .bound(
-                &server,
-                "verifying what changed",
-                crate::verify::produce(&base),
-            )
-            .await?
-    };
-    dedupe(&mut report);
     if summary.changed.is_empty() {
         // Nothing to roll back, and nothing proves the deploy happened either.
-        writeln!(
+        return end(
+            RollbackEnd::NothingChanged {
+                commit: summary.commit,
+                why: NOTHING_CHANGED.to_string(),
+            },
             out,
-            "changed since the snapshot of {}: nothing\nnothing to roll back, and nothing is proven: {NOTHING_CHANGED}",
-            summary.commit
-        )?;
-        return Ok(Verdict::Unproven.exit_code());
+        );
     }
-    writeln!(
-        out,
-        "changed since the snapshot of {}: {}",
-        summary.commit,
-        summary.changed.join(", ")
-    )?;
+    liveproof_report::render_rollback_changed(&summary.commit, &summary.changed, out)?;
+    let base = VerifyConfig {
+        namespace: Some(ns),
+        since_origin: Some("the snapshot".into()),
+        ..VerifyConfig::new(
+            targets,
+            Change {
+                since: Some(snapshot.taken_at),
+                commit: Some(snapshot.commit.clone()),
+                stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
+                ..Change::default()
+            },
+            Source::Live(options),
+        )
+    };
+    // Re-evaluated now: a failure list from an earlier job is never trusted.
+    let mut report = deadline
+        .bound(
+            &server,
+            "verifying what changed",
+            crate::verifier::produce(&base),
+        )
+        .await?;
+    dedupe(&mut report);
     let failed: Vec<&liveproof_evidence::TargetReport> = report
         .targets
         .iter()
@@ -507,68 +487,25 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
             .targets
             .iter()
             .any(|t| t.verdict == Verdict::Unproven);
-        writeln!(
-            out,
-            "nothing to roll back: nothing that changed has failed{}",
-            if unproven {
-                " (some of it is unproven: run verify --snapshot to see why)"
-            } else {
-                ""
-            }
-        )?;
-        return Ok(if unproven { 3 } else { 0 });
+        return end(RollbackEnd::NothingFailed { unproven }, out);
     }
     let mut restored = Vec::new();
-    let mut manual = 0;
+    let mut by_hand = false;
     for t in &failed {
-        let kind = TargetKind::parse(&t.kind);
-        match kind {
-            Some(TargetKind::Release) => {
-                manual += 1;
-                match snapshot.release(&t.namespace, &t.name) {
-                    Some(r) => writeln!(out, "release {}/{} failed: run `helm rollback {} {} -n {}` (liveproof does not re-implement Helm)", t.namespace, t.name, t.name, r.revision, t.namespace)?,
-                    None => writeln!(out, "release {}/{} failed and is new since the snapshot: `helm uninstall {} -n {}` removes it, if that is what you want", t.namespace, t.name, t.name, t.namespace)?,
-                }
-            }
-            Some(k) if k.is_workload() => {
-                let target = Target::new(k, Some(&t.namespace), &t.name);
-                let Some(state) = snapshot.workload(&target) else {
-                    manual += 1;
-                    writeln!(out, "{target} failed but did not exist at the snapshot: nothing to restore (delete it by hand if it should go)")?;
-                    continue;
-                };
-                if args.dry_run {
-                    writeln!(out, "would PATCH {} {}/{} (json patch): replace /spec/template with the snapshot's ({} image(s): {})", k, t.namespace, t.name, state.images.len(), state.images.join(", "))?;
-                    continue;
-                }
-                match cluster.restore_template(&target, &state.template).await {
-                    Ok(_) => {
-                        writeln!(
-                            out,
-                            "rolled back {target} to its snapshot template ({})",
-                            state.images.join(", ")
-                        )?;
-                        restored.push(target);
-                    }
-                    Err(e) => {
-                        manual += 1;
-                        writeln!(out, "could not roll back {target}: {e}")?;
-                    }
-                }
-            }
-            _ => {}
+        let Some(step) = restore(&cluster, &snapshot, t, args.dry_run).await else {
+            continue;
+        };
+        liveproof_report::render_rollback_step(&step, out)?;
+        by_hand |= step.needs_hand();
+        if let (RollbackStep::Restored { .. }, Some(kind)) = (&step, TargetKind::parse(&t.kind)) {
+            restored.push(Target::new(kind, Some(&t.namespace), &t.name));
         }
     }
     if args.dry_run {
-        writeln!(out, "dry run: nothing was sent")?;
-        return Ok(1);
+        return end(RollbackEnd::DryRun, out);
     }
-    let mut live = true;
-    if !restored.is_empty() {
-        writeln!(
-            out,
-            "\nwaiting for the rollback to take (every serving pod on the snapshot's template):\n"
-        )?;
+    let serving = restored.is_empty() || {
+        liveproof_report::render_rollback_waiting(out)?;
         let config = VerifyConfig {
             targets: restored,
             change: Change::default(),
@@ -576,34 +513,83 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
             since_origin: None,
             ..base
         };
-        // A rollback is done when nothing fails and every serving pod is on the restored
-        // template. Pods that never stopped running it need no restart (and predate any
-        // change time), so pod_restarted is not asked of them here.
-        let rolled_back = |r: &Report| {
-            r.targets.iter().all(|t| {
-                t.evidence.iter().all(|e| e.status != Status::Fail)
-                    && t.evidence
-                        .iter()
-                        .any(|e| e.check == Check::PodsCurrent && e.status == Status::Pass)
-            })
-        };
-        let report = crate::verify::wait(&config, &cluster, deadline, &rolled_back).await?;
+        let report = crate::verifier::wait(&config, &cluster, deadline, &rolled_back).await?;
         liveproof_report::render(&report, config.format, config.style, out)?;
-        live = rolled_back(&report);
+        rolled_back(&report)
+    };
+    end(
+        if serving && !by_hand {
+            RollbackEnd::Succeeded
+        } else {
+            RollbackEnd::Failed { serving }
+        },
+        out,
+    )
+}
+
+/// Says how the rollback ended; its exit code.
+fn end(end: RollbackEnd, out: &mut dyn Write) -> anyhow::Result<u8> {
+    liveproof_report::render_rollback_end(&end, out)?;
+    Ok(end.exit_code())
+}
+
+/// A rollback is done when nothing fails and every serving pod is on the restored template.
+/// Pods that never stopped running it need no restart (and predate any change time), so
+/// pod_restarted is not asked of them.
+fn rolled_back(report: &Report) -> bool {
+    report.targets.iter().all(|t| {
+        t.evidence.iter().all(|e| e.status != Status::Fail)
+            && t.evidence
+                .iter()
+                .any(|e| e.check == Check::PodsCurrent && e.status == Status::Pass)
+    })
+}
+
+/// What is done about one failed target: a release is left to Helm (with the command); a
+/// workload gets the snapshot's pod template back (with `dry_run`, only said). `None` for a
+/// target that is neither.
+async fn restore(
+    cluster: &Cluster,
+    snapshot: &Snapshot,
+    failed: &liveproof_evidence::TargetReport,
+    dry_run: bool,
+) -> Option<RollbackStep> {
+    let (namespace, name) = (&failed.namespace, &failed.name);
+    let kind = TargetKind::parse(&failed.kind)?;
+    if kind == TargetKind::Release {
+        return Some(RollbackStep::Release {
+            namespace: namespace.clone(),
+            name: name.clone(),
+            revision: snapshot.release(namespace, name).map(|r| r.revision),
+        });
     }
-    if live && manual == 0 {
-        writeln!(out, "rollback succeeded: everything that failed is back on its snapshot template, and serving from it")?;
-        Ok(0)
-    } else {
-        writeln!(
-            out,
-            "rollback failed: {}",
-            if live {
-                "some failures need the commands above"
-            } else {
-                "the rolled-back workloads are not serving their snapshot template (see above)"
-            }
-        )?;
-        Ok(1)
+    if !kind.is_workload() {
+        return None;
     }
+    let target = Target::new(kind, Some(namespace), name);
+    let Some(state) = snapshot.workload(&target) else {
+        return Some(RollbackStep::NotInSnapshot {
+            target: target.to_string(),
+        });
+    };
+    if dry_run {
+        return Some(RollbackStep::WouldRestore {
+            kind: kind.to_string(),
+            namespace: namespace.clone(),
+            name: name.clone(),
+            images: state.images.clone(),
+        });
+    }
+    Some(
+        match cluster.restore_template(&target, &state.template).await {
+            Ok(_) => RollbackStep::Restored {
+                target: target.to_string(),
+                images: state.images.clone(),
+            },
+            Err(e) => RollbackStep::RestoreFailed {
+                target: target.to_string(),
+                error: e.to_string(),
+            },
+        },
+    )
 }

@@ -11,8 +11,8 @@ use liveproof_gather::Cluster;
 use crate::cli::{StaleArgs, StaleFormat};
 use crate::config::{self, Source, VerifyConfig};
 use crate::deadline::{within, Deadline};
-use crate::digests::RegistryFacts;
-use liveproof_report::RestartOutcome;
+use liveproof_gather::registry::RegistryFacts;
+use liveproof_report::{RestartOutcome, RestartStep};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StaleError {
@@ -20,8 +20,6 @@ pub enum StaleError {
         "target `{0}`: only deployment/, statefulset/ and daemonset/ targets run pods to compare"
     )]
     NotAWorkload(String),
-    #[error("{}: declares no Deployment, StatefulSet or DaemonSet\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", .0.display())]
-    NoWorkloads(std::path::PathBuf),
 }
 
 pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
@@ -34,7 +32,7 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         None
     };
-    let options = config::cluster_options(&args.cluster)?;
+    let options = liveproof_gather::ClusterOptions::try_from(&args.cluster)?;
     let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let server = cluster.server().to_string();
@@ -153,38 +151,26 @@ async fn restart(
     let (cluster, ns, deadline, request_timeout) =
         (on.cluster, on.namespace, on.deadline, on.request_timeout);
     let options = on.options.clone();
-    let mut outcome = RestartOutcome {
-        dry_run: args.dry_run,
-        ..RestartOutcome::default()
-    };
+    let mut outcome = RestartOutcome::default();
+    outcome.dry_run = args.dry_run;
     // Never a request when nothing is stale: a redeploy that changed no image is a no-op.
     if stale.is_empty() {
-        outcome.output.push(format!(
-            "nothing to restart: every checked workload runs what its tag resolves to now{}",
-            if unknown {
-                " (or could not be compared: see above)"
-            } else {
-                ""
-            }
-        ));
+        outcome.record(RestartStep::NothingStale { unknown });
         return Ok((0, outcome));
     }
     let at = Timestamp::from_second(Timestamp::now().as_second())?;
     outcome.at = Some(at.to_string());
     if args.dry_run {
         for t in stale {
-            outcome.patched.push(t.to_string());
-            outcome.output.push(format!(
-                "would PATCH {} {}/{} (strategic merge):",
-                t.kind,
-                t.namespace.as_deref().unwrap_or(ns),
-                t.name
-            ));
-            outcome
-                .output
-                .push(format!("  {}", liveproof_gather::restart_patch(at)));
+            outcome.record(RestartStep::WouldPatch {
+                target: t.to_string(),
+                kind: t.kind.to_string(),
+                namespace: t.namespace.as_deref().unwrap_or(ns).to_string(),
+                name: t.name.clone(),
+                patch: liveproof_gather::restart_patch(at).to_string(),
+            });
         }
-        outcome.output.push("dry run: nothing was sent".into());
+        outcome.record(RestartStep::DryRunEnd);
         return Ok((1, outcome));
     }
     // Kubernetes records startedAt in whole seconds: a pod the restart starts within the
@@ -200,46 +186,38 @@ async fn restart(
     for t in stale {
         match cluster.restart(t, at).await {
             Ok(patch) => {
-                outcome.output.push(format!("restarted {t}: {patch}"));
-                outcome.patched.push(t.to_string());
+                outcome.record(RestartStep::Restarted {
+                    target: t.to_string(),
+                    patch: patch.to_string(),
+                });
                 restarted.push((*t).clone());
             }
-            Err(e) => {
-                outcome.output.push(format!("could not restart {t}: {e}"));
-                outcome.failed.push(format!("{t}: {e}"));
-            }
+            Err(e) => outcome.record(RestartStep::Failed {
+                target: t.to_string(),
+                error: e.to_string(),
+            }),
         }
     }
     let failed = !outcome.failed.is_empty();
     let Some(deadline) = deadline else {
         return Ok((u8::from(failed), outcome));
     };
+    let change = Change {
+        since: Some(at),
+        digests: policy,
+        // The change is the restart itself; image_digest_current holds the new pods to it.
+        stated_by: Some("the restart `liveproof stale` made".into()),
+        ..Change::default()
+    };
     let config = VerifyConfig {
-        targets: restarted,
-        change: Change {
-            since: Some(at),
-            digests: policy,
-            // The change is the restart itself; image_digest_current holds the new pods to it.
-            stated_by: Some("the restart `liveproof stale` made".into()),
-            ..Change::default()
-        },
-        source: Source::Live(options),
-        all_namespaces: false,
         namespace: Some(ns.to_string()),
         wait: Some(deadline),
         request_timeout,
-        format: liveproof_report::Format::Text,
-        style: liveproof_report::TextStyle::plain(),
         since_origin: Some("the restart".into()),
-        max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
-        repo: ".".into(),
         insecure_registries: args.insecure_registry.clone(),
-        versions: Vec::new(),
-        logs: None,
-        snapshot: None,
-        report: None,
+        ..VerifyConfig::new(restarted, change, Source::Live(options))
     };
-    let report = crate::verify::produce(&config).await?;
+    let report = crate::verifier::produce(&config).await?;
     let live = report.verdict == Verdict::Live;
     outcome.report = Some(report);
     Ok((if failed || !live { 1 } else { 0 }, outcome))
@@ -248,7 +226,7 @@ async fn restart(
 /// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).
 async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<Vec<Target>> {
     if let Some(path) = &args.manifests {
-        return declared_workloads(path, ns);
+        return Ok(liveproof_gather::offline::declared_workloads(path, ns)?);
     }
     if !args.targets.is_empty() {
         return args
@@ -266,28 +244,4 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
     }
     let namespace = (!args.cluster.all_namespaces).then_some(ns);
     Ok(cluster.workloads_in(namespace).await?)
-}
-
-/// The Deployments, StatefulSets and DaemonSets a folder of manifests declares — only what the
-/// repository manages, never what it does not (seed 001).
-pub fn declared_workloads(path: &std::path::Path, ns: &str) -> anyhow::Result<Vec<Target>> {
-    let declared = liveproof_gather::offline::load(path)?;
-    let mut targets: Vec<Target> = declared
-        .workloads()
-        .map(|(kind, m, _)| (kind, m))
-        .filter_map(|(kind, m)| {
-            let name = m.name.as_deref()?;
-            Some(Target::new(
-                kind,
-                Some(m.namespace.as_deref().unwrap_or(ns)),
-                name,
-            ))
-        })
-        .collect();
-    targets.sort();
-    targets.dedup();
-    if targets.is_empty() {
-        return Err(StaleError::NoWorkloads(path.to_path_buf()).into());
-    }
-    Ok(targets)
 }

@@ -12,6 +12,7 @@ use liveproof_evidence::Report;
 mod json;
 mod junit;
 mod markdown;
+mod rollback;
 mod stale;
 mod text;
 mod textutil;
@@ -19,7 +20,11 @@ mod textutil;
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use stale::{render_stale_json, render_stale_text, RestartOutcome};
+pub use rollback::{
+    render_rollback_changed, render_rollback_end, render_rollback_step, render_rollback_waiting,
+    RollbackEnd, RollbackStep,
+};
+pub use stale::{render_stale_json, render_stale_text, RestartOutcome, RestartStep};
 pub use text::render_text;
 
 /// An output format (`-o FORMAT`).

@@ -121,11 +121,71 @@ pub struct RestartOutcome {
     pub patched: Vec<String>,
     /// The workloads a patch failed for, each with the error.
     pub failed: Vec<String>,
-    /// The same, as the lines the text output prints.
-    pub output: Vec<String>,
+    /// The steps, as the lines the text output prints (written by [`RestartOutcome::record`]).
+    output: Vec<String>,
     /// With `--wait`: the verification of the restarted workloads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<liveproof_evidence::Report>,
+}
+
+/// One step of `stale --restart`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestartStep {
+    /// Nothing is stale: no request is sent (`unknown`: some workloads could not be compared).
+    NothingStale { unknown: bool },
+    /// `--dry-run`: the PATCH that would be sent.
+    WouldPatch {
+        target: String,
+        kind: String,
+        namespace: String,
+        name: String,
+        patch: String,
+    },
+    /// `--dry-run`, after every PATCH it would send.
+    DryRunEnd,
+    /// A restart PATCH was accepted.
+    Restarted { target: String, patch: String },
+    /// A restart PATCH failed.
+    Failed { target: String, error: String },
+}
+
+impl RestartOutcome {
+    /// Records a step: its line of text output, and the workload in `patched` or `failed`.
+    pub fn record(&mut self, step: RestartStep) {
+        match step {
+            RestartStep::NothingStale { unknown } => self.output.push(format!(
+                "nothing to restart: every checked workload runs what its tag resolves to now{}",
+                if unknown {
+                    " (or could not be compared: see above)"
+                } else {
+                    ""
+                }
+            )),
+            RestartStep::WouldPatch {
+                target,
+                kind,
+                namespace,
+                name,
+                patch,
+            } => {
+                self.output.push(format!(
+                    "would PATCH {kind} {namespace}/{name} (strategic merge):"
+                ));
+                self.output.push(format!("  {patch}"));
+                self.patched.push(target);
+            }
+            RestartStep::DryRunEnd => self.output.push("dry run: nothing was sent".into()),
+            RestartStep::Restarted { target, patch } => {
+                self.output.push(format!("restarted {target}: {patch}"));
+                self.patched.push(target);
+            }
+            RestartStep::Failed { target, error } => {
+                self.output
+                    .push(format!("could not restart {target}: {error}"));
+                self.failed.push(format!("{target}: {error}"));
+            }
+        }
+    }
 }
 
 /// JSON: `{"schema": "liveproof/stale/v1", "rows": [...]}`, with `"restart": {...}` after

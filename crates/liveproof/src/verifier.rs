@@ -1,0 +1,617 @@
+//! The one verifier: gathers what the checks need, judges it, and with `--wait` watches until
+//! the verdict is final. Every command that verifies (verify, verify --snapshot, stale
+//! --restart --wait, rollback, demo, mcp) goes through [`produce`] or [`wait`]; the commands
+//! render what they return.
+
+use futures::StreamExt;
+use liveproof_evidence::{
+    final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
+    Status, Target, TargetKind, Verdict,
+};
+use liveproof_gather::registry::RegistryFacts;
+use liveproof_gather::{resolve_targets, Cluster};
+
+use crate::config::{Source, VerifyConfig};
+use crate::deadline::Deadline;
+use crate::progress::Progress;
+
+/// Gathers and judges: the report `verify` renders.
+pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
+    if let Some(origin) = &config.since_origin {
+        tracing::info!(
+            "change time {} ({origin})",
+            config
+                .change
+                .since
+                .map(|t| t.to_string())
+                .unwrap_or_default()
+        );
+    }
+    let report = match &config.source {
+        Source::Offline(path) => {
+            let observed = liveproof_gather::offline::load(path)?;
+            let default_ns = config.namespace.as_deref().unwrap_or("default");
+            let facts = registry_facts(config, None, &observed).await?;
+            let report = judge_snapshot(config, &facts, observed, default_ns)?.0;
+            let mut report = with_versions(config, report).await;
+            stamp(
+                &mut report,
+                liveproof_evidence::ClusterRef {
+                    from: Some(path.display().to_string()),
+                    ..Default::default()
+                },
+            );
+            report
+        }
+        Source::Live(options) => {
+            let cluster = Cluster::connect(options)
+                .await?
+                .with_release_limits(release_limits(config));
+            let report = match config.wait {
+                None => {
+                    let observed = cluster
+                        .gather(&config.targets, config.all_namespaces)
+                        .await?;
+                    check_namespaces(config, &cluster, &observed).await?;
+                    let facts = registry_facts(config, Some(&cluster), &observed).await?;
+                    let mut prepared = observed.clone();
+                    let (mut report, _) =
+                        judge_snapshot(config, &facts, observed, cluster.default_namespace())?;
+                    facts.apply(&mut prepared);
+                    explain(config, &cluster, &mut prepared, &mut report).await;
+                    with_versions(config, report).await
+                }
+                Some(deadline) => {
+                    wait(config, &cluster, deadline, &|r: &Report| {
+                        r.verdict == Verdict::Live
+                    })
+                    .await?
+                }
+            };
+            tracing::info!("{} API requests", cluster.request_count());
+            let mut report = report;
+            stamp(&mut report, cluster_ref(&cluster));
+            report
+        }
+    };
+    Ok(report)
+}
+
+/// When, by which version and from where: what a report read later (a CI artifact, an agent's
+/// transcript) needs to be weighed.
+pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
+    let now = jiff::Timestamp::now();
+    report.generated_at = Some(
+        jiff::Timestamp::from_second(now.as_second())
+            .unwrap_or(now)
+            .to_string(),
+    );
+    report.liveproof_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    report.cluster = Some(cluster);
+}
+
+/// The cluster as a report names it: context and server URL, never credentials.
+pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
+    let server = liveproof_evidence::server::redact_url(cluster.server());
+    // Userinfo is masked by redact_url; a query (a token) has no business in a server URL.
+    let server = server
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    liveproof_evidence::ClusterRef {
+        context: cluster.context().map(str::to_string),
+        server: Some(server),
+        from: None,
+    }
+}
+
+/// A release whose storage cannot be decoded, when it is all that was asked about: an
+/// operational error (exit 2) rather than a report that can only say "unproven".
+#[derive(Debug, thiserror::Error)]
+#[error("{target}: the release storage cannot be read: {error}\nhint: inspect it with `{inspect}`; `liveproof release show` decodes it the same way")]
+pub struct UnreadableRelease {
+    target: String,
+    /// The kubectl command that shows the storage object.
+    inspect: String,
+    error: String,
+}
+
+/// How Helm releases are decoded: `--max-release-size`, and with `--wait` the deadline, so a
+/// large release stops being read (and is then unknown) when `--timeout` runs out.
+pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
+    liveproof_helm::Limits {
+        max_decompressed: config.max_release_size,
+        deadline: config.wait.map(|d| d.at.into_std()),
+        ..liveproof_helm::Limits::default()
+    }
+}
+
+/// The `--timeout` ran out while a release was still being decoded: nothing about it could
+/// be judged in time.
+#[derive(Debug, thiserror::Error)]
+#[error("{target}: --timeout {} ran out while decoding the release in {object}\nhint: a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)", liveproof_gather::live::humanize(*timeout))]
+pub struct DecodeOutOfTime {
+    target: String,
+    object: String,
+    timeout: std::time::Duration,
+}
+
+/// Judges one snapshot: applies what the flags say about decoding and about the commit, then
+/// the checks. Also says whether a failure is final (for `--wait`).
+fn judge_snapshot(
+    config: &VerifyConfig,
+    facts: &RegistryFacts,
+    mut observed: Observed,
+    default_ns: &str,
+) -> anyhow::Result<(Report, Option<String>)> {
+    observed.release_limits = release_limits(config);
+    facts.apply(&mut observed);
+    let targets = resolve_targets(
+        &observed,
+        &config.targets,
+        default_ns,
+        config.all_namespaces,
+    );
+    observed.chart_changes = chart_changes(config, &observed, &targets, default_ns);
+    if let [only] = targets.as_slice() {
+        if let Some((object, error)) = unreadable_release(&observed, only, default_ns) {
+            if let (Some(wait), true) = (config.wait, observed.release_limits.out_of_time()) {
+                return Err(DecodeOutOfTime {
+                    target: only.to_string(),
+                    object,
+                    timeout: wait.timeout,
+                }
+                .into());
+            }
+            return Err(UnreadableRelease {
+                target: only.to_string(),
+                inspect: kubectl_get(&object),
+                error,
+            }
+            .into());
+        }
+    }
+    let mut change = config.change.clone();
+    // A manifest that names no namespace declares its workload in the default one.
+    for d in &mut change.declared {
+        if d.target.namespace.is_none() {
+            d.target.namespace = Some(default_ns.to_string());
+        }
+    }
+    let mut report = judge(&observed, &change, &targets, default_ns);
+    attach_diagnostics(config, &observed, &mut report);
+    let final_reason = final_failure(&observed, &targets, default_ns);
+    Ok((report, final_reason))
+}
+
+/// The "why" of every target that is not live, from what `observed` holds (pod statuses,
+/// events, logs, controller status). Diagnostics explain; they never change a verdict.
+fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut Report) {
+    for t in report
+        .targets
+        .iter_mut()
+        .filter(|t| t.verdict != Verdict::Live)
+    {
+        let Some(kind) = liveproof_evidence::TargetKind::parse(&t.kind) else {
+            continue;
+        };
+        let target = liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name);
+        t.diagnostics = if kind.is_workload() {
+            liveproof_evidence::diagnose::workload(
+                observed,
+                &target,
+                &t.namespace,
+                config.change.since,
+                // Termination messages are logs: only with --logs.
+                config.logs.map(|_| &observed.logs),
+            )
+        } else {
+            liveproof_evidence::diagnose::gitops(
+                observed,
+                &target,
+                &t.namespace,
+                config.change.since,
+            )
+        };
+    }
+}
+
+/// For a report that is not live: read the Warning events of the namespaces concerned (one
+/// LIST per event API and namespace) and, with `--logs`, the not-ready containers' last lines,
+/// then attach the diagnostics. A live report costs no request here.
+async fn explain(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &mut Observed,
+    report: &mut Report,
+) {
+    let not_live: Vec<&liveproof_evidence::TargetReport> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict != Verdict::Live && !t.namespace.is_empty())
+        .collect();
+    if not_live.is_empty() {
+        return;
+    }
+    let mut namespaces: Vec<String> = not_live.iter().map(|t| t.namespace.clone()).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    for ns in &namespaces {
+        cluster.gather_warning_events(ns, observed).await;
+    }
+    if let Some(tail) = config.logs {
+        let wanted: Vec<(String, String, String, bool)> = not_live
+            .iter()
+            .filter_map(|t| {
+                let kind =
+                    liveproof_evidence::TargetKind::parse(&t.kind).filter(|k| k.is_workload())?;
+                Some(liveproof_evidence::diagnose::log_requests(
+                    observed,
+                    &liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name),
+                    &t.namespace,
+                ))
+            })
+            .flatten()
+            .collect();
+        for (ns, pod, container, previous) in wanted {
+            match cluster
+                .container_log(&ns, &pod, &container, tail, previous)
+                .await
+            {
+                Ok(lines) => {
+                    observed.logs.insert((ns, pod, container), lines);
+                }
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+    }
+    attach_diagnostics(config, observed, report);
+}
+
+async fn registry_facts(
+    config: &VerifyConfig,
+    cluster: Option<&Cluster>,
+    observed: &Observed,
+) -> anyhow::Result<RegistryFacts> {
+    RegistryFacts::gather(
+        config.change.digests,
+        &config.insecure_registries,
+        config.request_timeout,
+        cluster,
+        observed,
+        &config
+            .change
+            .digest_images()
+            .map(|i| i.given.clone())
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .map_err(anyhow::Error::from)
+}
+
+/// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
+fn kubectl_get(object: &str) -> String {
+    match object.splitn(3, '/').collect::<Vec<_>>().as_slice() {
+        [ns, kind, name] => format!(
+            "kubectl -n {ns} get {} {name} -o yaml",
+            kind.to_ascii_lowercase()
+        ),
+        _ => format!("kubectl get {object} -o yaml"),
+    }
+}
+
+/// The newest revision's storage error of a release or HelmRelease target, if any.
+fn unreadable_release(
+    observed: &Observed,
+    target: &Target,
+    default_ns: &str,
+) -> Option<(String, String)> {
+    let ns = target.namespace_or(default_ns);
+    let (storage_ns, name) = match target.kind {
+        TargetKind::Release => (ns.to_string(), target.name.clone()),
+        TargetKind::HelmRelease => {
+            let hr = observed.find_other(ResourceKind::HelmRelease, ns, &target.name)?;
+            liveproof_evidence::helmrelease_release(hr, ns)
+        }
+        _ => return None,
+    };
+    let history = ReleaseHistory::read(observed, &storage_ns, &name);
+    history
+        .newest_unreadable()
+        .map(|(object, _, error)| (object.clone(), error.clone()))
+}
+
+/// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
+/// Without a repository that holds the commit, there is simply no such fact.
+fn chart_changes(
+    config: &VerifyConfig,
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+) -> Vec<ChartChange> {
+    let Some(commit) = &config.change.commit else {
+        return Vec::new();
+    };
+    targets
+        .iter()
+        .filter(|t| t.kind == TargetKind::HelmRelease)
+        .filter_map(|t| {
+            observed.find_other(
+                ResourceKind::HelmRelease,
+                t.namespace_or(default_ns),
+                &t.name,
+            )
+        })
+        .filter_map(|hr| {
+            hr.pointer("/spec/chart/spec/chart")
+                .and_then(serde_json::Value::as_str)
+        })
+        .filter_map(|chart| {
+            match liveproof_gather::git::chart_change(&config.repo, commit, chart) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    tracing::info!("no chart facts for {chart} from git: {e}");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// Watches until `done` holds for the judgement (for verify: live), a failure is final, or the
+/// deadline; returns the last judgement. The deadline bounds everything here: the first gather
+/// and the registry reads (past it: [`OutOfTime`](crate::deadline::OutOfTime), exit 2), the
+/// watch (past it: the last judgement), and the diagnostics read at the end.
+pub async fn wait(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    deadline: Deadline,
+    done: &dyn Fn(&Report) -> bool,
+) -> anyhow::Result<Report> {
+    // The watch stops a little early, so the diagnostics of a target that is not live can
+    // still be read before the deadline.
+    let explain_reserve = (deadline.timeout / 10).min(std::time::Duration::from_secs(5));
+    let watch_until = deadline.at - explain_reserve;
+    let mut progress = Progress::start("gathering");
+    let ns = cluster.default_namespace();
+    let server = cluster.server();
+    let gathering = format!("gathering {}", describe(&config.targets));
+    // Registry facts are asked once, on the first snapshot, and laid onto every later one.
+    let mut facts = RegistryFacts::default();
+    let mut updates = Box::pin(
+        deadline
+            .bound(
+                server,
+                &gathering,
+                cluster.watch(&config.targets, config.all_namespaces),
+            )
+            .await?,
+    );
+    // A server's reported version moves without any Kubernetes event: while one is expected,
+    // the last snapshot is judged again on a tick (the cluster is still watched, not polled).
+    let mut tick = tokio::time::interval(VERSION_RECHECK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut latest: Option<Observed> = None;
+    let mut last: Option<Report> = None;
+    let mut watch_failing = None;
+    loop {
+        let event = tokio::select! {
+            next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
+            _ = tick.tick(), if !config.versions.is_empty() && latest.is_some() => Some(None),
+        };
+        let observed = match event {
+            Some(Some(observed)) => {
+                // Watches that keep failing go on retrying (with backoff) until the deadline:
+                // only the deadline or a final verdict ends the wait. Still failing then is
+                // an error (exit 2); a snapshot in between clears it.
+                let observed = match observed {
+                    Ok(observed) => {
+                        watch_failing = None;
+                        observed
+                    }
+                    Err(e) => {
+                        tracing::warn!("{e}; still retrying until the --timeout");
+                        watch_failing = Some(e);
+                        continue;
+                    }
+                };
+                if latest.is_none() {
+                    deadline
+                        .bound(
+                            server,
+                            &gathering,
+                            check_namespaces(config, cluster, &observed),
+                        )
+                        .await?;
+                    facts = deadline
+                        .bound(
+                            server,
+                            "reading what the images' tags resolve to",
+                            registry_facts(config, Some(cluster), &observed),
+                        )
+                        .await?;
+                }
+                latest = Some(observed.clone());
+                observed
+            }
+            Some(None) => match &latest {
+                Some(o) => o.clone(),
+                None => continue,
+            },
+            // The stream ended or the time is up: report what was seen last.
+            None => {
+                if last.is_none() {
+                    return Err(crate::deadline::OutOfTime {
+                        server: server.to_string(),
+                        what: gathering,
+                        timeout: deadline.timeout,
+                    }
+                    .into());
+                }
+                if let Some(failure) = watch_failing.take() {
+                    if last.as_ref().is_some_and(|r| !done(r)) {
+                        return Err(failure.into());
+                    }
+                }
+                if last.as_ref().is_some_and(|r| !done(r)) {
+                    tracing::warn!(
+                        "--timeout {} ended before the change was live",
+                        humanize(deadline.timeout)
+                    );
+                }
+                break;
+            }
+        };
+        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
+        let report =
+            match tokio::time::timeout_at(deadline.at, with_versions(config, report.clone())).await
+            {
+                Ok(report) => report,
+                Err(_) => report,
+            };
+        progress.say(&waiting_for(&report));
+        let finished = done(&report);
+        last = Some(report);
+        if let Some(reason) = final_reason.filter(|_| !finished) {
+            tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+            break;
+        }
+        if finished || tokio::time::Instant::now() >= watch_until {
+            break;
+        }
+    }
+    progress.finish();
+    let mut last =
+        last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
+    if let Some(mut observed) = latest {
+        facts.apply(&mut observed);
+        let explained = tokio::time::timeout_at(
+            deadline.at,
+            explain(config, cluster, &mut observed, &mut last),
+        )
+        .await;
+        if explained.is_err() {
+            tracing::warn!("the diagnostics could not be read before --timeout ran out");
+        }
+    }
+    Ok(last)
+}
+
+/// A target's namespace that does not exist is a usage error (exit 2), with a did-you-mean:
+/// asked only about namespaces where nothing was found.
+async fn check_namespaces(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &Observed,
+) -> Result<(), liveproof_gather::GatherError> {
+    let resolved = resolve_targets(
+        observed,
+        &config.targets,
+        cluster.default_namespace(),
+        config.all_namespaces,
+    );
+    cluster.check_namespaces(observed, &resolved).await
+}
+
+/// `deploy/api, sts/db` for messages.
+fn describe(targets: &[Target]) -> String {
+    if targets.is_empty() {
+        return "the targets".to_string();
+    }
+    targets
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
+const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Adds a `Server` report per `--version-url`, and the overall verdict over all of them.
+async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
+    if config.versions.is_empty() {
+        return report;
+    }
+    let readings =
+        liveproof_gather::version::read_versions(&config.versions, config.request_timeout, 2).await;
+    let evidence = liveproof_evidence::server::judge(&config.versions, &readings);
+    for (expectation, item) in config.versions.iter().zip(evidence) {
+        let verdict = match item.status {
+            Status::Pass => Verdict::Live,
+            Status::Fail => Verdict::NotLive,
+            _ => Verdict::Unproven,
+        };
+        let next_step = (verdict != Verdict::Live).then(|| {
+            format!(
+                "the server at {} does not report {} yet: check which build serves it{}",
+                liveproof_evidence::server::redact_url(&expectation.url),
+                expectation.expect,
+                match config.wait {
+                    // A wait just ran out: the same wait again would end the same way.
+                    Some(waited) => format!(
+                        " (it did not within --timeout {}: find what still serves the old build before waiting longer)",
+                        humanize(waited.timeout)
+                    ),
+                    None => " (and wait for it: --wait)".into(),
+                }
+            )
+        });
+        report.targets.push(liveproof_evidence::TargetReport {
+            kind: "Server".into(),
+            namespace: String::new(),
+            name: liveproof_evidence::server::redact_url(&expectation.url),
+            verdict,
+            via: None,
+            evidence: vec![item],
+            next_step,
+            diagnostics: Vec::new(),
+        });
+    }
+    report.verdict = report
+        .targets
+        .iter()
+        .map(|t| t.verdict)
+        .min()
+        .unwrap_or(Verdict::Unproven);
+    report
+}
+
+use liveproof_gather::live::humanize;
+
+/// What a waiting person wants to read: per target not yet live, the pods and the first
+/// thing still missing.
+fn waiting_for(report: &Report) -> String {
+    let parts: Vec<String> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict != Verdict::Live)
+        .map(|t| {
+            let pods = t
+                .evidence
+                .iter()
+                .find(|e| e.check == Check::PodsCurrent)
+                .map(|e| e.observed.clone());
+            let blocking = t
+                .evidence
+                .iter()
+                .find(|e| {
+                    matches!(e.status, Status::Fail | Status::Unknown)
+                        && e.check != Check::PodsCurrent
+                })
+                .map(|e| match e.observed.as_str() {
+                    // A target that does not exist (yet): say where it was looked for.
+                    "not found" => e.detail.clone(),
+                    observed => format!("{}: {observed}", e.check),
+                });
+            let what: Vec<String> = pods.into_iter().chain(blocking).collect();
+            format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))
+        })
+        .collect();
+    if parts.is_empty() {
+        "live".to_string()
+    } else {
+        parts.join(" | ")
+    }
+}

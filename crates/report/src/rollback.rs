@@ -1,0 +1,219 @@
+//! `liveproof rollback` as text: what changed since the snapshot, each step taken for what
+//! failed, and how it ended. Written step by step, as the command goes (a rollback waits for
+//! its workloads, and what it has already done must be on screen while it does).
+
+use std::io::{self, Write};
+
+use crate::textutil::terminal_safe;
+
+/// What `rollback` does about one target that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackStep {
+    /// A failed Helm release: Helm rolls it back (to `revision`, the snapshot's), liveproof does
+    /// not. `None`: the release is new since the snapshot.
+    Release {
+        namespace: String,
+        name: String,
+        revision: Option<i64>,
+    },
+    /// A failed workload the snapshot does not hold: nothing to restore.
+    NotInSnapshot { target: String },
+    /// `--dry-run`: the PATCH that would restore the snapshot's pod template.
+    WouldRestore {
+        kind: String,
+        namespace: String,
+        name: String,
+        images: Vec<String>,
+    },
+    /// The snapshot's pod template is back.
+    Restored { target: String, images: Vec<String> },
+    /// The restoring PATCH failed.
+    RestoreFailed { target: String, error: String },
+}
+
+impl RollbackStep {
+    /// Whether the step leaves something for a person to do (a Helm command, a deletion, a
+    /// failed PATCH).
+    pub fn needs_hand(&self) -> bool {
+        matches!(
+            self,
+            RollbackStep::Release { .. }
+                | RollbackStep::NotInSnapshot { .. }
+                | RollbackStep::RestoreFailed { .. }
+        )
+    }
+}
+
+/// How a rollback ended; the exit code follows from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackEnd {
+    /// Nothing in the snapshot's scope changed: nothing to roll back, nothing proven. `why` is
+    /// what to check.
+    NothingChanged { commit: String, why: String },
+    /// Something changed, nothing failed (`unproven`: some of it could not be proven).
+    NothingFailed { unproven: bool },
+    /// `--dry-run`: nothing was sent.
+    DryRun,
+    /// Every failure is back on its snapshot template and serving from it.
+    Succeeded,
+    /// Some failure needs a person (`serving`: the restored workloads do serve their template).
+    Failed { serving: bool },
+}
+
+impl RollbackEnd {
+    /// 0 rolled back (or nothing failed), 1 failed or dry run, 3 nothing proven.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RollbackEnd::NothingChanged { .. } => 3,
+            RollbackEnd::NothingFailed { unproven: true } => 3,
+            RollbackEnd::NothingFailed { unproven: false } | RollbackEnd::Succeeded => 0,
+            RollbackEnd::DryRun | RollbackEnd::Failed { .. } => 1,
+        }
+    }
+}
+
+/// `changed since the snapshot of COMMIT: a, b` (nothing changed is said by [`RollbackEnd`]).
+pub fn render_rollback_changed(
+    commit: &str,
+    changed: &[String],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "changed since the snapshot of {}: {}",
+        terminal_safe(commit),
+        terminal_safe(&changed.join(", "))
+    )
+}
+
+pub fn render_rollback_step(step: &RollbackStep, out: &mut dyn Write) -> io::Result<()> {
+    let line = match step {
+        RollbackStep::Release {
+            namespace,
+            name,
+            revision: Some(revision),
+        } => format!("release {namespace}/{name} failed: run `helm rollback {name} {revision} -n {namespace}` (liveproof does not re-implement Helm)"),
+        RollbackStep::Release {
+            namespace,
+            name,
+            revision: None,
+        } => format!("release {namespace}/{name} failed and is new since the snapshot: `helm uninstall {name} -n {namespace}` removes it, if that is what you want"),
+        RollbackStep::NotInSnapshot { target } => format!("{target} failed but did not exist at the snapshot: nothing to restore (delete it by hand if it should go)"),
+        RollbackStep::WouldRestore {
+            kind,
+            namespace,
+            name,
+            images,
+        } => format!(
+            "would PATCH {kind} {namespace}/{name} (json patch): replace /spec/template with the snapshot's ({} image(s): {})",
+            images.len(),
+            images.join(", ")
+        ),
+        RollbackStep::Restored { target, images } => format!(
+            "rolled back {target} to its snapshot template ({})",
+            images.join(", ")
+        ),
+        RollbackStep::RestoreFailed { target, error } => {
+            format!("could not roll back {target}: {error}")
+        }
+    };
+    writeln!(out, "{}", terminal_safe(&line))
+}
+
+/// Said before the wait for the restored workloads starts.
+pub fn render_rollback_waiting(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nwaiting for the rollback to take (every serving pod on the snapshot's template):\n"
+    )
+}
+
+pub fn render_rollback_end(end: &RollbackEnd, out: &mut dyn Write) -> io::Result<()> {
+    match end {
+        RollbackEnd::NothingChanged { commit, why } => writeln!(
+            out,
+            "changed since the snapshot of {}: nothing\nnothing to roll back, and nothing is proven: {why}",
+            terminal_safe(commit)
+        ),
+        RollbackEnd::NothingFailed { unproven } => writeln!(
+            out,
+            "nothing to roll back: nothing that changed has failed{}",
+            if *unproven {
+                " (some of it is unproven: run verify --snapshot to see why)"
+            } else {
+                ""
+            }
+        ),
+        RollbackEnd::DryRun => writeln!(out, "dry run: nothing was sent"),
+        RollbackEnd::Succeeded => writeln!(
+            out,
+            "rollback succeeded: everything that failed is back on its snapshot template, and serving from it"
+        ),
+        RollbackEnd::Failed { serving } => writeln!(
+            out,
+            "rollback failed: {}",
+            if *serving {
+                "some failures need the commands above"
+            } else {
+                "the rolled-back workloads are not serving their snapshot template (see above)"
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(f: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&mut out).expect("writing to a Vec");
+        String::from_utf8(out).expect("the renderer writes UTF-8")
+    }
+
+    #[test]
+    fn exit_codes_follow_the_end() {
+        let cases = [
+            (
+                RollbackEnd::NothingChanged {
+                    commit: "abc1234".into(),
+                    why: String::new(),
+                },
+                3,
+            ),
+            (RollbackEnd::NothingFailed { unproven: true }, 3),
+            (RollbackEnd::NothingFailed { unproven: false }, 0),
+            (RollbackEnd::DryRun, 1),
+            (RollbackEnd::Succeeded, 0),
+            (RollbackEnd::Failed { serving: true }, 1),
+            (RollbackEnd::Failed { serving: false }, 1),
+        ];
+        for (end, code) in cases {
+            assert_eq!(end.exit_code(), code, "{end:?}");
+        }
+    }
+
+    #[test]
+    fn a_release_is_left_to_helm_with_the_snapshots_revision() {
+        let step = RollbackStep::Release {
+            namespace: "shop".into(),
+            name: "web".into(),
+            revision: Some(4),
+        };
+        assert!(step.needs_hand());
+        assert_eq!(
+            text(|o| render_rollback_step(&step, o)),
+            "release shop/web failed: run `helm rollback web 4 -n shop` (liveproof does not re-implement Helm)\n"
+        );
+    }
+
+    #[test]
+    fn names_from_the_cluster_cannot_drive_the_terminal() {
+        let step = RollbackStep::RestoreFailed {
+            target: "deployment/shop/web\u{1b}[2J".into(),
+            error: "forbidden".into(),
+        };
+        let got = text(|o| render_rollback_step(&step, o));
+        assert!(!got.contains('\u{1b}'), "{got:?}");
+    }
+}
