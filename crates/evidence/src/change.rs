@@ -27,6 +27,9 @@ pub struct Change {
     /// What states the change for a workload no flag describes, e.g. `the snapshot` for
     /// `verify --snapshot` (every workload verified there changed since it was taken).
     pub stated_by: Option<String>,
+    /// `--version-url` / `--expect-version` / `--version-json`, paired: the versions the
+    /// servers must report (each judged as a `Server` target).
+    pub versions: Vec<crate::server::VersionExpectation>,
 }
 
 /// A workload's pod template as a manifest declares it (`verify -f`).

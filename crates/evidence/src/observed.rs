@@ -137,6 +137,9 @@ pub struct Observed {
     /// What the change's commit did to a chart, read from git when `--repo` holds it: the
     /// evidence behind the ChartVersion diagnosis.
     pub chart_changes: Vec<ChartChange>,
+    /// What each `--version-url` answered, by URL, in the order read (see
+    /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
+    pub versions: Vec<(String, crate::server::VersionReading)>,
 }
 
 /// What one commit changed under one chart directory.

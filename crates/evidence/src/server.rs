@@ -13,7 +13,8 @@
 
 use serde_json::Value;
 
-use crate::model::{Check, Evidence, Status};
+use crate::model::{Check, Evidence, Status, TargetReport, Verdict};
+use crate::{Change, Observed};
 
 /// The largest body the fetcher reads, and so the most [`judge`] ever sees.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -102,6 +103,46 @@ pub fn lookup_json(document: &Value, path: &str) -> Result<Option<String>, Strin
             "the field {path} is an array, not a version; add the index, e.g. {path}.0"
         )),
     }
+}
+
+/// The `next_step` of a server that does not report its version yet ends with this; after a
+/// `--wait` that ran out, the CLI says instead that it did not within the timeout.
+pub const WAIT_FOR_IT: &str = " (and wait for it: --wait)";
+
+/// The `server_version` check: one `Server` target per expectation of `change`, judged from
+/// what `observed` read from its URL. No expectation, no target. A URL that was not read
+/// (say the time ran out) is `unknown`, so the target is never live without its reading.
+pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
+    let evidence = judge(&change.versions, &observed.versions);
+    change
+        .versions
+        .iter()
+        .zip(evidence)
+        .map(|(expectation, item)| {
+            let verdict = match item.status {
+                Status::Pass => Verdict::Live,
+                Status::Fail => Verdict::NotLive,
+                _ => Verdict::Unproven,
+            };
+            let next_step = (verdict != Verdict::Live).then(|| {
+                format!(
+                    "the server at {} does not report {} yet: check which build serves it{WAIT_FOR_IT}",
+                    redact_url(&expectation.url),
+                    expectation.expect,
+                )
+            });
+            TargetReport {
+                kind: "Server".into(),
+                namespace: String::new(),
+                name: redact_url(&expectation.url),
+                verdict,
+                via: None,
+                evidence: vec![item],
+                next_step,
+                diagnostics: Vec::new(),
+            }
+        })
+        .collect()
 }
 
 /// Judges each expectation against what was read from its URL: one `server_version` evidence

@@ -102,8 +102,6 @@ pub struct VerifyConfig {
     pub repo: std::path::PathBuf,
     /// `--insecure-registry`: registries spoken to over plain HTTP.
     pub insecure_registries: Vec<String>,
-    /// `--version-url` / `--expect-version` / `--version-json`, paired.
-    pub versions: Vec<liveproof_evidence::server::VersionExpectation>,
     /// `--logs N`: log lines per not-ready container in the diagnostics (off when `None`).
     pub logs: Option<i64>,
     /// `--snapshot DIR`: verify what changed since the snapshot there.
@@ -171,7 +169,6 @@ impl VerifyConfig {
             max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
             repo: PathBuf::from("."),
             insecure_registries: Vec::new(),
-            versions: Vec::new(),
             logs: None,
             snapshot: None,
             report: None,
@@ -229,7 +226,6 @@ impl VerifyConfig {
             max_release_size: args.max_release_size,
             repo: args.change.repo.clone(),
             insecure_registries: args.change.insecure_registry.clone(),
-            versions: versions(&args.change)?,
             logs: args.logs.filter(|n| *n > 0),
             snapshot: args.snapshot.clone(),
             report: args
@@ -642,6 +638,7 @@ fn change(
             },
             declared: Vec::new(),
             stated_by: None,
+            versions: versions(args)?,
         },
         origin,
     ))

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use liveproof_evidence::server::WAIT_FOR_IT;
 use liveproof_evidence::Report;
 
 use crate::config::{Source, VerifyConfig};
@@ -104,8 +105,20 @@ impl Invocation {
     pub fn apply(&self, report: &mut Report) {
         for target in &mut report.targets {
             if let Some(step) = &target.next_step {
-                target.next_step = Some(self.rewrite(step));
+                target.next_step = Some(self.rewrite(&self.after_wait(step)));
             }
+        }
+    }
+
+    /// A server still not reporting its version after a wait that ran out: waiting again
+    /// would end the same way, so the step says to find what serves the old build.
+    fn after_wait(&self, step: &str) -> String {
+        match (self.waited, step.strip_suffix(WAIT_FOR_IT)) {
+            (Some(waited), Some(head)) => format!(
+                "{head} (it did not within --timeout {}: find what still serves the old build before waiting longer)",
+                liveproof_gather::live::humanize(waited)
+            ),
+            _ => step.to_string(),
         }
     }
 
@@ -270,6 +283,18 @@ mod tests {
         let got = invocation(Some(Duration::from_secs(600))).rewrite(step);
         assert!(got.contains("--timeout 20m"), "{got}");
         assert!(!got.contains("--timeout 5m"), "{got}");
+    }
+
+    #[test]
+    fn a_server_not_reporting_after_a_wait_is_not_told_to_wait_again() {
+        let step = format!("the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it{WAIT_FOR_IT}");
+        assert_eq!(invocation(None).after_wait(&step), step);
+        let got = invocation(Some(Duration::from_secs(300))).after_wait(&step);
+        assert_eq!(
+            got,
+            "the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it \
+             (it did not within --timeout 5m: find what still serves the old build before waiting longer)"
+        );
     }
 
     #[test]

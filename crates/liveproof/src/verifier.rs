@@ -29,11 +29,11 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     }
     let report = match &config.source {
         Source::Offline(path) => {
-            let observed = liveproof_gather::offline::load(path)?;
+            let mut observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
             let facts = registry_facts(config, None, &observed).await?;
-            let report = judge_snapshot(config, &facts, observed, default_ns)?.0;
-            let mut report = with_versions(config, report).await;
+            read_versions(config, &mut observed).await;
+            let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
             stamp(
                 &mut report,
                 liveproof_evidence::ClusterRef {
@@ -49,17 +49,16 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                 .with_release_limits(release_limits(config));
             let report = match config.wait {
                 None => {
-                    let observed = cluster
+                    let mut observed = cluster
                         .gather(&config.targets, config.all_namespaces)
                         .await?;
                     check_namespaces(config, &cluster, &observed).await?;
                     let facts = registry_facts(config, Some(&cluster), &observed).await?;
-                    let mut prepared = observed.clone();
+                    read_versions(config, &mut observed).await;
                     let (mut report, _) =
-                        judge_snapshot(config, &facts, observed, cluster.default_namespace())?;
-                    facts.apply(&mut prepared);
-                    explain(config, &cluster, &mut prepared, &mut report).await;
-                    with_versions(config, report).await
+                        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace())?;
+                    explain(config, &cluster, &mut observed, &mut report).await;
+                    report
                 }
                 Some(deadline) => {
                     wait(config, &cluster, deadline, &|r: &Report| {
@@ -142,20 +141,20 @@ pub struct DecodeOutOfTime {
 fn judge_snapshot(
     config: &VerifyConfig,
     facts: &RegistryFacts,
-    mut observed: Observed,
+    observed: &mut Observed,
     default_ns: &str,
 ) -> anyhow::Result<(Report, Option<String>)> {
     observed.release_limits = release_limits(config);
-    facts.apply(&mut observed);
+    facts.apply(observed);
     let targets = resolve_targets(
-        &observed,
+        observed,
         &config.targets,
         default_ns,
         config.all_namespaces,
     );
-    observed.chart_changes = chart_changes(config, &observed, &targets, default_ns);
+    observed.chart_changes = chart_changes(config, observed, &targets, default_ns);
     if let [only] = targets.as_slice() {
-        if let Some((object, error)) = unreadable_release(&observed, only, default_ns) {
+        if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
             if let (Some(wait), true) = (config.wait, observed.release_limits.out_of_time()) {
                 return Err(DecodeOutOfTime {
                     target: only.to_string(),
@@ -179,9 +178,9 @@ fn judge_snapshot(
             d.target.namespace = Some(default_ns.to_string());
         }
     }
-    let mut report = judge(&observed, &change, &targets, default_ns);
-    attach_diagnostics(config, &observed, &mut report);
-    let final_reason = final_failure(&observed, &targets, default_ns);
+    let mut report = judge(observed, &change, &targets, default_ns);
+    attach_diagnostics(config, observed, &mut report);
+    let final_reason = final_failure(observed, &targets, default_ns);
     Ok((report, final_reason))
 }
 
@@ -398,7 +397,7 @@ pub async fn wait(
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
-            _ = tick.tick(), if !config.versions.is_empty() && latest.is_some() => Some(None),
+            _ = tick.tick(), if !config.change.versions.is_empty() && latest.is_some() => Some(None),
         };
         let observed = match event {
             Some(Some(observed)) => {
@@ -463,13 +462,11 @@ pub async fn wait(
                 break;
             }
         };
-        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
-        let report =
-            match tokio::time::timeout_at(deadline.at, with_versions(config, report.clone())).await
-            {
-                Ok(report) => report,
-                Err(_) => report,
-            };
+        let mut observed = observed;
+        // A version not read by the deadline stays unread: its server is then unknown, and
+        // the report is not live (it never is on the workloads alone).
+        let _ = tokio::time::timeout_at(deadline.at, read_versions(config, &mut observed)).await;
+        let (report, final_reason) = judge_snapshot(config, &facts, &mut observed, ns)?;
         progress.say(&waiting_for(&report));
         let finished = done(&report);
         last = Some(report);
@@ -529,53 +526,18 @@ fn describe(targets: &[Target]) -> String {
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
 const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Adds a `Server` report per `--version-url`, and the overall verdict over all of them.
-async fn with_versions(config: &VerifyConfig, mut report: Report) -> Report {
-    if config.versions.is_empty() {
-        return report;
+/// The gather step of `server_version`: what each `--version-url` answers now, into
+/// `observed` (nothing is asked when none is given).
+async fn read_versions(config: &VerifyConfig, observed: &mut Observed) {
+    if config.change.versions.is_empty() {
+        return;
     }
-    let readings =
-        liveproof_gather::version::read_versions(&config.versions, config.request_timeout, 2).await;
-    let evidence = liveproof_evidence::server::judge(&config.versions, &readings);
-    for (expectation, item) in config.versions.iter().zip(evidence) {
-        let verdict = match item.status {
-            Status::Pass => Verdict::Live,
-            Status::Fail => Verdict::NotLive,
-            _ => Verdict::Unproven,
-        };
-        let next_step = (verdict != Verdict::Live).then(|| {
-            format!(
-                "the server at {} does not report {} yet: check which build serves it{}",
-                liveproof_evidence::server::redact_url(&expectation.url),
-                expectation.expect,
-                match config.wait {
-                    // A wait just ran out: the same wait again would end the same way.
-                    Some(waited) => format!(
-                        " (it did not within --timeout {}: find what still serves the old build before waiting longer)",
-                        humanize(waited.timeout)
-                    ),
-                    None => " (and wait for it: --wait)".into(),
-                }
-            )
-        });
-        report.targets.push(liveproof_evidence::TargetReport {
-            kind: "Server".into(),
-            namespace: String::new(),
-            name: liveproof_evidence::server::redact_url(&expectation.url),
-            verdict,
-            via: None,
-            evidence: vec![item],
-            next_step,
-            diagnostics: Vec::new(),
-        });
-    }
-    report.verdict = report
-        .targets
-        .iter()
-        .map(|t| t.verdict)
-        .min()
-        .unwrap_or(Verdict::Unproven);
-    report
+    observed.versions = liveproof_gather::version::read_versions(
+        &config.change.versions,
+        config.request_timeout,
+        2,
+    )
+    .await;
 }
 
 use liveproof_gather::live::humanize;

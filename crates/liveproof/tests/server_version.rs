@@ -214,3 +214,60 @@ async fn wait_until_the_server_reports_it() {
         run.stderr
     );
 }
+
+/// A version URL that accepts the connection and never answers, read with a request timeout
+/// longer than the wait: the wait ends before the server's version is known. The verdict must
+/// not be live (it was: the version check was dropped from a report judged at the deadline,
+/// and the workloads alone were live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_before_the_timeout_is_not_proven() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_hours(200)).to_string();
+    let url = format!("http://{addr}/version");
+    let args = [
+        "verify",
+        "apps/deploy/inventory",
+        "--image",
+        demo::OLD_IMAGE,
+        "--kubeconfig",
+        cluster.kubeconfig(),
+        "--since",
+        &since,
+        "--version-url",
+        &url,
+        "--expect-version",
+        "1.4.0",
+        "--request-timeout",
+        "120s",
+        "--wait",
+        "--timeout",
+        "6s",
+        "-o",
+        "json",
+    ];
+    let run = common::liveproof(&args).await;
+    let report: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
+    let server = report["targets"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["kind"] == "Server"))
+        .unwrap_or_else(|| panic!("no Server target in {report:#}"));
+    assert_eq!(server["verdict"], "unproven", "{server:#}");
+    assert_eq!(server["evidence"][0]["status"], "unknown", "{server:#}");
+    assert_eq!(report["verdict"], "unproven", "{report:#}");
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+}

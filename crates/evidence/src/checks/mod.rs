@@ -68,8 +68,9 @@ pub fn final_failure(
         })
 }
 
-/// Judges every target against what was observed. `default_namespace` applies to targets
-/// that did not name one.
+/// Judges every target against what was observed, and every `--version-url` expectation of
+/// `change` against what its server answered. `default_namespace` applies to targets that did
+/// not name one.
 pub fn judge(
     observed: &Observed,
     change: &Change,
@@ -79,6 +80,7 @@ pub fn judge(
     let reports = targets
         .iter()
         .flat_map(|t| judge_target(observed, change, t, default_namespace))
+        .chain(crate::server::reports(observed, change))
         .collect();
     Report::new(
         ChangeSummary {
