@@ -1,42 +1,10 @@
 //! What a tag resolves to now, and whether a running container is on it — the model the
 //! registry client fills and `image_digest_current` / `liveproof stale` judge. Pure.
 
-use std::fmt;
-
-/// `os/architecture[/variant]` as a node reports it (`status.nodeInfo`) or an index lists it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Platform {
-    pub os: String,
-    pub architecture: String,
-    pub variant: Option<String>,
-}
-
-impl Platform {
-    /// Whether an index entry for `self` serves a node of `node`: os and architecture equal,
-    /// and the variant equal where both name one (arm64's `v8` is its default).
-    pub fn serves(&self, node: &Platform) -> bool {
-        let norm = |p: &Platform| match (p.architecture.as_str(), p.variant.as_deref()) {
-            ("arm64", Some("v8")) => None,
-            (_, v) => v.map(str::to_string),
-        };
-        self.os == node.os
-            && self.architecture == node.architecture
-            && match (norm(self), norm(node)) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            }
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.os, self.architecture)?;
-        if let Some(v) = &self.variant {
-            write!(f, "/{v}")?;
-        }
-        Ok(())
-    }
-}
+/// `os/architecture[/variant]` as a node reports it (`status.nodeInfo`) or an index lists it;
+/// which entry a node pulls is [`liveproof_oci::platform::select`], the one rule the registry
+/// client uses too.
+pub use liveproof_oci::Platform;
 
 /// A tag resolved against its registry: its top-level digest and, for an index, the digest of
 /// each platform's manifest (attestation entries already left out).
@@ -64,10 +32,7 @@ impl ResolvedTag {
         if self.platforms.is_empty() {
             return Some(&self.digest);
         }
-        self.platforms
-            .iter()
-            .find(|(p, _)| p.serves(platform))
-            .map(|(_, d)| d.as_str())
+        liveproof_oci::platform::select(&self.platforms, platform).map(String::as_str)
     }
 
     /// Runtimes record either the index digest or the per-platform digest, so a container is
@@ -153,6 +118,30 @@ mod tests {
 
     fn d(c: char) -> String {
         format!("sha256:{}", c.to_string().repeat(64))
+    }
+
+    #[test]
+    fn an_arm_node_is_judged_against_its_default_variant_not_the_first_arm_entry() {
+        // Nodes report no variant. The rule the checks used (`serves`: a variant named on one
+        // side only matches anything) took the first arm entry, v6, for an arm node, and
+        // called its pod, on the v7 entry it really pulled, stale. One rule now, the registry
+        // client's: an arm node is arm/v7.
+        let tag = ResolvedTag {
+            digest: d('1'),
+            platforms: vec![(p("linux/arm/v6"), d('6')), (p("linux/arm/v7"), d('7'))],
+        };
+        assert!(
+            matches!(
+                tag.judge(&d('7'), Some(&p("linux/arm"))),
+                DigestMatch::Current { .. }
+            ),
+            "{:?}",
+            tag.judge(&d('7'), Some(&p("linux/arm")))
+        );
+        assert_eq!(
+            tag.judge(&d('6'), Some(&p("linux/arm"))),
+            DigestMatch::Stale { want: d('7') }
+        );
     }
 
     #[test]

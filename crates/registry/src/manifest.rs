@@ -7,6 +7,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::reference::{Digest, Reference};
+pub use liveproof_oci::Platform;
 
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const DOCKER_MANIFEST_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
@@ -70,86 +71,6 @@ impl fmt::Display for ManifestKind {
     }
 }
 
-/// An OS/architecture/variant triple, as in an index entry or a node's `status.nodeInfo`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct Platform {
-    pub os: String,
-    pub architecture: String,
-    pub variant: Option<String>,
-}
-
-impl Platform {
-    pub fn new(os: &str, architecture: &str, variant: Option<&str>) -> Platform {
-        Platform {
-            os: os.to_owned(),
-            architecture: architecture.to_owned(),
-            variant: variant.filter(|v| !v.is_empty()).map(str::to_owned),
-        }
-    }
-
-    /// Parses `linux/arm64/v8`, `linux/amd64`.
-    pub fn parse(s: &str) -> Option<Platform> {
-        let mut parts = s.split('/');
-        let os = parts.next().filter(|p| !p.is_empty())?;
-        let architecture = parts.next().filter(|p| !p.is_empty())?;
-        let variant = parts.next();
-        if parts.next().is_some() {
-            return None;
-        }
-        Some(Platform::new(os, architecture, variant))
-    }
-
-    /// The form containerd compares: lowercase, architecture aliases resolved, and the default
-    /// variant filled in (`arm64` is `arm64/v8`, `arm` is `arm/v7`, `amd64` has none).
-    fn normalized(&self) -> (String, String, Option<String>) {
-        let os = self.os.to_ascii_lowercase();
-        let arch = self.architecture.to_ascii_lowercase();
-        let variant = self.variant.as_deref().map(str::to_ascii_lowercase);
-        let (arch, variant) = match (arch.as_str(), variant.as_deref()) {
-            ("x86_64" | "x86-64" | "amd64", None | Some("v1")) => ("amd64".to_owned(), None),
-            ("x86_64" | "x86-64", v) => ("amd64".to_owned(), v.map(str::to_owned)),
-            ("aarch64" | "arm64", None | Some("8" | "v8")) => {
-                ("arm64".to_owned(), Some("v8".to_owned()))
-            }
-            ("aarch64", v) => ("arm64".to_owned(), v.map(str::to_owned)),
-            ("armhf", _) => ("arm".to_owned(), Some("v7".to_owned())),
-            ("armel", _) => ("arm".to_owned(), Some("v6".to_owned())),
-            ("arm", None) => ("arm".to_owned(), Some("v7".to_owned())),
-            ("arm", Some(v)) => {
-                let v = if v.starts_with('v') {
-                    v.to_owned()
-                } else {
-                    format!("v{v}")
-                };
-                ("arm".to_owned(), Some(v))
-            }
-            ("i386", v) => ("386".to_owned(), v.map(str::to_owned)),
-            (a, v) => (a.to_owned(), v.map(str::to_owned)),
-        };
-        (os, arch, variant)
-    }
-
-    /// Whether an index entry for `self` is what a node of platform `other` pulls.
-    pub fn matches(&self, other: &Platform) -> bool {
-        self.normalized() == other.normalized()
-    }
-
-    /// BuildKit stores attestation manifests in the index under `unknown/unknown`.
-    pub fn is_unknown(&self) -> bool {
-        self.os == "unknown" && self.architecture == "unknown"
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.os, self.architecture)?;
-        if let Some(variant) = &self.variant {
-            write!(f, "/{variant}")?;
-        }
-        Ok(())
-    }
-}
-
 /// What a tag resolves to now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -175,18 +96,7 @@ impl Resolved {
     /// An exact match (default variants filled in) wins; failing that, the only entry for the
     /// same OS and architecture, as a runtime falls back to a compatible variant.
     pub fn for_platform(&self, platform: &Platform) -> Option<&Digest> {
-        if let Some((_, digest)) = self.platforms.iter().find(|(p, _)| p.matches(platform)) {
-            return Some(digest);
-        }
-        let (os, arch, _) = platform.normalized();
-        let mut same_arch = self.platforms.iter().filter(|(p, _)| {
-            let (p_os, p_arch, _) = p.normalized();
-            p_os == os && p_arch == arch
-        });
-        match (same_arch.next(), same_arch.next()) {
-            (Some((_, digest)), None) => Some(digest),
-            _ => None,
-        }
+        liveproof_oci::platform::select(&self.platforms, platform)
     }
 
     /// Judges the digest a pod runs. Depending on the runtime the pod's imageID holds the index
