@@ -18,8 +18,13 @@ pub enum ReleaseError {
         revision: i64,
         have: String,
     },
-    #[error("{0}")]
-    Unreadable(String),
+    /// The storage error names the object; `inspect` is the kubectl command that shows it.
+    #[error("{error}\nhint: inspect it with `{inspect}`; a release larger than --max-release-size ({limit} bytes) is refused, raise it if the release is only large")]
+    Unreadable {
+        error: String,
+        inspect: String,
+        limit: usize,
+    },
     #[error("Helm release {name} not found in any namespace: no Secret or ConfigMap labelled owner=helm,name={name}\nhint: list the releases: kubectl get secrets -A -l owner=helm")]
     NotFoundAnywhere { name: String },
     #[error("Helm release {name} is installed in several namespaces: {}\nhint: pick one with -n, e.g. -n {}", namespaces.join(", "), namespaces.first().map(String::as_str).unwrap_or_default())]
@@ -103,7 +108,7 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
         }
     };
     observed.release_limits.max_decompressed = args.max_release_size;
-    let history = read(&observed, &namespace, &args.name)?;
+    let history = read(&observed, &namespace, &args.name, args.max_release_size)?;
     let chosen = match args.revision {
         None => history.newest(),
         Some(n) => history.revisions.iter().find(|r| r.release.version == n),
@@ -117,7 +122,7 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
                 .find(|(_, v, _)| *v == args.revision),
         ) {
             let _ = revision;
-            return Err(ReleaseError::Unreadable(format!("{object}: {error}")).into());
+            return Err(unreadable(object, error, args.max_release_size).into());
         }
         return Err(ReleaseError::NoRevision {
             namespace,
@@ -165,11 +170,17 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
 }
 
 /// The release's revisions; an error when it has none that can be read.
-fn read(observed: &Observed, namespace: &str, name: &str) -> Result<ReleaseHistory, ReleaseError> {
+fn read(
+    observed: &Observed,
+    namespace: &str,
+    name: &str,
+    limit: usize,
+) -> Result<ReleaseHistory, ReleaseError> {
     let history = ReleaseHistory::read(observed, namespace, name);
     if history.revisions.is_empty() {
-        if let Some((object, _, error)) = history.unreadable.first() {
-            return Err(ReleaseError::Unreadable(format!("{object}: {error}")));
+        // The newest: the revision `release show` was asked for.
+        if let Some((object, _, error)) = history.unreadable.iter().max_by_key(|(_, v, _)| *v) {
+            return Err(unreadable(object, error, limit));
         }
         return Err(ReleaseError::NotFound {
             namespace: namespace.to_string(),
@@ -177,4 +188,12 @@ fn read(observed: &Observed, namespace: &str, name: &str) -> Result<ReleaseHisto
         });
     }
     Ok(history)
+}
+
+fn unreadable(object: &str, error: &str, limit: usize) -> ReleaseError {
+    ReleaseError::Unreadable {
+        error: error.to_string(),
+        inspect: crate::verifier::kubectl_get(object),
+        limit,
+    }
 }

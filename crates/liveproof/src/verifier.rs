@@ -146,12 +146,7 @@ fn judge_snapshot(
 ) -> anyhow::Result<(Report, Option<String>)> {
     observed.release_limits = release_limits(config);
     facts.apply(observed);
-    let targets = resolve_targets(
-        observed,
-        &config.targets,
-        default_ns,
-        config.all_namespaces,
-    );
+    let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
     observed.chart_changes = chart_changes(config, observed, &targets, default_ns);
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
@@ -290,7 +285,7 @@ async fn registry_facts(
 }
 
 /// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
-fn kubectl_get(object: &str) -> String {
+pub(crate) fn kubectl_get(object: &str) -> String {
     match object.splitn(3, '/').collect::<Vec<_>>().as_slice() {
         [ns, kind, name] => format!(
             "kubectl -n {ns} get {} {name} -o yaml",

@@ -469,3 +469,86 @@ async fn no_chartversion_diagnosis_while_the_spec_is_unobserved() {
         own.next_step
     );
 }
+
+/// What a person reads from `release show`, every view, snapshotted: a change of wording or
+/// layout is a reviewed change. The dump's times are fixed; its temp path is filtered.
+#[tokio::test]
+async fn release_show_views_as_rendered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = two_revisions(dir.path());
+    let mut rendered = String::new();
+    for view in [
+        &["--metadata"][..],
+        &["--history"],
+        &["--values"],
+        &["--manifest", "--revision", "1"],
+    ] {
+        let mut args = vec![
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+        ];
+        args.extend(view);
+        let run = common::liveproof(&args).await;
+        rendered.push_str(&format!(
+            "$ liveproof release show inventory {}\nexit {}\n{}{}\n",
+            view.join(" "),
+            run.code,
+            run.stdout,
+            run.stderr
+        ));
+    }
+    let pattern = regex_lite_escape(&dump);
+    insta::with_settings!({filters => vec![(pattern.as_str(), "[DUMP]")]}, {
+        insta::assert_snapshot!(rendered);
+    });
+}
+
+/// `release show`'s usage and storage errors, as the user reads them (stderr, exit code).
+#[tokio::test]
+async fn release_show_errors_as_rendered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = two_revisions(dir.path());
+    let mut rendered = String::new();
+    for (name, extra) in [
+        ("payments", &[][..]),
+        ("inventory", &["--revision", "9"]),
+        ("inventory", &["--values", "--max-release-size", "10"]),
+    ] {
+        let mut args = vec!["release", "show", name, "-n", "apps", "--from", &dump];
+        args.extend(extra);
+        let run = common::liveproof(&args).await;
+        assert!(
+            run.stdout.is_empty(),
+            "an error prints no report: {}",
+            run.stdout
+        );
+        rendered.push_str(&format!(
+            "$ liveproof release show {name} {}\nexit {}\n{}\n",
+            extra.join(" "),
+            run.code,
+            run.stderr
+        ));
+    }
+    let pattern = regex_lite_escape(&dump);
+    insta::with_settings!({filters => vec![(pattern.as_str(), "[DUMP]")]}, {
+        insta::assert_snapshot!(rendered);
+    });
+}
+
+/// A literal path as an insta filter pattern.
+fn regex_lite_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
