@@ -49,6 +49,8 @@ pub enum ConfigError {
     ChartVersion { given: String },
     #[error("--version-url/--expect-version/--version-json: {0}\nhint: give one --expect-version for all URLs or one per --version-url, in the same order")]
     Versions(String),
+    #[error("--version-url `{given}` is not an http(s) URL\nhint: give the URL the server reports its version at, e.g. --version-url https://shop.example/version")]
+    VersionUrl { given: String },
     #[error("--expect-env `{given}` is not an env var name")]
     Env { given: String },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
@@ -61,7 +63,7 @@ pub enum ConfigError {
     ReportExtension { path: PathBuf, extension: String },
     #[error("--request-timeout `{given}` is not a duration: {reason}\nhint: e.g. --request-timeout 10s or 1m (0 is refused: every request is bounded)")]
     RequestTimeout { given: String, reason: String },
-    #[error("--from {}: no such file or directory", path.display())]
+    #[error("--from {}: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`", path.display())]
     FromMissing { path: PathBuf },
     /// A change flag given with a target kind it cannot apply to: refused, never ignored.
     #[error("{flag} applies to {applies_to} targets, not {target}\nhint: {hint}")]
@@ -450,9 +452,7 @@ fn versions(
         .enumerate()
         .map(|(i, url)| {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(ConfigError::Versions(format!(
-                    "`{url}` is not an http(s) URL"
-                )));
+                return Err(ConfigError::VersionUrl { given: url.clone() });
             }
             let expect = pick(&args.expect_version, "--expect-version", i)?.unwrap_or_default();
             let json_path = pick(&args.version_json, "--version-json", i)?;

@@ -502,7 +502,7 @@ async fn release_show_views_as_rendered() {
             run.stderr
         ));
     }
-    let pattern = regex_lite_escape(&dump);
+    let pattern = common::literal_pattern(&dump);
     insta::with_settings!({filters => vec![(pattern.as_str(), "[DUMP]")]}, {
         insta::assert_snapshot!(rendered);
     });
@@ -534,21 +534,8 @@ async fn release_show_errors_as_rendered() {
             run.stderr
         ));
     }
-    let pattern = regex_lite_escape(&dump);
+    let pattern = common::literal_pattern(&dump);
     insta::with_settings!({filters => vec![(pattern.as_str(), "[DUMP]")]}, {
         insta::assert_snapshot!(rendered);
     });
-}
-
-/// A literal path as an insta filter pattern.
-fn regex_lite_escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
-                c.to_string()
-            } else {
-                format!("\\{c}")
-            }
-        })
-        .collect()
 }

@@ -18,6 +18,19 @@ pub fn scenarios_dir() -> PathBuf {
     repo_root().join("test-data/scenarios")
 }
 
+/// `text` as a literal insta filter pattern (a path, say).
+pub fn literal_pattern(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
