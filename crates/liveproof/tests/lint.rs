@@ -2,6 +2,8 @@
 //! without a version bump fails (exit 1), the bump passes (exit 0), SARIF is SARIF, and a bad
 //! revision is a usage error naming it (exit 2).
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -180,4 +182,30 @@ fn outside_git_everything_is_linted_with_a_note() {
         "{stdout}"
     );
     assert!(stdout.contains("[mutable-tag-no-restart]"), "{stdout}");
+}
+
+/// What a reviewer reads from `lint` on seed 002, text and JSON, snapshotted: a change of
+/// wording, location or fix is a reviewed change.
+#[test]
+fn seed_002_as_rendered() {
+    let repo = seed_002();
+    let mut rendered = String::new();
+    for args in [
+        &["--base", "HEAD~1", "--head", "HEAD"][..],
+        &["--base", "HEAD~1", "--head", "HEAD", "-o", "json"],
+    ] {
+        let out = lint(repo.path(), args);
+        rendered.push_str(&format!(
+            "$ liveproof lint REPO {}\nexit {}\n{}{}\n",
+            args.join(" "),
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        ));
+    }
+    let path = repo.path().to_string_lossy().into_owned();
+    let pattern = common::literal_pattern(&path);
+    insta::with_settings!({filters => vec![(pattern.as_str(), "[REPO]")]}, {
+        insta::assert_snapshot!(rendered);
+    });
 }
