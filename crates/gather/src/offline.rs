@@ -146,8 +146,51 @@ pub fn declared_workloads(path: &Path, ns: &str) -> Result<Vec<Target>, LoadErro
     Ok(targets)
 }
 
+/// Where each object read goes: a snapshot (`load`), or a list of values (`read_objects`).
+/// `what` names the file and document for errors.
+type Sink<'a> = dyn FnMut(Value, &str) -> Result<(), LoadError> + 'a;
+
 /// Reads `path` (a file, or a directory searched recursively) into a snapshot.
 pub fn load(path: &Path) -> Result<Observed, LoadError> {
+    let mut observed = Observed::default();
+    read_into(
+        path,
+        &mut |value, what| Ok(observed.add_value(value, what)?),
+    )?;
+    Ok(observed)
+}
+
+/// Reads `path` as [`load`] does (same files, same errors), into the objects themselves, each
+/// `kind: List` flattened into its items: what the simulator serves, or a test starts from.
+/// An object without `kind` is refused, naming its file and document.
+pub fn read_objects(path: &Path) -> Result<Vec<Value>, LoadError> {
+    let mut objects = Vec::new();
+    read_into(path, &mut |value, what| {
+        flatten(value, what, &mut objects)?;
+        Ok(())
+    })?;
+    Ok(objects)
+}
+
+fn flatten(value: Value, what: &str, out: &mut Vec<Value>) -> Result<(), ObjectError> {
+    let Some(kind) = value.get("kind").and_then(Value::as_str) else {
+        return Err(ObjectError::NoKind {
+            what: what.to_string(),
+        });
+    };
+    if kind == "List" || kind.ends_with("List") {
+        if let Some(Value::Array(items)) = value.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                flatten(item.clone(), &format!("{what}: items[{i}]"), out)?;
+            }
+            return Ok(());
+        }
+    }
+    out.push(value);
+    Ok(())
+}
+
+fn read_into(path: &Path, sink: &mut Sink<'_>) -> Result<(), LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             LoadError::NotFound {
@@ -173,11 +216,10 @@ pub fn load(path: &Path) -> Result<Observed, LoadError> {
     } else {
         vec![path.to_path_buf()]
     };
-    let mut observed = Observed::default();
     for file in &files {
-        load_file(file, &mut observed)?;
+        load_file(file, sink)?;
     }
-    Ok(observed)
+    Ok(())
 }
 
 fn is_manifest(path: &Path) -> bool {
@@ -216,20 +258,21 @@ fn collect_manifests(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result
     Ok(())
 }
 
-fn load_file(path: &Path, observed: &mut Observed) -> Result<(), LoadError> {
+fn load_file(path: &Path, sink: &mut Sink<'_>) -> Result<(), LoadError> {
     let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    load_bytes(path, bytes, observed)
+    load_bytes(path, bytes, sink)
 }
 
 /// Reads files already in memory (e.g. `git show COMMIT:PATH`) as [`load`] reads them from
 /// disk: `path` names each one in errors and decides JSON or YAML by its extension.
 pub fn load_files(files: Vec<(PathBuf, Vec<u8>)>) -> Result<Observed, LoadError> {
     let mut observed = Observed::default();
+    let mut sink = |value, what: &str| Ok(observed.add_value(value, what)?);
     for (path, bytes) in files {
-        load_bytes(&path, bytes, &mut observed)?;
+        load_bytes(&path, bytes, &mut sink)?;
     }
     Ok(observed)
 }
@@ -239,7 +282,7 @@ pub fn is_manifest_name(path: &Path) -> bool {
     is_manifest(path)
 }
 
-fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<(), LoadError> {
+fn load_bytes(path: &Path, bytes: Vec<u8>, sink: &mut Sink<'_>) -> Result<(), LoadError> {
     let text = String::from_utf8(bytes).map_err(|source| LoadError::NotText {
         path: path.to_path_buf(),
         source,
@@ -250,7 +293,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     check_nesting(path, &text, is_json)?;
     if is_json {
-        if add_json_list(path, &text, observed)? {
+        if add_json_list(path, &text, sink)? {
             return Ok(());
         }
         let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::Json {
@@ -259,7 +302,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
             column: source.column(),
             source,
         })?;
-        return add_document(path, 1, value, observed);
+        return add_document(path, 1, value, sink);
     }
     for (i, document) in serde_norway::Deserializer::from_str(&text).enumerate() {
         let number = i + 1;
@@ -280,7 +323,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
             document: number,
             source,
         })?;
-        add_document(path, number, value, observed)?;
+        add_document(path, number, value, sink)?;
     }
     Ok(())
 }
@@ -289,7 +332,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, observed: &mut Observed) -> Result<()
 /// dropped before the next, so the whole file is never held as a `Value` (which takes ten
 /// times or more its size). `Ok(false)` when the file is not such a list (then the
 /// whole-file path reads it, and reports syntax errors with their position).
-fn add_json_list(path: &Path, text: &str, observed: &mut Observed) -> Result<bool, LoadError> {
+fn add_json_list(path: &Path, text: &str, sink: &mut Sink<'_>) -> Result<bool, LoadError> {
     #[derive(Deserialize)]
     struct ListProbe<'a> {
         #[serde(borrow)]
@@ -318,7 +361,7 @@ fn add_json_list(path: &Path, text: &str, observed: &mut Observed) -> Result<boo
                 source,
             })?;
         let what = format!("{}: document 1: items[{i}]", path.display());
-        observed.add_value(value, &what)?;
+        sink(value, &what)?;
     }
     Ok(true)
 }
@@ -370,7 +413,7 @@ fn add_document(
     path: &Path,
     document: usize,
     value: Value,
-    observed: &mut Observed,
+    sink: &mut Sink<'_>,
 ) -> Result<(), LoadError> {
     let found = match &value {
         Value::Object(_) => None,
@@ -388,8 +431,7 @@ fn add_document(
         });
     }
     let what = format!("{}: document {document}", path.display());
-    observed.add_value(value, &what)?;
-    Ok(())
+    sink(value, &what)
 }
 
 #[cfg(test)]
@@ -507,6 +549,35 @@ spec:
             .collect();
         // m/ before z/; within the list, its own order.
         assert_eq!(names, ["c-pod", "b-pod", "a-pod"]);
+    }
+
+    #[test]
+    fn read_objects_gives_the_objects_load_reads_lists_flattened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            "a.yaml",
+            format!("{DEPLOYMENT}---\n{}", pod("p")).as_bytes(),
+        );
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "apps"}},
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "apps"}},
+        ]});
+        write(dir.path(), "b.json", list.to_string().as_bytes());
+        let objects = read_objects(dir.path()).expect("objects");
+        let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
+        assert_eq!(kinds, ["Deployment", "Pod", "ConfigMap", "Secret"]);
+
+        // The same files, the same errors as `load`: here, a document that is no object.
+        write(
+            dir.path(),
+            "c.yaml",
+            b"apiVersion: v1\nmetadata: {name: x}\n",
+        );
+        let err = read_objects(dir.path()).expect_err("no kind");
+        assert!(err.to_string().contains("c.yaml: document 1"), "{err}");
+        let err = load(dir.path()).expect_err("no kind");
+        assert!(err.to_string().contains("c.yaml: document 1"), "{err}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         .with_gitops_crds()
         .with_controllers();
     if let Some(dir) = &args.fixtures {
-        sim = sim.with_fixtures_dir(dir)?;
+        sim = sim.with_objects(liveproof_gather::offline::read_objects(dir)?);
     }
     if args.demo {
         sim = sim.with_objects(crate::demo::story_before(

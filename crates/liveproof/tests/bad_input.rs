@@ -621,8 +621,9 @@ fn kubeconfig_that_does_not_exist_is_named() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rbac_denied_pods_is_unproven_naming_the_permission() {
-    let objects = liveproof_sim::read_objects(&scenario("gitops-reconciled-new-tag-rolled-out"))
-        .expect("fixture objects");
+    let objects =
+        liveproof_gather::offline::read_objects(&scenario("gitops-reconciled-new-tag-rolled-out"))
+            .expect("fixture objects");
     let sim = liveproof_sim::Simulator::new()
         .with_objects(objects)
         .start()

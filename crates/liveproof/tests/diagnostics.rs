@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 fn crashloop_story() -> Vec<Value> {
     let path =
         common::scenarios_dir().join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
-    let mut objects = liveproof_sim::read_objects(&path).expect("story");
+    let mut objects = liveproof_gather::offline::read_objects(&path).expect("story");
     for o in &mut objects {
         if o["kind"] == "Pod" && o["metadata"]["name"] == "inventory-4dxbdm5glx-tqtkw" {
             let logs = json!({"inventory/previous": "connecting to db.apps.svc:5432\npanic: password authentication failed for user \"inventory\""}).to_string();

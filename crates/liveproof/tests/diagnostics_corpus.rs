@@ -35,7 +35,7 @@ struct Story {
 /// Values of the Secrets a story's cluster holds, decoded and as stored: none may be printed.
 fn secret_values(cluster_yaml: &Path) -> Vec<String> {
     use base64::Engine as _;
-    let objects = liveproof_sim::read_objects(cluster_yaml).expect("fixture objects");
+    let objects = liveproof_gather::offline::read_objects(cluster_yaml).expect("fixture objects");
     let mut values = Vec::new();
     for o in objects.iter().filter(|o| o["kind"] == "Secret") {
         // Helm release storage is a Secret too; its payload is the release, not a credential.

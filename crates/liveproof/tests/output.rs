@@ -75,8 +75,9 @@ async fn not_a_terminal_means_100_columns() {
 
 #[tokio::test]
 async fn json_says_when_which_version_and_which_cluster() {
-    let objects = liveproof_sim::read_objects(&story("gitops-reconciled-new-tag-rolled-out"))
-        .expect("objects");
+    let objects =
+        liveproof_gather::offline::read_objects(&story("gitops-reconciled-new-tag-rolled-out"))
+            .expect("objects");
     let cluster = Cluster::start(objects, "apps").await;
     let before = jiff::Timestamp::now();
     let run = liveproof(&[

@@ -245,7 +245,7 @@ async fn sim(objects: Vec<Value>, namespace: &str) -> Sim {
 
 fn scenario_objects(story: &str) -> Vec<Value> {
     let path = common::scenarios_dir().join(story).join("cluster.yaml");
-    liveproof_sim::read_objects(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+    liveproof_gather::offline::read_objects(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
 
 /// One `liveproof verify` run: a scenario (possibly edited), its arguments, the namespace

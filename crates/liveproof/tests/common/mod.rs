@@ -125,7 +125,7 @@ impl Cluster {
     }
 
     pub async fn from_file(path: &Path, namespace: &str) -> Cluster {
-        let objects = liveproof_sim::read_objects(path).expect("fixture objects");
+        let objects = liveproof_gather::offline::read_objects(path).expect("fixture objects");
         Cluster::start(objects, namespace).await
     }
 
