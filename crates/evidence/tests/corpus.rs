@@ -3,42 +3,30 @@
 //! would, and must give the verdict and the fail/unknown sets its `story.yaml` records.
 //! (Live-mode parity runs the same stories through the CLI against the simulator.)
 //!
-//! Every mismatch is collected and reported at once, with the evidence that explains it.
+//! One test case per story (libtest-mimic), named after its folder: a story fails alone, with
+//! the evidence that explains it, and runs alone (`cargo test -p liveproof-evidence --test
+//! corpus -- NAME`).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use liveproof_evidence::{
     judge, Change, ExpectedImage, ManifestExpectation, Observed, Report, SecretRefExpectation,
     Status, Target,
 };
-use serde::Deserialize;
+use liveproof_testkit::Story;
+use serde::Deserialize as _;
 
 /// Fewer stories than this means the corpus was not found or lost stories.
 const MIN_STORIES: usize = 40;
-
-#[derive(Debug, Deserialize)]
-struct Story {
-    story: String,
-    args: Vec<String>,
-    verdict: String,
-    #[serde(default)]
-    fail: Vec<String>,
-    #[serde(default)]
-    unknown: Vec<String>,
-    modes: Vec<String>,
-}
 
 /// What `liveproof verify` would be asked, parsed from a story's `args`.
 struct Invocation {
     targets: Vec<Target>,
     namespace: String,
     change: Change,
-}
-
-fn scenarios_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-data/scenarios")
 }
 
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
@@ -179,9 +167,9 @@ fn render_evidence(report: &Report) -> String {
 }
 
 /// Judges one story; `Ok(None)` when it matches, `Ok(Some(diff))` when it does not.
-fn run_story(dir: &Path, story: &Story) -> Result<Option<String>, String> {
+fn judged(story: &Story) -> Result<Option<String>, String> {
     let inv = parse_args(&story.args)?;
-    let observed = load_cluster(&dir.join("cluster.yaml"))?;
+    let observed = load_cluster(&story.cluster_yaml())?;
     let report = judge(&observed, &inv.change, &inv.targets, &inv.namespace);
 
     let want_fail: BTreeSet<String> = story.fail.iter().cloned().collect();
@@ -208,65 +196,56 @@ fn run_story(dir: &Path, story: &Story) -> Result<Option<String>, String> {
     Ok(Some(diff))
 }
 
-#[test]
-fn every_offline_story_gets_its_recorded_verdict() {
-    let root = scenarios_dir();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|p| p.join("story.yaml").is_file())
-        .collect();
-    dirs.sort();
-    assert!(
-        dirs.len() >= MIN_STORIES,
-        "only {} stories under {} (at least {MIN_STORIES} expected)",
-        dirs.len(),
-        root.display()
-    );
-
-    let mut failures = Vec::new();
-    let mut judged = 0;
-    for dir in &dirs {
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml readable");
-        let story: Story = match serde_norway::from_str(&text) {
-            Ok(s) => s,
-            Err(e) => {
-                failures.push(format!("{name}: story.yaml: {e}"));
-                continue;
-            }
-        };
-        if story.story.trim().is_empty() {
-            failures.push(format!("{name}: story.yaml tells no story"));
-        }
-        if !["live", "not_live", "unproven"].contains(&story.verdict.as_str()) {
-            failures.push(format!(
-                "{name}: verdict `{}` is not live|not_live|unproven",
-                story.verdict
-            ));
-            continue;
-        }
-        if let Some(m) = story.modes.iter().find(|m| *m != "offline" && *m != "live") {
-            failures.push(format!("{name}: mode `{m}` is not offline|live"));
-            continue;
-        }
-        if !story.modes.iter().any(|m| m == "offline") {
-            continue;
-        }
-        judged += 1;
-        match run_story(dir, &story) {
-            Ok(None) => {}
-            Ok(Some(diff)) => failures.push(format!("{name}:\n{diff}")),
-            Err(e) => failures.push(format!("{name}: {e}")),
-        }
+/// A story that says what it records: a story told, a known verdict, known modes.
+fn well_formed(story: &Story) -> Result<(), String> {
+    if story.story.trim().is_empty() {
+        return Err("story.yaml tells no story".into());
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {judged} offline stories do not match what they record:\n\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    if !["live", "not_live", "unproven"].contains(&story.verdict.as_str()) {
+        return Err(format!(
+            "verdict `{}` is not live|not_live|unproven",
+            story.verdict
+        ));
+    }
+    if let Some(m) = story.modes.iter().find(|m| *m != "offline" && *m != "live") {
+        return Err(format!("mode `{m}` is not offline|live"));
+    }
+    Ok(())
+}
+
+fn run_story(story: &Story) -> Result<(), Failed> {
+    well_formed(story)?;
+    match judged(story)? {
+        None => Ok(()),
+        Some(diff) => Err(format!("does not match what it records:\n{diff}").into()),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let trials = match Story::all() {
+        Ok(stories) => {
+            let count = stories.len();
+            let mut trials: Vec<Trial> = stories
+                .into_iter()
+                .map(|story| {
+                    // A live-only story is judged through the CLI against the simulator.
+                    let ignored = !story.runs("offline");
+                    Trial::test(story.name.clone(), move || run_story(&story))
+                        .with_ignored_flag(ignored)
+                })
+                .collect();
+            trials.push(Trial::test("the corpus holds its stories", move || {
+                if count < MIN_STORIES {
+                    return Err(format!("only {count} stories (at least {MIN_STORIES})").into());
+                }
+                Ok(())
+            }));
+            trials
+        }
+        Err(e) => vec![Trial::test("the corpus loads", move || {
+            Err(e.clone().into())
+        })],
+    };
+    libtest_mimic::run(&args, trials).exit_code()
 }

@@ -1,24 +1,46 @@
 //! The scenario corpus through the real CLI, offline (`--from`) and live (through the
 //! simulator's REST API): both must give the verdict and failing checks the story records,
-//! and so the same verdict as each other.
+//! and so the same verdict as each other. One test case per story, named after its folder:
+//! a story fails alone, and runs alone (`cargo test -p liveproof --test corpus -- NAME`).
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use liveproof_evidence::{Report, Status};
-use serde::Deserialize;
+use liveproof_testkit::Story;
 
-#[derive(Deserialize)]
-struct Story {
-    args: Vec<String>,
-    verdict: String,
-    #[serde(default)]
-    fail: Vec<String>,
-    #[serde(default)]
-    unknown: Vec<String>,
-    modes: Vec<String>,
+/// Fewer stories, or fewer of them run against the simulator, means the corpus lost some
+/// (or a story lost its `live` mode).
+const MIN_STORIES: usize = 24;
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let trials = match Story::all() {
+        Ok(stories) => {
+            let live = stories.iter().filter(|s| s.runs("live")).count();
+            let count = stories.len();
+            let mut trials: Vec<Trial> = stories
+                .into_iter()
+                .map(|story| Trial::test(story.name.clone(), move || run_story(&story)))
+                .collect();
+            trials.push(Trial::test("the corpus holds its stories", move || {
+                if count < MIN_STORIES || live < MIN_STORIES {
+                    return Err(format!(
+                        "{count} stories, {live} of them live: fewer than {MIN_STORIES}"
+                    )
+                    .into());
+                }
+                Ok(())
+            }));
+            trials
+        }
+        Err(e) => vec![Trial::test("the corpus loads", move || {
+            Err(e.clone().into())
+        })],
+    };
+    libtest_mimic::run(&args, trials).exit_code()
 }
 
 fn checks_with(report: &Report, status: Status) -> BTreeSet<String> {
@@ -52,7 +74,7 @@ fn describe(report: &Report) -> String {
         .join("\n")
 }
 
-fn mismatch(name: &str, mode: &str, story: &Story, report: &Report) -> Option<String> {
+fn mismatch(mode: &str, story: &Story, report: &Report) -> Option<String> {
     let fail = checks_with(report, Status::Fail);
     let unknown = checks_with(report, Status::Unknown);
     let want_fail: BTreeSet<String> = story.fail.iter().cloned().collect();
@@ -61,104 +83,67 @@ fn mismatch(name: &str, mode: &str, story: &Story, report: &Report) -> Option<St
         return None;
     }
     Some(format!(
-        "{name} [{mode}]: expected {} fail={want_fail:?} unknown={want_unknown:?}\n  got {} fail={fail:?} unknown={unknown:?}\n{}",
+        "[{mode}] expected {} fail={want_fail:?} unknown={want_unknown:?}\n  got {} fail={fail:?} unknown={unknown:?}\n{}",
         story.verdict,
         report.verdict,
         describe(report)
     ))
 }
 
-fn namespace_of(args: &[String]) -> String {
-    args.windows(2)
-        .find(|w| w[0] == "-n" || w[0] == "--namespace")
-        .map(|w| w[1].clone())
-        .unwrap_or_else(|| "default".to_string())
+/// Runs one story in each of its modes; every mismatch is reported at once.
+fn run_story(story: &Story) -> Result<(), Failed> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio: {e}"))?;
+    let problems = runtime.block_on(story_problems(story));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
 }
 
-/// Runs one story in each of its modes: the problems found, and how many live runs were made.
-async fn run_story(dir: &Path) -> (Vec<String>, usize) {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let story: Story = serde_norway::from_str(
-        &std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"),
-    )
-    .expect("story.yaml parses");
-    let cluster_yaml = dir.join("cluster.yaml");
+async fn story_problems(story: &Story) -> Vec<String> {
+    let cluster_yaml = story.cluster_yaml();
     let fixture = cluster_yaml.to_str().expect("utf-8 path");
     let mut problems = Vec::new();
     let mut verdicts = Vec::new();
-    let mut live_runs = 0;
-
     let base: Vec<&str> = std::iter::once("verify")
         .chain(story.args.iter().map(String::as_str))
         .collect();
-    if story.modes.iter().any(|m| m == "offline") {
+    if story.runs("offline") {
         let mut args = base.clone();
         args.extend(["--from", fixture, "-o", "json"]);
         let run = common::liveproof(&args).await;
         let report = run.report();
-        assert_eq!(
-            run.code,
-            i32::from(report.verdict.exit_code()),
-            "{name}: exit code follows the verdict"
-        );
-        problems.extend(mismatch(&name, "offline", &story, &report));
+        if run.code != i32::from(report.verdict.exit_code()) {
+            problems.push(format!(
+                "[offline] exit {} for a {} report",
+                run.code, report.verdict
+            ));
+        }
+        problems.extend(mismatch("offline", story, &report));
         verdicts.push(report.verdict);
     }
-    if story.modes.iter().any(|m| m == "live") {
-        let cluster = common::Cluster::from_file(&cluster_yaml, &namespace_of(&story.args)).await;
+    if story.runs("live") {
+        let cluster = common::Cluster::from_file(&cluster_yaml, &story.namespace()).await;
         let mut args = base.clone();
         args.extend(["--kubeconfig", cluster.kubeconfig(), "-o", "json"]);
         let run = common::liveproof(&args).await;
         let report = run.report();
-        assert_eq!(
-            run.code,
-            i32::from(report.verdict.exit_code()),
-            "{name}: exit code follows the verdict"
-        );
-        problems.extend(mismatch(&name, "live", &story, &report));
+        if run.code != i32::from(report.verdict.exit_code()) {
+            problems.push(format!(
+                "[live] exit {} for a {} report",
+                run.code, report.verdict
+            ));
+        }
+        problems.extend(mismatch("live", story, &report));
         verdicts.push(report.verdict);
-        live_runs += 1;
         cluster.sim.shutdown().await;
     }
     if verdicts.windows(2).any(|w| w[0] != w[1]) {
-        problems.push(format!(
-            "{name}: offline and live verdicts differ: {verdicts:?}"
-        ));
+        problems.push(format!("offline and live verdicts differ: {verdicts:?}"));
     }
-    (problems, live_runs)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_story_gives_its_verdict_offline_and_live() {
-    let mut dirs: Vec<_> = std::fs::read_dir(common::scenarios_dir())
-        .expect("test-data/scenarios")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("story.yaml").exists())
-        .collect();
-    dirs.sort();
-    assert!(
-        dirs.len() >= 24,
-        "the corpus shrank to {} stories",
-        dirs.len()
-    );
-    let mut problems = Vec::new();
-    let mut live_runs = 0;
-    for dir in &dirs {
-        let (found, live) = run_story(dir).await;
-        problems.extend(found);
-        live_runs += live;
-    }
-    // Stories that ran against the simulator, not only offline (a story whose modes lost
-    // `live` would lower it).
-    assert!(live_runs >= 24, "only {live_runs} stories ran live");
-    assert!(
-        problems.is_empty(),
-        "{} mismatch(es):\n{}",
-        problems.len(),
-        problems.join("\n")
-    );
+    problems
 }

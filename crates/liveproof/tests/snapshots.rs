@@ -4,21 +4,12 @@
 mod common;
 
 async fn text_of(story: &str, extra: &[&str]) -> String {
-    let dir = common::scenarios_dir().join(story);
-    let story_yaml: serde_norway::Value =
-        serde_norway::from_str(&std::fs::read_to_string(dir.join("story.yaml")).expect("story"))
-            .expect("yaml");
+    let story = liveproof_testkit::Story::load(story).expect("story");
     let mut args: Vec<String> = vec!["verify".into()];
-    args.extend(
-        story_yaml["args"]
-            .as_sequence()
-            .expect("args")
-            .iter()
-            .filter_map(|a| a.as_str().map(str::to_string)),
-    );
+    args.extend(story.args.iter().cloned());
     args.extend(extra.iter().map(|s| s.to_string()));
     args.push("--from".into());
-    args.push(dir.join("cluster.yaml").to_string_lossy().into_owned());
+    args.push(story.cluster_yaml().to_string_lossy().into_owned());
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = common::liveproof(&refs).await;
     format!("exit {}\n{}", run.code, run.stdout)

@@ -10,13 +10,8 @@ use std::time::Duration;
 use liveproof_evidence::Report;
 use liveproof_sim::{SimHandle, Simulator};
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-pub fn scenarios_dir() -> PathBuf {
-    repo_root().join("test-data/scenarios")
-}
+#[allow(unused_imports, reason = "each test file uses its own part of the harness")]
+pub use liveproof_testkit::story::{repo_root, scenarios_dir};
 
 /// `text` as a literal insta filter pattern (a path, say).
 pub fn literal_pattern(text: &str) -> String {
