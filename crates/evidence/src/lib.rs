@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod digest;
 mod model;
 mod observed;
+mod resolve;
 pub mod selector;
 pub mod server;
 pub mod snapshot;
@@ -30,4 +31,5 @@ pub use model::{
     Tier, Verdict, SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
+pub use resolve::{resolve_targets, ALL_NAMESPACES};
 pub use target::{closest, Target, TargetError, TargetKind};

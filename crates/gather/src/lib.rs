@@ -6,14 +6,11 @@
 //!   namespace, pods by label selector; Helm and GitOps targets read raw, then followed to the
 //!   workloads they install), or watches it for `--wait`;
 //! - [`git::commit_time`] turns `--commit` into a change time;
-//! - [`resolve_targets`] says which namespace(s) each target was judged in.
 
 pub mod git;
 pub mod live;
 pub mod offline;
 pub mod registry;
-mod resolve;
 pub mod version;
 
 pub use live::{restart_patch, Cluster, ClusterOptions, GatherError, ObservedStream, RESTARTED_AT};
-pub use resolve::{resolve_targets, ALL_NAMESPACES};

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
-use liveproof_gather::{resolve_targets, Cluster, ClusterOptions, GatherError};
+use liveproof_gather::{Cluster, ClusterOptions, GatherError};
 use liveproof_sim::{SimHandle, Simulator};
 use serde_json::{json, Value};
 
@@ -387,7 +388,7 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
         .gather(&[deploy("nowhere")], true)
         .await
         .expect("gathers");
-    assert!(observed.is_complete(liveproof_gather::ALL_NAMESPACES, ResourceKind::Deployment));
+    assert!(observed.is_complete(liveproof_evidence::ALL_NAMESPACES, ResourceKind::Deployment));
     assert_eq!(
         resolve_targets(&observed, &[deploy("nowhere")], "apps", true),
         [Target::new(TargetKind::Deployment, Some(""), "nowhere")]

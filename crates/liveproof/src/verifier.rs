@@ -4,12 +4,13 @@
 //! render what they return.
 
 use futures::StreamExt;
+use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
     final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
     Status, Target, TargetKind, Verdict,
 };
 use liveproof_gather::registry::RegistryFacts;
-use liveproof_gather::{resolve_targets, Cluster};
+use liveproof_gather::Cluster;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;

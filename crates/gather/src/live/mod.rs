@@ -300,7 +300,7 @@ impl Cluster {
     ///   resource list), each with its revisions and its pods.
     ///
     /// - A workload target without a namespace is looked up in [`Cluster::default_namespace`],
-    ///   or with `all_namespaces` in every namespace; [`resolve_targets`](crate::resolve_targets)
+    ///   or with `all_namespaces` in every namespace; [`resolve_targets`](liveproof_evidence::resolve_targets)
     ///   then says which namespaces to judge it in. Helm and GitOps targets without a namespace
     ///   are read in the default namespace, `-A` or not.
     /// - A missing workload is absent and its `(namespace, kind)` is marked complete, so its
@@ -350,7 +350,7 @@ impl Cluster {
                         let ns = lookup
                             .namespace
                             .as_deref()
-                            .unwrap_or(crate::resolve::ALL_NAMESPACES);
+                            .unwrap_or(liveproof_evidence::ALL_NAMESPACES);
                         observed.mark_complete(ns, lookup.resource);
                     }
                     for object in objects {
@@ -455,7 +455,7 @@ impl Cluster {
     /// with a did-you-mean from the namespaces that exist, when they can be listed. A refused
     /// GET (403) does not block: the target is then simply reported missing.
     ///
-    /// `targets` are resolved ([`resolve_targets`](crate::resolve_targets)); a `-A` target
+    /// `targets` are resolved ([`resolve_targets`](liveproof_evidence::resolve_targets)); a `-A` target
     /// found nowhere (namespace `""`) is not checked. A target with an empty name stands for
     /// its namespace alone (e.g. a snapshot's `-n`).
     pub async fn check_namespaces(

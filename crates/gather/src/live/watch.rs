@@ -451,7 +451,7 @@ impl WatchState {
                 } if scope.objects.is_empty() => {
                     let ns = namespace
                         .as_deref()
-                        .unwrap_or(crate::resolve::ALL_NAMESPACES);
+                        .unwrap_or(liveproof_evidence::ALL_NAMESPACES);
                     out.mark_complete(ns, *resource);
                 }
                 ScopeKey::Named { .. } => {}

@@ -10,7 +10,10 @@ use std::time::Duration;
 use liveproof_evidence::Report;
 use liveproof_sim::{SimHandle, Simulator};
 
-#[allow(unused_imports, reason = "each test file uses its own part of the harness")]
+#[allow(
+    unused_imports,
+    reason = "each test file uses its own part of the harness"
+)]
 pub use liveproof_testkit::story::{repo_root, scenarios_dir};
 
 /// `text` as a literal insta filter pattern (a path, say).

@@ -1,6 +1,6 @@
 //! Which namespace each target is judged in.
 
-use liveproof_evidence::{Observed, Target, TargetKind};
+use crate::{Observed, Target, TargetKind};
 
 /// The namespace of a `-A` target found in none: it was looked for in every namespace.
 pub const ALL_NAMESPACES: &str = "";
