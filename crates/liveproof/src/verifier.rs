@@ -16,7 +16,8 @@ use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
 use crate::progress::Progress;
 
-/// Gathers and judges: the report `verify` renders.
+/// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
+/// once ([`verify_once`]) or, with `--wait`, until the verdict is final ([`wait`]).
 pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     if let Some(origin) = &config.since_origin {
         tracing::info!(
@@ -28,52 +29,54 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                 .unwrap_or_default()
         );
     }
-    let report = match &config.source {
+    match &config.source {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
             let facts = registry_facts(config, None, &observed).await?;
             read_versions(config, &mut observed).await;
             let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
+            let from = Some(path.display().to_string());
             stamp(
                 &mut report,
                 liveproof_evidence::ClusterRef {
-                    from: Some(path.display().to_string()),
+                    from,
                     ..Default::default()
                 },
             );
-            report
+            Ok(report)
         }
         Source::Live(options) => {
             let cluster = Cluster::connect(options)
                 .await?
                 .with_release_limits(release_limits(config));
-            let report = match config.wait {
-                None => {
-                    let mut observed = cluster
-                        .gather(&config.targets, config.all_namespaces)
-                        .await?;
-                    check_namespaces(config, &cluster, &observed).await?;
-                    let facts = registry_facts(config, Some(&cluster), &observed).await?;
-                    read_versions(config, &mut observed).await;
-                    let (mut report, _) =
-                        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace())?;
-                    explain(config, &cluster, &mut observed, &mut report).await;
-                    report
-                }
+            let mut report = match config.wait {
+                None => verify_once(config, &cluster).await?,
                 Some(deadline) => {
-                    wait(config, &cluster, deadline, &|r: &Report| {
-                        r.verdict == Verdict::Live
-                    })
-                    .await?
+                    let live = |r: &Report| r.verdict == Verdict::Live;
+                    wait(config, &cluster, deadline, &live).await?
                 }
             };
             tracing::info!("{} API requests", cluster.request_count());
-            let mut report = report;
             stamp(&mut report, cluster_ref(&cluster));
-            report
+            Ok(report)
         }
-    };
+    }
+}
+
+/// One verification of a cluster, in its three steps: gather what the checks read (the
+/// cluster's objects, what the images' tags resolve to, what the version URLs answer), judge,
+/// then for the targets that are not live a second gather, for their diagnostics.
+async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result<Report> {
+    let mut observed = cluster
+        .gather(&config.targets, config.all_namespaces)
+        .await?;
+    check_namespaces(config, cluster, &observed).await?;
+    let facts = registry_facts(config, Some(cluster), &observed).await?;
+    read_versions(config, &mut observed).await;
+    let (mut report, _) =
+        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace())?;
+    gather_diagnostics(config, cluster, &mut observed, &mut report).await;
     Ok(report)
 }
 
@@ -215,7 +218,7 @@ fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut R
 /// For a report that is not live: read the Warning events of the namespaces concerned (one
 /// LIST per event API and namespace) and, with `--logs`, the not-ready containers' last lines,
 /// then attach the diagnostics. A live report costs no request here.
-async fn explain(
+async fn gather_diagnostics(
     config: &VerifyConfig,
     cluster: &Cluster,
     observed: &mut Observed,
@@ -481,7 +484,7 @@ pub async fn wait(
         facts.apply(&mut observed);
         let explained = tokio::time::timeout_at(
             deadline.at,
-            explain(config, cluster, &mut observed, &mut last),
+            gather_diagnostics(config, cluster, &mut observed, &mut last),
         )
         .await;
         if explained.is_err() {
