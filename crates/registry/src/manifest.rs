@@ -1,7 +1,6 @@
 //! Manifests and indexes as the registry serves them, and judging the digest a pod runs.
 //! Pure: no I/O, so every rule here is unit-tested on literal JSON.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
@@ -128,30 +127,15 @@ impl Resolved {
     }
 }
 
-/// The fields of a manifest or index we read.
+/// What tells the kinds apart when the body names no `mediaType` (OCI allows that): an index
+/// has `manifests`, an image manifest a `config`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ManifestBody {
+struct KindProbe {
     schema_version: Option<u32>,
     media_type: Option<String>,
-    manifests: Option<Vec<Descriptor>>,
-    config: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Descriptor {
-    digest: String,
-    platform: Option<DescriptorPlatform>,
-    #[serde(default)]
-    annotations: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct DescriptorPlatform {
-    os: String,
-    architecture: String,
-    variant: Option<String>,
+    manifests: Option<serde::de::IgnoredAny>,
+    config: Option<serde::de::IgnoredAny>,
 }
 
 /// A manifest body parsed into its kind and (for an index) its platform entries.
@@ -168,7 +152,7 @@ pub fn parse_manifest(
     body: &[u8],
     content_type: Option<ManifestKind>,
 ) -> Result<ParsedManifest, String> {
-    let parsed: ManifestBody =
+    let parsed: KindProbe =
         serde_json::from_slice(body).map_err(|e| format!("the manifest is not valid JSON: {e}"))?;
     if parsed.schema_version != Some(2) {
         return Err(format!(
@@ -205,29 +189,37 @@ pub fn parse_manifest(
             platforms: Vec::new(),
         });
     }
-    let entries = parsed
-        .manifests
-        .ok_or_else(|| format!("the {kind} has no \"manifests\""))?;
+    if parsed.manifests.is_none() {
+        return Err(format!("the {kind} has no \"manifests\""));
+    }
+    // A Docker manifest list has the OCI index's shape (a schema-2 index of descriptors).
+    let index: oci_spec::image::ImageIndex = serde_json::from_slice(body)
+        .map_err(|e| format!("the {kind} is not a valid index: {e}"))?;
     let mut platforms = Vec::new();
-    for entry in entries {
+    for entry in index.manifests() {
         let digest: Digest = entry
-            .digest
+            .digest()
+            .to_string()
             .parse()
             .map_err(|e: crate::reference::DigestError| format!("an index entry has {e}"))?;
         // BuildKit attestation manifests sit in the index as unknown/unknown entries; a pod
         // never runs one, and comparing against one would make everything stale forever.
-        if entry
-            .annotations
-            .get("vnd.docker.reference.type")
-            .is_some_and(|t| t == "attestation-manifest")
-        {
+        let reference_type = entry
+            .annotations()
+            .as_ref()
+            .and_then(|a| a.get("vnd.docker.reference.type"));
+        if reference_type.is_some_and(|t| t == "attestation-manifest") {
             continue;
         }
-        let Some(p) = entry.platform else {
+        let Some(p) = entry.platform() else {
             // An entry without a platform (an artifact) is nothing a node pulls.
             continue;
         };
-        let platform = Platform::new(&p.os, &p.architecture, p.variant.as_deref());
+        let platform = Platform::new(
+            &p.os().to_string(),
+            &p.architecture().to_string(),
+            p.variant().as_deref(),
+        );
         if platform.is_unknown() {
             continue;
         }
@@ -418,9 +410,15 @@ mod tests {
                 "no \"manifests\"",
             ),
             (
-                r#"{"schemaVersion": 2, "manifests": [{"digest": "sha256:nope"}]}"#,
+                r#"{"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "size": 1, "digest": "sha256:nope"}]}"#,
                 None,
-                "invalid digest",
+                "not a valid index",
+            ),
+            (
+                // Every descriptor has a size (image-spec); one without is no index.
+                r#"{"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000001"}]}"#,
+                None,
+                "missing field `size`",
             ),
             (r#"{"schemaVersion": 2}"#, None, "neither"),
         ];
