@@ -5,14 +5,13 @@
 //!
 //! Gather, then judge: [`gather`] is the only I/O (the `git` binary, or the file system when
 //! PATH is not a repository) and builds an [`Input`]; [`lint`] is a pure function from it to a
-//! [`Report`]; the renderers write the report as text, JSON or SARIF. Nothing is rendered or
+//! [`Report`], which `liveproof-report` renders as text, JSON or SARIF. Nothing is rendered or
 //! interpolated: Helm templates are read as text, environment placeholders stay placeholders, and
 //! no Secret value is ever read (only the names a pod template refers to).
 
 mod gather;
 pub mod git;
 mod kustomize;
-mod render;
 mod rules;
 mod yaml;
 
@@ -21,7 +20,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use gather::{gather, Changed, Input, Options};
-pub use render::{render_json, render_sarif, render_text, JSON_SCHEMA};
 pub use rules::{lint, Rule, RULES};
 
 /// How bad a finding is. `Error` fails the lint (exit 1): the change will not reach a pod.

@@ -14,9 +14,9 @@ pub fn run(args: &LintArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let input = liveproof_lint::gather(&options)?;
     let report = liveproof_lint::lint(&input);
     match args.output {
-        LintFormat::Text => liveproof_lint::render_text(&report, out)?,
-        LintFormat::Json => liveproof_lint::render_json(&report, out)?,
-        LintFormat::Sarif => liveproof_lint::render_sarif(&report, out)?,
+        LintFormat::Text => liveproof_report::render_lint_text(&report, out)?,
+        LintFormat::Json => liveproof_report::render_lint_json(&report, out)?,
+        LintFormat::Sarif => liveproof_report::render_lint_sarif(&report, out)?,
     }
     Ok(u8::from(report.has_errors()))
 }

@@ -11,6 +11,7 @@ use liveproof_evidence::Report;
 
 mod json;
 mod junit;
+mod lint;
 mod markdown;
 mod rollback;
 mod stale;
@@ -19,6 +20,10 @@ mod textutil;
 
 pub use json::render_json;
 pub use junit::render_junit;
+pub use lint::{
+    render_json as render_lint_json, render_sarif as render_lint_sarif,
+    render_text as render_lint_text, JSON_SCHEMA as LINT_JSON_SCHEMA,
+};
 pub use markdown::render_markdown;
 pub use rollback::{
     render_rollback_changed, render_rollback_end, render_rollback_step, render_rollback_waiting,

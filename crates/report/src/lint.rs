@@ -1,11 +1,11 @@
-//! One report, three renderers: text for people, JSON for scripts, SARIF 2.1.0 for
+//! `liveproof lint`'s report, three renderers: text for people, JSON for scripts, SARIF 2.1.0 for
 //! code-scanning upload (GitHub `github/codeql-action/upload-sarif`).
 
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::{Level, Report, RULES};
+use liveproof_lint::{Level, Report, RULES};
 
 /// The `schema` field of `-o json`.
 pub const JSON_SCHEMA: &str = "liveproof/lint/v1";
