@@ -14,7 +14,7 @@ mod model;
 mod observed;
 mod resolve;
 pub mod selector;
-pub mod server;
+pub use checks::server;
 pub mod snapshot;
 mod target;
 

@@ -1,0 +1,176 @@
+//! The judge: every target against what was observed — a workload by its checks, a Helm or
+//! GitOps target by its own evidence and then the workloads it leads to — and what `--wait`
+//! may stop on.
+
+use super::verdict::{target_report, verdict};
+use super::workload::{Revision, Workload};
+use super::workload_checks::workload_findings;
+use super::{followed_workloads, gitops, pods};
+use crate::model::ChangeSummary;
+use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
+
+/// A failure waiting will not fix, for `--wait` to stop on: ProgressDeadlineExceeded, or a
+/// pod of the current revision crash-looping past [`CRASH_LOOP_RESTARTS`].
+pub fn final_failure(
+    observed: &Observed,
+    targets: &[Target],
+    default_namespace: &str,
+) -> Option<String> {
+    targets
+        .iter()
+        .filter(|t| t.kind.is_workload())
+        .find_map(|t| {
+            let ns = t.namespace_or(default_namespace);
+            let w = Workload::find(observed, t.kind, ns, &t.name)?;
+            let deadline = w
+                .deployment
+                .and_then(|d| d.status.as_ref())
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c.type_ == "Progressing"
+                        && c.reason.as_deref() == Some("ProgressDeadlineExceeded")
+                });
+            if deadline && w.generation_caught_up() == Some(true) {
+                return Some(format!("{}: ProgressDeadlineExceeded", w.source()));
+            }
+            let Revision::Current(current) = w.current_revision(observed) else {
+                return None;
+            };
+            w.pods(observed)
+                .into_iter()
+                .find(|p| current.is_current(p) && pods::is_crash_looping(p))
+                .map(|p| {
+                    format!(
+                        "{}: pod {} is crash-looping ({})",
+                        w.source(),
+                        pods::name(p),
+                        pods::not_ready_reason(p).unwrap_or_default()
+                    )
+                })
+        })
+}
+
+/// Judges every target against what was observed, and every `--version-url` expectation of
+/// `change` against what its server answered. `default_namespace` applies to targets that did
+/// not name one.
+pub fn judge(
+    observed: &Observed,
+    change: &Change,
+    targets: &[Target],
+    default_namespace: &str,
+) -> Report {
+    let reports = targets
+        .iter()
+        .flat_map(|t| judge_target(observed, change, t, default_namespace))
+        .chain(crate::server::reports(observed, change))
+        .collect();
+    Report::new(
+        ChangeSummary {
+            since: change.since.map(|t| t.to_string()),
+            commit: change.commit.clone(),
+        },
+        reports,
+    )
+}
+
+/// The command that verifies a target again and waits for it, as next steps suggest it. The
+/// CLI adds the flags the user gave (cluster, change, expectations) before it prints it, and
+/// lengthens the timeout after a wait that ran out.
+pub fn verify_again(kind: &str, namespace: &str, name: &str) -> String {
+    format!(
+        "liveproof verify {}/{name} -n {namespace} --wait --timeout 5m",
+        kind.to_ascii_lowercase()
+    )
+}
+
+/// A workload target's report; for a Helm or GitOps target, its own report followed by one
+/// per workload it leads to (each marked `via` it). A Helm or GitOps target is live only when
+/// its own evidence holds and every workload it leads to is live.
+fn judge_target(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    default_namespace: &str,
+) -> Vec<TargetReport> {
+    let namespace = target.namespace_or(default_namespace);
+    if target.kind.is_workload() {
+        return vec![judge_workload(observed, change, target, namespace, None)];
+    }
+    let own = gitops::findings(observed, change, target, namespace);
+    let via = format!("{}/{}/{}", target.kind, namespace, target.name);
+    // A release deployed after the change, or a GitOps revision that is the change's commit,
+    // ties what it installed to the change: its workloads need no statement of their own.
+    // When that evidence failed, the owner is not live and says why; only when it was not
+    // checked at all (a Kustomization without --commit) is nothing tying them.
+    let tied_by = own
+        .iter()
+        .find(|f| {
+            matches!(
+                f.evidence.check,
+                Check::ReleaseRevision | Check::GitopsRevision
+            ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
+        })
+        .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
+    // `--expect` was held to the installed manifest; the workloads' templates are only a part of it.
+    let followed_change = Change {
+        manifest: Vec::new(),
+        ..change.clone()
+    };
+    let workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
+        .into_iter()
+        .map(|w| {
+            let ns = w.namespace_or(default_namespace).to_string();
+            judge_workload(observed, &followed_change, &w, &ns, tied_by.as_deref())
+        })
+        .map(|mut r| {
+            r.via = Some(via.clone());
+            r
+        })
+        .collect();
+    let own_verdict = if own.iter().any(|f| f.evidence.status == Status::Fail) {
+        Verdict::NotLive
+    } else if own.iter().any(|f| f.evidence.status == Status::Unknown) {
+        Verdict::Unproven
+    } else {
+        Verdict::Live
+    };
+    let mut report = target_report(target, namespace, own, own_verdict);
+    if own_verdict == Verdict::Live {
+        // Its own evidence is status and storage: the running pods decide.
+        report.verdict = workloads
+            .iter()
+            .map(|w| w.verdict)
+            .min()
+            .unwrap_or(Verdict::Unproven);
+        report.next_step = match workloads.iter().find(|w| w.verdict != Verdict::Live) {
+            Some(w) => w
+                .next_step
+                .as_ref()
+                .map(|s| format!("{} {}/{}: {s}", w.kind, w.namespace, w.name)),
+            None if workloads.is_empty() => Some(format!(
+                "{} leads to no Deployment, StatefulSet or DaemonSet, so no running pod can prove the change: verify the workloads that consume it directly",
+                target
+            )),
+            None => None,
+        };
+    } else if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
+        report.verdict = report.verdict.min(worst);
+    }
+    std::iter::once(report).chain(workloads).collect()
+}
+
+/// A workload's report. `tied_by` names the Helm or GitOps evidence that ties its template to
+/// the change when it was reached through one.
+fn judge_workload(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    tied_by: Option<&str>,
+) -> TargetReport {
+    let findings = workload_findings(observed, change, target, namespace, tied_by);
+    let verdict = verdict(&findings);
+    target_report(target, namespace, findings, verdict)
+}

@@ -1,0 +1,381 @@
+//! A workload target's checks, in the order they are judged (cheap to conclusive, so the first
+//! that fails is the root cause): `workload_findings` runs them. The rollout checks are in
+//! `rollout.rs`, the pods' in `pods_current.rs` and `pod_restarted.rs`; the template checks
+//! (what the change states, read back from the API and from the pods) are here.
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::pod_restarted::pod_restarted;
+use super::pods_current::pods_current;
+use super::rollout::{observed_generation, rollout_complete};
+use super::workload::Workload;
+use super::{declared, digest, expect, pods, Finding};
+use crate::{Change, Check, Observed, ResourceKind, Status, Target};
+
+pub(crate) fn workload_findings(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    tied_by: Option<&str>,
+) -> Vec<Finding> {
+    let kind = target.kind.kind_name();
+    let resource = match target.kind {
+        crate::TargetKind::Deployment => ResourceKind::Deployment,
+        crate::TargetKind::StatefulSet => ResourceKind::StatefulSet,
+        _ => ResourceKind::DaemonSet,
+    };
+    let source = format!("{namespace}/{kind}/{}", target.name);
+    let Some(w) = Workload::find(observed, target.kind, namespace, &target.name) else {
+        let (status, detail, next) = if let Some(d) = observed.denial(namespace, resource) {
+            (
+                Status::Unknown,
+                format!("reading it was refused: {}", d.message),
+                format!(
+                    "grant get on {} in {namespace} (check: kubectl auth can-i get {} -n {namespace})",
+                    resource.plural(),
+                    resource.plural()
+                ),
+            )
+        } else if namespace.is_empty() && observed.is_complete(namespace, resource) {
+            // `-A` found it in no namespace (the gather's ALL_NAMESPACES).
+            (
+                Status::Fail,
+                format!(
+                    "there is no {kind} named {} in any namespace (looked in every namespace: -A)",
+                    target.name
+                ),
+                format!(
+                    "check the name (kubectl get {} -A), or whether the change created it at all; --wait waits for it to appear",
+                    resource.plural()
+                ),
+            )
+        } else if observed.is_complete(namespace, resource) {
+            (
+                Status::Fail,
+                format!(
+                    "there is no {kind} named {} in namespace {namespace} (looked only there)",
+                    target.name
+                ),
+                format!(
+                    "check the name and namespace (kubectl -n {namespace} get {}; -A looks in every namespace), or whether the change created it at all; --wait waits for it to appear",
+                    resource.plural()
+                ),
+            )
+        } else if namespace.is_empty() {
+            (
+                Status::Unknown,
+                format!(
+                    "the input holds no {kind} named {} in any namespace",
+                    target.name
+                ),
+                format!(
+                    "include it in the dump: kubectl get {} -A -o yaml",
+                    resource.plural()
+                ),
+            )
+        } else {
+            (
+                Status::Unknown,
+                format!("the input holds no {kind} {namespace}/{}", target.name),
+                format!(
+                    "include it in the dump: kubectl -n {namespace} get {}/{} -o yaml",
+                    target.kind, target.name
+                ),
+            )
+        };
+        return vec![Finding::new(
+            Check::SpecReadback,
+            status,
+            "not found",
+            format!("{kind} {}", target.name),
+        )
+        .source(source)
+        .detail(detail)
+        .next(next)];
+    };
+
+    let pods = w.pods(observed);
+    let pods_readable = pods_readable(observed, &w, &pods);
+    let revision = w.current_revision(observed);
+    let mut findings = vec![
+        spec_readback(observed, &w, change, tied_by),
+        observed_generation(&w),
+        rollout_complete(&w, &revision),
+        pods_current(&w, &revision, &pods, &pods_readable),
+        pod_spec(observed, &w, change, &pods, &pods_readable),
+        pod_restarted(&w, change, &pods, &pods_readable),
+    ];
+    findings.extend(digest::image_digest_current(
+        observed,
+        target,
+        namespace,
+        change.digests,
+    ));
+    findings
+}
+
+/// Whether the absence of pods means anything: `Err(why not)` when pods were not readable.
+fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(), (String, String)> {
+    if let Some(d) = observed.denial(w.namespace, ResourceKind::Pod) {
+        return Err((
+            format!("listing pods was refused: {}", d.message),
+            format!(
+                "grant list on pods in {} (check: kubectl auth can-i list pods -n {})",
+                w.namespace, w.namespace
+            ),
+        ));
+    }
+    if pods.is_empty() && !observed.is_complete(w.namespace, ResourceKind::Pod) {
+        return Err((
+            format!("the input holds no pods of {}", w.source()),
+            format!(
+                "include the pods in the dump: kubectl -n {} get pods -l {} -o yaml",
+                w.namespace,
+                crate::selector::describe(w.selector)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How to state what changed, for a workload verified with no statement of it.
+const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
+
+fn spec_readback(
+    observed: &Observed,
+    w: &Workload,
+    change: &Change,
+    tied_by: Option<&str>,
+) -> Finding {
+    let source = format!("{} .spec.template.spec.containers", w.source());
+    let images: Vec<String> = w
+        .template
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| format!("{}={}", c.name, c.image.as_deref().unwrap_or("<none>")))
+        .collect();
+    let declared = change.declared_for(w.kind, w.namespace, w.name);
+    let stated =
+        change.has_spec_expectations() || !change.manifest.is_empty() || declared.is_some();
+    if !stated {
+        if let Some(by) = tied_by.or(change.stated_by.as_deref()) {
+            return Finding::new(Check::SpecReadback, Status::Skip, images.join(", "), "nothing given")
+                .source(source)
+                .detail(format!("no --image, -f, --expect-env, --expect-secret-ref or --expect given: the template is tied to the change by {by}"));
+        }
+        // Pods restarted after the change on the current template prove a rollout, not that
+        // the rollout carried this change (any restart would pass): unproven until stated.
+        return Finding::new(
+            Check::SpecReadback,
+            Status::Unknown,
+            images.join(", "),
+            "a statement of what changed",
+        )
+        .source(source)
+        .detail("nothing ties the running template to the change: no --image, -f, --expect-env, --expect-secret-ref or --expect was given, and no GitOps/Helm evidence led here")
+        .next(STATE_THE_CHANGE);
+    }
+    let Some(spec) = w.template.spec.as_ref() else {
+        return Finding::new(
+            Check::SpecReadback,
+            Status::Unknown,
+            "no pod spec",
+            "a pod template",
+        )
+        .source(source)
+        .detail("the workload has no pod template spec to read back");
+    };
+    let mut findings = expect::evaluate(spec, change, expect::Subject::Template { observed });
+    findings.extend(template_text(w, change));
+    let mut source = source;
+    if let Some(d) = declared {
+        source = format!("{} .spec.template", w.source());
+        findings.push(declared_template(w, d));
+    }
+    let status = expect::worst(&findings);
+    let finding = Finding::new(
+        Check::SpecReadback,
+        status,
+        join(findings.iter().map(|f| f.observed.as_str())),
+        join(findings.iter().map(|f| f.expected.as_str())),
+    )
+    .source(source);
+    match status {
+        Status::Fail => finding
+            .detail(format!(
+                "the {} itself does not carry the change: whatever applies the manifests (a GitOps controller, a pipeline) has not written it yet",
+                w.kind.kind_name()
+            ))
+            .next(format!(
+                "find out why the change never reached {}: if a GitOps controller owns it, check it reconciled the new revision; otherwise apply the manifest",
+                w.source()
+            )),
+        Status::Unknown => finding
+            .detail("part of the expectation cannot be read from the template (see observed)")
+            .next("name the env var or secret key explicitly in the template, or drop that expectation"),
+        _ => finding.detail("the pod template carries the expected content, read back from the API"),
+    }
+}
+
+/// `--expect` on a workload: the text (or regex) in its pod template, rendered as YAML as it
+/// reads back from the API.
+fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
+    if change.manifest.is_empty() {
+        return Vec::new();
+    }
+    let rendered = match serde_norway::to_string(w.template) {
+        Ok(text) => text,
+        Err(e) => {
+            return vec![expect::Finding {
+                status: Status::Unknown,
+                expected: "the pod template as YAML".into(),
+                observed: format!("cannot render it: {e}"),
+            }]
+        }
+    };
+    change
+        .manifest
+        .iter()
+        .map(|e| {
+            let found = e.is_match(&rendered);
+            expect::Finding {
+                status: if found { Status::Pass } else { Status::Fail },
+                expected: format!("`{}` in the pod template", e.given),
+                observed: if found {
+                    format!("`{}` in the pod template", e.given)
+                } else {
+                    format!("`{}` not in the pod template", e.given)
+                },
+            }
+        })
+        .collect()
+}
+
+/// `-f`: every field the manifest declares in the pod template is what the live object has.
+fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect::Finding {
+    let live = match serde_json::to_value(w.template) {
+        Ok(v) => v,
+        Err(e) => {
+            return expect::Finding {
+                status: Status::Unknown,
+                expected: format!("the template {} declares", declared.source),
+                observed: format!("the live template cannot be read as JSON: {e}"),
+            }
+        }
+    };
+    match declared::first_difference(&declared.template, Some(&live), ".spec.template") {
+        None => expect::Finding {
+            status: Status::Pass,
+            expected: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
+            observed: format!(
+                "every field {} declares in the pod template",
+                declared.source
+            ),
+        },
+        Some(d) => expect::Finding {
+            status: Status::Fail,
+            expected: format!(
+                "{} = {} (as {} declares)",
+                d.path, d.declared, declared.source
+            ),
+            observed: format!("{} = {}", d.path, d.live),
+        },
+    }
+}
+
+pub(crate) fn pod_spec(
+    observed_all: &Observed,
+    w: &Workload,
+    change: &Change,
+    pods: &[&Pod],
+    readable: &Result<(), (String, String)>,
+) -> Finding {
+    let source = format!("{}/Pod .spec.containers", w.namespace);
+    if !change.has_spec_expectations() {
+        return Finding::new(Check::PodSpec, Status::Skip, "not checked", "nothing given")
+            .source(source)
+            .detail("no --image, --expect-env or --expect-secret-ref given");
+    }
+    if let Err((why, next)) = readable {
+        return Finding::new(
+            Check::PodSpec,
+            Status::Unknown,
+            "pods not read",
+            "expectations on running pods",
+        )
+        .source(source)
+        .detail(why.clone())
+        .next(next.clone());
+    }
+    let serving: Vec<&&Pod> = pods.iter().filter(|p| pods::is_serving(p)).collect();
+    if serving.is_empty() {
+        return Finding::new(
+            Check::PodSpec,
+            Status::Unknown,
+            "no serving pod",
+            "expectations on running pods",
+        )
+        .source(source)
+        .detail("no pod of the workload is serving, so no running container could be read");
+    }
+    let mut failing = Vec::new();
+    let mut unknown = Vec::new();
+    let mut expected = String::new();
+    let mut sample = String::new();
+    for pod in &serving {
+        let Some(spec) = pod.spec.as_ref() else {
+            unknown.push(format!("{}: no spec", pods::name(pod)));
+            continue;
+        };
+        let findings = expect::evaluate(
+            spec,
+            change,
+            expect::Subject::Pod {
+                pod,
+                observed: observed_all,
+            },
+        );
+        expected = join(findings.iter().map(|f| f.expected.as_str()));
+        let observed = join(findings.iter().map(|f| f.observed.as_str()));
+        match expect::worst(&findings) {
+            Status::Fail => failing.push(format!("{}: {observed}", pods::name(pod))),
+            Status::Unknown => unknown.push(format!("{}: {observed}", pods::name(pod))),
+            _ => sample = observed,
+        }
+    }
+    if !failing.is_empty() {
+        return Finding::new(Check::PodSpec, Status::Fail, failing.join("; "), expected)
+            .source(source)
+            .detail(format!(
+                "{} of {} serving pod(s) do not show the expected content",
+                failing.len(),
+                serving.len()
+            ))
+            .next(format!(
+                "the running pods predate the change; wait for or trigger the rollout of {}",
+                w.source()
+            ));
+    }
+    if !unknown.is_empty() {
+        return Finding::new(
+            Check::PodSpec,
+            Status::Unknown,
+            unknown.join("; "),
+            expected,
+        )
+        .source(source)
+        .detail("part of the expectation cannot be read from the running pods (see observed)");
+    }
+    Finding::new(Check::PodSpec, Status::Pass, format!("{} serving pod(s): {sample}", serving.len()), expected)
+        .source(source)
+        .detail("every serving pod's containers show the expected content (presence only, values never read)")
+}
+
+fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    parts.collect::<Vec<_>>().join("; ")
+}
