@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::workload::{Revision, Workload};
+use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, verify_again, Finding};
 use crate::{Check, Status};
 
@@ -22,19 +22,7 @@ pub(crate) fn pods_current(
     };
     let current = match revision {
         Revision::Current(c) => c,
-        Revision::NotCreated(why) => {
-            return Finding::new(Check::PodsCurrent, Status::Fail, "no object for the current revision", expected)
-                .source(source)
-                .detail(format!("{why}; every pod that serves still runs an earlier template"))
-                .next(format!(
-                    "check the {} controller is running and can act on {} (kubectl -n {} describe {}/{})",
-                    w.kind.kind_name(),
-                    w.source(),
-                    w.namespace,
-                    w.kind,
-                    w.name
-                ));
-        }
+        Revision::NotCreated(why) => return not_created(w, why, expected, source),
         Revision::Unknown(why) => {
             return Finding::new(
                 Check::PodsCurrent,
@@ -47,23 +35,65 @@ pub(crate) fn pods_current(
             .next(why.clone());
         }
     };
-    // Read from the spec alone: no pod needs to be seen to know nothing runs the change.
-    if w.desired == Some(0) {
-        return Finding::new(
-            Check::PodsCurrent,
-            Status::Fail,
-            "0 replicas desired",
-            expected,
-        )
-        .source(format!("{} .spec.replicas", w.source()))
-        .detail("the workload is scaled to zero: no pod runs the change")
-        .next(format!(
-            "scale it up (kubectl -n {} scale {}/{} --replicas=1) if it should serve",
-            w.namespace, w.kind, w.name
-        ));
+    if let Some(finding) = without_pods(w, readable, &expected, &source) {
+        return finding;
     }
-    if let Err((why, next)) = readable {
-        return Finding::new(
+    let census = Census::of(current, pods);
+    census.judge(w, current, expected, source)
+}
+
+/// The controller has not created the current revision's object: every serving pod still
+/// runs an earlier template.
+fn not_created(w: &Workload, why: &str, expected: String, source: String) -> Finding {
+    Finding::new(
+        Check::PodsCurrent,
+        Status::Fail,
+        "no object for the current revision",
+        expected,
+    )
+    .source(source)
+    .detail(format!(
+        "{why}; every pod that serves still runs an earlier template"
+    ))
+    .next(format!(
+        "check the {} controller is running and can act on {} (kubectl -n {} describe {}/{})",
+        w.kind.kind_name(),
+        w.source(),
+        w.namespace,
+        w.kind,
+        w.name
+    ))
+}
+
+/// What is known before any pod is looked at: scaled to zero (from the spec alone, nothing runs
+/// the change), or the pods could not be read.
+fn without_pods(
+    w: &Workload,
+    readable: &Result<(), (String, String)>,
+    expected: &str,
+    source: &str,
+) -> Option<Finding> {
+    if w.desired == Some(0) {
+        return Some(
+            Finding::new(
+                Check::PodsCurrent,
+                Status::Fail,
+                "0 replicas desired",
+                expected,
+            )
+            .source(format!("{} .spec.replicas", w.source()))
+            .detail("the workload is scaled to zero: no pod runs the change")
+            .next(format!(
+                "scale it up (kubectl -n {} scale {}/{} --replicas=1) if it should serve",
+                w.namespace, w.kind, w.name
+            )),
+        );
+    }
+    let Err((why, next)) = readable else {
+        return None;
+    };
+    Some(
+        Finding::new(
             Check::PodsCurrent,
             Status::Unknown,
             "pods not read",
@@ -71,36 +101,101 @@ pub(crate) fn pods_current(
         )
         .source(source)
         .detail(why.clone())
-        .next(next.clone());
+        .next(next.clone()),
+    )
+}
+
+/// The pods counted against the current revision.
+struct Census<'a> {
+    /// Ready, not terminating, on the current revision.
+    current_ready: usize,
+    /// Of an older revision and still serving.
+    old_serving: Vec<&'a Pod>,
+    /// On the current revision but not Ready: `name (reason)`.
+    not_ready: Vec<String>,
+}
+
+impl<'a> Census<'a> {
+    fn of(current: &CurrentRevision, pods: &[&'a Pod]) -> Census<'a> {
+        let (on_current, old): (Vec<&Pod>, Vec<&Pod>) =
+            pods.iter().partition(|p| current.is_current(p));
+        Census {
+            current_ready: on_current
+                .iter()
+                .filter(|p| pods::is_ready(p) && !pods::is_terminating(p))
+                .count(),
+            old_serving: old.into_iter().filter(|p| pods::is_serving(p)).collect(),
+            not_ready: on_current
+                .iter()
+                .filter(|p| !pods::is_ready(p))
+                .map(|p| match pods::not_ready_reason(p) {
+                    Some(r) => format!("{} ({r})", pods::name(p)),
+                    None => pods::name(p).to_string(),
+                })
+                .collect(),
+        }
     }
-    let (on_current, old): (Vec<&Pod>, Vec<&Pod>) =
-        pods.iter().partition(|p| current.is_current(p));
-    let old_serving: Vec<&&Pod> = old.iter().filter(|p| pods::is_serving(p)).collect();
-    let current_ready: Vec<&&Pod> = on_current
-        .iter()
-        .filter(|p| pods::is_ready(p) && !pods::is_terminating(p))
-        .collect();
-    let not_ready: Vec<String> = on_current
-        .iter()
-        .filter(|p| !pods::is_ready(p))
-        .map(|p| match pods::not_ready_reason(p) {
-            Some(r) => format!("{} ({r})", pods::name(p)),
-            None => pods::name(p).to_string(),
-        })
-        .collect();
-    let observed = format!(
-        "{}/{} Ready on the current revision, {} old pod(s) serving",
-        current_ready.len(),
-        w.desired.map_or_else(|| "?".to_string(), |d| d.to_string()),
-        old_serving.len()
-    );
-    let not_ready_note = if not_ready.is_empty() {
-        String::new()
-    } else {
-        format!("; new pods not Ready: {}", not_ready.join(", "))
-    };
-    if !old_serving.is_empty() {
-        let names: Vec<String> = old_serving
+
+    /// Old pods still serving fail it; so does no Ready pod of the current revision.
+    fn judge(
+        &self,
+        w: &Workload,
+        current: &CurrentRevision,
+        expected: String,
+        source: String,
+    ) -> Finding {
+        let observed = format!(
+            "{}/{} Ready on the current revision, {} old pod(s) serving",
+            self.current_ready,
+            w.desired.map_or_else(|| "?".to_string(), |d| d.to_string()),
+            self.old_serving.len()
+        );
+        let not_ready_note = if self.not_ready.is_empty() {
+            String::new()
+        } else {
+            format!("; new pods not Ready: {}", self.not_ready.join(", "))
+        };
+        if !self.old_serving.is_empty() {
+            return Finding::new(Check::PodsCurrent, Status::Fail, observed, expected)
+                .source(source)
+                .detail(format!(
+                    "pods of an old revision still serve: {}{not_ready_note}",
+                    self.old_pods(current).join(", ")
+                ))
+                .next(self.old_pods_next_step(w));
+        }
+        if self.current_ready == 0 {
+            return Finding::new(Check::PodsCurrent, Status::Fail, observed, expected)
+                .source(source)
+                .detail(format!(
+                    "no pod of the current revision is Ready{not_ready_note}"
+                ))
+                .next(match self.not_ready.first() {
+                    Some(p) => format!(
+                        "see why: kubectl -n {} describe pod {}",
+                        w.namespace,
+                        p.split(' ').next().unwrap_or_default()
+                    ),
+                    None => format!(
+                        "check why {} has no pods: kubectl -n {} describe {}/{}",
+                        w.source(),
+                        w.namespace,
+                        w.kind,
+                        w.name
+                    ),
+                });
+        }
+        Finding::new(Check::PodsCurrent, Status::Pass, observed, expected)
+            .source(source)
+            .detail(format!(
+                "every serving pod belongs to {}{not_ready_note}",
+                current.describe
+            ))
+    }
+
+    /// `name (revision, state)` of each old pod still serving.
+    fn old_pods(&self, current: &CurrentRevision) -> Vec<String> {
+        self.old_serving
             .iter()
             .map(|p| {
                 let rev = pods::label(p, current.label).unwrap_or("no revision label");
@@ -111,52 +206,21 @@ pub(crate) fn pods_current(
                 };
                 format!("{} ({rev}, {state})", pods::name(p))
             })
-            .collect();
-        let next = if not_ready.is_empty() {
-            format!(
+            .collect()
+    }
+
+    /// Wait for the rollout to replace the old pods, or, when the new ones are not Ready, see why.
+    fn old_pods_next_step(&self, w: &Workload) -> String {
+        match self.not_ready.first() {
+            None => format!(
                 "wait for the rollout to replace them ({})",
                 verify_again(w.kind.cli_name(), w.namespace, w.name)
-            )
-        } else {
-            format!(
+            ),
+            Some(p) => format!(
                 "see why the new pods are not Ready: kubectl -n {} describe pod {}",
                 w.namespace,
-                not_ready[0].split(' ').next().unwrap_or_default()
-            )
-        };
-        return Finding::new(Check::PodsCurrent, Status::Fail, observed, expected)
-            .source(source)
-            .detail(format!(
-                "pods of an old revision still serve: {}{not_ready_note}",
-                names.join(", ")
-            ))
-            .next(next);
+                p.split(' ').next().unwrap_or_default()
+            ),
+        }
     }
-    if current_ready.is_empty() {
-        return Finding::new(Check::PodsCurrent, Status::Fail, observed, expected)
-            .source(source)
-            .detail(format!(
-                "no pod of the current revision is Ready{not_ready_note}"
-            ))
-            .next(match not_ready.first() {
-                Some(p) => format!(
-                    "see why: kubectl -n {} describe pod {}",
-                    w.namespace,
-                    p.split(' ').next().unwrap_or_default()
-                ),
-                None => format!(
-                    "check why {} has no pods: kubectl -n {} describe {}/{}",
-                    w.source(),
-                    w.namespace,
-                    w.kind,
-                    w.name
-                ),
-            });
-    }
-    Finding::new(Check::PodsCurrent, Status::Pass, observed, expected)
-        .source(source)
-        .detail(format!(
-            "every serving pod belongs to {}{not_ready_note}",
-            current.describe
-        ))
 }
