@@ -15,11 +15,10 @@ mod store;
 mod table;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -32,24 +31,6 @@ pub use crate::server::{LOG_ANNOTATION, SERVER_VERSION};
 /// Everything that can go wrong setting up the simulator.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("cannot read fixtures at {path}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is not valid YAML")]
-    Yaml {
-        path: PathBuf,
-        #[source]
-        source: serde_norway::Error,
-    },
-    #[error("{path} is not valid JSON")]
-    Json {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
     #[error("invalid object {object}: {message}")]
     InvalidObject { object: String, message: String },
     #[error("cannot listen on 127.0.0.1:{port}")]
@@ -102,56 +83,6 @@ fn flatten(obj: Value, out: &mut Vec<Value>) {
     }
 }
 
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SimError> {
-    let io = |source| SimError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(io)?;
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect_files(&p, out)?;
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
-/// Reads every object in a file: multi-document YAML or JSON, `kind: List` flattened.
-pub fn read_objects(path: &Path) -> Result<Vec<Value>, SimError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let mut out = Vec::new();
-    if path.extension().is_some_and(|e| e == "json") {
-        let v: Value = serde_json::from_str(&text).map_err(|source| SimError::Json {
-            path: path.to_owned(),
-            source,
-        })?;
-        flatten(v, &mut out);
-    } else {
-        for doc in serde_norway::Deserializer::from_str(&text) {
-            let v = Value::deserialize(doc).map_err(|source| SimError::Yaml {
-                path: path.to_owned(),
-                source,
-            })?;
-            flatten(v, &mut out);
-        }
-    }
-    Ok(out)
-}
-
 impl Simulator {
     pub fn new() -> Self {
         Self {
@@ -173,32 +104,6 @@ impl Simulator {
             flatten(o, &mut self.objects);
         }
         self
-    }
-
-    /// A file, or every `.yaml`/`.yml`/`.json` under a directory, recursively, in path order.
-    /// A document that is not a Kubernetes object is refused, naming its file.
-    pub fn with_fixtures_dir(mut self, dir: &Path) -> Result<Self, SimError> {
-        let mut files = Vec::new();
-        if dir.is_file() {
-            files.push(dir.to_owned());
-        } else {
-            collect_files(dir, &mut files)?;
-        }
-        for f in files {
-            for object in read_objects(&f)? {
-                let has = |field: &str| object.get(field).and_then(Value::as_str).is_some();
-                if !(has("apiVersion") && has("kind")) {
-                    return Err(SimError::InvalidObject {
-                        object: f.display().to_string(),
-                        message:
-                            "a document without apiVersion and kind is not a Kubernetes object"
-                                .into(),
-                    });
-                }
-                self.objects.push(object);
-            }
-        }
-        Ok(self)
     }
 
     /// Port to listen on; 0 (the default) picks a free one.

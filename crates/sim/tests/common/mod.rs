@@ -17,8 +17,8 @@ pub fn fixtures() -> PathBuf {
 }
 
 pub async fn start_with(sim: Simulator) -> SimHandle {
-    sim.with_fixtures_dir(&fixtures())
-        .expect("fixtures load")
+    let objects = liveproof_gather::offline::read_objects(&fixtures()).expect("fixtures load");
+    sim.with_objects(objects)
         .start()
         .await
         .expect("simulator starts")
