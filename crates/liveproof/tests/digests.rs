@@ -168,11 +168,11 @@ async fn exactly_the_pods_on_the_old_digest_are_stale() {
         "{verdicts:?}"
     );
     // The old pods' digests are named, and what each platform should run now.
+    let panel = common::stale_row(&run.stdout, "panel");
     assert!(
-        run.stdout.contains(s.old.arm64.digest.as_str())
-            && run.stdout.contains(s.new.arm64.digest.as_str()),
-        "{}",
-        run.stdout
+        panel.running.contains(&s.old.arm64.digest.to_string())
+            && panel.current.contains(&s.new.arm64.digest.to_string()),
+        "{panel:?}"
     );
     assert_eq!(writes(&s.cluster), 0, "reading never writes");
 
@@ -441,11 +441,12 @@ async fn registry_trouble_is_unknown_never_current() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("no such manifest"), "{}", run.stdout);
+    let ghost = common::stale_row(&run.stdout, "ghost");
+    assert!(ghost.why.contains("no such manifest"), "{ghost:?}");
+    let offline = common::stale_row(&run.stdout, "offline");
     assert!(
-        run.stdout.contains("cannot reach registry 127.0.0.1:1"),
-        "{}",
-        run.stdout
+        offline.why.contains("cannot reach registry 127.0.0.1:1"),
+        "{offline:?}"
     );
     assert_eq!(writes(&cluster), 0, "never a restart on a guess");
 }

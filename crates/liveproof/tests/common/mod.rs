@@ -46,21 +46,32 @@ impl Run {
     }
 }
 
+/// The rows of `stale -o json` output, decoded: the whole stdout must be the one document.
+pub fn stale_report(json: &str) -> Vec<liveproof_evidence::DigestRow> {
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        schema: String,
+        rows: Vec<liveproof_evidence::DigestRow>,
+    }
+    let doc: Doc = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(doc.schema, "liveproof/stale/v1");
+    doc.rows
+}
+
 /// The rows of `stale -o json` output: workload name → verdict.
 pub fn stale_rows(json: &str) -> std::collections::BTreeMap<String, String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["workload"].as_str().unwrap_or_default().to_string(),
-                r["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+    stale_report(json)
+        .into_iter()
+        .map(|r| (r.workload, r.verdict.name().to_string()))
         .collect()
+}
+
+/// The row of `workload` in `stale -o json` output.
+pub fn stale_row(json: &str, workload: &str) -> liveproof_evidence::DigestRow {
+    stale_report(json)
+        .into_iter()
+        .find(|r| r.workload == workload)
+        .unwrap_or_else(|| panic!("no row for {workload}: {json}"))
 }
 
 /// Runs `liveproof ARGS…` to completion (bounded), with a clean environment for kubeconfig.
