@@ -105,17 +105,15 @@ fn run_story(story: &Story) -> Result<(), Failed> {
 }
 
 async fn story_problems(story: &Story) -> Vec<String> {
-    let cluster_yaml = story.cluster_yaml();
-    let fixture = cluster_yaml.to_str().expect("utf-8 path");
     let mut problems = Vec::new();
     let mut verdicts = Vec::new();
-    let base: Vec<&str> = std::iter::once("verify")
-        .chain(story.args.iter().map(String::as_str))
-        .collect();
     if story.runs("offline") {
-        let mut args = base.clone();
-        args.extend(["--from", fixture, "-o", "json"]);
-        let run = common::liveproof(&args).await;
+        let run = common::verify()
+            .story(&story.name)
+            .offline()
+            .json()
+            .run()
+            .await;
         let report = run.report();
         if run.code != i32::from(report.verdict.exit_code()) {
             problems.push(format!(
@@ -127,10 +125,13 @@ async fn story_problems(story: &Story) -> Vec<String> {
         verdicts.push(report.verdict);
     }
     if story.runs("live") {
-        let cluster = common::Cluster::from_file(&cluster_yaml, &story.namespace()).await;
-        let mut args = base.clone();
-        args.extend(["--kubeconfig", cluster.kubeconfig(), "-o", "json"]);
-        let run = common::liveproof(&args).await;
+        let cluster = common::Cluster::from_file(&story.cluster_yaml(), &story.namespace()).await;
+        let run = common::verify()
+            .story(&story.name)
+            .on(&cluster)
+            .json()
+            .run()
+            .await;
         let report = run.report();
         if run.code != i32::from(report.verdict.exit_code()) {
             problems.push(format!(

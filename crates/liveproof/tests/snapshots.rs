@@ -4,14 +4,12 @@
 mod common;
 
 async fn text_of(story: &str, extra: &[&str]) -> String {
-    let story = liveproof_testkit::Story::load(story).expect("story");
-    let mut args: Vec<String> = vec!["verify".into()];
-    args.extend(story.args.iter().cloned());
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("--from".into());
-    args.push(story.cluster_yaml().to_string_lossy().into_owned());
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::liveproof(&refs).await;
+    let run = common::verify()
+        .story(story)
+        .offline()
+        .args(extra)
+        .run()
+        .await;
     format!("exit {}\n{}", run.code, run.stdout)
 }
 

@@ -167,3 +167,73 @@ pub fn git_at(repo: &Path, args: &[&str], date: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// `liveproof verify` as a story is told: `verify().story("name").offline().json().run()`.
+/// The story's own arguments come first, then what the test adds.
+#[derive(Default)]
+pub struct Verify {
+    story: Option<liveproof_testkit::Story>,
+    args: Vec<String>,
+    offline: bool,
+    kubeconfig: Option<String>,
+}
+
+pub fn verify() -> Verify {
+    Verify::default()
+}
+
+impl Verify {
+    /// The story in `test-data/scenarios/NAME`: its arguments, and its cluster for `offline`.
+    pub fn story(mut self, name: &str) -> Verify {
+        self.story = Some(liveproof_testkit::Story::load(name).expect("story"));
+        self
+    }
+
+    /// Read the story's `cluster.yaml` (`--from`).
+    pub fn offline(mut self) -> Verify {
+        self.offline = true;
+        self
+    }
+
+    /// Read the cluster a kubeconfig points at (a [`Cluster`]).
+    pub fn on(mut self, cluster: &Cluster) -> Verify {
+        self.kubeconfig = Some(cluster.kubeconfig().to_string());
+        self
+    }
+
+    pub fn since(self, time: &str) -> Verify {
+        self.args(&["--since", time])
+    }
+
+    pub fn json(self) -> Verify {
+        self.args(&["-o", "json"])
+    }
+
+    pub fn args(mut self, args: &[&str]) -> Verify {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The command line this builds.
+    pub fn argv(&self) -> Vec<String> {
+        let mut argv = vec!["verify".to_string()];
+        if let Some(story) = &self.story {
+            argv.extend(story.args.iter().cloned());
+            if self.offline {
+                argv.push("--from".into());
+                argv.push(story.cluster_yaml().to_string_lossy().into_owned());
+            }
+        }
+        if let Some(kubeconfig) = &self.kubeconfig {
+            argv.extend(["--kubeconfig".to_string(), kubeconfig.clone()]);
+        }
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
+
+    pub async fn run(self) -> Run {
+        let argv = self.argv();
+        let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+        liveproof(&refs).await
+    }
+}
