@@ -133,50 +133,18 @@ fn release_revision(
         );
     }
     let Some(newest) = history.newest() else {
-        let (status, detail, next) = if let Some(d) = observed
-            .denial(ns, ResourceKind::Secret)
-            .or_else(|| observed.denial(ns, ResourceKind::ConfigMap))
-        {
-            (
-                Status::Unknown,
-                format!("reading the release storage was refused: {}", d.message),
-                format!("grant list on secrets in {ns} (check: kubectl auth can-i list secrets -n {ns})"),
-            )
-        } else if observed.is_complete(ns, ResourceKind::Secret)
-            && observed.is_complete(ns, ResourceKind::ConfigMap)
-        {
-            (
-                Status::Fail,
-                format!("no Helm release {} is installed in {ns}: no storage Secret or ConfigMap carries it", history.name),
-                format!("check the release name and namespace: kubectl -n {ns} get secrets -l owner=helm"),
-            )
-        } else {
-            (
-                Status::Unknown,
-                format!("the input holds no storage of Helm release {ns}/{}", history.name),
-                format!(
-                    "include the release Secrets: kubectl -n {ns} get secrets -l owner=helm,name={} -o yaml",
-                    history.name
-                ),
-            )
-        };
-        return (
-            Finding::new(Check::ReleaseRevision, status, "no release found", expected)
-                .source(storage_source(history))
-                .detail(detail)
-                .next(next),
-            Staleness::Unknown,
-        );
+        return (no_release(observed, history, expected), Staleness::Unknown);
     };
     let r = &newest.release;
     let describe = ReleaseHistory::describe(newest);
-    let deployed = r.info.last_deployed;
     let observed_text = format!(
         "{describe} {}{}",
         r.info.status.as_str(),
-        deployed.map(|t| format!(" at {t}")).unwrap_or_default()
+        r.info
+            .last_deployed
+            .map(|t| format!(" at {t}"))
+            .unwrap_or_default()
     );
-    let source = format!("{} .info", newest.object);
     let finding = |status| {
         Finding::new(
             Check::ReleaseRevision,
@@ -184,38 +152,90 @@ fn release_revision(
             observed_text.clone(),
             expected.clone(),
         )
-        .source(source.clone())
+        .source(format!("{} .info", newest.object))
     };
-    match &r.info.status {
-        ReleaseStatus::Deployed => {}
-        status => {
-            let why = if status.is_pending() {
-                "an operation on it is still in progress, or died half-way"
-            } else if matches!(status, ReleaseStatus::Failed) {
-                "the upgrade failed"
-            } else {
-                "it is not the deployed revision"
-            };
-            return (
-                finding(Status::Fail)
-                    .detail(format!(
-                        "the newest revision {describe} is {}: {why} (description: {})",
-                        status.as_str(),
-                        if r.info.description.is_empty() {
-                            "none"
-                        } else {
-                            &r.info.description
-                        }
-                    ))
-                    .next(format!(
-                        "see what happened: helm -n {} history {}",
-                        history.namespace, history.name
-                    )),
-                Staleness::Unknown,
-            );
-        }
+    if let Some(why) = not_deployed(&r.info.status) {
+        return (
+            finding(Status::Fail)
+                .detail(format!(
+                    "the newest revision {describe} is {}: {why} (description: {})",
+                    r.info.status.as_str(),
+                    if r.info.description.is_empty() {
+                        "none"
+                    } else {
+                        &r.info.description
+                    }
+                ))
+                .next(format!(
+                    "see what happened: helm -n {} history {}",
+                    history.namespace, history.name
+                )),
+            Staleness::Unknown,
+        );
     }
-    let Some(since) = change.since else {
+    deployed_after(history, newest, change.since, finding)
+}
+
+/// No revision of the release was found: absent (the storage was listed in full), refused, or
+/// missing from the input.
+fn no_release(observed: &Observed, history: &ReleaseHistory, expected: String) -> Finding {
+    let ns = &history.namespace;
+    let (status, detail, next) = if let Some(d) = observed
+        .denial(ns, ResourceKind::Secret)
+        .or_else(|| observed.denial(ns, ResourceKind::ConfigMap))
+    {
+        (
+            Status::Unknown,
+            format!("reading the release storage was refused: {}", d.message),
+            format!(
+                "grant list on secrets in {ns} (check: kubectl auth can-i list secrets -n {ns})"
+            ),
+        )
+    } else if observed.is_complete(ns, ResourceKind::Secret)
+        && observed.is_complete(ns, ResourceKind::ConfigMap)
+    {
+        (
+            Status::Fail,
+            format!("no Helm release {} is installed in {ns}: no storage Secret or ConfigMap carries it", history.name),
+            format!("check the release name and namespace: kubectl -n {ns} get secrets -l owner=helm"),
+        )
+    } else {
+        (
+            Status::Unknown,
+            format!("the input holds no storage of Helm release {ns}/{}", history.name),
+            format!(
+                "include the release Secrets: kubectl -n {ns} get secrets -l owner=helm,name={} -o yaml",
+                history.name
+            ),
+        )
+    };
+    Finding::new(Check::ReleaseRevision, status, "no release found", expected)
+        .source(storage_source(history))
+        .detail(detail)
+        .next(next)
+}
+
+/// Why a newest revision with this status is not what serves, or `None` when it is deployed.
+fn not_deployed(status: &ReleaseStatus) -> Option<&'static str> {
+    match status {
+        ReleaseStatus::Deployed => None,
+        s if s.is_pending() => Some("an operation on it is still in progress, or died half-way"),
+        ReleaseStatus::Failed => Some("the upgrade failed"),
+        _ => Some("it is not the deployed revision"),
+    }
+}
+
+/// A deployed newest revision against the change time: deployed after it passes, before it
+/// fails, and a rollback after it to a revision from before it fails (old content, new time).
+fn deployed_after(
+    history: &ReleaseHistory,
+    newest: &StoredRelease,
+    since: Option<Timestamp>,
+    finding: impl Fn(Status) -> Finding,
+) -> (Finding, Staleness) {
+    let r = &newest.release;
+    let describe = ReleaseHistory::describe(newest);
+    let Some(since) = since else {
         return (
             finding(Status::Unknown)
                 .detail("no change time was given, so whether this revision came after the change cannot be told")
@@ -223,7 +243,7 @@ fn release_revision(
             Staleness::Unknown,
         );
     };
-    let Some(deployed) = deployed else {
+    let Some(deployed) = r.info.last_deployed else {
         return (
             finding(Status::Unknown).detail(format!("{describe} records no last_deployed time")),
             Staleness::Unknown,
