@@ -49,8 +49,8 @@ pub enum ConfigError {
     ChartVersion { given: String },
     #[error("--version-url/--expect-version/--version-json: {0}\nhint: give one --expect-version for all URLs or one per --version-url, in the same order")]
     Versions(String),
-    #[error("--version-url `{given}` is not an http(s) URL\nhint: give the URL the server reports its version at, e.g. --version-url https://shop.example/version")]
-    VersionUrl { given: String },
+    #[error("--version-url `{given}`: {reason}\nhint: give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")]
+    VersionUrl { given: String, reason: String },
     #[error("--expect-env `{given}` is not an env var name")]
     Env { given: String },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
@@ -451,9 +451,7 @@ fn versions(
     urls.iter()
         .enumerate()
         .map(|(i, url)| {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(ConfigError::VersionUrl { given: url.clone() });
-            }
+            check_version_url(url)?;
             let expect = pick(&args.expect_version, "--expect-version", i)?.unwrap_or_default();
             let json_path = pick(&args.version_json, "--version-json", i)?;
             if let Some(path) = &json_path {
@@ -467,6 +465,34 @@ fn versions(
             })
         })
         .collect()
+}
+
+/// A `--version-url` must be an absolute http(s) URL with a host. Errors show it redacted: a
+/// URL can carry a password or a token.
+fn check_version_url(given: &str) -> Result<(), ConfigError> {
+    // Without `://` there is no userinfo to mask: show only what comes before the first
+    // character that could start one (`mailto:bob:s3cret@x` → `mailto…`).
+    let shown = if given.contains("://") {
+        liveproof_evidence::server::redact_url(given)
+    } else {
+        let head = given.split([':', '@', '?', '#']).next().unwrap_or_default();
+        format!("{head}…")
+    };
+    let refuse = |reason: String| ConfigError::VersionUrl {
+        given: shown.clone(),
+        reason,
+    };
+    let parsed = url::Url::parse(given).map_err(|e| refuse(format!("not a URL ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(refuse(format!(
+            "`{}:` is not http or https",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(refuse("it names no host".into()));
+    }
+    Ok(())
 }
 
 /// What `--since` takes, for every error about it.
@@ -647,6 +673,29 @@ fn change(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_version_url_is_refused_without_showing_its_secrets() {
+        for (given, reason) in [
+            (
+                "ftp://bob:s3cret@shop.example/v",
+                "`ftp:` is not http or https",
+            ),
+            ("https://bob:s3cret@", "not a URL"),
+            (
+                "mailto:bob:s3cret@shop.example",
+                "`mailto:` is not http or https",
+            ),
+            ("bob:s3cret@shop.example/v", "is not http or https"),
+            ("shop.example/version?token=s3cret", "not a URL"),
+        ] {
+            let err = check_version_url(given).expect_err(given).to_string();
+            assert!(err.contains(reason), "{given}: {err}");
+            assert!(!err.contains("s3cret"), "{given}: {err}");
+        }
+        assert!(check_version_url("https://bob:s3cret@shop.example/v?token=x").is_ok());
+        assert!(check_version_url("http://127.0.0.1:8080/version").is_ok());
+    }
 
     #[test]
     fn durations() {
