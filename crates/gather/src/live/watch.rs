@@ -175,20 +175,7 @@ pub(super) fn start(
     all_namespaces: bool,
     initial: Observed,
 ) -> ObservedStream {
-    let mut state = WatchState {
-        cluster,
-        targets: targets.to_vec(),
-        all_namespaces,
-        first: Some(initial.clone()),
-        initial,
-        scopes: Vec::new(),
-        streams: SelectAll::new(),
-        consecutive_failures: 0,
-        failure: None,
-        followed: Vec::new(),
-        sources_changed: true,
-        scopes_capped: false,
-    };
+    let mut state = WatchState::new(cluster, targets, all_namespaces, initial);
     let initial = state.initial.clone();
     state.ensure_scopes(&initial);
     stream::unfold(state, |mut state| async move {
@@ -199,6 +186,24 @@ pub(super) fn start(
 }
 
 impl WatchState {
+    /// No watch open yet; the first snapshot will be `initial`.
+    fn new(cluster: Cluster, targets: &[Target], all_namespaces: bool, initial: Observed) -> Self {
+        WatchState {
+            cluster,
+            targets: targets.to_vec(),
+            all_namespaces,
+            first: Some(initial.clone()),
+            initial,
+            scopes: Vec::new(),
+            streams: SelectAll::new(),
+            consecutive_failures: 0,
+            failure: None,
+            followed: Vec::new(),
+            sources_changed: true,
+            scopes_capped: false,
+        }
+    }
+
     async fn next(&mut self) -> Option<Result<Observed, GatherError>> {
         if let Some(first) = self.first.take() {
             return Some(Ok(first));
@@ -706,12 +711,815 @@ fn map_event<K>(event: Event<K>, f: impl Fn(K) -> AnyObject) -> Event<AnyObject>
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use k8s_openapi::api::core::v1::Node;
+    use kube::core::Status;
+    use liveproof_evidence::{Denied, TargetKind};
+    use serde_json::{json, Value};
+    use tokio::time::Instant;
+
     use super::*;
+
+    const SHOP: &str = "shop";
+    const SERVER: &str = "http://127.0.0.1:9";
+
+    /// A cluster whose default namespace is `shop`, never contacted: the tests feed events by
+    /// hand, or open watches they never poll.
+    async fn cluster() -> Cluster {
+        let config = kube::Config::new(SERVER.parse().expect("url"));
+        Cluster::from_config(config, Some(SHOP.into()))
+            .await
+            .expect("cluster")
+    }
+
+    async fn watching(targets: &[Target], all_namespaces: bool, initial: Observed) -> WatchState {
+        WatchState::new(cluster().await, targets, all_namespaces, initial)
+    }
+
+    /// Adds a scope as `open` does, without a watch behind it; its index.
+    fn add_scope(state: &mut WatchState, key: ScopeKey, selector: Option<LabelSelector>) -> usize {
+        state.scopes.push(scope(key, selector));
+        state.scopes.len() - 1
+    }
+
+    /// A scope as `open` makes it, before any event.
+    fn scope(key: ScopeKey, selector: Option<LabelSelector>) -> Scope {
+        Scope {
+            key,
+            selector,
+            live: false,
+            pending: None,
+            objects: BTreeMap::new(),
+        }
+    }
+
+    /// Feeds scope `index` these events, each `ms` after now (tests run on paused time).
+    fn feed(
+        state: &mut WatchState,
+        index: usize,
+        events: Vec<(u64, watcher::Result<Event<AnyObject>>)>,
+    ) {
+        let start = Instant::now();
+        let events = stream::iter(events).then(move |(ms, item)| async move {
+            tokio::time::sleep_until(start + Duration::from_millis(ms)).await;
+            item
+        });
+        state
+            .streams
+            .push(events.map(move |item| (index, item)).boxed());
+    }
+
+    /// A complete (re-)list of scope `index`: `objects`.
+    fn list(state: &mut WatchState, index: usize, objects: Vec<AnyObject>) -> bool {
+        state.apply(index, Ok(Event::Init));
+        for object in objects {
+            state.apply(index, Ok(Event::InitApply(object)));
+        }
+        state.apply(index, Ok(Event::InitDone))
+    }
+
+    fn app_selector(app: &str) -> LabelSelector {
+        LabelSelector {
+            match_labels: Some([("app".to_string(), app.to_string())].into()),
+            match_expressions: None,
+        }
+    }
+
+    fn pods_of(app: &str) -> ScopeKey {
+        ScopeKey::Selected {
+            resource: ResourceKind::Pod,
+            namespace: SHOP.into(),
+            selector: format!("app={app}"),
+        }
+    }
+
+    fn named(resource: ResourceKind, namespace: Option<&str>, name: &str) -> ScopeKey {
+        ScopeKey::Named {
+            resource,
+            namespace: namespace.map(str::to_string),
+            name: name.into(),
+        }
+    }
+
+    fn typed<K: serde::de::DeserializeOwned>(value: Value) -> K {
+        serde_json::from_value(value).expect("object")
+    }
+
+    fn meta(ns: &str, name: &str, app: &str) -> Value {
+        json!({"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"), "labels": {"app": app}})
+    }
+
+    fn pod(ns: &str, name: &str, app: &str) -> Pod {
+        typed(json!({"metadata": meta(ns, name, app)}))
+    }
+
+    fn pod_in_phase(ns: &str, name: &str, app: &str, phase: &str) -> AnyObject {
+        typed::<Pod>(json!({"metadata": meta(ns, name, app), "status": {"phase": phase}}))
+            .into_any()
+    }
+
+    fn deployment(ns: &str, name: &str) -> Deployment {
+        typed(json!({
+            "metadata": meta(ns, name, name),
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": {"metadata": {"labels": {"app": name}}}
+            }
+        }))
+    }
+
+    fn replicaset(ns: &str, name: &str) -> AnyObject {
+        typed::<ReplicaSet>(json!({"metadata": meta(ns, name, "inventory")})).into_any()
+    }
+
+    fn application(ns: &str, name: &str, resources: Value) -> Value {
+        json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}")},
+            "spec": {"destination": {"namespace": "apps"}},
+            "status": {"resources": resources}
+        })
+    }
+
+    fn raw(value: &Value) -> AnyObject {
+        raw_object(value).expect("a raw kind")
+    }
+
+    fn names(scope: &Scope) -> Vec<&str> {
+        scope.objects.values().map(AnyObject::name).collect()
+    }
+
+    fn pod_names(observed: &Observed) -> Vec<&str> {
+        observed
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect()
+    }
+
+    fn keys(state: &WatchState) -> Vec<ScopeKey> {
+        state.scopes.iter().map(|s| s.key.clone()).collect()
+    }
+
+    fn api(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(status(code)))
+    }
+
+    fn status(code: u16) -> Status {
+        Status::failure("refused", "Test").with_code(code)
+    }
+
+    fn failed() -> watcher::Result<Event<AnyObject>> {
+        Err(watcher::Error::WatchFailed(api(500)))
+    }
+
+    // ---- applying watch events ----
+
+    #[tokio::test]
+    async fn a_relist_replaces_a_scopes_objects_only_once_it_is_done() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let a = pod(SHOP, "a", "inventory").into_any();
+        let b = pod(SHOP, "b", "inventory").into_any();
+
+        assert!(!state.apply(pods, Ok(Event::Init)));
+        assert!(!state.apply(pods, Ok(Event::InitApply(a.clone()))));
+        assert!(!state.apply(pods, Ok(Event::InitApply(b))));
+        assert!(
+            !state.scopes[pods].live,
+            "not live before its first list is done"
+        );
+        assert!(state.apply(pods, Ok(Event::InitDone)));
+        assert!(state.scopes[pods].live);
+        assert_eq!(names(&state.scopes[pods]), ["a", "b"]);
+
+        // After a 410 the watcher lists again; `b` was deleted meanwhile.
+        assert!(!state.apply(pods, Ok(Event::Init)));
+        assert!(!state.apply(pods, Ok(Event::InitApply(a))));
+        assert_eq!(
+            names(&state.scopes[pods]),
+            ["a", "b"],
+            "half a relist is not shown"
+        );
+        assert!(state.apply(pods, Ok(Event::InitDone)));
+        assert_eq!(names(&state.scopes[pods]), ["a"]);
+
+        assert!(!state.apply(7, Ok(Event::InitDone)), "no such scope");
+    }
+
+    #[tokio::test]
+    async fn applies_and_deletes_edit_a_scope_by_uid_and_show_once_it_has_listed() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let pending = pod_in_phase(SHOP, "a", "inventory", "Pending");
+        assert!(
+            !state.apply(pods, Ok(Event::Apply(pending.clone()))),
+            "nothing is shown of a scope before its first list"
+        );
+        list(&mut state, pods, vec![]);
+        assert!(state.scopes[pods].objects.is_empty(), "the list wins");
+
+        assert!(state.apply(pods, Ok(Event::Apply(pending))));
+        let running = pod_in_phase(SHOP, "a", "inventory", "Running");
+        assert!(state.apply(pods, Ok(Event::Apply(running.clone()))));
+        let held: Vec<_> = state.scopes[pods].objects.values().collect();
+        assert_eq!(held.len(), 1, "the same uid is modified, not added");
+        let AnyObject::Pod(held) = held[0] else {
+            panic!("a pod: {:?}", held[0]);
+        };
+        assert_eq!(
+            held.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Running")
+        );
+
+        assert!(state.apply(pods, Ok(Event::Delete(running))));
+        assert!(state.scopes[pods].objects.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_shown_change_to_a_helm_or_gitops_object_asks_to_follow_its_workloads_again() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        state.sources_changed = false;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let app = add_scope(
+            &mut state,
+            named(ResourceKind::Application, Some("argocd"), "inventory"),
+            None,
+        );
+
+        list(
+            &mut state,
+            pods,
+            vec![pod(SHOP, "a", "inventory").into_any()],
+        );
+        assert!(
+            !state.sources_changed,
+            "a pod does not change where a target leads"
+        );
+        state.apply(app, Ok(Event::Init));
+        let synced = application("argocd", "inventory", json!([]));
+        state.apply(app, Ok(Event::InitApply(raw(&synced))));
+        assert!(!state.sources_changed, "nor does a list not yet done");
+        state.apply(app, Ok(Event::InitDone));
+        assert!(state.sources_changed);
+    }
+
+    #[tokio::test]
+    async fn an_expired_refused_or_unserved_watch_is_not_a_failure() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        for code in [410, 403, 404] {
+            for err in [
+                watcher::Error::WatchStartFailed(api(code)),
+                watcher::Error::WatchError(Box::new(status(code))),
+            ] {
+                assert!(!state.apply(pods, Err(err)));
+            }
+        }
+        assert_eq!(state.consecutive_failures, 0);
+        assert!(state.failure.is_none());
+
+        assert!(!state.apply(pods, failed()));
+        assert_eq!(state.consecutive_failures, 1, "any other error counts");
+    }
+
+    #[tokio::test]
+    async fn failures_in_a_row_across_scopes_become_one_watch_error() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let replicasets = add_scope(
+            &mut state,
+            ScopeKey::Namespace {
+                resource: ResourceKind::ReplicaSet,
+                namespace: SHOP.into(),
+            },
+            None,
+        );
+        for n in 1..FAILURES_BEFORE_ERROR {
+            state.apply(if n % 2 == 0 { pods } else { replicasets }, failed());
+            assert!(state.failure.is_none(), "after {n} failures");
+        }
+        state.apply(pods, failed());
+        let Some(GatherError::Watch { server, what, .. }) = state.failure.take() else {
+            panic!("a watch error after {FAILURES_BEFORE_ERROR} failures");
+        };
+        assert_eq!(server, SERVER);
+        assert_eq!(what, "pods in namespace shop matching `app=inventory`");
+        assert_eq!(state.consecutive_failures, 0, "counting starts over");
+    }
+
+    #[tokio::test]
+    async fn any_event_starts_the_failure_count_over() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        for _ in 1..FAILURES_BEFORE_ERROR {
+            state.apply(pods, failed());
+        }
+        state.apply(pods, Ok(Event::Init));
+        for _ in 1..FAILURES_BEFORE_ERROR {
+            state.apply(pods, failed());
+        }
+        assert!(state.failure.is_none());
+        assert_eq!(state.consecutive_failures, FAILURES_BEFORE_ERROR - 1);
+    }
+
+    // ---- snapshots ----
+
+    #[tokio::test]
+    async fn a_snapshot_takes_live_scopes_and_the_initial_objects_no_live_scope_covers() {
+        let initial = Observed {
+            deployments: vec![deployment(SHOP, "inventory")],
+            pods: vec![pod(SHOP, "a", "inventory"), pod(SHOP, "c", "cart")],
+            ..Observed::default()
+        };
+        let mut state = watching(&[], false, initial).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        assert_eq!(pod_names(&state.snapshot()), ["a", "c"], "not listed yet");
+
+        list(
+            &mut state,
+            pods,
+            vec![pod(SHOP, "b", "inventory").into_any()],
+        );
+        let snapshot = state.snapshot();
+        assert_eq!(
+            pod_names(&snapshot),
+            ["b", "c"],
+            "`a` is gone; `c` is not watched"
+        );
+        assert_eq!(snapshot.deployments.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_live_scope_replaces_the_initial_raw_objects_it_covers() {
+        let kustomization = json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "infra", "namespace": "flux", "uid": "uid-flux-infra"}
+        });
+        let initial = Observed {
+            others: vec![application("argocd", "inventory", json!([])), kustomization],
+            ..Observed::default()
+        };
+        let mut state = watching(&[], false, initial).await;
+        let app = add_scope(
+            &mut state,
+            named(ResourceKind::Application, Some("argocd"), "inventory"),
+            None,
+        );
+        let synced = application(
+            "argocd",
+            "inventory",
+            json!([{"group": "apps", "kind": "Deployment", "namespace": "apps", "name": "inventory"}]),
+        );
+        list(&mut state, app, vec![raw(&synced)]);
+
+        let snapshot = state.snapshot();
+        let apps: Vec<&Value> = snapshot.others_of(ResourceKind::Application).collect();
+        assert_eq!(apps.len(), 1, "{apps:?}");
+        assert_eq!(apps[0]["status"]["resources"][0]["name"], "inventory");
+        assert_eq!(snapshot.others_of(ResourceKind::Kustomization).count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_is_complete_where_its_live_scopes_listed_in_full() {
+        let denied = Denied {
+            namespace: Some(SHOP.into()),
+            resource: ResourceKind::Secret,
+            verb: "list".into(),
+            message: "forbidden".into(),
+        };
+        let mut initial = Observed {
+            nodes: vec![typed::<Node>(json!({"metadata": {"name": "node-1"}}))],
+            denied: vec![denied],
+            ..Observed::default()
+        };
+        initial.mark_complete("apps", ResourceKind::ConfigMap);
+        let mut state = watching(&[], false, initial).await;
+        let absent = add_scope(
+            &mut state,
+            named(ResourceKind::Deployment, Some(SHOP), "inventory"),
+            None,
+        );
+        let absent_anywhere = add_scope(
+            &mut state,
+            named(ResourceKind::Deployment, None, "cart"),
+            None,
+        );
+        let present = add_scope(
+            &mut state,
+            named(ResourceKind::StatefulSet, Some(SHOP), "db"),
+            None,
+        );
+        add_scope(
+            &mut state,
+            named(ResourceKind::DaemonSet, Some(SHOP), "agent"),
+            None,
+        );
+        let replicasets = add_scope(
+            &mut state,
+            ScopeKey::Namespace {
+                resource: ResourceKind::ReplicaSet,
+                namespace: SHOP.into(),
+            },
+            None,
+        );
+        let inventory_pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let cart_pods = add_scope(&mut state, pods_of("cart"), Some(app_selector("cart")));
+        list(&mut state, absent, vec![]);
+        list(&mut state, absent_anywhere, vec![]);
+        let db = typed::<StatefulSet>(json!({"metadata": meta(SHOP, "db", "db")}));
+        list(&mut state, present, vec![db.into_any()]);
+        list(
+            &mut state,
+            replicasets,
+            vec![replicaset(SHOP, "inventory-7d4b")],
+        );
+        list(&mut state, inventory_pods, vec![]);
+
+        let snapshot = state.snapshot();
+        assert!(snapshot.is_complete(SHOP, ResourceKind::Deployment));
+        assert!(snapshot.is_complete(liveproof_evidence::ALL_NAMESPACES, ResourceKind::Deployment));
+        assert!(
+            !snapshot.is_complete(SHOP, ResourceKind::StatefulSet),
+            "found: says nothing of others"
+        );
+        assert!(
+            !snapshot.is_complete(SHOP, ResourceKind::DaemonSet),
+            "not listed yet"
+        );
+        assert!(snapshot.is_complete(SHOP, ResourceKind::ReplicaSet));
+        assert!(
+            !snapshot.is_complete(SHOP, ResourceKind::Pod),
+            "the cart pods have not been listed"
+        );
+        assert!(
+            snapshot.is_complete("apps", ResourceKind::ConfigMap),
+            "as gathered"
+        );
+        assert_eq!(snapshot.denied.len(), 1);
+        assert_eq!(snapshot.nodes.len(), 1);
+
+        list(&mut state, cart_pods, vec![]);
+        assert!(state.snapshot().is_complete(SHOP, ResourceKind::Pod));
+    }
+
+    #[test]
+    fn a_scope_covers_its_kind_name_namespace_and_selector() {
+        let deployment_in_shop = |name: &str| deployment(SHOP, name).into_any();
+
+        let inventory = scope(
+            named(ResourceKind::Deployment, Some(SHOP), "inventory"),
+            None,
+        );
+        assert!(inventory.covers(&deployment_in_shop("inventory")));
+        assert!(!inventory.covers(&deployment_in_shop("cart")));
+        assert!(!inventory.covers(&deployment("apps", "inventory").into_any()));
+        let sts = typed::<StatefulSet>(json!({"metadata": meta(SHOP, "inventory", "inventory")}));
+        assert!(!inventory.covers(&sts.into_any()));
+
+        let anywhere = scope(named(ResourceKind::Deployment, None, "inventory"), None);
+        assert!(anywhere.covers(&deployment("apps", "inventory").into_any()));
+
+        let replicasets = scope(
+            ScopeKey::Namespace {
+                resource: ResourceKind::ReplicaSet,
+                namespace: SHOP.into(),
+            },
+            None,
+        );
+        assert!(replicasets.covers(&replicaset(SHOP, "inventory-7d4b")));
+        assert!(!replicasets.covers(&replicaset("apps", "inventory-7d4b")));
+        assert!(!replicasets.covers(&pod(SHOP, "a", "inventory").into_any()));
+
+        let pods = scope(pods_of("inventory"), Some(app_selector("inventory")));
+        assert!(pods.covers(&pod(SHOP, "a", "inventory").into_any()));
+        assert!(!pods.covers(&pod(SHOP, "c", "cart").into_any()));
+        assert!(!pods.covers(&pod("apps", "a", "inventory").into_any()));
+        let unselected = scope(pods_of("inventory"), None);
+        assert!(!unselected.covers(&pod(SHOP, "a", "inventory").into_any()));
+    }
+
+    // ---- which watches are opened ----
+
+    #[tokio::test]
+    async fn a_deployment_is_watched_with_its_replicasets_and_its_pods_once() {
+        let initial = Observed {
+            deployments: vec![deployment(SHOP, "inventory")],
+            ..Observed::default()
+        };
+        let target = Target::new(TargetKind::Deployment, None, "inventory");
+        let mut state = watching(&[target], false, initial.clone()).await;
+        state.ensure_scopes(&initial);
+        assert_eq!(
+            keys(&state),
+            [
+                named(ResourceKind::Deployment, Some(SHOP), "inventory"),
+                ScopeKey::Namespace {
+                    resource: ResourceKind::ReplicaSet,
+                    namespace: SHOP.into(),
+                },
+                pods_of("inventory"),
+            ]
+        );
+        assert_eq!(state.scopes[2].selector, Some(app_selector("inventory")));
+        assert_eq!(state.streams.len(), 3);
+
+        state.ensure_scopes(&initial);
+        assert_eq!(state.scopes.len(), 3, "a scope is watched once");
+        assert_eq!(state.streams.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn with_all_namespaces_only_workloads_without_a_namespace_are_watched_everywhere() {
+        let targets = [
+            Target::new(TargetKind::Release, None, "inventory"),
+            Target::new(TargetKind::Deployment, None, "inventory"),
+            Target::new(TargetKind::StatefulSet, Some("apps"), "db"),
+        ];
+        let mut state = watching(&targets, true, Observed::default()).await;
+        state.ensure_scopes(&Observed::default());
+        let storage = |resource| ScopeKey::Selected {
+            resource,
+            namespace: SHOP.into(),
+            selector: "owner=helm,name=inventory".into(),
+        };
+        assert_eq!(
+            keys(&state),
+            [
+                storage(ResourceKind::Secret),
+                storage(ResourceKind::ConfigMap),
+                named(ResourceKind::Deployment, None, "inventory"),
+                named(ResourceKind::StatefulSet, Some("apps"), "db"),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn followed_workloads_are_worked_out_again_only_after_a_source_changed() {
+        let target = Target::new(TargetKind::Application, Some("argocd"), "inventory");
+        let initial = Observed {
+            others: vec![application("argocd", "inventory", json!([]))],
+            ..Observed::default()
+        };
+        let mut state = watching(&[target], false, initial.clone()).await;
+        state.ensure_scopes(&initial);
+        let app = named(ResourceKind::Application, Some("argocd"), "inventory");
+        assert_eq!(keys(&state), std::slice::from_ref(&app));
+        assert!(!state.sources_changed);
+
+        let synced = Observed {
+            others: vec![application(
+                "argocd",
+                "inventory",
+                json!([{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "apps", "name": "inventory"}]),
+            )],
+            ..Observed::default()
+        };
+        state.ensure_scopes(&synced);
+        assert_eq!(
+            keys(&state),
+            std::slice::from_ref(&app),
+            "no source changed since"
+        );
+
+        state.sources_changed = true;
+        state.ensure_scopes(&synced);
+        assert_eq!(
+            keys(&state),
+            [
+                app,
+                named(ResourceKind::Deployment, Some("apps"), "inventory")
+            ]
+        );
+        assert!(!state.sources_changed);
+    }
+
+    #[tokio::test]
+    async fn at_most_max_scopes_watches_are_opened() {
+        let targets: Vec<Target> = (0..MAX_SCOPES + 3)
+            .map(|i| Target::new(TargetKind::Deployment, Some(SHOP), &format!("d{i}")))
+            .collect();
+        let mut state = watching(&targets, false, Observed::default()).await;
+        state.ensure_scopes(&Observed::default());
+        assert_eq!(state.scopes.len(), MAX_SCOPES);
+        assert_eq!(state.streams.len(), MAX_SCOPES);
+        assert!(state.scopes_capped);
+        assert_eq!(
+            state.scopes[MAX_SCOPES - 1].key,
+            named(
+                ResourceKind::Deployment,
+                Some(SHOP),
+                &format!("d{}", MAX_SCOPES - 1)
+            ),
+            "the first ones wanted are kept"
+        );
+    }
+
+    #[test]
+    fn helm_storage_is_watched_by_the_labels_helm_writes() {
+        let (key, selector) = source_scope(SourceRead::Storage {
+            resource: ResourceKind::Secret,
+            namespace: "apps".into(),
+            release: "inventory".into(),
+        });
+        assert_eq!(
+            key,
+            ScopeKey::Selected {
+                resource: ResourceKind::Secret,
+                namespace: "apps".into(),
+                selector: "owner=helm,name=inventory".into(),
+            }
+        );
+        let storage = scope(key, selector);
+        let secret = |name: &str| {
+            raw(&json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {
+                    "name": format!("sh.helm.release.v1.{name}.v3"), "namespace": "apps",
+                    "labels": {"owner": "helm", "name": name, "status": "deployed", "version": "3"}
+                }
+            }))
+        };
+        assert!(storage.covers(&secret("inventory")));
+        assert!(!storage.covers(&secret("cart")));
+
+        let (key, selector) = source_scope(SourceRead::Object {
+            resource: ResourceKind::HelmRelease,
+            namespace: "flux".into(),
+            name: "inventory".into(),
+        });
+        assert_eq!(
+            key,
+            named(ResourceKind::HelmRelease, Some("flux"), "inventory")
+        );
+        assert_eq!(selector, None);
+    }
+
+    #[test]
+    fn only_objects_that_lead_to_workloads_are_sources() {
+        for resource in [
+            ResourceKind::Secret,
+            ResourceKind::ConfigMap,
+            ResourceKind::HelmRelease,
+            ResourceKind::Kustomization,
+            ResourceKind::Application,
+        ] {
+            assert!(is_source(&named(resource, Some(SHOP), "x")), "{resource:?}");
+        }
+        for resource in [
+            ResourceKind::GitRepository,
+            ResourceKind::Deployment,
+            ResourceKind::ReplicaSet,
+            ResourceKind::Pod,
+        ] {
+            assert!(
+                !is_source(&named(resource, Some(SHOP), "x")),
+                "{resource:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn scopes_are_named_for_warnings_and_errors() {
+        assert_eq!(
+            named(ResourceKind::Deployment, Some(SHOP), "inventory").to_string(),
+            "Deployment shop/inventory"
+        );
+        assert_eq!(
+            named(ResourceKind::Deployment, None, "inventory").to_string(),
+            "deployments named inventory in all namespaces"
+        );
+        let replicasets = ScopeKey::Namespace {
+            resource: ResourceKind::ReplicaSet,
+            namespace: SHOP.into(),
+        };
+        assert_eq!(replicasets.to_string(), "replicasets in namespace shop");
+    }
+
+    // ---- errors, 410 Gone and backoff ----
+
+    #[test]
+    fn watch_errors_are_told_apart_by_status_code_wherever_kube_reports_it() {
+        use watcher::Error as E;
+        assert!(is_gone(&E::WatchError(Box::new(status(410)))));
+        assert!(is_gone(&E::WatchStartFailed(api(410))));
+        assert!(is_forbidden(&E::InitialListFailed(api(403))));
+        assert!(is_not_served(&E::WatchFailed(api(404))));
+        let other = E::WatchFailed(api(500));
+        assert!(!is_gone(&other) && !is_forbidden(&other) && !is_not_served(&other));
+        assert_eq!(error_code(&E::NoResourceVersion), None);
+    }
+
+    type Script = Vec<watcher::Result<Event<AnyObject>>>;
+
+    /// A `make` for [`relist_on_gone`] whose n-th watch yields `scripts[n]` (then ends), and
+    /// how many watches it made.
+    fn scripted(scripts: Vec<Script>) -> (impl Fn() -> Events + Send + 'static, Arc<AtomicUsize>) {
+        let scripts = Mutex::new(VecDeque::from(scripts));
+        let made = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&made);
+        let make = move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let script = scripts
+                .lock()
+                .expect("not poisoned")
+                .pop_front()
+                .unwrap_or_default();
+            stream::iter(script).boxed()
+        };
+        (make, made)
+    }
+
+    fn start_gone() -> watcher::Result<Event<AnyObject>> {
+        Err(watcher::Error::WatchStartFailed(api(410)))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_request_answered_410_starts_over_with_a_backoff_an_event_resets() {
+        let (make, made) = scripted(vec![
+            vec![start_gone()],
+            vec![start_gone()],
+            vec![Ok(Event::Init), start_gone()],
+            vec![],
+        ]);
+        let mut events = relist_on_gone(make);
+        let mut waits = Vec::new();
+        let mut last = Instant::now();
+        while let Some(item) = events.next().await {
+            waits.push((item.is_ok(), last.elapsed()));
+            last = Instant::now();
+        }
+        assert_eq!(
+            made.load(Ordering::SeqCst),
+            4,
+            "a fresh watch after each 410"
+        );
+        let ms = Duration::from_millis;
+        let within = |d: Duration, lo: u64, hi: u64| d >= ms(lo) && d <= ms(hi);
+        assert_eq!(waits.len(), 4, "{waits:?}");
+        assert!(within(waits[0].1, 100, 200), "{waits:?}");
+        assert!(within(waits[1].1, 200, 400), "doubles: {waits:?}");
+        assert_eq!(waits[2], (true, Duration::ZERO));
+        assert!(
+            within(waits[3].1, 100, 200),
+            "the event reset it: {waits:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_errors_and_a_410_inside_the_stream_are_left_to_kubes_watcher() {
+        let (make, made) = scripted(vec![vec![
+            Err(watcher::Error::WatchError(Box::new(status(410)))),
+            failed(),
+            Ok(Event::InitDone),
+        ]]);
+        let items: Vec<_> = relist_on_gone(make).collect().await;
+        assert_eq!(items.len(), 3);
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn relist_backoff_grows_and_stays_bounded() {
-        assert!(relist_delay(0) >= Duration::from_millis(100));
-        assert!(relist_delay(0) <= Duration::from_millis(200));
+        let ms = Duration::from_millis;
+        for (attempt, base) in [(0, 200), (1, 400), (2, 800), (4, 3200)] {
+            let d = relist_delay(attempt);
+            assert!(d >= ms(base / 2) && d <= ms(base), "{attempt}: {d:?}");
+        }
         for attempt in [5, 6, 40, u32::MAX] {
             let d = relist_delay(attempt);
             assert!(
@@ -719,5 +1527,125 @@ mod tests {
                 "{d:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_refused_or_unserved_watch_ends_after_saying_so() {
+        for code in [403, 404] {
+            let events = stream::iter(vec![
+                Ok(Event::Init),
+                Err(watcher::Error::WatchStartFailed(api(code))),
+                Ok(Event::InitDone),
+            ])
+            .boxed();
+            let items: Vec<_> = end_after_refusal(events).collect().await;
+            assert_eq!(items.len(), 2, "{code}");
+            assert!(matches!(&items[1], Err(e) if error_code(e) == Some(code)));
+        }
+        let events = stream::iter(vec![
+            failed(),
+            Err(watcher::Error::WatchError(Box::new(status(410)))),
+            Ok(Event::InitDone),
+        ])
+        .boxed();
+        assert_eq!(
+            end_after_refusal(events).count().await,
+            3,
+            "retried, not ended"
+        );
+    }
+
+    // ---- snapshots over time ----
+
+    #[tokio::test(start_paused = true)]
+    async fn events_within_the_debounce_window_make_one_snapshot() {
+        let initial = Observed {
+            pods: vec![pod(SHOP, "a", "inventory")],
+            ..Observed::default()
+        };
+        let mut state = watching(&[], false, initial).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let any = |name: &str| pod(SHOP, name, "inventory").into_any();
+        feed(
+            &mut state,
+            pods,
+            vec![
+                (0, Ok(Event::Init)),
+                (0, Ok(Event::InitApply(any("a")))),
+                (0, Ok(Event::InitDone)),
+                (50, Ok(Event::Apply(any("b")))),
+                (500, Ok(Event::Apply(any("c")))),
+            ],
+        );
+        let mut next = async || state.next().await.expect("a snapshot").expect("no error");
+        assert_eq!(pod_names(&next().await), ["a"], "the initial gather first");
+        assert_eq!(pod_names(&next().await), ["a", "b"]);
+        assert_eq!(pod_names(&next().await), ["a", "b", "c"]);
+        assert!(
+            state.next().await.is_none(),
+            "every watch ended, and so does the stream"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_list_not_yet_done_yields_no_snapshot() {
+        let initial = Observed {
+            pods: vec![pod(SHOP, "old", "inventory")],
+            ..Observed::default()
+        };
+        let mut state = watching(&[], false, initial).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        feed(
+            &mut state,
+            pods,
+            vec![
+                (0, Ok(Event::Init)),
+                (
+                    0,
+                    Ok(Event::InitApply(pod(SHOP, "new", "inventory").into_any())),
+                ),
+                (300, Ok(Event::InitDone)),
+            ],
+        );
+        state.next().await.expect("initial").expect("ok");
+        let start = Instant::now();
+        let snapshot = state.next().await.expect("a snapshot").expect("ok");
+        assert_eq!(pod_names(&snapshot), ["new"]);
+        assert!(start.elapsed() >= Duration::from_millis(300));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failing_watches_yield_an_error_and_the_stream_goes_on() {
+        let mut state = watching(&[], false, Observed::default()).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        let mut events: Vec<_> = (0..FAILURES_BEFORE_ERROR).map(|_| (0, failed())).collect();
+        events.extend([
+            (500, Ok(Event::Init)),
+            (
+                500,
+                Ok(Event::InitApply(pod(SHOP, "a", "inventory").into_any())),
+            ),
+            (500, Ok(Event::InitDone)),
+        ]);
+        feed(&mut state, pods, events);
+        state.next().await.expect("initial").expect("ok");
+        assert!(matches!(
+            state.next().await,
+            Some(Err(GatherError::Watch { .. }))
+        ));
+        let snapshot = state.next().await.expect("goes on").expect("recovered");
+        assert_eq!(pod_names(&snapshot), ["a"]);
     }
 }
