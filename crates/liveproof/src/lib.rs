@@ -60,8 +60,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Not held locked: the MCP server's transport (the SDK's) writes to stdout itself, from
+    // another thread, while `mcp` runs.
+    let mut out = std::io::stdout();
     let code = match cli.command {
         cli::Command::Verify(args) => {
             let config = config::VerifyConfig::from_args(&args, style)?;
@@ -76,7 +77,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
         cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
         cli::Command::Lint(args) => lint::run(&args, &mut out)?,
-        cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args, &mut out))?,
+        cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args))?,
         cli::Command::Skill => skill::run(&mut out)?,
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
     };

@@ -1,39 +1,105 @@
 //! `liveproof mcp`: verify, release show and stale served to agents over the Model Context
-//! Protocol — JSON-RPC 2.0, one message per line on stdin/stdout (the MCP stdio transport).
+//! Protocol, on stdio, through the official Rust SDK (`rmcp`): it speaks the protocol (the
+//! handshake and version negotiation, ping, cancellation, concurrent calls); this module says
+//! what the server is and hands each tool call to `tools`.
 //!
-//! Each tool call is turned into the command line it stands for and run through the very code
-//! the CLI runs (clap, `VerifyConfig::from_args`, `verify::run`, `release::show`, `stale::run`),
-//! so a tool's JSON is byte for byte what `-o json` prints and its errors are the CLI's
-//! messages. stdout carries protocol messages only; logs go to stderr. Read-only unless the
-//! server was started with `--allow-writes`.
+//! Each tool call is validated as the command line it stands for (clap: the CLI's own flag
+//! rules and messages) and run through the code the CLI runs, so a tool's JSON is what `-o
+//! json` prints and its errors are the CLI's. stdout carries protocol messages only; logs go
+//! to stderr. Read-only unless the server was started with `--allow-writes`.
 
-mod protocol;
 mod tools;
 
-use std::collections::HashMap;
-use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use futures::future::{AbortHandle, Abortable};
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerInfo, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::cli::McpArgs;
-use protocol::{Action, Server};
 
-/// The largest message read from stdin; a longer line is refused and skipped.
+const INSTRUCTIONS: &str = "\
+liveproof answers one question with evidence: is this change live in Kubernetes? \
+Call `verify` with the targets and the change (commit or since, plus image/expect/... when \
+known). Report a change as deployed only when the verdict is `live`, and quote the evidence \
+lines that prove it. On `not_live`, say which check failed and its detail; on `unproven`, say \
+what evidence is missing (the report's next_step). `stale` finds workloads running an older \
+build than their mutable tag names now. Secret values are never read or returned.";
+
+/// The longest message read from stdin: a longer line is cut there (the SDK then answers it as
+/// a parse error) and the rest of it skipped, never held in memory.
 const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
-/// One line from stdin.
-enum Frame {
-    Message(Vec<u8>),
-    TooLarge,
+/// Lines of at most `max` bytes from `inner`: the bytes of a longer line past `max` are dropped
+/// up to its newline, which is kept.
+struct BoundedLines<R> {
+    inner: R,
+    max: usize,
+    /// Bytes of the current line passed on so far.
+    in_line: usize,
 }
 
-/// Serves until stdin closes. Tool calls run concurrently (a `ping` or a cancellation is
-/// answered while a `verify` waits); responses are written whole, one per line.
-pub async fn serve(args: &McpArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+impl<R> BoundedLines<R> {
+    fn new(inner: R, max: usize) -> BoundedLines<R> {
+        BoundedLines {
+            inner,
+            max,
+            in_line: 0,
+        }
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for BoundedLines<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        loop {
+            let mut chunk = vec![0u8; buf.remaining().min(64 * 1024)];
+            let mut read = tokio::io::ReadBuf::new(&mut chunk);
+            match std::pin::Pin::new(&mut self.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) => {}
+                other => return other,
+            }
+            let filled = read.filled();
+            if filled.is_empty() {
+                return Poll::Ready(Ok(()));
+            }
+            let before = buf.filled().len();
+            for &byte in filled {
+                if byte == b'\n' {
+                    self.in_line = 0;
+                    buf.put_slice(&[byte]);
+                } else if self.in_line < self.max {
+                    self.in_line += 1;
+                    buf.put_slice(&[byte]);
+                }
+            }
+            // A chunk wholly dropped is no end of input: read on.
+            if buf.filled().len() > before {
+                return Poll::Ready(Ok(()));
+            }
+        }
+    }
+}
+
+/// The server: which tools it offers and which kubeconfigs a call may name.
+#[derive(Clone)]
+struct Liveproof {
+    allow_writes: bool,
+    /// The operator's kubeconfigs (`mcp --kubeconfig`, $KUBECONFIG, ~/.kube/config), canonical.
+    kubeconfigs: Arc<Vec<PathBuf>>,
+}
+
+/// Serves until stdin closes.
+pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
     for path in &args.kubeconfig {
         if !path.is_file() {
             anyhow::bail!(
@@ -42,12 +108,10 @@ pub async fn serve(args: &McpArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             );
         }
     }
-    let mut server = Server::new(args.allow_writes)
-        .with_kubeconfigs(tools::allowed_kubeconfigs(&args.kubeconfig));
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Frame>(16);
-    let reader = tokio::spawn(read_frames(tx));
-    let mut running = FuturesUnordered::new();
-    let mut aborts: HashMap<String, AbortHandle> = HashMap::new();
+    let server = Liveproof {
+        allow_writes: args.allow_writes,
+        kubeconfigs: Arc::new(tools::allowed_kubeconfigs(&args.kubeconfig)),
+    };
     tracing::info!(
         "liveproof mcp: serving on stdio ({})",
         if args.allow_writes {
@@ -56,117 +120,88 @@ pub async fn serve(args: &McpArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             "read-only"
         }
     );
-    // Set when stdin closes: the calls under way are finished and answered, then the server
-    // exits (`printf … | liveproof mcp` gets every answer).
-    let mut closed = false;
-    while !(closed && running.is_empty()) {
-        tokio::select! {
-            frame = rx.recv(), if !closed => {
-                let action = match frame {
-                    None => {
-                        closed = true;
-                        continue;
-                    }
-                    Some(Frame::TooLarge) => Action::Reply(protocol::error(
-                        Value::Null,
-                        protocol::INVALID_REQUEST,
-                        &format!("message longer than {MAX_MESSAGE} bytes; it was skipped"),
-                    )),
-                    Some(Frame::Message(bytes)) => server.handle(&bytes),
-                };
-                match action {
-                    Action::Reply(message) => send(out, &message)?,
-                    Action::Nothing => {}
-                    Action::Cancel(id) => {
-                        if let Some(handle) = aborts.remove(&id.to_string()) {
-                            tracing::info!("request {id} cancelled by the client");
-                            handle.abort();
-                        }
-                    }
-                    Action::Call { id, call } => {
-                        let (handle, registration) = AbortHandle::new_pair();
-                        aborts.insert(id.to_string(), handle);
-                        let structured = server.structured_content();
-                        running.push(
-                            async move {
-                                let result =
-                                    Abortable::new(tools::run(call, structured), registration).await;
-                                (id, result)
-                            }
-                            .boxed_local(),
-                        );
-                    }
-                }
-            }
-            Some((id, result)) = running.next(), if !running.is_empty() => {
-                aborts.remove(&id.to_string());
-                // A cancelled request gets no response (MCP cancellation).
-                if let Ok(result) = result {
-                    send(out, &protocol::response(id, result))?;
-                }
-            }
-        }
-    }
-    reader.abort();
+    let stdin = BoundedLines::new(tokio::io::stdin(), MAX_MESSAGE);
+    let running = server
+        .serve((stdin, tokio::io::stdout()))
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP: the session did not start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP: {e}"))?;
     Ok(0)
 }
 
-fn send(out: &mut dyn Write, message: &Value) -> anyhow::Result<()> {
-    serde_json::to_writer(&mut *out, message)?;
-    out.write_all(b"\n")?;
-    out.flush()?;
-    Ok(())
+impl ServerHandler for Liveproof {
+    fn get_info(&self) -> ServerInfo {
+        let mut info = ServerInfo::new(ServerCapabilities::builder().enable_tools().build());
+        let mut implementation = Implementation::new("liveproof", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("liveproof: is this change live?".into());
+        info.server_info = implementation;
+        info.instructions = Some(INSTRUCTIONS.into());
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = tools::list(self.allow_writes, true)
+            .into_iter()
+            .map(serde_json::from_value::<Tool>)
+            .collect::<Result<Vec<Tool>, _>>()
+            .map_err(|e| ErrorData::internal_error(format!("tool list: {e}"), None))?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.to_string();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let result = match tools::prepare(&name, arguments, self.allow_writes) {
+            tools::Prepared::Unknown => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool `{name}`; this server offers: {}",
+                        tools::names(self.allow_writes).join(", ")
+                    ),
+                    None,
+                ))
+            }
+            // Bad arguments are a tool error the model can read and correct.
+            tools::Prepared::Refused(message) => tools::tool_error(&message),
+            tools::Prepared::Ready(call) => match call.kubeconfig_refusal(&self.kubeconfigs) {
+                Some(message) => tools::tool_error(&message),
+                // A cancelled call stops here: its future is dropped, and with it the requests
+                // it had under way.
+                None => tokio::select! {
+                    result = tools::run(call, true) => result,
+                    () = context.ct.cancelled() => {
+                        return Err(ErrorData::internal_error("cancelled by the client", None))
+                    }
+                },
+            },
+        };
+        serde_json::from_value(result)
+            .map_err(|e| ErrorData::internal_error(format!("tool result: {e}"), None))
+    }
 }
 
-/// Reads newline-delimited messages from stdin; a line longer than [`MAX_MESSAGE`] is
-/// skipped to its end, never held in memory whole.
-async fn read_frames(tx: tokio::sync::mpsc::Sender<Frame>) {
-    let mut stdin = BufReader::new(tokio::io::stdin());
-    loop {
-        let mut line = Vec::new();
-        let mut oversized = false;
-        let ended = loop {
-            let chunk = match stdin.fill_buf().await {
-                Ok(chunk) => chunk,
-                Err(e) => {
-                    tracing::warn!("stdin: {e}");
-                    break true;
-                }
-            };
-            if chunk.is_empty() {
-                break true;
-            }
-            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (chunk.len(), false),
-            };
-            if !oversized {
-                line.extend_from_slice(&chunk[..take]);
-                if line.len() > MAX_MESSAGE + 1 {
-                    oversized = true;
-                    line = Vec::new();
-                }
-            }
-            stdin.consume(take);
-            if done {
-                break false;
-            }
-        };
-        let frame = if oversized {
-            Some(Frame::TooLarge)
-        } else if line.iter().all(u8::is_ascii_whitespace) {
-            // Blank lines (and the last, unterminated empty read) are no messages.
-            None
-        } else {
-            Some(Frame::Message(line))
-        };
-        if let Some(frame) = frame {
-            if tx.send(frame).await.is_err() {
-                return;
-            }
-        }
-        if ended {
-            return;
-        }
+#[cfg(test)]
+mod tests {
+    use super::BoundedLines;
+    use tokio::io::AsyncReadExt as _;
+
+    #[tokio::test]
+    async fn a_line_past_the_bound_is_cut_and_the_next_one_kept() {
+        let input = format!("{}\n{{\"ok\":1}}\n", "x".repeat(100));
+        let mut lines = BoundedLines::new(input.as_bytes(), 10);
+        let mut out = String::new();
+        lines.read_to_string(&mut out).await.expect("reads");
+        assert_eq!(out, format!("{}\n{{\"ok\":1}}\n", "x".repeat(10)));
     }
 }

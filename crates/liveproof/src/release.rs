@@ -66,6 +66,12 @@ fn the_one_namespace(name: &str, mut found: Vec<String>) -> Result<String, Relea
 }
 
 pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    out.write_all(shown(args).await?.as_bytes())?;
+    Ok(0)
+}
+
+/// What `release show` prints: the chosen sections, as helm prints them, one blank line apart.
+pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
     let all_namespaces = args.cluster.all_namespaces;
     let (mut observed, namespace) = match &args.from {
         Some(path) => {
@@ -154,19 +160,20 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
     if args.manifest {
         sections.push(liveproof_helm::show::manifest(&release.release));
     }
+    let mut out = String::new();
     for (i, section) in sections.iter().enumerate() {
         if i > 0 {
-            writeln!(out)?;
+            out.push('\n');
         }
-        write!(out, "{section}")?;
+        out.push_str(section);
         if !section.ends_with('\n') {
-            writeln!(out)?;
+            out.push('\n');
         }
     }
     for (object, _, error) in &history.unreadable {
         tracing::warn!("{object} could not be read: {error}");
     }
-    Ok(0)
+    Ok(out)
 }
 
 /// The release's revisions; an error when it has none that can be read.

@@ -23,6 +23,30 @@ pub enum StaleError {
 }
 
 pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let stale = check(args).await?;
+    match args.output {
+        StaleFormat::Text => liveproof_report::render_stale_text(
+            &stale.rows,
+            stale.restart.as_ref(),
+            liveproof_report::TextStyle::plain(),
+            out,
+        )?,
+        StaleFormat::Json => {
+            liveproof_report::render_stale_json(&stale.rows, stale.restart.as_ref(), out)?
+        }
+    }
+    Ok(stale.code)
+}
+
+/// What `stale` found (and, with `--restart`, did), and its exit code.
+pub struct Stale {
+    pub rows: Vec<DigestRow>,
+    pub restart: Option<RestartOutcome>,
+    pub code: u8,
+}
+
+/// Compares, and with `--restart` restarts: the typed result `run` renders.
+pub async fn check(args: &StaleArgs) -> anyhow::Result<Stale> {
     // With --wait, --timeout bounds the whole command from here; without, each request is
     // bounded by --request-timeout.
     let deadline = if args.wait {
@@ -118,16 +142,11 @@ pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         (untouched_code, None)
     };
-    match args.output {
-        StaleFormat::Text => liveproof_report::render_stale_text(
-            &rows,
-            restart.as_ref(),
-            liveproof_report::TextStyle::plain(),
-            out,
-        )?,
-        StaleFormat::Json => liveproof_report::render_stale_json(&rows, restart.as_ref(), out)?,
-    }
-    Ok(code)
+    Ok(Stale {
+        rows,
+        restart,
+        code,
+    })
 }
 
 /// The cluster a restart writes to and the bounds it runs within.

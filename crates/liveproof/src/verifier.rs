@@ -365,7 +365,7 @@ pub async fn wait(
     config: &VerifyConfig,
     cluster: &Cluster,
     deadline: Deadline,
-    done: &dyn Fn(&Report) -> bool,
+    done: &(dyn Fn(&Report) -> bool + Sync),
 ) -> anyhow::Result<Report> {
     // The watch stops a little early, so the diagnostics of a target that is not live can
     // still be read before the deadline.

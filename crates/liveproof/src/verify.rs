@@ -8,16 +8,23 @@ use liveproof_evidence::Report;
 use crate::config::VerifyConfig;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut report = match &config.snapshot {
-        Some(dir) => crate::snapshot::verify(config, dir).await?,
-        None => crate::verifier::produce(config).await?,
-    };
-    crate::next_steps::Invocation::of(config).apply(&mut report);
+    let report = report(config).await?;
     liveproof_report::render(&report, config.format, config.style, out)?;
     if let Some((path, format)) = &config.report {
         write_report(&report, path, *format)?;
     }
     Ok(report.verdict.exit_code())
+}
+
+/// The report `verify` prints: the verifier's (or `--snapshot`'s), with its next steps carrying
+/// the user's flags.
+pub async fn report(config: &VerifyConfig) -> anyhow::Result<Report> {
+    let mut report = match &config.snapshot {
+        Some(dir) => crate::snapshot::verify(config, dir).await?,
+        None => crate::verifier::produce(config).await?,
+    };
+    crate::next_steps::Invocation::of(config).apply(&mut report);
+    Ok(report)
 }
 
 /// `--report FILE`: the same report in another format, written whole or not at all.

@@ -174,34 +174,41 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
         call.tool.name(),
         call.argv[1..].join(" ")
     );
+    // clap validates the call as the CLI would (its flag rules and messages); what runs then is
+    // the library, and what comes back is its typed result.
     let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
-    let mut out = Vec::new();
     match cli.command {
         Command::Verify(args) => {
             let config =
                 crate::config::VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
                     .map_err(|e| cli_error(&e.into()))?;
-            crate::verify::run(&config, &mut out)
+            let report = crate::verify::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;
+            let mut out = Vec::new();
+            liveproof_report::render_json(&report, &mut out)
+                .map_err(|e| format!("internal error: output: {e}"))?;
             json_result(out, structured)
         }
         Command::Release(ReleaseCommand::Show(args)) => {
-            crate::release::show(&args, &mut out)
+            let text = crate::release::shown(&args)
                 .await
                 .map_err(|e| cli_error(&e))?;
             // The CLI's hint names a flag this server never passes.
-            let text = String::from_utf8_lossy(&out).replace(
+            let text = text.replace(
                 liveproof_helm::show::VALUES_REDACTED_HEADER,
                 "# values redacted: they are never shown over MCP",
             );
             Ok(tool_result(text, None))
         }
         Command::Stale(args) => {
-            crate::stale::run(&args, &mut out)
+            let stale = crate::stale::check(&args)
                 .await
                 .map_err(|e| cli_error(&e))?;
             // `stale -o json` is one document, with `restart` after --restart.
+            let mut out = Vec::new();
+            liveproof_report::render_stale_json(&stale.rows, stale.restart.as_ref(), &mut out)
+                .map_err(|e| format!("internal error: output: {e}"))?;
             json_result(out, structured)
         }
         _ => Err(format!(
@@ -292,35 +299,63 @@ fn cluster(
     argv.opt("context", context);
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `verify`'s arguments.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct VerifyInput {
-    #[serde(default)]
+    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
+    /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
+    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
+    /// GitOps target is followed to the workloads it installs, and those are verified too.
+    #[schemars(length(min = 1))]
     targets: Vec<String>,
+    /// Namespace for targets that name none (default: the kubeconfig context's).
     namespace: Option<String>,
+    /// Look targets that name no namespace up in every namespace.
     #[serde(default)]
     all_namespaces: bool,
+    /// When the change was merged or pushed, RFC 3339 (e.g. 2026-07-12T10:00:00Z). Pods must
+    /// have started after it.
     since: Option<String>,
+    /// The change's commit (7-40 hex): matched against GitOps revisions; its committer time
+    /// becomes `since` when `repo` holds it.
     commit: Option<String>,
+    /// The git repository `commit` is read from (default: the server's working directory).
     repo: Option<String>,
+    /// Images (tag or digest) the workloads must run, matched per container by repository.
     #[serde(default)]
     image: Vec<String>,
+    /// Env var names the running containers must define (values are never read).
     #[serde(default)]
     expect_env: Vec<String>,
+    /// Secrets (SECRET or SECRET/KEY) the containers must reference, by env or volume
+    /// (presence only).
     #[serde(default)]
     expect_secret_ref: Vec<String>,
+    /// The chart version the installed Helm release must carry.
     chart_version: Option<String>,
+    /// Text (or `re:REGEX`) the installed release's rendered manifest must contain.
     #[serde(default)]
     expect: Vec<String>,
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     kubeconfig: Option<String>,
+    /// The kubeconfig context to use.
     context: Option<String>,
+    /// Offline: read objects from this file or directory of YAML/JSON (what `kubectl get -o
+    /// yaml` prints) instead of a cluster. Objects it lacks make their checks unknown.
     from: Option<String>,
+    /// Never ask a registry what a tag resolves to (image_digest_current is left out).
     #[serde(default)]
     no_registry: bool,
+    /// Hold every tagged image to its tag's current digest, not only mutable ones.
     #[serde(default)]
     check_digests: bool,
+    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
     #[serde(default)]
     insecure_registry: Vec<String>,
+    /// Watch up to this many seconds until the verdict is live or a failure is final (0:
+    /// judge once).
+    #[schemars(range(max = 3600))]
     wait_seconds: Option<u64>,
 }
 
@@ -362,26 +397,41 @@ impl VerifyInput {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+/// What `release_show` shows.
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Section {
+    /// Chart, version, status and times (`helm get metadata`).
     #[default]
     Metadata,
+    /// The rendered manifest (`helm get manifest`; rendered Secrets redacted).
     Manifest,
+    /// The user-supplied values, always redacted over MCP.
     Values,
+    /// Every revision (`helm history`).
     History,
 }
 
-#[derive(Debug, Deserialize)]
+/// `release_show`'s arguments (never a way to show values).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReleaseInput {
+    /// The release name.
     name: String,
+    /// The release's namespace (default: the kubeconfig context's).
     namespace: Option<String>,
+    /// A revision other than the newest.
+    #[schemars(range(min = 1))]
     revision: Option<i64>,
+    /// What to show.
     #[serde(default)]
     section: Section,
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     kubeconfig: Option<String>,
+    /// The kubeconfig context to use.
     context: Option<String>,
+    /// Read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml`
+    /// prints) instead of a cluster.
     from: Option<String>,
 }
 
@@ -411,20 +461,30 @@ impl ReleaseInput {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `stale`'s arguments: its scope.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct StaleInput {
+    /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset,
+    /// daemonset).
     #[serde(default)]
     targets: Vec<String>,
+    /// The namespace to check (default: the kubeconfig context's).
     namespace: Option<String>,
+    /// Check every workload in every namespace.
     #[serde(default)]
     all_namespaces: bool,
+    /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
     manifests: Option<String>,
+    /// Check every tagged image, not only mutable ones (no tag, `:latest`).
     #[serde(default)]
     check_digests: bool,
+    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
     #[serde(default)]
     insecure_registry: Vec<String>,
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     kubeconfig: Option<String>,
+    /// The kubeconfig context to use.
     context: Option<String>,
 }
 
@@ -450,22 +510,32 @@ impl StaleInput {
     }
 }
 
-/// restart_stale: stale's scope, and `dry_run`.
-#[derive(Debug, Default, Deserialize)]
+/// `restart_stale`'s arguments: `stale`'s scope, and `dry_run`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RestartInput {
+    /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset,
+    /// daemonset).
     #[serde(default)]
     targets: Vec<String>,
+    /// The namespace to check (default: the kubeconfig context's).
     namespace: Option<String>,
+    /// Check every workload in every namespace.
     #[serde(default)]
     all_namespaces: bool,
+    /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
     manifests: Option<String>,
+    /// Check every tagged image, not only mutable ones (no tag, `:latest`).
     #[serde(default)]
     check_digests: bool,
+    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
     #[serde(default)]
     insecure_registry: Vec<String>,
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     kubeconfig: Option<String>,
+    /// The kubeconfig context to use.
     context: Option<String>,
+    /// Say what would be patched, without sending anything.
     #[serde(default)]
     dry_run: bool,
 }
@@ -516,23 +586,6 @@ pub fn list(allow_writes: bool, structured: bool) -> Vec<Value> {
         .collect()
 }
 
-fn strings(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "description": description})
-}
-
-fn string(description: &str) -> Value {
-    json!({"type": "string", "description": description})
-}
-
-fn boolean(description: &str) -> Value {
-    json!({"type": "boolean", "description": description})
-}
-
-const TARGETS: &str = "What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment \
-    (deploy), statefulset (sts), daemonset (ds), release (a Helm release, read from its \
-    storage), helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A \
-    Helm or GitOps target is followed to the workloads it installs, and those are verified too.";
-
 type Description = (&'static str, &'static str, Value, Option<Value>, bool);
 
 fn describe(tool: Tool) -> Description {
@@ -546,7 +599,7 @@ fn describe(tool: Tool) -> Description {
              `unproven` when evidence is missing (next_step says what to do). Give the change as \
              `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
              `expect_env`, `expect_secret_ref`). Read-only.",
-            verify_input(),
+            input_schema::<VerifyInput>(),
             // The schema `liveproof schema` prints, derived from the report types.
             Some(crate::schema::report_schema()),
             true,
@@ -557,20 +610,7 @@ fn describe(tool: Tool) -> Description {
              `liveproof release show`. section metadata (chart, version, status, times; the \
              default), manifest (the rendered manifest; rendered Secrets redacted), values \
              (always redacted over MCP) or history (every revision). Read-only.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "name": string("The release name."),
-                    "namespace": string("The release's namespace (default: the kubeconfig context's)."),
-                    "revision": {"type": "integer", "minimum": 1, "description": "A revision other than the newest."},
-                    "section": {"type": "string", "enum": ["metadata", "manifest", "values", "history"], "default": "metadata", "description": "What to show."},
-                    "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
-                    "context": string("The kubeconfig context to use."),
-                    "from": string("Read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml` prints) instead of a cluster."),
-                },
-                "required": ["name"],
-                "additionalProperties": false,
-            }),
+            input_schema::<ReleaseInput>(),
             None,
             true,
         ),
@@ -581,7 +621,7 @@ fn describe(tool: Tool) -> Description {
              tag leaves the pod template unchanged, so the old build keeps serving; rows with \
              verdict `stale` are those workloads. Scope: `targets`, the workloads `manifests` \
              declares, or every workload in `namespace` (or all namespaces). Read-only.",
-            stale_input(false),
+            input_schema::<StaleInput>(),
             Some(stale_schema(false)),
             true,
         ),
@@ -593,65 +633,17 @@ fn describe(tool: Tool) -> Description {
              nothing else is touched, and nothing at all when none is stale. Returns the rows \
              and, under `restart`, what was patched (or with dry_run, what would be). Verify \
              afterwards with `verify`.",
-            stale_input(true),
+            input_schema::<RestartInput>(),
             Some(stale_schema(true)),
             false,
         ),
     }
 }
 
-fn verify_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "targets": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": TARGETS},
-            "namespace": string("Namespace for targets that name none (default: the kubeconfig context's)."),
-            "all_namespaces": boolean("Look targets that name no namespace up in every namespace."),
-            "since": string("When the change was merged or pushed, RFC 3339 (e.g. 2026-07-12T10:00:00Z). Pods must have started after it."),
-            "commit": string("The change's commit (7-40 hex): matched against GitOps revisions; its committer time becomes `since` when `repo` holds it."),
-            "repo": string("The git repository `commit` is read from (default: the server's working directory)."),
-            "image": strings("Images (tag or digest) the workloads must run, matched per container by repository."),
-            "expect_env": strings("Env var names the running containers must define (values are never read)."),
-            "expect_secret_ref": strings("Secrets (SECRET or SECRET/KEY) the containers must reference, by env or volume (presence only)."),
-            "chart_version": string("The chart version the installed Helm release must carry."),
-            "expect": strings("Text (or `re:REGEX`) the installed release's rendered manifest must contain."),
-            "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
-            "context": string("The kubeconfig context to use."),
-            "from": string("Offline: read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml` prints) instead of a cluster. Objects it lacks make their checks unknown."),
-            "no_registry": boolean("Never ask a registry what a tag resolves to (image_digest_current is left out)."),
-            "check_digests": boolean("Hold every tagged image to its tag's current digest, not only mutable ones."),
-            "insecure_registry": strings("Registries (HOST[:PORT]) spoken to over plain HTTP."),
-            "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS, "description": "Watch up to this many seconds until the verdict is live or a failure is final (0: judge once)."},
-        },
-        "required": ["targets"],
-        "additionalProperties": false,
-    })
-}
-
-fn stale_input(restart: bool) -> Value {
-    let mut schema = json!({
-        "type": "object",
-        "properties": {
-            "targets": strings("Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset, daemonset)."),
-            "namespace": string("The namespace to check (default: the kubeconfig context's)."),
-            "all_namespaces": boolean("Check every workload in every namespace."),
-            "manifests": string("Check only the workloads these manifests declare (a file or a directory of YAML/JSON)."),
-            "check_digests": boolean("Check every tagged image, not only mutable ones (no tag, `:latest`)."),
-            "insecure_registry": strings("Registries (HOST[:PORT]) spoken to over plain HTTP."),
-            "kubeconfig": string("Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)."),
-            "context": string("The kubeconfig context to use."),
-        },
-        "additionalProperties": false,
-    });
-    if restart {
-        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            props.insert(
-                "dry_run".into(),
-                boolean("Say what would be patched, without sending anything."),
-            );
-        }
-    }
-    schema
+/// A tool's input schema, derived from its typed arguments (their doc comments are the
+/// descriptions; unknown fields are refused, as serde refuses them).
+fn input_schema<T: schemars::JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
 }
 
 fn stale_schema(restart: bool) -> Value {
@@ -843,5 +835,46 @@ mod tests {
         )
         .await;
         assert!(result.get("structuredContent").is_none());
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    /// The input schemas are derived from the typed inputs: every field described, unknown
+    /// fields refused, the bounds the inputs enforce stated.
+    #[test]
+    fn input_schemas_come_from_the_typed_inputs() {
+        for tool in Tool::offered(true) {
+            let (_, _, input, _, _) = describe(tool);
+            assert_eq!(input["type"], "object", "{}", tool.name());
+            assert_eq!(input["additionalProperties"], false, "{}", tool.name());
+            let properties = input["properties"].as_object().expect("properties");
+            for (name, property) in properties {
+                assert!(
+                    property["description"]
+                        .as_str()
+                        .is_some_and(|d| !d.is_empty()),
+                    "{}.{name} has no description: {property}",
+                    tool.name()
+                );
+            }
+        }
+        let verify = input_schema::<VerifyInput>();
+        assert_eq!(verify["required"], json!(["targets"]));
+        assert_eq!(verify["properties"]["targets"]["minItems"], 1);
+        assert_eq!(
+            verify["properties"]["wait_seconds"]["maximum"],
+            MAX_WAIT_SECONDS
+        );
+        let release = input_schema::<ReleaseInput>();
+        assert!(release["properties"].get("show_values").is_none());
+        assert_eq!(release["required"], json!(["name"]));
+        let restart = input_schema::<RestartInput>();
+        assert!(restart["properties"].get("dry_run").is_some());
+        assert!(input_schema::<StaleInput>()["properties"]
+            .get("dry_run")
+            .is_none());
     }
 }
