@@ -1083,12 +1083,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_live_scope_replaces_the_initial_raw_objects_it_covers() {
-        let kustomization = json!({
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-            "metadata": {"name": "infra", "namespace": "flux", "uid": "uid-flux-infra"}
-        });
+        let kustomization = |name: &str| {
+            json!({
+                "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                "metadata": {"name": name, "namespace": "flux", "uid": format!("uid-flux-{name}")}
+            })
+        };
         let initial = Observed {
-            others: vec![application("argocd", "inventory", json!([])), kustomization],
+            others: vec![
+                application("argocd", "inventory", json!([])),
+                kustomization("infra"),
+                kustomization("apps"),
+            ],
             ..Observed::default()
         };
         let mut state = watching(&[], false, initial).await;
@@ -1097,18 +1103,32 @@ mod tests {
             named(ResourceKind::Application, Some("argocd"), "inventory"),
             None,
         );
+        let infra = add_scope(
+            &mut state,
+            named(ResourceKind::Kustomization, Some("flux"), "infra"),
+            None,
+        );
         let synced = application(
             "argocd",
             "inventory",
             json!([{"group": "apps", "kind": "Deployment", "namespace": "apps", "name": "inventory"}]),
         );
         list(&mut state, app, vec![raw(&synced)]);
+        list(&mut state, infra, vec![]);
 
         let snapshot = state.snapshot();
         let apps: Vec<&Value> = snapshot.others_of(ResourceKind::Application).collect();
         assert_eq!(apps.len(), 1, "{apps:?}");
         assert_eq!(apps[0]["status"]["resources"][0]["name"], "inventory");
-        assert_eq!(snapshot.others_of(ResourceKind::Kustomization).count(), 1);
+        let kustomizations: Vec<&str> = snapshot
+            .others_of(ResourceKind::Kustomization)
+            .filter_map(|k| k["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            kustomizations,
+            ["apps"],
+            "`infra` was deleted since; `apps` is not watched"
+        );
     }
 
     #[tokio::test]
