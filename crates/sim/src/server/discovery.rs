@@ -1,6 +1,10 @@
 //! Discovery: `/version`, the API group list and each group version's resource list.
 
-use super::*;
+use serde_json::{json, Value};
+
+use super::SERVER_VERSION;
+use crate::resource::ResourceInfo;
+use crate::store::Store;
 
 pub(super) fn version() -> Value {
     json!({

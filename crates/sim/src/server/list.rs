@@ -1,13 +1,27 @@
 //! LIST: label and field selectors, and pagination with `limit`/`continue`.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::Arc;
 
+use axum::response::Response;
+use http::StatusCode;
+use serde_json::{json, Value};
+
+use super::{render, respond, ResourceRequest, Shared};
+use crate::lock;
+use crate::resource::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+use crate::store::{Event, ObjKey};
+use crate::table;
+
+/// The selection a LIST or WATCH asks for: its resource, namespace and selectors.
 pub(super) struct Filter {
-    pub(super) group: String,
-    pub(super) plural: String,
-    pub(super) namespace: Option<String>,
-    pub(super) labels: LabelSelector,
-    pub(super) fields: FieldSelector,
+    group: String,
+    plural: String,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
 }
 
 impl Filter {
@@ -37,14 +51,14 @@ impl Filter {
     }
 }
 
-pub(super) fn encode_continue(ns: &str, name: &str) -> String {
+fn encode_continue(ns: &str, name: &str) -> String {
     format!("{ns}\n{name}")
         .bytes()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-pub(super) fn decode_continue(token: &str) -> Option<(String, String)> {
+fn decode_continue(token: &str) -> Option<(String, String)> {
     let bytes: Option<Vec<u8>> = (0..token.len())
         .step_by(2)
         .map(|i| {
@@ -58,6 +72,7 @@ pub(super) fn decode_continue(token: &str) -> Option<(String, String)> {
     Some((ns.to_owned(), name.to_owned()))
 }
 
+/// LIST: the objects the selectors match, one page of them when `limit` is set.
 pub(super) fn list(
     sh: &Arc<Shared>,
     r: &ResourceRequest,
@@ -66,25 +81,10 @@ pub(super) fn list(
     include: &str,
 ) -> Result<Response, ApiError> {
     let filter = Filter::new(r, q)?;
-    let limit = match q.get("limit").map(|l| l.parse::<usize>()) {
-        Some(Ok(l)) => l,
-        Some(Err(_)) => {
-            return Err(ApiError::bad_request(
-                "limit must be a non-negative integer",
-            ))
-        }
-        None => 0,
-    };
-    let after = match q.get("continue").filter(|c| !c.is_empty()) {
-        Some(c) => Some(decode_continue(c).ok_or_else(|| {
-            ApiError::bad_request(
-                "continue key is not valid: incorrect encoded start resourceVersion",
-            )
-        })?),
-        None => None,
-    };
+    let limit = page_limit(q)?;
+    let after = continue_after(q)?;
     let st = lock(&sh.store);
-    let matching: Vec<(&crate::store::ObjKey, &Value)> = st
+    let matching: Vec<(&ObjKey, &Value)> = st
         .list(&r.info, r.namespace.as_deref())
         .into_iter()
         .filter(|(k, _)| after.as_ref().is_none_or(|(ns, n)| (&k.2, &k.3) > (ns, n)))
@@ -95,7 +95,57 @@ pub(super) fn list(
     } else {
         limit.min(matching.len())
     };
-    let mut meta = json!({"resourceVersion": st.rv.to_string()});
+    let meta = page_metadata(st.rv, &matching, take, q);
+    let page = &matching[..take];
+    if table {
+        let full: Vec<Value> = page.iter().map(|(_, o)| render(&r.info, o)).collect();
+        return Ok(respond(
+            StatusCode::OK,
+            &table::table(&r.info, &full, meta, include),
+        ));
+    }
+    let items: Vec<Value> = page
+        .iter()
+        .map(|(_, o)| list_item(&r.info, o, sh.list_item_types))
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        &json!({"kind": r.info.list_kind(), "apiVersion": r.info.api_version(), "metadata": meta, "items": items}),
+    ))
+}
+
+/// `limit`: the page size, 0 (or absent) for all.
+fn page_limit(q: &HashMap<String, String>) -> Result<usize, ApiError> {
+    match q.get("limit").map(|l| l.parse::<usize>()) {
+        Some(Ok(l)) => Ok(l),
+        Some(Err(_)) => Err(ApiError::bad_request(
+            "limit must be a non-negative integer",
+        )),
+        None => Ok(0),
+    }
+}
+
+/// `continue`: the (namespace, name) the previous page ended at.
+fn continue_after(q: &HashMap<String, String>) -> Result<Option<(String, String)>, ApiError> {
+    match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(c) => Ok(Some(decode_continue(c).ok_or_else(|| {
+            ApiError::bad_request(
+                "continue key is not valid: incorrect encoded start resourceVersion",
+            )
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The list's metadata: its resourceVersion and, when the page leaves items out, where the
+/// next page starts.
+fn page_metadata(
+    rv: u64,
+    matching: &[(&ObjKey, &Value)],
+    take: usize,
+    q: &HashMap<String, String>,
+) -> Value {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
     if take < matching.len() {
         let (k, _) = matching[take - 1];
         meta["continue"] = json!(encode_continue(&k.2, &k.3));
@@ -108,33 +158,20 @@ pub(super) fn list(
             meta["remainingItemCount"] = json!(matching.len() - take);
         }
     }
-    let items: Vec<Value> = matching[..take]
-        .iter()
-        .map(|(_, o)| {
-            let mut o = render(&r.info, o);
-            if !sh.list_item_types {
-                if let Some(m) = o.as_object_mut() {
-                    m.remove("kind");
-                    m.remove("apiVersion");
-                }
-            }
-            o
-        })
-        .collect();
-    if table {
-        let full: Vec<Value> = matching[..take]
-            .iter()
-            .map(|(_, o)| render(&r.info, o))
-            .collect();
-        return Ok(respond(
-            StatusCode::OK,
-            &table::table(&r.info, &full, meta, include),
-        ));
+    meta
+}
+
+/// An item as a LIST serves it: without `kind` and `apiVersion` unless the server is set
+/// to keep them.
+fn list_item(info: &ResourceInfo, obj: &Value, keep_types: bool) -> Value {
+    let mut o = render(info, obj);
+    if !keep_types {
+        if let Some(m) = o.as_object_mut() {
+            m.remove("kind");
+            m.remove("apiVersion");
+        }
     }
-    Ok(respond(
-        StatusCode::OK,
-        &json!({"kind": r.info.list_kind(), "apiVersion": r.info.api_version(), "metadata": meta, "items": items}),
-    ))
+    o
 }
 
 #[cfg(test)]

@@ -1,6 +1,14 @@
 //! `pods/log`: a pod's log, from the lines an annotation on the pod holds.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{is_true, ResourceRequest, Shared};
+use crate::lock;
+use crate::status::ApiError;
+use crate::store::Store;
 
 /// The annotation a fixture pod carries its log text in: a JSON map from container name (or
 /// `NAME/previous` for the last terminated run) to text. Lines may start with an RFC 3339

@@ -2,29 +2,25 @@
 //! endpoint. Where things are: `discovery.rs` (/version, group and resource lists), `crud.rs`
 //! (one object: GET, POST, PUT, PATCH, DELETE, scale), `list.rs` (LIST with selectors and
 //! pages), `watch.rs` (WATCH), `logs.rs` (pods/log). A new endpoint gets a `Route` variant
-//! here, its handler in the file of its kind, and its branch in `serve`.
+//! here, its handler in the file of its kind, and its branch in `serve`; a new verb on a
+//! resource gets its branch in `crud::serve_resource`, which also hands LIST and WATCH on.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::response::{IntoResponse as _, Response};
-use http::{header, HeaderMap, Method, StatusCode};
+use http::{header, Method, StatusCode};
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc};
 
 use crate::openapi;
-use crate::patch;
 use crate::resource::ResourceInfo;
-use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{meta_str, Event, Store, Writer};
-use crate::table;
-use crate::{lock, Faults, RequestLog, WatchExpiry};
+use crate::store::Store;
+use crate::{lock, Faults, RequestLog};
 
 mod crud;
 mod discovery;
@@ -34,10 +30,8 @@ mod watch;
 
 use crud::serve_resource;
 use discovery::{group_list, resource_list, version};
-use list::list;
 use logs::serve_log;
 pub use logs::LOG_ANNOTATION;
-use watch::watch;
 
 /// The `gitVersion` `/version` reports.
 pub const SERVER_VERSION: &str = "v1.33.0";
@@ -325,54 +319,6 @@ fn render(info: &ResourceInfo, obj: &Value) -> Value {
     let mut o = obj.clone();
     o["apiVersion"] = json!(info.api_version());
     o
-}
-
-fn wants_table(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("as=Table"))
-}
-
-/// Typed clients (`kubectl create deployment NAME --image …`) send protobuf bodies; the
-/// simulator stores JSON only and says so instead of failing to parse.
-fn refuse_protobuf(headers: &HeaderMap) -> Result<(), ApiError> {
-    let ctype = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    if ctype.starts_with("application/vnd.kubernetes.protobuf") {
-        return Err(ApiError::unsupported_media_type(
-            "the simulator accepts JSON request bodies only, not application/vnd.kubernetes.protobuf; \
-             hint: write the object as YAML and create it from the file \
-             (`kubectl create deployment NAME --image IMAGE --dry-run=client -o yaml | kubectl apply -f -`)",
-        ));
-    }
-    Ok(())
-}
-
-fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("the body of the request was not valid JSON: {e}"))
-    })?;
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "the body of the request must be a JSON object",
-        ));
-    }
-    Ok(v)
-}
-
-fn random_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut n = jiff::Timestamp::now().as_nanosecond().unsigned_abs();
-    (0..5)
-        .map(|_| {
-            let c = ALPHABET[(n % ALPHABET.len() as u128) as usize];
-            n /= ALPHABET.len() as u128;
-            char::from(c)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,16 +1,32 @@
 //! WATCH: the change events after a resourceVersion, bookmarks, and the 410 Gone of an
 //! expired one.
 
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use http::header;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
 use super::list::Filter;
-use super::*;
+use super::{is_true, render, ResourceRequest, Shared};
+use crate::resource::ResourceInfo;
+use crate::status::ApiError;
+use crate::store::Event;
+use crate::table;
+use crate::{lock, WatchExpiry};
 
 /// Writes watch events as newline-delimited JSON into the response body.
-pub(super) struct WatchWriter {
-    pub(super) tx: mpsc::Sender<Bytes>,
-    pub(super) info: ResourceInfo,
-    pub(super) table: bool,
-    pub(super) sent: u64,
-    pub(super) close_after: Option<u64>,
+struct WatchWriter {
+    tx: mpsc::Sender<Bytes>,
+    info: ResourceInfo,
+    table: bool,
+    sent: u64,
+    close_after: Option<u64>,
 }
 
 impl WatchWriter {
