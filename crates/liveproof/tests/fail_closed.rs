@@ -151,8 +151,13 @@ async fn mcp_release_show_redacts_too() {
         .spawn()
         .expect("liveproof mcp starts");
     let mut stdin = child.stdin.take().expect("stdin");
+    // As an MCP client does: the handshake, then the call.
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "fail_closed", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     stdin
-        .write_all(format!("{request}\n").as_bytes())
+        .write_all(format!("{initialize}\n{initialized}\n{request}\n").as_bytes())
         .await
         .expect("request sent");
     drop(stdin);
@@ -164,8 +169,11 @@ async fn mcp_release_show_redacts_too() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_no_canary(&stdout, "the MCP reply");
     assert_no_canary(&stderr, "the MCP server's stderr");
-    let reply: Value = serde_json::from_str(stdout.lines().next().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    let reply: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == 1)
+        .unwrap_or_else(|| panic!("no reply to the call: {stdout}\n{stderr}"));
     let text = reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text content: {reply}"));
