@@ -152,15 +152,55 @@ async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requ
 }
 
 #[tokio::test]
-async fn three_deployments_in_one_namespace_list_replicasets_once() {
+async fn two_deployments_in_one_namespace_are_a_get_each_and_a_pod_list_per_selector() {
+    let mut objects = inventory_story();
+    objects.push(deployment("apps", "billing"));
+    let h = harness(objects).await;
+    let targets = [deploy("inventory"), deploy("billing")];
+    let observed = h.cluster.gather(&targets, false).await.expect("gathers");
+
+    assert_eq!(observed.deployments.len(), 2);
+    let log = h.sim.requests();
+    assert_eq!(
+        log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
+        2
+    );
+    assert_eq!(
+        log.count("list", "/apis/apps/v1/namespaces/apps/replicasets"),
+        1
+    );
+    // One pod LIST per distinct selector, never one GET per pod.
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 2);
+    assert_eq!(log.count("get", "/api/v1/namespaces/apps/pods/"), 0);
+    assert_eq!(h.cluster.request_count(), 5);
+    h.sim.shutdown().await;
+}
+
+/// From three targets of a kind in a namespace, the namespace is listed once per kind
+/// (paginated) and only what the targets name or select is kept: three requests for three
+/// Deployments as for three thousand.
+#[tokio::test]
+async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
     let mut objects = inventory_story();
     objects.push(deployment("apps", "billing"));
     objects.push(deployment("apps", "search"));
+    objects.push(deployment("apps", "stranger"));
+    objects.push(pod("apps", "stranger", "s", "1"));
     let h = harness(objects).await;
     let targets = [deploy("inventory"), deploy("billing"), deploy("search")];
     let observed = h.cluster.gather(&targets, false).await.expect("gathers");
 
-    assert_eq!(observed.deployments.len(), 3);
+    let mut names: Vec<&str> = observed
+        .deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.as_deref())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["billing", "inventory", "search"],
+        "not the stranger"
+    );
     assert_eq!(
         pod_names(&observed),
         [
@@ -168,21 +208,39 @@ async fn three_deployments_in_one_namespace_list_replicasets_once() {
             "inventory-new-a",
             "inventory-new-b",
             "inventory-old-c"
-        ]
+        ],
+        "the pods the targets select, not the stranger's"
     );
+    assert!(observed.is_complete("apps", ResourceKind::Pod));
     let log = h.sim.requests();
+    assert_eq!(
+        log.count("list", "/apis/apps/v1/namespaces/apps/deployments"),
+        1,
+        "{:?}",
+        log.snapshot()
+    );
+    assert_eq!(
+        log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
+        0
+    );
     assert_eq!(
         log.count("list", "/apis/apps/v1/namespaces/apps/replicasets"),
         1
     );
-    assert_eq!(
-        log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
-        3
-    );
-    // One pod LIST per distinct selector, never one GET per pod.
-    assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 3);
-    assert_eq!(log.count("get", "/api/v1/namespaces/apps/pods/"), 0);
-    assert_eq!(h.cluster.request_count(), 7);
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 1);
+    assert_eq!(h.cluster.request_count(), 3);
+
+    // The same three, gathered one by one, are read into the same objects.
+    let alone = h
+        .cluster
+        .clone()
+        .with_batch_at(usize::MAX)
+        .gather(&targets, false)
+        .await
+        .expect("gathers");
+    assert_eq!(pod_names(&alone), pod_names(&observed));
+    assert_eq!(alone.deployments, observed.deployments);
+    assert_eq!(alone.replicasets, observed.replicasets);
     h.sim.shutdown().await;
 }
 

@@ -14,6 +14,7 @@
 
 mod error;
 mod objects;
+mod plan;
 mod proxy;
 mod service;
 mod sources;
@@ -40,7 +41,9 @@ pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, RESTARTED_AT};
 
-use objects::{normalize, revisions_of, workload_resource, AnyObject, Kind};
+use objects::{normalize, AnyObject, Kind};
+pub(crate) use plan::plan_related;
+use plan::{plan_lookups, plan_reads, Keep, Lookup, LookupRead, PodRead};
 
 /// How to reach the cluster, as kubectl takes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,6 +84,9 @@ pub struct Cluster {
     config: kube::Config,
     /// Bounds (and the deadline) for decoding the Helm releases followed while gathering.
     release_limits: liveproof_helm::Limits,
+    /// From how many targets of a kind in a namespace one LIST replaces a GET each
+    /// ([`BATCH_AT`](plan::BATCH_AT)).
+    batch_at: usize,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -97,35 +103,6 @@ impl std::fmt::Debug for Cluster {
 enum Read<T> {
     Got(T),
     Denied(String),
-}
-
-/// Where a workload target is looked up: one namespace (a GET) or all of them (a LIST with
-/// `fieldSelector=metadata.name=NAME`, for `-A`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Lookup {
-    resource: ResourceKind,
-    namespace: Option<String>,
-    name: String,
-}
-
-fn plan_lookups(targets: &[Target], default_ns: &str, all_namespaces: bool) -> Vec<Lookup> {
-    let lookups: BTreeSet<Lookup> = targets
-        .iter()
-        .filter_map(|t| {
-            let resource = workload_resource(t.kind)?;
-            let namespace = match (&t.namespace, all_namespaces) {
-                (Some(ns), _) => Some(ns.clone()),
-                (None, true) => None,
-                (None, false) => Some(default_ns.to_string()),
-            };
-            Some(Lookup {
-                resource,
-                namespace,
-                name: t.name.clone(),
-            })
-        })
-        .collect();
-    lookups.into_iter().collect()
 }
 
 impl Cluster {
@@ -235,6 +212,7 @@ impl Cluster {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             config,
             release_limits: liveproof_helm::Limits::default(),
+            batch_at: plan::BATCH_AT,
         })
     }
 
@@ -278,6 +256,15 @@ impl Cluster {
     /// command's deadline so a large release cannot hold it past `--timeout`).
     pub fn with_release_limits(mut self, limits: liveproof_helm::Limits) -> Self {
         self.release_limits = limits;
+        self
+    }
+
+    /// Reads from `batch_at` targets of a kind in a namespace (and pod selectors in a
+    /// namespace) with one LIST of the namespace: `usize::MAX` reads every target alone, 1
+    /// batches everything. The reports are the same either way (tested on the corpus); only
+    /// the requests differ. Default: [`BATCH_AT`](plan::BATCH_AT).
+    pub fn with_batch_at(mut self, batch_at: usize) -> Self {
+        self.batch_at = batch_at.max(1);
         self
     }
 
@@ -341,9 +328,13 @@ impl Cluster {
         all_namespaces: bool,
     ) -> Result<Observed, GatherError> {
         let lookups = plan_lookups(targets, &self.default_ns, all_namespaces);
-        let found = join_all(lookups.iter().map(|l| self.lookup(l))).await;
-        for (lookup, result) in lookups.iter().zip(found) {
-            match result? {
+        let reads = plan_reads(lookups, self.batch_at);
+        let mut answers = Vec::new();
+        for answered in join_all(reads.iter().map(|r| self.read_lookups(r))).await {
+            answers.extend(answered?);
+        }
+        for (lookup, read) in answers {
+            match read {
                 Read::Got(objects) => {
                     if objects.is_empty() {
                         // Found in no namespace with -A: absent everywhere (ALL_NAMESPACES).
@@ -378,17 +369,33 @@ impl Cluster {
             let what = format!("{} in namespace {ns}", resource.plural());
             let job = Related::Namespace(*resource, ns.clone());
             jobs.push(
-                self.list_dyn(*resource, Some(ns.clone()), ListParams::default(), what)
-                    .map(move |r| (job, r))
-                    .boxed(),
+                self.list_dyn(
+                    *resource,
+                    Some(ns.clone()),
+                    ListParams::default(),
+                    Keep::All,
+                    what,
+                )
+                .map(move |r| (job, r))
+                .boxed(),
             );
         }
-        for (ns, selector) in &plan.pods {
-            let what = format!("pods in namespace {ns} matching `{selector}`");
+        for (ns, read) in plan.pod_reads(self.batch_at) {
+            let (what, lp, keep) = match read {
+                PodRead::Selector(selector) => (
+                    format!("pods in namespace {ns} matching `{selector}`"),
+                    ListParams::default().labels(&selector),
+                    Keep::All,
+                ),
+                PodRead::Namespace(selectors) => (
+                    format!("pods in namespace {ns}"),
+                    ListParams::default(),
+                    Keep::Selected(selectors),
+                ),
+            };
             let job = Related::Pods(ns.clone());
-            let lp = ListParams::default().labels(selector);
             jobs.push(
-                self.list_dyn(ResourceKind::Pod, Some(ns.clone()), lp, what)
+                self.list_dyn(ResourceKind::Pod, Some(ns), lp, keep, what)
                     .map(move |r| (job, r))
                     .boxed(),
             );
@@ -519,6 +526,70 @@ impl Cluster {
         Ok(())
     }
 
+    /// Reads a group of lookups: each alone, or the kind's objects of the namespace in one
+    /// paginated LIST, answering each lookup from it (a missing name is then absent, as a GET
+    /// would say). A refused LIST falls back to a request per lookup, as RBAC may grant `get`
+    /// on named objects without `list`. The answers come back per lookup, in order.
+    async fn read_lookups(
+        &self,
+        read: &LookupRead,
+    ) -> Result<Vec<(Lookup, Read<Vec<AnyObject>>)>, GatherError> {
+        let (resource, namespace, lookups) = match read {
+            LookupRead::One(lookup) => {
+                return Ok(vec![(lookup.clone(), self.lookup(lookup).await?)]);
+            }
+            LookupRead::Batch {
+                resource,
+                namespace,
+                lookups,
+            } => (*resource, namespace, lookups),
+        };
+        let what = match namespace {
+            Some(ns) => format!("{} in namespace {ns}", resource.plural()),
+            None => format!("{} in all namespaces", resource.plural()),
+        };
+        let names = lookups.iter().map(|l| l.name.clone()).collect();
+        let listed = self
+            .list_dyn(
+                resource,
+                namespace.clone(),
+                ListParams::default(),
+                Keep::Named(names),
+                what,
+            )
+            .await?;
+        match listed {
+            Read::Got(objects) => {
+                let mut by_name: BTreeMap<String, Vec<AnyObject>> = BTreeMap::new();
+                for object in objects {
+                    by_name
+                        .entry(object.name().to_string())
+                        .or_default()
+                        .push(object);
+                }
+                Ok(lookups
+                    .iter()
+                    .map(|l| {
+                        let found = by_name.remove(&l.name).unwrap_or_default();
+                        (l.clone(), Read::Got(found))
+                    })
+                    .collect())
+            }
+            Read::Denied(message) => {
+                tracing::debug!(
+                    "{} not listable ({message}): one request each",
+                    resource.plural()
+                );
+                let each = join_all(lookups.iter().map(|l| self.lookup(l))).await;
+                lookups
+                    .iter()
+                    .zip(each)
+                    .map(|(l, r)| Ok((l.clone(), r?)))
+                    .collect()
+            }
+        }
+    }
+
     async fn lookup(&self, lookup: &Lookup) -> Result<Read<Vec<AnyObject>>, GatherError> {
         match &lookup.namespace {
             Some(ns) => Ok(
@@ -534,7 +605,8 @@ impl Cluster {
                     lookup.name
                 );
                 let lp = ListParams::default().fields(&format!("metadata.name={}", lookup.name));
-                self.list_dyn(lookup.resource, None, lp, what).await
+                self.list_dyn(lookup.resource, None, lp, Keep::All, what)
+                    .await
             }
         }
     }
@@ -569,17 +641,18 @@ impl Cluster {
         resource: ResourceKind,
         ns: Option<String>,
         lp: ListParams,
+        keep: Keep,
         what: String,
     ) -> BoxFuture<'_, Result<Read<Vec<AnyObject>>, GatherError>> {
         match resource {
-            ResourceKind::Deployment => self.list::<Deployment>(ns, lp, what).boxed(),
-            ResourceKind::StatefulSet => self.list::<StatefulSet>(ns, lp, what).boxed(),
-            ResourceKind::DaemonSet => self.list::<DaemonSet>(ns, lp, what).boxed(),
-            ResourceKind::ReplicaSet => self.list::<ReplicaSet>(ns, lp, what).boxed(),
+            ResourceKind::Deployment => self.list::<Deployment>(ns, lp, keep, what).boxed(),
+            ResourceKind::StatefulSet => self.list::<StatefulSet>(ns, lp, keep, what).boxed(),
+            ResourceKind::DaemonSet => self.list::<DaemonSet>(ns, lp, keep, what).boxed(),
+            ResourceKind::ReplicaSet => self.list::<ReplicaSet>(ns, lp, keep, what).boxed(),
             ResourceKind::ControllerRevision => {
-                self.list::<ControllerRevision>(ns, lp, what).boxed()
+                self.list::<ControllerRevision>(ns, lp, keep, what).boxed()
             }
-            ResourceKind::Pod => self.list::<Pod>(ns, lp, what).boxed(),
+            ResourceKind::Pod => self.list::<Pod>(ns, lp, keep, what).boxed(),
             ResourceKind::Node
             | ResourceKind::Secret
             | ResourceKind::ConfigMap
@@ -599,26 +672,63 @@ impl Cluster {
     ) -> Result<Read<Option<AnyObject>>, GatherError> {
         let api: Api<K> = Api::namespaced(self.client.clone(), ns);
         match api.get_opt(name).await {
-            Ok(object) => Ok(Read::Got(object.map(K::into_any))),
+            Ok(object) => Ok(Read::Got(
+                object.map(|o| K::into_any(o).without_managed_fields()),
+            )),
             Err(err) => {
                 self.denied_or_error(&format!("{} {ns}/{name}", K::RESOURCE.kind_name()), err)
             }
         }
     }
 
+    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
+    /// kubectl pages), keeping what `keep` keeps page by page. When the server has compacted
+    /// past a continue token (410 Gone), the LIST starts over once without pages, as
+    /// client-go's pager does.
     async fn list<K: Kind>(
         &self,
         ns: Option<String>,
         lp: ListParams,
+        keep: Keep,
         what: String,
     ) -> Result<Read<Vec<AnyObject>>, GatherError> {
         let api: Api<K> = match &ns {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
-        match api.list(&lp).await {
-            Ok(list) => Ok(Read::Got(list.items.into_iter().map(K::into_any).collect())),
-            Err(err) => self.denied_or_error(&what, err),
+        let mut kept = Vec::new();
+        let mut page = lp.clone().limit(plan::PAGE_SIZE);
+        loop {
+            match api.list(&page).await {
+                Ok(list) => {
+                    kept.extend(
+                        list.items
+                            .into_iter()
+                            .map(|o| K::into_any(o).without_managed_fields())
+                            .filter(|o| keep.keeps(o)),
+                    );
+                    match list.metadata.continue_ {
+                        Some(token) if !token.is_empty() => page = page.continue_token(&token),
+                        _ => return Ok(Read::Got(kept)),
+                    }
+                }
+                Err(kube::Error::Api(status))
+                    if status.code == 410 && page.continue_token.is_some() =>
+                {
+                    tracing::debug!("{what}: continue token expired; listing again in one");
+                    return match api.list(&lp).await {
+                        Ok(list) => Ok(Read::Got(
+                            list.items
+                                .into_iter()
+                                .map(|o| K::into_any(o).without_managed_fields())
+                                .filter(|o| keep.keeps(o))
+                                .collect(),
+                        )),
+                        Err(err) => self.denied_or_error(&what, err),
+                    };
+                }
+                Err(err) => return self.denied_or_error(&what, err),
+            }
         }
     }
 
@@ -750,46 +860,4 @@ type Listed = Result<Read<Vec<AnyObject>>, GatherError>;
 enum Related {
     Namespace(ResourceKind, String),
     Pods(String),
-}
-
-/// What to LIST once the workloads are known.
-#[derive(Debug, Default)]
-struct RelatedPlan {
-    /// `(ReplicaSet | ControllerRevision, namespace)`.
-    revisions: BTreeSet<(ResourceKind, String)>,
-    /// `(namespace, rendered selector)`: one LIST per distinct selector.
-    pods: BTreeSet<(String, String)>,
-    /// Namespaces with a workload whose selector cannot be listed by.
-    pods_incomplete: BTreeSet<String>,
-}
-
-fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
-    let mut plan = RelatedPlan::default();
-    for workload in workloads {
-        let Some(revisions) = revisions_of(workload.resource()) else {
-            continue;
-        };
-        let ns = workload.namespace().to_string();
-        plan.revisions.insert((revisions, ns.clone()));
-        match workload
-            .selector()
-            .map(liveproof_evidence::selector::render)
-        {
-            Some(Ok(selector)) => {
-                plan.pods.insert((ns, selector));
-            }
-            Some(Err(err)) => {
-                tracing::warn!(
-                    "{} {ns}/{}: pods not read: {err}",
-                    workload.resource().kind_name(),
-                    workload.name()
-                );
-                plan.pods_incomplete.insert(ns);
-            }
-            None => {
-                plan.pods_incomplete.insert(ns);
-            }
-        }
-    }
-    plan
 }

@@ -41,6 +41,25 @@ impl AnyObject {
         }
     }
 
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            AnyObject::Deployment(o) => &mut o.metadata,
+            AnyObject::StatefulSet(o) => &mut o.metadata,
+            AnyObject::DaemonSet(o) => &mut o.metadata,
+            AnyObject::ReplicaSet(o) => &mut o.metadata,
+            AnyObject::ControllerRevision(o) => &mut o.metadata,
+            AnyObject::Pod(o) => &mut o.metadata,
+            AnyObject::Raw(_, o) => &mut o.metadata,
+        }
+    }
+
+    /// Without the server's field-ownership bookkeeping (`managedFields`): often the larger
+    /// half of an object, and no check reads it (the offline loader drops it too).
+    pub(crate) fn without_managed_fields(mut self) -> AnyObject {
+        self.meta_mut().managed_fields = None;
+        self
+    }
+
     pub(crate) fn resource(&self) -> ResourceKind {
         match self {
             AnyObject::Deployment(_) => ResourceKind::Deployment,
@@ -94,6 +113,43 @@ impl AnyObject {
             AnyObject::Pod(o) => observed.pods.push(*o),
             AnyObject::Raw(kind, o) => observed.others.push(raw_value(kind, *o)),
         }
+    }
+
+    /// Moves every gathered typed object out of `observed`, in kind order (no copy: a
+    /// namespace of 10,000 pods is not held twice).
+    pub(crate) fn take_all(observed: &mut Observed) -> Vec<AnyObject> {
+        let mut out = Vec::new();
+        out.extend(
+            std::mem::take(&mut observed.deployments)
+                .into_iter()
+                .map(Deployment::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.statefulsets)
+                .into_iter()
+                .map(StatefulSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.daemonsets)
+                .into_iter()
+                .map(DaemonSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.replicasets)
+                .into_iter()
+                .map(ReplicaSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.controller_revisions)
+                .into_iter()
+                .map(ControllerRevision::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.pods)
+                .into_iter()
+                .map(Pod::into_any),
+        );
+        out
     }
 
     /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`).
@@ -239,7 +295,7 @@ pub(crate) fn raw_object(value: &Value) -> Option<AnyObject> {
 /// Sorts every list by namespace and name, drops duplicates (by uid) and duplicate denials,
 /// so a snapshot does not depend on request order.
 pub(crate) fn normalize(mut observed: Observed) -> Observed {
-    let mut objects = AnyObject::all_in(&observed);
+    let mut objects = AnyObject::take_all(&mut observed);
     objects.sort_by(|a, b| {
         (a.resource(), a.namespace(), a.name(), a.key()).cmp(&(
             b.resource(),

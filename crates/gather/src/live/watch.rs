@@ -15,7 +15,7 @@
 //! watch has not listed yet (or was refused: RBAC may allow `get` but not `watch`; then that
 //! scope keeps its initial objects and a warning says updates to it are not seen).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, SelectAll};
@@ -32,6 +32,7 @@ use liveproof_evidence::{Observed, ResourceKind, Target};
 
 use super::error::root_cause;
 use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
+use super::plan::{Keep, PodRead};
 use super::sources::{self, source_reads, storage_selector, SourceRead};
 use super::{plan_related, Cluster, GatherError};
 
@@ -167,6 +168,9 @@ struct WatchState {
     sources_changed: bool,
     /// Scopes wanted past [`MAX_SCOPES`] were dropped (warned once).
     scopes_capped: bool,
+    /// Namespace scopes that stand for many named workloads or pod selectors: what of the
+    /// namespace a snapshot takes. It only grows, as scopes are never closed.
+    kept: BTreeMap<(ResourceKind, String), Keep>,
 }
 
 pub(super) fn start(
@@ -201,6 +205,7 @@ impl WatchState {
             followed: Vec::new(),
             sources_changed: true,
             scopes_capped: false,
+            kept: BTreeMap::new(),
         }
     }
 
@@ -243,6 +248,8 @@ impl WatchState {
         if std::mem::take(&mut self.sources_changed) {
             self.followed = sources::followed(observed, &self.targets, &default_ns);
         }
+        let batch_at = self.cluster.batch_at;
+        let mut named: BTreeMap<(ResourceKind, Option<String>), BTreeSet<String>> = BTreeMap::new();
         for target in self.targets.iter().chain(&self.followed) {
             let Some(resource) = workload_resource(target.kind) else {
                 continue;
@@ -252,14 +259,37 @@ impl WatchState {
                 (None, true) => None,
                 (None, false) => Some(self.cluster.default_ns.clone()),
             };
-            wanted.push((
-                ScopeKey::Named {
-                    resource,
-                    namespace,
-                    name: target.name.clone(),
-                },
-                None,
-            ));
+            named
+                .entry((resource, namespace))
+                .or_default()
+                .insert(target.name.clone());
+        }
+        for ((resource, namespace), names) in named {
+            match namespace {
+                // Many of a kind in one namespace: one watch of the namespace, keeping them.
+                Some(namespace) if names.len() >= batch_at => {
+                    self.keep((resource, namespace.clone()), Keep::Named(names));
+                    wanted.push((
+                        ScopeKey::Namespace {
+                            resource,
+                            namespace,
+                        },
+                        None,
+                    ));
+                }
+                namespace => {
+                    for name in names {
+                        wanted.push((
+                            ScopeKey::Named {
+                                resource,
+                                namespace: namespace.clone(),
+                                name,
+                            },
+                            None,
+                        ));
+                    }
+                }
+            }
         }
         let workloads: Vec<AnyObject> = AnyObject::all_in(observed)
             .into_iter()
@@ -271,7 +301,7 @@ impl WatchState {
             })
             .collect();
         let plan = plan_related(&workloads);
-        for (resource, namespace) in plan.revisions {
+        for (resource, namespace) in plan.revisions.iter().cloned() {
             wanted.push((
                 ScopeKey::Namespace {
                     resource,
@@ -280,19 +310,32 @@ impl WatchState {
                 None,
             ));
         }
-        for workload in &workloads {
-            let Some(selector) = workload.selector() else {
-                continue;
-            };
-            if let Ok(rendered) = liveproof_evidence::selector::render(selector) {
-                wanted.push((
-                    ScopeKey::Selected {
-                        resource: ResourceKind::Pod,
-                        namespace: workload.namespace().to_string(),
-                        selector: rendered,
-                    },
-                    Some(selector.clone()),
-                ));
+        for (namespace, read) in plan.pod_reads(batch_at) {
+            match read {
+                PodRead::Namespace(selectors) => {
+                    self.keep(
+                        (ResourceKind::Pod, namespace.clone()),
+                        Keep::Selected(selectors),
+                    );
+                    wanted.push((
+                        ScopeKey::Namespace {
+                            resource: ResourceKind::Pod,
+                            namespace,
+                        },
+                        None,
+                    ));
+                }
+                PodRead::Selector(rendered) => {
+                    let selector = plan.pods[&namespace][&rendered].clone();
+                    wanted.push((
+                        ScopeKey::Selected {
+                            resource: ResourceKind::Pod,
+                            namespace,
+                            selector: rendered,
+                        },
+                        Some(selector),
+                    ));
+                }
             }
         }
         for (key, selector) in wanted {
@@ -309,6 +352,16 @@ impl WatchState {
                 continue;
             }
             self.open(key, selector);
+        }
+    }
+
+    /// Widens what a namespace scope keeps by `more`.
+    fn keep(&mut self, scope: (ResourceKind, String), more: Keep) {
+        match self.kept.entry(scope) {
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                entry.insert(more);
+            }
+            std::collections::btree_map::Entry::Occupied(mut entry) => entry.get_mut().widen(more),
         }
     }
 
@@ -445,8 +498,17 @@ impl WatchState {
         };
         let live: Vec<&Scope> = self.scopes.iter().filter(|s| s.live).collect();
         for scope in &live {
+            let kept = match &scope.key {
+                ScopeKey::Namespace {
+                    resource,
+                    namespace,
+                } => self.kept.get(&(*resource, namespace.clone())),
+                _ => None,
+            };
             for object in scope.objects.values() {
-                object.clone().push_into(&mut out);
+                if kept.is_none_or(|k| k.keeps(object)) {
+                    object.clone().push_into(&mut out);
+                }
             }
             match &scope.key {
                 ScopeKey::Named {
@@ -1351,8 +1413,9 @@ mod tests {
 
     #[tokio::test]
     async fn at_most_max_scopes_watches_are_opened() {
+        // One target per namespace: nothing to batch, a watch each.
         let targets: Vec<Target> = (0..MAX_SCOPES + 3)
-            .map(|i| Target::new(TargetKind::Deployment, Some(SHOP), &format!("d{i}")))
+            .map(|i| Target::new(TargetKind::Deployment, Some(&format!("ns{i:03}")), "d"))
             .collect();
         let mut state = watching(&targets, false, Observed::default()).await;
         state.ensure_scopes(&Observed::default());
@@ -1363,11 +1426,69 @@ mod tests {
             state.scopes[MAX_SCOPES - 1].key,
             named(
                 ResourceKind::Deployment,
-                Some(SHOP),
-                &format!("d{}", MAX_SCOPES - 1)
+                Some(&format!("ns{:03}", MAX_SCOPES - 1)),
+                "d"
             ),
             "the first ones wanted are kept"
         );
+    }
+
+    /// 2,000 Deployments in one namespace are three watches (the Deployments, their
+    /// ReplicaSets, their pods), not two per target; a snapshot keeps only what the targets
+    /// name or select, as the per-target watches would.
+    #[tokio::test]
+    async fn many_targets_in_a_namespace_are_one_watch_per_kind() {
+        let targets: Vec<Target> = (0..2000)
+            .map(|i| Target::new(TargetKind::Deployment, Some(SHOP), &format!("d{i}")))
+            .collect();
+        let mut initial = Observed::default();
+        for i in 0..2000 {
+            initial.deployments.push(deployment(SHOP, &format!("d{i}")));
+        }
+        let mut state = watching(&targets, false, initial.clone()).await;
+        state.ensure_scopes(&initial);
+        let namespace = |resource| ScopeKey::Namespace {
+            resource,
+            namespace: SHOP.into(),
+        };
+        assert_eq!(
+            keys(&state),
+            [
+                namespace(ResourceKind::Deployment),
+                namespace(ResourceKind::ReplicaSet),
+                namespace(ResourceKind::Pod)
+            ]
+        );
+        assert!(!state.scopes_capped);
+
+        let deployments = vec![
+            deployment(SHOP, "d7").into_any(),
+            deployment(SHOP, "stranger").into_any(),
+        ];
+        assert!(list(&mut state, 0, deployments));
+        let pods = vec![
+            pod(SHOP, "d7-1", "d7").into_any(),
+            pod(SHOP, "stranger-1", "stranger").into_any(),
+        ];
+        assert!(list(&mut state, 2, pods));
+        let snapshot = state.snapshot();
+        let deployment_names: Vec<&str> = snapshot
+            .deployments
+            .iter()
+            .filter_map(|d| d.metadata.name.as_deref())
+            .collect();
+        assert!(deployment_names.contains(&"d7"), "{deployment_names:?}");
+        assert!(
+            !deployment_names.contains(&"stranger"),
+            "only what a target names: {deployment_names:?}"
+        );
+        assert_eq!(
+            pod_names(&snapshot),
+            ["d7-1"],
+            "only what a target's selector matches"
+        );
+        assert!(snapshot.is_complete(SHOP, ResourceKind::Deployment));
+        assert!(snapshot.is_complete(SHOP, ResourceKind::Pod));
     }
 
     #[test]

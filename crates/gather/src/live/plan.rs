@@ -1,0 +1,377 @@
+//! What to read for the workload half of a gather, before anything is sent: pure functions of
+//! the targets and of the workloads found, so the request plan can be tested without a server.
+//!
+//! Requests grow with kinds and namespaces, not with targets: from [`BATCH_AT`] targets of one
+//! kind in one namespace the kind is LISTed there once (and the named objects kept), and from
+//! [`BATCH_AT`] pod selectors in one namespace its pods are LISTed once (and the pods some
+//! selector matches kept). Below that, a GET per target and a LIST per selector are cheaper.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use liveproof_evidence::{ResourceKind, Target};
+
+use super::objects::{revisions_of, workload_resource, AnyObject};
+
+/// From this many targets of a kind in a namespace (or pod selectors in a namespace), one
+/// LIST of the namespace is sent instead of one request each.
+pub(crate) const BATCH_AT: usize = 3;
+
+/// Objects per page of a LIST (`limit`): 10,000 pods come in four requests, and no response
+/// holds more than this many objects.
+pub(crate) const PAGE_SIZE: u32 = 2_500;
+
+/// Where a workload target is looked up: one namespace (a GET) or all of them (a LIST with
+/// `fieldSelector=metadata.name=NAME`, for `-A`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Lookup {
+    pub(crate) resource: ResourceKind,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: String,
+}
+
+/// How a group of lookups is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LookupRead {
+    /// One request for one object.
+    One(Lookup),
+    /// One (paginated) LIST of the kind in the namespace (`None`: every namespace), keeping
+    /// the objects named by the lookups.
+    Batch {
+        resource: ResourceKind,
+        namespace: Option<String>,
+        lookups: Vec<Lookup>,
+    },
+}
+
+/// The lookups the workload targets need, one per distinct (kind, namespace, name), in order.
+pub(crate) fn plan_lookups(
+    targets: &[Target],
+    default_ns: &str,
+    all_namespaces: bool,
+) -> Vec<Lookup> {
+    let lookups: BTreeSet<Lookup> = targets
+        .iter()
+        .filter_map(|t| {
+            let resource = workload_resource(t.kind)?;
+            let namespace = match (&t.namespace, all_namespaces) {
+                (Some(ns), _) => Some(ns.clone()),
+                (None, true) => None,
+                (None, false) => Some(default_ns.to_string()),
+            };
+            Some(Lookup {
+                resource,
+                namespace,
+                name: t.name.clone(),
+            })
+        })
+        .collect();
+    lookups.into_iter().collect()
+}
+
+/// The lookups grouped by (kind, namespace): a group of `batch_at` ([`BATCH_AT`]) or more is
+/// one LIST.
+pub(crate) fn plan_reads(lookups: Vec<Lookup>, batch_at: usize) -> Vec<LookupRead> {
+    let mut groups: BTreeMap<(ResourceKind, Option<String>), Vec<Lookup>> = BTreeMap::new();
+    for lookup in lookups {
+        groups
+            .entry((lookup.resource, lookup.namespace.clone()))
+            .or_default()
+            .push(lookup);
+    }
+    let mut reads = Vec::new();
+    for ((resource, namespace), lookups) in groups {
+        if lookups.len() >= batch_at {
+            reads.push(LookupRead::Batch {
+                resource,
+                namespace,
+                lookups,
+            });
+        } else {
+            reads.extend(lookups.into_iter().map(LookupRead::One));
+        }
+    }
+    reads
+}
+
+/// Which objects of a LIST are kept (the rest are dropped page by page, never held).
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Keep {
+    #[default]
+    All,
+    /// Objects with one of these names.
+    Named(BTreeSet<String>),
+    /// Objects one of these selectors matches.
+    Selected(Vec<LabelSelector>),
+}
+
+impl Keep {
+    /// Keeps what `more` keeps too.
+    pub(crate) fn widen(&mut self, more: Keep) {
+        match (self, more) {
+            (Keep::All, _) => {}
+            (this, Keep::All) => *this = Keep::All,
+            (Keep::Named(names), Keep::Named(more)) => names.extend(more),
+            (Keep::Selected(selectors), Keep::Selected(more)) => {
+                for selector in more {
+                    if !selectors.contains(&selector) {
+                        selectors.push(selector);
+                    }
+                }
+            }
+            // Names and selectors of one scope: keep everything rather than lose either.
+            (this, _) => *this = Keep::All,
+        }
+    }
+
+    pub(crate) fn keeps(&self, object: &AnyObject) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::Named(names) => names.contains(object.name()),
+            Keep::Selected(selectors) => {
+                let labels = object.meta().labels.as_ref();
+                selectors
+                    .iter()
+                    .any(|s| liveproof_evidence::selector::matches(s, labels))
+            }
+        }
+    }
+}
+
+/// What to LIST once the workloads are known.
+#[derive(Debug, Default)]
+pub(crate) struct RelatedPlan {
+    /// `(ReplicaSet | ControllerRevision, namespace)`.
+    pub(crate) revisions: BTreeSet<(ResourceKind, String)>,
+    /// Per namespace, each distinct pod selector (rendered, and as given).
+    pub(crate) pods: BTreeMap<String, BTreeMap<String, LabelSelector>>,
+    /// Namespaces with a workload whose selector cannot be listed by.
+    pub(crate) pods_incomplete: BTreeSet<String>,
+}
+
+/// How the pods of one namespace are read.
+#[derive(Debug, Clone)]
+pub(crate) enum PodRead {
+    /// One LIST by this rendered selector.
+    Selector(String),
+    /// One (paginated) LIST of the namespace's pods, keeping those these selectors match.
+    Namespace(Vec<LabelSelector>),
+}
+
+impl RelatedPlan {
+    /// The pod LISTs of each namespace: one per selector, or one for the namespace from
+    /// `batch_at` ([`BATCH_AT`]) selectors.
+    pub(crate) fn pod_reads(&self, batch_at: usize) -> Vec<(String, PodRead)> {
+        let mut out = Vec::new();
+        for (ns, selectors) in &self.pods {
+            if selectors.len() >= batch_at {
+                out.push((
+                    ns.clone(),
+                    PodRead::Namespace(selectors.values().cloned().collect()),
+                ));
+            } else {
+                out.extend(
+                    selectors
+                        .keys()
+                        .map(|rendered| (ns.clone(), PodRead::Selector(rendered.clone()))),
+                );
+            }
+        }
+        out
+    }
+}
+
+pub(crate) fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
+    let mut plan = RelatedPlan::default();
+    for workload in workloads {
+        let Some(revisions) = revisions_of(workload.resource()) else {
+            continue;
+        };
+        let ns = workload.namespace().to_string();
+        plan.revisions.insert((revisions, ns.clone()));
+        let Some(selector) = workload.selector() else {
+            plan.pods_incomplete.insert(ns);
+            continue;
+        };
+        match liveproof_evidence::selector::render(selector) {
+            Ok(rendered) => {
+                plan.pods
+                    .entry(ns)
+                    .or_default()
+                    .insert(rendered, selector.clone());
+            }
+            Err(err) => {
+                tracing::warn!(
+                    "{} {ns}/{}: pods not read: {err}",
+                    workload.resource().kind_name(),
+                    workload.name()
+                );
+                plan.pods_incomplete.insert(ns);
+            }
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use liveproof_evidence::TargetKind;
+
+    fn deploy(ns: &str, name: &str) -> Target {
+        Target::new(TargetKind::Deployment, Some(ns), name)
+    }
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    fn workload(ns: &str, name: &str, app: &str) -> AnyObject {
+        AnyObject::Deployment(Box::new(Deployment {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(DeploymentSpec {
+                selector: LabelSelector {
+                    match_labels: Some(labels(&[("app", app)])),
+                    ..LabelSelector::default()
+                },
+                ..DeploymentSpec::default()
+            }),
+            ..Deployment::default()
+        }))
+    }
+
+    fn pod(name: &str, app: &str) -> AnyObject {
+        AnyObject::Pod(Box::new(Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("apps".into()),
+                labels: Some(labels(&[("app", app)])),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        }))
+    }
+
+    #[test]
+    fn two_targets_of_a_kind_in_a_namespace_are_two_gets_three_are_one_list() {
+        let two = plan_reads(
+            plan_lookups(
+                &[deploy("apps", "a"), deploy("apps", "b"), deploy("web", "c")],
+                "default",
+                false,
+            ),
+            BATCH_AT,
+        );
+        assert!(
+            two.iter().all(|r| matches!(r, LookupRead::One(_))),
+            "{two:?}"
+        );
+        assert_eq!(two.len(), 3);
+
+        let three = plan_reads(
+            plan_lookups(
+                &[
+                    deploy("apps", "a"),
+                    deploy("apps", "b"),
+                    deploy("apps", "c"),
+                    deploy("apps", "c"),
+                    deploy("web", "d"),
+                ],
+                "default",
+                false,
+            ),
+            BATCH_AT,
+        );
+        assert_eq!(three.len(), 2, "{three:?}");
+        let LookupRead::Batch {
+            resource,
+            namespace,
+            lookups,
+        } = &three[0]
+        else {
+            panic!("apps is one LIST: {three:?}")
+        };
+        assert_eq!(*resource, ResourceKind::Deployment);
+        assert_eq!(namespace.as_deref(), Some("apps"));
+        let names: Vec<&str> = lookups.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "a duplicate target is read once");
+        assert!(matches!(&three[1], LookupRead::One(l) if l.name == "d"));
+    }
+
+    #[test]
+    fn kinds_are_batched_apart_and_all_namespaces_is_one_group() {
+        let targets = [
+            Target::new(TargetKind::StatefulSet, None, "db"),
+            Target::new(TargetKind::Deployment, None, "a"),
+            Target::new(TargetKind::Deployment, None, "b"),
+            Target::new(TargetKind::Deployment, None, "c"),
+        ];
+        let reads = plan_reads(plan_lookups(&targets, "default", true), BATCH_AT);
+        assert_eq!(reads.len(), 2, "{reads:?}");
+        assert!(matches!(
+            &reads[0],
+            LookupRead::Batch { resource: ResourceKind::Deployment, namespace: None, lookups } if lookups.len() == 3
+        ));
+        assert!(matches!(&reads[1], LookupRead::One(l) if l.resource == ResourceKind::StatefulSet));
+    }
+
+    #[test]
+    fn pods_are_listed_per_selector_below_the_batch_and_per_namespace_from_it() {
+        let few = plan_related(&[workload("apps", "a", "a"), workload("apps", "b", "b")]);
+        let reads = few.pod_reads(BATCH_AT);
+        assert_eq!(reads.len(), 2);
+        assert!(reads
+            .iter()
+            .all(|(ns, r)| ns == "apps" && matches!(r, PodRead::Selector(_))));
+
+        let many = plan_related(&[
+            workload("apps", "a", "a"),
+            workload("apps", "b", "b"),
+            workload("apps", "c", "c"),
+            workload("apps", "c2", "c"),
+            workload("web", "w", "w"),
+        ]);
+        let reads = many.pod_reads(BATCH_AT);
+        assert_eq!(reads.len(), 2, "{reads:?}");
+        let PodRead::Namespace(selectors) = &reads[0].1 else {
+            panic!("apps's pods in one LIST: {reads:?}")
+        };
+        assert_eq!(
+            selectors.len(),
+            3,
+            "one selector shared by two workloads counts once"
+        );
+        assert!(matches!(&reads[1], (ns, PodRead::Selector(s)) if ns == "web" && s == "app=w"));
+        assert_eq!(
+            many.revisions
+                .iter()
+                .map(|(_, ns)| ns.as_str())
+                .collect::<Vec<_>>(),
+            ["apps", "web"]
+        );
+    }
+
+    #[test]
+    fn keep_drops_what_no_target_names_or_selects() {
+        let named = Keep::Named(["a".to_string()].into());
+        assert!(named.keeps(&workload("apps", "a", "x")));
+        assert!(!named.keeps(&workload("apps", "b", "x")));
+
+        let plan = plan_related(&[workload("apps", "a", "a"), workload("apps", "b", "b")]);
+        let selected = Keep::Selected(plan.pods["apps"].values().cloned().collect());
+        assert!(selected.keeps(&pod("a-1", "a")));
+        assert!(selected.keeps(&pod("b-1", "b")));
+        assert!(!selected.keeps(&pod("other-1", "other")));
+        assert!(Keep::All.keeps(&pod("other-1", "other")));
+    }
+}
