@@ -274,6 +274,29 @@ impl Observed {
         self.complete.contains(&(namespace.to_string(), kind))
     }
 
+    /// The Deployments, StatefulSets and DaemonSets whose labels `selector` matches, in
+    /// `namespace` (every namespace when `None`), as targets in their namespace: what
+    /// `-l/--selector` verifies. Sorted.
+    pub fn workloads_matching(
+        &self,
+        selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+        namespace: Option<&str>,
+    ) -> Vec<crate::Target> {
+        let mut out: Vec<crate::Target> = self
+            .workloads()
+            .filter_map(|(kind, meta, _)| {
+                let ns = meta.namespace.as_deref().unwrap_or("default");
+                let name = meta.name.as_deref()?;
+                (namespace.is_none_or(|n| n == ns)
+                    && crate::selector::matches(selector, meta.labels.as_ref()))
+                .then(|| crate::Target::new(kind, Some(ns), name))
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Every Deployment, StatefulSet and DaemonSet: its kind, metadata and pod template (when
     /// it has a spec) — the one walk over the three workload kinds.
     pub fn workloads(

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
@@ -15,6 +15,127 @@ pub enum SelectorError {
         "an empty label selector selects every pod; refusing to treat that as the workload's pods"
     )]
     Empty,
+    #[error("label selector `{selector}`: {reason}\nhint: write it as kubectl takes it: app=web, tier!=cache, env in (prod,staging), release, !canary (terms joined by commas)")]
+    Syntax { selector: String, reason: String },
+}
+
+/// Parses a label selector as `kubectl get -l` takes it: `k=v` (or `k==v`), `k!=v`,
+/// `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (does not exist), joined by commas.
+pub fn parse(text: &str) -> Result<LabelSelector, SelectorError> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    let syntax = |reason: String| SelectorError::Syntax {
+        selector: text.to_string(),
+        reason,
+    };
+    let requirement = |key: &str, operator: &str, values: Option<Vec<String>>| {
+        let key = key.trim();
+        if !valid_key(key) {
+            return Err(syntax(format!("`{key}` is not a label key")));
+        }
+        if let Some(bad) = values.iter().flatten().find(|v| !valid_value(v)) {
+            return Err(syntax(format!("`{bad}` is not a label value")));
+        }
+        Ok(LabelSelectorRequirement {
+            key: key.to_string(),
+            operator: operator.to_string(),
+            values,
+        })
+    };
+    let mut requirements = Vec::new();
+    for term in split_terms(text) {
+        let words: Vec<&str> = term.split_whitespace().collect();
+        let set = |rest: &str| -> Result<Vec<String>, SelectorError> {
+            let inner = rest
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| syntax(format!("`{term}`: the values go in parentheses")))?;
+            let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
+            if values.iter().any(String::is_empty) {
+                return Err(syntax(format!("`{term}`: an empty value in the set")));
+            }
+            Ok(values)
+        };
+        let req = if let Some((key, value)) = term.split_once("!=") {
+            requirement(key, "NotIn", Some(vec![value.trim().to_string()]))?
+        } else if let Some((key, value)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            requirement(key, "In", Some(vec![value.trim().to_string()]))?
+        } else if words.get(1) == Some(&"in") {
+            let rest = term.split_once(" in").map(|(_, r)| r).unwrap_or_default();
+            requirement(words[0], "In", Some(set(rest)?))?
+        } else if words.get(1) == Some(&"notin") {
+            let rest = term
+                .split_once(" notin")
+                .map(|(_, r)| r)
+                .unwrap_or_default();
+            requirement(words[0], "NotIn", Some(set(rest)?))?
+        } else if let Some(key) = term.strip_prefix('!') {
+            requirement(key, "DoesNotExist", None)?
+        } else if words.len() == 1 {
+            requirement(term, "Exists", None)?
+        } else {
+            return Err(syntax(format!("`{term}` is not a selector term")));
+        };
+        requirements.push(req);
+    }
+    if requirements.is_empty() {
+        return Err(syntax("it selects nothing (it is empty)".into()));
+    }
+    Ok(LabelSelector {
+        match_labels: None,
+        match_expressions: Some(requirements),
+    })
+}
+
+/// Splits on the commas that are not inside `in (a,b)` parentheses; trimmed, empty ones
+/// dropped.
+fn split_terms(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0_i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out.into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// A label key: an optional DNS prefix and `/`, then a name of letters, digits, `-`, `_`, `.`
+/// beginning and ending with a letter or digit (at most 63 characters).
+fn valid_key(key: &str) -> bool {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'))
+    }) && !name.is_empty()
+        && valid_value(name)
+}
+
+/// A label value: empty, or at most 63 letters, digits, `-`, `_`, `.`, beginning and ending
+/// with a letter or digit.
+fn valid_value(value: &str) -> bool {
+    value.is_empty()
+        || (value.len() <= 63
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && value.ends_with(|c: char| c.is_ascii_alphanumeric()))
 }
 
 /// Renders `selector` the way `kubectl get -l` takes it: `k=v`, `k in (a,b)`, `k notin (a)`,
@@ -93,6 +214,54 @@ pub fn describe(selector: &LabelSelector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_what_kubectl_takes_and_matches_as_the_server_does() {
+        let labels = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let web = labels(&[("app", "web"), ("env", "prod")]);
+        let cache = labels(&[("app", "cache"), ("env", "prod"), ("canary", "")]);
+        for (text, web_matches, cache_matches) in [
+            ("app=web", true, false),
+            ("app==web", true, false),
+            ("app!=web", false, true),
+            ("app in (web, api)", true, false),
+            ("app notin (web)", false, true),
+            ("env=prod,app=web", true, false),
+            ("canary", false, true),
+            ("!canary", true, false),
+            ("env in (prod,staging),!canary", true, false),
+            ("example.com/team", false, false),
+        ] {
+            let selector = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(matches(&selector, Some(&web)), web_matches, "{text} on web");
+            assert_eq!(
+                matches(&selector, Some(&cache)),
+                cache_matches,
+                "{text} on cache"
+            );
+        }
+    }
+
+    #[test]
+    fn a_selector_kubectl_refuses_is_an_error_naming_the_term() {
+        for (text, names) in [
+            ("", "empty"),
+            ("app in web", "parentheses"),
+            ("app in (web,)", "empty value"),
+            ("app=we b", "`we b`"),
+            ("-app=web", "`-app`"),
+            ("app web x", "`app web x`"),
+        ] {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.contains(names), "{text}: {err}");
+            assert!(err.contains("hint: write it as kubectl takes it"), "{err}");
+        }
+    }
 
     fn selector(json: serde_json::Value) -> LabelSelector {
         serde_json::from_value(json).expect("selector")

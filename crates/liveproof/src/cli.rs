@@ -227,8 +227,20 @@ Examples:
 #[derive(Debug, Args)]
 pub struct StaleArgs {
     /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset, daemonset).
-    #[arg(value_name = "TARGET", conflicts_with = "manifests")]
+    /// Without targets, -f or -l: every workload in -n (or every namespace with -A).
+    #[arg(value_name = "TARGET", conflicts_with_all = ["manifests", "selector"])]
     pub targets: Vec<String>,
+
+    /// Check the workloads whose labels match, in -n (or every namespace with -A), as
+    /// `kubectl get -l` selects: app=web, tier!=cache, env in (prod,staging). A selector that
+    /// matches nothing is an error. Example: -l app.kubernetes.io/part-of=shop
+    #[arg(
+        short = 'l',
+        long,
+        value_name = "SELECTOR",
+        conflicts_with = "manifests"
+    )]
+    pub selector: Option<String>,
 
     /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
@@ -400,8 +412,20 @@ pub struct VerifyArgs {
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests"])]
+    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "selector"])]
     pub targets: Vec<String>,
+
+    /// Verify every Deployment, StatefulSet and DaemonSet whose labels match, in -n (or every
+    /// namespace with -A), as `kubectl get -l` selects: app=web, tier!=cache,
+    /// env in (prod,staging), release, !canary. Targets given too are verified as well; a
+    /// selector that matches nothing is an error. Example: -l app.kubernetes.io/part-of=shop
+    #[arg(
+        short = 'l',
+        long,
+        value_name = "SELECTOR",
+        conflicts_with = "snapshot"
+    )]
+    pub selector: Option<String>,
 
     /// Verify the Deployments, StatefulSets and DaemonSets these manifests declare (a file or a
     /// directory of YAML/JSON; repeatable), holding each live pod template to every field the

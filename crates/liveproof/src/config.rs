@@ -19,6 +19,8 @@ use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, OutputFormat, VerifyArgs}
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
+    #[error("-l/--selector: {0}")]
+    Selector(#[from] liveproof_evidence::selector::SelectorError),
     #[error("--since `{given}` {reason}\nhint: {SINCE_EXAMPLES}")]
     Since { given: String, reason: String },
     #[error("--since {given} is in the future (now {now}): a change that has not happened yet cannot be live\nhint: {SINCE_EXAMPLES}")]
@@ -112,6 +114,9 @@ pub struct VerifyConfig {
     pub report: Option<(std::path::PathBuf, Format)>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
+    /// `-l/--selector`: the workloads whose labels match are targets too (as given, and
+    /// parsed: it was checked when the configuration was made).
+    pub selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
 }
 
 /// Colour as `--color` and `NO_COLOR` say; the width of the terminal stdout is, or 100 columns
@@ -175,6 +180,7 @@ impl VerifyConfig {
             snapshot: None,
             report: None,
             since_origin: None,
+            selector: None,
         }
     }
 
@@ -214,7 +220,12 @@ impl VerifyConfig {
         } else {
             None
         };
+        let selector = match &args.selector {
+            Some(text) => Some((text.clone(), liveproof_evidence::selector::parse(text)?)),
+            None => None,
+        };
         Ok(VerifyConfig {
+            selector,
             targets,
             change,
             source,

@@ -216,12 +216,12 @@ async fn current_state(
             }
         }
         None if scope.all_namespaces => {
-            targets = cluster.workloads_in(None).await?;
+            targets = cluster.workloads_in(None, None).await?;
             releases = cluster.release_revisions(None).await?;
         }
         None => {
             for ns in &scope.namespaces {
-                targets.extend(cluster.workloads_in(Some(ns)).await?);
+                targets.extend(cluster.workloads_in(Some(ns), None).await?);
                 releases.extend(cluster.release_revisions(Some(ns)).await?);
             }
         }

@@ -262,5 +262,13 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
             .collect();
     }
     let namespace = (!args.cluster.all_namespaces).then_some(ns);
-    Ok(cluster.workloads_in(namespace).await?)
+    let Some(selector) = &args.selector else {
+        return Ok(cluster.workloads_in(namespace, None).await?);
+    };
+    liveproof_evidence::selector::parse(selector).map_err(crate::ConfigError::Selector)?;
+    let found = cluster.workloads_in(namespace, Some(selector)).await?;
+    if found.is_empty() {
+        return Err(crate::verifier::NothingSelected::new(selector, namespace).into());
+    }
+    Ok(found)
 }

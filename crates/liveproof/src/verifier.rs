@@ -33,6 +33,11 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load(path)?;
             let default_ns = config.namespace.as_deref().unwrap_or("default");
+            let selected = config.selector.as_ref().map(|(text, selector)| {
+                let ns = (!config.all_namespaces).then_some(default_ns);
+                (text, ns, observed.workloads_matching(selector, ns))
+            });
+            let config = &with_selected(config, selected)?;
             let facts = registry_facts(config, None, &observed).await?;
             read_versions(config, &mut observed).await;
             let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
@@ -50,6 +55,15 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let cluster = Cluster::connect(options)
                 .await?
                 .with_release_limits(release_limits(config));
+            let selected = match &config.selector {
+                Some((text, _)) => {
+                    let ns = (!config.all_namespaces).then_some(cluster.default_namespace());
+                    let found = cluster.workloads_in(ns, Some(text)).await?;
+                    Some((text, ns, found))
+                }
+                None => None,
+            };
+            let config = &with_selected(config, selected)?;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
                 Some(deadline) => {
@@ -62,6 +76,60 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             Ok(report)
         }
     }
+}
+
+/// `-l/--selector` matched nothing: there is nothing to verify, which is not a verdict.
+#[derive(Debug, thiserror::Error)]
+#[error("no Deployment, StatefulSet or DaemonSet {where_} has labels matching `{selector}`\nhint: check the labels (kubectl get deploy,sts,ds {scope}--show-labels){all}")]
+pub struct NothingSelected {
+    selector: String,
+    where_: String,
+    scope: String,
+    all: &'static str,
+}
+
+impl NothingSelected {
+    /// `selector` found nothing in `namespace` (every namespace when `None`).
+    pub fn new(selector: &str, namespace: Option<&str>) -> NothingSelected {
+        NothingSelected {
+            selector: selector.to_string(),
+            where_: match namespace {
+                Some(ns) => format!("in namespace {ns}"),
+                None => "in any namespace".into(),
+            },
+            scope: match namespace {
+                Some(ns) => format!("-n {ns} "),
+                None => "-A ".into(),
+            },
+            all: if namespace.is_some() {
+                ", or look in every namespace with -A"
+            } else {
+                ""
+            },
+        }
+    }
+}
+
+/// The configuration with the workloads `-l` selected (`(selector, namespace or None for
+/// -A, what matched)`) added to its targets; an error when the selector matched nothing.
+fn with_selected(
+    config: &VerifyConfig,
+    selected: Option<(&String, Option<&str>, Vec<Target>)>,
+) -> Result<VerifyConfig, NothingSelected> {
+    let mut config = config.clone();
+    let Some((selector, namespace, found)) = selected else {
+        return Ok(config);
+    };
+    if found.is_empty() {
+        return Err(NothingSelected::new(selector, namespace));
+    }
+    tracing::info!("-l {selector}: {} workloads", found.len());
+    for target in found {
+        if !config.targets.contains(&target) {
+            config.targets.push(target);
+        }
+    }
+    Ok(config)
 }
 
 /// One verification of a cluster, in its three steps: gather what the checks read (the

@@ -39,27 +39,51 @@ impl Cluster {
         }
     }
 
-    /// Every Deployment, StatefulSet and DaemonSet in `namespace` (all namespaces when `None`),
-    /// as targets: three LISTs.
-    pub async fn workloads_in(&self, namespace: Option<&str>) -> Result<Vec<Target>, GatherError> {
+    /// Every Deployment, StatefulSet and DaemonSet in `namespace` (all namespaces when `None`)
+    /// whose labels `selector` matches (every one without), as targets: three LISTs (of
+    /// metadata only, paginated). The server parses the selector: parse it first
+    /// (`liveproof_evidence::selector::parse`) for a usage error in kubectl's words.
+    pub async fn workloads_in(
+        &self,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Target>, GatherError> {
         let mut out = Vec::new();
-        let what = |kind: &str| match namespace {
-            Some(ns) => format!("{kind} in {ns}"),
-            None => format!("{kind} in all namespaces"),
+        let what = |kind: &str| {
+            let labelled = selector
+                .map(|s| format!(" labelled `{s}`"))
+                .unwrap_or_default();
+            match namespace {
+                Some(ns) => format!("{kind}{labelled} in {ns}"),
+                None => format!("{kind}{labelled} in all namespaces"),
+            }
         };
+        let mut params = ListParams::default().limit(super::plan::PAGE_SIZE);
+        if let Some(selector) = selector {
+            params = params.labels(selector);
+        }
         macro_rules! list_kind {
             ($ty:ty, $kind:expr) => {{
                 let api: Api<$ty> = match namespace {
                     Some(ns) => Api::namespaced(self.client.clone(), ns),
                     None => Api::all(self.client.clone()),
                 };
-                let list = api
-                    .list_metadata(&ListParams::default())
-                    .await
-                    .map_err(|e| self.kube_error(&what($kind.cli_name()), e))?;
-                for item in list.items {
-                    if let (Some(name), Some(ns)) = (item.metadata.name, item.metadata.namespace) {
-                        out.push(Target::new($kind, Some(&ns), &name));
+                let mut page = params.clone();
+                loop {
+                    let list = api
+                        .list_metadata(&page)
+                        .await
+                        .map_err(|e| self.kube_error(&what($kind.cli_name()), e))?;
+                    for item in list.items {
+                        if let (Some(name), Some(ns)) =
+                            (item.metadata.name, item.metadata.namespace)
+                        {
+                            out.push(Target::new($kind, Some(&ns), &name));
+                        }
+                    }
+                    match list.metadata.continue_ {
+                        Some(token) if !token.is_empty() => page = page.continue_token(&token),
+                        _ => break,
                     }
                 }
             }};
