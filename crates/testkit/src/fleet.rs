@@ -1,0 +1,62 @@
+//! Clusters at scale, for the benchmarks: N Deployments of M pods each (with their
+//! ReplicaSets), live for a change at [`CHANGE_AT`], labelled
+//! `app.kubernetes.io/part-of=bench` so `-l` selects them all.
+
+use serde_json::{json, Value};
+
+/// The change time the workloads' pods started after.
+pub const CHANGE_AT: &str = "2026-07-12T10:00:00Z";
+
+/// The label every workload carries: `-l app.kubernetes.io/part-of=bench` selects them all.
+pub const SELECTOR: &str = "app.kubernetes.io/part-of=bench";
+
+/// `deployments` Deployments named `svc-0`… in `namespace`, each with one ReplicaSet and
+/// `pods` running, ready pods started after [`CHANGE_AT`] (or before it with `stale`: then
+/// nothing is live, and `--wait` has to watch).
+pub fn deployments(namespace: &str, deployments: usize, pods: usize, stale: bool) -> Vec<Value> {
+    let started = if stale {
+        "2026-07-12T09:00:00Z"
+    } else {
+        "2026-07-12T10:05:00Z"
+    };
+    let mut out = Vec::with_capacity(deployments * (pods + 2));
+    for d in 0..deployments {
+        let name = format!("svc-{d}");
+        let uid = format!("{namespace}-uid-{d}");
+        let image = format!("registry.local/{name}:1");
+        let template = json!({"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "app", "image": image}]}});
+        let mut rs_template = template.clone();
+        rs_template["metadata"]["labels"]["pod-template-hash"] = json!("h1");
+        out.push(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid, "generation": 1,
+                         "labels": {"app.kubernetes.io/part-of": "bench"}},
+            "spec": {"replicas": pods, "selector": {"matchLabels": {"app": name}}, "template": template},
+            "status": {"observedGeneration": 1, "replicas": pods, "updatedReplicas": pods,
+                       "readyReplicas": pods, "availableReplicas": pods}}));
+        out.push(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": format!("{name}-h1"), "namespace": namespace,
+                         "uid": format!("{uid}-rs"),
+                         "labels": {"app": name, "pod-template-hash": "h1"},
+                         "annotations": {"deployment.kubernetes.io/revision": "1"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+                                              "uid": uid, "controller": true}]},
+            "spec": {"replicas": pods, "selector": {"matchLabels": {"app": name, "pod-template-hash": "h1"}},
+                     "template": rs_template}}));
+        for p in 0..pods {
+            out.push(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("{name}-h1-{p}"), "namespace": namespace,
+                             "labels": {"app": name, "pod-template-hash": "h1"},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                  "name": format!("{name}-h1"), "uid": format!("{uid}-rs"),
+                                                  "controller": true}]},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+                "status": {"phase": "Running", "startTime": started,
+                           "conditions": [{"type": "Ready", "status": "True"}],
+                           "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0,
+                                                  "image": image, "imageID": "",
+                                                  "state": {"running": {"startedAt": started}}}]}}));
+        }
+    }
+    out
+}
