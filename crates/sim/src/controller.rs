@@ -173,7 +173,7 @@ fn owner_ref(kind: &str, obj: &Value) -> Value {
 pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) {
     let keys: Vec<ObjKey> = st.managed.iter().cloned().collect();
     for key in keys {
-        if !st.objects.contains_key(&key) {
+        if !st.contains(&key) {
             st.managed.remove(&key);
             if key.1 == "deployments" {
                 collect_garbage(st, &key);
@@ -228,7 +228,7 @@ fn write(st: &mut Store, api_version: &str, kind: &str, obj: Value) -> Option<Va
         meta_str(&obj, "namespace"),
         meta_str(&obj, "name").unwrap_or_default(),
     );
-    let result = if st.objects.contains_key(&key) {
+    let result = if st.contains(&key) {
         st.update(&info, &key, obj, Writer::Controller)
     } else {
         st.create(&info, obj)
@@ -243,7 +243,7 @@ fn write(st: &mut Store, api_version: &str, kind: &str, obj: Value) -> Option<Va
 }
 
 fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut deploy) = st.objects.get(key).cloned() else {
+    let Some(mut deploy) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -606,7 +606,7 @@ fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) 
 /// pods `NAME-0…` created in order, and on a template change the highest ordinal not yet
 /// updated terminated and recreated, one at a time, each waiting for the others to be Ready.
 fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut sts) = st.objects.get(key).cloned() else {
+    let Some(mut sts) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -650,10 +650,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     {
         terminate(st, p.clone(), cfg, now);
     }
-    let taken = |st: &Store, o: i64| {
-        st.objects
-            .contains_key(&Store::key(&pod_info, Some(&ns), &format!("{name}-{o}")))
-    };
+    let taken =
+        |st: &Store, o: i64| st.contains(&Store::key(&pod_info, Some(&ns), &format!("{name}-{o}")));
     if let Some(o) = (0..desired).find(|o| !taken(st, *o)) {
         let pod_name = format!("{name}-{o}");
         let labels = json!({"controller-revision-hash": update_revision,
@@ -725,7 +723,7 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
 /// unnamed node when none is loaded); on a template change the old pods are replaced one node
 /// at a time, the next only once the others are Ready.
 fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut ds) = st.objects.get(key).cloned() else {
+    let Some(mut ds) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -837,10 +835,9 @@ fn pod_name(st: &mut Store, ns: &str, prefix: &str, now: Timestamp) -> String {
         let seed = fnv32a(format!("{prefix}/{}/{}", st.name_seq, now.as_nanosecond()).as_bytes());
         let suffix: String = safe_encode(u64::from(seed)).chars().rev().take(5).collect();
         let candidate = format!("{prefix}-{suffix}");
-        let taken = st.lookup("v1", "Pod").is_some_and(|info| {
-            st.objects
-                .contains_key(&Store::key(&info, Some(ns), &candidate))
-        });
+        let taken = st
+            .lookup("v1", "Pod")
+            .is_some_and(|info| st.contains(&Store::key(&info, Some(ns), &candidate)));
         if !taken {
             return candidate;
         }

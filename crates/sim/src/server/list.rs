@@ -12,13 +12,12 @@ use crate::lock;
 use crate::resource::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{Event, ObjKey};
+use crate::store::{Event, ObjKey, Query};
 use crate::table;
 
 /// The selection a LIST or WATCH asks for: its resource, namespace and selectors.
 pub(super) struct Filter {
-    group: String,
-    plural: String,
+    info: ResourceInfo,
     namespace: Option<String>,
     labels: LabelSelector,
     fields: FieldSelector,
@@ -32,8 +31,7 @@ impl Filter {
             FieldSelector::parse(q.get("fieldSelector").map_or("", String::as_str), &r.info)
                 .map_err(ApiError::bad_request)?;
         Ok(Self {
-            group: r.info.group.clone(),
-            plural: r.info.plural.clone(),
+            info: r.info.clone(),
             namespace: r.namespace.clone(),
             labels,
             fields,
@@ -45,9 +43,20 @@ impl Filter {
     }
 
     pub(super) fn covers(&self, ev: &Event) -> bool {
-        ev.group == self.group
-            && ev.plural == self.plural
+        ev.group == self.info.group
+            && ev.plural == self.info.plural
             && self.namespace.as_ref().is_none_or(|n| *n == ev.namespace)
+    }
+
+    /// The store query for this selection, resuming after `after` (a continue token's).
+    pub(super) fn query<'a>(&'a self, after: Option<&'a (String, String)>) -> Query<'a> {
+        Query {
+            info: &self.info,
+            namespace: self.namespace.as_deref(),
+            labels: &self.labels,
+            fields: &self.fields,
+            after: after.map(|(ns, name)| (ns.as_str(), name.as_str())),
+        }
     }
 }
 
@@ -84,19 +93,12 @@ pub(super) fn list(
     let limit = page_limit(q)?;
     let after = continue_after(q)?;
     let st = lock(&sh.store);
-    let matching: Vec<(&ObjKey, &Value)> = st
-        .list(&r.info, r.namespace.as_deref())
-        .into_iter()
-        .filter(|(k, _)| after.as_ref().is_none_or(|(ns, n)| (&k.2, &k.3) > (ns, n)))
-        .filter(|(_, o)| filter.matches(o))
-        .collect();
-    let take = if limit == 0 {
-        matching.len()
-    } else {
-        limit.min(matching.len())
+    let mut selected = st.select(filter.query(after.as_ref()));
+    let page: Vec<(&ObjKey, &Value)> = match limit {
+        0 => selected.by_ref().collect(),
+        l => selected.by_ref().take(l).collect(),
     };
-    let meta = page_metadata(st.rv, &matching, take, q);
-    let page = &matching[..take];
+    let meta = page_metadata(st.rv, &page, selected, q);
     if table {
         let full: Vec<Value> = page.iter().map(|(_, o)| render(&r.info, o)).collect();
         return Ok(respond(
@@ -137,17 +139,16 @@ fn continue_after(q: &HashMap<String, String>) -> Result<Option<(String, String)
     }
 }
 
-/// The list's metadata: its resourceVersion and, when the page leaves items out, where the
-/// next page starts.
-fn page_metadata(
+/// The list's metadata: its resourceVersion and, when the page leaves items out (`rest` is
+/// what the selection holds after the page), where the next page starts.
+fn page_metadata<'a>(
     rv: u64,
-    matching: &[(&ObjKey, &Value)],
-    take: usize,
+    page: &[(&ObjKey, &Value)],
+    mut rest: impl Iterator<Item = (&'a ObjKey, &'a Value)>,
     q: &HashMap<String, String>,
 ) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
-    if take < matching.len() {
-        let (k, _) = matching[take - 1];
+    if let (Some((k, _)), Some(_)) = (page.last(), rest.next()) {
         meta["continue"] = json!(encode_continue(&k.2, &k.3));
         // As the API server: a count only for an unfiltered list (with a selector, what is
         // left is not known without reading it all). Found by story 8 of real_cluster.rs.
@@ -155,7 +156,7 @@ fn page_metadata(
             .iter()
             .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
         if !selected {
-            meta["remainingItemCount"] = json!(matching.len() - take);
+            meta["remainingItemCount"] = json!(1 + rest.count());
         }
     }
     meta
