@@ -144,7 +144,7 @@ fn get_object(
     let obj = render(info, obj);
     Ok(if table && r.sub.is_none() {
         let meta = json!({"resourceVersion": st.rv.to_string()});
-        respond(StatusCode::OK, &table::table(info, &[obj], meta, include))
+        respond(StatusCode::OK, &table::table(info, &[&obj], meta, include))
     } else {
         respond(StatusCode::OK, &obj)
     })

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::response::Response;
 use http::StatusCode;
+use serde::ser::{Serialize, SerializeMap as _, Serializer};
 use serde_json::{json, Value};
 
 use super::{render, respond, ResourceRequest, Shared};
@@ -100,20 +101,35 @@ pub(super) fn list(
     };
     let meta = page_metadata(st.rv, &page, selected, q);
     if table {
-        let full: Vec<Value> = page.iter().map(|(_, o)| render(&r.info, o)).collect();
+        // Only whole objects need the version they are served at; rows otherwise read fields.
+        let rendered: Vec<Value> = match include {
+            "Object" => page.iter().map(|(_, o)| render(&r.info, o)).collect(),
+            _ => Vec::new(),
+        };
+        let rows: Vec<&Value> = match include {
+            "Object" => rendered.iter().collect(),
+            _ => page.iter().map(|(_, o)| *o).collect(),
+        };
         return Ok(respond(
             StatusCode::OK,
-            &table::table(&r.info, &full, meta, include),
+            &table::table(&r.info, &rows, meta, include),
         ));
     }
-    let items: Vec<Value> = page
-        .iter()
-        .map(|(_, o)| list_item(&r.info, o, sh.list_item_types))
-        .collect();
-    Ok(respond(
-        StatusCode::OK,
-        &json!({"kind": r.info.list_kind(), "apiVersion": r.info.api_version(), "metadata": meta, "items": items}),
-    ))
+    let api_version = r.info.api_version();
+    let body = ListBody {
+        kind: r.info.list_kind(),
+        api_version: api_version.clone(),
+        metadata: meta,
+        items: page
+            .iter()
+            .map(|(_, o)| ListItem {
+                object: o,
+                api_version: &api_version,
+                keep_types: sh.list_item_types,
+            })
+            .collect(),
+    };
+    Ok(respond(StatusCode::OK, &body))
 }
 
 /// `limit`: the page size, 0 (or absent) for all.
@@ -162,22 +178,70 @@ fn page_metadata<'a>(
     meta
 }
 
-/// An item as a LIST serves it: without `kind` and `apiVersion` unless the server is set
-/// to keep them.
-fn list_item(info: &ResourceInfo, obj: &Value, keep_types: bool) -> Value {
-    let mut o = render(info, obj);
-    if !keep_types {
-        if let Some(m) = o.as_object_mut() {
-            m.remove("kind");
-            m.remove("apiVersion");
+/// A LIST's body, written from the stored objects without copying them.
+#[derive(serde::Serialize)]
+struct ListBody<'a> {
+    kind: String,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: Value,
+    items: Vec<ListItem<'a>>,
+}
+
+/// An item as a LIST serves it: as `render` serves the object (at the version asked for),
+/// without `kind` and `apiVersion` unless the server is set to keep them.
+struct ListItem<'a> {
+    object: &'a Value,
+    api_version: &'a str,
+    keep_types: bool,
+}
+
+impl Serialize for ListItem<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self.object else {
+            return self.object.serialize(s);
+        };
+        let mut map = s.serialize_map(None)?;
+        if self.keep_types && !fields.contains_key("apiVersion") {
+            map.serialize_entry("apiVersion", self.api_version)?;
         }
+        for (k, v) in fields {
+            match k.as_str() {
+                "apiVersion" if self.keep_types => map.serialize_entry(k, self.api_version)?,
+                "apiVersion" | "kind" if !self.keep_types => {}
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
     }
-    o
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_items_serialize_as_rendered() {
+        let info = crate::resource::builtins().remove(0);
+        let pod = json!({"apiVersion": "v0", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}});
+        for keep_types in [true, false] {
+            let item = ListItem {
+                object: &pod,
+                api_version: &info.api_version(),
+                keep_types,
+            };
+            let mut want = render(&info, &pod);
+            if !keep_types {
+                let m = want.as_object_mut().expect("object");
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            assert_eq!(
+                serde_json::to_string(&item).expect("serializes"),
+                want.to_string()
+            );
+        }
+    }
 
     #[test]
     fn continue_tokens_round_trip() {

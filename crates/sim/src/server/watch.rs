@@ -40,7 +40,7 @@ impl WatchWriter {
     async fn event(&mut self, kind: &str, obj: &Value) -> bool {
         let obj = render(&self.info, obj);
         let object = if self.table {
-            table::table(&self.info, &[obj], json!({}), "Object")
+            table::table(&self.info, &[&obj], json!({}), "Object")
         } else {
             obj
         };
