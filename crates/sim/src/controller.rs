@@ -200,8 +200,8 @@ fn collect_garbage(st: &mut Store, deployment: &ObjKey) {
     let rses: Vec<Value> = st
         .list(&rs_info, Some(ns))
         .into_iter()
+        .filter(|(_, o)| owned_by(o, "Deployment", name, ""))
         .map(|(_, o)| o.clone())
-        .filter(|o| owned_by(o, "Deployment", name, ""))
         .collect();
     for rs in rses {
         for pod in pods_of(st, ns, &rs) {
@@ -268,8 +268,8 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
     let owned_rs = |st: &Store| -> Vec<Value> {
         st.list(&rs_info, Some(&ns))
             .into_iter()
+            .filter(|(_, o)| owned_by(o, "Deployment", &name, &uid))
             .map(|(_, o)| o.clone())
-            .filter(|o| owned_by(o, "Deployment", &name, &uid))
             .collect()
     };
 
@@ -449,8 +449,8 @@ fn pods_of(st: &Store, ns: &str, rs: &Value) -> Vec<Value> {
     };
     st.list(&info, Some(ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "ReplicaSet", name, uid))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "ReplicaSet", name, uid))
         .collect()
 }
 
@@ -553,8 +553,8 @@ fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) 
     let revisions: Vec<Value> = st
         .list(&cr_info, Some(&ns))
         .into_iter()
+        .filter(|(_, o)| owned_by(o, kind, &name, &uid))
         .map(|(_, o)| o.clone())
-        .filter(|o| owned_by(o, kind, &name, &uid))
         .collect();
     let rev_number = |cr: &Value| cr.get("revision").and_then(Value::as_i64).unwrap_or(0);
     let max_rev = revisions.iter().map(rev_number).max().unwrap_or(0);
@@ -628,8 +628,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     let all: Vec<Value> = st
         .list(&pod_info, Some(&ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "StatefulSet", &name, &uid))
         .collect();
     let terminating = all.iter().any(is_terminating);
     let pods = reap(st, &ns, all, now);
@@ -678,8 +678,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     let live: Vec<Value> = st
         .list(&pod_info, Some(&ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
         .collect();
     let ready = live.iter().filter(|p| is_ready(p)).count() as i64;
     let updated = live
@@ -755,8 +755,8 @@ fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now
     let owned = |st: &Store| -> Vec<Value> {
         st.list(&pod_info, Some(&ns))
             .into_iter()
+            .filter(|(_, p)| owned_by(p, "DaemonSet", &name, &uid))
             .map(|(_, p)| p.clone())
-            .filter(|p| owned_by(p, "DaemonSet", &name, &uid))
             .collect()
     };
     let all = owned(st);
