@@ -173,7 +173,7 @@ fn owner_ref(kind: &str, obj: &Value) -> Value {
 pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) {
     let keys: Vec<ObjKey> = st.managed.iter().cloned().collect();
     for key in keys {
-        if !st.objects.contains_key(&key) {
+        if !st.contains(&key) {
             st.managed.remove(&key);
             if key.1 == "deployments" {
                 collect_garbage(st, &key);
@@ -200,8 +200,8 @@ fn collect_garbage(st: &mut Store, deployment: &ObjKey) {
     let rses: Vec<Value> = st
         .list(&rs_info, Some(ns))
         .into_iter()
+        .filter(|(_, o)| owned_by(o, "Deployment", name, ""))
         .map(|(_, o)| o.clone())
-        .filter(|o| owned_by(o, "Deployment", name, ""))
         .collect();
     for rs in rses {
         for pod in pods_of(st, ns, &rs) {
@@ -228,7 +228,7 @@ fn write(st: &mut Store, api_version: &str, kind: &str, obj: Value) -> Option<Va
         meta_str(&obj, "namespace"),
         meta_str(&obj, "name").unwrap_or_default(),
     );
-    let result = if st.objects.contains_key(&key) {
+    let result = if st.contains(&key) {
         st.update(&info, &key, obj, Writer::Controller)
     } else {
         st.create(&info, obj)
@@ -243,7 +243,7 @@ fn write(st: &mut Store, api_version: &str, kind: &str, obj: Value) -> Option<Va
 }
 
 fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut deploy) = st.objects.get(key).cloned() else {
+    let Some(mut deploy) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -268,8 +268,8 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
     let owned_rs = |st: &Store| -> Vec<Value> {
         st.list(&rs_info, Some(&ns))
             .into_iter()
+            .filter(|(_, o)| owned_by(o, "Deployment", &name, &uid))
             .map(|(_, o)| o.clone())
-            .filter(|o| owned_by(o, "Deployment", &name, &uid))
             .collect()
     };
 
@@ -449,8 +449,8 @@ fn pods_of(st: &Store, ns: &str, rs: &Value) -> Vec<Value> {
     };
     st.list(&info, Some(ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "ReplicaSet", name, uid))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "ReplicaSet", name, uid))
         .collect()
 }
 
@@ -553,8 +553,8 @@ fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) 
     let revisions: Vec<Value> = st
         .list(&cr_info, Some(&ns))
         .into_iter()
+        .filter(|(_, o)| owned_by(o, kind, &name, &uid))
         .map(|(_, o)| o.clone())
-        .filter(|o| owned_by(o, kind, &name, &uid))
         .collect();
     let rev_number = |cr: &Value| cr.get("revision").and_then(Value::as_i64).unwrap_or(0);
     let max_rev = revisions.iter().map(rev_number).max().unwrap_or(0);
@@ -606,7 +606,7 @@ fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) 
 /// pods `NAME-0…` created in order, and on a template change the highest ordinal not yet
 /// updated terminated and recreated, one at a time, each waiting for the others to be Ready.
 fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut sts) = st.objects.get(key).cloned() else {
+    let Some(mut sts) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -628,8 +628,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     let all: Vec<Value> = st
         .list(&pod_info, Some(&ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "StatefulSet", &name, &uid))
         .collect();
     let terminating = all.iter().any(is_terminating);
     let pods = reap(st, &ns, all, now);
@@ -650,10 +650,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     {
         terminate(st, p.clone(), cfg, now);
     }
-    let taken = |st: &Store, o: i64| {
-        st.objects
-            .contains_key(&Store::key(&pod_info, Some(&ns), &format!("{name}-{o}")))
-    };
+    let taken =
+        |st: &Store, o: i64| st.contains(&Store::key(&pod_info, Some(&ns), &format!("{name}-{o}")));
     if let Some(o) = (0..desired).find(|o| !taken(st, *o)) {
         let pod_name = format!("{name}-{o}");
         let labels = json!({"controller-revision-hash": update_revision,
@@ -680,8 +678,8 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     let live: Vec<Value> = st
         .list(&pod_info, Some(&ns))
         .into_iter()
+        .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
         .map(|(_, p)| p.clone())
-        .filter(|p| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
         .collect();
     let ready = live.iter().filter(|p| is_ready(p)).count() as i64;
     let updated = live
@@ -725,7 +723,7 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
 /// unnamed node when none is loaded); on a template change the old pods are replaced one node
 /// at a time, the next only once the others are Ready.
 fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now: Timestamp) {
-    let Some(mut ds) = st.objects.get(key).cloned() else {
+    let Some(mut ds) = st.get(key).cloned() else {
         return;
     };
     let (ns, name) = (key.2.clone(), key.3.clone());
@@ -757,8 +755,8 @@ fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now
     let owned = |st: &Store| -> Vec<Value> {
         st.list(&pod_info, Some(&ns))
             .into_iter()
+            .filter(|(_, p)| owned_by(p, "DaemonSet", &name, &uid))
             .map(|(_, p)| p.clone())
-            .filter(|p| owned_by(p, "DaemonSet", &name, &uid))
             .collect()
     };
     let all = owned(st);
@@ -837,10 +835,9 @@ fn pod_name(st: &mut Store, ns: &str, prefix: &str, now: Timestamp) -> String {
         let seed = fnv32a(format!("{prefix}/{}/{}", st.name_seq, now.as_nanosecond()).as_bytes());
         let suffix: String = safe_encode(u64::from(seed)).chars().rev().take(5).collect();
         let candidate = format!("{prefix}-{suffix}");
-        let taken = st.lookup("v1", "Pod").is_some_and(|info| {
-            st.objects
-                .contains_key(&Store::key(&info, Some(ns), &candidate))
-        });
+        let taken = st
+            .lookup("v1", "Pod")
+            .is_some_and(|info| st.contains(&Store::key(&info, Some(ns), &candidate)));
         if !taken {
             return candidate;
         }

@@ -194,7 +194,7 @@ impl Simulator {
         for ns in namespaces {
             let exists = store
                 .lookup("v1", "Namespace")
-                .is_some_and(|info| store.objects.contains_key(&Store::key(&info, None, &ns)));
+                .is_some_and(|info| store.contains(&Store::key(&info, None, &ns)));
             if !exists {
                 let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
                 controller_apply(&mut store, namespace).map_err(|(object, e)| {
@@ -300,7 +300,7 @@ fn controller_apply(store: &mut Store, mut obj: Value) -> Result<Value, (String,
     if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("resourceVersion");
     }
-    let result = if store.objects.contains_key(&key) {
+    let result = if store.contains(&key) {
         store.update(&info, &key, obj.clone(), Writer::Controller)
     } else {
         store.create(&info, obj.clone())
@@ -374,7 +374,7 @@ impl SimHandle {
     ) -> Option<Value> {
         let st = lock(&self.shared.store);
         let info = st.lookup(api_version, kind)?;
-        st.objects.get(&Store::key(&info, namespace, name)).cloned()
+        st.get(&Store::key(&info, namespace, name)).cloned()
     }
 
     /// Removes an object, emitting DELETED; returns it as it was deleted.
@@ -393,7 +393,7 @@ impl SimHandle {
 
     /// Every stored object, for dumps and assertions.
     pub fn objects(&self) -> Vec<Value> {
-        lock(&self.shared.store).objects.values().cloned().collect()
+        lock(&self.shared.store).all().cloned().collect()
     }
 
     /// The current global resourceVersion.

@@ -96,8 +96,21 @@ impl LabelSelector {
         Ok(Self(reqs))
     }
 
+    /// The `key=value` terms (and one-value `in` sets): each alone selects exactly the
+    /// objects carrying that label, which the store's label index holds.
+    pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().filter_map(|r| match r {
+            Requirement::Eq(k, v) => Some((k.as_str(), v.as_str())),
+            Requirement::In(k, vs) if vs.len() == 1 => Some((k.as_str(), vs[0].as_str())),
+            _ => None,
+        })
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels");
+        if self.0.is_empty() {
+            return true;
+        }
+        let labels = obj.get("metadata").and_then(|m| m.get("labels"));
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
         self.0.iter().all(|r| match r {
             Requirement::Eq(k, v) => get(k) == Some(v.as_str()),
@@ -111,8 +124,18 @@ impl LabelSelector {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    /// Where the field is in the object, as a JSON pointer.
+    pointer: String,
+    /// `=` (or `==`) rather than `!=`.
+    equal: bool,
+    value: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
+pub(crate) struct FieldSelector(Vec<FieldTerm>);
 
 /// Fields the real server indexes per kind; anything else is a 400.
 fn supported_fields(info: &ResourceInfo) -> &'static [&'static str] {
@@ -181,26 +204,38 @@ impl FieldSelector {
             {
                 return Err(format!("field label not supported: {k}"));
             }
-            out.push((k.to_owned(), eq, v.trim().to_owned()));
+            let path = if k == "source" { "source.component" } else { k };
+            out.push(FieldTerm {
+                field: k.to_owned(),
+                pointer: format!("/{}", path.replace('.', "/")),
+                equal: eq,
+                value: v.trim().to_owned(),
+            });
         }
         Ok(Self(out))
     }
 
+    /// The value of the first `field=value` term on `field`.
+    pub fn equals(&self, field: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|t| t.equal && t.field == field)
+            .map(|t| t.value.as_str())
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
-        self.0.iter().all(|(k, eq, v)| {
-            let path = if k == "source" {
-                "source.component"
-            } else {
-                k.as_str()
-            };
-            let pointer = format!("/{}", path.replace('.', "/"));
+        self.0.iter().all(|t| {
             // Absent fields compare as "" (an unscheduled pod has spec.nodeName "").
-            let actual = match obj.pointer(&pointer) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
+            let same = match obj.pointer(&t.pointer) {
+                Some(Value::String(s)) => *s == t.value,
+                Some(Value::Null) | None => t.value.is_empty(),
+                // Numbers and booleans compare as they print (`spec.hostNetwork=true`).
+                Some(other) => {
+                    let printed = other.to_string();
+                    printed == t.value
+                }
             };
-            (actual == *v) == *eq
+            same == t.equal
         })
     }
 }

@@ -1,17 +1,38 @@
 //! The object store: one global resourceVersion counter, a bounded event history
 //! for watch replay, and a broadcast channel for live watches.
+//!
+//! Objects are kept in key order, (group, plural, namespace, name), so a resource's objects
+//! and a namespace's objects of it are each a range, and a continue token is a seek; a label
+//! index (`labels.rs`) gives an equality selector its candidates. Every write goes through
+//! `put` and `take`, which keep the index in step with the objects.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use crate::resource::{self, split_api_version, ResourceInfo};
+use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
+
+mod labels;
+
+use labels::LabelIndex;
 
 /// (group, plural, namespace or "", name): version-independent, like etcd keys.
 pub(crate) type ObjKey = (String, String, String, String);
+
+/// What a LIST or WATCH reads: the objects of one resource, in one namespace or all, after
+/// the (namespace, name) a previous page ended at, that both selectors match.
+pub(crate) struct Query<'a> {
+    pub info: &'a ResourceInfo,
+    pub namespace: Option<&'a str>,
+    pub labels: &'a LabelSelector,
+    pub fields: &'a FieldSelector,
+    pub after: Option<(&'a str, &'a str)>,
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Event {
@@ -37,7 +58,8 @@ pub(crate) enum Writer {
 
 pub(crate) struct Store {
     resources: Vec<ResourceInfo>,
-    pub objects: BTreeMap<ObjKey, Value>,
+    objects: BTreeMap<ObjKey, Value>,
+    labels: LabelIndex,
     pub rv: u64,
     history: VecDeque<Arc<Event>>,
     history_limit: usize,
@@ -68,6 +90,7 @@ impl Store {
         Self {
             resources: resource::builtins(),
             objects: BTreeMap::new(),
+            labels: LabelIndex::default(),
             rv: 0,
             history: VecDeque::new(),
             history_limit: history_limit.max(1),
@@ -250,7 +273,7 @@ impl Store {
         }
         self.rv += 1;
         meta["resourceVersion"] = json!(self.rv.to_string());
-        self.objects.insert(key.clone(), obj.clone());
+        self.put(&key, obj.clone());
         self.emit("ADDED", &key, obj.clone(), None);
         Ok(obj)
     }
@@ -355,7 +378,7 @@ impl Store {
         }
         self.rv += 1;
         new["metadata"]["resourceVersion"] = json!(self.rv.to_string());
-        self.objects.insert(key.clone(), new.clone());
+        self.put(key, new.clone());
         self.emit("MODIFIED", key, new.clone(), Some(old));
         Ok(new)
     }
@@ -378,7 +401,7 @@ impl Store {
                 .cloned()
                 .ok_or_else(|| ApiError::not_found(info, &key.3));
         }
-        let Some(mut obj) = self.objects.remove(key) else {
+        let Some(mut obj) = self.take(key) else {
             return Err(ApiError::not_found(info, &key.3));
         };
         let previous = obj.clone();
@@ -402,15 +425,156 @@ impl Store {
         }
     }
 
+    pub fn get(&self, key: &ObjKey) -> Option<&Value> {
+        self.objects.get(key)
+    }
+
+    pub fn contains(&self, key: &ObjKey) -> bool {
+        self.objects.contains_key(key)
+    }
+
+    /// Every object, in key order.
+    pub fn all(&self) -> impl Iterator<Item = &Value> {
+        self.objects.values()
+    }
+
+    /// Stores `obj` under `key`, moving its label index entries when its labels changed.
+    fn put(&mut self, key: &ObjKey, obj: Value) {
+        match self.objects.get_mut(key) {
+            Some(slot) => {
+                if slot.pointer("/metadata/labels") != obj.pointer("/metadata/labels") {
+                    self.labels.remove(key, slot);
+                    self.labels.insert(key, &obj);
+                }
+                *slot = obj;
+            }
+            None => {
+                self.labels.insert(key, &obj);
+                self.objects.insert(key.clone(), obj);
+            }
+        }
+    }
+
+    /// Removes the object under `key` and its label index entries.
+    fn take(&mut self, key: &ObjKey) -> Option<Value> {
+        let obj = self.objects.remove(key)?;
+        self.labels.remove(key, &obj);
+        Some(obj)
+    }
+
     /// Objects of one resource, optionally in one namespace, in (namespace, name) order.
     pub fn list(&self, info: &ResourceInfo, namespace: Option<&str>) -> Vec<(&ObjKey, &Value)> {
+        let start = start_key(info, namespace, None);
         self.objects
-            .iter()
-            .filter(|(k, _)| {
-                k.0 == info.group && k.1 == info.plural && namespace.is_none_or(|ns| k.2 == ns)
-            })
+            .range((start, Bound::Unbounded))
+            .take_while(|(k, _)| in_scope(k, info, namespace))
             .collect()
     }
+
+    /// The objects a LIST or WATCH selects, in (namespace, name) order. Only candidates are
+    /// read: a name (`metadata.name=`) is one lookup, an equality label selector reads the
+    /// objects carrying its rarest `key=value`, anything else the namespace's range; each
+    /// candidate is then checked against the whole selection.
+    pub fn select<'a>(&'a self, q: Query<'a>) -> impl Iterator<Item = (&'a ObjKey, &'a Value)> {
+        let Query {
+            info,
+            namespace,
+            labels,
+            fields,
+            after,
+        } = q;
+        // A cluster-scoped object's namespace is "" in its key.
+        let namespace = match (info.namespaced, namespace) {
+            (false, _) => Some(""),
+            (true, Some(ns)) => Some(ns),
+            (true, None) => fields.equals("metadata.namespace"),
+        };
+        let start = start_key(info, namespace, after);
+        let scoped = move |k: &ObjKey| in_scope(k, info, namespace);
+        let candidates: Box<dyn Iterator<Item = (&'a ObjKey, &'a Value)> + 'a> =
+            if let (Some(ns), Some(name)) = (namespace, fields.equals("metadata.name")) {
+                let key = (
+                    info.group.clone(),
+                    info.plural.clone(),
+                    ns.to_owned(),
+                    name.to_owned(),
+                );
+                let past = after.is_none_or(|a| (ns, name) > a);
+                Box::new(
+                    self.objects
+                        .get_key_value(&key)
+                        .filter(|_| past)
+                        .into_iter(),
+                )
+            } else {
+                match self.narrowest(info, labels) {
+                    Candidates::None => Box::new(std::iter::empty()),
+                    Candidates::Carrying(keys) => Box::new(
+                        keys.range((start, Bound::Unbounded))
+                            .take_while(move |k| scoped(k))
+                            .filter_map(|k| self.objects.get_key_value(k)),
+                    ),
+                    Candidates::All => Box::new(
+                        self.objects
+                            .range((start, Bound::Unbounded))
+                            .take_while(move |(k, _)| scoped(k)),
+                    ),
+                }
+            };
+        candidates.filter(move |(_, o)| labels.matches(o) && fields.matches(o))
+    }
+
+    /// The smallest candidate set the selector's `key=value` terms give.
+    fn narrowest(&self, info: &ResourceInfo, labels: &LabelSelector) -> Candidates<'_> {
+        let mut best = Candidates::All;
+        for (k, v) in labels.equalities() {
+            match self.labels.carrying(&info.group, &info.plural, k, v) {
+                None => return Candidates::None,
+                Some(keys) => {
+                    if !matches!(best, Candidates::Carrying(b) if b.len() <= keys.len()) {
+                        best = Candidates::Carrying(keys);
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Where a selection's candidates come from.
+enum Candidates<'a> {
+    /// A `key=value` term no object carries: nothing matches.
+    None,
+    /// The objects carrying one `key=value` term.
+    Carrying(&'a BTreeSet<ObjKey>),
+    /// The resource's (or namespace's) range.
+    All,
+}
+
+/// Where a resource's objects in `namespace` (or all) start, or resume after `after`.
+fn start_key(
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    after: Option<(&str, &str)>,
+) -> Bound<ObjKey> {
+    let key = |ns: &str, name: &str| {
+        (
+            info.group.clone(),
+            info.plural.clone(),
+            ns.to_owned(),
+            name.to_owned(),
+        )
+    };
+    // Names are never empty, so (namespace, "") is before all of the namespace.
+    let first = (namespace.unwrap_or(""), "");
+    match after {
+        Some((ns, name)) if (ns, name) >= first => Bound::Excluded(key(ns, name)),
+        _ => Bound::Included(key(first.0, first.1)),
+    }
+}
+
+fn in_scope(k: &ObjKey, info: &ResourceInfo, namespace: Option<&str>) -> bool {
+    k.0 == info.group && k.1 == info.plural && namespace.is_none_or(|ns| k.2 == ns)
 }
 
 #[cfg(test)]
@@ -460,5 +624,298 @@ mod tests {
         }
         assert_eq!(s.compacted_rv, 3);
         assert_eq!(s.history_after(0).len(), 2);
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    //! The label index and the ranges must give what a scan of every object gives, after
+    //! any sequence of writes.
+    use super::*;
+
+    fn pod(ns: &str, name: &str, labels: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "namespace": ns, "labels": labels},
+               "spec": {"nodeName": if name.ends_with('0') { "" } else { "node-1" }},
+               "status": {"phase": "Running"}})
+    }
+
+    fn parse(info: &ResourceInfo, labels: &str, fields: &str) -> (LabelSelector, FieldSelector) {
+        (
+            LabelSelector::parse(labels).expect(labels),
+            FieldSelector::parse(fields, info).expect(fields),
+        )
+    }
+
+    /// Names `select` gives, as `ns/name`.
+    fn selected(
+        s: &Store,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        labels: &str,
+        fields: &str,
+        after: Option<(&str, &str)>,
+    ) -> Vec<String> {
+        let (labels, fields) = parse(info, labels, fields);
+        s.select(Query {
+            info,
+            namespace,
+            labels: &labels,
+            fields: &fields,
+            after,
+        })
+        .map(|(k, _)| format!("{}/{}", k.2, k.3))
+        .collect()
+    }
+
+    /// What a scan of every stored object in key order selects: the behaviour before indexes.
+    fn scanned(
+        s: &Store,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        labels: &str,
+        fields: &str,
+        after: Option<(&str, &str)>,
+    ) -> Vec<String> {
+        let (labels, fields) = parse(info, labels, fields);
+        s.objects
+            .iter()
+            .filter(|(k, _)| k.0 == info.group && k.1 == info.plural)
+            .filter(|(k, _)| namespace.is_none_or(|ns| k.2 == ns))
+            .filter(|(k, _)| after.is_none_or(|a| (k.2.as_str(), k.3.as_str()) > a))
+            .filter(|(_, o)| labels.matches(o) && fields.matches(o))
+            .map(|(k, _)| format!("{}/{}", k.2, k.3))
+            .collect()
+    }
+
+    fn assert_index_fresh(s: &Store) {
+        let mut rebuilt = LabelIndex::default();
+        for (k, o) in &s.objects {
+            rebuilt.insert(k, o);
+        }
+        assert_eq!(s.labels.entries(), rebuilt.entries(), "index went stale");
+    }
+
+    #[test]
+    fn a_label_changed_by_an_update_moves_the_object_in_the_index() {
+        let mut s = Store::new(100);
+        let info = s.by_kind("v1", "Pod");
+        s.create(&info, pod("a", "p", json!({"app": "old", "tier": "web"})))
+            .expect("create");
+        let key = Store::key(&info, Some("a"), "p");
+        let mut changed = s.get(&key).cloned().expect("stored");
+        changed["metadata"]["labels"]["app"] = json!("new");
+        s.update(&info, &key, changed, Writer::Main)
+            .expect("update");
+        assert!(selected(&s, &info, Some("a"), "app=old", "", None).is_empty());
+        assert_eq!(selected(&s, &info, Some("a"), "app=new", "", None), ["a/p"]);
+        assert_eq!(
+            selected(&s, &info, None, "app=new,tier=web", "", None),
+            ["a/p"]
+        );
+        // Labels removed altogether.
+        let mut bare = s.get(&key).cloned().expect("stored");
+        bare["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("labels");
+        s.update(&info, &key, bare, Writer::Main).expect("update");
+        assert!(selected(&s, &info, Some("a"), "app=new", "", None).is_empty());
+        assert!(selected(&s, &info, Some("a"), "tier=web", "", None).is_empty());
+        assert_eq!(selected(&s, &info, Some("a"), "!app", "", None), ["a/p"]);
+        assert_index_fresh(&s);
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_labels_indexed() {
+        let mut s = Store::new(100);
+        let info = s.by_kind("v1", "Pod");
+        let created = s
+            .create(&info, pod("a", "p", json!({"app": "x"})))
+            .expect("create");
+        let key = Store::key(&info, Some("a"), "p");
+        let mut status = created.clone();
+        status["status"]["phase"] = json!("Succeeded");
+        // A /status writer cannot change labels, whatever it sends.
+        status["metadata"]["labels"]["app"] = json!("y");
+        s.update(&info, &key, status, Writer::Status)
+            .expect("status");
+        assert_eq!(selected(&s, &info, Some("a"), "app=x", "", None), ["a/p"]);
+        assert!(selected(&s, &info, Some("a"), "app=y", "", None).is_empty());
+        assert_index_fresh(&s);
+    }
+
+    #[test]
+    fn a_deleted_object_leaves_the_index() {
+        let mut s = Store::new(100);
+        let info = s.by_kind("v1", "Pod");
+        for name in ["p1", "p2"] {
+            s.create(&info, pod("a", name, json!({"app": "x"})))
+                .expect("create");
+        }
+        s.delete(&info, &Store::key(&info, Some("a"), "p1"))
+            .expect("delete");
+        assert_eq!(selected(&s, &info, Some("a"), "app=x", "", None), ["a/p2"]);
+        s.delete(&info, &Store::key(&info, Some("a"), "p2"))
+            .expect("delete");
+        assert!(selected(&s, &info, None, "app=x", "", None).is_empty());
+        assert!(s.labels.entries().is_empty(), "{:?}", s.labels.entries());
+        // Created again under the same name, it is found again.
+        s.create(&info, pod("a", "p1", json!({"app": "x"})))
+            .expect("create");
+        assert_eq!(selected(&s, &info, Some("a"), "app=x", "", None), ["a/p1"]);
+    }
+
+    #[test]
+    fn pages_resume_after_their_cursor_when_objects_come_before_it() {
+        for labels in ["", "app=x"] {
+            let mut s = Store::new(100);
+            let info = s.by_kind("v1", "Pod");
+            let add = |s: &mut Store, ns: &str, name: &str| {
+                s.create(&info, pod(ns, name, json!({"app": "x"})))
+                    .expect("create");
+            };
+            for name in ["p1", "p3", "p5", "p7", "p9"] {
+                add(&mut s, "a", name);
+            }
+            add(&mut s, "b", "p0");
+            let all = selected(&s, &info, Some("a"), labels, "", None);
+            assert_eq!(all, ["a/p1", "a/p3", "a/p5", "a/p7", "a/p9"], "{labels}");
+            // A page of two ends at p3; then objects arrive before the cursor and after it.
+            let cursor = Some(("a", "p3"));
+            for name in ["p0", "p2", "p6"] {
+                add(&mut s, "a", name);
+            }
+            let rest = ["a/p5", "a/p6", "a/p7", "a/p9"];
+            assert_eq!(selected(&s, &info, Some("a"), labels, "", cursor), rest);
+            // The cursor's own object deleted: the token still resumes after its place.
+            s.delete(&info, &Store::key(&info, Some("a"), "p3"))
+                .expect("delete");
+            assert_eq!(selected(&s, &info, Some("a"), labels, "", cursor), rest);
+            // A token from before or after the namespace: all of it, or nothing.
+            let end_of_a = Some(("a", "p9"));
+            assert_eq!(
+                selected(&s, &info, Some("b"), labels, "", end_of_a),
+                ["b/p0"]
+            );
+            let end_of_b = Some(("b", "p0"));
+            assert!(selected(&s, &info, Some("a"), labels, "", end_of_b).is_empty());
+            // Across namespaces, a page ending in one is followed by the next.
+            assert_eq!(selected(&s, &info, None, labels, "", end_of_a), ["b/p0"]);
+        }
+    }
+
+    /// A deterministic walk of creates, label changes and deletes; after each step the index
+    /// is what the objects say, and every selection is what a scan gives.
+    #[test]
+    fn selections_match_a_scan_after_any_writes() {
+        let mut s = Store::new(10_000);
+        let pods = s.by_kind("v1", "Pod");
+        let nodes = s.by_kind("v1", "Node");
+        let deployments = s.by_kind("apps/v1", "Deployment");
+        let mut seed: u64 = 7;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        let selectors = [
+            "",
+            "app=a1",
+            "app==a2,tier=web",
+            "tier=web,app=a0",
+            "app=nobody",
+            "app in (a1)",
+            "app in (a1,a3)",
+            "app notin (a1,a3)",
+            "app!=a2",
+            "tier",
+            "!tier",
+            "app=a1,!tier",
+            "app=a2,tier notin (db)",
+            "odd=1",
+        ];
+        let fields = [
+            "",
+            "metadata.name=p3",
+            "metadata.name=p3,metadata.namespace=ns1",
+            "metadata.namespace=ns2",
+            "status.phase=Running",
+            "spec.nodeName=",
+            "spec.nodeName!=node-1,metadata.name=p10",
+        ];
+        let namespaces = [None, Some("ns0"), Some("ns1"), Some("ns2")];
+        let afters = [
+            None,
+            Some(("ns0", "p5")),
+            Some(("ns1", "")),
+            Some(("ns1", "p9")),
+        ];
+        for step in 0..400 {
+            let ns = format!("ns{}", next(3));
+            let name = format!("p{}", next(15));
+            let mut labels = json!({"app": format!("a{}", next(4))});
+            if next(2) == 0 {
+                labels["tier"] = json!(["web", "db"][next(2) as usize]);
+            }
+            if next(5) == 0 {
+                // Not a string: no `key=value` term matches it.
+                labels["odd"] = json!(1);
+            }
+            let key = Store::key(&pods, Some(&ns), &name);
+            match (next(4), s.contains(&key)) {
+                (0, true) => {
+                    s.delete(&pods, &key).expect("delete");
+                }
+                (_, true) => {
+                    let mut o = s.get(&key).cloned().expect("stored");
+                    o["metadata"]["labels"] = labels;
+                    s.update(&pods, &key, o, Writer::Main).expect("update");
+                }
+                (_, false) => {
+                    s.create(&pods, pod(&ns, &name, labels)).expect("create");
+                }
+            }
+            if step % 10 == 0 {
+                // Other kinds, with the same labels, must never show up in a pod selection.
+                let d =
+                    json!({"metadata": {"name": name, "namespace": ns, "labels": {"app": "a1"}}});
+                let _ = s.create(&deployments, d);
+                let n = json!({"metadata": {"name": format!("n{}", next(3)), "labels": {"app": format!("a{}", next(2))}}});
+                let _ = s.create(&nodes, n);
+            }
+            assert_index_fresh(&s);
+            if step % 50 != 49 {
+                continue;
+            }
+            for labels in selectors {
+                for fields in fields {
+                    for namespace in namespaces {
+                        for after in afters {
+                            assert_eq!(
+                                selected(&s, &pods, namespace, labels, fields, after),
+                                scanned(&s, &pods, namespace, labels, fields, after),
+                                "{labels:?} {fields:?} in {namespace:?} after {after:?}"
+                            );
+                        }
+                    }
+                }
+                for fields in ["", "metadata.name=n1"] {
+                    assert_eq!(
+                        selected(&s, &nodes, None, labels, fields, None),
+                        scanned(&s, &nodes, None, labels, fields, None),
+                        "nodes {labels:?} {fields:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            s.list(&pods, Some("ns1")),
+            s.objects
+                .iter()
+                .filter(|(k, _)| k.1 == "pods" && k.2 == "ns1")
+                .collect::<Vec<_>>()
+        );
     }
 }

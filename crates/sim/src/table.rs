@@ -74,8 +74,7 @@ fn pod_cells(pod: &Value) -> Vec<Value> {
     let statuses = pod
         .pointer("/status/containerStatuses")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[][..], Vec::as_slice);
     let total = pod
         .pointer("/spec/containers")
         .and_then(Value::as_array)
@@ -124,8 +123,7 @@ fn template_containers(obj: &Value) -> [Value; 2] {
     let containers = obj
         .pointer("/spec/template/spec/containers")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        .map_or(&[][..], Vec::as_slice);
     let join = |f: &str| {
         containers
             .iter()
@@ -197,7 +195,7 @@ fn row(info: &ResourceInfo, obj: &Value, include_object: &str) -> Value {
 
 pub(crate) fn table(
     info: &ResourceInfo,
-    objs: &[Value],
+    objs: &[&Value],
     list_meta: Value,
     include_object: &str,
 ) -> Value {
@@ -229,7 +227,7 @@ mod tests {
             .expect("builtin");
         let d = json!({"metadata": {"name": "inventory"}, "spec": {"replicas": 3},
             "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}});
-        let t = table(&info, &[d], json!({}), "Metadata");
+        let t = table(&info, &[&d], json!({}), "Metadata");
         assert_eq!(t["rows"][0]["cells"][0], "inventory");
         assert_eq!(t["rows"][0]["cells"][1], "2/3");
         assert_eq!(t["rows"][0]["cells"][2], 3);
@@ -245,7 +243,7 @@ mod tests {
         let rs = json!({"metadata": {"name": "web-5d8f"}, "spec": {"replicas": 0,
             "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
             "status": {"replicas": 0}});
-        let t = table(&info, &[rs], json!({}), "Metadata");
+        let t = table(&info, &[&rs], json!({}), "Metadata");
         let names: Vec<&Value> = t["columnDefinitions"]
             .as_array()
             .into_iter()

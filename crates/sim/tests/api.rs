@@ -190,6 +190,80 @@ async fn paging_with_limit_and_continue_visits_every_item_once() {
 }
 
 #[tokio::test]
+async fn a_patched_or_deleted_pod_leaves_its_old_selection() {
+    let sim = start().await;
+    let h = Http::new(&sim);
+    let by_app = |app: &str| format!("{PODS}?labelSelector=app%3D{app}");
+    let moved = "inventory-7d9c8b6f5d-q8m7z";
+    let patched = h
+        .send(
+            "PATCH",
+            &format!("{PODS}/{moved}"),
+            Some("application/merge-patch+json"),
+            None,
+            r#"{"metadata": {"labels": {"app": "billing"}}}"#,
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert_eq!(
+        names(&h.get(&by_app("inventory")).await.body),
+        ["inventory-7d9c8b6f5d-x4k2p"]
+    );
+    assert_eq!(names(&h.get(&by_app("billing")).await.body), [moved]);
+    let both = format!("{PODS}?labelSelector=app%3Dbilling%2Cpod-template-hash%3D7d9c8b6f5d");
+    assert_eq!(names(&h.get(&both).await.body), [moved]);
+    let gone = h
+        .send("DELETE", &format!("{PODS}/{moved}"), None, None, "")
+        .await;
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert!(names(&h.get(&by_app("billing")).await.body).is_empty());
+    assert!(names(&h.get(&both).await.body).is_empty());
+    sim.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_continue_token_survives_a_pod_created_before_it() {
+    // Unselected (the range) and selected (through the selector's checks).
+    for selector in ["", "&labelSelector=app%21%3Dnone"] {
+        let sim = start().await;
+        let h = Http::new(&sim);
+        let first = h.get(&format!("{PODS}?limit=1{selector}")).await.body;
+        assert_eq!(names(&first), ["inventory-7d9c8b6f5d-q8m7z"]);
+        let token = first["metadata"]["continue"]
+            .as_str()
+            .expect("a continue token")
+            .to_owned();
+        // Sorts before the cursor: a later page must not serve it.
+        let early = "aaa";
+        let created = h
+            .send(
+                "POST",
+                PODS,
+                Some("application/json"),
+                None,
+                &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": early},
+                        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+                .to_string(),
+            )
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+        let rest = h
+            .get(&format!("{PODS}?limit=1&continue={token}{selector}"))
+            .await
+            .body;
+        assert_eq!(names(&rest), ["inventory-7d9c8b6f5d-x4k2p"]);
+        let token = rest["metadata"]["continue"].as_str().expect("more");
+        let last = h
+            .get(&format!("{PODS}?limit=1&continue={token}{selector}"))
+            .await
+            .body;
+        assert_eq!(names(&last), ["report-builder"]);
+        assert_eq!(last["metadata"].get("continue"), None, "{selector}");
+        sim.shutdown().await;
+    }
+}
+
+#[tokio::test]
 async fn errors_are_status_objects() {
     let sim = start().await;
     let h = Http::new(&sim);

@@ -139,13 +139,12 @@ fn get_object(
     let info = &r.info;
     let st = lock(&sh.store);
     let obj = st
-        .objects
         .get(key)
         .ok_or_else(|| ApiError::not_found(info, &key.3))?;
     let obj = render(info, obj);
     Ok(if table && r.sub.is_none() {
         let meta = json!({"resourceVersion": st.rv.to_string()});
-        respond(StatusCode::OK, &table::table(info, &[obj], meta, include))
+        respond(StatusCode::OK, &table::table(info, &[&obj], meta, include))
     } else {
         respond(StatusCode::OK, &obj)
     })
@@ -285,7 +284,7 @@ fn patch_object(
     let ctype = patch_media_type(headers);
     let writer = writer_of(r);
     let mut st = lock(&sh.store);
-    let current = st.objects.get(key).cloned();
+    let current = st.get(key).cloned();
     let (patched, created) = apply_patch(info, &key.3, current, ctype, body)?;
     let out = if created {
         let mut obj = patched;
@@ -339,7 +338,6 @@ fn serve_scale(
 ) -> Result<Response, ApiError> {
     let mut st = lock(&sh.store);
     let current = st
-        .objects
         .get(key)
         .cloned()
         .ok_or_else(|| ApiError::not_found(info, &key.3))?;

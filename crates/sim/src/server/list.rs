@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::response::Response;
 use http::StatusCode;
+use serde::ser::{Serialize, SerializeMap as _, Serializer};
 use serde_json::{json, Value};
 
 use super::{render, respond, ResourceRequest, Shared};
@@ -12,13 +13,12 @@ use crate::lock;
 use crate::resource::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{Event, ObjKey};
+use crate::store::{Event, ObjKey, Query};
 use crate::table;
 
 /// The selection a LIST or WATCH asks for: its resource, namespace and selectors.
 pub(super) struct Filter {
-    group: String,
-    plural: String,
+    info: ResourceInfo,
     namespace: Option<String>,
     labels: LabelSelector,
     fields: FieldSelector,
@@ -32,8 +32,7 @@ impl Filter {
             FieldSelector::parse(q.get("fieldSelector").map_or("", String::as_str), &r.info)
                 .map_err(ApiError::bad_request)?;
         Ok(Self {
-            group: r.info.group.clone(),
-            plural: r.info.plural.clone(),
+            info: r.info.clone(),
             namespace: r.namespace.clone(),
             labels,
             fields,
@@ -45,9 +44,20 @@ impl Filter {
     }
 
     pub(super) fn covers(&self, ev: &Event) -> bool {
-        ev.group == self.group
-            && ev.plural == self.plural
+        ev.group == self.info.group
+            && ev.plural == self.info.plural
             && self.namespace.as_ref().is_none_or(|n| *n == ev.namespace)
+    }
+
+    /// The store query for this selection, resuming after `after` (a continue token's).
+    pub(super) fn query<'a>(&'a self, after: Option<&'a (String, String)>) -> Query<'a> {
+        Query {
+            info: &self.info,
+            namespace: self.namespace.as_deref(),
+            labels: &self.labels,
+            fields: &self.fields,
+            after: after.map(|(ns, name)| (ns.as_str(), name.as_str())),
+        }
     }
 }
 
@@ -84,34 +94,42 @@ pub(super) fn list(
     let limit = page_limit(q)?;
     let after = continue_after(q)?;
     let st = lock(&sh.store);
-    let matching: Vec<(&ObjKey, &Value)> = st
-        .list(&r.info, r.namespace.as_deref())
-        .into_iter()
-        .filter(|(k, _)| after.as_ref().is_none_or(|(ns, n)| (&k.2, &k.3) > (ns, n)))
-        .filter(|(_, o)| filter.matches(o))
-        .collect();
-    let take = if limit == 0 {
-        matching.len()
-    } else {
-        limit.min(matching.len())
+    let mut selected = st.select(filter.query(after.as_ref()));
+    let page: Vec<(&ObjKey, &Value)> = match limit {
+        0 => selected.by_ref().collect(),
+        l => selected.by_ref().take(l).collect(),
     };
-    let meta = page_metadata(st.rv, &matching, take, q);
-    let page = &matching[..take];
+    let meta = page_metadata(st.rv, &page, selected, q);
     if table {
-        let full: Vec<Value> = page.iter().map(|(_, o)| render(&r.info, o)).collect();
+        // Only whole objects need the version they are served at; rows otherwise read fields.
+        let rendered: Vec<Value> = match include {
+            "Object" => page.iter().map(|(_, o)| render(&r.info, o)).collect(),
+            _ => Vec::new(),
+        };
+        let rows: Vec<&Value> = match include {
+            "Object" => rendered.iter().collect(),
+            _ => page.iter().map(|(_, o)| *o).collect(),
+        };
         return Ok(respond(
             StatusCode::OK,
-            &table::table(&r.info, &full, meta, include),
+            &table::table(&r.info, &rows, meta, include),
         ));
     }
-    let items: Vec<Value> = page
-        .iter()
-        .map(|(_, o)| list_item(&r.info, o, sh.list_item_types))
-        .collect();
-    Ok(respond(
-        StatusCode::OK,
-        &json!({"kind": r.info.list_kind(), "apiVersion": r.info.api_version(), "metadata": meta, "items": items}),
-    ))
+    let api_version = r.info.api_version();
+    let body = ListBody {
+        kind: r.info.list_kind(),
+        api_version: api_version.clone(),
+        metadata: meta,
+        items: page
+            .iter()
+            .map(|(_, o)| ListItem {
+                object: o,
+                api_version: &api_version,
+                keep_types: sh.list_item_types,
+            })
+            .collect(),
+    };
+    Ok(respond(StatusCode::OK, &body))
 }
 
 /// `limit`: the page size, 0 (or absent) for all.
@@ -137,17 +155,16 @@ fn continue_after(q: &HashMap<String, String>) -> Result<Option<(String, String)
     }
 }
 
-/// The list's metadata: its resourceVersion and, when the page leaves items out, where the
-/// next page starts.
-fn page_metadata(
+/// The list's metadata: its resourceVersion and, when the page leaves items out (`rest` is
+/// what the selection holds after the page), where the next page starts.
+fn page_metadata<'a>(
     rv: u64,
-    matching: &[(&ObjKey, &Value)],
-    take: usize,
+    page: &[(&ObjKey, &Value)],
+    mut rest: impl Iterator<Item = (&'a ObjKey, &'a Value)>,
     q: &HashMap<String, String>,
 ) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
-    if take < matching.len() {
-        let (k, _) = matching[take - 1];
+    if let (Some((k, _)), Some(_)) = (page.last(), rest.next()) {
         meta["continue"] = json!(encode_continue(&k.2, &k.3));
         // As the API server: a count only for an unfiltered list (with a selector, what is
         // left is not known without reading it all). Found by story 8 of real_cluster.rs.
@@ -155,28 +172,76 @@ fn page_metadata(
             .iter()
             .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
         if !selected {
-            meta["remainingItemCount"] = json!(matching.len() - take);
+            meta["remainingItemCount"] = json!(1 + rest.count());
         }
     }
     meta
 }
 
-/// An item as a LIST serves it: without `kind` and `apiVersion` unless the server is set
-/// to keep them.
-fn list_item(info: &ResourceInfo, obj: &Value, keep_types: bool) -> Value {
-    let mut o = render(info, obj);
-    if !keep_types {
-        if let Some(m) = o.as_object_mut() {
-            m.remove("kind");
-            m.remove("apiVersion");
+/// A LIST's body, written from the stored objects without copying them.
+#[derive(serde::Serialize)]
+struct ListBody<'a> {
+    kind: String,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: Value,
+    items: Vec<ListItem<'a>>,
+}
+
+/// An item as a LIST serves it: as `render` serves the object (at the version asked for),
+/// without `kind` and `apiVersion` unless the server is set to keep them.
+struct ListItem<'a> {
+    object: &'a Value,
+    api_version: &'a str,
+    keep_types: bool,
+}
+
+impl Serialize for ListItem<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self.object else {
+            return self.object.serialize(s);
+        };
+        let mut map = s.serialize_map(None)?;
+        if self.keep_types && !fields.contains_key("apiVersion") {
+            map.serialize_entry("apiVersion", self.api_version)?;
         }
+        for (k, v) in fields {
+            match k.as_str() {
+                "apiVersion" if self.keep_types => map.serialize_entry(k, self.api_version)?,
+                "apiVersion" | "kind" if !self.keep_types => {}
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
     }
-    o
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_items_serialize_as_rendered() {
+        let info = crate::resource::builtins().remove(0);
+        let pod = json!({"apiVersion": "v0", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}});
+        for keep_types in [true, false] {
+            let item = ListItem {
+                object: &pod,
+                api_version: &info.api_version(),
+                keep_types,
+            };
+            let mut want = render(&info, &pod);
+            if !keep_types {
+                let m = want.as_object_mut().expect("object");
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            assert_eq!(
+                serde_json::to_string(&item).expect("serializes"),
+                want.to_string()
+            );
+        }
+    }
 
     #[test]
     fn continue_tokens_round_trip() {

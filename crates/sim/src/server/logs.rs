@@ -26,7 +26,6 @@ pub(super) fn serve_log(
     let key = Store::key(&r.info, r.namespace.as_deref(), &name);
     let st = lock(&sh.store);
     let pod = st
-        .objects
         .get(&key)
         .ok_or_else(|| ApiError::not_found(&r.info, &name))?;
     let containers: Vec<String> = pod

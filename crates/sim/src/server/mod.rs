@@ -150,8 +150,15 @@ fn verb(method: &Method, route: &Route, q: &HashMap<String, String>) -> &'static
     }
 }
 
-fn respond(code: StatusCode, body: &Value) -> Response {
-    let mut resp = Response::new(Body::from(body.to_string()));
+fn respond(code: StatusCode, body: &impl serde::Serialize) -> Response {
+    let bytes = match serde_json::to_vec(body) {
+        Ok(b) => b,
+        Err(e) => {
+            let e = ApiError::new(500, "InternalError", format!("cannot encode the body: {e}"));
+            return error(&e);
+        }
+    };
+    let mut resp = Response::new(Body::from(bytes));
     *resp.status_mut() = code;
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -40,7 +40,7 @@ impl WatchWriter {
     async fn event(&mut self, kind: &str, obj: &Value) -> bool {
         let obj = render(&self.info, obj);
         let object = if self.table {
-            table::table(&self.info, &[obj], json!({}), "Object")
+            table::table(&self.info, &[&obj], json!({}), "Object")
         } else {
             obj
         };
@@ -111,9 +111,7 @@ pub(super) fn watch(
         let rx = st.tx.subscribe();
         let initial: Vec<Value> = match from {
             None => st
-                .list(&r.info, r.namespace.as_deref())
-                .into_iter()
-                .filter(|(_, o)| filter.matches(o))
+                .select(filter.query(None))
                 .map(|(_, o)| o.clone())
                 .collect(),
             Some(_) => vec![],
