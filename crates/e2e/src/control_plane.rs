@@ -25,6 +25,10 @@ pub const PEERS: [&str; 5] = [
     "helm3",
 ];
 
+/// The schemas `e2e/build-peers.sh` keeps beside the peers: the official SARIF 2.1.0 schema
+/// (OASIS, errata 01), which `liveproof lint -o sarif` is validated against.
+pub const SCHEMAS: [&str; 1] = ["sarif-schema-2.1.0.json"];
+
 /// Where the peer binaries are: `$LIVEPROOF_PEERS_BIN`, else what `e2e/build-peers.sh
 /// --check` prints (it fails, saying how to build them, when they are not built).
 #[derive(Debug, Clone)]
@@ -46,7 +50,7 @@ impl Peers {
                     .with_context(|| format!("cannot run {}", script.display()))?;
                 if !out.status.success() {
                     bail!(
-                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager, helm and helm3",
+                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager, helm, helm3 and sarif-schema-2.1.0.json",
                         String::from_utf8_lossy(&out.stderr).trim()
                     );
                 }
@@ -55,7 +59,7 @@ impl Peers {
             }
         };
         let peers = Peers { bin };
-        for name in PEERS {
+        for name in PEERS.into_iter().chain(SCHEMAS) {
             if !peers.path(name).is_file() {
                 bail!(
                     "{} is missing\nhint: run `e2e/build-peers.sh` (it builds every peer into its cache)",

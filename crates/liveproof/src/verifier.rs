@@ -638,9 +638,17 @@ fn waiting_for(report: &Report) -> String {
             format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))
         })
         .collect();
-    if parts.is_empty() {
-        "live".to_string()
-    } else {
-        parts.join(" | ")
+    /// Targets named in one progress line; past this, a count (2,000 targets are not a line).
+    const NAMED: usize = 3;
+    match parts.len() {
+        0 => "live".to_string(),
+        n if n <= NAMED => parts.join(" | "),
+        n => format!(
+            "{} of {} targets not live yet: {} | and {} more",
+            n,
+            report.targets.len(),
+            parts[..NAMED].join(" | "),
+            n - NAMED
+        ),
     }
 }

@@ -209,3 +209,80 @@ fn seed_002_as_rendered() {
         insta::assert_snapshot!(rendered);
     });
 }
+
+/// The official SARIF 2.1.0 schema (OASIS, errata 01), as `e2e/build-peers.sh` copies it out
+/// of its pinned Go module; draft 04, as the schema declares.
+fn sarif_validator() -> jsonschema::Validator {
+    let peers = liveproof_e2e::control_plane::Peers::locate().expect("the peers and schemas");
+    let path = peers.path("sarif-schema-2.1.0.json");
+    let text = std::fs::read_to_string(&path).expect("the SARIF schema");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    assert_eq!(
+        schema["id"],
+        "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+    );
+    jsonschema::draft4::new(&schema).expect("the SARIF schema compiles as draft 04")
+}
+
+fn assert_sarif_valid(validator: &jsonschema::Validator, what: &str, doc: &serde_json::Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: not SARIF 2.1.0: {errors:#?}");
+}
+
+/// Every SARIF document `lint` writes — an error finding, a warning outside git, no findings —
+/// validates against the official schema; and the schema rejects what SARIF forbids, so the
+/// check can fail.
+#[test]
+fn sarif_validates_against_the_official_2_1_0_schema() {
+    let validator = sarif_validator();
+
+    let repo = seed_002();
+    let findings = lint(repo.path(), &["--base", "HEAD~1", "-o", "sarif"]);
+    assert_eq!(findings.status.code(), Some(1));
+    let findings: serde_json::Value = serde_json::from_slice(&findings.stdout).expect("json");
+    assert_sarif_valid(&validator, "seed 002", &findings);
+
+    write(
+        repo.path(),
+        "charts/inventory/Chart.yaml",
+        "apiVersion: v2\nname: inventory\nversion: 0.4.3\n",
+    );
+    commit(repo.path(), "bump");
+    let clean = lint(repo.path(), &["--base", "HEAD~2", "-o", "sarif"]);
+    assert_eq!(clean.status.code(), Some(0));
+    let clean: serde_json::Value = serde_json::from_slice(&clean.stdout).expect("json");
+    assert_eq!(clean["runs"][0]["results"], serde_json::json!([]));
+    assert_sarif_valid(&validator, "no findings", &clean);
+
+    let plain = tempfile::tempdir().expect("tempdir");
+    write(
+        plain.path(),
+        "apps/panel.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: panel\nspec:\n  template:\n    spec:\n      containers:\n        - name: panel\n          image: registry.example.com/panel:latest\n",
+    );
+    let warning = lint(plain.path(), &["-o", "sarif"]);
+    assert_eq!(warning.status.code(), Some(0));
+    let warning: serde_json::Value = serde_json::from_slice(&warning.stdout).expect("json");
+    assert_eq!(warning["runs"][0]["results"][0]["level"], "warning");
+    assert_sarif_valid(&validator, "outside git", &warning);
+
+    let mut wrong_level = findings.clone();
+    wrong_level["runs"][0]["results"][0]["level"] = "fatal".into();
+    assert!(
+        !validator.is_valid(&wrong_level),
+        "`fatal` is no SARIF level"
+    );
+    let mut stray = findings.clone();
+    stray["runs"][0]["verdict"] = "not_live".into();
+    assert!(
+        !validator.is_valid(&stray),
+        "a run has no `verdict` property"
+    );
+    let mut no_line = findings;
+    no_line["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
+        0.into();
+    assert!(!validator.is_valid(&no_line), "lines start at 1");
+}

@@ -470,10 +470,25 @@ impl Cluster {
         observed: &Observed,
         targets: &[Target],
     ) -> Result<(), GatherError> {
-        let mut holding: BTreeSet<String> = AnyObject::all_in(observed)
-            .iter()
-            .map(|o| o.namespace().to_string())
-            .collect();
+        let mut holding: BTreeSet<String> = BTreeSet::new();
+        {
+            let mut hold = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+                let ns = meta.namespace.as_deref().unwrap_or("default");
+                if !holding.contains(ns) {
+                    holding.insert(ns.to_string());
+                }
+            };
+            // Read in place: 10,000 pods are not copied to learn a few namespaces.
+            observed.deployments.iter().for_each(|o| hold(&o.metadata));
+            observed.statefulsets.iter().for_each(|o| hold(&o.metadata));
+            observed.daemonsets.iter().for_each(|o| hold(&o.metadata));
+            observed.replicasets.iter().for_each(|o| hold(&o.metadata));
+            observed
+                .controller_revisions
+                .iter()
+                .for_each(|o| hold(&o.metadata));
+            observed.pods.iter().for_each(|o| hold(&o.metadata));
+        }
         holding.extend(observed.others.iter().filter_map(|o| {
             o.pointer("/metadata/namespace")
                 .and_then(serde_json::Value::as_str)

@@ -17,9 +17,9 @@ use super::objects::{revisions_of, workload_resource, AnyObject};
 /// LIST of the namespace is sent instead of one request each.
 pub(crate) const BATCH_AT: usize = 3;
 
-/// Objects per page of a LIST (`limit`): 10,000 pods come in four requests, and no response
+/// Objects per page of a LIST (`limit`): 10,000 pods come in two requests, and no response
 /// holds more than this many objects.
-pub(crate) const PAGE_SIZE: u32 = 2_500;
+pub(crate) const PAGE_SIZE: u32 = 5_000;
 
 /// Where a workload target is looked up: one namespace (a GET) or all of them (a LIST with
 /// `fieldSelector=metadata.name=NAME`, for `-A`).

@@ -291,14 +291,14 @@ impl WatchState {
                 }
             }
         }
-        let workloads: Vec<AnyObject> = AnyObject::all_in(observed)
-            .into_iter()
-            .filter(|o| {
-                matches!(
-                    o.resource(),
-                    ResourceKind::Deployment | ResourceKind::StatefulSet | ResourceKind::DaemonSet
-                )
-            })
+        // The workloads only: the pods are not copied for this.
+        let workloads: Vec<AnyObject> = observed
+            .deployments
+            .iter()
+            .cloned()
+            .map(Kind::into_any)
+            .chain(observed.statefulsets.iter().cloned().map(Kind::into_any))
+            .chain(observed.daemonsets.iter().cloned().map(Kind::into_any))
             .collect();
         let plan = plan_related(&workloads);
         for (resource, namespace) in plan.revisions.iter().cloned() {
