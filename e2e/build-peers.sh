@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes peers the end-to-end stories run against, from the Go modules
 # pinned in e2e/peers/*/go.mod (go.sum committed): etcd, kube-apiserver,
-# kube-controller-manager, Helm 4 (`helm`) and Helm 3 (`helm3`).
+# kube-controller-manager, Helm 4 (`helm`) and Helm 3 (`helm3`); beside them, the official SARIF
+# 2.1.0 JSON schema (`sarif-schema-2.1.0.json`, copied out of the pinned Go module that carries
+# it) that the SARIF output of `liveproof lint` is validated against.
 #
 # They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum and Go
 # source under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
@@ -14,6 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
 names=(etcd kube-apiserver kube-controller-manager helm helm3)
+schemas=(sarif-schema-2.1.0.json)
 
 key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
@@ -22,6 +25,7 @@ bin="$cache/$key/bin"
 
 complete() {
   for n in "${names[@]}"; do [ -x "$bin/$n" ] || return 1; done
+  for n in "${schemas[@]}"; do [ -s "$bin/$n" ] || return 1; done
 }
 
 case "${1:-}" in
@@ -70,6 +74,17 @@ build kube -ldflags="$kube_ldflags" -o "$tmp/" \
 build helm4 -ldflags="-s -w" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm
 build helm3 -ldflags="-s -w" -o "$tmp/helm3" helm.sh/helm/v3/cmd/helm
 
+# The SARIF schema is Go source in go-sarif (a `const schema` string); the JSON between its
+# backquotes is the OASIS schema (errata 01), checked to be it by its id before it is kept.
+sarif_module=github.com/owenrumney/go-sarif/v3
+sarif_dir="$(cd "$peers/sarif-schema" && go mod download "$sarif_module" \
+  && go list -m -f '{{.Dir}}' "$sarif_module")"
+sed -n '/^const schema = `/,/^`$/p' "$sarif_dir/pkg/report/v210/sarif/schema.go" \
+  | sed -e '1s/^const schema = `//' -e '$d' > "$tmp/sarif-schema-2.1.0.json"
+grep -q '"id": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/.*/sarif-schema-2.1.0.json"' \
+  "$tmp/sarif-schema-2.1.0.json" \
+  || { echo "no SARIF 2.1.0 schema found in $sarif_dir" >&2; exit 1; }
+
 mkdir -p "$bin"
-for n in "${names[@]}"; do mv "$tmp/$n" "$bin/$n"; done
+for n in "${names[@]}" "${schemas[@]}"; do mv "$tmp/$n" "$bin/$n"; done
 echo "$bin"
