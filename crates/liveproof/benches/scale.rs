@@ -199,22 +199,13 @@ fn main() {
             kc,
         ],
     );
-    let watches: u64 = sim
-        .requests()
-        .snapshot()
+    let log = sim.requests().snapshot();
+    let watch_requests: Vec<&(String, String, u64)> =
+        log.iter().filter(|(verb, _, _)| verb == "watch").collect();
+    let watches: u64 = watch_requests.iter().map(|(_, _, n)| n).sum();
+    let watched: std::collections::BTreeSet<&str> = watch_requests
         .iter()
-        .filter(|(verb, _, _)| verb == "watch")
-        .map(|(_, _, n)| n)
-        .sum();
-    let watched: std::collections::BTreeSet<&str> = sim
-        .requests()
-        .snapshot()
-        .iter()
-        .filter(|(verb, _, _)| verb == "watch")
         .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|p| Box::leak(p.to_string().into_boxed_str()) as &str)
         .collect();
     println!("{deployments} Deployments, none live yet, --wait --timeout 5s:");
     row("liveproof verify -l --wait", &waited);

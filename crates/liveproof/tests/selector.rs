@@ -201,11 +201,11 @@ async fn stale_checks_every_workload_the_selector_matches() {
 async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
     let cluster = common::Cluster::start(shop(), "shop").await;
     let kubeconfig = cluster.kubeconfig();
-    for command in ["verify", "stale"] {
+    let select = |command: &'static str, selector: &'static str| {
         let mut args = vec![
             command,
             "-l",
-            "team=nobody",
+            selector,
             "-n",
             "shop",
             "--kubeconfig",
@@ -214,7 +214,10 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
         if command == "verify" {
             args.extend(["--since", "2026-07-12T10:00:00Z"]);
         }
-        let run = common::liveproof(&args).await;
+        args
+    };
+    for command in ["verify", "stale"] {
+        let run = common::liveproof(&select(command, "team=nobody")).await;
         assert_eq!(run.code, 2, "{command}: {}", run.stdout);
         assert!(
             run.stderr.contains("no Deployment, StatefulSet or DaemonSet in namespace shop has labels matching `team=nobody`"),
@@ -228,19 +231,7 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
             run.stderr
         );
 
-        let mut args = vec![
-            command,
-            "-l",
-            "team in nobody",
-            "-n",
-            "shop",
-            "--kubeconfig",
-            kubeconfig,
-        ];
-        if command == "verify" {
-            args.extend(["--since", "2026-07-12T10:00:00Z"]);
-        }
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof(&select(command, "team in nobody")).await;
         assert_eq!(run.code, 2, "{command}: {}", run.stdout);
         assert!(
             run.stderr.contains(
