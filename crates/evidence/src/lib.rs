@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod digest;
 mod model;
 mod observed;
+pub mod pod_index;
 mod resolve;
 pub mod selector;
 pub use checks::server;

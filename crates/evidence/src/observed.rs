@@ -140,6 +140,8 @@ pub struct Observed {
     /// What each `--version-url` answered, by URL, in the order read (see
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
     pub versions: Vec<(String, crate::server::VersionReading)>,
+    /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
+    pub pod_index: crate::pod_index::PodIndex,
 }
 
 /// What one commit changed under one chart directory.
@@ -263,6 +265,16 @@ impl Observed {
             _ => self.others.push(value),
         }
         Ok(())
+    }
+
+    /// The pods in `namespace` (or without one) that `selector` matches, in order: through an
+    /// index of the pods built on first use and again whenever `pods` changed length or moved.
+    pub fn pods_selected(
+        &self,
+        namespace: &str,
+        selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    ) -> Vec<&Pod> {
+        self.pod_index.selected(&self.pods, namespace, selector)
     }
 
     /// Marks `(namespace, kind)` as listed in full.

@@ -175,12 +175,7 @@ impl<'a> Workload<'a> {
 
     /// The pods this workload selects, in its namespace.
     pub fn pods(&self, observed: &'a Observed) -> Vec<&'a Pod> {
-        observed
-            .pods
-            .iter()
-            .filter(|p| p.metadata.namespace.as_deref().unwrap_or(self.namespace) == self.namespace)
-            .filter(|p| selector::matches(self.selector, p.metadata.labels.as_ref()))
-            .collect()
+        observed.pods_selected(self.namespace, self.selector)
     }
 
     /// Works out the current revision and how its pods are labelled.

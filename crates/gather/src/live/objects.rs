@@ -41,25 +41,6 @@ impl AnyObject {
         }
     }
 
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        match self {
-            AnyObject::Deployment(o) => &mut o.metadata,
-            AnyObject::StatefulSet(o) => &mut o.metadata,
-            AnyObject::DaemonSet(o) => &mut o.metadata,
-            AnyObject::ReplicaSet(o) => &mut o.metadata,
-            AnyObject::ControllerRevision(o) => &mut o.metadata,
-            AnyObject::Pod(o) => &mut o.metadata,
-            AnyObject::Raw(_, o) => &mut o.metadata,
-        }
-    }
-
-    /// Without the server's field-ownership bookkeeping (`managedFields`): often the larger
-    /// half of an object, and no check reads it (the offline loader drops it too).
-    pub(crate) fn without_managed_fields(mut self) -> AnyObject {
-        self.meta_mut().managed_fields = None;
-        self
-    }
-
     pub(crate) fn resource(&self) -> ResourceKind {
         match self {
             AnyObject::Deployment(_) => ResourceKind::Deployment,
@@ -115,43 +96,6 @@ impl AnyObject {
         }
     }
 
-    /// Moves every gathered typed object out of `observed`, in kind order (no copy: a
-    /// namespace of 10,000 pods is not held twice).
-    pub(crate) fn take_all(observed: &mut Observed) -> Vec<AnyObject> {
-        let mut out = Vec::new();
-        out.extend(
-            std::mem::take(&mut observed.deployments)
-                .into_iter()
-                .map(Deployment::into_any),
-        );
-        out.extend(
-            std::mem::take(&mut observed.statefulsets)
-                .into_iter()
-                .map(StatefulSet::into_any),
-        );
-        out.extend(
-            std::mem::take(&mut observed.daemonsets)
-                .into_iter()
-                .map(DaemonSet::into_any),
-        );
-        out.extend(
-            std::mem::take(&mut observed.replicasets)
-                .into_iter()
-                .map(ReplicaSet::into_any),
-        );
-        out.extend(
-            std::mem::take(&mut observed.controller_revisions)
-                .into_iter()
-                .map(ControllerRevision::into_any),
-        );
-        out.extend(
-            std::mem::take(&mut observed.pods)
-                .into_iter()
-                .map(Pod::into_any),
-        );
-        out
-    }
-
     /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`).
     pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
         let mut out = Vec::new();
@@ -189,6 +133,31 @@ impl AnyObject {
     }
 }
 
+/// An object as the gather keeps it: without the server's field-ownership bookkeeping
+/// (`managedFields`: often the larger half of an object, no check reads it, and the offline
+/// loader drops it too), and with the lists of its pod spec and status no longer than they are
+/// (deserialised, a one-container list holds room for four containers of ~1 kB each: 30 MB of
+/// nothing over 10,000 pods).
+pub(crate) fn slim<K: Kind>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+    object.shrink();
+}
+
+fn shrink_pod_spec(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
+    spec.containers.shrink_to_fit();
+    spec.init_containers.iter_mut().for_each(Vec::shrink_to_fit);
+    spec.volumes.iter_mut().for_each(Vec::shrink_to_fit);
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
+        c.env.iter_mut().for_each(Vec::shrink_to_fit);
+        c.ports.iter_mut().for_each(Vec::shrink_to_fit);
+        c.volume_mounts.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+}
+
 /// The typed side: what kube's `Api<K>` needs, plus the way into [`AnyObject`].
 pub(crate) trait Kind:
     kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -201,6 +170,8 @@ pub(crate) trait Kind:
 {
     const RESOURCE: ResourceKind;
     fn into_any(self) -> AnyObject;
+    /// Lists no longer than they are (see [`slim`]).
+    fn shrink(&mut self) {}
 }
 
 macro_rules! kind {
@@ -213,12 +184,63 @@ macro_rules! kind {
         }
     };
 }
-kind!(Deployment);
-kind!(StatefulSet);
-kind!(DaemonSet);
-kind!(ReplicaSet);
+macro_rules! kind_with_template {
+    ($ty:ident, $template:expr) => {
+        impl Kind for $ty {
+            const RESOURCE: ResourceKind = ResourceKind::$ty;
+            fn into_any(self) -> AnyObject {
+                AnyObject::$ty(Box::new(self))
+            }
+            fn shrink(&mut self) {
+                let template: fn(&mut $ty) -> Option<&mut k8s_openapi::api::core::v1::PodSpec> =
+                    $template;
+                if let Some(spec) = template(self) {
+                    shrink_pod_spec(spec);
+                }
+            }
+        }
+    };
+}
+kind_with_template!(Deployment, |d| d
+    .spec
+    .as_mut()
+    .and_then(|s| s.template.spec.as_mut()));
+kind_with_template!(StatefulSet, |d| d
+    .spec
+    .as_mut()
+    .and_then(|s| s.template.spec.as_mut()));
+kind_with_template!(DaemonSet, |d| d
+    .spec
+    .as_mut()
+    .and_then(|s| s.template.spec.as_mut()));
+kind_with_template!(ReplicaSet, |r| r
+    .spec
+    .as_mut()
+    .and_then(|s| s.template.as_mut())
+    .and_then(|t| t.spec.as_mut()));
 kind!(ControllerRevision);
-kind!(Pod);
+
+impl Kind for Pod {
+    const RESOURCE: ResourceKind = ResourceKind::Pod;
+    fn into_any(self) -> AnyObject {
+        AnyObject::Pod(Box::new(self))
+    }
+    fn shrink(&mut self) {
+        if let Some(spec) = self.spec.as_mut() {
+            shrink_pod_spec(spec);
+        }
+        if let Some(status) = self.status.as_mut() {
+            for list in [
+                &mut status.container_statuses,
+                &mut status.init_container_statuses,
+                &mut status.ephemeral_container_statuses,
+            ] {
+                list.iter_mut().for_each(Vec::shrink_to_fit);
+            }
+            status.conditions.iter_mut().for_each(Vec::shrink_to_fit);
+        }
+    }
+}
 
 /// The resource a workload target names; `None` for kinds gathered elsewhere (later).
 pub(crate) fn workload_resource(kind: TargetKind) -> Option<ResourceKind> {
@@ -295,38 +317,62 @@ pub(crate) fn raw_object(value: &Value) -> Option<AnyObject> {
 /// Sorts every list by namespace and name, drops duplicates (by uid) and duplicate denials,
 /// so a snapshot does not depend on request order.
 pub(crate) fn normalize(mut observed: Observed) -> Observed {
-    let mut objects = AnyObject::take_all(&mut observed);
-    objects.sort_by(|a, b| {
-        (a.resource(), a.namespace(), a.name(), a.key()).cmp(&(
-            b.resource(),
-            b.namespace(),
-            b.name(),
-            b.key(),
-        ))
-    });
+    // Each typed list in place: 10,000 pods are neither boxed nor copied to be sorted.
+    sort_dedup(&mut observed.deployments);
+    sort_dedup(&mut observed.statefulsets);
+    sort_dedup(&mut observed.daemonsets);
+    sort_dedup(&mut observed.replicasets);
+    sort_dedup(&mut observed.controller_revisions);
+    sort_dedup(&mut observed.pods);
     let mut others = std::mem::take(&mut observed.others);
     others.sort_by_key(raw_sort_key);
     let mut seen_raw = std::collections::BTreeSet::new();
     others.retain(|o| seen_raw.insert(raw_sort_key(o)));
-    let mut out = Observed {
+    let mut denied: Vec<liveproof_evidence::Denied> = Vec::new();
+    for d in std::mem::take(&mut observed.denied) {
+        if !denied.contains(&d) {
+            denied.push(d);
+        }
+    }
+    Observed {
+        deployments: std::mem::take(&mut observed.deployments),
+        statefulsets: std::mem::take(&mut observed.statefulsets),
+        daemonsets: std::mem::take(&mut observed.daemonsets),
+        replicasets: std::mem::take(&mut observed.replicasets),
+        controller_revisions: std::mem::take(&mut observed.controller_revisions),
+        pods: std::mem::take(&mut observed.pods),
         nodes: std::mem::take(&mut observed.nodes),
         others,
         complete: std::mem::take(&mut observed.complete),
+        denied,
         release_limits: observed.release_limits,
         ..Observed::default()
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    for object in objects {
-        if seen.insert(object.key()) {
-            object.push_into(&mut out);
+    }
+}
+
+/// Sorts objects of one kind by namespace, name and identity (the uid, or namespace/name
+/// without one) and keeps the first of each identity.
+fn sort_dedup<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(items: &mut Vec<T>) {
+    fn identity(meta: &ObjectMeta) -> String {
+        match &meta.uid {
+            Some(uid) if !uid.is_empty() => uid.clone(),
+            _ => format!(
+                "{}/{}",
+                meta.namespace.as_deref().unwrap_or("default"),
+                meta.name.as_deref().unwrap_or_default()
+            ),
         }
     }
-    for d in observed.denied {
-        if !out.denied.contains(&d) {
-            out.denied.push(d);
-        }
-    }
-    out
+    items.sort_by_cached_key(|o| {
+        let meta = o.metadata();
+        (
+            meta.namespace.clone().unwrap_or_else(|| "default".into()),
+            meta.name.clone().unwrap_or_default(),
+            identity(meta),
+        )
+    });
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|o| seen.insert(identity(o.metadata())));
 }
 
 /// Order and identity of a raw object: kind, API group, namespace, name (uid last, so two

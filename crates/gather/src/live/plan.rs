@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use liveproof_evidence::{ResourceKind, Target};
 
 use super::objects::{revisions_of, workload_resource, AnyObject};
@@ -124,12 +124,12 @@ impl Keep {
         }
     }
 
-    pub(crate) fn keeps(&self, object: &AnyObject) -> bool {
+    pub(crate) fn keeps(&self, meta: &ObjectMeta) -> bool {
         match self {
             Keep::All => true,
-            Keep::Named(names) => names.contains(object.name()),
+            Keep::Named(names) => names.contains(meta.name.as_deref().unwrap_or_default()),
             Keep::Selected(selectors) => {
-                let labels = object.meta().labels.as_ref();
+                let labels = meta.labels.as_ref();
                 selectors
                     .iter()
                     .any(|s| liveproof_evidence::selector::matches(s, labels))
@@ -364,14 +364,14 @@ mod tests {
     #[test]
     fn keep_drops_what_no_target_names_or_selects() {
         let named = Keep::Named(["a".to_string()].into());
-        assert!(named.keeps(&workload("apps", "a", "x")));
-        assert!(!named.keeps(&workload("apps", "b", "x")));
+        assert!(named.keeps(workload("apps", "a", "x").meta()));
+        assert!(!named.keeps(workload("apps", "b", "x").meta()));
 
         let plan = plan_related(&[workload("apps", "a", "a"), workload("apps", "b", "b")]);
         let selected = Keep::Selected(plan.pods["apps"].values().cloned().collect());
-        assert!(selected.keeps(&pod("a-1", "a")));
-        assert!(selected.keeps(&pod("b-1", "b")));
-        assert!(!selected.keeps(&pod("other-1", "other")));
-        assert!(Keep::All.keeps(&pod("other-1", "other")));
+        assert!(selected.keeps(pod("a-1", "a").meta()));
+        assert!(selected.keeps(pod("b-1", "b").meta()));
+        assert!(!selected.keeps(pod("other-1", "other").meta()));
+        assert!(Keep::All.keeps(pod("other-1", "other").meta()));
     }
 }

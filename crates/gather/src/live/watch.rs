@@ -506,7 +506,7 @@ impl WatchState {
                 _ => None,
             };
             for object in scope.objects.values() {
-                if kept.is_none_or(|k| k.keeps(object)) {
+                if kept.is_none_or(|k| k.keeps(object.meta())) {
                     object.clone().push_into(&mut out);
                 }
             }
