@@ -10,6 +10,7 @@ pub(crate) mod checks;
 mod commit;
 pub mod diagnose;
 pub mod digest;
+pub mod fleet;
 mod model;
 mod observed;
 pub mod pod_index;

@@ -9,7 +9,8 @@
 //! default all of them: about 6,000 kubectl runs).
 //!
 //! Cases: (1) N×M in one namespace, liveproof and kubectl; (2) 20,000 pods over 10 namespaces
-//! with `-A`; (3) `--wait` on a cluster where nothing is live yet: the watches it holds.
+//! with `-A`; (3) `--wait` on a cluster where nothing is live yet: the watches it holds;
+//! (4) a fleet of 5 clusters of 400 Deployments each, `--all-contexts`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -215,4 +216,48 @@ fn main() {
         watched.iter().copied().collect::<Vec<_>>().join(", ")
     );
     runtime.block_on(sim.shutdown());
+
+    // 4. A fleet: 5 clusters, --all-contexts.
+    let sims: Vec<SimHandle> = (0..5)
+        .map(|_| {
+            runtime.block_on(async {
+                Simulator::new()
+                    .with_objects(fleet::deployments("bench", 400, 5, false))
+                    .start()
+                    .await
+                    .expect("simulator")
+            })
+        })
+        .collect();
+    let urls: Vec<(String, String)> = sims
+        .iter()
+        .enumerate()
+        .map(|(i, sim)| (format!("cluster-{i}"), sim.url()))
+        .collect();
+    let contexts: Vec<(&str, &str)> = urls.iter().map(|(c, u)| (c.as_str(), u.as_str())).collect();
+    let kubeconfig = dir.path().join("fleet.kubeconfig");
+    std::fs::write(&kubeconfig, fleet::kubeconfig(&contexts, "bench")).expect("kubeconfig");
+    let before: u64 = sims.iter().map(|s| s.requests().total()).sum();
+    let mut timed = measure(
+        &sims[0],
+        &liveproof,
+        &[
+            "verify",
+            "-l",
+            SELECTOR,
+            "--since",
+            CHANGE_AT,
+            "-o",
+            "json",
+            "--all-contexts",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+        ],
+    );
+    timed.requests = sims.iter().map(|s| s.requests().total()).sum::<u64>() - before;
+    println!("a fleet of 5 clusters x 400 Deployments x 5 pods, --all-contexts:");
+    row("liveproof verify -l --all-contexts", &timed);
+    for sim in sims {
+        runtime.block_on(sim.shutdown());
+    }
 }

@@ -415,6 +415,13 @@ pub struct VerifyArgs {
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "selector"])]
     pub targets: Vec<String>,
 
+    /// Verify the same change in every context of the kubeconfig, up to 4 clusters at a time:
+    /// a section per cluster, the verdict the worst of them; a cluster that cannot be reached
+    /// is an error for that cluster (and makes the fleet unproven), never a pass. Text or JSON
+    /// (`clusters[]`) output.
+    #[arg(long, conflicts_with_all = ["context", "from", "snapshot"])]
+    pub all_contexts: bool,
+
     /// Verify every Deployment, StatefulSet and DaemonSet whose labels match, in -n (or every
     /// namespace with -A), as `kubectl get -l` selects: app=web, tier!=cache,
     /// env in (prod,staging), release, !canary. Targets given too are verified as well; a
@@ -592,9 +599,10 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
-    /// The kubeconfig context to use.
+    /// The kubeconfig context to use. `verify` takes it more than once, to verify the same
+    /// change in each of those clusters (a section per cluster; the verdict the worst).
     #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    pub context: Vec<String>,
 
     /// How long one API request may take before it is given up (connection, TLS, answer), as
     /// kubectl's --request-timeout: e.g. 10s, 1m. Also bounds each registry and --version-url

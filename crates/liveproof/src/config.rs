@@ -19,6 +19,14 @@ use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, OutputFormat, VerifyArgs}
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
+    #[error("--context is given {given} times; only `verify` checks several clusters\nhint: run this command once per context, or verify them all at once: liveproof verify --context A --context B …")]
+    ManyContexts { given: usize },
+    #[error("-o {format} with several clusters: the fleet's report is text or json\nhint: -o json (a `clusters[]` section per cluster), or -o {format} with one --context")]
+    FleetFormat { format: String },
+    #[error("--all-contexts: the kubeconfig names no context\nhint: check `kubectl config get-contexts`, or name clusters with --context")]
+    NoContexts,
+    #[error("--all-contexts: {0}")]
+    Contexts(String),
     #[error("-l/--selector: {0}")]
     Selector(#[from] liveproof_evidence::selector::SelectorError),
     #[error("--since `{given}` {reason}\nhint: {SINCE_EXAMPLES}")]
@@ -114,6 +122,9 @@ pub struct VerifyConfig {
     pub report: Option<(std::path::PathBuf, Format)>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
+    /// `--context` given more than once, or `--all-contexts`: the contexts to verify the same
+    /// change in, each with the options of `source` (empty: one cluster, `source`'s).
+    pub fleet: Vec<String>,
     /// `-l/--selector`: the workloads whose labels match are targets too (as given, and
     /// parsed: it was checked when the configuration was made).
     pub selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
@@ -181,6 +192,7 @@ impl VerifyConfig {
             report: None,
             since_origin: None,
             selector: None,
+            fleet: Vec::new(),
         }
     }
 
@@ -204,8 +216,17 @@ impl VerifyConfig {
                 return Err(ConfigError::FromMissing { path: path.clone() })
             }
             Some(path) => Source::Offline(path.clone()),
+            None if args.cluster.context.len() > 1 || args.all_contexts => {
+                Source::Live(ClusterOptions {
+                    kubeconfig: args.cluster.kubeconfig.clone(),
+                    context: None,
+                    namespace: namespace(&args.cluster),
+                    request_timeout: Some(request_timeout(&args.cluster)?),
+                })
+            }
             None => Source::Live(ClusterOptions::try_from(&args.cluster)?),
         };
+        let fleet = fleet(args, &source)?;
         let request_timeout = request_timeout(&args.cluster)?;
         // The clock starts now: --timeout bounds the whole command, the first gather included.
         let wait = if args.wait {
@@ -225,6 +246,7 @@ impl VerifyConfig {
             None => None,
         };
         Ok(VerifyConfig {
+            fleet,
             selector,
             targets,
             change,
@@ -411,13 +433,56 @@ pub fn namespace(args: &ClusterArgs) -> Option<String> {
 
 /// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one
 /// conversion every command that reaches a cluster uses.
+/// The contexts `verify` checks the change in: `--context` given more than once, or every
+/// context of the kubeconfig with `--all-contexts`; none for one cluster.
+fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError> {
+    let contexts = if args.all_contexts {
+        let Source::Live(options) = source else {
+            return Ok(Vec::new());
+        };
+        let contexts = liveproof_gather::live::kubeconfig_contexts(options)
+            .map_err(|e| ConfigError::Contexts(e.to_string()))?;
+        if contexts.is_empty() {
+            return Err(ConfigError::NoContexts);
+        }
+        contexts
+    } else if args.cluster.context.len() > 1 {
+        let mut contexts = args.cluster.context.clone();
+        contexts.dedup();
+        contexts
+    } else {
+        return Ok(Vec::new());
+    };
+    let text_or_json =
+        |format: OutputFormat| matches!(format, OutputFormat::Text | OutputFormat::Json);
+    if !text_or_json(args.output) {
+        return Err(ConfigError::FleetFormat {
+            format: format(args.output).name().to_string(),
+        });
+    }
+    if let Some(path) = &args.report {
+        let (_, written) = report_file(path, args.report_format)?;
+        if !matches!(written, Format::Text | Format::Json) {
+            return Err(ConfigError::FleetFormat {
+                format: written.name().to_string(),
+            });
+        }
+    }
+    Ok(contexts)
+}
+
 impl TryFrom<&ClusterArgs> for ClusterOptions {
     type Error = ConfigError;
 
     fn try_from(args: &ClusterArgs) -> Result<ClusterOptions, ConfigError> {
+        if args.context.len() > 1 {
+            return Err(ConfigError::ManyContexts {
+                given: args.context.len(),
+            });
+        }
         Ok(ClusterOptions {
             kubeconfig: args.kubeconfig.clone(),
-            context: args.context.clone(),
+            context: args.context.first().cloned(),
             namespace: namespace(args),
             request_timeout: Some(request_timeout(args)?),
         })

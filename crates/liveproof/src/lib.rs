@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
+mod fleet;
 mod lint;
 mod mcp;
 mod next_steps;
@@ -123,7 +124,7 @@ fn init_logging(verbose: u8) {
 
 /// The error and its causes, each said once: a message that already quotes its cause (as
 /// most of ours do, to read well alone) does not get it appended a second time.
-fn error_text(err: &anyhow::Error) -> String {
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {
         let part = cause.to_string();

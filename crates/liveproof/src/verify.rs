@@ -8,6 +8,9 @@ use liveproof_evidence::Report;
 use crate::config::VerifyConfig;
 
 pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
+    if !config.fleet.is_empty() {
+        return crate::fleet::run(config, out).await;
+    }
     let report = report(config).await?;
     liveproof_report::render(&report, config.format, config.style, out)?;
     if let Some((path, format)) = &config.report {
@@ -40,8 +43,13 @@ fn write_report(
         liveproof_report::TextStyle::plain(),
         &mut bytes,
     )?;
+    write_atomically(path, &bytes)
+}
+
+/// Writes `bytes` to `path` whole or not at all (`--report`).
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("liveproof-tmp");
-    std::fs::write(&tmp, &bytes)
+    std::fs::write(&tmp, bytes)
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))
 }

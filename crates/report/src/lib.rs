@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use liveproof_evidence::Report;
 
+mod fleet;
 mod json;
 mod junit;
 mod lint;
@@ -18,6 +19,7 @@ mod stale;
 mod text;
 mod textutil;
 
+pub use fleet::{render_fleet_json, render_fleet_text};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use lint::{

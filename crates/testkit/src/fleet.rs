@@ -60,3 +60,22 @@ pub fn deployments(namespace: &str, deployments: usize, pods: usize, stale: bool
     }
     out
 }
+
+/// A kubeconfig naming each `(context, server URL)` as a cluster of its own (token auth, as
+/// the simulator takes), every context in `namespace`; the first is the current one.
+pub fn kubeconfig(contexts: &[(&str, &str)], namespace: &str) -> String {
+    let mut clusters = String::new();
+    let mut named = String::new();
+    for (context, server) in contexts {
+        clusters.push_str(&format!(
+            "- name: {context}\n  cluster:\n    server: {server}\n"
+        ));
+        named.push_str(&format!(
+            "- name: {context}\n  context:\n    cluster: {context}\n    user: sim\n    namespace: {namespace}\n"
+        ));
+    }
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{named}current-context: {}\nusers:\n- name: sim\n  user:\n    token: liveproof-sim\n",
+        contexts.first().map(|c| c.0).unwrap_or_default()
+    )
+}

@@ -785,6 +785,25 @@ impl Cluster {
     }
 }
 
+/// The contexts of the kubeconfig kubectl would read (`--kubeconfig`, else the `KUBECONFIG`
+/// list, else `~/.kube/config`), in its order: what `--all-contexts` verifies.
+pub fn kubeconfig_contexts(opts: &ClusterOptions) -> Result<Vec<String>, GatherError> {
+    let kubeconfig = match &opts.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
+            path: path.clone(),
+            reason: error::kubeconfig_reason(&source),
+        })?,
+        None => match kubeconfig_env_list() {
+            Some(list) => read_kubeconfig_list(list)?,
+            None => Kubeconfig::read().map_err(|source| GatherError::Config {
+                context: None,
+                reason: error::kubeconfig_reason(&source),
+            })?,
+        },
+    };
+    Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
+}
+
 /// The kubeconfig kubectl would read (`None` when there is none: in a pod, the service
 /// account is used).
 fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {

@@ -1,0 +1,141 @@
+//! `verify` over several clusters (`--context` repeated, `--all-contexts`): each cluster's
+//! report, or why it could not be verified, and the verdict the worst of them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ChangeSummary, Report, TargetReport, Verdict, SCHEMA};
+
+/// The fleet's report: `liveproof/v1` extended by `clusters` (each cluster's own complete
+/// report, or its error). `verdict` and `targets` read as in a one-cluster report, so a
+/// consumer of that form still gets the overall answer and every target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetReport {
+    pub schema: String,
+    /// The worst over the clusters; a cluster that could not be verified counts as unproven.
+    pub verdict: Verdict,
+    pub change: ChangeSummary,
+    /// Every cluster's targets, cluster by cluster (`clusters` says which is which).
+    pub targets: Vec<TargetReport>,
+    pub clusters: Vec<ClusterResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveproof_version: Option<String>,
+}
+
+/// One cluster of the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClusterResult {
+    /// The kubeconfig context.
+    pub context: String,
+    /// Its report's verdict; unproven when it could not be verified.
+    pub verdict: Verdict,
+    /// Why it could not be verified (unreachable, refused credentials, timed out…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its report, as `verify --context CONTEXT -o json` prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+}
+
+impl FleetReport {
+    /// The fleet of `results` (context, report or error), in the order given.
+    pub fn new(results: Vec<(String, Result<Report, String>)>) -> FleetReport {
+        let clusters: Vec<ClusterResult> = results
+            .into_iter()
+            .map(|(context, result)| match result {
+                Ok(report) => ClusterResult {
+                    context,
+                    verdict: report.verdict,
+                    error: None,
+                    report: Some(report),
+                },
+                Err(error) => ClusterResult {
+                    context,
+                    verdict: Verdict::Unproven,
+                    error: Some(error),
+                    report: None,
+                },
+            })
+            .collect();
+        let reports = || clusters.iter().filter_map(|c| c.report.as_ref());
+        FleetReport {
+            schema: SCHEMA.to_string(),
+            verdict: clusters
+                .iter()
+                .map(|c| c.verdict)
+                .min()
+                .unwrap_or(Verdict::Unproven),
+            change: reports()
+                .next()
+                .map(|r| r.change.clone())
+                .unwrap_or_default(),
+            targets: reports().flat_map(|r| r.targets.iter().cloned()).collect(),
+            generated_at: reports().find_map(|r| r.generated_at.clone()),
+            liveproof_version: reports().find_map(|r| r.liveproof_version.clone()),
+            clusters,
+        }
+    }
+
+    /// The verdict's exit code; 2 (an operational error) when no cluster could be verified.
+    pub fn exit_code(&self) -> u8 {
+        if self.clusters.iter().all(|c| c.report.is_none()) {
+            2
+        } else {
+            self.verdict.exit_code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(verdict: Verdict) -> Report {
+        Report {
+            schema: SCHEMA.into(),
+            verdict,
+            change: ChangeSummary::default(),
+            targets: Vec::new(),
+            snapshot: None,
+            next_step: None,
+            generated_at: None,
+            liveproof_version: None,
+            cluster: None,
+        }
+    }
+
+    #[test]
+    fn the_verdict_is_the_worst_and_an_unverified_cluster_is_unproven_never_live() {
+        let live = FleetReport::new(vec![
+            ("a".into(), Ok(report(Verdict::Live))),
+            ("b".into(), Ok(report(Verdict::Live))),
+        ]);
+        assert_eq!((live.verdict, live.exit_code()), (Verdict::Live, 0));
+
+        let one_down = FleetReport::new(vec![
+            ("a".into(), Ok(report(Verdict::Live))),
+            ("b".into(), Err("cannot reach the API server".into())),
+        ]);
+        assert_eq!(
+            (one_down.verdict, one_down.exit_code()),
+            (Verdict::Unproven, 3)
+        );
+        assert_eq!(
+            one_down.clusters[1].error.as_deref(),
+            Some("cannot reach the API server")
+        );
+
+        let not_live = FleetReport::new(vec![
+            ("a".into(), Err("x".into())),
+            ("b".into(), Ok(report(Verdict::NotLive))),
+        ]);
+        assert_eq!(
+            (not_live.verdict, not_live.exit_code()),
+            (Verdict::NotLive, 1)
+        );
+
+        let none = FleetReport::new(vec![("a".into(), Err("x".into()))]);
+        assert_eq!(none.exit_code(), 2);
+    }
+}

@@ -1,0 +1,68 @@
+//! `verify` over several clusters (`--context` repeated, `--all-contexts`): the same
+//! verification against each, [`AT_ONCE`] clusters at a time, each bounded as one cluster's
+//! verify is (`--request-timeout`, `--timeout`). A cluster that cannot be verified is an
+//! error for that cluster in the fleet's report, never a pass and never a hang.
+
+use std::io::Write;
+
+use futures::StreamExt;
+use liveproof_evidence::fleet::FleetReport;
+use liveproof_report::Format;
+
+use crate::config::{Source, VerifyConfig};
+
+/// Clusters verified at the same time.
+pub const AT_ONCE: usize = 4;
+
+/// Verifies `config` in each of its fleet's contexts; the fleet's report.
+pub async fn report(config: &VerifyConfig) -> FleetReport {
+    let results = futures::stream::iter(config.fleet.iter().cloned())
+        .map(|context| async move {
+            let mut one = config.clone();
+            one.fleet.clear();
+            if let Source::Live(options) = &mut one.source {
+                options.context = Some(context.clone());
+            }
+            let result = crate::verify::report(&one)
+                .await
+                .map_err(|e| crate::error_text(&e));
+            if let Err(error) = &result {
+                tracing::warn!("cluster {context}: {error}");
+            }
+            (context, result)
+        })
+        .buffered(AT_ONCE)
+        .collect::<Vec<_>>()
+        .await;
+    FleetReport::new(results)
+}
+
+/// `verify` with several clusters: the fleet's report rendered (text or JSON: the
+/// configuration refused the others), `--report` written; the fleet's exit code.
+pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let fleet = report(config).await;
+    render(&fleet, config.format, config.style, out)?;
+    if let Some((path, format)) = &config.report {
+        let mut bytes = Vec::new();
+        render(
+            &fleet,
+            *format,
+            liveproof_report::TextStyle::plain(),
+            &mut bytes,
+        )?;
+        crate::verify::write_atomically(path, &bytes)?;
+    }
+    Ok(fleet.exit_code())
+}
+
+fn render(
+    fleet: &FleetReport,
+    format: Format,
+    style: liveproof_report::TextStyle,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => liveproof_report::render_fleet_json(fleet, out),
+        _ => liveproof_report::render_fleet_text(fleet, style, out),
+    }
+}

@@ -1,0 +1,215 @@
+//! A fleet of clusters: `verify --context A --context B …` and `--all-contexts` verify the same
+//! change in each cluster (simulators here), report a section per cluster and the worst
+//! verdict; a cluster that cannot be reached is an error for that cluster — never a pass,
+//! never a hang — and the fleet is then at best unproven.
+
+mod common;
+
+use liveproof_evidence::fleet::FleetReport;
+use liveproof_evidence::Verdict;
+use liveproof_sim::{SimHandle, Simulator};
+use liveproof_testkit::fleet::{self, CHANGE_AT};
+
+async fn cluster(stale: bool) -> SimHandle {
+    Simulator::new()
+        .with_objects(fleet::deployments("shop", 1, 2, stale))
+        .start()
+        .await
+        .expect("simulator")
+}
+
+struct Fleet {
+    eu: SimHandle,
+    us: SimHandle,
+    kubeconfig: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// prod-eu runs the change, prod-us still the old pods, prod-ap refuses connections.
+async fn fleet() -> Fleet {
+    let eu = cluster(false).await;
+    let us = cluster(true).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        fleet::kubeconfig(
+            &[
+                ("prod-eu", &eu.url()),
+                ("prod-us", &us.url()),
+                ("prod-ap", "http://127.0.0.1:1"),
+            ],
+            "shop",
+        ),
+    )
+    .expect("kubeconfig");
+    Fleet {
+        eu,
+        us,
+        kubeconfig,
+        _dir: dir,
+    }
+}
+
+fn verify_args<'a>(kubeconfig: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "verify",
+        "deploy/svc-0",
+        "--image",
+        "registry.local/svc-0:1",
+        "--since",
+        CHANGE_AT,
+        "--kubeconfig",
+        kubeconfig,
+        "--request-timeout",
+        "5s",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+fn fleet_report(run: &common::Run) -> FleetReport {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not a fleet report ({e}):\n{}\n{}", run.stdout, run.stderr))
+}
+
+#[tokio::test]
+async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
+    let f = fleet().await;
+    let kc = f.kubeconfig.to_str().expect("utf-8");
+
+    let run = common::liveproof(&verify_args(
+        kc,
+        &[
+            "--context",
+            "prod-eu",
+            "--context",
+            "prod-us",
+            "--context",
+            "prod-ap",
+            "-o",
+            "json",
+        ],
+    ))
+    .await;
+    let report = fleet_report(&run);
+    let verdicts: Vec<(&str, Verdict, bool)> = report
+        .clusters
+        .iter()
+        .map(|c| (c.context.as_str(), c.verdict, c.error.is_some()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("prod-eu", Verdict::Live, false),
+            ("prod-us", Verdict::NotLive, false),
+            ("prod-ap", Verdict::Unproven, true),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(report.verdict, Verdict::NotLive);
+    assert_eq!(run.code, 1);
+    assert_eq!(report.schema, "liveproof/v1");
+    assert_eq!(
+        report.targets.len(),
+        2,
+        "every cluster's target, for one-cluster readers"
+    );
+    let error = report.clusters[2].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("cannot reach the API server at http://127.0.0.1:1"),
+        "{error}"
+    );
+    let eu = report.clusters[0]
+        .report
+        .as_ref()
+        .expect("prod-eu's report");
+    assert_eq!(
+        eu.cluster.as_ref().and_then(|c| c.context.as_deref()),
+        Some("prod-eu")
+    );
+
+    // A reachable cluster live and an unreachable one: not proven, never live.
+    let run = common::liveproof(&verify_args(
+        kc,
+        &["--context", "prod-eu", "--context", "prod-ap", "-o", "json"],
+    ))
+    .await;
+    assert_eq!(fleet_report(&run).verdict, Verdict::Unproven);
+    assert_eq!(run.code, 3);
+
+    // Every context of the kubeconfig, in its order; text names each cluster.
+    let run = common::liveproof(&verify_args(kc, &["--all-contexts"])).await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for section in [
+        "=== cluster prod-eu",
+        "=== cluster prod-us",
+        "=== cluster prod-ap: ERROR ===",
+        "fleet: 3 clusters",
+        "1 live, 1 not live, 0 unproven, 1 not verified (error) — fleet verdict: NOT LIVE",
+    ] {
+        assert!(run.stdout.contains(section), "{section}:\n{}", run.stdout);
+    }
+    f.eu.shutdown().await;
+    f.us.shutdown().await;
+}
+
+#[tokio::test]
+async fn fleet_flags_are_refused_where_they_cannot_apply() {
+    let f = fleet().await;
+    let kc = f.kubeconfig.to_str().expect("utf-8");
+    let run = common::liveproof(&verify_args(
+        kc,
+        &[
+            "--context",
+            "prod-eu",
+            "--context",
+            "prod-us",
+            "-o",
+            "markdown",
+        ],
+    ))
+    .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("-o markdown with several clusters"),
+        "{}",
+        run.stderr
+    );
+
+    let run = common::liveproof(&[
+        "stale",
+        "--context",
+        "prod-eu",
+        "--context",
+        "prod-us",
+        "--kubeconfig",
+        kc,
+    ])
+    .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("--context is given 2 times; only `verify` checks several clusters"),
+        "{}",
+        run.stderr
+    );
+
+    let empty = tempfile::tempdir().expect("tempdir");
+    let none = empty.path().join("kubeconfig");
+    std::fs::write(&none, "apiVersion: v1\nkind: Config\n").expect("write");
+    let run = common::liveproof(&verify_args(
+        none.to_str().expect("utf-8"),
+        &["--all-contexts"],
+    ))
+    .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("the kubeconfig names no context"),
+        "{}",
+        run.stderr
+    );
+    f.eu.shutdown().await;
+    f.us.shutdown().await;
+}
