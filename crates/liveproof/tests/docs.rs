@@ -101,3 +101,8 @@ fn the_workflow_doc_shows_real_commands() {
 fn the_readme_shows_real_commands() {
     assert!(check("README.md") >= 6);
 }
+
+#[test]
+fn the_fleet_doc_shows_real_commands() {
+    assert!(check("docs/fleet.md") >= 2, "--context and --all-contexts");
+}
