@@ -25,6 +25,10 @@ const VALUE_INDENT: usize = 4 + CHECK_WIDTH + 2;
 const NOTE_INDENT: usize = 6;
 
 /// The evidence table, coloured only if `style.color`, every line within `style.width`.
+/// From this many targets, text shows the evidence of the targets that are not live only,
+/// and closes with the counts.
+pub const MANY_TARGETS: usize = 10;
+
 pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     let page = Page {
@@ -79,7 +83,25 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         }
     }
     let many = report.targets.len() > 1;
+    // Past MANY_TARGETS the summary lines above already say which are live: the evidence
+    // follows only for the others, and the counts close the report.
+    let crowd = report.targets.len() > MANY_TARGETS;
+    let live = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::Live)
+        .count();
+    if crowd && live > 0 {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "(the evidence of the {live} live targets is left out here: -o json holds all of it)"
+        )?;
+    }
     for target in &report.targets {
+        if crowd && target.verdict == Verdict::Live {
+            continue;
+        }
         writeln!(out)?;
         page.target(&mut out, target)?;
         if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
@@ -100,6 +122,16 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     }
 
     writeln!(out)?;
+    if crowd {
+        let count = |v: Verdict| report.targets.iter().filter(|t| t.verdict == v).count();
+        writeln!(
+            out,
+            "targets: {} — {live} live, {} not live, {} unproven",
+            report.targets.len(),
+            count(Verdict::NotLive),
+            count(Verdict::Unproven)
+        )?;
+    }
     let verdict = report.verdict;
     writeln!(
         out,
@@ -317,5 +349,68 @@ impl Paint {
             (true, true) => format!("\x1b[1m{text}\x1b[0m"),
             (true, false) => format!("\x1b[1;{code}m{text}\x1b[0m"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn target(name: &str, verdict: &str) -> serde_json::Value {
+        json!({"kind": "Deployment", "namespace": "shop", "name": name, "verdict": verdict,
+               "evidence": [{"check": "pod_restarted", "status": if verdict == "live" { "pass" } else { "fail" },
+                             "observed": format!("evidence-of-{name}"), "expected": "after the change",
+                             "source": format!("shop/Pod/{name}-1"), "detail": ""}]})
+    }
+
+    fn rendered(targets: Vec<serde_json::Value>, verdict: &str) -> String {
+        let report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": verdict,
+            "change": {"since": "2026-07-12T10:00:00Z"}, "targets": targets
+        }))
+        .expect("report");
+        let mut out = Vec::new();
+        render_text(&report, TextStyle::plain(), &mut out).expect("render");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn many_targets_show_the_evidence_of_those_not_live_and_end_with_counts() {
+        let mut targets: Vec<_> = (0..11)
+            .map(|i| target(&format!("svc-{i}"), "live"))
+            .collect();
+        targets.push(target("cart", "not_live"));
+        let text = rendered(targets, "not_live");
+        for i in 0..11 {
+            assert!(
+                text.contains(&format!("Deployment shop/svc-{i}")),
+                "summary line of svc-{i}"
+            );
+            assert!(
+                !text.contains(&format!("evidence-of-svc-{i}")),
+                "no evidence of live svc-{i}:\n{text}"
+            );
+        }
+        assert!(text.contains("evidence-of-cart"), "{text}");
+        assert!(
+            text.contains("the evidence of the 11 live targets is left out here"),
+            "{text}"
+        );
+        assert!(
+            text.contains("targets: 12 — 11 live, 1 not live, 0 unproven"),
+            "{text}"
+        );
+
+        // A few targets keep all their evidence and no counts line.
+        let few = rendered(
+            vec![target("a", "live"), target("b", "not_live")],
+            "not_live",
+        );
+        assert!(
+            few.contains("evidence-of-a") && few.contains("evidence-of-b"),
+            "{few}"
+        );
+        assert!(!few.contains("targets: "), "{few}");
     }
 }

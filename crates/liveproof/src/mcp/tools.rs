@@ -307,8 +307,13 @@ struct VerifyInput {
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[schemars(length(min = 1))]
+    /// May be empty when `selector` is given.
+    #[serde(default)]
     targets: Vec<String>,
+    /// A label selector, as `kubectl get -l` takes it (app=web, env in (prod,staging)): every
+    /// Deployment, StatefulSet and DaemonSet it matches in `namespace` (or every namespace
+    /// with `all_namespaces`) is verified too. One matching nothing is an error.
+    selector: Option<String>,
     /// Namespace for targets that name none (default: the kubeconfig context's).
     namespace: Option<String>,
     /// Look targets that name no namespace up in every namespace.
@@ -369,6 +374,7 @@ impl VerifyInput {
             self.kubeconfig.as_deref(),
             self.context.as_deref(),
         );
+        argv.opt("selector", self.selector.as_deref());
         argv.opt("since", self.since.as_deref());
         argv.opt("commit", self.commit.as_deref());
         argv.opt("repo", self.repo.as_deref());
@@ -726,6 +732,26 @@ mod tests {
     }
 
     #[test]
+    fn verify_takes_a_selector_instead_of_targets() {
+        let call = ready(
+            "verify",
+            json!({"selector": "app.kubernetes.io/part-of=shop", "namespace": "shop", "since": "30m"}),
+        );
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(
+            args.selector.as_deref(),
+            Some("app.kubernetes.io/part-of=shop")
+        );
+        assert!(args.targets.is_empty());
+        // Neither targets nor a selector: the CLI's own refusal, as a tool error.
+        let call = ready("verify", json!({"since": "30m"}));
+        assert!(Cli::try_parse_from(&call.argv).is_err());
+    }
+
+    #[test]
     fn release_show_never_shows_values() {
         let call = ready(
             "release_show",
@@ -862,8 +888,10 @@ mod schema_tests {
             }
         }
         let verify = input_schema::<VerifyInput>();
-        assert_eq!(verify["required"], json!(["targets"]));
-        assert_eq!(verify["properties"]["targets"]["minItems"], 1);
+        // Targets, a selector or both: the CLI refuses neither (tested above), as schemas
+        // cannot say "one of" without a schema of their own.
+        assert!(verify["properties"].get("targets").is_some());
+        assert!(verify["properties"].get("selector").is_some());
         assert_eq!(
             verify["properties"]["wait_seconds"]["maximum"],
             MAX_WAIT_SECONDS
