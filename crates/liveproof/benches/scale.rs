@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use liveproof_sim::{SimHandle, Simulator};
-use liveproof_testkit::fleet::{self, CHANGE_AT, SELECTOR};
+use liveproof_testkit::fleet::{self, CHANGE_AT, IMAGE, SELECTOR};
 
 struct Measured {
     requests: u64,
@@ -115,6 +115,8 @@ fn main() {
         "bench",
         "--since",
         CHANGE_AT,
+        "--image",
+        IMAGE,
         "-o",
         "json",
         "--kubeconfig",
@@ -164,6 +166,8 @@ fn main() {
             "-A",
             "--since",
             CHANGE_AT,
+            "--image",
+            IMAGE,
             "-o",
             "json",
             "--kubeconfig",
@@ -191,6 +195,8 @@ fn main() {
             "bench",
             "--since",
             CHANGE_AT,
+            "--image",
+            IMAGE,
             "-o",
             "json",
             "--wait",
@@ -247,6 +253,8 @@ fn main() {
             SELECTOR,
             "--since",
             CHANGE_AT,
+            "--image",
+            IMAGE,
             "-o",
             "json",
             "--all-contexts",

@@ -56,7 +56,7 @@ fn verify_args<'a>(kubeconfig: &'a str, more: &[&'a str]) -> Vec<&'a str> {
         "verify",
         "deploy/svc-0",
         "--image",
-        "registry.local/svc-0:1",
+        fleet::IMAGE,
         "--since",
         CHANGE_AT,
         "--kubeconfig",

@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 /// The change time the workloads' pods started after.
 pub const CHANGE_AT: &str = "2026-07-12T10:00:00Z";
 
+/// The image every workload runs: `--image` with it states the change for all of them.
+pub const IMAGE: &str = "registry.local/bench-app:1";
+
 /// The label every workload carries: `-l app.kubernetes.io/part-of=bench` selects them all.
 pub const SELECTOR: &str = "app.kubernetes.io/part-of=bench";
 
@@ -23,7 +26,7 @@ pub fn deployments(namespace: &str, deployments: usize, pods: usize, stale: bool
     for d in 0..deployments {
         let name = format!("svc-{d}");
         let uid = format!("{namespace}-uid-{d}");
-        let image = format!("registry.local/{name}:1");
+        let image = IMAGE;
         let template = json!({"metadata": {"labels": {"app": name}},
                               "spec": {"containers": [{"name": "app", "image": image}]}});
         let mut rs_template = template.clone();

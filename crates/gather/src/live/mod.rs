@@ -371,8 +371,7 @@ impl Cluster {
             }
         }
 
-        let workloads = AnyObject::all_in(&observed);
-        let plan = plan_related(&workloads);
+        let plan = plan_related(&observed);
         let mut jobs: Vec<BoxFuture<'_, (Related, Listed)>> = Vec::new();
         for (resource, ns) in &plan.revisions {
             let what = format!("{} in namespace {ns}", resource.plural());

@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::{ApiResource, DynamicObject, TypeMeta};
 use liveproof_evidence::{Observed, ResourceKind, TargetKind};
@@ -72,16 +72,6 @@ impl AnyObject {
             _ => format!("{}/{}", self.namespace(), self.name()),
         };
         (self.resource(), id)
-    }
-
-    /// A workload's pod selector.
-    pub(crate) fn selector(&self) -> Option<&LabelSelector> {
-        match self {
-            AnyObject::Deployment(o) => o.spec.as_ref().map(|s| &s.selector),
-            AnyObject::StatefulSet(o) => o.spec.as_ref().map(|s| &s.selector),
-            AnyObject::DaemonSet(o) => o.spec.as_ref().map(|s| &s.selector),
-            _ => None,
-        }
     }
 
     pub(crate) fn push_into(self, observed: &mut Observed) {

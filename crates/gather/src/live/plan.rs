@@ -9,17 +9,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use liveproof_evidence::{ResourceKind, Target};
+use liveproof_evidence::{Observed, ResourceKind, Target};
 
-use super::objects::{revisions_of, workload_resource, AnyObject};
+use super::objects::{revisions_of, workload_resource};
 
 /// From this many targets of a kind in a namespace (or pod selectors in a namespace), one
 /// LIST of the namespace is sent instead of one request each.
 pub(crate) const BATCH_AT: usize = 3;
 
-/// Objects per page of a LIST (`limit`): 10,000 pods come in two requests, and no response
-/// holds more than this many objects.
-pub(crate) const PAGE_SIZE: u32 = 5_000;
+/// Objects per page of a LIST (`limit`): 10,000 pods come in four requests, and no response
+/// holds more than this many objects (a page is held whole while it is read: 5,000 pods held
+/// 15 MB more at the peak).
+pub(crate) const PAGE_SIZE: u32 = 2_500;
 
 /// Where a workload target is looked up: one namespace (a GET) or all of them (a LIST with
 /// `fieldSelector=metadata.name=NAME`, for `-A`).
@@ -181,21 +182,39 @@ impl RelatedPlan {
     }
 }
 
-pub(crate) fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
+/// What to LIST for the workloads `observed` holds (read in place: they are not copied).
+pub(crate) fn plan_related(observed: &Observed) -> RelatedPlan {
     let mut plan = RelatedPlan::default();
-    for workload in workloads {
-        let Some(revisions) = revisions_of(workload.resource()) else {
-            continue;
+    for d in &observed.deployments {
+        let selector = d.spec.as_ref().map(|s| &s.selector);
+        plan.add(ResourceKind::Deployment, &d.metadata, selector);
+    }
+    for s in &observed.statefulsets {
+        let selector = s.spec.as_ref().map(|s| &s.selector);
+        plan.add(ResourceKind::StatefulSet, &s.metadata, selector);
+    }
+    for d in &observed.daemonsets {
+        let selector = d.spec.as_ref().map(|s| &s.selector);
+        plan.add(ResourceKind::DaemonSet, &d.metadata, selector);
+    }
+    plan
+}
+
+impl RelatedPlan {
+    /// A workload's revisions and pods.
+    fn add(&mut self, resource: ResourceKind, meta: &ObjectMeta, selector: Option<&LabelSelector>) {
+        let Some(revisions) = revisions_of(resource) else {
+            return;
         };
-        let ns = workload.namespace().to_string();
-        plan.revisions.insert((revisions, ns.clone()));
-        let Some(selector) = workload.selector() else {
-            plan.pods_incomplete.insert(ns);
-            continue;
+        let ns = meta.namespace.as_deref().unwrap_or("default").to_string();
+        self.revisions.insert((revisions, ns.clone()));
+        let Some(selector) = selector else {
+            self.pods_incomplete.insert(ns);
+            return;
         };
         match liveproof_evidence::selector::render(selector) {
             Ok(rendered) => {
-                plan.pods
+                self.pods
                     .entry(ns)
                     .or_default()
                     .insert(rendered, selector.clone());
@@ -203,18 +222,18 @@ pub(crate) fn plan_related(workloads: &[AnyObject]) -> RelatedPlan {
             Err(err) => {
                 tracing::warn!(
                     "{} {ns}/{}: pods not read: {err}",
-                    workload.resource().kind_name(),
-                    workload.name()
+                    resource.kind_name(),
+                    meta.name.as_deref().unwrap_or_default()
                 );
-                plan.pods_incomplete.insert(ns);
+                self.pods_incomplete.insert(ns);
             }
         }
     }
-    plan
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::objects::AnyObject;
     use super::*;
     use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
     use k8s_openapi::api::core::v1::Pod;
@@ -248,6 +267,14 @@ mod tests {
             }),
             ..Deployment::default()
         }))
+    }
+
+    fn holding(workloads: Vec<AnyObject>) -> Observed {
+        let mut observed = Observed::default();
+        for w in workloads {
+            w.push_into(&mut observed);
+        }
+        observed
     }
 
     fn pod(name: &str, app: &str) -> AnyObject {
@@ -327,20 +354,23 @@ mod tests {
 
     #[test]
     fn pods_are_listed_per_selector_below_the_batch_and_per_namespace_from_it() {
-        let few = plan_related(&[workload("apps", "a", "a"), workload("apps", "b", "b")]);
+        let few = plan_related(&holding(vec![
+            workload("apps", "a", "a"),
+            workload("apps", "b", "b"),
+        ]));
         let reads = few.pod_reads(BATCH_AT);
         assert_eq!(reads.len(), 2);
         assert!(reads
             .iter()
             .all(|(ns, r)| ns == "apps" && matches!(r, PodRead::Selector(_))));
 
-        let many = plan_related(&[
+        let many = plan_related(&holding(vec![
             workload("apps", "a", "a"),
             workload("apps", "b", "b"),
             workload("apps", "c", "c"),
             workload("apps", "c2", "c"),
             workload("web", "w", "w"),
-        ]);
+        ]));
         let reads = many.pod_reads(BATCH_AT);
         assert_eq!(reads.len(), 2, "{reads:?}");
         let PodRead::Namespace(selectors) = &reads[0].1 else {
@@ -367,7 +397,10 @@ mod tests {
         assert!(named.keeps(workload("apps", "a", "x").meta()));
         assert!(!named.keeps(workload("apps", "b", "x").meta()));
 
-        let plan = plan_related(&[workload("apps", "a", "a"), workload("apps", "b", "b")]);
+        let plan = plan_related(&holding(vec![
+            workload("apps", "a", "a"),
+            workload("apps", "b", "b"),
+        ]));
         let selected = Keep::Selected(plan.pods["apps"].values().cloned().collect());
         assert!(selected.keeps(pod("a-1", "a").meta()));
         assert!(selected.keeps(pod("b-1", "b").meta()));

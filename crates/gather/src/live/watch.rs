@@ -291,16 +291,7 @@ impl WatchState {
                 }
             }
         }
-        // The workloads only: the pods are not copied for this.
-        let workloads: Vec<AnyObject> = observed
-            .deployments
-            .iter()
-            .cloned()
-            .map(Kind::into_any)
-            .chain(observed.statefulsets.iter().cloned().map(Kind::into_any))
-            .chain(observed.daemonsets.iter().cloned().map(Kind::into_any))
-            .collect();
-        let plan = plan_related(&workloads);
+        let plan = plan_related(observed);
         for (resource, namespace) in plan.revisions.iter().cloned() {
             wanted.push((
                 ScopeKey::Namespace {
