@@ -78,6 +78,25 @@ fn row(what: &str, m: &Measured) {
     );
 }
 
+/// `liveproof verify -l SELECTOR --since … --image … -o json --kubeconfig KC` and `scope`.
+fn verify<'a>(kubeconfig: &'a str, scope: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "verify",
+        "-l",
+        SELECTOR,
+        "--since",
+        CHANGE_AT,
+        "--image",
+        IMAGE,
+        "-o",
+        "json",
+        "--kubeconfig",
+        kubeconfig,
+    ];
+    args.extend_from_slice(scope);
+    args
+}
+
 fn option(args: &[String], name: &str, default: usize) -> usize {
     args.windows(2)
         .find(|w| w[0] == name)
@@ -107,22 +126,7 @@ fn main() {
         "{deployments} Deployments x {pods} pods ({} pods) in one namespace:",
         deployments * pods
     );
-    let verify = [
-        "verify",
-        "-l",
-        SELECTOR,
-        "-n",
-        "bench",
-        "--since",
-        CHANGE_AT,
-        "--image",
-        IMAGE,
-        "-o",
-        "json",
-        "--kubeconfig",
-        kc,
-    ];
-    let ours = measure(&sim, &liveproof, &verify);
+    let ours = measure(&sim, &liveproof, &verify(kc, &["-n", "bench"]));
     row("liveproof verify -l (one run)", &ours);
     let script = format!(
         "for i in $(seq 0 {last}); do \
@@ -156,24 +160,7 @@ fn main() {
     let (sim, kubeconfig) = runtime.block_on(serve(objects, dir.path(), "team-0"));
     let kc = kubeconfig.to_str().expect("utf-8");
     println!("4,000 Deployments x 5 pods (20,000 pods) over 10 namespaces:");
-    let all = measure(
-        &sim,
-        &liveproof,
-        &[
-            "verify",
-            "-l",
-            SELECTOR,
-            "-A",
-            "--since",
-            CHANGE_AT,
-            "--image",
-            IMAGE,
-            "-o",
-            "json",
-            "--kubeconfig",
-            kc,
-        ],
-    );
+    let all = measure(&sim, &liveproof, &verify(kc, &["-A"]));
     row("liveproof verify -l -A (one run)", &all);
     runtime.block_on(sim.shutdown());
 
@@ -187,24 +174,7 @@ fn main() {
     let waited = measure(
         &sim,
         &liveproof,
-        &[
-            "verify",
-            "-l",
-            SELECTOR,
-            "-n",
-            "bench",
-            "--since",
-            CHANGE_AT,
-            "--image",
-            IMAGE,
-            "-o",
-            "json",
-            "--wait",
-            "--timeout",
-            "5s",
-            "--kubeconfig",
-            kc,
-        ],
+        &verify(kc, &["-n", "bench", "--wait", "--timeout", "5s"]),
     );
     let log = sim.requests().snapshot();
     let watch_requests: Vec<&(String, String, u64)> =
@@ -247,20 +217,7 @@ fn main() {
     let mut timed = measure(
         &sims[0],
         &liveproof,
-        &[
-            "verify",
-            "-l",
-            SELECTOR,
-            "--since",
-            CHANGE_AT,
-            "--image",
-            IMAGE,
-            "-o",
-            "json",
-            "--all-contexts",
-            "--kubeconfig",
-            kubeconfig.to_str().expect("utf-8"),
-        ],
+        &verify(kubeconfig.to_str().expect("utf-8"), &["--all-contexts"]),
     );
     timed.requests = sims.iter().map(|s| s.requests().total()).sum::<u64>() - before;
     println!("a fleet of 5 clusters x 400 Deployments x 5 pods, --all-contexts:");

@@ -68,20 +68,32 @@ fn names(report: &liveproof_evidence::Report) -> Vec<String> {
 async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
     let cluster = common::Cluster::start(shop(), "shop").await;
     let kubeconfig = cluster.kubeconfig();
-    let since = "2026-07-12T10:00:00Z";
-    let run = common::liveproof(&[
-        "verify",
+    // `verify ARGS… --since … -o json` against the simulator.
+    let verify = |args: &[&str]| {
+        let mut all = vec!["verify"];
+        all.extend_from_slice(args);
+        all.extend([
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+        ]);
+        all.iter()
+            .map(|a| (*a).to_string())
+            .collect::<Vec<String>>()
+    };
+    let run_with = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::liveproof(&args).await
+    };
+    let run = run_with(verify(&[
         "-l",
         "app.kubernetes.io/part-of=shop",
         "-n",
         "shop",
-        "--since",
-        since,
-        "--kubeconfig",
-        kubeconfig,
-        "-o",
-        "json",
-    ])
+    ]))
     .await;
     let report = run.report();
     assert_eq!(
@@ -92,19 +104,7 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
     );
     assert_eq!(run.code, i32::from(report.verdict.exit_code()));
 
-    let all = common::liveproof(&[
-        "verify",
-        "-l",
-        "app.kubernetes.io/part-of in (shop)",
-        "-A",
-        "--since",
-        since,
-        "--kubeconfig",
-        kubeconfig,
-        "-o",
-        "json",
-    ])
-    .await;
+    let all = run_with(verify(&["-l", "app.kubernetes.io/part-of in (shop)", "-A"])).await;
     assert_eq!(
         names(&all.report()),
         [
@@ -117,20 +117,13 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
         all.stderr
     );
 
-    let with_target = common::liveproof(&[
-        "verify",
+    let with_target = run_with(verify(&[
         "deploy/billing",
         "-l",
         "app.kubernetes.io/part-of!=shop",
         "-n",
         "shop",
-        "--since",
-        since,
-        "--kubeconfig",
-        kubeconfig,
-        "-o",
-        "json",
-    ])
+    ]))
     .await;
     assert_eq!(
         names(&with_target.report()),
@@ -153,7 +146,7 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
         "-n",
         "shop",
         "--since",
-        since,
+        "2026-07-12T10:00:00Z",
         "--from",
         path.to_str().expect("utf-8"),
         "-o",
