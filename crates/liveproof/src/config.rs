@@ -23,6 +23,8 @@ pub enum ConfigError {
     ManyContexts { given: usize },
     #[error("-o {format} with several clusters: the fleet's report is text or json\nhint: -o json (a `clusters[]` section per cluster), or -o {format} with one --context")]
     FleetFormat { format: String },
+    #[error("--context {name}: the kubeconfig has no such context\nhint: {suggestion}see `kubectl config get-contexts`")]
+    UnknownContext { name: String, suggestion: String },
     #[error("--all-contexts: the kubeconfig names no context\nhint: check `kubectl config get-contexts`, or name clusters with --context")]
     NoContexts,
     #[error("--all-contexts: {0}")]
@@ -449,6 +451,22 @@ fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError>
     } else if args.cluster.context.len() > 1 {
         let mut contexts = args.cluster.context.clone();
         contexts.dedup();
+        // A misspelled context is a usage error now, not a cluster error later.
+        if let Source::Live(options) = source {
+            if let Ok(known) = liveproof_gather::live::kubeconfig_contexts(options) {
+                if let Some(unknown) = contexts.iter().find(|c| !known.contains(c)) {
+                    return Err(ConfigError::UnknownContext {
+                        name: unknown.clone(),
+                        suggestion: liveproof_evidence::closest(
+                            unknown,
+                            known.iter().map(String::as_str),
+                        )
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default(),
+                    });
+                }
+            }
+        }
         contexts
     } else {
         return Ok(Vec::new());

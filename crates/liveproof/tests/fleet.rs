@@ -146,6 +146,7 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
         "=== cluster prod-eu",
         "=== cluster prod-us",
         "=== cluster prod-ap: ERROR ===",
+        "\nhint: ",
         "fleet: 3 clusters",
         "1 live, 1 not live, 0 unproven, 1 not verified (error) — fleet verdict: NOT LIVE",
     ] {
@@ -192,6 +193,20 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
     assert!(
         run.stderr
             .contains("--context is given 2 times; only `verify` checks several clusters"),
+        "{}",
+        run.stderr
+    );
+
+    let run = common::liveproof(&verify_args(
+        kc,
+        &["--context", "prod-eu", "--context", "prod-uss"],
+    ))
+    .await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(
+            "--context prod-uss: the kubeconfig has no such context\nhint: did you mean `prod-us`?"
+        ),
         "{}",
         run.stderr
     );

@@ -39,7 +39,13 @@ pub fn render_fleet_text(
         )?;
         match (&cluster.report, &cluster.error) {
             (Some(report), _) => crate::render_text(report, style, out)?,
-            (None, Some(error)) => writeln!(out, "error: {}", terminal_safe(error))?,
+            (None, Some(error)) => {
+                // Line by line: a hint stays on its own line.
+                for (i, line) in error.lines().enumerate() {
+                    let lead = if i == 0 { "error: " } else { "" };
+                    writeln!(out, "{lead}{}", terminal_safe(line))?;
+                }
+            }
             (None, None) => {}
         }
         writeln!(out)?;
