@@ -7,6 +7,8 @@
 //! is unsure about (a quote not closed on its line, a quote after a plain scalar) is scanned as
 //! structure.
 
+use std::ops::Range;
+
 use serde::Deserialize as _;
 use serde_norway::Value as Yaml;
 
@@ -79,17 +81,28 @@ fn problem_of(err: &serde_norway::Error) -> &'static str {
 /// on its line (`--- # comment`, `--- {kind: Secret}`) belongs to the next chunk. Blank chunks
 /// are kept; callers skip them.
 pub fn split_documents(text: &str) -> Vec<&str> {
+    document_ranges(text)
+        .into_iter()
+        .map(|range| &text[range])
+        .collect()
+}
+
+/// [`split_documents`], as byte ranges of `text`: a chunk after the first starts 3 bytes after
+/// its `---`.
+pub(crate) fn document_ranges(text: &str) -> Vec<Range<usize>> {
     let mut documents = Vec::new();
     let mut start = 0;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if is_document_start(line) {
-            documents.push(&text[start..offset]);
-            start = offset + 3;
+    // Only a line can start with `---`: at the start of the text or after a newline. Searching
+    // for those skips a document's lines in one pass instead of visiting each.
+    let line_starts = (text.starts_with("---").then_some(0).into_iter())
+        .chain(memchr::memmem::find_iter(text.as_bytes(), b"\n---").map(|newline| newline + 1));
+    for line in line_starts {
+        if is_document_start(&text[line..]) {
+            documents.push(start..line);
+            start = line + 3;
         }
-        offset += line.len();
     }
-    documents.push(&text[start..]);
+    documents.push(start..text.len());
     documents
 }
 
@@ -392,6 +405,38 @@ mod tests {
             format!("a: b |\n  c: {open}\n"),
         ] {
             assert!(!depth_ok(&text, 10), "{text}");
+        }
+    }
+
+    /// The line-by-line reading `split_documents` replaced: the search must cut the same places.
+    fn split_by_lines(text: &str) -> Vec<&str> {
+        let mut documents = Vec::new();
+        let (mut start, mut offset) = (0, 0);
+        for line in text.split_inclusive('\n') {
+            if is_document_start(line) {
+                documents.push(&text[start..offset]);
+                start = offset + 3;
+            }
+            offset += line.len();
+        }
+        documents.push(&text[start..]);
+        documents
+    }
+
+    #[test]
+    fn searching_for_separators_cuts_where_reading_lines_does() {
+        for text in [
+            "",
+            "---",
+            "---\n",
+            "---\n---\n",
+            "\n---",
+            "a: 1\n---",
+            "---a\n----\n --- \n---\ta\n---\r\nb\n",
+            "a\n---\n---\n\n---x\n--- # c\n",
+            "--- {kind: Secret}\n...\n---\n",
+        ] {
+            assert_eq!(split_documents(text), split_by_lines(text), "{text:?}");
         }
     }
 
