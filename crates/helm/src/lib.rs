@@ -9,6 +9,7 @@
 mod chart;
 mod manifest;
 mod name;
+mod payload;
 mod release;
 pub mod show;
 mod storage;
@@ -23,9 +24,9 @@ pub use manifest::{
 pub use name::helm_controller_release_name;
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
 pub use storage::{
-    decode, encode_configmap, encode_secret, encode_secret_uncompressed, is_release_storage,
-    newest, object_ref, Base64Layer, DecodeError, StorageDriver, StoredRelease,
-    RELEASE_SECRET_TYPE,
+    decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
+    is_release_storage, labelled_revision, newest, object_ref, stores_release, Base64Layer,
+    DecodeError, Parts, StorageDriver, StoredRelease, RELEASE_SECRET_TYPE,
 };
 pub use values::Values;
 

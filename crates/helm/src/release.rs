@@ -34,6 +34,75 @@ pub struct Release {
     pub hooks: Vec<Hook>,
 }
 
+/// A release as decoded from storage, with `M`, `C` and `H` standing for how its manifest,
+/// config and hooks are read: as [`Release`] holds them, or [`Skipped`] when the reader does
+/// not need them. The other fields are read as [`Release`] reads them.
+#[derive(Deserialize)]
+#[serde(bound(
+    deserialize = "M: Deserialize<'de> + Default, C: Deserialize<'de> + Default, H: Deserialize<'de> + Default"
+))]
+pub(crate) struct Record<M, C, H> {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    pub info: Info,
+    #[serde(default, deserialize_with = "nullable")]
+    pub chart: Chart,
+    #[serde(default)]
+    pub config: C,
+    #[serde(default, deserialize_with = "nullable")]
+    pub manifest: M,
+    #[serde(default, deserialize_with = "nullable")]
+    pub hooks: H,
+}
+
+/// A part of the release its reader does not keep: checked to be JSON, never stored.
+#[derive(Default)]
+pub(crate) struct Skipped;
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer)?;
+        Ok(Self)
+    }
+}
+
+impl Record<Skipped, Skipped, Skipped> {
+    /// The summary as a [`Release`] whose manifest, config and hooks are empty.
+    pub(crate) fn into_release(self) -> Release {
+        Release {
+            name: self.name,
+            namespace: self.namespace,
+            version: self.version,
+            info: self.info,
+            chart: self.chart,
+            config: Values::default(),
+            manifest: String::new(),
+            hooks: Vec::new(),
+        }
+    }
+}
+
+impl<M> Record<M, Values, Vec<Hook>> {
+    /// The whole [`Release`], with its manifest read apart.
+    pub(crate) fn with_manifest(self, manifest: String) -> Release {
+        Release {
+            name: self.name,
+            namespace: self.namespace,
+            version: self.version,
+            info: self.info,
+            chart: self.chart,
+            config: self.config,
+            manifest,
+            hooks: self.hooks,
+        }
+    }
+}
+
 // The manifest may render Secrets, so Debug gives its size, not its text.
 impl fmt::Debug for Release {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,21 +2,20 @@
 //! (`helm.sh/helm/v3/pkg/storage/driver`: `secrets.go`, `cfgmaps.go`, `util.go`).
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 
 use base64::Engine as _;
-use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::{json, Map, Value};
 
+use crate::payload::read_release;
 use crate::release::Release;
 use crate::Limits;
 
 /// `type` of a Secret Helm 3+ stores a release in.
 pub const RELEASE_SECRET_TYPE: &str = "helm.sh/release.v1";
 const NAME_PREFIX: &str = "sh.helm.release.v1.";
-const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -168,6 +167,22 @@ pub fn is_release_storage(obj: &Value) -> bool {
     storage_mismatch(obj).is_none()
 }
 
+/// True when `obj` stores a revision of release `name` in `namespace`, as Helm's drivers find
+/// them: labelled `owner=helm` and `name=NAME`, and release storage ([`is_release_storage`]).
+/// An object without a namespace (from a dump of one namespace) is taken to be in it.
+pub fn stores_release(obj: &Value, namespace: &str, name: &str) -> bool {
+    str_at(obj, &["metadata", "namespace"]).unwrap_or(namespace) == namespace
+        && str_at(obj, &["metadata", "labels", "name"]) == Some(name)
+        && str_at(obj, &["metadata", "labels", "owner"]) == Some("helm")
+        && is_release_storage(obj)
+}
+
+/// The revision the storage labels say `obj` holds (`version`); the release JSON has the
+/// final word, so this only says which object to read first.
+pub fn labelled_revision(obj: &Value) -> Option<i64> {
+    str_at(obj, &["metadata", "labels", "version"]).and_then(|v| v.parse().ok())
+}
+
 fn storage_mismatch(obj: &Value) -> Option<String> {
     let Some(driver) = driver_of(obj) else {
         return Some("only a Secret or ConfigMap can hold a release".to_owned());
@@ -190,12 +205,33 @@ fn storage_mismatch(obj: &Value) -> Option<String> {
     })
 }
 
+/// Which parts of a stored release to read. What is not read is still checked to be JSON, as
+/// the storage must be whole, but is neither kept nor checked for its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// Everything [`Release`] holds.
+    All,
+    /// What `helm history` and `helm get metadata` show: name, namespace, revision, `info` and
+    /// the chart's metadata. `manifest`, `config` and `hooks` are left empty.
+    Summary,
+}
+
 /// Decodes the release a storage Secret or ConfigMap holds.
 ///
 /// A Secret's `data.release` is Kubernetes' base64 of Helm's base64 of the gzipped (or, from old
 /// Helm, plain) release JSON; a ConfigMap's is Helm's base64 directly. `stringData` is never
 /// read: the API server folds it into `data`, so it is not a stored form.
 pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError> {
+    decode_parts(obj, limits, Parts::All)
+}
+
+/// [`decode`], reading only `parts` of the release: a command that shows a summary of every
+/// revision need not hold each one's manifest.
+pub fn decode_parts(
+    obj: &Value,
+    limits: &Limits,
+    parts: Parts,
+) -> Result<StoredRelease, DecodeError> {
     let object = object_ref(obj);
     if let Some(reason) = storage_mismatch(obj) {
         return Err(DecodeError::NotReleaseStorage { object, reason });
@@ -234,41 +270,7 @@ pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError
             limit: limits.max_encoded,
         });
     }
-    let helm_b64 = match driver {
-        StorageDriver::Secret => {
-            base64_decode(encoded.as_bytes(), Base64Layer::Kubernetes, &object)?
-        }
-        StorageDriver::ConfigMap => encoded.as_bytes().to_vec(),
-    };
-    let payload = base64_decode(&helm_b64, Base64Layer::Helm, &object)?;
-    drop(helm_b64);
-    if payload.is_empty() {
-        return Err(DecodeError::MissingData {
-            object,
-            detail: "data.release is empty".to_owned(),
-        });
-    }
-    // Helm gunzips only behind the magic bytes: releases stored before compression are plain JSON.
-    let json = if payload.starts_with(&GZIP_MAGIC) {
-        gunzip_bounded(&payload, limits, &object)?
-    } else if payload.len() > limits.max_decompressed {
-        return Err(DecodeError::DecompressedTooLarge {
-            object,
-            limit: limits.max_decompressed,
-        });
-    } else {
-        payload
-    };
-    let json_error = |message| DecodeError::Json {
-        object: object.clone(),
-        message,
-    };
-    let mut deserializer = serde_json::Deserializer::from_slice(&json);
-    let release = serde_path_to_error::deserialize::<_, Release>(&mut deserializer)
-        .map_err(|err| json_error(json_problem(err.inner(), Some(err.path()))))?;
-    deserializer
-        .end()
-        .map_err(|err| json_error(json_problem(&err, None)))?;
+    let release = read_release(encoded, driver, limits, &object, parts)?;
     Ok(StoredRelease {
         driver,
         object,
@@ -276,76 +278,19 @@ pub fn decode(obj: &Value, limits: &Limits) -> Result<StoredRelease, DecodeError
     })
 }
 
-fn base64_decode(text: &[u8], layer: Base64Layer, object: &str) -> Result<Vec<u8>, DecodeError> {
-    // Go's base64 decoder skips \r and \n, so Helm accepts wrapped text; so do we.
-    let result = if text.iter().any(|b| matches!(b, b'\r' | b'\n')) {
-        let unwrapped: Vec<u8> = text
-            .iter()
-            .copied()
-            .filter(|b| !matches!(b, b'\r' | b'\n'))
-            .collect();
-        B64.decode(unwrapped)
-    } else {
-        B64.decode(text)
-    };
-    result.map_err(|err| DecodeError::Base64 {
-        object: object.to_owned(),
-        layer,
-        problem: match err {
-            base64::DecodeError::InvalidByte(offset, _) => {
-                format!("a character that is not base64 at offset {offset}")
-            }
-            base64::DecodeError::InvalidLength(length) => {
-                format!("{length} characters is not a base64 length (truncated?)")
-            }
-            base64::DecodeError::InvalidLastSymbol(offset, _) => {
-                format!("an invalid last character at offset {offset}")
-            }
-            base64::DecodeError::InvalidPadding => "invalid padding".to_owned(),
-        },
-    })
-}
-
-/// Reads at most `limit + 1` bytes out of the gzip stream, so a bomb costs `limit` bytes of
-/// memory and the time to inflate them, never its full size; stops at the deadline.
-fn gunzip_bounded(gz: &[u8], limits: &Limits, object: &str) -> Result<Vec<u8>, DecodeError> {
-    const CHUNK: usize = 1 << 20;
-    let limit = limits.max_decompressed;
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut out = Vec::new();
-    // Multi-member, like Go's gzip.Reader.
-    let mut reader = MultiGzDecoder::new(gz).take(cap);
-    loop {
-        if limits.out_of_time() {
-            return Err(DecodeError::OutOfTime {
-                object: object.to_owned(),
-            });
-        }
-        let before = out.len();
-        (&mut reader)
-            .take(CHUNK as u64)
-            .read_to_end(&mut out)
-            .map_err(|source| DecodeError::Gzip {
-                object: object.to_owned(),
-                source,
-            })?;
-        if out.len() == before {
-            break;
-        }
-    }
-    if out.len() > limit {
-        return Err(DecodeError::DecompressedTooLarge {
-            object: object.to_owned(),
-            limit,
-        });
-    }
-    Ok(out)
-}
-
 /// Where the release JSON is wrong and how, in words that quote nothing stored: serde_json's
 /// data errors quote the offending value (`invalid type: string "…"`), so only the field path
 /// (cut where it reaches user-chosen keys) and the kind of problem are kept.
-fn json_problem(inner: &serde_json::Error, path: Option<&serde_path_to_error::Path>) -> String {
+pub(crate) fn json_problem(
+    inner: &serde_json::Error,
+    path: Option<&serde_path_to_error::Path>,
+) -> String {
+    let field = path.map_or_else(|| ".".to_owned(), field_path);
+    json_problem_at(inner, &field)
+}
+
+/// [`json_problem`] for the error of reading `field` (e.g. `.manifest`) on its own.
+pub(crate) fn json_problem_at(inner: &serde_json::Error, field: &str) -> String {
     let location = format!(" at line {} column {}", inner.line(), inner.column());
     let message = inner.to_string();
     let message = message.strip_suffix(&location).unwrap_or(&message);
@@ -377,10 +322,7 @@ fn json_problem(inner: &serde_json::Error, path: Option<&serde_path_to_error::Pa
             } else {
                 "could not be read".to_owned()
             };
-            format!(
-                "`{}` {problem}",
-                path.map_or_else(|| ".".to_owned(), field_path)
-            )
+            format!("`{field}` {problem}")
         }
     }
 }

@@ -9,8 +9,9 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use jiff::Timestamp;
 use liveproof_helm::{
-    decode, encode_configmap, encode_secret, encode_secret_uncompressed, is_release_storage,
-    newest, Base64Layer, DecodeError, Limits, Release, ReleaseStatus, StorageDriver,
+    decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
+    is_release_storage, labelled_revision, newest, stores_release, Base64Layer, DecodeError,
+    Limits, Parts, Release, ReleaseStatus, StorageDriver,
 };
 use serde_json::{json, Value};
 
@@ -692,4 +693,187 @@ fn base64_errors_say_where_not_which_byte() {
     let text = chain_text(&err);
     assert!(text.contains("not base64 at offset 3"), "{text}");
     assert!(!text.contains("42"), "{text}");
+}
+
+/// The release with a manifest of `documents` ConfigMaps, each escaped the way Go's encoder
+/// writes them (`<`, `>` and `&` as `\u00XX`), so decoding crosses many pieces.
+fn large_release(documents: usize) -> Value {
+    let mut release = inventory_v34();
+    let mut manifest = String::new();
+    // A checksum per document, as charts annotate them, so the release does not compress away.
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..documents {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        manifest.push_str(&format!(
+            "---\n# Source: inventory/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  annotations:\n    checksum/config: {state:016x}{:016x}\ndata:\n  page.html: \"<p class=\\\"x\\\">{i} & more</p>\"\n  path: 'C:\\dir\\n{i}'\n",
+            state.rotate_left(29)
+        ));
+    }
+    release["manifest"] = json!(manifest);
+    release
+}
+
+#[test]
+fn a_large_manifest_decodes_to_what_helm_stored() {
+    // Over a mebibyte: unescaped in two halves.
+    let release = large_release(6_000);
+    assert!(release["manifest"].as_str().expect("text").len() > 1 << 20);
+    let direct: Release = serde_json::from_value(release.clone()).expect("release JSON");
+    let stored = decode(&encode_secret(&release), &Limits::default()).expect("decodes");
+    assert_eq!(stored.release, direct);
+}
+
+/// Each layer is read as a stream, so an error deep in one is met only when the stream gets
+/// there: it must still name its layer and its offset in that layer's text.
+#[test]
+fn a_base64_error_deep_in_a_layer_names_the_layer_and_offset() {
+    let secret = encode_secret(&large_release(3_000));
+    let kubernetes = secret["data"]["release"].as_str().expect("a string");
+    assert!(kubernetes.len() > 60_000);
+
+    let mut broken = kubernetes.to_owned();
+    broken.replace_range(50_001..50_002, "*");
+    let err = decode_err(&secret_with(&broken), &Limits::default());
+    assert!(
+        matches!(
+            err,
+            DecodeError::Base64 {
+                layer: Base64Layer::Kubernetes,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at offset 50001"), "{err}");
+    assert_names_object(&err);
+
+    let helm = String::from_utf8(B64.decode(kubernetes).expect("k8s layer")).expect("text");
+    let mut broken = helm.clone();
+    broken.replace_range(40_003..40_004, "%");
+    let err = decode_err(&secret_with(&B64.encode(&broken)), &Limits::default());
+    assert!(
+        matches!(
+            err,
+            DecodeError::Base64 {
+                layer: Base64Layer::Helm,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at offset 40003"), "{err}");
+
+    // Cut short: an error of that layer, whatever gzip made of the bytes before the cut.
+    for cut in [1, 2, 3] {
+        let short = B64.encode(&helm[..helm.len() - cut]);
+        let err = decode_err(&secret_with(&short), &Limits::default());
+        assert!(
+            matches!(
+                err,
+                DecodeError::Base64 {
+                    layer: Base64Layer::Helm,
+                    ..
+                }
+            ),
+            "cut {cut}: {err}"
+        );
+    }
+    let short = B64.encode(&helm[..helm.len() - 3]);
+    let err = decode_err(&secret_with(&short), &Limits::default());
+    assert!(err.to_string().contains("(truncated?)"), "{err}");
+}
+
+#[test]
+fn a_secret_wrapped_in_both_layers_decodes() {
+    let secret = encode_secret(&inventory_v34());
+    let kubernetes = secret["data"]["release"].as_str().expect("a string");
+    let helm = String::from_utf8(B64.decode(kubernetes).expect("k8s layer")).expect("text");
+    let wrap = |text: &str, eol: &str| -> String {
+        text.as_bytes()
+            .chunks(76)
+            .map(|line| format!("{}{eol}", String::from_utf8_lossy(line)))
+            .collect()
+    };
+    let wrapped = wrap(&B64.encode(wrap(&helm, "\r\n")), "\n");
+    let stored = decode(&secret_with(&wrapped), &Limits::default()).expect("decodes");
+    assert_eq!(stored.release.version, 34);
+}
+
+#[test]
+fn a_passed_deadline_stops_decoding() {
+    let limits = Limits {
+        deadline: Some(Instant::now()),
+        ..Limits::default()
+    };
+    for secret in [
+        encode_secret(&inventory_v34()),
+        encode_secret_uncompressed(&inventory_v34()),
+    ] {
+        let err = decode_err(&secret, &limits);
+        assert!(matches!(err, DecodeError::OutOfTime { .. }), "{err}");
+        assert_names_object(&err);
+    }
+}
+
+#[test]
+fn a_summary_reads_what_history_shows_and_skips_the_rest() {
+    let secret = encode_secret(&inventory_v34());
+    let whole = decode(&secret, &Limits::default()).expect("decodes");
+    let summary = decode_parts(&secret, &Limits::default(), Parts::Summary).expect("decodes");
+    assert_eq!(summary.object, whole.object);
+    let (release, summarized) = (&whole.release, &summary.release);
+    assert_eq!(
+        (&summarized.name, &summarized.namespace, summarized.version),
+        (&release.name, &release.namespace, release.version)
+    );
+    assert_eq!(summarized.info, release.info);
+    assert_eq!(summarized.chart, release.chart);
+    assert!(summarized.manifest.is_empty() && summarized.hooks.is_empty());
+    assert!(summarized.config.is_empty());
+
+    // What a summary skips is checked as JSON only: a manifest of the wrong type is an error
+    // for a reader of the manifest, and still JSON to one that skips it.
+    let mut release = inventory_v34();
+    release["manifest"] = json!({"password": "hunter2-s3cr3t"});
+    let secret = encode_secret(&release);
+    assert!(decode_parts(&secret, &Limits::default(), Parts::Summary).is_ok());
+    let err = decode_err(&secret, &Limits::default());
+    assert!(matches!(err, DecodeError::Json { .. }), "{err}");
+    let text = chain_text(&err);
+    assert!(
+        text.contains("`.manifest` has the wrong type (expected a string)"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+
+    // Broken JSON is broken for both.
+    let broken = secret_holding(&gzip(b"{\"name\": \"inventory\", \"manifest\": \"x"));
+    for parts in [Parts::All, Parts::Summary] {
+        let err = decode_parts(&broken, &Limits::default(), parts).expect_err("broken JSON");
+        assert!(err.to_string().contains("truncated?"), "{err}");
+    }
+}
+
+#[test]
+fn storage_of_a_release_is_found_by_its_labels_as_helm_finds_it() {
+    let secret = encode_secret(&inventory_v34());
+    assert!(stores_release(&secret, "apps", "inventory"));
+    assert_eq!(labelled_revision(&secret), Some(34));
+    assert!(!stores_release(&secret, "other", "inventory"));
+    assert!(!stores_release(&secret, "apps", "payments"));
+    // A dump of one namespace may leave it out.
+    let mut no_namespace = secret.clone();
+    no_namespace["metadata"]
+        .as_object_mut()
+        .expect("metadata")
+        .remove("namespace");
+    assert!(stores_release(&no_namespace, "apps", "inventory"));
+    let mut not_helms = secret.clone();
+    not_helms["metadata"]["labels"]["owner"] = json!("someone-else");
+    assert!(!stores_release(&not_helms, "apps", "inventory"));
+    let mut unlabelled = secret;
+    unlabelled["metadata"]["labels"]["version"] = json!("v34");
+    assert_eq!(labelled_revision(&unlabelled), None);
 }
