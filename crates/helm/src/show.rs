@@ -3,6 +3,8 @@
 //! redacted unless the caller asks for values.
 
 use std::fmt::Write as _;
+use std::io::{self, Write as _};
+use std::ops::Range;
 
 use jiff::Timestamp;
 use serde_norway::Value as Yaml;
@@ -10,7 +12,7 @@ use serde_norway::Value as Yaml;
 use crate::release::Release;
 use crate::storage::StoredRelease;
 use crate::values::REDACTED;
-use crate::yaml::{read_documents, split_documents};
+use crate::yaml::{document_ranges, plain_kind, read_documents};
 
 /// The first line of redacted values output.
 pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values to print them";
@@ -20,46 +22,132 @@ pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values 
 /// replaced by `<redacted>` (that document is re-serialized; its `# Source:` line is kept), so
 /// are those of a `*List`'s Secret items and of any object whose `kind` is not a plain string,
 /// and a document that does not parse is replaced whole by a one-line note saying why.
+///
+/// A document whose text alone shows a top-level `kind` that is neither a Secret nor a list
+/// (plain block YAML with one plain `kind: Word` line, and nothing that could hide another) is
+/// printed as rendered without being parsed: a large release's thousands of documents are not
+/// parsed to print them. Such a document that YAML would refuse further in (a duplicate nested
+/// key, say) is therefore printed as rendered too, as `helm get manifest` prints it.
 pub fn manifest(r: &Release) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and every piece written is a `str`.
+    let _ = write_manifest(r, &mut out);
+    String::from_utf8(out)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+}
+
+/// [`manifest`], written to `out` as it goes: what is printed as rendered is written straight
+/// from the release, a run of documents at a time, never copied into one more string.
+pub fn write_manifest(r: &Release, out: &mut dyn io::Write) -> io::Result<()> {
+    let text = r.manifest.as_str();
+    let mut out = LastByte { out, last: None };
+    // The documents printed as rendered since the last one that was not.
+    let mut run = 0..0;
     let mut number = 0;
-    for (i, chunk) in split_documents(&r.manifest).into_iter().enumerate() {
-        // Every chunk but the first followed a `---` line; the chunk holds the rest of it.
-        let marker = if i > 0 { "---" } else { "" };
-        if chunk.trim().is_empty() {
-            if i > 0 {
-                out.push_str(marker);
-                out.push_str(chunk);
-            }
+    let ranges = document_ranges(text);
+    let plain = plainly_not_secrets(text, &ranges);
+    for (i, (range, plain)) in ranges.into_iter().zip(plain).enumerate() {
+        let chunk = &text[range.clone()];
+        let blank = chunk.trim().is_empty();
+        if blank && i == 0 {
             continue;
         }
-        number += 1;
-        let document = chunk.trim_matches(['\n', '\r']);
-        match read_documents(chunk) {
-            Err(reason) => {
-                // Never its text: it could be a Secret the parser could not show us.
-                let _ = writeln!(
-                    out,
-                    "---\n# liveproof: document {number} not shown (it could hold a Secret): {reason}"
-                );
+        if !blank {
+            number += 1;
+        }
+        // Every chunk but the first followed a `---` line, which it is printed with.
+        let start = if i > 0 { range.start - 3 } else { range.start };
+        // Most documents say plainly what they are; only the others need a parser to tell.
+        let replaced = if blank || plain {
+            None
+        } else {
+            replacement(chunk, number)
+        };
+        match replaced {
+            None if run.end == start => run.end = range.end,
+            None => {
+                out.write_all(text[run.clone()].as_bytes())?;
+                run = start..range.end;
             }
-            Ok(values) => match redacted(document, values) {
-                Some(redacted) => {
-                    out.push_str("---\n");
-                    out.push_str(&redacted);
-                }
-                // As rendered, byte for byte (as `helm get manifest` prints it).
-                None => {
-                    out.push_str(marker);
-                    out.push_str(chunk);
-                }
-            },
+            Some(replaced) => {
+                out.write_all(text[run.clone()].as_bytes())?;
+                run = range.end..range.end;
+                out.write_all(replaced.as_bytes())?;
+            }
         }
     }
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
+    out.write_all(text[run.clone()].as_bytes())?;
+    if out.last.is_some_and(|byte| byte != b'\n') {
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
+}
+
+/// What replaces document `number` (its text `chunk`): the note saying why it is not shown, or
+/// the Secret it holds (or may) with its data redacted; `None` when it is printed as rendered.
+fn replacement(chunk: &str, number: usize) -> Option<String> {
+    match read_documents(chunk) {
+        // Never its text: it could be a Secret the parser could not show us.
+        Err(reason) => Some(format!(
+            "---\n# liveproof: document {number} not shown (it could hold a Secret): {reason}\n"
+        )),
+        Ok(values) => redacted(chunk.trim_matches(['\n', '\r']), values)
+            .map(|redacted| format!("---\n{redacted}")),
+    }
+}
+
+/// Passes writes on, remembering the last byte written.
+struct LastByte<'a> {
+    out: &'a mut dyn io::Write,
+    last: Option<u8>,
+}
+
+impl io::Write for LastByte<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(buf)?;
+        if let Some(&byte) = buf[..written].last() {
+            self.last = Some(byte);
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// From this size on, a manifest's documents are judged on two threads: reading a large
+/// manifest's text is most of printing it, and there is a second core more often than not.
+const JUDGED_IN_PARALLEL_FROM: usize = 1 << 20;
+
+/// [`plainly_not_a_secret`] of each chunk of `text`.
+fn plainly_not_secrets(text: &str, chunks: &[Range<usize>]) -> Vec<bool> {
+    let judge = |chunks: &[Range<usize>]| -> Vec<bool> {
+        chunks
+            .iter()
+            .map(|chunk| plainly_not_a_secret(&text[chunk.clone()]))
+            .collect()
+    };
+    if text.len() < JUDGED_IN_PARALLEL_FROM {
+        return judge(chunks);
+    }
+    let (first, second) = chunks.split_at(chunks.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| judge(second));
+        let mut plain = judge(first);
+        match second.join() {
+            Ok(second) => plain.extend(second),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        plain
+    })
+}
+
+/// The chunk's text shows a top-level kind that is neither a Secret nor a list of objects.
+fn plainly_not_a_secret(chunk: &str) -> bool {
+    plain_kind(chunk).is_some_and(|kind| {
+        !kind.eq_ignore_ascii_case("Secret") && !kind.to_ascii_lowercase().ends_with("list")
+    })
 }
 
 /// `Some(text)` when the chunk holds a Secret (or may), re-serialized with its data redacted;

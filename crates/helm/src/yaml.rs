@@ -7,10 +7,14 @@
 //! is unsure about (a quote not closed on its line, a quote after a plain scalar) is scanned as
 //! structure.
 
+mod kind;
+
 use std::ops::Range;
 
 use serde::Deserialize as _;
 use serde_norway::Value as Yaml;
+
+pub(crate) use kind::plain_kind;
 
 /// Deepest nesting accepted: serde_norway's and serde_json's own recursion limit, so nothing they
 /// would read is refused. Kubernetes objects, CRD schemas included, are far shallower.

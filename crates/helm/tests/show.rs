@@ -330,3 +330,64 @@ fn values_print_as_yaml_helm_reads_back_the_same() {
     let back: serde_json::Value = serde_norway::from_str(yaml).expect("YAML");
     assert_eq!(back, release["config"]);
 }
+
+/// Documents whose text plainly names a kind that is no Secret are printed as rendered without
+/// being parsed (what makes a large manifest fast): even one YAML would refuse further in is
+/// printed as `helm get manifest` prints it, while a Secret so written is still not shown.
+#[test]
+fn documents_plainly_not_secrets_are_not_parsed() {
+    let refused_further_in = "# Source: inventory/templates/flags.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\n  labels:\n    app: a\n    app: b\ndata:\n  mode: fast\n";
+    let printed = show::manifest(&release_with_manifest(&format!(
+        "---\n{refused_further_in}"
+    )));
+    assert_eq!(printed, format!("---\n{refused_further_in}"));
+
+    let secret = refused_further_in
+        .replace("kind: ConfigMap", "kind: Secret")
+        .replace("mode: fast", &format!("password: {CANARY_B64}"));
+    let printed = show::manifest(&release_with_manifest(&format!("---\n{secret}")));
+    assert_no_canary(&printed, "a Secret YAML refuses");
+    assert!(printed.contains("not shown"), "{printed}");
+    assert!(printed.contains("duplicate key"), "{printed}");
+}
+
+#[test]
+fn the_manifest_written_out_is_the_manifest() {
+    let release = inventory();
+    let mut out = Vec::new();
+    show::write_manifest(&release, &mut out).expect("writes into memory");
+    assert_eq!(
+        String::from_utf8(out).expect("text"),
+        show::manifest(&release)
+    );
+    let mut empty = inventory_json();
+    empty["manifest"] = json!("");
+    let release = stored(&empty).release;
+    let mut out = Vec::new();
+    show::write_manifest(&release, &mut out).expect("writes into memory");
+    assert!(out.is_empty());
+}
+
+/// A manifest large enough to be read on two threads is redacted throughout, and what is not a
+/// Secret is printed as rendered, in order.
+#[test]
+fn a_large_manifest_is_redacted_throughout() {
+    let secret = format!(
+        "# Source: inventory/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {CANARY_B64}\n"
+    );
+    let redacted = "---\n# Source: inventory/templates/secret.yaml\n# Secret data redacted by liveproof\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: <redacted>\n";
+    let mut manifest = format!("---\n{secret}");
+    let mut expected = redacted.to_owned();
+    let mut i = 0;
+    while manifest.len() < 3 << 20 {
+        let configmap = CONFIGMAP.replace("inventory-flags", &format!("flags-{i}"));
+        manifest.push_str(&format!("---\n{configmap}"));
+        expected.push_str(&format!("---\n{configmap}"));
+        i += 1;
+    }
+    manifest.push_str(&format!("---\n{secret}"));
+    expected.push_str(redacted);
+    let printed = show::manifest(&release_with_manifest(&manifest));
+    assert_no_canary(&printed, "a large manifest");
+    assert_eq!(printed, expected);
+}
