@@ -1,9 +1,11 @@
 //! `liveproof release show`: a Helm release read from its storage, printed as helm would.
 
-use std::io::Write;
+use std::io::{self, Write};
 
-use liveproof_evidence::{Observed, ReleaseHistory, Target, TargetKind};
+use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
 use liveproof_gather::Cluster;
+use liveproof_helm::{Parts, Release, StoredRelease};
+use serde_json::Value;
 
 use crate::cli::ReleaseShowArgs;
 
@@ -66,14 +68,38 @@ fn the_one_namespace(name: &str, mut found: Vec<String>) -> Result<String, Relea
 }
 
 pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    out.write_all(shown(args).await?.as_bytes())?;
+    let found = find(args).await?;
+    // One write per document of a large manifest would be one system call each.
+    let mut out = io::BufWriter::with_capacity(64 * 1024, out);
+    found.write(args, &mut out)?;
+    out.flush()?;
     Ok(0)
 }
 
 /// What `release show` prints: the chosen sections, as helm prints them, one blank line apart.
 pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    find(args).await?.write(args, &mut out)?;
+    // Every section is written from a `str`.
+    Ok(String::from_utf8(out)?)
+}
+
+/// The release `release show` was asked about: every revision's summary, and the one to show
+/// read as far as the sections asked for need.
+struct Found {
+    history: ReleaseHistory,
+    chosen: StoredRelease,
+}
+
+async fn find(args: &ReleaseShowArgs) -> anyhow::Result<Found> {
+    let (observed, namespace) = gather(args).await?;
+    Ok(found(&observed, &namespace, args)?)
+}
+
+/// The storage objects (from the cluster or `--from`) and the namespace to look in.
+async fn gather(args: &ReleaseShowArgs) -> anyhow::Result<(Observed, String)> {
     let all_namespaces = args.cluster.all_namespaces;
-    let (mut observed, namespace) = match &args.from {
+    Ok(match &args.from {
         Some(path) => {
             let observed = liveproof_gather::offline::load(path)?;
             let ns = if all_namespaces {
@@ -103,101 +129,265 @@ pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
             };
             let target = Target::new(TargetKind::Release, Some(&ns), &args.name);
             let observed = cluster.gather(std::slice::from_ref(&target), false).await?;
-            if ReleaseHistory::read(&observed, &ns, &args.name)
-                .revisions
-                .is_empty()
-            {
+            if storage(&observed, &ns, &args.name).next().is_none() {
                 // Missing: say so plainly, or that the namespace itself does not exist.
                 cluster.check_namespaces(&observed, &[target]).await?;
             }
             (observed, ns)
         }
+    })
+}
+
+/// The release in what was gathered, read as far as the sections asked for need.
+fn found(
+    observed: &Observed,
+    namespace: &str,
+    args: &ReleaseShowArgs,
+) -> Result<Found, ReleaseError> {
+    let limits = liveproof_helm::Limits {
+        max_decompressed: args.max_release_size,
+        ..observed.release_limits
     };
-    observed.release_limits.max_decompressed = args.max_release_size;
-    let history = read(&observed, &namespace, &args.name, args.max_release_size)?;
+    // The manifest and values are read from the revision shown only; a summary (what the
+    // metadata and history sections show) from every other.
+    let parts = if args.manifest || args.values {
+        Parts::All
+    } else {
+        Parts::Summary
+    };
+    let (mut history, read_as) = read(
+        observed,
+        namespace,
+        &args.name,
+        args.revision,
+        parts,
+        &limits,
+    );
+    let limit = args.max_release_size;
     let chosen = match args.revision {
         None => history.newest(),
         Some(n) => history.revisions.iter().find(|r| r.release.version == n),
     };
-    let Some(release) = chosen else {
-        if let (Some(revision), Some((object, _, error))) = (
-            args.revision,
-            history
-                .unreadable
-                .iter()
-                .find(|(_, v, _)| *v == args.revision),
-        ) {
-            let _ = revision;
-            return Err(unreadable(object, error, args.max_release_size).into());
-        }
-        return Err(ReleaseError::NoRevision {
-            namespace,
-            name: args.name.clone(),
-            revision: args.revision.unwrap_or_default(),
-            have: history
-                .revisions
-                .iter()
-                .map(|r| r.release.version.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-        .into());
+    let Some((object, version)) = chosen.map(|r| (r.object.clone(), r.release.version)) else {
+        return Err(not_shown(&history, namespace, args.revision, limit));
     };
-    let nothing_chosen = !(args.manifest || args.values || args.history || args.metadata);
-    let mut sections = Vec::new();
-    if args.metadata || nothing_chosen {
-        sections.push(liveproof_helm::show::metadata(release));
-    }
-    if args.history {
-        sections.push(liveproof_helm::show::history(&history.revisions));
-    }
-    if args.values {
-        sections.push(liveproof_helm::show::values(
-            &release.release,
-            args.show_values,
-        ));
-    }
-    if args.manifest {
-        sections.push(liveproof_helm::show::manifest(&release.release));
-    }
-    let mut out = String::new();
-    for (i, section) in sections.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(section);
-        if !section.ends_with('\n') {
-            out.push('\n');
-        }
-    }
+    let summarized = read_as
+        .iter()
+        .find(|read| read.object == object && read.parts != parts);
+    let chosen = match summarized {
+        // The labels pointed elsewhere (they only say which object to read first): read it now.
+        Some(read) => liveproof_helm::decode_parts(read.storage, &limits, parts)
+            .map_err(|err| unreadable_error(&object, &err.to_string(), limit))?,
+        // Moved out: the history keeps the summary, not a second copy of the manifest.
+        None => history
+            .revisions
+            .iter_mut()
+            .find(|r| r.object == object && r.release.version == version)
+            .map(take_whole)
+            .ok_or_else(|| not_shown(&history, namespace, args.revision, limit))?,
+    };
     for (object, _, error) in &history.unreadable {
         tracing::warn!("{object} could not be read: {error}");
     }
-    Ok(out)
+    Ok(Found { history, chosen })
 }
 
-/// The release's revisions; an error when it has none that can be read.
-fn read(
-    observed: &Observed,
-    namespace: &str,
-    name: &str,
-    limit: usize,
-) -> Result<ReleaseHistory, ReleaseError> {
-    let history = ReleaseHistory::read(observed, namespace, name);
-    if history.revisions.is_empty() {
-        // The newest: the revision `release show` was asked for.
-        if let Some((object, _, error)) = history.unreadable.iter().max_by_key(|(_, v, _)| *v) {
-            return Err(unreadable(object, error, limit));
+/// The whole of `shown`, leaving its summary in place.
+fn take_whole(shown: &mut StoredRelease) -> StoredRelease {
+    let release = &mut shown.release;
+    StoredRelease {
+        driver: shown.driver,
+        object: shown.object.clone(),
+        release: Release {
+            manifest: std::mem::take(&mut release.manifest),
+            config: std::mem::take(&mut release.config),
+            hooks: std::mem::take(&mut release.hooks),
+            ..release.clone()
+        },
+    }
+}
+
+impl Found {
+    fn write(&self, args: &ReleaseShowArgs, out: &mut dyn Write) -> io::Result<()> {
+        let nothing_chosen = !(args.manifest || args.values || args.history || args.metadata);
+        let chosen = &self.chosen;
+        let release = &chosen.release;
+        let mut sections = Sections { out, written: 0 };
+        if args.metadata || nothing_chosen {
+            sections.text(&liveproof_helm::show::metadata(chosen))?;
         }
-        return Err(ReleaseError::NotFound {
-            namespace: namespace.to_string(),
-            name: name.to_string(),
+        if args.history {
+            sections.text(&liveproof_helm::show::history(&self.history.revisions))?;
+        }
+        if args.values {
+            sections.text(&liveproof_helm::show::values(release, args.show_values))?;
+        }
+        if args.manifest {
+            sections.write(|out| liveproof_helm::show::write_manifest(release, out))?;
+        }
+        Ok(())
+    }
+}
+
+/// Sections one blank line apart, each ending in a newline.
+struct Sections<'a> {
+    out: &'a mut dyn Write,
+    written: usize,
+}
+
+impl Sections<'_> {
+    fn text(&mut self, text: &str) -> io::Result<()> {
+        self.write(|out| out.write_all(text.as_bytes()))
+    }
+
+    fn write(&mut self, section: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+        if self.written > 0 {
+            self.out.write_all(b"\n")?;
+        }
+        self.written += 1;
+        let mut out = LastByte {
+            out: &mut *self.out,
+            last: None,
+        };
+        section(&mut out)?;
+        if out.last != Some(b'\n') {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+/// Passes writes on, remembering the last byte written.
+struct LastByte<'a> {
+    out: &'a mut dyn Write,
+    last: Option<u8>,
+}
+
+impl Write for LastByte<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(buf)?;
+        if let Some(&byte) = buf[..written].last() {
+            self.last = Some(byte);
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The storage objects of release `name` in `namespace`.
+fn storage<'a>(
+    observed: &'a Observed,
+    namespace: &'a str,
+    name: &'a str,
+) -> impl Iterator<Item = &'a Value> {
+    observed
+        .others_of(ResourceKind::Secret)
+        .chain(observed.others_of(ResourceKind::ConfigMap))
+        .filter(move |obj| liveproof_helm::stores_release(obj, namespace, name))
+}
+
+/// A storage object and how much of it was read.
+struct Read<'a> {
+    object: String,
+    storage: &'a Value,
+    parts: Parts,
+}
+
+/// The release's revisions, as [`ReleaseHistory::read`] finds them, each read as far as the
+/// command needs: `parts` of the one the labels say it will show (`revision`, or the newest), a
+/// summary of the others; and how much of each storage object was read.
+fn read<'a>(
+    observed: &'a Observed,
+    namespace: &'a str,
+    name: &'a str,
+    revision: Option<i64>,
+    parts: Parts,
+    limits: &liveproof_helm::Limits,
+) -> (ReleaseHistory, Vec<Read<'a>>) {
+    let storage: Vec<&Value> = storage(observed, namespace, name).collect();
+    let shown = revision.or_else(|| {
+        storage
+            .iter()
+            .filter_map(|obj| liveproof_helm::labelled_revision(obj))
+            .max()
+    });
+    let mut revisions = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut read_as = Vec::new();
+    for obj in storage {
+        let object = liveproof_helm::object_ref(obj);
+        let labelled = liveproof_helm::labelled_revision(obj);
+        let parts = if labelled.is_none() || labelled == shown {
+            parts
+        } else {
+            Parts::Summary
+        };
+        match liveproof_helm::decode_parts(obj, limits, parts) {
+            Ok(stored) => revisions.push(stored),
+            Err(err) => unreadable.push((object.clone(), labelled, err.to_string())),
+        }
+        read_as.push(Read {
+            object,
+            storage: obj,
+            parts,
         });
     }
-    Ok(history)
+    revisions.sort_by_key(|r| r.release.version);
+    let history = ReleaseHistory {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        revisions,
+        unreadable,
+    };
+    (history, read_as)
 }
 
-fn unreadable(object: &str, error: &str, limit: usize) -> ReleaseError {
+/// Why no revision can be shown: none is stored, the one asked for (or the newest) could not be
+/// read, or there is no such revision.
+fn not_shown(
+    history: &ReleaseHistory,
+    namespace: &str,
+    revision: Option<i64>,
+    limit: usize,
+) -> ReleaseError {
+    let asked = revision.and_then(|n| history.unreadable.iter().find(|(_, v, _)| *v == Some(n)));
+    let newest = || {
+        if history.revisions.is_empty() {
+            // The newest: the revision `release show` was asked for.
+            history.unreadable.iter().max_by_key(|(_, v, _)| *v)
+        } else if revision.is_none() {
+            // Never an older readable revision in its place.
+            history.newest_unreadable()
+        } else {
+            None
+        }
+    };
+    if let Some((object, _, error)) = asked.or_else(newest) {
+        return unreadable_error(object, error, limit);
+    }
+    if history.revisions.is_empty() {
+        return ReleaseError::NotFound {
+            namespace: namespace.to_string(),
+            name: history.name.clone(),
+        };
+    }
+    ReleaseError::NoRevision {
+        namespace: namespace.to_string(),
+        name: history.name.clone(),
+        revision: revision.unwrap_or_default(),
+        have: history
+            .revisions
+            .iter()
+            .map(|r| r.release.version.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn unreadable_error(object: &str, error: &str, limit: usize) -> ReleaseError {
     ReleaseError::Unreadable {
         error: error.to_string(),
         inspect: crate::verifier::kubectl_get(object),

@@ -255,6 +255,119 @@ async fn a_corrupt_release_is_never_live() {
     );
 }
 
+/// The newest revision cannot be read but an older one can: `release show` says what is wrong
+/// with the newest, naming its Secret, and never shows the older one in its place.
+#[tokio::test]
+async fn release_show_never_shows_an_older_revision_for_an_unreadable_newest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut newest =
+        liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
+    let data = newest["data"]["release"]
+        .as_str()
+        .expect("data")
+        .to_string();
+    let helm = String::from_utf8(base64_decode(&data)).expect("helm layer is text");
+    let truncated = &helm[..helm.len() / 2 - (helm.len() / 2) % 4];
+    newest["data"]["release"] = json!(base64_encode(truncated.as_bytes()));
+    let older =
+        liveproof_helm::encode_secret(&release_json(1, "superseded", "2026-07-01T08:00:00Z"));
+    let dump = write_dump(dir.path(), &[older, newest]);
+
+    for section in ["--metadata", "--manifest"] {
+        let run = common::liveproof(&[
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+            section,
+        ])
+        .await;
+        assert_eq!(run.code, 2, "{section}: {}", run.stdout);
+        assert!(run.stdout.is_empty(), "{section}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("sh.helm.release.v1.inventory.v2") && run.stderr.contains("gzip"),
+            "{section}: {}",
+            run.stderr
+        );
+    }
+    // Asked for by number, the older one is shown.
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--revision",
+        "1",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("REVISION: 1"), "{}", run.stdout);
+}
+
+/// Only the revision shown is read whole, chosen first by the storage labels; the release JSON
+/// has the final word, so labels that point elsewhere cost a second read, never a wrong answer.
+#[tokio::test]
+async fn release_show_reads_the_revision_the_json_says_is_newest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut second =
+        liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-08T14:22:06Z"));
+    let mut first =
+        liveproof_helm::encode_secret(&release_json(1, "superseded", "2026-07-01T08:00:00Z"));
+    second["metadata"]["labels"]["version"] = json!("1");
+    first["metadata"]["labels"]["version"] = json!("2");
+    let dump = write_dump(dir.path(), &[first, second]);
+
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--metadata",
+        "--history",
+        "--manifest",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("REVISION: 2"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("revision: \"2\""),
+        "the manifest of revision 2: {}",
+        run.stdout
+    );
+    let history_rows = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("inventory-0.4."))
+        .count();
+    assert_eq!(history_rows, 2, "{}", run.stdout);
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+
+    let run = common::liveproof(&[
+        "release",
+        "show",
+        "inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--revision",
+        "1",
+        "--manifest",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("revision: \"1\""), "{}", run.stdout);
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD
