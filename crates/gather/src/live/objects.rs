@@ -1,7 +1,6 @@
 //! The object kinds the live gather reads, behind one enum so GETs, LISTs and watch events of
 //! different kinds can travel together.
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::{
@@ -59,10 +58,6 @@ impl AnyObject {
 
     pub(crate) fn name(&self) -> &str {
         self.meta().name.as_deref().unwrap_or_default()
-    }
-
-    pub(crate) fn labels(&self) -> BTreeMap<String, String> {
-        self.meta().labels.clone().unwrap_or_default()
     }
 
     /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.

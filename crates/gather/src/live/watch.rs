@@ -142,7 +142,7 @@ impl Scope {
                 object.resource() == *resource
                     && object.namespace() == namespace
                     && self.selector.as_ref().is_some_and(|s| {
-                        liveproof_evidence::selector::matches(s, Some(&object.labels()))
+                        liveproof_evidence::selector::matches(s, object.meta().labels.as_ref())
                     })
             }
         }
