@@ -109,10 +109,12 @@ pub enum Command {
         every command it names is one this binary takes."
     )]
     Skill,
-    /// Print the JSON Schema of the `-o json` report (liveproof/v1).
+    /// Print the JSON Schema of the `-o json` report (liveproof/v1), fleet reports included.
     #[command(
         long_about = "Print the JSON Schema (draft 2020-12) of the report `liveproof verify -o \
-        json` prints, derived from the report's own types so the two cannot drift apart."
+        json` prints, derived from the report's own types so the two cannot drift apart. A report over \
+        several clusters (`--context` repeated, `--all-contexts`) is the same report with \
+        `clusters` added, which the schema describes."
     )]
     Schema(SchemaArgs),
 }

@@ -73,6 +73,38 @@ fn fleet_report(run: &common::Run) -> FleetReport {
         .unwrap_or_else(|e| panic!("not a fleet report ({e}):\n{}\n{}", run.stdout, run.stderr))
 }
 
+/// The fleet report validates against `liveproof schema`, which describes `clusters`: a
+/// cluster with a verdict no report has, or without its context, does not.
+async fn assert_matches_the_printed_schema(run: &common::Run) {
+    let schema = common::liveproof(&["schema"]).await;
+    let schema: serde_json::Value = serde_json::from_str(&schema.stdout).expect("schema is JSON");
+    let validator = jsonschema::draft202012::new(&schema).expect("a draft 2020-12 schema");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}\n{report:#}", errors.join("\n"));
+    let mut green = report.clone();
+    green["clusters"][0]["verdict"] = "green".into();
+    assert!(!validator.is_valid(&green), "a verdict no report has");
+    let mut nameless = report.clone();
+    nameless["clusters"][1]
+        .as_object_mut()
+        .expect("a cluster")
+        .remove("context");
+    assert!(
+        !validator.is_valid(&nameless),
+        "a cluster without its context"
+    );
+    let mut inner = report;
+    inner["clusters"][0]["report"]["schema"] = "liveproof/v0".into();
+    assert!(
+        !validator.is_valid(&inner),
+        "a cluster's report of another format"
+    );
+}
+
 #[tokio::test]
 async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
     let f = fleet().await;
@@ -92,6 +124,7 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
         ],
     ))
     .await;
+    assert_matches_the_printed_schema(&run).await;
     let report = fleet_report(&run);
     let verdicts: Vec<(&str, Verdict, bool)> = report
         .clusters
