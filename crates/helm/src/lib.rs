@@ -13,6 +13,7 @@ mod payload;
 mod release;
 pub mod show;
 mod storage;
+mod stream;
 mod values;
 pub mod yaml;
 
@@ -25,8 +26,9 @@ pub use name::helm_controller_release_name;
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
 pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
-    is_release_storage, labelled_revision, newest, object_ref, stores_release, Base64Layer,
-    DecodeError, Parts, StorageDriver, StoredRelease, RELEASE_SECRET_TYPE,
+    is_release_storage, labelled_revision, newest, object_ref, stores_release,
+    write_stored_manifest, Base64Layer, DecodeError, Parts, StorageDriver, StoredRelease,
+    RELEASE_SECRET_TYPE,
 };
 pub use values::Values;
 

@@ -16,6 +16,7 @@ use crate::release::{Hook, Record, Release, Skipped};
 use crate::storage::{
     json_problem, json_problem_at, Base64Layer, DecodeError, Parts, StorageDriver,
 };
+use crate::stream::{cut, split_manifest, Sink, Split, SplitError, PIECE};
 use crate::values::Values;
 use crate::Limits;
 
@@ -30,16 +31,37 @@ pub(crate) fn read_release(
     object: &str,
     parts: Parts,
 ) -> Result<Release, DecodeError> {
-    let json = read_json(encoded, driver, limits, object)?;
     let json_error = |message| DecodeError::Json {
         object: object.to_owned(),
         message,
     };
     match parts {
-        Parts::Summary => Ok(parse::<Record<Skipped, Skipped, Skipped>>(&json)
-            .map_err(json_error)?
-            .into_release()),
+        // Read as it inflates, the manifest checked and dropped: never the whole JSON at once.
+        Parts::Summary | Parts::ExceptManifest => {
+            // To be shown, the manifest must read as a string; a summary only skips it, as any
+            // field it does not read.
+            let sink = match parts {
+                Parts::ExceptManifest => Sink::Check,
+                _ => Sink::Skip,
+            };
+            let (split, _) = split(encoded, driver, limits, object, sink)?;
+            if parts == Parts::Summary {
+                return Ok(parse::<Record<Skipped, Skipped, Skipped>>(&split.rest)
+                    .map_err(json_error)?
+                    .into_release());
+            }
+            let whole = parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&split.rest)
+                .map_err(json_error)?;
+            // A manifest left in the JSON (not a string, or under an escaped key) is read as
+            // when the release is read whole: what it is wrong with is said now.
+            if let (false, Some(raw)) = (split.streamed, whole.manifest.0) {
+                unescape_into(raw.get().as_bytes().to_vec(), 0..raw.get().len())
+                    .map_err(|err| json_error(json_problem_at(&err, ".manifest")))?;
+            }
+            Ok(whole.with_manifest(String::new()))
+        }
         Parts::All => {
+            let json = read_json(encoded, driver, limits, object)?;
             let whole =
                 parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&json).map_err(json_error)?;
             let span = whole.manifest.0.map(|raw| span_in(&json, raw.get()));
@@ -50,6 +72,75 @@ pub(crate) fn read_release(
             }
             Ok(release)
         }
+    }
+}
+
+/// Writes the manifest of the release `encoded` holds to `manifest` as it is decoded, a piece
+/// at a time; the release, but for its manifest, is returned. Read with
+/// [`Parts::ExceptManifest`] first, the same object cannot fail here but for the deadline or
+/// the writer.
+pub(crate) fn stream_manifest(
+    encoded: &str,
+    driver: StorageDriver,
+    limits: &Limits,
+    object: &str,
+    manifest: &mut dyn FnMut(&str) -> io::Result<()>,
+) -> Result<Release, StreamError> {
+    let json_error = |message| {
+        StreamError::Decode(DecodeError::Json {
+            object: object.to_owned(),
+            message,
+        })
+    };
+    let (split, write_error) =
+        split(encoded, driver, limits, object, Sink::To(manifest)).map_err(StreamError::Decode)?;
+    if let Some(err) = write_error {
+        return Err(StreamError::Write(err));
+    }
+    let whole =
+        parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&split.rest).map_err(json_error)?;
+    if let (false, Some(raw)) = (split.streamed, whole.manifest.0) {
+        // Not streamed (an escaped key): it is in the JSON left, so it is written whole.
+        let text = unescape_into(raw.get().as_bytes().to_vec(), 0..raw.get().len())
+            .map_err(|err| json_error(json_problem_at(&err, ".manifest")))?;
+        manifest(&text).map_err(StreamError::Write)?;
+    }
+    Ok(whole.with_manifest(String::new()))
+}
+
+/// Why [`stream_manifest`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StreamError {
+    #[error(transparent)]
+    Decode(DecodeError),
+    #[error(transparent)]
+    Write(io::Error),
+}
+
+/// The release JSON of `encoded`, its manifest handed to `sink` (or only checked to be JSON
+/// when there is none) and the rest kept; and the sink's own error, apart.
+fn split(
+    encoded: &str,
+    driver: StorageDriver,
+    limits: &Limits,
+    object: &str,
+    sink: Sink<'_>,
+) -> Result<(Split, Option<io::Error>), DecodeError> {
+    let (mut json, gzipped) = open_json(encoded, driver, limits, object)?;
+    match split_manifest(&mut json, sink) {
+        Ok(split) => Ok((split, None)),
+        Err(SplitError::Read(err)) => Err(refusal(err, object, gzipped)),
+        Err(SplitError::Manifest(err)) => Err(DecodeError::Json {
+            object: object.to_owned(),
+            message: json_problem_at(&err, ".manifest"),
+        }),
+        Err(SplitError::Sink(err)) => Ok((
+            Split {
+                rest: Vec::new(),
+                streamed: true,
+            },
+            Some(err),
+        )),
     }
 }
 
@@ -67,6 +158,21 @@ fn read_json(
     limits: &Limits,
     object: &str,
 ) -> Result<Vec<u8>, DecodeError> {
+    let (mut json, gzipped) = open_json(encoded, driver, limits, object)?;
+    let mut bytes = Vec::new();
+    json.read_to_end(&mut bytes)
+        .map_err(|err| refusal(err, object, gzipped))?;
+    Ok(bytes)
+}
+
+/// The release JSON of `encoded` as a stream, bounded: its size by `max_decompressed`, the time
+/// to inflate it by the deadline; and whether it is gzipped (which says whose a stream error is).
+fn open_json<'e>(
+    encoded: &'e str,
+    driver: StorageDriver,
+    limits: &'e Limits,
+    object: &str,
+) -> Result<(Bounded<'e, Box<dyn Read + 'e>>, bool), DecodeError> {
     let text = SkipLineBreaks(encoded.as_bytes());
     // A Secret's value is Kubernetes' base64 of Helm's base64 text; a ConfigMap holds the text.
     let helm_text: Box<dyn Read + '_> = match driver {
@@ -100,15 +206,14 @@ fn read_json(
     } else {
         Box::new(payload)
     };
-    let mut json = Bounded {
-        inner: json,
-        limits,
-        read: 0,
-    };
-    let mut bytes = Vec::new();
-    json.read_to_end(&mut bytes)
-        .map_err(|err| refusal(err, object, gzipped))?;
-    Ok(bytes)
+    Ok((
+        Bounded {
+            inner: json,
+            limits,
+            read: 0,
+        },
+        gzipped,
+    ))
 }
 
 /// Reads `json` as a `T`; what is wrong otherwise, in words that quote nothing stored.
@@ -129,9 +234,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawManifest<'a> {
         Ok(Self(Some(<&RawValue>::deserialize(deserializer)?)))
     }
 }
-
-/// How much of the manifest serde_json unescapes at a time.
-const PIECE: usize = 64 * 1024;
 
 /// From this size on, a manifest is unescaped in two halves on two threads.
 const UNESCAPED_IN_PARALLEL_FROM: usize = 1 << 20;
@@ -196,31 +298,6 @@ fn unescape_from(buf: &mut [u8], from: usize) -> Result<usize, serde_json::Error
         start = end;
     }
     Ok(written)
-}
-
-/// Where, at or after `from`, the escaped text of a JSON string can be cut so both sides read
-/// alone: before an escaped newline (`\n`), which ends every line of a manifest. A backslash
-/// escapes what follows it unless it is itself escaped: in a run of them, pairs are escaped
-/// backslashes, and only an odd one out escapes the next character.
-fn cut(escaped: &[u8], from: usize) -> Option<usize> {
-    // From the start of a run of backslashes: only there does counting pairs mean anything.
-    let mut at = from;
-    while at > 0 && escaped.get(at - 1) == Some(&b'\\') {
-        at -= 1;
-    }
-    loop {
-        let backslash = at + escaped.get(at..)?.iter().position(|b| *b == b'\\')?;
-        let run = escaped[backslash..]
-            .iter()
-            .take_while(|b| **b == b'\\')
-            .count();
-        let after = backslash + run;
-        // Not before `from`, so a piece never ends where it began (a run can be long).
-        if run % 2 == 1 && escaped.get(after) == Some(&b'n') && after > from {
-            return Some(after - 1);
-        }
-        at = after;
-    }
 }
 
 /// Writes the string serde_json reads into `out` at `at`, moving `at` past it.

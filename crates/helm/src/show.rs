@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
-use std::ops::Range;
 
 use jiff::Timestamp;
 use serde_norway::Value as Yaml;
@@ -12,7 +11,7 @@ use serde_norway::Value as Yaml;
 use crate::release::Release;
 use crate::storage::StoredRelease;
 use crate::values::REDACTED;
-use crate::yaml::{document_ranges, plain_kind, read_documents};
+use crate::yaml::{plain_kind, read_documents};
 
 /// The first line of redacted values output.
 pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values to print them";
@@ -37,50 +36,129 @@ pub fn manifest(r: &Release) -> String {
 }
 
 /// [`manifest`], written to `out` as it goes: what is printed as rendered is written straight
-/// from the release, a run of documents at a time, never copied into one more string.
+/// from the release, a document at a time, never copied into one more string.
 pub fn write_manifest(r: &Release, out: &mut dyn io::Write) -> io::Result<()> {
-    let text = r.manifest.as_str();
-    let mut out = LastByte { out, last: None };
-    // The documents printed as rendered since the last one that was not.
-    let mut run = 0..0;
-    let mut number = 0;
-    let ranges = document_ranges(text);
-    let plain = plainly_not_secrets(text, &ranges);
-    for (i, (range, plain)) in ranges.into_iter().zip(plain).enumerate() {
-        let chunk = &text[range.clone()];
+    let mut writer = ManifestWriter::new(out);
+    writer.push(&r.manifest)?;
+    writer.finish()
+}
+
+/// [`write_manifest`] fed the manifest's text a piece at a time, as it is decoded: each document
+/// is judged and written once it is whole, so only the document being read is held.
+pub struct ManifestWriter<'a> {
+    out: LastByte<'a>,
+    /// What is not written yet: from `consumed` on, the document being read (after the first,
+    /// from its `---` line).
+    pending: String,
+    consumed: usize,
+    /// Where in `pending` the search for the next document's `---` resumes.
+    searched: usize,
+    /// The document being read is the manifest's first (no `---` line before it).
+    first: bool,
+    /// Non-blank documents so far.
+    number: usize,
+}
+
+/// What the search for the next document's start found.
+enum Start {
+    /// A `---` line starts the next document here.
+    At(usize),
+    /// None yet.
+    Later,
+}
+
+impl<'a> ManifestWriter<'a> {
+    pub fn new(out: &'a mut dyn io::Write) -> Self {
+        ManifestWriter {
+            out: LastByte { out, last: None },
+            pending: String::new(),
+            consumed: 0,
+            searched: 0,
+            first: true,
+            number: 0,
+        }
+    }
+
+    /// The next piece of the manifest's text; writes every document it completes.
+    pub fn push(&mut self, text: &str) -> io::Result<()> {
+        self.pending.push_str(text);
+        while let Start::At(end) = self.next_start(false) {
+            self.document(end)?;
+        }
+        // Once per piece, not per document: what is left is one document's beginning.
+        self.pending.drain(..self.consumed);
+        self.searched -= self.consumed;
+        self.consumed = 0;
+        Ok(())
+    }
+
+    /// The manifest has ended: writes its last documents, and a final newline if it lacks one.
+    pub fn finish(mut self) -> io::Result<()> {
+        while let Start::At(end) = self.next_start(true) {
+            self.document(end)?;
+        }
+        self.document(self.pending.len())?;
+        if self.out.last.is_some_and(|byte| byte != b'\n') {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Where the next document starts: at a line that is `---` alone or followed by a space, a
+    /// tab or a line break (or the text's end), as [`crate::yaml::split_documents`] splits.
+    fn next_start(&mut self, at_end: bool) -> Start {
+        let text = self.pending.as_bytes();
+        // The manifest's first line can be a `---` too; later ones follow a newline.
+        let first_line =
+            (self.first && self.searched == 0 && text.starts_with(b"---")).then_some(0);
+        let from = self.searched;
+        let lines = first_line.into_iter().chain(
+            memchr::memmem::find_iter(&text[from..], b"\n---").map(|newline| from + newline + 1),
+        );
+        for line in lines {
+            match text.get(line + 3) {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => {}
+                Some(_) => continue,
+                None if at_end => {}
+                // `---` at the end of what came so far: the next piece says what it is.
+                None => {
+                    self.searched = line.saturating_sub(1).max(self.consumed);
+                    return Start::Later;
+                }
+            }
+            self.searched = line + 3;
+            return Start::At(line);
+        }
+        // A `\n--` at the end may yet become a `\n---`.
+        self.searched = text.len().saturating_sub(3).max(self.searched);
+        Start::Later
+    }
+
+    /// Writes the document being read, which ends at `end` of `pending`.
+    fn document(&mut self, end: usize) -> io::Result<()> {
+        let text = &self.pending[self.consumed..end];
+        let first = std::mem::replace(&mut self.first, false);
+        self.consumed = end;
+        // After the first, a document's text follows its `---`, which it is printed with.
+        let chunk = if first { text } else { &text[3..] };
         let blank = chunk.trim().is_empty();
-        if blank && i == 0 {
-            continue;
+        if blank && first {
+            return Ok(());
         }
         if !blank {
-            number += 1;
+            self.number += 1;
         }
-        // Every chunk but the first followed a `---` line, which it is printed with.
-        let start = if i > 0 { range.start - 3 } else { range.start };
         // Most documents say plainly what they are; only the others need a parser to tell.
-        let replaced = if blank || plain {
+        let replaced = if blank || plainly_not_a_secret(chunk) {
             None
         } else {
-            replacement(chunk, number)
+            replacement(chunk, self.number)
         };
         match replaced {
-            None if run.end == start => run.end = range.end,
-            None => {
-                out.write_all(text[run.clone()].as_bytes())?;
-                run = start..range.end;
-            }
-            Some(replaced) => {
-                out.write_all(text[run.clone()].as_bytes())?;
-                run = range.end..range.end;
-                out.write_all(replaced.as_bytes())?;
-            }
+            None => self.out.write_all(text.as_bytes()),
+            Some(replaced) => self.out.write_all(replaced.as_bytes()),
         }
     }
-    out.write_all(text[run.clone()].as_bytes())?;
-    if out.last.is_some_and(|byte| byte != b'\n') {
-        out.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 /// What replaces document `number` (its text `chunk`): the note saying why it is not shown, or
@@ -114,33 +192,6 @@ impl io::Write for LastByte<'_> {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
-}
-
-/// From this size on, a manifest's documents are judged on two threads: reading a large
-/// manifest's text is most of printing it, and there is a second core more often than not.
-const JUDGED_IN_PARALLEL_FROM: usize = 1 << 20;
-
-/// [`plainly_not_a_secret`] of each chunk of `text`.
-fn plainly_not_secrets(text: &str, chunks: &[Range<usize>]) -> Vec<bool> {
-    let judge = |chunks: &[Range<usize>]| -> Vec<bool> {
-        chunks
-            .iter()
-            .map(|chunk| plainly_not_a_secret(&text[chunk.clone()]))
-            .collect()
-    };
-    if text.len() < JUDGED_IN_PARALLEL_FROM {
-        return judge(chunks);
-    }
-    let (first, second) = chunks.split_at(chunks.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| judge(second));
-        let mut plain = judge(first);
-        match second.join() {
-            Ok(second) => plain.extend(second),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-        plain
-    })
 }
 
 /// The chunk's text shows a top-level kind that is neither a Secret nor a list of objects.

@@ -9,7 +9,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::{json, Map, Value};
 
-use crate::payload::read_release;
+use crate::payload::{read_release, stream_manifest, StreamError};
 use crate::release::Release;
 use crate::Limits;
 
@@ -214,6 +214,10 @@ pub enum Parts {
     /// What `helm history` and `helm get metadata` show: name, namespace, revision, `info` and
     /// the chart's metadata. `manifest`, `config` and `hooks` are left empty.
     Summary,
+    /// Everything but the manifest, which is checked to read as a string and left empty: a
+    /// command that prints it then streams it with [`write_stored_manifest`], so neither the
+    /// release JSON nor the manifest is ever held whole.
+    ExceptManifest,
 }
 
 /// Decodes the release a storage Secret or ConfigMap holds.
@@ -232,6 +236,43 @@ pub fn decode_parts(
     limits: &Limits,
     parts: Parts,
 ) -> Result<StoredRelease, DecodeError> {
+    let (object, driver, encoded) = stored_form(obj, limits)?;
+    let release = read_release(encoded, driver, limits, &object, parts)?;
+    Ok(StoredRelease {
+        driver,
+        object,
+        release,
+    })
+}
+
+/// Writes the manifest of the release `obj` stores as [`crate::show::write_manifest`] does,
+/// decoding it as it is written: the release JSON and the manifest are never held whole, only
+/// the document being written. Read the object with [`Parts::ExceptManifest`] first: what it
+/// finds wrong is found before anything is written; here, an error is the writer's or the
+/// deadline's (an `io::Error` carrying the [`DecodeError`]).
+pub fn write_stored_manifest(
+    obj: &Value,
+    limits: &Limits,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let (object, driver, encoded) = stored_form(obj, limits).map_err(std::io::Error::other)?;
+    let mut writer = crate::show::ManifestWriter::new(out);
+    stream_manifest(encoded, driver, limits, &object, &mut |piece| {
+        writer.push(piece)
+    })
+    .map_err(|err| match err {
+        StreamError::Decode(err) => std::io::Error::other(err),
+        StreamError::Write(err) => err,
+    })?;
+    writer.finish()
+}
+
+/// The object's name, its driver and its `data.release`, if it is release storage whose
+/// encoded size is within the limit.
+fn stored_form<'o>(
+    obj: &'o Value,
+    limits: &Limits,
+) -> Result<(String, StorageDriver, &'o str), DecodeError> {
     let object = object_ref(obj);
     if let Some(reason) = storage_mismatch(obj) {
         return Err(DecodeError::NotReleaseStorage { object, reason });
@@ -270,12 +311,7 @@ pub fn decode_parts(
             limit: limits.max_encoded,
         });
     }
-    let release = read_release(encoded, driver, limits, &object, parts)?;
-    Ok(StoredRelease {
-        driver,
-        object,
-        release,
-    })
+    Ok((object, driver, encoded))
 }
 
 /// Where the release JSON is wrong and how, in words that quote nothing stored: serde_json's

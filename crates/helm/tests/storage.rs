@@ -884,3 +884,103 @@ fn storage_of_a_release_is_found_by_its_labels_as_helm_finds_it() {
     unlabelled["metadata"]["labels"]["version"] = json!("v34");
     assert_eq!(labelled_revision(&unlabelled), None);
 }
+
+/// What `write_stored_manifest` prints: the manifest `show::write_manifest` prints of the
+/// release read whole.
+fn streamed(obj: &Value) -> String {
+    let mut out = Vec::new();
+    liveproof_helm::write_stored_manifest(obj, &Limits::default(), &mut out).expect("streams");
+    String::from_utf8(out).expect("text")
+}
+
+fn printed_whole(obj: &Value) -> String {
+    liveproof_helm::show::manifest(&decode(obj, &Limits::default()).expect("decodes").release)
+}
+
+/// The manifest streamed as it is decoded is the manifest printed from the release read
+/// whole, whatever the driver, the size (many 64 KiB pieces, Go's escapes), or where the
+/// manifest sits among the fields; and reading everything but the manifest gives the rest of
+/// what reading it all gives.
+#[test]
+fn a_manifest_streamed_as_it_decodes_is_the_manifest_read_whole() {
+    let mut releases = vec![inventory_v34(), large_release(3_000)];
+    // The manifest first and last among the fields, and a key that only looks like it (in a
+    // string, and nested in the chart) before the real one.
+    let mut first = json!({"manifest": inventory_v34()["manifest"].clone()});
+    let mut last =
+        json!({"chart": {"manifest": "not this", "metadata": {"name": "decoy \"manifest\": x"}}});
+    for (key, value) in inventory_v34().as_object().expect("an object") {
+        if key != "manifest" {
+            first[key] = value.clone();
+            if key != "chart" {
+                last[key] = value.clone();
+            }
+        }
+    }
+    last["manifest"] = inventory_v34()["manifest"].clone();
+    releases.extend([first, last]);
+    for release in &releases {
+        let all = decode(&encode_secret(release), &Limits::default()).expect("decodes");
+        for storage in [
+            encode_secret(release),
+            encode_configmap(release),
+            encode_secret_uncompressed(release),
+        ] {
+            assert_eq!(streamed(&storage), printed_whole(&storage));
+            let except =
+                decode_parts(&storage, &Limits::default(), Parts::ExceptManifest).expect("decodes");
+            assert!(except.release.manifest.is_empty());
+            let mut whole = all.release.clone();
+            whole.manifest.clear();
+            assert_eq!(except.release, whole);
+        }
+    }
+    assert!(streamed(&encode_secret(&large_release(3_000))).contains("name: cm-2999\n"));
+}
+
+/// A manifest the streaming reader cannot take apart (under a key written with an escape, so
+/// only the JSON reader knows it is `manifest`) is still printed, whole; `null` prints nothing;
+/// a manifest of the wrong type is the error reading it whole gives, before anything is
+/// printed.
+#[test]
+fn a_manifest_the_stream_cannot_take_apart_is_read_as_when_whole() {
+    let release = inventory_v34();
+    let text = serde_json::to_string(&release).expect("serializes");
+    let escaped_key = text.replacen("\"manifest\":", "\"manif\\u0065st\":", 1);
+    assert_ne!(escaped_key, text);
+    let storage = secret_holding(&gzip(escaped_key.as_bytes()));
+    assert_eq!(streamed(&storage), printed_whole(&storage));
+    assert!(streamed(&storage).contains("kind: Deployment"));
+
+    let mut null = inventory_v34();
+    null["manifest"] = Value::Null;
+    assert_eq!(streamed(&encode_secret(&null)), "");
+
+    let mut wrong = inventory_v34();
+    wrong["manifest"] = json!({"password": "hunter2-s3cr3t"});
+    let storage = encode_secret(&wrong);
+    let err = decode_parts(&storage, &Limits::default(), Parts::ExceptManifest)
+        .expect_err("not a string");
+    assert_eq!(
+        err.to_string(),
+        decode_err(&storage, &Limits::default()).to_string()
+    );
+    assert!(!chain_text(&err).contains("hunter2"));
+
+    // A bad escape deep in the manifest, and a cut-short stream: errors before printing.
+    let bad_escape = text.replacen("kind: Deployment", "kind: \\x", 1);
+    let cut = gzip(text.as_bytes());
+    for storage in [
+        secret_holding(&gzip(bad_escape.as_bytes())),
+        secret_holding(&cut[..cut.len() / 2]),
+    ] {
+        let whole = decode_err(&storage, &Limits::default());
+        let except =
+            decode_parts(&storage, &Limits::default(), Parts::ExceptManifest).expect_err("broken");
+        assert_eq!(
+            std::mem::discriminant(&except),
+            std::mem::discriminant(&whole),
+            "{except} / {whole}"
+        );
+    }
+}

@@ -68,32 +68,138 @@ fn the_one_namespace(name: &str, mut found: Vec<String>) -> Result<String, Relea
 }
 
 pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let found = find(args).await?;
+    let (observed, namespace) = gather(args).await?;
     // One write per document of a large manifest would be one system call each.
     let mut out = io::BufWriter::with_capacity(64 * 1024, out);
-    found.write(args, &mut out)?;
+    write_shown(args, &observed, &namespace, &mut out)?;
     out.flush()?;
     Ok(0)
 }
 
 /// What `release show` prints: the chosen sections, as helm prints them, one blank line apart.
 pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
+    let (observed, namespace) = gather(args).await?;
     let mut out = Vec::new();
-    find(args).await?.write(args, &mut out)?;
+    write_shown(args, &observed, &namespace, &mut out)?;
     // Every section is written from a `str`.
     Ok(String::from_utf8(out)?)
 }
 
 /// The release `release show` was asked about: every revision's summary, and the one to show
-/// read as far as the sections asked for need.
+/// read as far as the sections asked for need. Its manifest is not held: it is decoded again,
+/// from the storage object, as it is printed.
 struct Found {
     history: ReleaseHistory,
     chosen: StoredRelease,
 }
 
-async fn find(args: &ReleaseShowArgs) -> anyhow::Result<Found> {
-    let (observed, namespace) = gather(args).await?;
-    Ok(found(&observed, &namespace, args)?)
+/// How many pieces of the manifest (of [`AHEAD_PIECE`] bytes) may wait, decoded ahead, until
+/// the revisions have been read: what `--manifest` holds at most beyond one document.
+const AHEAD_PIECES: usize = 16;
+const AHEAD_PIECE: usize = 64 * 1024;
+
+/// Reads the release in what was gathered and writes the sections asked for.
+///
+/// With `--manifest`, the manifest of the revision the storage labels say will be shown is
+/// decoded and judged on a second thread while this one reads every revision: decoding it is
+/// most of the work. What that thread writes waits, up to [`AHEAD_PIECES`], until the reads
+/// confirm the revision shown is that one (the release JSON has the final word); if it is not,
+/// or it could not be read, the thread is stopped and what it wrote is dropped unseen.
+fn write_shown(
+    args: &ReleaseShowArgs,
+    observed: &Observed,
+    namespace: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let limits = limits(observed, args);
+    let ahead = args
+        .manifest
+        .then(|| labelled_choice(observed, namespace, &args.name, args.revision))
+        .flatten();
+    std::thread::scope(|scope| {
+        let ahead = ahead.map(|storage| {
+            let (pieces, waiting) = std::sync::mpsc::sync_channel(AHEAD_PIECES);
+            let decoding = scope.spawn(move || {
+                let mut out = io::BufWriter::with_capacity(AHEAD_PIECE, Sender(pieces));
+                liveproof_helm::write_stored_manifest(storage, &limits, &mut out)?;
+                out.flush()
+            });
+            Ahead {
+                storage,
+                waiting,
+                decoding,
+            }
+        });
+        let found = found(observed, namespace, args, &limits)?;
+        let manifest = |out: &mut dyn Write| match ahead {
+            Some(ahead) if liveproof_helm::object_ref(ahead.storage) == found.chosen.object => {
+                for piece in ahead.waiting.iter() {
+                    out.write_all(&piece)?;
+                }
+                match ahead.decoding.join() {
+                    Ok(written) => written,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            // Not the one shown: dropping `waiting` stops the thread at its next piece.
+            _ => {
+                let storage = storage(observed, namespace, &args.name)
+                    .find(|obj| liveproof_helm::object_ref(obj) == found.chosen.object)
+                    .ok_or_else(|| {
+                        io::Error::other(format!("{} is not in what was read", found.chosen.object))
+                    })?;
+                liveproof_helm::write_stored_manifest(storage, &limits, out)
+            }
+        };
+        found.write(args, out, manifest)?;
+        Ok(())
+    })
+}
+
+/// The manifest being decoded ahead, on its own thread.
+struct Ahead<'scope, 'o> {
+    storage: &'o Value,
+    waiting: std::sync::mpsc::Receiver<Vec<u8>>,
+    decoding: std::thread::ScopedJoinHandle<'scope, io::Result<()>>,
+}
+
+/// Hands what is written on as pieces; fails once no one is waiting for them.
+struct Sender(std::sync::mpsc::SyncSender<Vec<u8>>);
+
+impl Write for Sender {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .send(buf.to_vec())
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The storage object the labels say `release show` will show: `revision`'s, or the newest's.
+fn labelled_choice<'o>(
+    observed: &'o Observed,
+    namespace: &'o str,
+    name: &'o str,
+    revision: Option<i64>,
+) -> Option<&'o Value> {
+    let shown = revision.or_else(|| {
+        storage(observed, namespace, name)
+            .filter_map(liveproof_helm::labelled_revision)
+            .max()
+    })?;
+    storage(observed, namespace, name)
+        .find(|obj| liveproof_helm::labelled_revision(obj) == Some(shown))
+}
+
+fn limits(observed: &Observed, args: &ReleaseShowArgs) -> liveproof_helm::Limits {
+    liveproof_helm::Limits {
+        max_decompressed: args.max_release_size,
+        ..observed.release_limits
+    }
 }
 
 /// The storage objects (from the cluster or `--from`) and the namespace to look in.
@@ -143,15 +249,13 @@ fn found(
     observed: &Observed,
     namespace: &str,
     args: &ReleaseShowArgs,
+    limits: &liveproof_helm::Limits,
 ) -> Result<Found, ReleaseError> {
-    let limits = liveproof_helm::Limits {
-        max_decompressed: args.max_release_size,
-        ..observed.release_limits
-    };
-    // The manifest and values are read from the revision shown only; a summary (what the
-    // metadata and history sections show) from every other.
+    // The values are read from the revision shown only, and its manifest checked (it is decoded
+    // again as it is printed); a summary (what the metadata and history sections show) from
+    // every other.
     let parts = if args.manifest || args.values {
-        Parts::All
+        Parts::ExceptManifest
     } else {
         Parts::Summary
     };
@@ -161,7 +265,7 @@ fn found(
         &args.name,
         args.revision,
         parts,
-        &limits,
+        limits,
     );
     let limit = args.max_release_size;
     let chosen = match args.revision {
@@ -176,7 +280,7 @@ fn found(
         .find(|read| read.object == object && read.parts != parts);
     let chosen = match summarized {
         // The labels pointed elsewhere (they only say which object to read first): read it now.
-        Some(read) => liveproof_helm::decode_parts(read.storage, &limits, parts)
+        Some(read) => liveproof_helm::decode_parts(read.storage, limits, parts)
             .map_err(|err| unreadable_error(&object, &err.to_string(), limit))?,
         // Moved out: the history keeps the summary, not a second copy of the manifest.
         None => history
@@ -208,7 +312,13 @@ fn take_whole(shown: &mut StoredRelease) -> StoredRelease {
 }
 
 impl Found {
-    fn write(&self, args: &ReleaseShowArgs, out: &mut dyn Write) -> io::Result<()> {
+    /// The sections asked for; the manifest's is written by `manifest`.
+    fn write(
+        &self,
+        args: &ReleaseShowArgs,
+        out: &mut dyn Write,
+        manifest: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let nothing_chosen = !(args.manifest || args.values || args.history || args.metadata);
         let chosen = &self.chosen;
         let release = &chosen.release;
@@ -223,7 +333,7 @@ impl Found {
             sections.text(&liveproof_helm::show::values(release, args.show_values))?;
         }
         if args.manifest {
-            sections.write(|out| liveproof_helm::show::write_manifest(release, out))?;
+            sections.write(manifest)?;
         }
         Ok(())
     }

@@ -652,3 +652,67 @@ async fn release_show_errors_as_rendered() {
         insta::assert_snapshot!(rendered);
     });
 }
+
+/// `release_json` with a manifest of about `megabytes` MB: the Secret, then ConfigMaps that
+/// say which revision they are from.
+fn large_release_json(version: i64, status: &str, deployed: &str, megabytes: usize) -> Value {
+    let mut release = release_json(version, status, deployed);
+    let mut manifest = release["manifest"].as_str().expect("text").to_owned();
+    for i in 0.. {
+        if manifest.len() > megabytes << 20 {
+            break;
+        }
+        manifest.push_str(&format!(
+            "---\n# Source: inventory/templates/shard.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shard-{i}\ndata:\n  revision: \"{version}\"\n  page: \"<p>{i} & more</p>\"\n"
+        ));
+    }
+    release["manifest"] = json!(manifest);
+    release
+}
+
+/// A manifest larger than what may wait decoded ahead (the labels' revision is decoded while
+/// every revision is read): printed whole, as read whole, when the labels are right; and when
+/// they point elsewhere, the right revision's, the other's decoding dropped (and no hang).
+#[tokio::test]
+async fn a_large_manifest_streams_whole_and_never_from_the_wrong_revision() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let older = large_release_json(1, "superseded", "2026-07-01T08:00:00Z", 3);
+    let newer = large_release_json(2, "deployed", "2026-07-08T14:22:06Z", 3);
+    let whole = liveproof_helm::show::manifest(
+        &liveproof_helm::decode(&liveproof_helm::encode_secret(&newer), &Default::default())
+            .expect("decodes")
+            .release,
+    );
+    let show = |dump: String| async move {
+        common::liveproof(&[
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+            "--manifest",
+        ])
+        .await
+    };
+    let dump = write_dump(
+        dir.path(),
+        &[
+            liveproof_helm::encode_secret(&older),
+            liveproof_helm::encode_secret(&newer),
+        ],
+    );
+    let run = show(dump).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, whole);
+    assert!(!run.stdout.contains(PASSWORD));
+
+    let mut older = liveproof_helm::encode_secret(&older);
+    let mut newer = liveproof_helm::encode_secret(&newer);
+    older["metadata"]["labels"]["version"] = json!("2");
+    newer["metadata"]["labels"]["version"] = json!("1");
+    let run = show(write_dump(dir.path(), &[older, newer])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, whole, "revision 2's manifest, as the JSON says");
+}
