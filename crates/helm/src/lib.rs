@@ -27,8 +27,8 @@ pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
 pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
     is_release_storage, labelled_revision, newest, object_ref, stores_release,
-    write_stored_manifest, Base64Layer, DecodeError, Parts, StorageDriver, StoredRelease,
-    RELEASE_SECRET_TYPE,
+    stream_stored_manifest, write_stored_manifest, Base64Layer, DecodeError, Parts, StorageDriver,
+    StoredRelease, RELEASE_SECRET_TYPE,
 };
 pub use values::Values;
 

@@ -255,16 +255,25 @@ pub fn write_stored_manifest(
     limits: &Limits,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let (object, driver, encoded) = stored_form(obj, limits).map_err(std::io::Error::other)?;
     let mut writer = crate::show::ManifestWriter::new(out);
-    stream_manifest(encoded, driver, limits, &object, &mut |piece| {
-        writer.push(piece)
-    })
-    .map_err(|err| match err {
+    stream_stored_manifest(obj, limits, &mut |piece| writer.push(piece))?;
+    writer.finish()
+}
+
+/// Hands the text of the manifest of the release `obj` stores to `manifest`, a piece at a time
+/// (each ends at a line end), as it is decoded: what [`write_stored_manifest`] writes from,
+/// for a caller that writes elsewhere than where it decodes. Errors as there.
+pub fn stream_stored_manifest(
+    obj: &Value,
+    limits: &Limits,
+    manifest: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let (object, driver, encoded) = stored_form(obj, limits).map_err(std::io::Error::other)?;
+    stream_manifest(encoded, driver, limits, &object, manifest).map_err(|err| match err {
         StreamError::Decode(err) => std::io::Error::other(err),
         StreamError::Write(err) => err,
     })?;
-    writer.finish()
+    Ok(())
 }
 
 /// The object's name, its driver and its `data.release`, if it is release storage whose

@@ -16,8 +16,9 @@ use serde::de::{Deserializer, Visitor};
 /// How much of the manifest's escaped text is gathered before it is unescaped.
 pub(crate) const PIECE: usize = 64 * 1024;
 
-/// How much is read from the inflating stream at a time.
-const READ: usize = 64 * 1024;
+/// How much is read from the inflating stream at a time: also how far past [`PIECE`] a piece of
+/// the manifest can grow before it is cut.
+const READ: usize = 16 * 1024;
 
 /// Why [`split_manifest`] stopped.
 #[derive(Debug)]

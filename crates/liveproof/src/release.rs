@@ -93,18 +93,19 @@ struct Found {
     chosen: StoredRelease,
 }
 
-/// How many pieces of the manifest (of [`AHEAD_PIECE`] bytes) may wait, decoded ahead, until
-/// the revisions have been read: what `--manifest` holds at most beyond one document.
+/// How many pieces of the manifest's text (of [`AHEAD_PIECE`] bytes) may wait, decoded ahead,
+/// until the revisions have been read: what `--manifest` holds at most beyond one document.
 const AHEAD_PIECES: usize = 16;
 const AHEAD_PIECE: usize = 64 * 1024;
 
 /// Reads the release in what was gathered and writes the sections asked for.
 ///
 /// With `--manifest`, the manifest of the revision the storage labels say will be shown is
-/// decoded and judged on a second thread while this one reads every revision: decoding it is
-/// most of the work. What that thread writes waits, up to [`AHEAD_PIECES`], until the reads
-/// confirm the revision shown is that one (the release JSON has the final word); if it is not,
-/// or it could not be read, the thread is stopped and what it wrote is dropped unseen.
+/// decoded on a second thread while this one reads every revision: decoding it is most of the
+/// work. What that thread decodes waits, up to [`AHEAD_PIECES`], until the reads confirm the
+/// revision shown is that one (the release JSON has the final word); it is then judged and
+/// written here as the other thread decodes the rest. If the revision shown is another, or it
+/// could not be read, the thread is stopped and what it decoded is dropped unseen.
 fn write_shown(
     args: &ReleaseShowArgs,
     observed: &Observed,
@@ -120,9 +121,14 @@ fn write_shown(
         let ahead = ahead.map(|storage| {
             let (pieces, waiting) = std::sync::mpsc::sync_channel(AHEAD_PIECES);
             let decoding = scope.spawn(move || {
-                let mut out = io::BufWriter::with_capacity(AHEAD_PIECE, Sender(pieces));
-                liveproof_helm::write_stored_manifest(storage, &limits, &mut out)?;
-                out.flush()
+                let mut ahead = Sender {
+                    pieces,
+                    piece: String::new(),
+                };
+                liveproof_helm::stream_stored_manifest(storage, &limits, &mut |text| {
+                    ahead.push(text)
+                })?;
+                ahead.flush()
             });
             Ahead {
                 storage,
@@ -133,13 +139,16 @@ fn write_shown(
         let found = found(observed, namespace, args, &limits)?;
         let manifest = |out: &mut dyn Write| match ahead {
             Some(ahead) if liveproof_helm::object_ref(ahead.storage) == found.chosen.object => {
+                // Judged and written here, while the other thread decodes what follows.
+                let mut writer = liveproof_helm::show::ManifestWriter::new(out);
                 for piece in ahead.waiting.iter() {
-                    out.write_all(&piece)?;
+                    writer.push(&piece)?;
                 }
                 match ahead.decoding.join() {
-                    Ok(written) => written,
+                    Ok(decoded) => decoded?,
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
+                writer.finish()
             }
             // Not the one shown: dropping `waiting` stops the thread at its next piece.
             _ => {
@@ -159,23 +168,37 @@ fn write_shown(
 /// The manifest being decoded ahead, on its own thread.
 struct Ahead<'scope, 'o> {
     storage: &'o Value,
-    waiting: std::sync::mpsc::Receiver<Vec<u8>>,
+    waiting: std::sync::mpsc::Receiver<String>,
     decoding: std::thread::ScopedJoinHandle<'scope, io::Result<()>>,
 }
 
-/// Hands what is written on as pieces; fails once no one is waiting for them.
-struct Sender(std::sync::mpsc::SyncSender<Vec<u8>>);
+/// Hands the manifest's text on in pieces of about [`AHEAD_PIECE`] bytes; fails once no one
+/// is waiting for them.
+struct Sender {
+    pieces: std::sync::mpsc::SyncSender<String>,
+    piece: String,
+}
 
-impl Write for Sender {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0
-            .send(buf.to_vec())
-            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
-        Ok(buf.len())
+impl Sender {
+    fn push(&mut self, text: &str) -> io::Result<()> {
+        // Never grown past a piece: a piece that would overflow goes first.
+        if self.piece.len() + text.len() > AHEAD_PIECE {
+            self.flush()?;
+        }
+        if self.piece.is_empty() {
+            self.piece.reserve_exact(AHEAD_PIECE.max(text.len()));
+        }
+        self.piece.push_str(text);
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        if self.piece.is_empty() {
+            return Ok(());
+        }
+        self.pieces
+            .send(std::mem::take(&mut self.piece))
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
     }
 }
 
