@@ -31,7 +31,9 @@ use kube::runtime::WatchStreamExt;
 use liveproof_evidence::{Observed, ResourceKind, Target};
 
 use super::error::root_cause;
-use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
+use super::objects::{
+    api_resource, normalize, raw_object, slim, workload_resource, AnyObject, Kind,
+};
 use super::plan::{Keep, PodRead};
 use super::sources::{self, source_reads, storage_selector, SourceRead};
 use super::{plan_related, Cluster, GatherError};
@@ -670,7 +672,12 @@ fn watch_raw(
         watcher::watcher(api, config.clone())
             .default_backoff()
             .map(move |item| {
-                item.map(|event| map_event(event, |o| AnyObject::Raw(resource, Box::new(o))))
+                item.map(|event| {
+                    map_event(event, |mut o: DynamicObject| {
+                        o.metadata.managed_fields = None;
+                        AnyObject::Raw(resource, Box::new(o))
+                    })
+                })
             })
             .boxed()
     };
@@ -691,7 +698,15 @@ fn watch_kind<K: Kind>(
         };
         watcher::watcher(api, config.clone())
             .default_backoff()
-            .map(|item| item.map(|event| map_event(event, K::into_any)))
+            .map(|item| {
+                item.map(|event| {
+                    // Held for as long as the wait lasts: as lean as the one-shot gather's.
+                    map_event(event, |mut object: K| {
+                        slim(&mut object);
+                        object.into_any()
+                    })
+                })
+            })
             .boxed()
     };
     end_after_refusal(relist_on_gone(make))
