@@ -81,6 +81,43 @@ impl AnyObject {
         }
     }
 
+    /// Every gathered typed object moved out of `observed`, in kind order (raw ones stay in
+    /// `others`).
+    pub(crate) fn take_all(observed: &mut Observed) -> Vec<AnyObject> {
+        let mut out = Vec::new();
+        out.extend(
+            std::mem::take(&mut observed.deployments)
+                .into_iter()
+                .map(Deployment::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.statefulsets)
+                .into_iter()
+                .map(StatefulSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.daemonsets)
+                .into_iter()
+                .map(DaemonSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.replicasets)
+                .into_iter()
+                .map(ReplicaSet::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.controller_revisions)
+                .into_iter()
+                .map(ControllerRevision::into_any),
+        );
+        out.extend(
+            std::mem::take(&mut observed.pods)
+                .into_iter()
+                .map(Pod::into_any),
+        );
+        out
+    }
+
     /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`).
     pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
         let mut out = Vec::new();

@@ -449,6 +449,7 @@ impl WatchState {
                 return false;
             }
         };
+        let mut turned_live = false;
         let visible = match event {
             Event::Init => {
                 scope.pending = Some(BTreeMap::new());
@@ -463,7 +464,7 @@ impl WatchState {
             }
             Event::InitDone => {
                 scope.objects = scope.pending.take().unwrap_or_default();
-                scope.live = true;
+                turned_live = !std::mem::replace(&mut scope.live, true);
                 true
             }
             Event::Apply(object) => {
@@ -478,7 +479,25 @@ impl WatchState {
         if visible && is_source(&scope.key) {
             self.sources_changed = true;
         }
+        if turned_live {
+            self.prune_initial();
+        }
         visible
+    }
+
+    /// Drops the initial gather's objects that a live scope covers: the scope holds its own,
+    /// and (a scope never stops being live) no snapshot reads them again. Without this, every
+    /// object a wait watches would be held twice for as long as it waits.
+    fn prune_initial(&mut self) {
+        let live: Vec<&Scope> = self.scopes.iter().filter(|s| s.live).collect();
+        for object in AnyObject::take_all(&mut self.initial) {
+            if !live.iter().any(|s| s.covers(&object)) {
+                object.push_into(&mut self.initial);
+            }
+        }
+        self.initial
+            .others
+            .retain(|value| !raw_object(value).is_some_and(|o| live.iter().any(|s| s.covers(&o))));
     }
 
     fn snapshot(&self) -> Observed {
@@ -1147,6 +1166,10 @@ mod tests {
             "`a` is gone; `c` is not watched"
         );
         assert_eq!(snapshot.deployments.len(), 1);
+        // What the live scope covers is no longer held twice: the initial keeps only `c`.
+        assert_eq!(pod_names(&state.initial), ["c"]);
+        assert_eq!(state.initial.deployments.len(), 1);
+        assert_eq!(pod_names(&state.snapshot()), ["b", "c"], "the same snapshot");
     }
 
     #[tokio::test]
