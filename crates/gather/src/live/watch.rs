@@ -1169,7 +1169,11 @@ mod tests {
         // What the live scope covers is no longer held twice: the initial keeps only `c`.
         assert_eq!(pod_names(&state.initial), ["c"]);
         assert_eq!(state.initial.deployments.len(), 1);
-        assert_eq!(pod_names(&state.snapshot()), ["b", "c"], "the same snapshot");
+        assert_eq!(
+            pod_names(&state.snapshot()),
+            ["b", "c"],
+            "the same snapshot"
+        );
     }
 
     #[tokio::test]
