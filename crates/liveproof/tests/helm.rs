@@ -38,6 +38,13 @@ fn write_dump(dir: &Path, objects: &[Value]) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// `liveproof release show inventory -n apps --from DUMP FLAGS…`
+async fn show_inventory(dump: &str, flags: &[&str]) -> common::Run {
+    let mut args = vec!["release", "show", "inventory", "-n", "apps", "--from", dump];
+    args.extend_from_slice(flags);
+    common::liveproof(&args).await
+}
+
 fn two_revisions(dir: &Path) -> String {
     write_dump(
         dir,
@@ -138,35 +145,14 @@ async fn release_show_errors_name_what_is_wrong() {
         "{}",
         run.stderr
     );
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--revision",
-        "9",
-    ])
-    .await;
+    let run = show_inventory(&dump, &["--revision", "9"]).await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("no revision 9") && run.stderr.contains("1, 2"),
         "{}",
         run.stderr
     );
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--show-values",
-    ])
-    .await;
+    let run = show_inventory(&dump, &["--show-values"]).await;
     assert_eq!(run.code, 2, "--show-values needs --values: {}", run.stderr);
 }
 
@@ -210,16 +196,7 @@ async fn a_corrupt_release_is_never_live() {
         "a hint kubectl accepts: {}",
         run.stderr
     );
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-    ])
-    .await;
+    let run = show_inventory(&dump, &[]).await;
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(
         run.stderr.contains("sh.helm.release.v1.inventory.v2") && run.stderr.contains("gzip"),
@@ -274,17 +251,7 @@ async fn release_show_never_shows_an_older_revision_for_an_unreadable_newest() {
     let dump = write_dump(dir.path(), &[older, newest]);
 
     for section in ["--metadata", "--manifest"] {
-        let run = common::liveproof(&[
-            "release",
-            "show",
-            "inventory",
-            "-n",
-            "apps",
-            "--from",
-            &dump,
-            section,
-        ])
-        .await;
+        let run = show_inventory(&dump, &[section]).await;
         assert_eq!(run.code, 2, "{section}: {}", run.stdout);
         assert!(run.stdout.is_empty(), "{section}: {}", run.stdout);
         assert!(
@@ -294,18 +261,7 @@ async fn release_show_never_shows_an_older_revision_for_an_unreadable_newest() {
         );
     }
     // Asked for by number, the older one is shown.
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--revision",
-        "1",
-    ])
-    .await;
+    let run = show_inventory(&dump, &["--revision", "1"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("REVISION: 1"), "{}", run.stdout);
 }
@@ -323,19 +279,7 @@ async fn release_show_reads_the_revision_the_json_says_is_newest() {
     first["metadata"]["labels"]["version"] = json!("2");
     let dump = write_dump(dir.path(), &[first, second]);
 
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--metadata",
-        "--history",
-        "--manifest",
-    ])
-    .await;
+    let run = show_inventory(&dump, &["--metadata", "--history", "--manifest"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("REVISION: 2"), "{}", run.stdout);
     assert!(
@@ -351,19 +295,7 @@ async fn release_show_reads_the_revision_the_json_says_is_newest() {
     assert_eq!(history_rows, 2, "{}", run.stdout);
     assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
 
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--revision",
-        "1",
-        "--manifest",
-    ])
-    .await;
+    let run = show_inventory(&dump, &["--revision", "1", "--manifest"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("revision: \"1\""), "{}", run.stdout);
 }
@@ -683,19 +615,6 @@ async fn a_large_manifest_streams_whole_and_never_from_the_wrong_revision() {
             .expect("decodes")
             .release,
     );
-    let show = |dump: String| async move {
-        common::liveproof(&[
-            "release",
-            "show",
-            "inventory",
-            "-n",
-            "apps",
-            "--from",
-            &dump,
-            "--manifest",
-        ])
-        .await
-    };
     let dump = write_dump(
         dir.path(),
         &[
@@ -703,7 +622,7 @@ async fn a_large_manifest_streams_whole_and_never_from_the_wrong_revision() {
             liveproof_helm::encode_secret(&newer),
         ],
     );
-    let run = show(dump).await;
+    let run = show_inventory(&dump, &["--manifest"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, whole);
     assert!(!run.stdout.contains(PASSWORD));
@@ -712,7 +631,8 @@ async fn a_large_manifest_streams_whole_and_never_from_the_wrong_revision() {
     let mut newer = liveproof_helm::encode_secret(&newer);
     older["metadata"]["labels"]["version"] = json!("2");
     newer["metadata"]["labels"]["version"] = json!("1");
-    let run = show(write_dump(dir.path(), &[older, newer])).await;
+    let dump = write_dump(dir.path(), &[older, newer]);
+    let run = show_inventory(&dump, &["--manifest"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, whole, "revision 2's manifest, as the JSON says");
 }
