@@ -10,33 +10,34 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::values::Values;
 
-/// One revision of a release.
+/// One revision of a release. Read from JSON as a [`Record`] that keeps every part.
 #[derive(Clone, PartialEq, Deserialize)]
+#[serde(from = "Record<String, Values, Vec<Hook>>")]
 pub struct Release {
-    #[serde(default, deserialize_with = "nullable")]
     pub name: String,
-    #[serde(default, deserialize_with = "nullable")]
     pub namespace: String,
     /// The revision: the `N` in `sh.helm.release.v1.NAME.vN`.
-    #[serde(default, deserialize_with = "nullable")]
     pub version: i64,
-    #[serde(default, deserialize_with = "nullable")]
     pub info: Info,
-    #[serde(default, deserialize_with = "nullable")]
     pub chart: Chart,
     /// The values the user supplied (not the chart's defaults).
-    #[serde(default)]
     pub config: Values,
     /// Every rendered template (hooks excluded), `---`-separated: what `helm get manifest` prints.
-    #[serde(default, deserialize_with = "nullable")]
     pub manifest: String,
-    #[serde(default, deserialize_with = "nullable")]
     pub hooks: Vec<Hook>,
+}
+
+impl From<Record<String, Values, Vec<Hook>>> for Release {
+    fn from(mut record: Record<String, Values, Vec<Hook>>) -> Release {
+        let manifest = std::mem::take(&mut record.manifest);
+        record.with_manifest(manifest)
+    }
 }
 
 /// A release as decoded from storage, with `M`, `C` and `H` standing for how its manifest,
 /// config and hooks are read: as [`Release`] holds them, or [`Skipped`] when the reader does
-/// not need them. The other fields are read as [`Release`] reads them.
+/// not need them. The one place the fields' reading rules are written: [`Release`] is read
+/// through it.
 #[derive(Deserialize)]
 #[serde(bound(
     deserialize = "M: Deserialize<'de> + Default, C: Deserialize<'de> + Default, H: Deserialize<'de> + Default"
