@@ -70,7 +70,7 @@ enum Start {
 impl<'a> ManifestWriter<'a> {
     pub fn new(out: &'a mut dyn io::Write) -> Self {
         ManifestWriter {
-            out: LastByte { out, last: None },
+            out: LastByte::new(out),
             pending: String::new(),
             consumed: 0,
             searched: 0,
@@ -174,10 +174,22 @@ fn replacement(chunk: &str, number: usize) -> Option<String> {
     }
 }
 
-/// Passes writes on, remembering the last byte written.
-struct LastByte<'a> {
+/// Passes writes on, remembering the last byte written (so a section or a manifest can end in
+/// exactly one newline).
+pub struct LastByte<'a> {
     out: &'a mut dyn io::Write,
     last: Option<u8>,
+}
+
+impl<'a> LastByte<'a> {
+    pub fn new(out: &'a mut dyn io::Write) -> Self {
+        LastByte { out, last: None }
+    }
+
+    /// The last byte written; `None` before anything is.
+    pub fn last(&self) -> Option<u8> {
+        self.last
+    }
 }
 
 impl io::Write for LastByte<'_> {

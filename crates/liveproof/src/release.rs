@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
 use liveproof_gather::Cluster;
+use liveproof_helm::show::LastByte;
 use liveproof_helm::{Parts, Release, StoredRelease};
 use serde_json::Value;
 
@@ -378,35 +379,12 @@ impl Sections<'_> {
             self.out.write_all(b"\n")?;
         }
         self.written += 1;
-        let mut out = LastByte {
-            out: &mut *self.out,
-            last: None,
-        };
+        let mut out = LastByte::new(&mut *self.out);
         section(&mut out)?;
-        if out.last != Some(b'\n') {
+        if out.last() != Some(b'\n') {
             self.out.write_all(b"\n")?;
         }
         Ok(())
-    }
-}
-
-/// Passes writes on, remembering the last byte written.
-struct LastByte<'a> {
-    out: &'a mut dyn Write,
-    last: Option<u8>,
-}
-
-impl Write for LastByte<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let written = self.out.write(buf)?;
-        if let Some(&byte) = buf[..written].last() {
-            self.last = Some(byte);
-        }
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
     }
 }
 
