@@ -45,6 +45,17 @@ async fn show_inventory(dump: &str, flags: &[&str]) -> common::Run {
     common::liveproof(&args).await
 }
 
+/// `release` stored as Helm stores it, with the Helm layer cut short: base64 still valid,
+/// gzip truncated.
+fn truncated_secret(release: &Value) -> Value {
+    let mut secret = liveproof_helm::encode_secret(release);
+    let data = secret["data"]["release"].as_str().expect("data");
+    let helm = String::from_utf8(base64_decode(data)).expect("helm layer is text");
+    let truncated = &helm[..helm.len() / 2 - (helm.len() / 2) % 4];
+    secret["data"]["release"] = json!(base64_encode(truncated.as_bytes()));
+    secret
+}
+
 fn two_revisions(dir: &Path) -> String {
     write_dump(
         dir,
@@ -161,16 +172,7 @@ async fn release_show_errors_name_what_is_wrong() {
 #[tokio::test]
 async fn a_corrupt_release_is_never_live() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut corrupt =
-        liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
-    let data = corrupt["data"]["release"]
-        .as_str()
-        .expect("data")
-        .to_string();
-    // Cut the Helm layer short: base64 still valid, gzip truncated.
-    let helm = String::from_utf8(base64_decode(&data)).expect("helm layer is text");
-    let truncated = &helm[..helm.len() / 2 - (helm.len() / 2) % 4];
-    corrupt["data"]["release"] = json!(base64_encode(truncated.as_bytes()));
+    let corrupt = truncated_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
     let dump = write_dump(dir.path(), &[corrupt]);
 
     let run = common::liveproof(&[
@@ -237,15 +239,7 @@ async fn a_corrupt_release_is_never_live() {
 #[tokio::test]
 async fn release_show_never_shows_an_older_revision_for_an_unreadable_newest() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut newest =
-        liveproof_helm::encode_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
-    let data = newest["data"]["release"]
-        .as_str()
-        .expect("data")
-        .to_string();
-    let helm = String::from_utf8(base64_decode(&data)).expect("helm layer is text");
-    let truncated = &helm[..helm.len() / 2 - (helm.len() / 2) % 4];
-    newest["data"]["release"] = json!(base64_encode(truncated.as_bytes()));
+    let newest = truncated_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
     let older =
         liveproof_helm::encode_secret(&release_json(1, "superseded", "2026-07-01T08:00:00Z"));
     let dump = write_dump(dir.path(), &[older, newest]);
