@@ -50,15 +50,9 @@ pub(crate) fn read_release(
                     .map_err(json_error)?
                     .into_release());
             }
-            let whole = parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&split.rest)
-                .map_err(json_error)?;
-            // A manifest left in the JSON (not a string, or under an escaped key) is read as
-            // when the release is read whole: what it is wrong with is said now.
-            if let (false, Some(raw)) = (split.streamed, whole.manifest.0) {
-                unescape_into(raw.get().as_bytes().to_vec(), 0..raw.get().len())
-                    .map_err(|err| json_error(json_problem_at(&err, ".manifest")))?;
-            }
-            Ok(whole.with_manifest(String::new()))
+            // A manifest left in the JSON is checked here, as the streamed one was.
+            let (release, _) = all_but_streamed(&split).map_err(json_error)?;
+            Ok(release)
         }
         Parts::All => {
             let json = read_json(encoded, driver, limits, object)?;
@@ -97,15 +91,27 @@ pub(crate) fn stream_manifest(
     if let Some(err) = write_error {
         return Err(StreamError::Write(err));
     }
-    let whole =
-        parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&split.rest).map_err(json_error)?;
-    if let (false, Some(raw)) = (split.streamed, whole.manifest.0) {
-        // Not streamed (an escaped key): it is in the JSON left, so it is written whole.
-        let text = unescape_into(raw.get().as_bytes().to_vec(), 0..raw.get().len())
-            .map_err(|err| json_error(json_problem_at(&err, ".manifest")))?;
+    let (release, left) = all_but_streamed(&split).map_err(json_error)?;
+    if let Some(text) = left {
+        // Not streamed (under an escaped key): it was in the JSON left, so it is written whole.
         manifest(&text).map_err(StreamError::Write)?;
     }
-    Ok(whole.with_manifest(String::new()))
+    Ok(release)
+}
+
+/// The release in what [`split`] left, without its manifest; and the manifest, if it was left
+/// in the JSON rather than streamed (not a string, or under a key written with an escape): read
+/// as when the release is read whole, so what is wrong with it is said here.
+fn all_but_streamed(split: &Split) -> Result<(Release, Option<String>), String> {
+    let whole = parse::<Record<RawManifest<'_>, Values, Vec<Hook>>>(&split.rest)?;
+    let left = match (split.streamed, whole.manifest.0) {
+        (false, Some(raw)) => Some(
+            unescape_into(raw.get().as_bytes().to_vec(), 0..raw.get().len())
+                .map_err(|err| json_problem_at(&err, ".manifest"))?,
+        ),
+        _ => None,
+    };
+    Ok((whole.with_manifest(String::new()), left))
 }
 
 /// Why [`stream_manifest`] stopped.
