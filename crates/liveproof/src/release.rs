@@ -210,13 +210,17 @@ fn labelled_choice<'o>(
     name: &'o str,
     revision: Option<i64>,
 ) -> Option<&'o Value> {
-    let shown = revision.or_else(|| {
-        storage(observed, namespace, name)
-            .filter_map(liveproof_helm::labelled_revision)
-            .max()
-    })?;
+    let shown = labelled_shown(storage(observed, namespace, name), revision)?;
     storage(observed, namespace, name)
         .find(|obj| liveproof_helm::labelled_revision(obj) == Some(shown))
+}
+
+/// The revision the labels say will be shown: `revision`, or the newest labelled.
+fn labelled_shown<'o>(
+    storage: impl Iterator<Item = &'o Value>,
+    revision: Option<i64>,
+) -> Option<i64> {
+    revision.or_else(|| storage.filter_map(liveproof_helm::labelled_revision).max())
 }
 
 fn limits(observed: &Observed, args: &ReleaseShowArgs) -> liveproof_helm::Limits {
@@ -419,12 +423,7 @@ fn read<'a>(
     limits: &liveproof_helm::Limits,
 ) -> (ReleaseHistory, Vec<Read<'a>>) {
     let storage: Vec<&Value> = storage(observed, namespace, name).collect();
-    let shown = revision.or_else(|| {
-        storage
-            .iter()
-            .filter_map(|obj| liveproof_helm::labelled_revision(obj))
-            .max()
-    });
+    let shown = labelled_shown(storage.iter().copied(), revision);
     let mut revisions = Vec::new();
     let mut unreadable = Vec::new();
     let mut read_as = Vec::new();
