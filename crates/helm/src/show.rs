@@ -11,7 +11,7 @@ use serde_norway::Value as Yaml;
 use crate::release::Release;
 use crate::storage::StoredRelease;
 use crate::values::REDACTED;
-use crate::yaml::{plain_kind, read_documents};
+use crate::yaml::{is_document_start, plain_kind, read_documents};
 
 /// The first line of redacted values output.
 pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values to print them";
@@ -104,8 +104,8 @@ impl<'a> ManifestWriter<'a> {
         Ok(())
     }
 
-    /// Where the next document starts: at a line that is `---` alone or followed by a space, a
-    /// tab or a line break (or the text's end), as [`crate::yaml::split_documents`] splits.
+    /// Where the next document starts: at a `---` line, as [`crate::yaml::split_documents`]
+    /// splits (the same rule, [`is_document_start`]).
     fn next_start(&mut self, at_end: bool) -> Start {
         let text = self.pending.as_bytes();
         // The manifest's first line can be a `---` too; later ones follow a newline.
@@ -116,18 +116,15 @@ impl<'a> ManifestWriter<'a> {
             memchr::memmem::find_iter(&text[from..], b"\n---").map(|newline| from + newline + 1),
         );
         for line in lines {
-            match text.get(line + 3) {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => {}
-                Some(_) => continue,
-                None if at_end => {}
-                // `---` at the end of what came so far: the next piece says what it is.
-                None => {
-                    self.searched = line.saturating_sub(1).max(self.consumed);
-                    return Start::Later;
-                }
+            // `---` at the end of what came so far: the next piece says what it is.
+            if line + 3 == text.len() && !at_end {
+                self.searched = line.saturating_sub(1).max(self.consumed);
+                return Start::Later;
             }
-            self.searched = line + 3;
-            return Start::At(line);
+            if is_document_start(&self.pending[line..]) {
+                self.searched = line + 3;
+                return Start::At(line);
+            }
         }
         // A `\n--` at the end may yet become a `\n---`.
         self.searched = text.len().saturating_sub(3).max(self.searched);

@@ -110,7 +110,9 @@ pub(crate) fn document_ranges(text: &str) -> Vec<Range<usize>> {
     documents
 }
 
-fn is_document_start(line: &str) -> bool {
+/// Whether `line` (and what follows it) starts with a `---` that starts a document: alone, or
+/// followed by a space, a tab or a line break.
+pub(crate) fn is_document_start(line: &str) -> bool {
     line.strip_prefix("---")
         .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r']))
 }
