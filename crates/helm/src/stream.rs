@@ -233,11 +233,7 @@ impl Scanner {
     /// Whether `bytes[at]` (or what comes after `bytes`) is escaped: an odd run of backslashes
     /// before it, with those that ended the previous read when the run starts `bytes`.
     fn escaped_at(&self, bytes: &[u8], at: usize) -> bool {
-        let run = bytes[..at]
-            .iter()
-            .rev()
-            .take_while(|b| **b == b'\\')
-            .count();
+        let run = backslashes_before(bytes, at);
         let carried = run == at && self.escaping;
         (run % 2 == 1) != carried
     }
@@ -290,16 +286,21 @@ impl Scanner {
     }
 }
 
+/// How many backslashes run up to `bytes[at]`: an odd run escapes what is at `at`.
+fn backslashes_before(bytes: &[u8], at: usize) -> usize {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|b| **b == b'\\')
+        .count()
+}
+
 /// Whether the escaped text of a JSON string has a `\u` escape of a UTF-16 surrogate (Go
 /// writes none: it writes such characters as they are).
 fn surrogate_escape(escaped: &[u8]) -> bool {
     memchr::memmem::find_iter(escaped, b"\\u").any(|at| {
-        let run = escaped[..at]
-            .iter()
-            .rev()
-            .take_while(|b| **b == b'\\')
-            .count();
-        run % 2 == 0
+        let run = backslashes_before(escaped, at);
+        run.is_multiple_of(2)
             && matches!(escaped.get(at + 2), Some(b'd' | b'D'))
             && matches!(
                 escaped.get(at + 3),
@@ -340,11 +341,7 @@ pub(crate) fn last_cut(escaped: &[u8], from: usize) -> Option<usize> {
     memchr::memrchr_iter(b'n', escaped.get(from..)?)
         .map(|n| from + n)
         .find_map(|n| {
-            let run = escaped[..n]
-                .iter()
-                .rev()
-                .take_while(|b| **b == b'\\')
-                .count();
+            let run = backslashes_before(escaped, n);
             // Never at 0: a piece is never empty.
             (run % 2 == 1 && n > 1).then(|| n - 1)
         })
