@@ -27,6 +27,10 @@ pub struct Change {
     /// What states the change for a workload no flag describes, e.g. `the snapshot` for
     /// `verify --snapshot` (every workload verified there changed since it was taken).
     pub stated_by: Option<String>,
+    /// `verify --snapshot`: each workload's pod template hash as the snapshot recorded it
+    /// before the apply ([`crate::snapshot::template_hash`]). A template that differs now
+    /// shows the change, which decides a pod start in the change's own second.
+    pub prior_templates: Vec<(crate::Target, String)>,
     /// `--version-url` / `--expect-version` / `--version-json`, paired: the versions the
     /// servers must report (each judged as a `Server` target).
     pub versions: Vec<crate::server::VersionExpectation>,
@@ -109,6 +113,21 @@ impl Change {
                 && d.target.name == name
                 && d.target.namespace.as_deref() == Some(namespace)
         })
+    }
+
+    /// The template hash the snapshot recorded for this workload before the change, if any.
+    pub fn prior_template(
+        &self,
+        kind: crate::TargetKind,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&str> {
+        self.prior_templates
+            .iter()
+            .find(|(t, _)| {
+                t.kind == kind && t.name == name && t.namespace.as_deref() == Some(namespace)
+            })
+            .map(|(_, hash)| hash.as_str())
     }
 
     /// The expectations `--image` names by digest (`repo@sha256:…`, `repo:tag@sha256:…`).

@@ -5,6 +5,7 @@
 //! No async, no I/O, so offline mode, the simulator tests and the agent interface share
 //! one code path.
 
+pub mod absent;
 mod change;
 pub(crate) mod checks;
 mod commit;
@@ -13,6 +14,7 @@ pub mod digest;
 pub mod fleet;
 mod model;
 mod observed;
+pub mod order;
 pub mod pod_index;
 mod resolve;
 pub mod selector;
@@ -24,14 +26,14 @@ pub use change::{
     Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
 };
 pub use checks::{
-    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, short_digest,
-    DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
+    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_named,
+    short_digest, DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;
 pub use model::{
     ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
     Tier, Verdict, SCHEMA,
 };
-pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
+pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{resolve_targets, ALL_NAMESPACES};
 pub use target::{closest, Target, TargetError, TargetKind};

@@ -137,11 +137,29 @@ pub struct Observed {
     /// What the change's commit did to a chart, read from git when `--repo` holds it: the
     /// evidence behind the ChartVersion diagnosis.
     pub chart_changes: Vec<ChartChange>,
+    /// Whether each GitOps revision the objects name contains the change's commit, as
+    /// `--repo`'s history tells, by the revision's commit (lower case, as written there). A
+    /// revision missing here was not traced (no `--commit`, or not a commit): it is judged by
+    /// equality alone, and a revision that is not the commit is then unknown, never failed.
+    pub containment: std::collections::BTreeMap<String, Containment>,
     /// What each `--version-url` answered, by URL, in the order read (see
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
     pub versions: Vec<(String, crate::server::VersionReading)>,
     /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
     pub pod_index: crate::pod_index::PodIndex,
+}
+
+/// Whether a GitOps revision contains the change's commit: the commit itself or a descendant
+/// of it. A busy main moves past a change before the controller applies it; the revision it
+/// applies still carries the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Containment {
+    /// The revision is a descendant of the commit.
+    Contains,
+    /// It is not: an older commit, or one on another branch.
+    Lacks,
+    /// The repository cannot tell: why, and the command that would let it.
+    Unknown { why: String, fix: String },
 }
 
 /// What one commit changed under one chart directory.

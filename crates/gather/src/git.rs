@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use jiff::Timestamp;
-use liveproof_evidence::ChartChange;
+use liveproof_evidence::{ChartChange, Containment};
 
 /// A commit resolved in a repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +181,88 @@ pub fn chart_change(repo: &Path, commit: &str, chart_path: &str) -> Result<Chart
         files,
         version_changed,
     })
+}
+
+/// Whether `revision` (a GitOps controller's applied commit) contains `commit` (the change):
+/// the same commit or a descendant of it, as `git merge-base --is-ancestor` tells in `repo`.
+/// Never a guess: a revision the repository does not hold, history too shallow to reach the
+/// commit, or no repository at all is [`Containment::Unknown`] with the command that fixes it.
+pub fn containment(repo: &Path, commit: &str, revision: &str) -> Containment {
+    let shown = repo.display();
+    let unknown = |why: String, fix: String| Containment::Unknown { why, fix };
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex(commit) || !hex(revision) {
+        return unknown(
+            format!("`{revision}` is not a commit git can look up"),
+            "compare the revision by hand".into(),
+        );
+    }
+    let resolves = |object: &str| -> Result<bool, GitError> {
+        let out = git(repo, &["cat-file", "-e", &format!("{object}^{{commit}}")])?;
+        if !out.status.success() && !String::from_utf8_lossy(&out.stderr).trim().is_empty() {
+            let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+            if stderr.contains("not a git repository") || stderr.contains("cannot change to") {
+                return Err(GitError::NotARepository {
+                    repo: repo.to_path_buf(),
+                    stderr,
+                });
+            }
+        }
+        Ok(out.status.success())
+    };
+    let fetch =
+        format!("git -C {shown} fetch origin (or pass --repo with a clone that holds both)");
+    for (object, what) in [(commit, "the change's commit"), (revision, "the revision")] {
+        match resolves(object) {
+            Ok(true) => {}
+            Ok(false) => {
+                return unknown(
+                    format!("{what} {object} is not in the repository at {shown}"),
+                    fetch,
+                )
+            }
+            Err(GitError::NotARepository { .. }) => {
+                return unknown(
+                    format!("{shown} is not a git repository, so whether {revision} descends from {commit} cannot be told"),
+                    "run verify in a clone of the repository the controller follows, or pass --repo DIR".into(),
+                )
+            }
+            Err(e) => return unknown(e.to_string(), fetch),
+        }
+    }
+    let is_ancestor = |older: &str, newer: &str| -> Result<Option<bool>, GitError> {
+        let out = git(repo, &["merge-base", "--is-ancestor", older, newer])?;
+        Ok(match out.status.code() {
+            Some(0) => Some(true),
+            Some(1) => Some(false),
+            _ => None,
+        })
+    };
+    match is_ancestor(commit, revision) {
+        Ok(Some(true)) => return Containment::Contains,
+        Ok(Some(false)) => {}
+        Ok(None) | Err(_) => {
+            return unknown(
+                format!("git merge-base could not compare {commit} and {revision} in {shown}"),
+                fetch,
+            )
+        }
+    }
+    // An older revision (the change descends from it) lacks the change whatever is cut off;
+    // otherwise a shallow clone may just not reach back to where the two meet.
+    if let Ok(Some(true)) = is_ancestor(revision, commit) {
+        return Containment::Lacks;
+    }
+    let shallow = git(repo, &["rev-parse", "--is-shallow-repository"])
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim() == "true")
+        .unwrap_or(false);
+    if shallow {
+        return unknown(
+            format!("the clone at {shown} is shallow: its history may not reach from {revision} back to {commit}"),
+            format!("git -C {shown} fetch --unshallow"),
+        );
+    }
+    Containment::Lacks
 }
 
 /// The text of `REV:PATH`; `None` when that revision or path does not exist (a root commit's
@@ -368,6 +450,98 @@ mod tests {
         // Option injection is refused as not found, not run.
         let err = commit_time(dir.path(), "--output=/tmp/x").expect_err("option");
         assert!(matches!(err, GitError::CommitNotFound { .. }), "{err:?}");
+    }
+
+    /// main: first ← second (the change) ← third; a branch off first: side.
+    #[test]
+    fn a_revision_contains_the_commits_it_descends_from() {
+        let (dir, first, second) = repo_with_commits();
+        let repo = dir.path();
+        run(
+            repo,
+            &["commit", "-q", "--allow-empty", "-m", "third"],
+            "2026-07-12T11:00:00Z",
+        );
+        let third = run(repo, &["rev-parse", "HEAD"], "2026-07-12T11:00:00Z");
+        run(
+            repo,
+            &["checkout", "-q", "-b", "side", &first],
+            "2026-07-12T11:00:00Z",
+        );
+        run(
+            repo,
+            &["commit", "-q", "--allow-empty", "-m", "side"],
+            "2026-07-12T11:30:00Z",
+        );
+        let side = run(repo, &["rev-parse", "HEAD"], "2026-07-12T11:30:00Z");
+        assert_eq!(containment(repo, &second, &second), Containment::Contains);
+        assert_eq!(
+            containment(repo, &second[..7], &third),
+            Containment::Contains,
+            "a descendant"
+        );
+        assert_eq!(
+            containment(repo, &second, &first),
+            Containment::Lacks,
+            "older"
+        );
+        assert_eq!(
+            containment(repo, &second, &side),
+            Containment::Lacks,
+            "another branch"
+        );
+        let missing = "0123456789abcdef0123456789abcdef01234567";
+        let Containment::Unknown { why, fix } = containment(repo, &second, missing) else {
+            panic!("a revision the repository lacks is unknown");
+        };
+        assert!(
+            why.contains(missing) && fix.contains("fetch"),
+            "{why} / {fix}"
+        );
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let Containment::Unknown { why, fix } = containment(elsewhere.path(), &second, &third)
+        else {
+            panic!("no repository is unknown");
+        };
+        assert!(
+            why.contains("not a git repository") && fix.contains("--repo"),
+            "{why}"
+        );
+    }
+
+    /// A shallow clone of main at `third` cannot reach `first`'s other branch: that is not
+    /// "lacks", it is "cannot tell" with the fetch that would tell.
+    #[test]
+    fn shallow_history_is_unknown_not_lacking() {
+        let (dir, first, second) = repo_with_commits();
+        let repo = dir.path();
+        run(
+            repo,
+            &["checkout", "-q", "-b", "side", &first],
+            "2026-07-12T11:00:00Z",
+        );
+        run(
+            repo,
+            &["commit", "-q", "--allow-empty", "-m", "side"],
+            "2026-07-12T11:30:00Z",
+        );
+        let side = run(repo, &["rev-parse", "HEAD"], "2026-07-12T11:30:00Z");
+        let clone = tempfile::tempdir().expect("tempdir");
+        let url = format!("file://{}", repo.display());
+        let target = clone.path().join("c");
+        let out = Command::new("git")
+            .args(["clone", "-q", "--no-single-branch", "--depth", "1", &url])
+            .arg(&target)
+            .output()
+            .expect("git clone");
+        assert!(out.status.success(), "{out:?}");
+        let Containment::Unknown { why, fix } = containment(&target, &second, &side) else {
+            panic!("shallow history cannot say lacks");
+        };
+        assert!(
+            why.contains("shallow") && fix.contains("--unshallow"),
+            "{why} / {fix}"
+        );
     }
 
     #[test]

@@ -13,4 +13,7 @@ pub mod offline;
 pub mod registry;
 pub mod version;
 
-pub use live::{restart_patch, Cluster, ClusterOptions, GatherError, ObservedStream, RESTARTED_AT};
+pub use live::{
+    restart_patch, restart_template, Cluster, ClusterOptions, GatherError, ObservedStream,
+    RESTARTED_AT,
+};

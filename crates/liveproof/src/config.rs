@@ -44,7 +44,7 @@ pub enum ConfigError {
     #[error("--wait needs a change time: without one no pod can be shown to have started after the change, so the wait could only end at --timeout\nhint: add --since TIME (e.g. --since 30m or --since 2026-07-12T10:00:00Z), or --commit SHA with --repo holding it")]
     WaitWithoutSince,
     #[error(
-        "--commit `{given}` is not a commit: give 7 to 40 hex digits\nhint: e.g. --commit 3f2c1ab"
+        "--commit `{given}` names no commit: give a SHA (7 to 40 hex digits) or a ref --repo resolves\nhint: e.g. --commit 3f2c1ab, --commit HEAD, --commit main or --commit v1.4.0"
     )]
     Commit { given: String },
     #[error("--commit {commit}: {source}")]
@@ -130,7 +130,15 @@ pub struct VerifyConfig {
     /// `-l/--selector`: the workloads whose labels match are targets too (as given, and
     /// parsed: it was checked when the configuration was made).
     pub selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
+    /// Whether each GitOps revision seen contains `--commit`, traced in `--repo` once per
+    /// command (a `--wait` judges many snapshots naming the same revisions).
+    pub containment: ContainmentCache,
 }
+
+/// Git's answers about revisions, shared by every snapshot a command judges.
+pub type ContainmentCache = std::sync::Arc<
+    std::sync::Mutex<std::collections::BTreeMap<String, liveproof_evidence::Containment>>,
+>;
 
 /// Colour as `--color` and `NO_COLOR` say; the width of the terminal stdout is, or 100 columns
 /// when it is a pipe or a file (a CI log, a PR comment).
@@ -194,6 +202,7 @@ impl VerifyConfig {
             report: None,
             since_origin: None,
             selector: None,
+            containment: ContainmentCache::default(),
             fleet: Vec::new(),
         }
     }
@@ -250,6 +259,7 @@ impl VerifyConfig {
         Ok(VerifyConfig {
             fleet,
             selector,
+            containment: ContainmentCache::default(),
             targets,
             change,
             source,
@@ -596,8 +606,10 @@ const SINCE_EXAMPLES: &str =
     --since 2h, --since 1h30m)";
 
 /// `--since`: an RFC 3339 time with any offset, or a duration ago (`10m`, `2h`, `1h30m`, as
-/// kubectl takes durations), relative to `now`. Kept to the second: Kubernetes records times
-/// to the second, and a report should not print nanoseconds. A time after `now` is refused.
+/// kubectl takes durations), relative to `now`. An RFC 3339 time keeps its fractional
+/// seconds: a finer change time is what orders a pod start in the change's own second
+/// (`liveproof_evidence::order`). A duration ago is "about then": it is kept to the second. A
+/// time after `now` is refused.
 pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError> {
     let text = given.trim();
     let err = |reason: &str| ConfigError::Since {
@@ -608,8 +620,10 @@ pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError
         at
     } else if let Some(ago) = parse_ago(text) {
         let ago = ago.map_err(|reason| err(&reason))?;
-        now.checked_sub(ago)
-            .map_err(|_| err("reaches back further than a timestamp can"))?
+        truncate_to_second(
+            now.checked_sub(ago)
+                .map_err(|_| err("reaches back further than a timestamp can"))?,
+        )
     } else if text.parse::<jiff::civil::Date>().is_ok() && !text.contains(['T', 't', ' ']) {
         return Err(err(
             "is a date without a time: add a time and an offset, e.g. 2026-07-12T10:00:00Z",
@@ -621,7 +635,6 @@ pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError
     } else {
         return Err(err("is neither an RFC 3339 time nor a duration ago"));
     };
-    let at = truncate_to_second(at);
     if at > now {
         return Err(ConfigError::SinceFuture {
             given: given.to_string(),
@@ -668,32 +681,42 @@ fn change(
     let commit = match &args.commit {
         None => None,
         Some(c) => {
-            if !liveproof_evidence::is_commit_sha(c) {
+            // A SHA prefix names a commit by itself; anything else (HEAD, a branch, a tag) is a
+            // ref only `--repo` can resolve.
+            let by_ref = !liveproof_evidence::is_commit_sha(c);
+            if by_ref && (c.is_empty() || c.starts_with('-') || c.contains(char::is_whitespace)) {
                 return Err(ConfigError::Commit { given: c.clone() });
             }
-            // A snapshot supplies the change time itself: the commit is then only matched.
-            let lookup =
-                (!commit_time_known).then(|| liveproof_gather::git::commit_time(&args.repo, c));
+            // A snapshot supplies the change time itself: a SHA is then only matched.
+            let lookup = (by_ref || !commit_time_known)
+                .then(|| liveproof_gather::git::commit_time(&args.repo, c));
             match lookup {
-                None => {}
-                Some(Ok(info)) if since.is_none() => {
-                    if info.committed > now {
-                        return Err(ConfigError::CommitFuture {
-                            commit: c.clone(),
-                            at: info.committed.to_string(),
-                            now: truncate_to_second(now).to_string(),
-                        });
+                None => Some(c.to_ascii_lowercase()),
+                Some(Ok(info)) => {
+                    if since.is_none() && !commit_time_known {
+                        if info.committed > now {
+                            return Err(ConfigError::CommitFuture {
+                                commit: c.clone(),
+                                at: info.committed.to_string(),
+                                now: truncate_to_second(now).to_string(),
+                            });
+                        }
+                        since = Some(info.committed);
+                        origin = Some(format!(
+                            "committer time of {} in {}",
+                            info.sha,
+                            args.repo.display()
+                        ));
                     }
-                    since = Some(truncate_to_second(info.committed));
-                    origin = Some(format!(
-                        "committer time of {} in {}",
-                        info.sha,
-                        args.repo.display()
-                    ));
+                    // A ref moves: the change is the commit it names now, by its SHA.
+                    Some(if by_ref {
+                        info.sha
+                    } else {
+                        c.to_ascii_lowercase()
+                    })
                 }
-                Some(Ok(_)) => {}
-                // An explicit --since makes the commit's time unnecessary.
-                Some(Err(_)) if since.is_some() => {}
+                // An explicit --since makes the commit's time unnecessary; a SHA still names it.
+                Some(Err(_)) if since.is_some() && !by_ref => Some(c.to_ascii_lowercase()),
                 Some(Err(source)) => {
                     return Err(ConfigError::CommitTime {
                         commit: c.clone(),
@@ -701,7 +724,6 @@ fn change(
                     })
                 }
             }
-            Some(c.to_ascii_lowercase())
         }
     };
     let images = args
@@ -758,6 +780,7 @@ fn change(
             },
             declared: Vec::new(),
             stated_by: None,
+            prior_templates: Vec::new(),
             versions: versions(args)?,
         },
         origin,
@@ -815,6 +838,15 @@ mod tests {
         let cest = parse_since("2026-07-12T12:00:00+02:00", now()).expect("parses");
         assert_eq!(utc, cest);
         assert_eq!(utc.to_string(), "2026-07-12T10:00:00Z");
+    }
+
+    #[test]
+    fn since_keeps_the_fractional_seconds_it_is_given() {
+        // `date -u +%FT%T.%3NZ`: the finer time is what orders a start in the change's second.
+        let at = parse_since("2026-07-12T10:00:00.250Z", now()).expect("parses");
+        assert_eq!(at.to_string(), "2026-07-12T10:00:00.25Z");
+        let at = parse_since("2026-07-12T12:00:00.1+02:00", now()).expect("parses");
+        assert_eq!(at.subsec_nanosecond(), 100_000_000);
     }
 
     #[test]

@@ -285,9 +285,10 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
             .as_ref()
             .map(|ts| ts.iter().map(Target::to_string).collect()),
     };
-    // Truncated to the second, as Kubernetes records times: it is printed, and becomes the
-    // change time (never rounded up past a pod that started in the same second).
-    let taken_at = Timestamp::from_second(Timestamp::now().as_second())?;
+    // To the millisecond: it becomes the change time, and a pod that starts in the same
+    // second as the snapshot is then ordered by what its template shows (crate::order),
+    // not refused. Truncated, never rounded up past an instant that came after it.
+    let taken_at = Timestamp::from_millisecond(Timestamp::now().as_millisecond())?;
     let (targets, releases) = current_state(&cluster, &scope).await?;
     // A namespace in scope where nothing was found may not exist at all (`-n aps`): asked
     // only then, so a snapshot that found something costs no request more.
@@ -364,6 +365,16 @@ async fn changed_targets(
     Ok((verify, summary))
 }
 
+/// Each workload's template as the snapshot recorded it: a template that differs now shows
+/// the change (what orders a pod that started in the snapshot's own second).
+fn prior_templates(snapshot: &Snapshot) -> Vec<(Target, String)> {
+    snapshot
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w.target()?, w.template_hash.clone())))
+        .collect()
+}
+
 /// A workload reached through a changed release is reported once, under the release.
 fn dedupe(report: &mut Report) {
     let via: Vec<(String, String, String)> = report
@@ -397,6 +408,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
                 since: Some(snapshot.taken_at),
                 // Each workload verified here changed since the snapshot: that states the change.
                 stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
+                prior_templates: prior_templates(&snapshot),
                 ..config.change.clone()
             },
             since_origin: Some("the snapshot".into()),
@@ -463,6 +475,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
                 since: Some(snapshot.taken_at),
                 commit: Some(snapshot.commit.clone()),
                 stated_by: Some(format!("the snapshot of {}", snapshot.commit)),
+                prior_templates: prior_templates(&snapshot),
                 ..Change::default()
             },
             Source::Live(options),

@@ -5,7 +5,9 @@ use std::io::Write;
 
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
-use liveproof_evidence::{digest_rows, Change, DigestRow, RowVerdict, Target, Verdict};
+use liveproof_evidence::{
+    digest_rows, Change, DeclaredTemplate, DigestRow, RowVerdict, Target, Verdict,
+};
 use liveproof_gather::Cluster;
 
 use crate::cli::{StaleArgs, StaleFormat};
@@ -177,7 +179,10 @@ async fn restart(
         outcome.record(RestartStep::NothingStale { unknown });
         return Ok((0, outcome));
     }
-    let at = Timestamp::from_second(Timestamp::now().as_second())?;
+    // To the millisecond, and written into each template it restarts: the new pods' template
+    // then shows the restart, which orders a pod started in the same second as `at` (start
+    // times are recorded to the second) without waiting for the next second to send.
+    let at = Timestamp::from_millisecond(Timestamp::now().as_millisecond())?;
     outcome.at = Some(at.to_string());
     if args.dry_run {
         for t in stale {
@@ -191,15 +196,6 @@ async fn restart(
         }
         outcome.record(RestartStep::DryRunEnd);
         return Ok((1, outcome));
-    }
-    // Kubernetes records startedAt in whole seconds: a pod the restart starts within the
-    // second of `at` would record `at` itself and never count as started after it (found on
-    // the real control plane, where a pod can start in under a second). So the PATCHes are
-    // sent in the next second: every pod they start records a time after `at`.
-    let next_second = at.checked_add(jiff::SignedDuration::from_secs(1))?;
-    let left = next_second.duration_since(Timestamp::now());
-    if left.is_positive() {
-        tokio::time::sleep(left.unsigned_abs()).await;
     }
     let mut restarted = Vec::new();
     for t in stale {
@@ -226,6 +222,17 @@ async fn restart(
         digests: policy,
         // The change is the restart itself; image_digest_current holds the new pods to it.
         stated_by: Some("the restart `liveproof stale` made".into()),
+        // What the restart wrote: each template must carry it (spec_readback), and that is
+        // what shows the change in the restarted pods.
+        declared: restarted
+            .iter()
+            .map(|t| DeclaredTemplate {
+                target: Target::new(t.kind, Some(t.namespace.as_deref().unwrap_or(ns)), &t.name),
+                template: liveproof_gather::restart_template(at),
+                source: format!("the restart at {at}"),
+                given: String::new(),
+            })
+            .collect(),
         ..Change::default()
     };
     let config = VerifyConfig {

@@ -140,6 +140,7 @@ async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result
         .gather(&config.targets, config.all_namespaces)
         .await?;
     check_namespaces(config, cluster, &observed).await?;
+    check_found(config, cluster, &observed).await?;
     let facts = registry_facts(config, Some(cluster), &observed).await?;
     read_versions(config, &mut observed).await;
     let (mut report, _) =
@@ -220,6 +221,7 @@ fn judge_snapshot(
     facts.apply(observed);
     let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
     observed.chart_changes = chart_changes(config, observed, &targets, default_ns);
+    observed.containment = containment(config, observed);
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
             if let (Some(wait), true) = (config.wait, observed.release_limits.out_of_time()) {
@@ -388,6 +390,33 @@ fn unreadable_release(
         .map(|(object, _, error)| (object.clone(), error.clone()))
 }
 
+/// With `--commit`: whether each GitOps revision the objects name contains the commit (the
+/// commit or a descendant), from `--repo`'s history; each revision is asked of git once per
+/// command.
+fn containment(
+    config: &VerifyConfig,
+    observed: &Observed,
+) -> std::collections::BTreeMap<String, liveproof_evidence::Containment> {
+    let Some(commit) = &config.change.commit else {
+        return Default::default();
+    };
+    let mut known = match config.containment.lock() {
+        Ok(known) => known,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    liveproof_evidence::revisions_named(observed)
+        .into_iter()
+        .filter(|rev| !rev.starts_with(commit.as_str()) && !commit.starts_with(rev.as_str()))
+        .map(|rev| {
+            let answer = known
+                .entry(rev.clone())
+                .or_insert_with(|| liveproof_gather::git::containment(&config.repo, commit, &rev))
+                .clone();
+            (rev, answer)
+        })
+        .collect()
+}
+
 /// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
 /// Without a repository that holds the commit, there is simply no such fact.
 fn chart_changes(
@@ -548,6 +577,11 @@ pub async fn wait(
     progress.finish();
     let mut last =
         last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
+    // A target that never appeared while waiting for its first deploy is still not there:
+    // an input error (a typo waits the whole --timeout, then says so), not a verdict.
+    if let (false, Some(observed)) = (done(&last), &latest) {
+        check_found(config, cluster, observed).await?;
+    }
     if let Some(mut observed) = latest {
         facts.apply(&mut observed);
         let explained = tokio::time::timeout_at(
@@ -576,6 +610,26 @@ async fn check_namespaces(
         config.all_namespaces,
     );
     cluster.check_namespaces(observed, &resolved).await
+}
+
+/// A target the cluster says does not exist is an input error (exit 2, with a did-you-mean),
+/// never a `not_live` a pipeline would roll back on.
+async fn check_found(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    observed: &Observed,
+) -> Result<(), liveproof_gather::GatherError> {
+    let resolved = resolve_targets(
+        observed,
+        &config.targets,
+        cluster.default_namespace(),
+        config.all_namespaces,
+    );
+    let absent = liveproof_evidence::absent::absent_targets(observed, &resolved);
+    match cluster.not_found(&absent).await {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
 }
 
 /// `deploy/api, sts/db` for messages.

@@ -95,13 +95,7 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Find
         .iter()
         .map(|(name, image)| container_image(name, image, want, subject))
         .collect();
-    let status = if judged.iter().any(|(s, _)| *s == Status::Fail) {
-        Status::Fail
-    } else if judged.iter().any(|(s, _)| *s == Status::Unknown) {
-        Status::Unknown
-    } else {
-        Status::Pass
-    };
+    let status = worst_of(judged.iter().map(|(s, _)| *s));
     Finding {
         status,
         expected,
@@ -149,10 +143,14 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
         return (status, runs);
     }
     let Subject::Pod { pod, .. } = subject else {
-        // A tag in the template says nothing about the digest: the running pods decide.
+        // A tag in the template says nothing about the digest: neither proof nor doubt here;
+        // the digests the running pods record decide (pod_spec).
         return (
-            Status::Pass,
-            format!("{runs} (no digest in the template: the running pods' digests decide)"),
+            Status::Skip,
+            format!(
+                "{runs}: a tag, which says nothing of digest {} (pod_spec compares the digests the running pods record)",
+                super::digest::short(digest)
+            ),
         );
     };
     let Some(status) = super::pods::container_statuses(pod)
@@ -324,10 +322,19 @@ fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
 
 /// Folds several findings into one status: any fail fails, else any unknown is unknown.
 pub fn worst(findings: &[Finding]) -> Status {
-    if findings.iter().any(|f| f.status == Status::Fail) {
+    worst_of(findings.iter().map(|f| f.status))
+}
+
+/// Fail over unknown over pass; skip only when every part was skipped (a part that could not
+/// be judged here, and nothing else was asked).
+fn worst_of(statuses: impl Iterator<Item = Status>) -> Status {
+    let statuses: Vec<Status> = statuses.collect();
+    if statuses.contains(&Status::Fail) {
         Status::Fail
-    } else if findings.iter().any(|f| f.status == Status::Unknown) {
+    } else if statuses.contains(&Status::Unknown) {
         Status::Unknown
+    } else if !statuses.is_empty() && statuses.iter().all(|s| *s == Status::Skip) {
+        Status::Skip
     } else {
         Status::Pass
     }

@@ -7,7 +7,8 @@ use serde_json::Value;
 use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
-use crate::{Change, Check, Observed, ResourceKind, Status, Target, TargetKind};
+use crate::order::{order, Order};
+use crate::{Change, Check, Containment, Observed, ResourceKind, Status, Target, TargetKind};
 
 /// The resource a GitOps target reads.
 pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
@@ -151,7 +152,7 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
             match kind {
                 TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
                 TargetKind::Kustomization => kustomization(observed, change, obj, ns),
-                _ => application(change, obj, ns),
+                _ => application(observed, change, obj, ns),
             }
         }
     }
@@ -260,7 +261,13 @@ fn condition_fresh(
             continue;
         }
         match (change.since, c.last_transition) {
-            (Some(since), Some(at)) if at <= since => {
+            (Some(since), Some(at)) if order(at, since) == Order::Tie => {
+                unknown.get_or_insert(format!(
+                    "{} last changed at {at}, in the change's own second ({since}): times are recorded to the second, so which came first cannot be told; give the change time to the sub-second, or let the release and pods below decide",
+                    c.type_
+                ));
+            }
+            (Some(since), Some(at)) if order(at, since) == Order::Before => {
                 let about = describes
                     .clone()
                     .map(|d| format!("it describes {d}"))
@@ -300,7 +307,7 @@ fn condition_fresh(
         return Finding::new(Check::ConditionFresh, Status::Unknown, observed, expected)
             .source(source)
             .detail(detail)
-            .next("give the change time: --since TIME or --commit SHA");
+            .next(super::GIVE_THE_CHANGE_TIME);
     }
     Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
         .source(source)
@@ -353,31 +360,92 @@ fn revision_finding(
 }
 
 fn commit_part(
+    observed: &Observed,
     observed_revision: Option<&str>,
     commit: &str,
     what: &str,
 ) -> (Status, String, String, Option<String>) {
-    let expected = format!("{what} at {commit}");
-    match observed_revision {
-        Some(rev) if revision_matches(rev, commit) => {
-            (Status::Pass, format!("{what} {rev}"), expected, None)
-        }
-        Some(rev) => (
-            Status::Fail,
-            format!("{what} {rev}"),
-            expected,
-            Some(format!(
-                "{what} is at {}, not the change's commit {commit}",
-                raw::revision_commit(rev)
-            )),
-        ),
-        None => (
+    let expected = format!("{what} at {commit} or a descendant of it");
+    let Some(rev) = observed_revision else {
+        return (
             Status::Unknown,
             format!("{what} not recorded"),
             expected,
             Some(format!("{what} is not recorded in the input")),
+        );
+    };
+    let seen = format!("{what} {rev}");
+    if revision_matches(rev, commit) {
+        return (Status::Pass, seen, expected, None);
+    }
+    let at = raw::revision_commit(rev);
+    match observed.containment.get(&at.to_ascii_lowercase()) {
+        Some(Containment::Contains) => (
+            Status::Pass,
+            seen,
+            expected,
+            Some(format!(
+                "{what} is at {at}, a descendant of the change's commit {commit}: it contains the change"
+            )),
+        ),
+        Some(Containment::Lacks) => (
+            Status::Fail,
+            seen,
+            expected,
+            Some(format!(
+                "{what} is at {at}, which does not contain the change's commit {commit} (an older commit, or another branch)"
+            )),
+        ),
+        Some(Containment::Unknown { why, fix }) => (
+            Status::Unknown,
+            seen,
+            expected,
+            Some(format!(
+                "{what} is at {at}, not the change's commit {commit}, and whether it descends from it cannot be told: {why} (to tell: {fix})"
+            )),
+        ),
+        None => (
+            Status::Unknown,
+            seen,
+            expected,
+            Some(format!(
+                "{what} is at {at}, not the change's commit {commit}; whether it descends from it was not traced in git (pass --repo with a clone of the repository)"
+            )),
         ),
     }
+}
+
+/// Every GitOps revision the objects name, as the revision checks read them: what the gather
+/// traces in `--repo` against the change's commit ([`Observed::containment`]).
+pub fn revisions_named(observed: &Observed) -> Vec<String> {
+    const SINGLE: [&str; 4] = [
+        "/status/artifact/revision",
+        "/status/lastAppliedRevision",
+        "/status/sync/revision",
+        "/status/operationState/syncResult/revision",
+    ];
+    const LISTS: [&str; 2] = [
+        "/status/sync/revisions",
+        "/status/operationState/syncResult/revisions",
+    ];
+    let mut out: Vec<String> = observed
+        .others
+        .iter()
+        .flat_map(|o| {
+            let single = SINGLE.iter().filter_map(|p| str_at(o, p));
+            let listed = LISTS
+                .iter()
+                .filter_map(|p| o.pointer(p).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_str);
+            single.chain(listed).collect::<Vec<_>>()
+        })
+        .map(|r| raw::revision_commit(r).to_ascii_lowercase())
+        .filter(|c| crate::is_commit_sha(c))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Vec<Finding> {
@@ -434,6 +502,7 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
             let repo = observed.find_other(ResourceKind::GitRepository, source_ns, source_name);
             let rev = repo.and_then(|r| str_at(r, "/status/artifact/revision"));
             parts.push(commit_part(
+                observed,
                 rev,
                 commit,
                 &format!("GitRepository {source_ns}/{source_name}"),
@@ -567,7 +636,12 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
     ));
     let mut parts = Vec::new();
     if let Some(commit) = &change.commit {
-        parts.push(commit_part(applied, commit, "lastAppliedRevision"));
+        parts.push(commit_part(
+            observed,
+            applied,
+            commit,
+            "lastAppliedRevision",
+        ));
         let source_ref = ks.pointer("/spec/sourceRef");
         if source_ref.and_then(|s| str_at(s, "/kind")) == Some("GitRepository") {
             let name = source_ref
@@ -578,6 +652,7 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
                 .unwrap_or(ns);
             if let Some(repo) = observed.find_other(ResourceKind::GitRepository, source_ns, name) {
                 parts.push(commit_part(
+                    observed,
                     str_at(repo, "/status/artifact/revision"),
                     commit,
                     &format!("GitRepository {source_ns}/{name}"),
@@ -605,25 +680,35 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
     out
 }
 
-fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
+fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
     let src = format!("{ns}/Application/{}", raw::name(app));
     let sync_status = str_at(app, "/status/sync/status").unwrap_or("Unknown");
     let mut parts = Vec::new();
     if let Some(commit) = &change.commit {
-        let synced = str_at(app, "/status/sync/revision").or_else(|| {
-            app.pointer("/status/sync/revisions")?
-                .as_array()?
-                .iter()
-                .filter_map(Value::as_str)
-                .find(|r| revision_matches(r, commit))
-        });
+        // Multi-source apps record one revision per source: the change is in one of them.
+        let synced = str_at(app, "/status/sync/revision")
+            .or_else(|| best_revision(observed, app, "/status/sync/revisions", commit));
         parts.push(commit_part(
+            observed,
             synced,
             commit,
             &format!("sync ({sync_status})"),
         ));
-        if let Some(op) = str_at(app, "/status/operationState/syncResult/revision") {
-            parts.push(commit_part(Some(op), commit, "last sync operation"));
+        let op = str_at(app, "/status/operationState/syncResult/revision").or_else(|| {
+            best_revision(
+                observed,
+                app,
+                "/status/operationState/syncResult/revisions",
+                commit,
+            )
+        });
+        if let Some(op) = op {
+            parts.push(commit_part(
+                observed,
+                Some(op),
+                commit,
+                "last sync operation",
+            ));
         }
     }
     // At the right revision or not, OutOfSync means the cluster differs from git.
@@ -654,8 +739,14 @@ fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
     let f = Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
         .source(format!("{src} .status.operationState"));
     let message = str_at(app, "/status/operationState/message").unwrap_or_default();
+    let finished_order = finished
+        .zip(change.since)
+        .map(|(at, since)| order(at, since));
     out.push(match (phase, finished, change.since) {
-        (Some("Succeeded"), Some(at), Some(since)) if at > since => f.detail("Argo CD finished a sync after the change (status tier: the pods below are the proof)"),
+        (Some("Succeeded"), Some(_), Some(_)) if finished_order == Some(Order::After) => f.detail("Argo CD finished a sync after the change (status tier: the pods below are the proof)"),
+        (Some("Succeeded"), Some(at), Some(since)) if finished_order == Some(Order::Tie) => with_status(f, Status::Unknown)
+            .detail(format!("the last sync finished at {at}, in the change's own second ({since}): times are recorded to the second, so which came first cannot be told"))
+            .next("give the change time to the sub-second (--since with fractional seconds), or let the pods decide: verify the workloads with --image or -f"),
         (Some("Succeeded"), Some(at), Some(_)) => with_status(f, Status::Fail)
             .detail(format!("the last sync finished at {at}, before the change: it describes an earlier deploy"))
             .next("Argo CD has not synced since the change: check auto-sync and the app's source revision (argocd app get)"),
@@ -663,7 +754,7 @@ fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
         (Some(p @ ("Failed" | "Error")), _, _) => with_status(f, Status::Fail)
             .detail(format!("the last sync {p}: {message}"))
             .next("see why the sync failed: argocd app get --show-operation"),
-        (_, _, None) => with_status(f, Status::Unknown).detail("no change time was given").next("give the change time: --since TIME or --commit SHA"),
+        (_, _, None) => with_status(f, Status::Unknown).detail("no change time was given").next(super::GIVE_THE_CHANGE_TIME),
         _ => with_status(f, Status::Unknown).detail("no finished sync operation is recorded"),
     });
 
@@ -689,6 +780,36 @@ fn application(change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
         _ => with_status(f, Status::Unknown).detail(format!("health is {health}")),
     });
     out
+}
+
+/// Of a multi-source app's revisions (one per source), the one that says most about the
+/// commit: the commit itself or a descendant, else one git cannot place, else the first.
+fn best_revision<'a>(
+    observed: &Observed,
+    app: &'a Value,
+    pointer: &str,
+    commit: &str,
+) -> Option<&'a str> {
+    let revisions: Vec<&str> = app
+        .pointer(pointer)?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let rank = |r: &&&str| {
+        if revision_matches(r, commit) {
+            return 0;
+        }
+        match observed
+            .containment
+            .get(&raw::revision_commit(r).to_ascii_lowercase())
+        {
+            Some(Containment::Contains) => 0,
+            Some(Containment::Unknown { .. }) | None => 1,
+            Some(Containment::Lacks) => 2,
+        }
+    };
+    revisions.iter().min_by_key(rank).copied()
 }
 
 fn with_status(mut f: Finding, status: Status) -> Finding {

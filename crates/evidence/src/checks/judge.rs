@@ -118,7 +118,7 @@ fn judge_target(
         manifest: Vec::new(),
         ..change.clone()
     };
-    let workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
+    let mut workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
         .into_iter()
         .map(|w| {
             let ns = w.namespace_or(default_namespace).to_string();
@@ -155,8 +155,19 @@ fn judge_target(
             )),
             None => None,
         };
-    } else if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
-        report.verdict = report.verdict.min(worst);
+    } else {
+        if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
+            report.verdict = report.verdict.min(worst);
+        }
+        // The owner has not deployed the change: restarting its workloads (what their own
+        // evidence would suggest) deploys nothing. Their step is the owner's.
+        if let Some(owner_step) = &report.next_step {
+            for w in workloads.iter_mut().filter(|w| w.verdict != Verdict::Live) {
+                w.next_step = Some(format!(
+                    "{via} has not deployed the change, so its workloads cannot run it: {owner_step}"
+                ));
+            }
+        }
     }
     std::iter::once(report).chain(workloads).collect()
 }

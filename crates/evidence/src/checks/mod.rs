@@ -35,9 +35,12 @@ pub(crate) mod workload;
 mod workload_checks;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
-pub use gitops::{followed_workloads, helmrelease_release};
+pub use gitops::{followed_workloads, helmrelease_release, revisions_named};
 pub use judge::{final_failure, judge, verify_again};
 pub use pods::CRASH_LOOP_RESTARTS;
 pub use release::ReleaseHistory;
 
 use finding::Finding;
+
+/// The next step when no change time was given: runnable as written (no placeholder date).
+const GIVE_THE_CHANGE_TIME: &str = "give the change time: --since 15m (how long ago the change merged or was pushed; an RFC 3339 time works too), or --commit with the change's commit (its committer time is read from --repo)";

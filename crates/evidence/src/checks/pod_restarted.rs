@@ -1,24 +1,58 @@
 //! `pod_restarted`: every serving pod started after the change (a rollout that never
 //! restarted anything proves nothing).
+//!
+//! Start times are stamped to the second, and so are most change times: a container that
+//! started in the change's own second is a tie ([`crate::order`]). A tie is decided by what the
+//! pod shows: when its template shows the stated change and the pod belongs to the current
+//! revision, it started after the change (it runs what the change wrote). Otherwise nothing
+//! orders it, and the check is `unknown` — never `fail`, which a pipeline rolls back on.
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::workload::Workload;
+use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};
+use crate::order::{order, Order};
 use crate::{Change, Check, Status};
+
+/// What can decide a start in the change's own second.
+pub(crate) struct TieBreak<'a> {
+    /// What in the workload's template shows the change, when something does (the stated
+    /// expectations read back, a template that differs from the snapshot's).
+    pub shown_by: Option<String>,
+    /// The current revision: only its pods run the template that shows the change.
+    pub current: Option<&'a CurrentRevision>,
+}
+
+impl TieBreak<'_> {
+    /// Whether `pod`, started in the change's second, counts as started after it.
+    fn decides(&self, pod: &Pod) -> bool {
+        self.shown_by.is_some() && self.current.is_some_and(|c| c.is_current(pod))
+    }
+}
 
 pub(crate) fn pod_restarted(
     w: &Workload,
     change: &Change,
     pods: &[&Pod],
     readable: &Result<(), (String, String)>,
+    tie: &TieBreak,
 ) -> Finding {
     let Some(since) = change.since else {
-        return Finding::new(Check::PodRestarted, Status::Unknown, "not compared", "started after the change")
-            .source(format!("{}/Pod .status.containerStatuses[].state.running.startedAt", w.namespace))
-            .detail("no change time was given, so whether the pods started after the change cannot be told")
-            .next("give the change time: --since 2026-07-12T10:00:00Z, or --commit SHA (its committer time, read from --repo)");
+        return Finding::new(
+            Check::PodRestarted,
+            Status::Unknown,
+            "not compared",
+            "started after the change",
+        )
+        .source(format!(
+            "{}/Pod .status.containerStatuses[].state.running.startedAt",
+            w.namespace
+        ))
+        .detail(
+            "no change time was given, so whether the pods started after the change cannot be told",
+        )
+        .next(super::GIVE_THE_CHANGE_TIME);
     };
     let expected = format!("after {since}");
     if let Err((why, next)) = readable {
@@ -32,32 +66,39 @@ pub(crate) fn pod_restarted(
         .detail(why.clone())
         .next(next.clone());
     }
-    Starts::of(pods, since).judge(w, expected)
+    Starts::of(pods, since, tie).judge(w, since, tie, expected)
 }
+
+/// One serving container's start: `(pod, container, started)`.
+type Start = (String, String, Timestamp);
 
 /// The serving containers' start times against the change time.
 #[derive(Default)]
 struct Starts {
-    /// (pod, container, started) of each that started at or before the change.
-    before: Vec<(String, String, Timestamp)>,
+    /// Each that started before the change.
+    before: Vec<Start>,
+    /// Each that started in the change's own second with nothing to order it.
+    ties: Vec<Start>,
+    /// How many started in the change's second and count as after it (their template shows it).
+    ties_decided: usize,
     /// (pod, container, what is missing): evidence never read is never a pass.
     unreadable: Vec<(String, String, &'static str)>,
     /// The earliest start after the change: the pod closest to not having restarted.
-    earliest_after: Option<(Timestamp, String, String)>,
+    earliest_after: Option<Start>,
     /// Running containers seen.
     running: usize,
 }
 
 impl Starts {
-    fn of(pods: &[&Pod], since: Timestamp) -> Starts {
+    fn of(pods: &[&Pod], since: Timestamp, tie: &TieBreak) -> Starts {
         let mut starts = Starts::default();
         for pod in pods.iter().filter(|p| pods::is_serving(p)) {
-            starts.add(pod, since);
+            starts.add(pod, since, tie);
         }
         starts
     }
 
-    fn add(&mut self, pod: &Pod, since: Timestamp) {
+    fn add(&mut self, pod: &Pod, since: Timestamp, tie: &TieBreak) {
         let name = pods::name(pod).to_string();
         let statuses = pods::container_statuses(pod);
         // Every container the pod declares must be accounted for, not only those with a status.
@@ -82,41 +123,53 @@ impl Starts {
                 continue;
             };
             self.running += 1;
-            match started {
-                None => self.unreadable.push((
+            let Some(t) = started else {
+                self.unreadable.push((
                     name.clone(),
                     c.name.clone(),
                     "is running but its startedAt is missing",
-                )),
-                Some(t) if t <= since => self.before.push((name.clone(), c.name.clone(), t)),
-                Some(t) => {
-                    if self.earliest_after.as_ref().is_none_or(|(e, _, _)| t < *e) {
-                        self.earliest_after = Some((t, name.clone(), c.name.clone()));
+                ));
+                continue;
+            };
+            let start = (name.clone(), c.name.clone(), t);
+            let order = order(t, since);
+            match order {
+                Order::Before => self.before.push(start),
+                Order::Tie if !tie.decides(pod) => self.ties.push(start),
+                Order::Tie | Order::After => {
+                    if order == Order::Tie {
+                        self.ties_decided += 1;
+                    }
+                    if self.earliest_after.as_ref().is_none_or(|(_, _, e)| t < *e) {
+                        self.earliest_after = Some(start);
                     }
                 }
             }
         }
     }
 
-    /// A container that started before the change fails it; one whose start is not recorded
-    /// makes it unknown; no running container fails it; else it passes.
-    fn judge(self, w: &Workload, expected: String) -> Finding {
+    /// A container that started before the change fails it; one whose start is not recorded,
+    /// or that started in the change's second with nothing to order it, makes it unknown; no
+    /// running container fails it; else it passes.
+    fn judge(self, w: &Workload, since: Timestamp, tie: &TieBreak, expected: String) -> Finding {
         let source_of = |pod: &str, container: &str| {
             format!(
                 "{}/Pod/{pod} .status.containerStatuses[{container}].state.running.startedAt",
                 w.namespace
             )
         };
-        if let Some((pod, container, started)) = self.before.iter().min_by_key(|(_, _, t)| *t) {
-            let others = if self.before.len() > 1 {
-                format!(" (and {} more container(s))", self.before.len() - 1)
+        let more = |n: usize, what: &str| {
+            if n > 1 {
+                format!(" (and {} more {what})", n - 1)
             } else {
                 String::new()
-            };
+            }
+        };
+        if let Some((pod, container, started)) = self.before.iter().min_by_key(|(_, _, t)| *t) {
             return Finding::new(
                 Check::PodRestarted,
                 Status::Fail,
-                format!("started {started}{others}"),
+                format!("started {started}{}", more(self.before.len(), "container(s)")),
                 expected,
             )
             .source(source_of(pod, container))
@@ -138,17 +191,33 @@ impl Starts {
             .source(source_of(pod, container))
             .detail(format!(
                 "container {container} of serving pod {pod} {missing}{}",
-                if self.unreadable.len() > 1 {
-                    format!(" (and {} more)", self.unreadable.len() - 1)
-                } else {
-                    String::new()
-                }
+                more(self.unreadable.len(), "")
             ))
             .next(format!(
                 "read the pods again (kubectl -n {} get pods -l {} -o yaml): a pod's status records each container's start once the kubelet reports it",
                 w.namespace,
                 crate::selector::describe(w.selector)
             ));
+        }
+        if let Some((pod, container, started)) = self.ties.first() {
+            let why = match (&tie.shown_by, tie.current) {
+                (None, _) => "nothing in its template shows the change (a ConfigMap or Secret's contents, a rebuilt tag or a restart leave no trace there)".to_string(),
+                (Some(_), _) => "it does not belong to the current revision, whose template shows the change".to_string(),
+            };
+            return Finding::new(
+                Check::PodRestarted,
+                Status::Unknown,
+                format!(
+                    "started {started}, in the change's own second{}",
+                    more(self.ties.len(), "container(s)")
+                ),
+                expected,
+            )
+            .source(source_of(pod, container))
+            .detail(format!(
+                "pod {pod} started in the same second as the change ({since}), and {why}: start times are recorded to the second, so which came first cannot be told"
+            ))
+            .next("give the change time to the sub-second (record it before the apply with T=$(date -u +%FT%T.%3NZ) and pass --since \"$T\"), or state what the template must show (--image, -f, --expect-env, --expect-secret-ref) so the running template decides");
         }
         match (self.running, self.earliest_after) {
             (0, _) | (_, None) => Finding::new(
@@ -167,10 +236,21 @@ impl Starts {
                 w.namespace,
                 crate::selector::describe(w.selector)
             )),
-            (n, Some((earliest, pod, container))) => {
-                Finding::new(Check::PodRestarted, Status::Pass, format!("{n} serving container(s), earliest started {earliest}"), expected)
-                    .source(source_of(&pod, &container))
-                    .detail("every serving container started after the change, so it runs what the change put in place")
+            (n, Some((pod, container, earliest))) => {
+                let detail = match (self.ties_decided, &tie.shown_by) {
+                    (0, _) | (_, None) => "every serving container started after the change, so it runs what the change put in place".to_string(),
+                    (ties, Some(shown)) => format!(
+                        "every serving container started after the change; {ties} started in the change's own second and count as after it, as their pods are of the current revision and {shown}"
+                    ),
+                };
+                Finding::new(
+                    Check::PodRestarted,
+                    Status::Pass,
+                    format!("{n} serving container(s), earliest started {earliest}"),
+                    expected,
+                )
+                .source(source_of(&pod, &container))
+                .detail(detail)
             }
         }
     }

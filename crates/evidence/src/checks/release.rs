@@ -6,6 +6,7 @@ use liveproof_helm::{Limits, ReleaseStatus, StoredRelease};
 
 use super::raw::str_at;
 use super::Finding;
+use crate::order::{order, Order};
 use crate::{Change, Check, Observed, ResourceKind, Status};
 
 /// Every readable revision of release `name` in `namespace`, and what could not be read.
@@ -239,7 +240,7 @@ fn deployed_after(
         return (
             finding(Status::Unknown)
                 .detail("no change time was given, so whether this revision came after the change cannot be told")
-                .next("give the change time: --since TIME or --commit SHA"),
+                .next(super::GIVE_THE_CHANGE_TIME),
             Staleness::Unknown,
         );
     };
@@ -259,8 +260,8 @@ fn deployed_after(
         let restored_old = history
             .revision(target)
             .and_then(|t| t.release.info.last_deployed)
-            .is_none_or(|t: Timestamp| t <= since);
-        if deployed > since && restored_old {
+            .is_none_or(|t: Timestamp| order(t, since) == Order::Before);
+        if order(deployed, since) == Order::After && restored_old {
             return (
                 finding(Status::Fail)
                     .detail(format!(
@@ -271,7 +272,18 @@ fn deployed_after(
             );
         }
     }
-    if deployed > since {
+    let deployed_order = order(deployed, since);
+    if deployed_order == Order::Tie {
+        return (
+            finding(Status::Unknown)
+                .detail(format!(
+                    "{describe} was deployed at {deployed}, in the change's own second ({since}): which came first cannot be told at the precision the times were recorded"
+                ))
+                .next("give the change time to the sub-second (--since with fractional seconds, e.g. from date -u +%FT%T.%3NZ)"),
+            Staleness::Unknown,
+        );
+    }
+    if deployed_order == Order::After {
         (
             finding(Status::Pass).detail("the installed release was deployed after the change"),
             Staleness::Fresh,

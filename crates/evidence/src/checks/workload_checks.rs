@@ -5,10 +5,10 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::pod_restarted::pod_restarted;
+use super::pod_restarted::{pod_restarted, TieBreak};
 use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
-use super::workload::Workload;
+use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
 use crate::{Change, Check, Observed, ResourceKind, Status, Target};
 
@@ -98,13 +98,34 @@ pub(crate) fn workload_findings(
     let pods = w.pods(observed);
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
+    let spec = spec_readback(observed, &w, change, tied_by);
+    let tie = TieBreak {
+        shown_by: template_shows_change(&w, change, &spec),
+        current: match &revision {
+            Revision::Current(c) => Some(c),
+            _ => None,
+        },
+    };
+    let running = pod_spec(observed, &w, change, &pods, &pods_readable);
+    let tie = TieBreak {
+        shown_by: tie.shown_by.or_else(|| {
+            (running.evidence.status == Status::Pass).then(|| {
+                format!(
+                    "the pods run the stated change ({})",
+                    running.evidence.expected
+                )
+            })
+        }),
+        ..tie
+    };
+    let restarted = pod_restarted(&w, change, &pods, &pods_readable, &tie);
     let mut findings = vec![
-        spec_readback(observed, &w, change, tied_by),
+        spec,
         observed_generation(&w),
         rollout_complete(&w, &revision),
         pods_current(&w, &revision, &pods, &pods_readable),
-        pod_spec(observed, &w, change, &pods, &pods_readable),
-        pod_restarted(&w, change, &pods, &pods_readable),
+        running,
+        restarted,
     ];
     findings.extend(digest::image_digest_current(
         observed,
@@ -137,6 +158,24 @@ fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// What in the workload's template shows the change, when something does: the stated
+/// expectations read back from it (`spec_readback` passed), or a template that differs from
+/// the one the snapshot recorded before the apply. What decides a pod start in the change's
+/// own second.
+fn template_shows_change(w: &Workload, change: &Change, spec: &Finding) -> Option<String> {
+    if spec.evidence.status == Status::Pass {
+        return Some(format!(
+            "its template shows the stated change ({})",
+            spec.evidence.expected
+        ));
+    }
+    let before = change.prior_template(w.kind, w.namespace, w.name)?;
+    let now = serde_json::to_value(w.template).ok()?;
+    (crate::snapshot::template_hash(&now) != before).then(|| {
+        "its template differs from the one the snapshot recorded before the change".to_string()
+    })
 }
 
 /// How to state what changed, for a workload verified with no statement of it.
@@ -215,6 +254,9 @@ fn spec_readback(
         Status::Unknown => finding
             .detail("part of the expectation cannot be read from the template (see observed)")
             .next("name the env var or secret key explicitly in the template, or drop that expectation"),
+        Status::Skip => finding.detail(
+            "the template names the image by tag, which says nothing of the digest asked for: the digests the running pods record decide (pod_spec)",
+        ),
         _ => finding.detail("the pod template carries the expected content, read back from the API"),
     }
 }

@@ -39,7 +39,7 @@ use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
 pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
-pub use workloads::{restart_patch, RESTARTED_AT};
+pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
 use objects::{normalize, AnyObject, Kind};
 pub(crate) use plan::plan_related;
@@ -545,6 +545,90 @@ impl Cluster {
             }
         }
         Ok(())
+    }
+
+    /// The error for targets the cluster says do not exist (see
+    /// [`absent_targets`](liveproof_evidence::absent::absent_targets)), the first of them named,
+    /// with a did-you-mean from the names that kind has there (one metadata LIST; a release's
+    /// names are its storage objects' `name` labels). `None` when nothing is absent.
+    pub async fn not_found(
+        &self,
+        absent: &[liveproof_evidence::absent::Absent],
+    ) -> Option<GatherError> {
+        let first = absent.first()?;
+        let ns = (first.namespace != liveproof_evidence::ALL_NAMESPACES)
+            .then_some(first.namespace.as_str());
+        let names = self.names(first.resource, ns).await;
+        let suggestion = names.as_ref().and_then(|k| {
+            liveproof_evidence::closest(&first.target.name, k.iter().map(String::as_str))
+                .map(str::to_string)
+        });
+        let kind = first.target.kind.cli_name();
+        let lister = match first.target.kind {
+            liveproof_evidence::TargetKind::Release => "helm list".to_string(),
+            _ => format!("kubectl get {}", first.resource.plural()),
+        };
+        let list = match ns {
+            Some(ns) => format!("{lister} -n {ns}"),
+            None => format!("{lister} -A"),
+        };
+        let more = if absent.len() > 1 {
+            format!(" (and {} more target(s))", absent.len() - 1)
+        } else {
+            String::new()
+        };
+        Some(GatherError::NotFound {
+            server: self.server.clone(),
+            what: match ns {
+                Some(ns) => format!("{kind} {ns}/{}{more}", first.target.name),
+                None => format!("{kind} {}{more}", first.target.name),
+            },
+            where_: match ns {
+                Some(ns) => format!("in namespace {ns}"),
+                None => "in every namespace".to_string(),
+            },
+            list,
+            suggestion,
+            known: names.filter(|k| k.len() <= 20),
+        })
+    }
+
+    /// The names of `resource`'s objects in `namespace` (every namespace when `None`), by one
+    /// metadata LIST; for Helm storage, the releases they store. `None` when they cannot be
+    /// listed (refused, or any error: this only feeds a suggestion).
+    async fn names(&self, resource: ResourceKind, namespace: Option<&str>) -> Option<Vec<String>> {
+        let ar = objects::api_resource(resource);
+        let api: Api<kube::api::DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
+        let storage = matches!(resource, ResourceKind::Secret | ResourceKind::ConfigMap);
+        let params = if storage {
+            ListParams::default().labels("owner=helm").limit(500)
+        } else {
+            ListParams::default().limit(500)
+        };
+        let list = match api.list_metadata(&params).await {
+            Ok(list) => list,
+            Err(err) => {
+                tracing::debug!("names of {} not listed: {err}", resource.plural());
+                return None;
+            }
+        };
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|o| {
+                if storage {
+                    o.metadata.labels.and_then(|mut l| l.remove("name"))
+                } else {
+                    o.metadata.name
+                }
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Some(names)
     }
 
     /// Reads a group of lookups: each alone, or the kind's objects of the namespace in one

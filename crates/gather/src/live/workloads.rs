@@ -308,5 +308,10 @@ impl Cluster {
 
 /// The body `kubectl rollout restart` sends.
 pub fn restart_patch(at: Timestamp) -> Value {
-    json!({"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: at.to_string()}}}}})
+    json!({"spec": {"template": restart_template(at)}})
+}
+
+/// The part of a pod template a restart at `at` writes: what the restarted pods show of it.
+pub fn restart_template(at: Timestamp) -> Value {
+    json!({"metadata": {"annotations": {RESTARTED_AT: at.to_string()}}})
 }
