@@ -25,7 +25,7 @@ pub enum GitError {
     },
     #[error("{}: not a git repository\nhint: pass --repo DIR for the repository that holds the commit, or pass --since", repo.display())]
     NotARepository { repo: PathBuf, stderr: String },
-    #[error("commit `{commit}` not found in the repository at {}\nhint: fetch it (`git fetch`), or pass --since", repo.display())]
+    #[error("commit `{commit}` not found in the repository at {}\nhint: give its SHA (7 to 40 hex digits) or a ref the repository has (HEAD, a branch, a tag); fetch it (`git fetch`) if it is new, or pass --since", repo.display())]
     CommitNotFound { repo: PathBuf, commit: String },
     #[error("`{command}` in {} failed: {stderr}", repo.display())]
     Failed {
@@ -446,7 +446,7 @@ mod tests {
         assert!(
             msg.contains("deadbeefdeadbeef") && msg.contains(&dir.path().display().to_string())
         );
-        assert!(msg.contains("hint: fetch it"), "{msg}");
+        assert!(msg.contains("hint:") && msg.contains("fetch it"), "{msg}");
         // Option injection is refused as not found, not run.
         let err = commit_time(dir.path(), "--output=/tmp/x").expect_err("option");
         assert!(matches!(err, GitError::CommitNotFound { .. }), "{err:?}");

@@ -438,7 +438,7 @@ fn timeout_without_a_unit_names_the_flag() {
 }
 
 #[test]
-fn commit_that_is_not_hex_names_the_flag() {
+fn commit_that_is_neither_a_sha_nor_a_ref_names_the_flag() {
     for commit in ["xyz", "abc12", "3f2c1ag"] {
         let run = verify_offline(&live_dump(), &["--commit", commit]);
         run.assert_refused(2, commit)

@@ -70,7 +70,11 @@ async fn a_crd_that_is_not_installed_still_means_absent() {
         "json",
     ])
     .await;
-    assert_ne!(run.code, 2, "{}", run.stderr);
-    let report = run.report();
-    assert_ne!(report.verdict, liveproof_evidence::Verdict::Live);
+    // Absent is absent: an input error (exit 2) naming it, never a verdict and never live.
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("helmrelease apps/inventory not found"),
+        "{}",
+        run.stderr
+    );
 }

@@ -694,15 +694,14 @@ async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched(
         "json",
     ])
     .await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let report = run.report();
-    let target = &report.targets[0];
-    assert_eq!(target.namespace, "", "{target:?}");
-    let readback = &target.evidence[0];
-    assert_eq!(readback.status, Status::Fail);
+    // Not a verdict (exit 1 starts a rollback): an input error naming where it looked.
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
-        readback.detail.contains("in any namespace") && !readback.detail.contains("default"),
-        "{readback:?}"
+        run.stderr.contains("deployment nowhere not found")
+            && run.stderr.contains("in every namespace")
+            && !run.stderr.contains("default"),
+        "{}",
+        run.stderr
     );
 }
 
@@ -864,7 +863,7 @@ async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() 
 }
 
 /// RBAC may refuse reading Namespaces: that must not block — the target is then reported
-/// missing where it was looked for.
+/// not found where it was looked for (exit 2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_namespace_check_does_not_block() {
     let cluster = common::Cluster::start(
@@ -887,11 +886,13 @@ async fn a_refused_namespace_check_does_not_block() {
         "json",
     ])
     .await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let detail = &run.report().targets[0].evidence[0].detail;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
-        detail.contains("there is no Deployment named inventory in namespace elsewhere"),
-        "{detail}"
+        run.stderr
+            .contains("deployment elsewhere/inventory not found")
+            && run.stderr.contains("in namespace elsewhere"),
+        "{}",
+        run.stderr
     );
     assert!(
         cluster

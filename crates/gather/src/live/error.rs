@@ -57,23 +57,15 @@ pub enum GatherError {
         /// Every namespace that exists, when they could be listed (and are few).
         known: Option<Vec<String>>,
     },
-    #[error("{what} not found on the API server at {server} (looked {where_})\nhint: {}", match (suggestion, known) {
-        (Some(s), _) => format!("did you mean `{s}`? ({list}); --wait waits for a first deploy to create it"),
-        (None, Some(k)) if !k.is_empty() => format!("the names there are: {} ({list}); --wait waits for a first deploy to create it", k.join(", ")),
-        _ => format!("check the name and namespace ({list}; -A looks in every namespace); --wait waits for a first deploy to create it"),
-    })]
+    #[error("{what} not found on the API server at {server} (looked {where_})\nhint: {hint}")]
     NotFound {
         server: String,
         /// What was looked for: `deployment apps/inventroy`.
         what: String,
         /// `in namespace apps`, `in every namespace`.
         where_: String,
-        /// The command that lists what is there.
-        list: String,
-        /// The closest name that exists, when the names could be listed.
-        suggestion: Option<String>,
-        /// The names that exist, when they could be listed and are few.
-        known: Option<Vec<String>>,
+        /// The did-you-mean, the names there, or why the kind is not there at all.
+        hint: String,
     },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {

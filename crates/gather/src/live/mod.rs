@@ -45,6 +45,14 @@ use objects::{normalize, AnyObject, Kind};
 pub(crate) use plan::plan_related;
 use plan::{plan_lookups, plan_reads, Keep, Lookup, LookupRead, PodRead};
 
+/// Why the names of a kind could not be listed for a did-you-mean.
+enum NamesUnread {
+    /// The API server does not serve the resource (a CRD that is not installed).
+    NotServed,
+    /// Any other failure: refused, unreachable; the suggestion is left out.
+    Failed,
+}
+
 /// How to reach the cluster, as kubectl takes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterOptions {
@@ -558,11 +566,6 @@ impl Cluster {
         let first = absent.first()?;
         let ns = (first.namespace != liveproof_evidence::ALL_NAMESPACES)
             .then_some(first.namespace.as_str());
-        let names = self.names(first.resource, ns).await;
-        let suggestion = names.as_ref().and_then(|k| {
-            liveproof_evidence::closest(&first.target.name, k.iter().map(String::as_str))
-                .map(str::to_string)
-        });
         let kind = first.target.kind.cli_name();
         let lister = match first.target.kind {
             liveproof_evidence::TargetKind::Release => "helm list".to_string(),
@@ -571,6 +574,27 @@ impl Cluster {
         let list = match ns {
             Some(ns) => format!("{lister} -n {ns}"),
             None => format!("{lister} -A"),
+        };
+        let first_deploy = "--wait waits for a first deploy to create it";
+        let hint = match self.names(first.resource, ns).await {
+            Err(NamesUnread::NotServed) => format!(
+                "the API server does not serve {}.{} at all: is the controller that defines it installed? (kubectl api-resources lists what it serves)",
+                first.resource.plural(),
+                first.resource.group()
+            ),
+            Ok(names) => {
+                match liveproof_evidence::closest(&first.target.name, names.iter().map(String::as_str)) {
+                    Some(near) => format!("did you mean `{near}`? ({list}); {first_deploy}"),
+                    None if !names.is_empty() && names.len() <= 20 => format!(
+                        "the names there are: {} ({list}); {first_deploy}",
+                        names.join(", ")
+                    ),
+                    None => format!("check the name and namespace ({list}; -A looks in every namespace); {first_deploy}"),
+                }
+            }
+            Err(NamesUnread::Failed) => format!(
+                "check the name and namespace ({list}; -A looks in every namespace); {first_deploy}"
+            ),
         };
         let more = if absent.len() > 1 {
             format!(" (and {} more target(s))", absent.len() - 1)
@@ -587,16 +611,18 @@ impl Cluster {
                 Some(ns) => format!("in namespace {ns}"),
                 None => "in every namespace".to_string(),
             },
-            list,
-            suggestion,
-            known: names.filter(|k| k.len() <= 20),
+            hint,
         })
     }
 
     /// The names of `resource`'s objects in `namespace` (every namespace when `None`), by one
     /// metadata LIST; for Helm storage, the releases they store. `None` when they cannot be
-    /// listed (refused, or any error: this only feeds a suggestion).
-    async fn names(&self, resource: ResourceKind, namespace: Option<&str>) -> Option<Vec<String>> {
+    /// listed, why not.
+    async fn names(
+        &self,
+        resource: ResourceKind,
+        namespace: Option<&str>,
+    ) -> Result<Vec<String>, NamesUnread> {
         let ar = objects::api_resource(resource);
         let api: Api<kube::api::DynamicObject> = match namespace {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
@@ -610,9 +636,12 @@ impl Cluster {
         };
         let list = match api.list_metadata(&params).await {
             Ok(list) => list,
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                return Err(NamesUnread::NotServed)
+            }
             Err(err) => {
                 tracing::debug!("names of {} not listed: {err}", resource.plural());
-                return None;
+                return Err(NamesUnread::Failed);
             }
         };
         let mut names: Vec<String> = list
@@ -628,7 +657,7 @@ impl Cluster {
             .collect();
         names.sort();
         names.dedup();
-        Some(names)
+        Ok(names)
     }
 
     /// Reads a group of lookups: each alone, or the kind's objects of the namespace in one
