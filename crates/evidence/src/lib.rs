@@ -30,7 +30,7 @@ pub use checks::{
 pub use commit::is_commit_sha;
 pub use model::{
     ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
-    Tier, Verdict, SCHEMA,
+    Tier, Verdict, WaitRecord, SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{resolve_targets, ALL_NAMESPACES};

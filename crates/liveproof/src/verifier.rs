@@ -461,6 +461,8 @@ pub async fn wait(
     let mut latest: Option<Observed> = None;
     let mut last: Option<Report> = None;
     let mut watch_failing = None;
+    // A failure waiting cannot fix ends the wait early: that is not the --timeout running out.
+    let mut stopped_at_failure = false;
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
@@ -539,6 +541,7 @@ pub async fn wait(
         last = Some(report);
         if let Some(reason) = final_reason.filter(|_| !finished) {
             tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+            stopped_at_failure = true;
             break;
         }
         if finished || tokio::time::Instant::now() >= watch_until {
@@ -559,6 +562,12 @@ pub async fn wait(
             tracing::warn!("the diagnostics could not be read before --timeout ran out");
         }
     }
+    // Whole seconds, rounded: a 2s --timeout stops its watch a little early to explain.
+    let elapsed = deadline.elapsed().as_millis().saturating_add(500) / 1000;
+    last.wait = Some(liveproof_evidence::WaitRecord {
+        timed_out: !done(&last) && !stopped_at_failure,
+        elapsed_seconds: u64::try_from(elapsed).unwrap_or(u64::MAX),
+    });
     Ok(last)
 }
 
