@@ -798,3 +798,61 @@ fn a_wait_that_ran_out_is_said_in_every_format() {
     );
 }
 
+// ---- error documents (exit 2) ---------------------------------------------------------------
+
+fn error_rendered(format: Format) -> String {
+    let problem = liveproof_report::Problem::from_text(
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone\nhint: check `kubectl cluster-info`",
+    );
+    let mut out = Vec::new();
+    liveproof_report::render_error(
+        &liveproof_report::ErrorReport::new(problem),
+        format,
+        &mut out,
+    )
+    .expect("rendering to a Vec cannot fail");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn an_error_is_one_document_in_every_format_but_text() {
+    let json: liveproof_report::ErrorReport =
+        serde_json::from_str(&error_rendered(Format::Json)).expect("an error document");
+    assert_eq!(json.schema, "liveproof/v1");
+    assert_eq!(
+        json.error.message,
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone"
+    );
+    assert_eq!(
+        json.error.hint.as_deref(),
+        Some("check `kubectl cluster-info`")
+    );
+
+    let md = error_rendered(Format::Markdown);
+    assert!(md.starts_with("## ⛔ liveproof could not verify\n"), "{md}");
+    assert!(
+        md.contains("**Error:** cannot reach the API server at https://127.0.0.1:1 &lt;refused&gt; &amp; gone"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Hint:** check \\`kubectl cluster-info\\`"),
+        "{md}"
+    );
+
+    let xml = error_rendered(Format::Junit);
+    assert_well_formed(&xml);
+    assert_eq!(xml.matches("<testcase ").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<error ").count(), 1, "{xml}");
+    assert_eq!(attribute(&xml, "testsuites", "liveproof", "errors"), "1");
+    assert_eq!(
+        unescape(attribute(&xml, "error", "message", "message")),
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone"
+    );
+    assert!(xml.contains("hint: check `kubectl cluster-info`"), "{xml}");
+
+    assert_eq!(
+        error_rendered(Format::Text),
+        "",
+        "text: the stderr line only"
+    );
+}
