@@ -33,5 +33,5 @@ pub use model::{
     Tier, Verdict, WaitRecord, SCHEMA,
 };
 pub use observed::{ChartChange, Denied, ObjectError, Observed, ResourceKind};
-pub use resolve::{resolve_targets, ALL_NAMESPACES};
+pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
 pub use target::{closest, Target, TargetError, TargetKind};

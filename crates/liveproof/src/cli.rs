@@ -474,7 +474,10 @@ pub struct VerifyArgs {
 
     /// Read objects from a file or directory of YAML/JSON (what `kubectl get -o yaml` prints)
     /// instead of a cluster. Objects the dump lacks make their checks unknown, never pass.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context", "wait"])]
+    /// Targets that name no namespace are in -n, else the kubeconfig context's namespace (as
+    /// live; --kubeconfig/--context only choose that, nothing is sent), else the one namespace
+    /// of the dump that holds them (the report says so), else `default`.
+    #[arg(long, value_name = "PATH", conflicts_with = "wait")]
     pub from: Option<PathBuf>,
 
     /// Largest decoded Helm release accepted, in bytes (guards against a hostile or corrupt Secret).

@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
+mod dump_namespace;
 mod fleet;
 mod lint;
 mod mcp;

@@ -14,6 +14,7 @@ use liveproof_gather::Cluster;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
+use crate::dump_namespace::DumpNamespace;
 use crate::progress::Progress;
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
@@ -32,7 +33,9 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     match &config.source {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load(path)?;
-            let default_ns = config.namespace.as_deref().unwrap_or("default");
+            let namespace = DumpNamespace::choose(config, &observed);
+            namespace.log();
+            let default_ns = namespace.namespace();
             let selected = config.selector.as_ref().map(|(text, selector)| {
                 let ns = (!config.all_namespaces).then_some(default_ns);
                 (text, ns, observed.workloads_matching(selector, ns))
@@ -41,6 +44,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let facts = registry_facts(config, None, &observed).await?;
             read_versions(config, &mut observed).await;
             let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
+            namespace.explain(&mut report, path);
             let from = Some(path.display().to_string());
             stamp(
                 &mut report,
