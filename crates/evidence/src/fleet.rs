@@ -102,6 +102,8 @@ mod tests {
             generated_at: None,
             liveproof_version: None,
             cluster: None,
+            wait: None,
+            notes: Vec::new(),
         }
     }
 

@@ -218,6 +218,22 @@ pub struct Report {
     /// the `--from` files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterRef>,
+    /// With `--wait`: how long it waited, and whether the `--timeout` ran out first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitRecord>,
+    /// What a reader should know about how the report was made, e.g. which namespace a
+    /// `--from` dump was read in when no `-n` said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// How a `--wait` ended: live, stopped at a failure waiting cannot fix, or at the `--timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WaitRecord {
+    /// The `--timeout` ran out before the change was live.
+    pub timed_out: bool,
+    /// How long the command waited, in whole seconds (rounded).
+    pub elapsed_seconds: u64,
 }
 
 /// The cluster a report's evidence was read from.
@@ -265,6 +281,8 @@ impl Report {
             generated_at: None,
             liveproof_version: None,
             cluster: None,
+            wait: None,
+            notes: Vec::new(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Which namespace each target is judged in.
 
-use crate::{Observed, Target, TargetKind};
+use crate::{Observed, ResourceKind, Target, TargetKind};
 
 /// The namespace of a `-A` target found in none: it was looked for in every namespace.
 pub const ALL_NAMESPACES: &str = "";
@@ -37,9 +37,7 @@ pub fn resolve_targets(
             push(Target::new(target.kind, Some(default_ns), &target.name));
             continue;
         }
-        let mut found = namespaces_holding(observed, target.kind, &target.name);
-        found.sort();
-        found.dedup();
+        let found = namespaces_holding(observed, target.kind, &target.name);
         if found.is_empty() {
             push(Target::new(target.kind, Some(ALL_NAMESPACES), &target.name));
         }
@@ -50,14 +48,48 @@ pub fn resolve_targets(
     out
 }
 
-fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
-    observed
-        .workloads()
-        .filter(|(k, _, _)| *k == kind)
-        .map(|(_, m, _)| m)
-        .filter(|m| m.name.as_deref() == Some(name))
-        .map(|m| m.namespace.clone().unwrap_or_else(|| "default".to_string()))
-        .collect()
+/// The namespaces where `observed` holds a target of `kind` named `name`, sorted: a workload
+/// or GitOps object of that name, or a Helm release's storage (`owner=helm`, `name=NAME`).
+/// An object that names no namespace counts as in `default`, as kubectl applies it.
+pub fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
+    let namespace = |ns: Option<&str>| ns.unwrap_or("default").to_string();
+    let str_at = |o: &'_ serde_json::Value, at: &str| -> Option<String> {
+        o.pointer(at)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let mut found: Vec<String> = match kind {
+        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => observed
+            .workloads()
+            .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
+            .map(|(_, m, _)| namespace(m.namespace.as_deref()))
+            .collect(),
+        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application => {
+            let resource = match kind {
+                TargetKind::HelmRelease => ResourceKind::HelmRelease,
+                TargetKind::Kustomization => ResourceKind::Kustomization,
+                _ => ResourceKind::Application,
+            };
+            observed
+                .others_of(resource)
+                .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
+                .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+                .collect()
+        }
+        TargetKind::Release => observed
+            .others_of(ResourceKind::Secret)
+            .chain(observed.others_of(ResourceKind::ConfigMap))
+            .filter(|o| {
+                str_at(o, "/metadata/labels/owner").as_deref() == Some("helm")
+                    && str_at(o, "/metadata/labels/name").as_deref() == Some(name)
+                    && liveproof_helm::is_release_storage(o)
+            })
+            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .collect(),
+    };
+    found.sort();
+    found.dedup();
+    found
 }
 
 #[cfg(test)]
@@ -105,5 +137,25 @@ mod tests {
                 Target::new(TargetKind::StatefulSet, Some(ALL_NAMESPACES), "db"),
             ]
         );
+    }
+
+    #[test]
+    fn namespaces_holding_finds_workloads_and_gitops_objects_by_kind_and_name() {
+        let mut observed = Observed::default();
+        for (ns, name) in [("b", "web"), ("a", "web"), ("a", "api")] {
+            observed
+                .add_value(deployment(ns, name), "test")
+                .expect("valid");
+        }
+        let hr = serde_json::json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "web", "namespace": "flux-system"}
+        });
+        observed.add_value(hr, "test").expect("valid");
+        let held = |kind, name| namespaces_holding(&observed, kind, name);
+        assert_eq!(held(TargetKind::Deployment, "web"), ["a", "b"]);
+        assert_eq!(held(TargetKind::HelmRelease, "web"), ["flux-system"]);
+        assert!(held(TargetKind::StatefulSet, "web").is_empty());
+        assert!(held(TargetKind::Release, "web").is_empty());
     }
 }

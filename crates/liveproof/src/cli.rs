@@ -109,12 +109,14 @@ pub enum Command {
         every command it names is one this binary takes."
     )]
     Skill,
-    /// Print the JSON Schema of the `-o json` report (liveproof/v1), fleet reports included.
+    /// Print the JSON Schema of the `-o json` report (liveproof/v1), fleet reports and the exit-2 error document included.
     #[command(
         long_about = "Print the JSON Schema (draft 2020-12) of the report `liveproof verify -o \
         json` prints, derived from the report's own types so the two cannot drift apart. A report over \
         several clusters (`--context` repeated, `--all-contexts`) is the same report with \
-        `clusters` added, which the schema describes."
+        `clusters` added, which the schema describes. On exit 2 `-o json` prints the error \
+        document instead ({\"schema\": \"liveproof/v1\", \"error\": {\"message\", \"hint\"}}): \
+        the schema is one of the two."
     )]
     Schema(SchemaArgs),
 }
@@ -472,7 +474,10 @@ pub struct VerifyArgs {
 
     /// Read objects from a file or directory of YAML/JSON (what `kubectl get -o yaml` prints)
     /// instead of a cluster. Objects the dump lacks make their checks unknown, never pass.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context", "wait"])]
+    /// Targets that name no namespace are in -n, else the kubeconfig context's namespace (as
+    /// live; --kubeconfig/--context only choose that, nothing is sent), else the one namespace
+    /// of the dump that holds them (the report says so), else `default`.
+    #[arg(long, value_name = "PATH", conflicts_with = "wait")]
     pub from: Option<PathBuf>,
 
     /// Largest decoded Helm release accepted, in bytes (guards against a hostile or corrupt Secret).
@@ -783,4 +788,85 @@ pub enum LintFormat {
     Text,
     Json,
     Sarif,
+}
+
+impl Cli {
+    /// The document an error is answered in on stdout: what `-o` asked for, when that is a
+    /// format an error document can be (json, markdown, junit; not text, not sarif).
+    pub fn error_format(&self) -> Option<liveproof_report::Format> {
+        let asked = match &self.command {
+            Command::Verify(args) => args.output.to_possible_value(),
+            Command::Stale(args) => args.output.to_possible_value(),
+            Command::Demo(args) => args.output.to_possible_value(),
+            Command::Lint(args) => args.output.to_possible_value(),
+            _ => None,
+        }?;
+        error_document(asked.get_name())
+    }
+}
+
+/// [`Cli::error_format`] read off raw arguments clap refused: the subcommand is the first word
+/// naming one, and its `-o` value (`-o json`, `-ojson`, `-o=json`, `--output json`,
+/// `--output=json`; the last one given) counts only if that subcommand takes it.
+pub fn error_format_in(argv: &[String]) -> Option<liveproof_report::Format> {
+    let cli = <Cli as clap::CommandFactory>::command();
+    let args: Vec<&str> = argv
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    let command = args.iter().find_map(|a| cli.find_subcommand(a))?;
+    let output = command.get_arguments().find(|a| a.get_id() == "output")?;
+    let mut asked = None;
+    for (i, arg) in args.iter().enumerate() {
+        let value = match *arg {
+            "-o" | "--output" => args.get(i + 1).copied(),
+            _ => arg
+                .strip_prefix("--output=")
+                .or_else(|| arg.strip_prefix("-o").filter(|v| !v.is_empty()))
+                .map(|v| v.strip_prefix('=').unwrap_or(v)),
+        };
+        if value.is_some() {
+            asked = value;
+        }
+    }
+    let asked = asked?;
+    output
+        .get_possible_values()
+        .iter()
+        .find(|v| v.matches(asked, false))
+        .and_then(|v| error_document(v.get_name()))
+}
+
+/// The format named `name` (a canonical `-o` value), if an error document can be drawn in it.
+fn error_document(name: &str) -> Option<liveproof_report::Format> {
+    name.parse()
+        .ok()
+        .filter(|f| *f != liveproof_report::Format::Text)
+}
+
+/// What clap said, as a [`Problem`](liveproof_report::Problem): its first paragraph is the
+/// message (`error: ` dropped), its `tip:` lines the hint, else where the usage is.
+pub fn clap_problem(err: &clap::Error) -> liveproof_report::Problem {
+    let rendered = err.render().to_string();
+    let mut paragraphs = rendered.split("\n\n").map(str::trim);
+    let first = paragraphs.next().unwrap_or_default();
+    let message = first.strip_prefix("error:").unwrap_or(first).trim();
+    let rest: Vec<&str> = paragraphs.collect();
+    let mut hints: Vec<String> = rest
+        .iter()
+        .flat_map(|p| p.lines())
+        .filter_map(|l| l.trim().strip_prefix("tip:"))
+        .map(|t| t.trim().to_string())
+        .collect();
+    if hints.is_empty() {
+        if let Some(usage) = rest.iter().find_map(|p| p.strip_prefix("Usage:")) {
+            hints.push(format!("usage: {}; see --help", usage.trim()));
+        }
+    }
+    liveproof_report::Problem {
+        message: message.to_string(),
+        hint: (!hints.is_empty()).then(|| hints.join("\n")),
+    }
 }

@@ -87,6 +87,10 @@ pub enum ConfigError {
     },
     #[error("-f {}: {reason}", path.display())]
     Manifests { path: PathBuf, reason: String },
+    #[error("--from reads one dump, and --context is given {given} times\nhint: with --from, --context only names the kubeconfig context whose namespace targets without one are read in: give it once, or use -n")]
+    FromContexts { given: usize },
+    #[error("--from with --kubeconfig/--context (for the context's namespace): {0}")]
+    FromKubeconfig(String),
 }
 
 /// Where objects come from.
@@ -124,6 +128,9 @@ pub struct VerifyConfig {
     pub report: Option<(std::path::PathBuf, Format)>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
+    /// Where `namespace` was taken from when no `-n` gave it (offline: the kubeconfig
+    /// context's namespace), for the verbose log.
+    pub namespace_origin: Option<String>,
     /// `--context` given more than once, or `--all-contexts`: the contexts to verify the same
     /// change in, each with the options of `source` (empty: one cluster, `source`'s).
     pub fleet: Vec<String>,
@@ -201,6 +208,7 @@ impl VerifyConfig {
             snapshot: None,
             report: None,
             since_origin: None,
+            namespace_origin: None,
             selector: None,
             containment: ContainmentCache::default(),
             fleet: Vec::new(),
@@ -237,6 +245,12 @@ impl VerifyConfig {
             }
             None => Source::Live(ClusterOptions::try_from(&args.cluster)?),
         };
+        let (namespace, namespace_origin) = match (&source, namespace(&args.cluster)) {
+            (Source::Offline(_), None) if !args.cluster.all_namespaces => {
+                offline_namespace(&args.cluster)?
+            }
+            (_, given) => (given, None),
+        };
         let fleet = fleet(args, &source)?;
         let request_timeout = request_timeout(&args.cluster)?;
         // The clock starts now: --timeout bounds the whole command, the first gather included.
@@ -264,7 +278,8 @@ impl VerifyConfig {
             change,
             source,
             all_namespaces: args.cluster.all_namespaces,
-            namespace: namespace(&args.cluster),
+            namespace,
+            namespace_origin,
             wait,
             request_timeout,
             format: format(args.output),
@@ -441,6 +456,46 @@ pub fn namespace(args: &ClusterArgs) -> Option<String> {
         return None;
     }
     args.namespace.clone()
+}
+
+/// `--from` with no `-n`: the namespace of the kubeconfig context live mode would use
+/// (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`; `--context` or the current one), and where
+/// it came from. Read from the file only; no kubeconfig, or a context that names no namespace,
+/// is `None` (the dump then decides). A kubeconfig or context named on the command line must
+/// exist, as live.
+fn offline_namespace(args: &ClusterArgs) -> Result<(Option<String>, Option<String>), ConfigError> {
+    if args.context.len() > 1 {
+        return Err(ConfigError::FromContexts {
+            given: args.context.len(),
+        });
+    }
+    let options = ClusterOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.first().cloned(),
+        ..ClusterOptions::default()
+    };
+    if options.kubeconfig.is_some() || options.context.is_some() {
+        let known = liveproof_gather::live::kubeconfig_contexts(&options)
+            .map_err(|e| ConfigError::FromKubeconfig(e.to_string()))?;
+        if let Some(name) = options.context.as_ref().filter(|c| !known.contains(c)) {
+            return Err(ConfigError::UnknownContext {
+                name: name.clone(),
+                suggestion: liveproof_evidence::closest(name, known.iter().map(String::as_str))
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok(match liveproof_gather::live::context_namespace(&options) {
+        Some(found) => (
+            Some(found.namespace),
+            Some(format!(
+                "the namespace of the kubeconfig context `{}`",
+                found.context
+            )),
+        ),
+        None => (None, None),
+    })
 }
 
 /// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one

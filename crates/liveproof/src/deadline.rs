@@ -32,6 +32,12 @@ impl Deadline {
         }
     }
 
+    /// How long since the clock started (`--timeout` before the deadline).
+    pub fn elapsed(&self) -> Duration {
+        let started = self.at.checked_sub(self.timeout).unwrap_or(self.at);
+        started.elapsed()
+    }
+
     /// Runs `work` until the deadline: its own result, or [`OutOfTime`] naming the server and
     /// `what` was being done.
     pub async fn bound<T, E>(

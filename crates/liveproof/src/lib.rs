@@ -5,6 +5,7 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
+mod dump_namespace;
 mod fleet;
 mod lint;
 mod mcp;
@@ -23,6 +24,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use liveproof_report::Problem;
 
 pub use config::ConfigError;
 
@@ -30,9 +32,14 @@ pub use config::ConfigError;
 pub const EXIT_ERROR: u8 = 2;
 
 /// The whole program, for both binaries (`liveproof`, and `kubectl-liveproof` as a kubectl
-/// plugin): parse, run, map the result to an exit code.
+/// plugin): parse, run, map the result to an exit code. On exit 2 the error is said on stderr
+/// and, when `-o` asked for a document (json, markdown, junit), answered as one on stdout.
 pub fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return refused(&err),
+    };
+    let asked = cli.error_format();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -44,13 +51,40 @@ pub fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
+            let problem = problem(&err);
             #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
             {
-                eprintln!("liveproof: error: {}", error_text(&err));
+                eprintln!("liveproof: error: {problem}");
             }
+            answer(problem, asked);
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// Arguments clap refused (or `--help`/`--version`, which are answers, not errors): clap says
+/// it on stderr as ever, and the error document goes to stdout in the format the raw
+/// arguments asked for, as for any other exit 2.
+fn refused(err: &clap::Error) -> ExitCode {
+    if err.use_stderr() {
+        let argv: Vec<String> = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        answer(cli::clap_problem(err), cli::error_format_in(&argv));
+    }
+    // Printing can only fail on a closed stream: nothing is left to tell then.
+    let _ = err.print();
+    ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(EXIT_ERROR))
+}
+
+/// The error document on stdout, in `format` (nothing for text or when none was asked).
+fn answer(problem: Problem, format: Option<liveproof_report::Format>) {
+    let Some(format) = format else {
+        return;
+    };
+    let report = liveproof_report::ErrorReport::new(problem);
+    // A reader that went away (a closed pipe) has nothing left to be told.
+    let _ = liveproof_report::render_error(&report, format, &mut std::io::stdout().lock());
 }
 
 /// Runs a parsed command; returns the process exit code.
@@ -123,8 +157,9 @@ fn init_logging(verbose: u8) {
 }
 
 /// The error and its causes, each said once: a message that already quotes its cause (as
-/// most of ours do, to read well alone) does not get it appended a second time.
-pub(crate) fn error_text(err: &anyhow::Error) -> String {
+/// most of ours do, to read well alone) does not get it appended a second time. Its `hint:`
+/// lines become the hint.
+pub(crate) fn problem(err: &anyhow::Error) -> Problem {
     let mut text = String::new();
     for cause in err.chain() {
         let part = cause.to_string();
@@ -137,17 +172,12 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
         }
         text.push_str(&part);
     }
-    // Hints read best last, each once.
-    let (mut body, mut hints) = (Vec::new(), Vec::new());
-    for line in text.lines() {
-        match line.trim_start().strip_prefix("hint:") {
-            Some(h) if !hints.contains(&h.trim().to_string()) => hints.push(h.trim().to_string()),
-            Some(_) => {}
-            None => body.push(line.to_string()),
-        }
-    }
-    body.extend(hints.into_iter().map(|h| format!("hint: {h}")));
-    body.join("\n")
+    Problem::from_text(&text)
+}
+
+/// [`problem`] as one text, hints last, each once: what stderr and MCP say.
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
+    problem(err).to_string()
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use liveproof_gather::Cluster;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
+use crate::dump_namespace::DumpNamespace;
 use crate::progress::Progress;
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
@@ -32,7 +33,9 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     match &config.source {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load(path)?;
-            let default_ns = config.namespace.as_deref().unwrap_or("default");
+            let namespace = DumpNamespace::choose(config, &observed);
+            namespace.log();
+            let default_ns = namespace.namespace();
             let selected = config.selector.as_ref().map(|(text, selector)| {
                 let ns = (!config.all_namespaces).then_some(default_ns);
                 (text, ns, observed.workloads_matching(selector, ns))
@@ -41,6 +44,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let facts = registry_facts(config, None, &observed).await?;
             read_versions(config, &mut observed).await;
             let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
+            namespace.explain(&mut report, path);
             let from = Some(path.display().to_string());
             stamp(
                 &mut report,
@@ -490,6 +494,8 @@ pub async fn wait(
     let mut latest: Option<Observed> = None;
     let mut last: Option<Report> = None;
     let mut watch_failing = None;
+    // A failure waiting cannot fix ends the wait early: that is not the --timeout running out.
+    let mut stopped_at_failure = false;
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
@@ -568,6 +574,7 @@ pub async fn wait(
         last = Some(report);
         if let Some(reason) = final_reason.filter(|_| !finished) {
             tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
+            stopped_at_failure = true;
             break;
         }
         if finished || tokio::time::Instant::now() >= watch_until {
@@ -593,6 +600,12 @@ pub async fn wait(
             tracing::warn!("the diagnostics could not be read before --timeout ran out");
         }
     }
+    // Whole seconds, rounded: a 2s --timeout stops its watch a little early to explain.
+    let elapsed = deadline.elapsed().as_millis().saturating_add(500) / 1000;
+    last.wait = Some(liveproof_evidence::WaitRecord {
+        timed_out: !done(&last) && !stopped_at_failure,
+        elapsed_seconds: u64::try_from(elapsed).unwrap_or(u64::MAX),
+    });
     Ok(last)
 }
 

@@ -594,11 +594,18 @@ fn unreachable_cluster_names_the_server_with_a_hint() {
     ]);
     run.assert_refused(2, "unreachable cluster")
         .assert_stderr_names(&["http://127.0.0.1:1", "hint:"], "unreachable cluster");
+    // No report on an operational error: one error document, saying what stderr says.
+    let doc: liveproof_report::ErrorReport = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not one error document ({e}):\n{}", run.stdout));
+    assert_eq!(doc.schema, "liveproof/v1");
+    assert!(doc.error.message.contains("http://127.0.0.1:1"), "{doc:?}");
+    let hint = doc.error.hint.clone().expect("a hint");
     assert!(
-        run.stdout.trim().is_empty(),
-        "no report on an operational error:\n{}",
-        run.stdout
+        run.stderr.contains(&format!("hint: {hint}")),
+        "the stderr line stays, with the same hint:\n{}",
+        run.stderr
     );
+    assert!(!doc.error.message.contains("hint:"), "{doc:?}");
 }
 
 #[test]

@@ -31,11 +31,9 @@ async fn a_404_without_a_name_is_an_error_not_a_missing_helmrelease() {
     cluster.sim.faults().fail_next(1, 404, None);
     let run = common::liveproof(&args).await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.is_empty(),
-        "no verdict on a read that failed: {}",
-        run.stdout
-    );
+    // No verdict on a read that failed: the error document.
+    let doc = run.error_document();
+    assert!(doc.error.message.contains("404"), "{doc:?}");
     assert!(
         run.stderr.contains("404") && run.stderr.contains("HelmRelease apps/inventory"),
         "{}",

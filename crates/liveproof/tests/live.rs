@@ -321,7 +321,10 @@ async fn wait_until_live(close_watches: bool) {
     };
     let (run, ()) = tokio::join!(waiting, reconcile);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert_eq!(run.report().verdict, Verdict::Live);
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::Live);
+    let wait = report.wait.expect("the wait is recorded");
+    assert!(!wait.timed_out && wait.elapsed_seconds < 60, "{wait:?}");
     // Progress went to stderr (a line per change when stderr is not a terminal).
     assert!(run.stderr.contains("waiting:"), "{}", run.stderr);
     assert!(
@@ -367,8 +370,14 @@ async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
     ])
     .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(run.report().verdict, Verdict::NotLive);
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::NotLive);
     assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
+    // The report itself says the wait ran out, and after how long: a pipeline reading only
+    // stdout can tell "not live yet" from "not live, and waiting was not the problem".
+    let wait = report.wait.expect("the wait is recorded");
+    assert!(wait.timed_out, "{wait:?}");
+    assert!((2..=3).contains(&wait.elapsed_seconds), "{wait:?}");
 }
 
 /// Waits on a story with a ten-minute timeout: the harness's own two-minute bound fails the

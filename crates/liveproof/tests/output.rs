@@ -212,3 +212,170 @@ async fn report_with_an_extension_that_names_no_format_is_refused() {
         assert!(written.starts_with(starts), "{file}: {written}");
     }
 }
+
+/// `-o json` as clap may be given it, and what else a refused command line may hold.
+#[tokio::test]
+async fn arguments_clap_refuses_are_answered_with_one_error_document() {
+    for args in [
+        &["verify", "deploy/inventory", "--bogus", "-o", "json"][..],
+        &["verify", "deploy/inventory", "-ojson", "--bogus"],
+        &["verify", "deploy/inventory", "-o=json", "--bogus"],
+        &["verify", "deploy/inventory", "--output", "json", "--bogus"],
+        &[
+            "-v",
+            "verify",
+            "deploy/inventory",
+            "--bogus",
+            "--output=json",
+        ],
+        &[
+            "verify",
+            "deploy/inventory",
+            "-o",
+            "json",
+            "--timeout",
+            "1m",
+        ],
+        &["stale", "-o", "json", "--bogus"],
+        &["lint", "--bogus", "-o", "json"],
+        &["demo", "-o", "json", "--bogus"],
+    ] {
+        let run = liveproof(args).await;
+        let doc = run.error_document();
+        assert!(!doc.error.message.is_empty(), "{args:?}");
+        assert!(
+            !doc.error.message.starts_with("error:"),
+            "{args:?}: {doc:?}"
+        );
+        // clap's own words stay on stderr.
+        assert!(
+            run.stderr.starts_with("error: "),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let run = liveproof(&["verify", "deploy/inventory", "--bogus", "-o", "json"]).await;
+    let doc = run.error_document();
+    assert_eq!(doc.error.message, "unexpected argument '--bogus' found");
+    assert!(doc.error.hint.is_some(), "{doc:?}");
+
+    // No document was asked for, or none this command can print: stdout stays empty.
+    for args in [
+        &["verify", "deploy/inventory", "--bogus"][..],
+        &["verify", "deploy/inventory", "-o", "yaml"],
+        &["lint", "-o", "sarif", "--bogus"],
+        &["demo", "-o", "junit"],
+        &["release", "show", "x", "-o", "json"],
+        &["verify", "deploy/inventory", "--", "--bogus", "-o", "json"],
+    ] {
+        let run = liveproof(args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+
+    // --help and --version are answers, not errors.
+    for args in [&["verify", "--help", "-o", "json"][..], &["--version"]] {
+        let run = liveproof(args).await;
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&run.stdout).is_err(),
+            "{args:?}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_after_parsing_is_answered_in_the_format_asked() {
+    let refused = |format: &'static str| async move {
+        liveproof(&[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "tomorrow",
+            "-o",
+            format,
+        ])
+        .await
+    };
+    let json = refused("json").await;
+    let doc = json.error_document();
+    assert_eq!(
+        doc.error.message,
+        "--since `tomorrow` is neither an RFC 3339 time nor a duration ago"
+    );
+    let hint = doc.error.hint.expect("the error's hint");
+    assert!(hint.contains("--since 10m"), "{hint}");
+    assert!(
+        json.stderr
+            .starts_with("liveproof: error: --since `tomorrow` is neither")
+            && json.stderr.contains(&format!("\nhint: {hint}")),
+        "the stderr line stays:\n{}",
+        json.stderr
+    );
+
+    for format in ["markdown", "md"] {
+        let md = refused(format).await;
+        assert_eq!(md.code, 2);
+        assert!(
+            md.stdout.starts_with("## ⛔ liveproof could not verify\n"),
+            "{format}: {}",
+            md.stdout
+        );
+        assert!(
+            md.stdout
+                .contains("**Error:** --since \\`tomorrow\\` is neither an RFC 3339 time"),
+            "{}",
+            md.stdout
+        );
+        assert!(
+            md.stdout.contains("**Hint:** give an RFC 3339 time"),
+            "{}",
+            md.stdout
+        );
+    }
+
+    let junit = refused("junit").await;
+    assert_eq!(junit.code, 2);
+    let xml = junit.stdout;
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<testsuite ").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<error ").count(), 1, "{xml}");
+    assert!(
+        xml.contains(
+            r#"message="--since `tomorrow` is neither an RFC 3339 time nor a duration ago""#
+        ),
+        "{xml}"
+    );
+    assert!(
+        !xml.contains("<failure"),
+        "an error, not a failed check: {xml}"
+    );
+
+    // Text: the stderr line is the answer; stdout stays empty for a shell reading it.
+    let text = refused("text").await;
+    assert_eq!(text.code, 2);
+    assert!(text.stdout.is_empty(), "{}", text.stdout);
+}
+
+/// Commands with a JSON output of their own answer their errors with the same document.
+#[tokio::test]
+async fn stale_json_answers_an_error_with_the_error_document() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("no-kubeconfig");
+    let run = liveproof(&[
+        "stale",
+        "deploy/inventory",
+        "--kubeconfig",
+        missing.to_str().expect("utf-8"),
+        "-o",
+        "json",
+    ])
+    .await;
+    let doc = run.error_document();
+    assert!(
+        doc.error.message.contains("no-kubeconfig"),
+        "names the kubeconfig: {doc:?}"
+    );
+}

@@ -1,6 +1,7 @@
 //! `liveproof schema`: the schema it prints is the shape `-o json` really has. Real reports of
 //! the story corpus (not_live, live, unproven, a Helm target followed `via` it to its Deployment)
-//! validate against it, and a document that breaks the contract does not.
+//! validate against it, and a document that breaks the contract does not. So do the error
+//! documents `-o json` prints on exit 2.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -87,8 +88,10 @@ fn the_schema_describes_the_liveproof_v1_report() {
         schema["$schema"],
         "https://json-schema.org/draft/2020-12/schema"
     );
-    assert_eq!(schema["properties"]["schema"]["const"], "liveproof/v1");
-    let required: Vec<&str> = schema["required"]
+    // A report, or (on exit 2) the error document.
+    let report = &schema["oneOf"][0];
+    assert_eq!(report["properties"]["schema"]["const"], "liveproof/v1");
+    let required: Vec<&str> = report["required"]
         .as_array()
         .expect("required")
         .iter()
@@ -174,6 +177,65 @@ fn a_report_that_breaks_the_contract_is_rejected() {
     );
 
     let mut other_schema = report;
+    other_schema["schema"] = Value::from("liveproof/v2");
+    assert!(!validator.is_valid(&other_schema));
+}
+
+/// `liveproof ARGS`, which must exit 2: its stdout, the error document.
+fn error_document(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("liveproof runs");
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    serde_json::from_slice(&out.stdout).expect("the error document is JSON")
+}
+
+#[test]
+fn error_documents_validate_against_the_printed_schema() {
+    let validator = validator();
+    let missing = scenarios().join("no-such-dump.yaml");
+    for (what, args) in [
+        (
+            "a refused --since",
+            vec![
+                "verify",
+                "deploy/inventory",
+                "--since",
+                "tomorrow",
+                "-o",
+                "json",
+            ],
+        ),
+        (
+            "a flag clap does not know",
+            vec!["verify", "deploy/inventory", "--bogus", "-o", "json"],
+        ),
+        (
+            "a --from that does not exist",
+            vec![
+                "verify",
+                "deploy/inventory",
+                "--from",
+                missing.to_str().expect("utf-8 path"),
+                "-o",
+                "json",
+            ],
+        ),
+    ] {
+        let doc = error_document(&args);
+        assert!(doc["error"]["message"].is_string(), "{what}: {doc:#}");
+        assert_valid(&validator, what, &doc);
+    }
+
+    // Neither a report nor an error: refused.
+    let mut both = error_document(&["verify", "deploy/x", "--since", "tomorrow", "-o", "json"]);
+    both["error"] = Value::from("a bare string");
+    assert!(!validator.is_valid(&both), "an error without a message");
+    let mut other_schema = error_document(&["verify", "deploy/x", "--bogus", "-o", "json"]);
     other_schema["schema"] = Value::from("liveproof/v2");
     assert!(!validator.is_valid(&other_schema));
 }

@@ -115,7 +115,13 @@ async fn no_offset_a_date_and_junk_are_refused_with_examples() {
     ] {
         let run = verify(given, &[]).await;
         assert_eq!(run.code, 2, "{given}: {}{}", run.stdout, run.stderr);
-        assert!(run.stdout.is_empty(), "{given}: no report on a usage error");
+        // No report on a usage error: the error document, saying the same.
+        let doc = run.error_document();
+        assert!(doc.error.message.contains(says), "{given}: {doc:?}");
+        assert!(
+            doc.error.hint.is_some_and(|h| h.contains("--since 10m")),
+            "{given}"
+        );
         for needle in [says, "--since", "hint:", "--since 10m", "+02:00"] {
             assert!(
                 run.stderr.contains(needle),
@@ -133,7 +139,8 @@ async fn a_time_in_the_future_is_refused_not_judged() {
         .to_string();
     let run = verify(&tomorrow, &[]).await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(run.stdout.is_empty(), "no report: {}", run.stdout);
+    let doc = run.error_document();
+    assert!(doc.error.message.contains("in the future"), "{doc:?}");
     assert!(
         run.stderr.contains("in the future") && run.stderr.contains(&tomorrow),
         "{}",

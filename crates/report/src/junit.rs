@@ -39,10 +39,19 @@ fn suite(report: &Report, target: &TargetReport) -> TestSuite {
     if let Some(via) = &target.via {
         properties.push(("via", via));
     }
+    let mut properties: Vec<(&str, String)> = properties
+        .into_iter()
+        .map(|(name, value)| (name, value.to_string()))
+        .collect();
+    if let Some(wait) = &report.wait {
+        properties.push(("wait.timed_out", wait.timed_out.to_string()));
+        properties.push(("wait.elapsed_seconds", wait.elapsed_seconds.to_string()));
+    }
+    properties.extend(report.notes.iter().map(|n| ("note", n.clone())));
     suite.add_properties(
         properties
             .into_iter()
-            .map(|(name, value)| Property::new(name, attribute(value))),
+            .map(|(name, value)| Property::new(name, attribute(&value))),
     );
 
     // classname reads like a package path: liveproof.deployment.apps.inventory
@@ -111,13 +120,13 @@ fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
 
 /// An attribute value on one line ([`text`], line breaks made spaces: an XML reader turns a
 /// raw one in an attribute into a space anyway).
-fn attribute(value: &str) -> String {
+pub(crate) fn attribute(value: &str) -> String {
     text(&value.replace(['\r', '\n', '\t'], " "))
 }
 
 /// Only characters XML 1.0 can carry. quick-junit drops control characters but passes the
 /// noncharacters U+FFFE and U+FFFF, which no XML reader accepts.
-fn text(value: &str) -> String {
+pub(crate) fn text(value: &str) -> String {
     value
         .chars()
         .filter(|&c| {

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use liveproof_evidence::Report;
 
+mod error;
 mod fleet;
 mod json;
 mod junit;
@@ -19,6 +20,10 @@ mod stale;
 mod text;
 mod textutil;
 
+pub use error::{
+    render_error, render_error_json, render_error_junit, render_error_markdown, ErrorReport,
+    Problem,
+};
 pub use fleet::{render_fleet_json, render_fleet_text};
 pub use json::render_json;
 pub use junit::render_junit;

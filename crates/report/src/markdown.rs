@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
 
-use crate::textutil::{qualified_name, status_rank};
+use crate::textutil::{qualified_name, status_rank, wait_phrase};
 
 /// The report as GitHub-flavoured Markdown.
 pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -18,6 +18,10 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out)?;
     writeln!(out, "{}", change_line(report))?;
+    for note in &report.notes {
+        writeln!(out)?;
+        writeln!(out, "**Note:** {}", escape(note))?;
+    }
     if report.targets.is_empty() {
         writeln!(out)?;
         writeln!(out, "No targets were verified.")?;
@@ -29,6 +33,14 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for target in &report.targets {
         writeln!(out)?;
         write_target(&mut out, target)?;
+    }
+    if let Some(wait) = &report.wait {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "**Wait:** {}",
+            escape(&wait_phrase(wait, report.verdict))
+        )?;
     }
     writeln!(out)?;
     writeln!(
@@ -167,7 +179,7 @@ fn status_emoji(status: Status) -> &'static str {
 
 /// Escape text for a table cell or a paragraph: `|` cannot end a cell, a newline cannot end a
 /// row, and cluster-supplied text must not turn into emphasis, links or HTML.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

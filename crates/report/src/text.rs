@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
 
 use crate::textutil::{
-    observed_vs_expected, qualified_name, report_next_step, terminal_safe, wrap,
+    observed_vs_expected, qualified_name, report_next_step, terminal_safe, wait_phrase, wrap,
 };
 use crate::TextStyle;
 
@@ -37,6 +37,9 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     };
 
     page.wrapped(&mut out, "change: ", &change_line(report))?;
+    for note in &report.notes {
+        page.wrapped(&mut out, "note: ", &terminal_safe(note))?;
+    }
     if let Some(snap) = &report.snapshot {
         let list = |items: &[String]| {
             if items.is_empty() {
@@ -133,6 +136,9 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         )?;
     }
     let verdict = report.verdict;
+    if let Some(wait) = &report.wait {
+        page.wrapped(&mut out, "wait: ", &wait_phrase(wait, verdict))?;
+    }
     writeln!(
         out,
         "verdict: {} (exit {})",

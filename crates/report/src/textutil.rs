@@ -1,6 +1,6 @@
 //! Small text helpers the renderers share.
 
-use liveproof_evidence::{Status, TargetReport, Verdict};
+use liveproof_evidence::{Status, TargetReport, Verdict, WaitRecord};
 
 /// Evidence strings come from the cluster (object names, server version bodies), so a control
 /// character in one must not reach a terminal as an escape sequence: show it escaped instead.
@@ -94,6 +94,18 @@ pub(crate) fn report_next_step(targets: &[TargetReport], overall: Verdict) -> Op
         .find(|t| t.verdict == overall)
         .or_else(|| targets.iter().find(with_step))
         .and_then(|t| t.next_step.as_deref())
+}
+
+/// How a `--wait` ended, in the words every format uses.
+pub(crate) fn wait_phrase(wait: &WaitRecord, verdict: Verdict) -> String {
+    let secs = wait.elapsed_seconds;
+    if wait.timed_out {
+        format!("the --timeout ran out after {secs}s; this is the last evidence seen")
+    } else if verdict == Verdict::Live {
+        format!("live after {secs}s")
+    } else {
+        format!("stopped after {secs}s, before the --timeout: waiting longer would not change this")
+    }
 }
 
 #[cfg(test)]

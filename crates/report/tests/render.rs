@@ -724,3 +724,135 @@ fn an_empty_report_renders_in_every_format() {
         }
     }
 }
+
+// ---- --wait and notes -----------------------------------------------------------------------
+
+/// The not-live report of a `--wait --timeout 2s` that ran out, made from a `--from` dump whose
+/// namespace no `-n` named.
+fn waited_out() -> Report {
+    let mut report = inventory_not_live();
+    report.wait = Some(liveproof_evidence::WaitRecord {
+        timed_out: true,
+        elapsed_seconds: 2,
+    });
+    report.notes =
+        vec!["namespace apps: the only one in dump.yaml holding deployment/inventory".into()];
+    report
+}
+
+#[test]
+fn a_wait_that_ran_out_is_said_in_every_format() {
+    let report = waited_out();
+    let json: serde_json::Value =
+        serde_json::from_str(&rendered(&report, Format::Json, TextStyle::plain())).expect("JSON");
+    assert_eq!(
+        json["wait"],
+        serde_json::json!({"timed_out": true, "elapsed_seconds": 2})
+    );
+    assert_eq!(json["notes"][0], report.notes[0]);
+
+    let text = rendered(&report, Format::Text, TextStyle::plain());
+    let wait = text
+        .lines()
+        .find(|l| l.starts_with("wait: "))
+        .unwrap_or_else(|| panic!("no wait line:\n{text}"));
+    assert!(wait.contains("--timeout ran out after 2s"), "{wait}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("note: namespace apps: the only one")),
+        "{text}"
+    );
+
+    let md = rendered(&report, Format::Markdown, TextStyle::plain());
+    assert!(
+        md.contains("**Wait:** the --timeout ran out after 2s"),
+        "{md}"
+    );
+    assert!(md.contains("**Note:** namespace apps"), "{md}");
+
+    let xml = rendered(&report, Format::Junit, TextStyle::plain());
+    assert_well_formed(&xml);
+    assert_eq!(
+        attribute(&xml, "property", "wait.timed_out", "value"),
+        "true"
+    );
+    assert_eq!(
+        attribute(&xml, "property", "wait.elapsed_seconds", "value"),
+        "2"
+    );
+
+    // A wait that ended live says how long it took; no wait at all says nothing.
+    let mut live = inventory_live();
+    live.wait = Some(liveproof_evidence::WaitRecord {
+        timed_out: false,
+        elapsed_seconds: 41,
+    });
+    let text = rendered(&live, Format::Text, TextStyle::plain());
+    assert!(text.contains("wait: live after 41s"), "{text}");
+    let unwaited = rendered(&inventory_live(), Format::Text, TextStyle::plain());
+    assert!(!unwaited.contains("wait:"), "{unwaited}");
+    let json = rendered(&inventory_live(), Format::Json, TextStyle::plain());
+    assert!(
+        !json.contains("\"wait\"") && !json.contains("\"notes\""),
+        "{json}"
+    );
+}
+
+// ---- error documents (exit 2) ---------------------------------------------------------------
+
+fn error_rendered(format: Format) -> String {
+    let problem = liveproof_report::Problem::from_text(
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone\nhint: check `kubectl cluster-info`",
+    );
+    let mut out = Vec::new();
+    liveproof_report::render_error(
+        &liveproof_report::ErrorReport::new(problem),
+        format,
+        &mut out,
+    )
+    .expect("rendering to a Vec cannot fail");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn an_error_is_one_document_in_every_format_but_text() {
+    let json: liveproof_report::ErrorReport =
+        serde_json::from_str(&error_rendered(Format::Json)).expect("an error document");
+    assert_eq!(json.schema, "liveproof/v1");
+    assert_eq!(
+        json.error.message,
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone"
+    );
+    assert_eq!(
+        json.error.hint.as_deref(),
+        Some("check `kubectl cluster-info`")
+    );
+
+    let md = error_rendered(Format::Markdown);
+    assert!(md.starts_with("## ⛔ liveproof could not verify\n"), "{md}");
+    assert!(
+        md.contains("**Error:** cannot reach the API server at https://127.0.0.1:1 &lt;refused&gt; &amp; gone"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Hint:** check \\`kubectl cluster-info\\`"),
+        "{md}"
+    );
+
+    let xml = error_rendered(Format::Junit);
+    assert_well_formed(&xml);
+    assert_eq!(xml.matches("<testcase ").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<error ").count(), 1, "{xml}");
+    assert_eq!(attribute(&xml, "testsuites", "liveproof", "errors"), "1");
+    assert_eq!(
+        unescape(attribute(&xml, "error", "message", "message")),
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone"
+    );
+    assert!(xml.contains("hint: check `kubectl cluster-info`"), "{xml}");
+
+    assert_eq!(
+        error_rendered(Format::Text),
+        "",
+        "text: the stderr line only"
+    );
+}

@@ -916,6 +916,35 @@ pub fn kubeconfig_contexts(opts: &ClusterOptions) -> Result<Vec<String>, GatherE
     Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
 }
 
+/// A kubeconfig context and the namespace it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextNamespace {
+    pub context: String,
+    pub namespace: String,
+}
+
+/// The namespace the context in use names (`--context`, else the kubeconfig's current one),
+/// read from the kubeconfig kubectl would read — the file only, nothing is sent: what `--from`
+/// takes for targets that name none, as live mode does. `None` without a kubeconfig, or when
+/// the context names no namespace.
+pub fn context_namespace(opts: &ClusterOptions) -> Option<ContextNamespace> {
+    let kubeconfig = kubeconfig_of(opts)?;
+    let context = opts
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())?;
+    let namespace = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)?
+        .context
+        .as_ref()?
+        .namespace
+        .clone()
+        .filter(|ns| !ns.is_empty())?;
+    Some(ContextNamespace { context, namespace })
+}
+
 /// The kubeconfig kubectl would read (`None` when there is none: in a pod, the service
 /// account is used).
 fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {

@@ -46,6 +46,24 @@ impl Run {
     }
 }
 
+impl Run {
+    /// The one document `-o json` prints on exit 2 instead of a report (nothing else on
+    /// stdout): what was wrong, and the hint.
+    pub fn error_document(&self) -> liveproof_report::ErrorReport {
+        assert_eq!(self.code, 2, "{}{}", self.stdout, self.stderr);
+        let doc: liveproof_report::ErrorReport =
+            serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "stdout is not one liveproof/v1 error document ({e}):\n{}\nstderr:\n{}",
+                    self.stdout, self.stderr
+                )
+            });
+        assert_eq!(doc.schema, "liveproof/v1");
+        assert!(!self.stdout.contains("\"verdict\""), "{}", self.stdout);
+        doc
+    }
+}
+
 /// The rows of `stale -o json` output, decoded: the whole stdout must be the one document.
 pub fn stale_report(json: &str) -> Vec<liveproof_evidence::DigestRow> {
     #[derive(serde::Deserialize)]

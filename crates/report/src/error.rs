@@ -1,0 +1,178 @@
+//! What `liveproof` prints on stdout when it exits 2 (a usage or operational error) and a
+//! format a program reads was asked for: one document saying what went wrong and how to fix
+//! it, so a pipeline parsing `-o json` (or a CI reading JUnit) always has an answer to read.
+//! The `liveproof: error: …` line on stderr is the text form, and stays.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+use serde::{Deserialize, Serialize};
+
+use crate::junit::{attribute, text};
+use crate::markdown::escape;
+use crate::Format;
+
+/// What `-o json` prints when liveproof exits 2: no report, and why (DESIGN.md, exit codes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ErrorReport {
+    /// The report format and its version, as a report's.
+    pub schema: String,
+    /// Why nothing was verified.
+    pub error: Problem,
+}
+
+impl ErrorReport {
+    pub fn new(error: Problem) -> ErrorReport {
+        ErrorReport {
+            schema: liveproof_evidence::SCHEMA.to_string(),
+            error,
+        }
+    }
+}
+
+/// An error as a person acts on it: what was wrong, and how to fix it when there is a way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Problem {
+    /// What was wrong, with which flag, object or server.
+    pub message: String,
+    /// What to do about it; absent when there is nothing better than the message. Several
+    /// hints are one line each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Problem {
+    /// A message with its `hint: …` lines (wherever they are in it) taken out into the hint,
+    /// each once, in order.
+    pub fn from_text(text: &str) -> Problem {
+        let (mut body, mut hints): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+        for line in text.lines() {
+            match line.trim_start().strip_prefix("hint:") {
+                Some(h) if !hints.contains(&h.trim()) => hints.push(h.trim()),
+                Some(_) => {}
+                None => body.push(line),
+            }
+        }
+        Problem {
+            message: body.join("\n"),
+            hint: (!hints.is_empty()).then(|| hints.join("\n")),
+        }
+    }
+
+    /// Each line of the hint.
+    pub fn hints(&self) -> impl Iterator<Item = &str> {
+        self.hint.iter().flat_map(|h| h.lines())
+    }
+}
+
+/// The message, then each hint on its own `hint: …` line: what stderr shows.
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        for hint in self.hints() {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The error document in `format`. Text writes nothing: the stderr line is the error's text
+/// form, and stdout stays empty for a shell reading it.
+pub fn render_error(report: &ErrorReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Text => Ok(()),
+        Format::Json => render_error_json(report, out),
+        Format::Markdown => render_error_markdown(report, out),
+        Format::Junit => render_error_junit(report, out),
+    }
+}
+
+/// Pretty-printed JSON with a trailing newline, as the report's.
+pub fn render_error_json(report: &ErrorReport, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    serde_json::to_writer_pretty(&mut out, report)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// A heading that says nothing was verified, the message, the hint.
+pub fn render_error_markdown(report: &ErrorReport, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    writeln!(out, "## ⛔ liveproof could not verify")?;
+    writeln!(out)?;
+    writeln!(out, "**Error:** {}", escape(&report.error.message))?;
+    for hint in report.error.hints() {
+        writeln!(out)?;
+        writeln!(out, "**Hint:** {}", escape(hint))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Nothing was verified (exit 2).")?;
+    out.flush()
+}
+
+/// One suite, one testcase with an `<error>`: a CI system shows the run as broken, not as
+/// passed or failed.
+pub fn render_error_junit(report: &ErrorReport, out: &mut dyn Write) -> io::Result<()> {
+    let problem = &report.error;
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_message(attribute(&problem.message))
+        .set_type("error")
+        .set_description(text(&problem.to_string()));
+    let mut case = TestCase::new("liveproof", status);
+    case.set_classname("liveproof");
+    let mut suite = TestSuite::new("liveproof");
+    suite.add_test_case(case);
+    let mut junit = quick_junit::Report::new("liveproof");
+    junit.add_test_suite(suite);
+    let mut out = io::BufWriter::new(out);
+    junit.serialize(&mut out).map_err(io::Error::other)?;
+    writeln!(out)?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_are_taken_out_of_the_message_once_each_and_put_back_last() {
+        let problem = Problem::from_text(
+            "--commit x: not found\nhint: fetch it\nin /repo\n  hint: fetch it\nhint: or --since",
+        );
+        assert_eq!(problem.message, "--commit x: not found\nin /repo");
+        assert_eq!(problem.hint.as_deref(), Some("fetch it\nor --since"));
+        assert_eq!(
+            problem.to_string(),
+            "--commit x: not found\nin /repo\nhint: fetch it\nhint: or --since"
+        );
+        let plain = Problem::from_text("no hint here");
+        assert_eq!(plain.hint, None);
+        assert_eq!(plain.to_string(), "no hint here");
+    }
+
+    #[test]
+    fn json_leaves_out_a_hint_there_is_not() {
+        let mut out = Vec::new();
+        render_error_json(&ErrorReport::new(Problem::from_text("boom")), &mut out)
+            .expect("rendered");
+        let doc: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
+        assert_eq!(
+            doc,
+            serde_json::json!({"schema": "liveproof/v1", "error": {"message": "boom"}})
+        );
+    }
+
+    #[test]
+    fn text_writes_nothing_to_stdout() {
+        let mut out = Vec::new();
+        render_error(
+            &ErrorReport::new(Problem::from_text("boom")),
+            Format::Text,
+            &mut out,
+        )
+        .expect("rendered");
+        assert!(out.is_empty());
+    }
+}
