@@ -101,18 +101,28 @@ fn dump_at(dir: &Path, revision: &str) -> String {
 /// `gitops_revision` of each target (the Application, then the Kustomization) verified from
 /// `dump` with `--commit COMMIT --repo REPO`.
 async fn revisions(dump: &str, commit: &str, repo: &str) -> (Report, Vec<Evidence>) {
+    revisions_with(dump, commit, repo, &[]).await
+}
+
+async fn revisions_with(
+    dump: &str,
+    commit: &str,
+    repo: &str,
+    extra: &[&str],
+) -> (Report, Vec<Evidence>) {
     let mut found = Vec::new();
     let mut last = None;
     for (target, ns) in [
         ("application/inventory", "argocd"),
         ("kustomization/apps", "flux-system"),
     ] {
-        let run = liveproof(&[
+        let mut args = vec![
             "verify", target, "-n", ns, "--from", dump, "--commit", commit, "--repo", repo, "-o",
             "json",
-        ])
-        .await;
-        assert_ne!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        ];
+        args.extend_from_slice(extra);
+        let run = liveproof(&args).await;
+        assert_ne!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
         let report = run.report();
         let e = report.targets[0]
             .evidence
@@ -172,10 +182,16 @@ async fn history_that_cannot_tell_is_unknown_with_the_fetch_to_run() {
         "not_live",
         "never a rollback on a guess"
     );
-    // No repository at all: unknown too, saying how to give one.
+    // No repository at all (the change time given instead): unknown too, saying how to give one.
     let not_a_repo = tempfile::tempdir().expect("tempdir");
     let dump = dump_at(h.dir.path(), &h.later);
-    let (_, found) = revisions(&dump, &h.change, not_a_repo.path().to_str().expect("utf-8")).await;
+    let (_, found) = revisions_with(
+        &dump,
+        &h.change,
+        not_a_repo.path().to_str().expect("utf-8"),
+        &["--since", "2026-07-12T10:00:00Z"],
+    )
+    .await;
     for e in &found {
         assert_eq!(e.status, Status::Unknown, "{e:?}");
         assert!(e.detail.contains("--repo"), "{e:?}");
