@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The `schema` field of the JSON report (DESIGN.md).
+/// The `schema` field of the JSON report (docs/design.md).
 pub const SCHEMA: &str = "liveproof/v1";
 
-/// The checks, named exactly as DESIGN.md names them.
+/// The checks, named exactly as docs/design.md names them.
 #[derive(
     Debug,
     Clone,
@@ -139,7 +139,7 @@ impl Verdict {
         }
     }
 
-    /// The process exit code DESIGN.md fixes for this verdict.
+    /// The process exit code docs/design.md fixes for this verdict.
     pub const fn exit_code(self) -> u8 {
         match self {
             Verdict::Live => 0,

@@ -117,7 +117,7 @@ fn seed_002_says_why_nothing_deployed_and_what_to_do() {
 
 /// When the newest revision cannot be read, the chart version and the manifest of the newest
 /// *readable* one are judged instead, so an unreadable v35 gives a false `fail` (v34's 0.4.2 is
-/// "not 0.4.3") and the verdict `not_live` where DESIGN.md asks for `unknown`/`unproven`.
+/// "not 0.4.3") and the verdict `not_live` where docs/design.md asks for `unknown`/`unproven`.
 #[test]
 fn an_unreadable_newest_revision_leaves_version_and_manifest_unknown() {
     let observed = cluster("release-secret-corrupt");

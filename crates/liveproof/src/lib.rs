@@ -28,7 +28,7 @@ use liveproof_report::Problem;
 
 pub use config::ConfigError;
 
-/// Exit code for usage and operational errors (DESIGN.md).
+/// Exit code for usage and operational errors (docs/design.md).
 pub const EXIT_ERROR: u8 = 2;
 
 /// The whole program, for both binaries (`liveproof`, and `kubectl-liveproof` as a kubectl

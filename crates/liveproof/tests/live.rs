@@ -537,7 +537,7 @@ async fn sim_subcommand_serves_fixtures_to_another_process() {
     );
 }
 
-/// DESIGN.md: a `kubectl-liveproof` binary on PATH makes `kubectl liveproof …` work.
+/// docs/design.md: a `kubectl-liveproof` binary on PATH makes `kubectl liveproof …` work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_as_a_kubectl_plugin() {
     let story =

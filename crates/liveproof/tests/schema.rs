@@ -113,7 +113,7 @@ fn the_schema_describes_the_liveproof_v1_report() {
     let checks = schema["$defs"]["Check"]["enum"]
         .as_array()
         .expect("the check names");
-    assert_eq!(checks.len(), 13, "every check DESIGN.md names");
+    assert_eq!(checks.len(), 13, "every check docs/design.md names");
     assert!(checks.contains(&Value::from("pod_restarted")));
 }
 
@@ -164,7 +164,7 @@ fn a_report_that_breaks_the_contract_is_rejected() {
     unknown_check["targets"][0]["evidence"][0]["check"] = Value::from("dashboard_green");
     assert!(
         !validator.is_valid(&unknown_check),
-        "a check DESIGN.md does not name"
+        "a check docs/design.md does not name"
     );
 
     let mut no_source = report.clone();

@@ -13,7 +13,7 @@ use crate::junit::{attribute, text};
 use crate::markdown::escape;
 use crate::Format;
 
-/// What `-o json` prints when liveproof exits 2: no report, and why (DESIGN.md, exit codes).
+/// What `-o json` prints when liveproof exits 2: no report, and why (docs/design.md, exit codes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorReport {
     /// The report format and its version, as a report's.

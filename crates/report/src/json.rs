@@ -1,4 +1,4 @@
-//! `-o json`: exactly the DESIGN.md shape, which is the serde form of [`Report`].
+//! `-o json`: exactly the docs/design.md shape, which is the serde form of [`Report`].
 
 use std::io::{self, Write};
 

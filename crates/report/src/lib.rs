@@ -45,7 +45,7 @@ pub enum Format {
     /// A readable evidence table per target (the default).
     #[default]
     Text,
-    /// The DESIGN.md JSON shape (`liveproof/v1`).
+    /// The docs/design.md JSON shape (`liveproof/v1`).
     Json,
     /// For `$GITHUB_STEP_SUMMARY` or a PR comment.
     Markdown,

@@ -1,5 +1,5 @@
 //! The checks: pure functions from [`Observed`](crate::Observed) and a
-//! [`Change`](crate::Change) to evidence, and the verdict rules of DESIGN.md.
+//! [`Change`](crate::Change) to evidence, and the verdict rules of docs/design.md.
 //!
 //! Where things are:
 //! - `judge.rs`: every target judged (a workload by its checks; a Helm or GitOps target by its

@@ -1,4 +1,4 @@
-//! The verdict rules of DESIGN.md, for one target's findings: the verdict, and the next step
+//! The verdict rules of docs/design.md, for one target's findings: the verdict, and the next step
 //! that goes with it.
 
 use super::Finding;
@@ -27,7 +27,7 @@ pub(crate) fn target_report(
     }
 }
 
-/// DESIGN.md's rule: any fail → not live; live needs artifact proof (`pods_current` and
+/// docs/design.md's rule: any fail → not live; live needs artifact proof (`pods_current` and
 /// `pod_restarted` passed) and nothing unknown; everything else is unproven.
 pub(crate) fn verdict(findings: &[Finding]) -> Verdict {
     let status_of = |check| {
@@ -85,7 +85,7 @@ mod tests {
     };
     use Status::{Fail, Pass, Skip, Unknown};
 
-    /// DESIGN.md's verdict rules, one row each: the findings, the verdict, the next step.
+    /// docs/design.md's verdict rules, one row each: the findings, the verdict, the next step.
     #[test]
     fn the_verdict_and_next_step_rules() {
         let rows: Vec<(&str, Vec<Finding>, Verdict, Option<&str>)> = vec![
