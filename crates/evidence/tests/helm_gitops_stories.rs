@@ -203,3 +203,31 @@ fn a_manifest_document_that_cannot_be_read_leaves_the_release_unproven() {
         .as_deref()
         .is_some_and(|s| s.contains("release show --manifest")));
 }
+
+/// Issue 20, point 6: a HelmRelease that never released is not fixed by restarting its
+/// Deployment. The workload's own evidence (pods from before the change) would suggest
+/// `kubectl rollout restart`; reached through an owner that has not deployed the change, its
+/// next step is the owner's.
+#[test]
+fn the_workloads_of_an_owner_that_never_released_take_the_owners_next_step() {
+    let observed = cluster("flux-chartversion-not-bumped");
+    let report = judge(
+        &observed,
+        &change_since_merge(),
+        &targets(&["apps/hr/inventory"]),
+        "default",
+    );
+    let owner = report_of(&report, "HelmRelease", "apps", "inventory");
+    assert_eq!(owner.verdict, Verdict::NotLive);
+    let owner_step = owner.next_step.clone().expect("the owner's next step");
+    assert!(owner_step.contains("Chart.yaml"), "{owner_step}");
+    let workload = report_of(&report, "Deployment", "apps", "inventory");
+    assert_eq!(workload.verdict, Verdict::NotLive);
+    let step = workload.next_step.clone().expect("a next step");
+    assert!(
+        step.contains("helmrelease/apps/inventory has not deployed the change")
+            && step.contains(&owner_step)
+            && !step.contains("rollout restart"),
+        "{step}"
+    );
+}

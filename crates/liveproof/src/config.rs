@@ -23,8 +23,14 @@ pub enum ConfigError {
     ManyContexts { given: usize },
     #[error("-o {format} with several clusters: the fleet's report is text or json\nhint: -o json (a `clusters[]` section per cluster), or -o {format} with one --context")]
     FleetFormat { format: String },
-    #[error("--context {name}: the kubeconfig has no such context\nhint: {suggestion}see `kubectl config get-contexts`")]
-    UnknownContext { name: String, suggestion: String },
+    #[error("--context {name}: the kubeconfig has no such context{}\nhint: {}see `kubectl config get-contexts`", if known.is_empty() { String::new() } else { format!(" (it has: {})", known.join(", ")) }, suggestion.as_ref().map(|s| format!("did you mean `{s}`? ")).unwrap_or_default())]
+    UnknownContext {
+        name: String,
+        /// The nearest context the kubeconfig has.
+        suggestion: Option<String>,
+        /// Every context it has (up to 20).
+        known: Vec<String>,
+    },
     #[error("--all-contexts: the kubeconfig names no context\nhint: check `kubectl config get-contexts`, or name clusters with --context")]
     NoContexts,
     #[error("--all-contexts: {0}")]
@@ -243,7 +249,15 @@ impl VerifyConfig {
                     request_timeout: Some(request_timeout(&args.cluster)?),
                 })
             }
-            None => Source::Live(ClusterOptions::try_from(&args.cluster)?),
+            None => {
+                let options = ClusterOptions::try_from(&args.cluster)?;
+                // A misspelled context is a usage error before anything is sent. A kubeconfig
+                // that cannot be read is reported by the connection, with its own words.
+                if let Ok(known) = liveproof_gather::live::kubeconfig_contexts(&options) {
+                    unknown_context(&known, options.context.as_slice())?;
+                }
+                Source::Live(options)
+            }
         };
         let (namespace, namespace_origin) = match (&source, namespace(&args.cluster)) {
             (Source::Offline(_), None) if !args.cluster.all_namespaces => {
@@ -439,6 +453,20 @@ fn repo_relative(repo: &std::path::Path, path: &std::path::Path) -> Result<Strin
     Ok(if text.is_empty() { ".".into() } else { text })
 }
 
+/// The first of `wanted` the kubeconfig does not have (its contexts are `known`), as the error
+/// that names the contexts it has and the nearest.
+fn unknown_context(known: &[String], wanted: &[String]) -> Result<(), ConfigError> {
+    match wanted.iter().find(|c| !known.contains(c)) {
+        None => Ok(()),
+        Some(name) => Err(ConfigError::UnknownContext {
+            name: name.clone(),
+            suggestion: liveproof_evidence::closest(name, known.iter().map(String::as_str))
+                .map(str::to_string),
+            known: known.iter().take(20).cloned().collect(),
+        }),
+    }
+}
+
 /// `--request-timeout`, checked.
 pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
     positive_duration(&args.request_timeout).map_err(|reason| ConfigError::RequestTimeout {
@@ -477,14 +505,7 @@ fn offline_namespace(args: &ClusterArgs) -> Result<(Option<String>, Option<Strin
     if options.kubeconfig.is_some() || options.context.is_some() {
         let known = liveproof_gather::live::kubeconfig_contexts(&options)
             .map_err(|e| ConfigError::FromKubeconfig(e.to_string()))?;
-        if let Some(name) = options.context.as_ref().filter(|c| !known.contains(c)) {
-            return Err(ConfigError::UnknownContext {
-                name: name.clone(),
-                suggestion: liveproof_evidence::closest(name, known.iter().map(String::as_str))
-                    .map(|s| format!("did you mean `{s}`? "))
-                    .unwrap_or_default(),
-            });
-        }
+        unknown_context(&known, options.context.as_slice())?;
     }
     Ok(match liveproof_gather::live::context_namespace(&options) {
         Some(found) => (
@@ -519,17 +540,7 @@ fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError>
         // A misspelled context is a usage error now, not a cluster error later.
         if let Source::Live(options) = source {
             if let Ok(known) = liveproof_gather::live::kubeconfig_contexts(options) {
-                if let Some(unknown) = contexts.iter().find(|c| !known.contains(c)) {
-                    return Err(ConfigError::UnknownContext {
-                        name: unknown.clone(),
-                        suggestion: liveproof_evidence::closest(
-                            unknown,
-                            known.iter().map(String::as_str),
-                        )
-                        .map(|s| format!("did you mean `{s}`? "))
-                        .unwrap_or_default(),
-                    });
-                }
+                unknown_context(&known, &contexts)?;
             }
         }
         contexts

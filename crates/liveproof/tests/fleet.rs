@@ -237,9 +237,20 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
     .await;
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains(
-            "--context prod-uss: the kubeconfig has no such context\nhint: did you mean `prod-us`?"
-        ),
+        run.stderr
+            .contains("--context prod-uss: the kubeconfig has no such context (it has: ")
+            && run.stderr.contains("hint: did you mean `prod-us`?"),
+        "{}",
+        run.stderr
+    );
+    // One cluster too (issue 20): the contexts it has, and the nearest.
+    let run = common::liveproof(&verify_args(kc, &["--context", "prod-uss"])).await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("--context prod-uss: the kubeconfig has no such context (it has: ")
+            && run.stderr.contains("prod-eu")
+            && run.stderr.contains("hint: did you mean `prod-us`?"),
         "{}",
         run.stderr
     );

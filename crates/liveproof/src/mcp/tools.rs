@@ -322,8 +322,9 @@ struct VerifyInput {
     /// When the change was merged or pushed, RFC 3339 (e.g. 2026-07-12T10:00:00Z). Pods must
     /// have started after it.
     since: Option<String>,
-    /// The change's commit (7-40 hex): matched against GitOps revisions; its committer time
-    /// becomes `since` when `repo` holds it.
+    /// The change's commit: a SHA (7-40 hex) or a ref `repo` resolves (HEAD, a branch, a
+    /// tag). A GitOps revision passes when it contains it (the commit or a descendant, decided
+    /// in `repo`); its committer time becomes `since` when `repo` holds it.
     commit: Option<String>,
     /// The git repository `commit` is read from (default: the server's working directory).
     repo: Option<String>,
@@ -818,17 +819,17 @@ mod tests {
         let text = result["content"][0]["text"].as_str().expect("text");
         assert!(text.starts_with("--since `yesterday`"), "{text}");
 
-        // A conflict clap finds is its message, without the terminal's help pointer.
+        // What clap refuses is its message, without the terminal's help pointer.
         let result = run(
             ready(
                 "verify",
-                json!({"targets": ["deploy/x"], "from": "/tmp", "kubeconfig": "/k"}),
+                json!({"targets": ["deploy/x"], "from": "/tmp", "since": "-5m"}),
             ),
             true,
         )
         .await;
         let text = result["content"][0]["text"].as_str().expect("text");
-        assert!(text.contains("cannot be used with"), "{text}");
+        assert!(text.contains("-5m"), "{text}");
         assert!(!text.contains("For more information"), "{text}");
     }
 
