@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use liveproof::demo;
-use liveproof_sim::{SimHandle, WatchExpiry};
+use liveproof_sim::{PagingFault, SimHandle, WatchExpiry};
 
 /// Each run ends within this, or it counts as a hang (and is killed).
 const BOUND: Duration = Duration::from_secs(40);
@@ -36,10 +36,16 @@ enum Fault {
     GoneWatches,
     ConnectionReset,
     SilentServer,
+    /// Pod LISTs in one-object pages whose first continue is answered 410 (issue 21).
+    OneObjectPages,
+    /// Pod LISTs that never end: an empty page and a new continue token, forever.
+    EndlessContinue,
+    /// Pod LISTs that give the same continue token again.
+    RepeatedToken,
 }
 
 impl Fault {
-    const ALL: [Fault; 10] = [
+    const ALL: [Fault; 13] = [
         Fault::TooManyRequests,
         Fault::InternalError,
         Fault::Unavailable,
@@ -50,6 +56,9 @@ impl Fault {
         Fault::GoneWatches,
         Fault::ConnectionReset,
         Fault::SilentServer,
+        Fault::OneObjectPages,
+        Fault::EndlessContinue,
+        Fault::RepeatedToken,
     ];
 
     /// Retried or outlasted: the live story must still end `live`.
@@ -62,6 +71,7 @@ impl Fault {
                 | Fault::DroppedWatches
                 | Fault::ExpiredWatches
                 | Fault::GoneWatches
+                | Fault::OneObjectPages
         )
     }
 
@@ -77,6 +87,11 @@ impl Fault {
             Fault::DroppedWatches => faults.close_watches_after(1),
             Fault::ExpiredWatches => faults.expire_watches(u64::MAX, WatchExpiry::InStream),
             Fault::GoneWatches => faults.expire_watches(u64::MAX, WatchExpiry::Status),
+            Fault::OneObjectPages => {
+                faults.misbehave_lists("pods", PagingFault::OneObjectPagesFirstContinueGone)
+            }
+            Fault::EndlessContinue => faults.misbehave_lists("pods", PagingFault::EndlessContinue),
+            Fault::RepeatedToken => faults.misbehave_lists("pods", PagingFault::RepeatedToken),
             Fault::ConnectionReset | Fault::SilentServer => {}
         }
     }

@@ -449,6 +449,25 @@ struct FaultState {
     expire_watches: Option<(u64, WatchExpiry)>,
     /// Responses cut short after this many bytes of their body.
     truncate_bodies: Option<usize>,
+    /// LISTs of this resource (plural) page as this says, not as the API server does; and
+    /// whether a continue has been answered `410 Gone` yet.
+    paging: Option<(String, PagingFault, bool)>,
+    /// Pages served by [`PagingFault::EndlessContinue`], to make each token new.
+    endless_pages: u64,
+}
+
+/// A LIST that pages as no conforming API server does (issue 21): what liveproof must never
+/// take for a whole list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PagingFault {
+    /// Every page holds at most one object, whatever `limit` says (none given included), and
+    /// carries a continue token while more are left; the first continue is answered `410 Gone`
+    /// (its token expired), once.
+    OneObjectPagesFirstContinueGone,
+    /// Every page is empty and carries a new continue token, forever.
+    EndlessContinue,
+    /// The first page's continue token is given again on every later page.
+    RepeatedToken,
 }
 
 /// How an expired watch is answered (both are what a real API server does when the
@@ -496,6 +515,11 @@ impl Faults {
         lock(&self.inner).truncate_bodies = Some(bytes);
     }
 
+    /// LISTs of `resource` (its plural, e.g. `pods`) page as `fault` says.
+    pub fn misbehave_lists(&self, resource: &str, fault: PagingFault) {
+        lock(&self.inner).paging = Some((resource.to_string(), fault, false));
+    }
+
     /// Back to a healthy server.
     pub fn clear(&self) {
         *lock(&self.inner) = FaultState::default();
@@ -520,6 +544,28 @@ impl Faults {
 
     pub(crate) fn truncation(&self) -> Option<usize> {
         lock(&self.inner).truncate_bodies
+    }
+
+    /// How LISTs of `resource` page, and for the 410 fault whether this continue is the one
+    /// to refuse (it is refused once).
+    pub(crate) fn paging(&self, resource: &str, continuing: bool) -> Option<(PagingFault, bool)> {
+        let mut st = lock(&self.inner);
+        let (plural, fault, gone_sent) = st.paging.as_mut()?;
+        if plural != resource {
+            return None;
+        }
+        let refuse =
+            *fault == PagingFault::OneObjectPagesFirstContinueGone && continuing && !*gone_sent;
+        if refuse {
+            *gone_sent = true;
+        }
+        Some((*fault, refuse))
+    }
+
+    pub(crate) fn next_endless_page(&self) -> u64 {
+        let mut st = lock(&self.inner);
+        st.endless_pages += 1;
+        st.endless_pages
     }
 
     pub(crate) fn take_failure(&self) -> Option<(u16, Option<u64>)> {

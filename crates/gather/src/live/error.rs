@@ -90,6 +90,12 @@ pub enum GatherError {
         what: String,
         message: String,
     },
+    #[error("the API server at {server} never completed the list of {what}: {why}\nhint: a list is taken whole or not at all (a partial one could leave out an old pod that still serves); check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig")]
+    IncompleteList {
+        server: String,
+        what: String,
+        why: String,
+    },
     #[error("the API server at {server} answered {code} reading {what}: {message}")]
     Api {
         server: String,

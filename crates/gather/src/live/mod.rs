@@ -14,6 +14,7 @@
 
 mod error;
 mod objects;
+mod pager;
 mod plan;
 mod proxy;
 mod service;
@@ -848,42 +849,56 @@ impl Cluster {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
-        let kept_of = |items: Vec<K>| {
-            items.into_iter().filter_map(|mut o| {
+        let listed = pager::list_pages(
+            &lp,
+            |page: ListParams| {
+                let api = api.clone();
+                async move { api.list(&page).await }
+            },
+            |mut o: K| {
                 keep.keeps(o.meta()).then(|| {
                     objects::slim(&mut o);
                     o
                 })
-            })
-        };
-        let mut kept = Vec::new();
-        let mut page = lp.clone().limit(plan::PAGE_SIZE);
-        loop {
-            match api.list(&page).await {
-                Ok(list) => {
-                    // Exactly: a doubling Vec of 2 kB pods would hold 16,384 places for 10,000.
-                    kept.reserve_exact(list.items.len());
-                    kept.extend(kept_of(list.items));
-                    match list.metadata.continue_ {
-                        Some(token) if !token.is_empty() => page = page.continue_token(&token),
-                        _ => {
-                            kept.shrink_to_fit();
-                            return Ok(Read::Got(kept));
-                        }
-                    }
-                }
-                Err(kube::Error::Api(status))
-                    if status.code == 410 && page.continue_token.is_some() =>
-                {
-                    tracing::debug!("{what}: continue token expired; listing again in one");
-                    return match api.list(&lp).await {
-                        Ok(list) => Ok(Read::Got(kept_of(list.items).collect())),
-                        Err(err) => self.denied_or_error(&what, err),
-                    };
-                }
-                Err(err) => return self.denied_or_error(&what, err),
-            }
+            },
+        )
+        .await;
+        match listed {
+            Ok(kept) => Ok(Read::Got(kept)),
+            Err(pager::PageError::Api(err)) => self.denied_or_error(&what, err),
+            Err(pager::PageError::Endless(why)) => Err(self.incomplete(&what, why)),
         }
+    }
+
+    /// A list the server never completed (see [`pager`]).
+    pub(crate) fn incomplete(&self, what: &str, why: String) -> GatherError {
+        GatherError::IncompleteList {
+            server: self.server.clone(),
+            what: what.to_string(),
+            why,
+        }
+    }
+
+    /// Every page of a LIST `fetch` answers, as [`pager::list_pages`]; a failure is the error
+    /// for `what`.
+    pub(crate) async fn list_all<T, U, F, Fut>(
+        &self,
+        what: &str,
+        params: &ListParams,
+        fetch: F,
+        keep: impl FnMut(T) -> Option<U>,
+    ) -> Result<Vec<U>, GatherError>
+    where
+        T: Clone,
+        F: FnMut(ListParams) -> Fut,
+        Fut: std::future::Future<Output = Result<kube::api::ObjectList<T>, kube::Error>>,
+    {
+        pager::list_pages(params, fetch, keep)
+            .await
+            .map_err(|e| match e {
+                pager::PageError::Api(err) => self.kube_error(what, err),
+                pager::PageError::Endless(why) => self.incomplete(what, why),
+            })
     }
 
     fn denied_or_error<T>(&self, what: &str, err: kube::Error) -> Result<Read<T>, GatherError> {

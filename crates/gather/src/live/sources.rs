@@ -214,14 +214,22 @@ impl Cluster {
                 resource, release, ..
             } => {
                 let lp = ListParams::default().labels(&storage_selector(release));
-                api.list(&lp).await.map(|list| {
-                    RawRead::Got(
-                        list.items
-                            .into_iter()
-                            .map(|o| raw_value(*resource, o))
-                            .collect(),
-                    )
-                })
+                let listed = super::pager::list_pages(
+                    &lp,
+                    |page: ListParams| {
+                        let api = api.clone();
+                        async move { api.list(&page).await }
+                    },
+                    |o| Some(raw_value(*resource, o)),
+                )
+                .await;
+                match listed {
+                    Ok(objects) => Ok(RawRead::Got(objects)),
+                    Err(super::pager::PageError::Api(e)) => Err(e),
+                    Err(super::pager::PageError::Endless(why)) => {
+                        return Err(self.incomplete(&what, why))
+                    }
+                }
             }
         };
         match result {

@@ -20,13 +20,23 @@ impl Cluster {
     /// and platforms are then unknown.
     pub async fn gather_nodes(&self, observed: &mut Observed) -> Result<(), GatherError> {
         let api: Api<Node> = Api::all(self.client.clone());
-        match api.list(&ListParams::default()).await {
-            Ok(list) => {
-                observed.nodes = list.items;
+        let listed = super::pager::list_pages(
+            &ListParams::default(),
+            |page: ListParams| {
+                let api = api.clone();
+                async move { api.list(&page).await }
+            },
+            Some,
+        )
+        .await;
+        match listed {
+            Ok(nodes) => {
+                observed.nodes = nodes;
                 observed.mark_complete("", ResourceKind::Node);
                 Ok(())
             }
-            Err(kube::Error::Api(status)) if status.code == 403 => {
+            Err(super::pager::PageError::Endless(why)) => Err(self.incomplete("nodes", why)),
+            Err(super::pager::PageError::Api(kube::Error::Api(status))) if status.code == 403 => {
                 observed.denied.push(Denied {
                     namespace: None,
                     resource: ResourceKind::Node,
@@ -35,7 +45,7 @@ impl Cluster {
                 });
                 Ok(())
             }
-            Err(err) => Err(self.kube_error("nodes", err)),
+            Err(super::pager::PageError::Api(err)) => Err(self.kube_error("nodes", err)),
         }
     }
 
@@ -58,7 +68,7 @@ impl Cluster {
                 None => format!("{kind}{labelled} in all namespaces"),
             }
         };
-        let mut params = ListParams::default().limit(super::plan::PAGE_SIZE);
+        let mut params = ListParams::default();
         if let Some(selector) = selector {
             params = params.labels(selector);
         }
@@ -68,24 +78,25 @@ impl Cluster {
                     Some(ns) => Api::namespaced(self.client.clone(), ns),
                     None => Api::all(self.client.clone()),
                 };
-                let mut page = params.clone();
-                loop {
-                    let list = api
-                        .list_metadata(&page)
-                        .await
-                        .map_err(|e| self.kube_error(&what($kind.cli_name()), e))?;
-                    for item in list.items {
-                        if let (Some(name), Some(ns)) =
-                            (item.metadata.name, item.metadata.namespace)
-                        {
-                            out.push(Target::new($kind, Some(&ns), &name));
-                        }
-                    }
-                    match list.metadata.continue_ {
-                        Some(token) if !token.is_empty() => page = page.continue_token(&token),
-                        _ => break,
-                    }
-                }
+                let found = self
+                    .list_all(
+                        &what($kind.cli_name()),
+                        &params,
+                        |page: ListParams| {
+                            let api = api.clone();
+                            async move { api.list_metadata(&page).await }
+                        },
+                        |item| {
+                            let (Some(name), Some(ns)) =
+                                (item.metadata.name, item.metadata.namespace)
+                            else {
+                                return None;
+                            };
+                            Some(Target::new($kind, Some(&ns), &name))
+                        },
+                    )
+                    .await?;
+                out.extend(found);
             }};
         }
         list_kind!(Deployment, TargetKind::Deployment);
@@ -158,23 +169,29 @@ impl Cluster {
             Some(ns) => Api::<ConfigMap>::namespaced(self.client.clone(), ns),
             None => Api::<ConfigMap>::all(self.client.clone()),
         };
-        let storage_error = |e| self.kube_error("Helm release storage", e);
-        let mut metas: Vec<_> = secrets
-            .list_metadata(&lp)
-            .await
-            .map_err(storage_error)?
-            .items
-            .into_iter()
-            .map(|i| i.metadata)
-            .collect();
+        let what = "Helm release storage";
+        let mut metas: Vec<_> = self
+            .list_all(
+                what,
+                &lp,
+                |page: ListParams| {
+                    let api = secrets.clone();
+                    async move { api.list_metadata(&page).await }
+                },
+                |i| Some(i.metadata),
+            )
+            .await?;
         metas.extend(
-            configmaps
-                .list_metadata(&lp)
-                .await
-                .map_err(storage_error)?
-                .items
-                .into_iter()
-                .map(|i| i.metadata),
+            self.list_all(
+                what,
+                &lp,
+                |page: ListParams| {
+                    let api = configmaps.clone();
+                    async move { api.list_metadata(&page).await }
+                },
+                |i| Some(i.metadata),
+            )
+            .await?,
         );
         for meta in metas {
             let labels = meta.labels.unwrap_or_default();

@@ -15,6 +15,7 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{Event, ObjKey, Query};
 use crate::table;
+use crate::PagingFault;
 
 /// The selection a LIST or WATCH asks for: its resource, namespace and selectors.
 pub(super) struct Filter {
@@ -91,15 +92,38 @@ pub(super) fn list(
     include: &str,
 ) -> Result<Response, ApiError> {
     let filter = Filter::new(r, q)?;
-    let limit = page_limit(q)?;
+    let mut limit = page_limit(q)?;
     let after = continue_after(q)?;
+    let paging = sh.faults.paging(&r.info.plural, after.is_some());
+    match paging {
+        Some((_, true)) => {
+            return Err(ApiError::new(
+                410,
+                "Expired",
+                "The provided continue parameter is too old to display a consistent list result.",
+            ))
+        }
+        Some((PagingFault::OneObjectPagesFirstContinueGone, false)) => limit = 1,
+        _ => {}
+    }
     let st = lock(&sh.store);
     let mut selected = st.select(filter.query(after.as_ref()));
-    let page: Vec<(&ObjKey, &Value)> = match limit {
-        0 => selected.by_ref().collect(),
-        l => selected.by_ref().take(l).collect(),
+    let page: Vec<(&ObjKey, &Value)> = match (paging, limit) {
+        (Some((PagingFault::EndlessContinue, _)), _) => Vec::new(),
+        (_, 0) => selected.by_ref().collect(),
+        (_, l) => selected.by_ref().take(l).collect(),
     };
-    let meta = page_metadata(st.rv, &page, selected, q);
+    let mut meta = page_metadata(st.rv, &page, selected, q);
+    match paging {
+        Some((PagingFault::EndlessContinue, _)) => {
+            let n = sh.faults.next_endless_page();
+            meta["continue"] = json!(encode_continue("endless", &format!("page-{n}")));
+        }
+        Some((PagingFault::RepeatedToken, _)) => {
+            meta["continue"] = json!(encode_continue("repeated", "the-same-token"));
+        }
+        _ => {}
+    }
     if table {
         // Only whole objects need the version they are served at; rows otherwise read fields.
         let rendered: Vec<Value> = match include {

@@ -1,0 +1,220 @@
+//! Every LIST, page by page: a list is complete only when its last response carries no
+//! `continue` token. A partial list taken for the whole one is a false `live` (an old pod that
+//! still serves, left out of a page never read), so any response with a token is followed with
+//! the same `limit`, and a list that cannot be completed is an error — never a shorter answer.
+//!
+//! Paging is bounded: a token the server already gave, more than [`MAX_PAGES`] pages or more
+//! than [`MAX_ITEMS`] objects is a misbehaving server (an endless `continue` loop once sent
+//! 20,240 requests and held 432 MB in 30 s), and ends the list with an error.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+
+use kube::api::{ListParams, ObjectList};
+
+use super::plan::PAGE_SIZE;
+
+/// More pages than this is no list a cluster holds: 2.5 million objects at full pages. (A
+/// label or field selector may make the server return fewer objects than `limit` per page,
+/// even none, so pages are counted separately from objects.)
+pub(crate) const MAX_PAGES: usize = 1_000;
+
+/// More objects of one kind than this in one list is beyond what liveproof holds in memory.
+pub(crate) const MAX_ITEMS: usize = 500_000;
+
+/// Why a list could not be completed.
+#[derive(Debug)]
+pub(crate) enum PageError {
+    /// The server refused or failed a request.
+    Api(kube::Error),
+    /// The server's paging is not a list's: why, in words.
+    Endless(String),
+}
+
+impl From<kube::Error> for PageError {
+    fn from(e: kube::Error) -> Self {
+        PageError::Api(e)
+    }
+}
+
+/// Lists every page `fetch` answers for `params` (with [`PAGE_SIZE`] as the `limit`), keeping
+/// what `keep` keeps of each object as it arrives. A `410 Gone` on a continue token (etcd
+/// compacted past it) starts the list over once, from the first page, as client-go's pager
+/// does; the list that follows obeys the same rules.
+pub(crate) async fn list_pages<T, U, F, Fut>(
+    params: &ListParams,
+    mut fetch: F,
+    mut keep: impl FnMut(T) -> Option<U>,
+) -> Result<Vec<U>, PageError>
+where
+    T: Clone,
+    F: FnMut(ListParams) -> Fut,
+    Fut: Future<Output = Result<ObjectList<T>, kube::Error>>,
+{
+    let mut started_over = false;
+    'list: loop {
+        let mut kept = Vec::new();
+        let mut tokens = BTreeSet::new();
+        let mut items = 0usize;
+        let mut page = params.clone().limit(PAGE_SIZE);
+        for _ in 0..MAX_PAGES {
+            let list = match fetch(page.clone()).await {
+                Ok(list) => list,
+                Err(kube::Error::Api(status))
+                    if status.code == 410 && page.continue_token.is_some() && !started_over =>
+                {
+                    tracing::debug!("continue token expired (410); listing again from the start");
+                    started_over = true;
+                    continue 'list;
+                }
+                Err(e) => return Err(PageError::Api(e)),
+            };
+            items += list.items.len();
+            if items > MAX_ITEMS {
+                return Err(PageError::Endless(format!(
+                    "more than {MAX_ITEMS} objects in one list"
+                )));
+            }
+            // Exactly: a doubling Vec of 2 kB pods would hold 16,384 places for 10,000.
+            kept.reserve_exact(list.items.len());
+            kept.extend(list.items.into_iter().filter_map(&mut keep));
+            match list.metadata.continue_ {
+                Some(token) if !token.is_empty() => {
+                    if !tokens.insert(token.clone()) {
+                        return Err(PageError::Endless(format!(
+                            "the server gave the same continue token twice, after {} page(s)",
+                            tokens.len()
+                        )));
+                    }
+                    page = page.continue_token(&token);
+                }
+                _ => {
+                    kept.shrink_to_fit();
+                    return Ok(kept);
+                }
+            }
+        }
+        return Err(PageError::Endless(format!(
+            "still more after {MAX_PAGES} pages"
+        )));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::api::ListMeta;
+    use std::cell::RefCell;
+
+    fn page(items: Vec<u32>, token: Option<&str>) -> ObjectList<u32> {
+        ObjectList {
+            types: Default::default(),
+            metadata: ListMeta {
+                continue_: token.map(str::to_string),
+                ..ListMeta::default()
+            },
+            items,
+        }
+    }
+
+    fn gone() -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("continue expired", "Expired")
+                .with_code(410)
+                .boxed(),
+        )
+    }
+
+    /// Answers the scripted responses in order, recording each request's continue token and
+    /// limit.
+    async fn run(
+        script: Vec<Result<ObjectList<u32>, kube::Error>>,
+    ) -> (
+        Result<Vec<u32>, PageError>,
+        Vec<(Option<String>, Option<u32>)>,
+    ) {
+        let script = RefCell::new(script.into_iter());
+        let asked = RefCell::new(Vec::new());
+        let result = list_pages(
+            &ListParams::default(),
+            |p: ListParams| {
+                asked.borrow_mut().push((p.continue_token.clone(), p.limit));
+                let next = script.borrow_mut().next();
+                async move { next.unwrap_or_else(|| Ok(page(vec![], None))) }
+            },
+            Some,
+        )
+        .await;
+        (result, asked.into_inner())
+    }
+
+    #[tokio::test]
+    async fn every_page_is_followed_with_the_same_limit() {
+        let (got, asked) = run(vec![
+            Ok(page(vec![1], Some("a"))),
+            Ok(page(vec![], Some("b"))),
+            Ok(page(vec![2, 3], None)),
+        ])
+        .await;
+        assert_eq!(got.expect("complete"), vec![1, 2, 3]);
+        let limit = Some(PAGE_SIZE);
+        assert_eq!(
+            asked,
+            vec![
+                (None, limit),
+                (Some("a".into()), limit),
+                (Some("b".into()), limit)
+            ]
+        );
+    }
+
+    /// The fault: page 2 answers 410; the list is started over, and the answer it gets
+    /// then still carries a token, which is followed — never taken as the whole list.
+    #[tokio::test]
+    async fn a_410_starts_over_and_the_new_list_is_followed_to_its_end() {
+        let (got, asked) = run(vec![
+            Ok(page(vec![1], Some("a"))),
+            Err(gone()),
+            Ok(page(vec![1], Some("c"))),
+            Ok(page(vec![2], None)),
+        ])
+        .await;
+        assert_eq!(got.expect("complete"), vec![1, 2]);
+        assert_eq!(asked.len(), 4);
+        assert_eq!(
+            asked[2],
+            (None, Some(PAGE_SIZE)),
+            "started over from page 1"
+        );
+        // A second 410 is not waited out forever: it is an error.
+        let (got, _) = run(vec![
+            Ok(page(vec![1], Some("a"))),
+            Err(gone()),
+            Ok(page(vec![1], Some("c"))),
+            Err(gone()),
+        ])
+        .await;
+        assert!(matches!(got, Err(PageError::Api(_))));
+    }
+
+    #[tokio::test]
+    async fn a_repeated_token_or_endless_pages_end_in_an_error() {
+        let (got, asked) = run(vec![
+            Ok(page(vec![1], Some("a"))),
+            Ok(page(vec![2], Some("b"))),
+            Ok(page(vec![3], Some("a"))),
+        ])
+        .await;
+        let Err(PageError::Endless(why)) = got else {
+            panic!("a repeated token is no list");
+        };
+        assert!(why.contains("same continue token"), "{why}");
+        assert_eq!(asked.len(), 3);
+        let endless: Vec<_> = (0..MAX_PAGES + 5)
+            .map(|i| Ok(page(vec![], Some(&format!("t{i}")))))
+            .collect();
+        let (got, asked) = run(endless).await;
+        assert!(matches!(got, Err(PageError::Endless(_))));
+        assert_eq!(asked.len(), MAX_PAGES, "bounded");
+    }
+}
