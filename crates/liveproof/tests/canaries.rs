@@ -551,3 +551,74 @@ async fn mcp(input: &str, kubeconfig: &str) -> common::Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// What a verify answered, with the expectation's own text taken out: what a probe learns.
+fn answer(run: &common::Run, probe: &str) -> String {
+    let report: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    let evidence: Vec<Value> = report["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["evidence"].as_array().cloned().unwrap_or_default())
+        .filter(|e| e["check"] == "manifest_contains" || e["check"] == "spec_readback")
+        .map(|e| json!([e["check"], e["status"], e["observed"], e["detail"]]))
+        .collect();
+    format!("exit {} {}", run.code, json!(evidence)).replace(probe, "PROBE")
+}
+
+/// Issue 21, point 2: no yes/no oracle over what is redacted. `--expect re:…` once passed or
+/// failed on a rendered Secret's value (a read-only MCP client binary-searched one out in 134
+/// calls), and the same on pod-template env values. For every planted value an expectation
+/// could reach, a regex that matches it and one that does not get the same answer, and neither
+/// is a pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expectation_is_no_oracle_over_redacted_values() {
+    let cluster = common::Cluster::start(objects(), NS).await;
+    let kc = cluster.kubeconfig().to_string();
+    let mut probes = 0;
+    for (target, place) in [
+        ("release/web", "manifestsecret"),
+        ("release/web", "manifestspaced"),
+        ("release/web", "manifestlist"),
+        ("deploy/api", "envvalue"),
+    ] {
+        // The value is `canary-PLACE-7d3e`: `[a-f]` holds its last letter, `[g-z]` does not.
+        let answers: Vec<String> = {
+            let mut out = Vec::new();
+            for class in ["[a-f]", "[g-z]"] {
+                let probe = format!("re:canary-{place}-7d3{class}");
+                let run = common::liveproof(&[
+                    "verify",
+                    target,
+                    "--kubeconfig",
+                    &kc,
+                    "--since",
+                    "2026-07-12T10:00:00Z",
+                    "--no-registry",
+                    "--expect",
+                    &probe,
+                    "-o",
+                    "json",
+                ])
+                .await;
+                probes += 1;
+                assert!(
+                    !answer(&run, &probe).contains("\"pass\""),
+                    "{target} {probe}: an expectation passed on a redacted value:\n{}",
+                    run.stdout
+                );
+                out.push(answer(&run, &probe));
+            }
+            out
+        };
+        assert_eq!(
+            answers[0], answers[1],
+            "{target}: the answer depends on the redacted value `{place}`"
+        );
+    }
+    #[expect(clippy::print_stderr, reason = "the matrix's summary is its output")]
+    {
+        eprintln!("expectation oracle: {probes} probes, 0 answers that depend on a redacted value");
+    }
+}

@@ -351,16 +351,29 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
     let newest = history.newest();
     let read =
         newest.map(|n| liveproof_helm::read_manifest_until(&n.release.manifest, limits.deadline));
+    // Expectations are matched against the manifest as liveproof shows it, Secret data
+    // redacted: matched against the raw text, a regex would answer yes/no about a secret it
+    // never prints (a read-only client once binary-searched a password out in 134 calls).
+    let visible = match (change.manifest.is_empty(), newest) {
+        (false, Some(n)) => {
+            let text = liveproof_helm::show::manifest(&n.release);
+            let read = liveproof_helm::read_manifest_until(&text, limits.deadline);
+            Some(Visible {
+                redacted: text != n.release.manifest,
+                text,
+                read,
+            })
+        }
+        _ => None,
+    };
     // A document that could not be read may render a workload that is then never followed:
     // the release is not proven whatever was expected of it.
     if let (Some(newest), Some(read)) = (newest, &read) {
-        if !read.unreadable.is_empty()
-            && !change
-                .manifest
-                .iter()
-                .any(|e| !e.is_match(&newest.release.manifest))
-        {
-            return unreadable_documents(change, newest, read);
+        let all_found = visible
+            .as_ref()
+            .is_none_or(|v| change.manifest.iter().all(|e| e.is_match(&v.text)));
+        if !read.unreadable.is_empty() && all_found {
+            return unreadable_documents(change, newest, read, visible.as_ref());
         }
     }
     if change.manifest.is_empty() {
@@ -379,7 +392,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
         .map(|e| format!("`{}`", e.given))
         .collect::<Vec<_>>()
         .join(", ");
-    let (Some(newest), Some(read)) = (newest, read) else {
+    let (Some(newest), Some(visible)) = (newest, visible) else {
         return Finding::new(
             Check::ManifestContains,
             Status::Unknown,
@@ -393,17 +406,22 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
     let mut missing = Vec::new();
     for e in &change.manifest {
         // Name the rendered object that holds it; never quote the text (it may be a Secret).
-        let holder = read.objects.iter().find(|o| e.is_match(&o.text)).map(|o| {
-            let source = o
-                .source
-                .as_deref()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default();
-            format!("`{}` in {}/{}{source}", e.given, o.kind, o.name)
-        });
+        let holder = visible
+            .read
+            .objects
+            .iter()
+            .find(|o| e.is_match(&o.text))
+            .map(|o| {
+                let source = o
+                    .source
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                format!("`{}` in {}/{}{source}", e.given, o.kind, o.name)
+            });
         match holder {
             Some(h) => found.push(h),
-            None if !e.is_match(&newest.release.manifest) => missing.push(format!("`{}`", e.given)),
+            None if !e.is_match(&visible.text) => missing.push(format!("`{}`", e.given)),
             None => found.push(format!("`{}` in the manifest", e.given)),
         }
     }
@@ -424,12 +442,27 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
         Finding::new(Check::ManifestContains, Status::Fail, format!("missing {}", missing.join(", ")), expected)
             .source(source)
             .detail(format!(
-                "the installed manifest of {describe} does not contain {}: the change is not in the installed release",
-                missing.join(", ")
+                "the installed manifest of {describe} does not contain {}: the change is not in the installed release{}",
+                missing.join(", "),
+                if visible.redacted { REDACTED_NOT_SEARCHED } else { "" }
             ))
             .next("the change never reached the installed release: find what should have upgraded it")
     }
 }
+
+/// The installed manifest as liveproof shows it (`release show --manifest`): what expectations
+/// are matched against.
+struct Visible {
+    text: String,
+    read: liveproof_helm::ManifestRead,
+    /// Whether anything was redacted (a rendered Secret's data): said when an expectation is
+    /// missing, whatever the redacted text holds, so the answer never depends on it.
+    redacted: bool,
+}
+
+/// Said of a missing expectation when the manifest holds redacted text.
+const REDACTED_NOT_SEARCHED: &str =
+    " (Secret data is redacted before matching, so no expectation can test it)";
 
 /// `unknown`: the installed manifest has documents no parser could read, so the workloads
 /// they render (if any) are not followed and expectations may sit in them unproven.
@@ -437,6 +470,7 @@ fn unreadable_documents(
     change: &Change,
     newest: &StoredRelease,
     read: &liveproof_helm::ManifestRead,
+    visible: Option<&Visible>,
 ) -> Finding {
     let unreadable = &read.unreadable;
     let documents = unreadable
@@ -460,7 +494,7 @@ fn unreadable_documents(
         .manifest
         .iter()
         .filter_map(|e| {
-            let o = read.objects.iter().find(|o| e.is_match(&o.text))?;
+            let o = visible?.read.objects.iter().find(|o| e.is_match(&o.text))?;
             Some(format!("`{}` in {}/{}", e.given, o.kind, o.name))
         })
         .collect();

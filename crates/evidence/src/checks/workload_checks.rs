@@ -267,7 +267,20 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
     if change.manifest.is_empty() {
         return Vec::new();
     }
-    let rendered = match serde_norway::to_string(w.template) {
+    // Env values and annotations can hold secrets liveproof never prints: they are removed
+    // before matching, or a regex would answer yes/no about them.
+    let mut visible = match serde_json::to_value(w.template) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![expect::Finding {
+                status: Status::Unknown,
+                expected: "the pod template as YAML".into(),
+                observed: format!("cannot render it: {e}"),
+            }]
+        }
+    };
+    let redacted = redact_template(&mut visible);
+    let rendered = match serde_norway::to_string(&visible) {
         Ok(text) => text,
         Err(e) => {
             return vec![expect::Finding {
@@ -285,14 +298,50 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
             expect::Finding {
                 status: if found { Status::Pass } else { Status::Fail },
                 expected: format!("`{}` in the pod template", e.given),
-                observed: if found {
-                    format!("`{}` in the pod template", e.given)
-                } else {
-                    format!("`{}` not in the pod template", e.given)
+                observed: match (found, redacted) {
+                    (true, _) => format!("`{}` in the pod template", e.given),
+                    (false, false) => format!("`{}` not in the pod template", e.given),
+                    (false, true) => format!(
+                        "`{}` not in the pod template (env values are redacted before matching, so no expectation can test them)",
+                        e.given
+                    ),
                 },
             }
         })
         .collect()
+}
+
+/// Replaces what liveproof never prints in a pod template (as JSON) — every container's env
+/// `value`, and the `last-applied-configuration` annotation (`kubectl apply` copies whole
+/// objects into it) — with `<redacted>`. True when something was replaced.
+fn redact_template(template: &mut serde_json::Value) -> bool {
+    const REDACTED: &str = "<redacted>";
+    let mut replaced = false;
+    if let Some(applied) = template
+        .pointer_mut("/metadata/annotations")
+        .and_then(serde_json::Value::as_object_mut)
+        .and_then(|a| a.get_mut("kubectl.kubernetes.io/last-applied-configuration"))
+    {
+        *applied = REDACTED.into();
+        replaced = true;
+    }
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        let containers = template
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(serde_json::Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            let env = container
+                .get_mut("env")
+                .and_then(serde_json::Value::as_array_mut);
+            for var in env.into_iter().flatten() {
+                if let Some(value) = var.get_mut("value") {
+                    *value = REDACTED.into();
+                    replaced = true;
+                }
+            }
+        }
+    }
+    replaced
 }
 
 /// `-f`: every field the manifest declares in the pod template is what the live object has.
