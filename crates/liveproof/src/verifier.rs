@@ -609,6 +609,16 @@ pub async fn wait(
     Ok(last)
 }
 
+/// Where the targets are looked for, as the checks will judge them.
+fn resolved(config: &VerifyConfig, cluster: &Cluster, observed: &Observed) -> Vec<Target> {
+    resolve_targets(
+        observed,
+        &config.targets,
+        cluster.default_namespace(),
+        config.all_namespaces,
+    )
+}
+
 /// A target's namespace that does not exist is a usage error (exit 2), with a did-you-mean:
 /// asked only about namespaces where nothing was found.
 async fn check_namespaces(
@@ -616,13 +626,9 @@ async fn check_namespaces(
     cluster: &Cluster,
     observed: &Observed,
 ) -> Result<(), liveproof_gather::GatherError> {
-    let resolved = resolve_targets(
-        observed,
-        &config.targets,
-        cluster.default_namespace(),
-        config.all_namespaces,
-    );
-    cluster.check_namespaces(observed, &resolved).await
+    cluster
+        .check_namespaces(observed, &resolved(config, cluster, observed))
+        .await
 }
 
 /// A target the cluster says does not exist is an input error (exit 2, with a did-you-mean),
@@ -632,13 +638,8 @@ async fn check_found(
     cluster: &Cluster,
     observed: &Observed,
 ) -> Result<(), liveproof_gather::GatherError> {
-    let resolved = resolve_targets(
-        observed,
-        &config.targets,
-        cluster.default_namespace(),
-        config.all_namespaces,
-    );
-    let absent = liveproof_evidence::absent::absent_targets(observed, &resolved);
+    let absent =
+        liveproof_evidence::absent::absent_targets(observed, &resolved(config, cluster, observed));
     match cluster.not_found(&absent).await {
         Some(err) => Err(err),
         None => Ok(()),

@@ -98,6 +98,30 @@ impl World {
         common::liveproof(&all).await
     }
 
+    /// Fails the test unless `run` exited `code`, showing its output and the cluster's state.
+    fn expect_exit(&self, run: &common::Run, code: i32) {
+        assert_eq!(
+            run.code,
+            code,
+            "{}\n{}\n{}",
+            run.stdout,
+            run.stderr,
+            self.state()
+        );
+    }
+
+    /// `kubectl -n apps set image deploy/NAME app=IMAGE`.
+    fn set_image(&self, deployment: &str, image: &str) {
+        self.kubectl(&[
+            "-n",
+            "apps",
+            "set",
+            "image",
+            &format!("deploy/{deployment}"),
+            &format!("app={image}"),
+        ]);
+    }
+
     /// What the cluster holds, for a failure message: workloads, pods and events.
     fn state(&self) -> String {
         let mut out = String::new();
@@ -1926,14 +1950,7 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
 
     // 1. The idiom, exactly.
     let t = pipeline_change_time();
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "set",
-        "image",
-        "deploy/web",
-        &format!("app={}", image("v2")),
-    ]);
+    world.set_image("web", &image("v2"));
     let run = world
         .liveproof(&[
             "verify",
@@ -2066,14 +2083,7 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
             "json",
         ])
         .await;
-    assert_eq!(
-        run.code,
-        0,
-        "{}\n{}\n{}",
-        run.stdout,
-        run.stderr,
-        world.state()
-    );
+    world.expect_exit(&run, 0);
     assert_eq!(run.report().change.commit.as_deref(), Some(change.as_str()));
 
     // 3. snapshot → apply → verify --snapshot, no pause between; rollback proposes nothing.
@@ -2083,14 +2093,7 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
         .liveproof(&["snapshot", "--dir", dir, "--commit", &later, "-n", "apps"])
         .await;
     assert_eq!(snap.code, 0, "{}\n{}", snap.stdout, snap.stderr);
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "set",
-        "image",
-        "deploy/web",
-        &format!("app={}", image("v4")),
-    ]);
+    world.set_image("web", &image("v4"));
     let run = world
         .liveproof(&[
             "verify",
@@ -2107,14 +2110,7 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
             "json",
         ])
         .await;
-    assert_eq!(
-        run.code,
-        0,
-        "{}\n{}\n{}",
-        run.stdout,
-        run.stderr,
-        world.state()
-    );
+    world.expect_exit(&run, 0);
     let rollback = world
         .liveproof(&[
             "rollback",
@@ -2286,14 +2282,7 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
         world.apply(&deployment("fresh", &v1, ""));
     };
     let (run, ()) = tokio::join!(waiting, create);
-    assert_eq!(
-        run.code,
-        0,
-        "{}\n{}\n{}",
-        run.stdout,
-        run.stderr,
-        world.state()
-    );
+    world.expect_exit(&run, 0);
     // One that never comes is still not found when the wait runs out: exit 2, not 1.
     let run = world
         .liveproof(&[
