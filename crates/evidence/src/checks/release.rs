@@ -2,7 +2,7 @@
 //! controller's status: `release_revision`, `release_version`, `manifest_contains`.
 
 use jiff::Timestamp;
-use liveproof_helm::{Limits, ReleaseStatus, StoredRelease};
+use liveproof_helm::{Limits, ReleaseStatus, StorageObject, StoredRelease};
 
 use super::raw::str_at;
 use super::Finding;
@@ -15,7 +15,7 @@ pub struct ReleaseHistory {
     pub name: String,
     pub revisions: Vec<StoredRelease>,
     /// `(storage object, version label, error)` for each object that failed to decode.
-    pub unreadable: Vec<(String, Option<i64>, String)>,
+    pub unreadable: Vec<(StorageObject, Option<i64>, String)>,
 }
 
 impl ReleaseHistory {
@@ -32,10 +32,14 @@ impl ReleaseHistory {
             if !(in_namespace && named && liveproof_helm::is_release_storage(obj)) {
                 continue;
             }
+            // Release storage is a Secret or a ConfigMap, so this is never `None`.
+            let Some(object) = StorageObject::of(obj) else {
+                continue;
+            };
             match liveproof_helm::decode(obj, &observed.release_limits) {
                 Ok(r) => revisions.push(r),
                 Err(e) => unreadable.push((
-                    liveproof_helm::object_ref(obj),
+                    object,
                     str_at(obj, "/metadata/labels/version").and_then(|v| v.parse().ok()),
                     e.to_string(),
                 )),
@@ -61,7 +65,7 @@ impl ReleaseHistory {
 
     /// An unreadable object whose version is at least the newest readable one: then the
     /// newest revision itself is unknown.
-    pub fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
+    pub fn newest_unreadable(&self) -> Option<&(StorageObject, Option<i64>, String)> {
         let newest = self
             .revisions
             .last()
@@ -124,7 +128,7 @@ fn release_revision(
     if let Some((object, _, error)) = history.newest_unreadable() {
         return (
             Finding::new(Check::ReleaseRevision, Status::Unknown, "storage unreadable", expected)
-                .source(object.clone())
+                .source(object.to_string())
                 .detail(format!("the newest release revision could not be decoded: {error}"))
                 .next(format!(
                     "inspect the storage object ({object}); a release Helm itself cannot read needs `helm -n {ns} history {}`",
