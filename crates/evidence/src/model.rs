@@ -158,33 +158,88 @@ impl std::fmt::Display for Verdict {
 }
 
 /// One check's outcome, with where it was read.
+// The JSON carries the prose `source` beside `source_ref`, written from it on the way out
+// (`EvidenceJson`): one is the other displayed, so they cannot disagree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(into = "EvidenceJson", from = "EvidenceJson")]
 pub struct Evidence {
     pub check: Check,
     pub status: Status,
     pub observed: String,
     pub expected: String,
-    /// Which object and field this was read from, e.g.
-    /// `apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt`.
-    pub source: String,
+    /// Which object and field this was read from.
+    pub source_ref: SourceRef,
     /// One sentence a person can act on.
     pub detail: String,
 }
 
-/// Where an evidence item was read, as data: the object (or objects) and the field. Its
-/// `Display` is the item's prose `source`, so the two cannot disagree, and a program never
-/// parses the prose.
+impl Evidence {
+    /// Which object and field this was read from, as prose: `apps/Pod/inventory-7d9c-x2k4
+    /// .status.containerStatuses[app].state.running.startedAt`.
+    pub fn source(&self) -> String {
+        self.source_ref.to_string()
+    }
+}
+
+/// An evidence item as `-o json` writes it: [`Evidence`] with its prose `source`.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct EvidenceJson {
+    check: Check,
+    status: Status,
+    observed: String,
+    expected: String,
+    /// Which object and field this was read from, as prose, e.g.
+    /// `apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt`.
+    source: String,
+    /// The same as data: what a program reads instead of parsing `source`.
+    source_ref: SourceRef,
+    /// One sentence a person can act on.
+    detail: String,
+}
+
+impl From<Evidence> for EvidenceJson {
+    fn from(e: Evidence) -> EvidenceJson {
+        EvidenceJson {
+            source: e.source(),
+            check: e.check,
+            status: e.status,
+            observed: e.observed,
+            expected: e.expected,
+            source_ref: e.source_ref,
+            detail: e.detail,
+        }
+    }
+}
+
+/// The prose `source` read is dropped: `source_ref` is what it was written from.
+impl From<EvidenceJson> for Evidence {
+    fn from(e: EvidenceJson) -> Evidence {
+        Evidence {
+            check: e.check,
+            status: e.status,
+            observed: e.observed,
+            expected: e.expected,
+            source_ref: e.source_ref,
+            detail: e.detail,
+        }
+    }
+}
+
+/// Where an evidence item was read, as data: the object (or objects) and the field; `source` is
+/// the same in prose, so a program need not parse it.
 ///
 /// Every key is always present; an empty string means "not this part":
-/// - `namespace` is empty for what no namespace holds (a `--version-url`);
+/// - `namespace` is empty for what no namespace holds (a `--version-url`), and for a target
+///   looked for in every namespace (`-A`) and not found;
 /// - `name` is empty when the evidence covers every object of the kind the target selects
 ///   (each serving pod of a workload: `apps/Pod .spec.containers`), and holds a glob when it
 ///   covers the objects whose names match it (a Helm release's storage,
 ///   `sh.helm.release.v1.inventory.v*`): no Kubernetes name contains `*`;
 /// - `field` is empty when the evidence is about the object as a whole.
 ///
-/// A `--version-url` reading is kind [`SourceRef::URL`] with no apiVersion, the URL
-/// (credentials masked) as `name` and the `--version-json` path, if any, as `field`.
+/// A `--version-url` reading is kind `URL` with no apiVersion, the URL (credentials masked)
+/// as `name` and the `--version-json` path, if any, as `field`.
+// Its `Display` is the prose `source`: `Evidence` writes one from the other.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceRef {
     /// The object's group/version, as the API serves the kind (`v1`, `apps/v1`,
