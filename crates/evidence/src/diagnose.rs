@@ -363,7 +363,7 @@ pub fn gitops(
                 if status != "deployed" {
                     out.push(Diagnostic::new(
                         "release",
-                        r.object.clone(),
+                        r.object.to_string(),
                         status,
                         &r.release.info.description,
                     ));

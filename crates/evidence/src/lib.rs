@@ -31,8 +31,8 @@ pub use checks::{
 };
 pub use commit::is_commit_sha;
 pub use model::{
-    ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, Status, TargetReport,
-    Tier, Verdict, WaitRecord, SCHEMA,
+    ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, SourceRef, Status,
+    TargetReport, Tier, Verdict, WaitRecord, SCHEMA,
 };
 pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};

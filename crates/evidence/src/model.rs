@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ResourceKind;
+
 /// The `schema` field of the JSON report (docs/design.md).
 pub const SCHEMA: &str = "liveproof/v1";
 
@@ -156,17 +158,173 @@ impl std::fmt::Display for Verdict {
 }
 
 /// One check's outcome, with where it was read.
+// The JSON carries the prose `source` beside `source_ref`, written from it on the way out
+// (`EvidenceJson`): one is the other displayed, so they cannot disagree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(into = "EvidenceJson", from = "EvidenceJson")]
 pub struct Evidence {
     pub check: Check,
     pub status: Status,
     pub observed: String,
     pub expected: String,
-    /// Which object and field this was read from, e.g.
-    /// `apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt`.
-    pub source: String,
+    /// Which object and field this was read from.
+    pub source_ref: SourceRef,
     /// One sentence a person can act on.
     pub detail: String,
+}
+
+impl Evidence {
+    /// Which object and field this was read from, as prose: `apps/Pod/inventory-7d9c-x2k4
+    /// .status.containerStatuses[app].state.running.startedAt`.
+    pub fn source(&self) -> String {
+        self.source_ref.to_string()
+    }
+}
+
+/// An evidence item as `-o json` writes it: [`Evidence`] with its prose `source`.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct EvidenceJson {
+    check: Check,
+    status: Status,
+    observed: String,
+    expected: String,
+    /// Which object and field this was read from, as prose, e.g.
+    /// `apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt`.
+    source: String,
+    /// The same as data: what a program reads instead of parsing `source`.
+    source_ref: SourceRef,
+    /// One sentence a person can act on.
+    detail: String,
+}
+
+impl From<Evidence> for EvidenceJson {
+    fn from(e: Evidence) -> EvidenceJson {
+        EvidenceJson {
+            source: e.source(),
+            check: e.check,
+            status: e.status,
+            observed: e.observed,
+            expected: e.expected,
+            source_ref: e.source_ref,
+            detail: e.detail,
+        }
+    }
+}
+
+/// The prose `source` read is dropped: `source_ref` is what it was written from.
+impl From<EvidenceJson> for Evidence {
+    fn from(e: EvidenceJson) -> Evidence {
+        Evidence {
+            check: e.check,
+            status: e.status,
+            observed: e.observed,
+            expected: e.expected,
+            source_ref: e.source_ref,
+            detail: e.detail,
+        }
+    }
+}
+
+/// Where an evidence item was read, as data: the object (or objects) and the field; `source` is
+/// the same in prose, so a program need not parse it.
+///
+/// Every key is always present; an empty string means "not this part":
+/// - `namespace` is empty for what no namespace holds (a `--version-url`), and for a target
+///   looked for in every namespace (`-A`) and not found;
+/// - `name` is empty when the evidence covers every object of the kind the target selects
+///   (each serving pod of a workload: `apps/Pod .spec.containers`), and holds a glob when it
+///   covers the objects whose names match it (a Helm release's storage,
+///   `sh.helm.release.v1.inventory.v*`): no Kubernetes name contains `*`;
+/// - `field` is empty when the evidence is about the object as a whole.
+///
+/// A `--version-url` reading is kind `URL` with no apiVersion, the URL (credentials masked)
+/// as `name` and the `--version-json` path, if any, as `field`.
+// Its `Display` is the prose `source`: `Evidence` writes one from the other.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SourceRef {
+    /// The object's group/version, as the API serves the kind (`v1`, `apps/v1`,
+    /// `helm.toolkit.fluxcd.io/v2`); empty for a URL.
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// `Pod`, `Deployment`, `HelmRelease`, …, or `URL`.
+    pub kind: String,
+    pub namespace: String,
+    /// One object's name; empty for every object of the kind the target selects; a glob
+    /// (`*`) for the objects whose names match it.
+    pub name: String,
+    /// The field read, as `.status.observedGeneration`; empty for the object as a whole.
+    pub field: String,
+}
+
+impl SourceRef {
+    /// The kind of a `--version-url` reading.
+    pub const URL: &'static str = "URL";
+
+    /// One object: `apps/Deployment/inventory`.
+    pub fn object(kind: ResourceKind, namespace: &str, name: &str) -> SourceRef {
+        SourceRef {
+            api_version: kind.api_version().to_string(),
+            kind: kind.kind_name().to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            field: String::new(),
+        }
+    }
+
+    /// Every object of `kind` in `namespace` the target selects, e.g. each serving pod of a
+    /// workload: `apps/Pod`.
+    pub fn objects(kind: ResourceKind, namespace: &str) -> SourceRef {
+        SourceRef::object(kind, namespace, "")
+    }
+
+    /// The objects of `kind` in `namespace` whose names match `glob` (which holds a `*`):
+    /// `apps/Secret sh.helm.release.v1.inventory.v*`.
+    pub fn matching(kind: ResourceKind, namespace: &str, glob: &str) -> SourceRef {
+        debug_assert!(glob.contains('*'), "a glob names what it matches with `*`");
+        SourceRef::object(kind, namespace, glob)
+    }
+
+    /// What a `--version-url` answered; the URL as shown, never its credentials.
+    pub fn url(url: &crate::server::ShownUrl) -> SourceRef {
+        SourceRef {
+            api_version: String::new(),
+            kind: SourceRef::URL.to_string(),
+            namespace: String::new(),
+            name: url.to_string(),
+            field: String::new(),
+        }
+    }
+
+    /// The field read: `.status.observedGeneration`, `.spec.template`.
+    pub fn field(mut self, field: impl Into<String>) -> SourceRef {
+        self.field = field.into();
+        self
+    }
+}
+
+/// The prose `source`: `NAMESPACE/KIND/NAME FIELD`, `NAMESPACE/KIND FIELD` for every object the
+/// target selects, `NAMESPACE/KIND GLOB FIELD` for a glob, `URL FIELD` for a URL; each part only
+/// when there is one.
+impl std::fmt::Display for SourceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.kind == SourceRef::URL {
+            f.write_str(&self.name)?;
+        } else {
+            if !self.namespace.is_empty() {
+                write!(f, "{}/", self.namespace)?;
+            }
+            f.write_str(&self.kind)?;
+            if self.name.contains('*') {
+                write!(f, " {}", self.name)?;
+            } else if !self.name.is_empty() {
+                write!(f, "/{}", self.name)?;
+            }
+        }
+        if !self.field.is_empty() {
+            write!(f, " {}", self.field)?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -284,5 +442,111 @@ impl Report {
             wait: None,
             notes: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceRef;
+    use crate::server::ShownUrl;
+    use crate::ResourceKind;
+
+    #[test]
+    fn a_source_ref_displays_as_the_prose_source() {
+        let cases = [
+            (
+                SourceRef::object(ResourceKind::Pod, "apps", "inventory-7d9c-x2k4")
+                    .field(".status.containerStatuses[app].state.running.startedAt"),
+                "apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt",
+            ),
+            (
+                SourceRef::objects(ResourceKind::Pod, "apps").field(".spec.containers"),
+                "apps/Pod .spec.containers",
+            ),
+            (SourceRef::objects(ResourceKind::Pod, "apps"), "apps/Pod"),
+            (
+                SourceRef::object(ResourceKind::Deployment, "apps", "inventory")
+                    .field(".spec.template"),
+                "apps/Deployment/inventory .spec.template",
+            ),
+            (
+                SourceRef::object(ResourceKind::StatefulSet, "apps", "cache"),
+                "apps/StatefulSet/cache",
+            ),
+            (
+                SourceRef::matching(ResourceKind::Secret, "apps", "sh.helm.release.v1.inventory.v*"),
+                "apps/Secret sh.helm.release.v1.inventory.v*",
+            ),
+            (
+                SourceRef::object(ResourceKind::HelmRelease, "flux-system", "shop")
+                    .field(".status"),
+                "flux-system/HelmRelease/shop .status",
+            ),
+            (
+                SourceRef::object(ResourceKind::Secret, "", "sh.helm.release.v1.shop.v3"),
+                "Secret/sh.helm.release.v1.shop.v3",
+            ),
+            (
+                SourceRef::url(&ShownUrl::new("https://inventory.example.com/version")),
+                "https://inventory.example.com/version",
+            ),
+            (
+                SourceRef::url(&ShownUrl::new("https://inventory.example.com/version"))
+                    .field(".build.version"),
+                "https://inventory.example.com/version .build.version",
+            ),
+        ];
+        for (source_ref, prose) in cases {
+            assert_eq!(source_ref.to_string(), prose, "{source_ref:?}");
+        }
+    }
+
+    #[test]
+    fn the_api_version_is_the_one_the_kind_is_read_at() {
+        let api_version = |kind| SourceRef::object(kind, "apps", "x").api_version;
+        assert_eq!(api_version(ResourceKind::Pod), "v1");
+        assert_eq!(api_version(ResourceKind::Deployment), "apps/v1");
+        assert_eq!(api_version(ResourceKind::Secret), "v1");
+        assert_eq!(
+            api_version(ResourceKind::HelmRelease),
+            "helm.toolkit.fluxcd.io/v2"
+        );
+        assert_eq!(
+            api_version(ResourceKind::Application),
+            "argoproj.io/v1alpha1"
+        );
+        let url = SourceRef::url(&ShownUrl::new("https://x.example/v"));
+        assert_eq!((url.api_version.as_str(), url.kind.as_str()), ("", "URL"));
+    }
+
+    #[test]
+    fn a_url_source_never_carries_its_credentials() {
+        let source = SourceRef::url(&ShownUrl::new(
+            "https://deploy:hunter2@inventory.example.com/version?token=s3cret#frag",
+        ))
+        .field(".version");
+        let json = serde_json::to_string(&source).expect("serialises");
+        for secret in ["hunter2", "s3cret", "frag"] {
+            assert!(!json.contains(secret), "{json}");
+            assert!(!source.to_string().contains(secret), "{source}");
+        }
+        assert!(source
+            .name
+            .starts_with("https://deploy:***@inventory.example.com/version"));
+    }
+
+    #[test]
+    fn a_source_ref_serialises_every_key_by_its_contract_name() {
+        let json = serde_json::to_value(
+            SourceRef::objects(ResourceKind::Pod, "apps").field(".spec.containers"),
+        )
+        .expect("serialises");
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod", "namespace": "apps", "name": "",
+                "field": ".spec.containers"
+            })
+        );
     }
 }

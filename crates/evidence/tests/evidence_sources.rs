@@ -26,8 +26,8 @@ fn pod_restarted_names_the_pod_that_started_earliest() {
         "{restarted:?}"
     );
     // The pod that started at 10:06:25 is -tqtkw: the source names it, not another.
-    assert!(
-        restarted.source.contains("inventory-4dxbdm5glx-tqtkw"),
+    assert_eq!(
+        restarted.source_ref.name, "inventory-4dxbdm5glx-tqtkw",
         "{restarted:?}"
     );
 }

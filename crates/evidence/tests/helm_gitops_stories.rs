@@ -52,7 +52,7 @@ fn a_truncated_release_secret_is_unknown_and_named() {
     let revision = evidence(release, Check::ReleaseRevision);
     assert_eq!(revision.status, Status::Unknown);
     assert_eq!(
-        revision.source,
+        revision.source(),
         "apps/Secret/sh.helm.release.v1.inventory.v35"
     );
     assert!(

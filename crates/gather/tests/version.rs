@@ -165,7 +165,7 @@ async fn plain_body_passes_only_for_the_version_it_reports() {
         VersionReading::Body("inventory 1.4.0 (build 7f3c)\n".to_string())
     );
     assert_eq!(e.status, Status::Pass, "{e:?}");
-    assert_eq!(e.source, url);
+    assert_eq!(e.source(), url);
 
     let (_, e) = check(&url, "1.4.1", None, 0).await;
     assert_eq!(e.status, Status::Fail, "{e:?}");
@@ -185,7 +185,7 @@ async fn json_field_and_nested_paths() {
     let (reading, e) = check(&url, "1.4.0", Some(".version"), 0).await;
     assert_eq!(reading, VersionReading::Field(Some("1.4.0".to_string())));
     assert_eq!(e.status, Status::Pass, "{e:?}");
-    assert_eq!(e.source, format!("{url} .version"));
+    assert_eq!(e.source(), format!("{url} .version"));
 
     let (_, e) = check(&url, "1.4.1", Some(".version"), 0).await;
     assert_eq!(e.status, Status::Fail, "{e:?}");
@@ -323,7 +323,7 @@ async fn redirects_are_followed_but_bounded() {
     let (reading, e) = check(&url, "1.4.0", None, 0).await;
     assert_eq!(e.status, Status::Pass, "{reading:?} {e:?}");
     // The evidence names the URL that was asked for.
-    assert_eq!(e.source, url);
+    assert_eq!(e.source(), url);
 
     let url = format!("{}/loop", server.base);
     let (reading, e) = check(&url, "1.4.0", None, 3).await;

@@ -28,7 +28,7 @@ pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
     is_release_storage, labelled_revision, newest, object_ref, stores_release,
     stream_stored_manifest, write_stored_manifest, Base64Layer, DecodeError, Parts, StorageDriver,
-    StoredRelease, RELEASE_SECRET_TYPE,
+    StorageObject, StoredRelease, RELEASE_SECRET_TYPE,
 };
 pub use values::Values;
 

@@ -330,7 +330,7 @@ pub fn metadata(r: &StoredRelease) -> String {
             .last_deployed
             .map_or_else(|| "unknown".to_owned(), rfc3339_seconds),
     );
-    line("STORAGE", &r.object);
+    line("STORAGE", &r.object.to_string());
     out
 }
 

@@ -42,11 +42,45 @@ impl fmt::Display for StorageDriver {
 /// A decoded release and the object it was read from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRelease {
-    pub driver: StorageDriver,
-    /// `NAMESPACE/KIND/NAME` of the storage object, e.g.
-    /// `apps/Secret/sh.helm.release.v1.inventory.v34`: what evidence cites as its source.
-    pub object: String,
+    /// The storage object: what evidence cites as its source.
+    pub object: StorageObject,
     pub release: Release,
+}
+
+/// A Secret or ConfigMap that stores a release, by its parts; displayed `NAMESPACE/KIND/NAME`
+/// as [`object_ref`] names any object, e.g. `apps/Secret/sh.helm.release.v1.inventory.v34`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StorageObject {
+    pub driver: StorageDriver,
+    /// Empty when the object carries none (a dump of one namespace).
+    pub namespace: String,
+    pub name: String,
+}
+
+impl StorageObject {
+    /// The storage object `obj` is, when it is a Secret or ConfigMap.
+    pub fn of(obj: &Value) -> Option<StorageObject> {
+        driver_of(obj).map(|driver| StorageObject::stored_by(driver, obj))
+    }
+
+    fn stored_by(driver: StorageDriver, obj: &Value) -> StorageObject {
+        StorageObject {
+            driver,
+            namespace: str_at(obj, &["metadata", "namespace"])
+                .unwrap_or_default()
+                .to_owned(),
+            name: object_name(obj).to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for StorageObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.namespace.is_empty() {
+            write!(f, "{}/", self.namespace)?;
+        }
+        write!(f, "{}/{}", self.driver, self.name)
+    }
 }
 
 /// Which base64 layer of a Secret failed to decode.
@@ -140,11 +174,15 @@ impl DecodeError {
 /// `NAMESPACE/KIND/NAME` of any object, tolerating missing fields.
 pub fn object_ref(obj: &Value) -> String {
     let kind = str_at(obj, &["kind"]).unwrap_or("<no kind>");
-    let name = str_at(obj, &["metadata", "name"]).unwrap_or("<no name>");
+    let name = object_name(obj);
     match str_at(obj, &["metadata", "namespace"]) {
         Some(ns) if !ns.is_empty() => format!("{ns}/{kind}/{name}"),
         _ => format!("{kind}/{name}"),
     }
+}
+
+fn object_name(obj: &Value) -> &str {
+    str_at(obj, &["metadata", "name"]).unwrap_or("<no name>")
 }
 
 fn str_at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
@@ -239,8 +277,7 @@ pub fn decode_parts(
     let (object, driver, encoded) = stored_form(obj, limits)?;
     let release = read_release(encoded, driver, limits, &object, parts)?;
     Ok(StoredRelease {
-        driver,
-        object,
+        object: StorageObject::stored_by(driver, obj),
         release,
     })
 }

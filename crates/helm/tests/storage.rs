@@ -75,8 +75,8 @@ fn a_helm3_release_decodes_through_a_secret_built_the_helm_way() {
     assert!(is_release_storage(&secret));
     let stored = decode(&secret, &Limits::default()).expect("decodes");
 
-    assert_eq!(stored.driver, StorageDriver::Secret);
-    assert_eq!(stored.object, OBJECT);
+    assert_eq!(stored.object.driver, StorageDriver::Secret);
+    assert_eq!(stored.object.to_string(), OBJECT);
     let release = &stored.release;
     assert_eq!(release.name, "inventory");
     assert_eq!(release.namespace, "apps");
@@ -164,9 +164,9 @@ fn a_configmap_has_one_base64_layer_and_round_trips() {
     );
 
     let stored = decode(&configmap, &Limits::default()).expect("decodes");
-    assert_eq!(stored.driver, StorageDriver::ConfigMap);
+    assert_eq!(stored.object.driver, StorageDriver::ConfigMap);
     assert_eq!(
-        stored.object,
+        stored.object.to_string(),
         "apps/ConfigMap/sh.helm.release.v1.inventory.v34"
     );
     assert_eq!(stored.release.version, 34);

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
 use liveproof_gather::Cluster;
 use liveproof_helm::show::LastByte;
-use liveproof_helm::{Parts, Release, StoredRelease};
+use liveproof_helm::{Parts, Release, StorageObject, StoredRelease};
 use serde_json::Value;
 
 use crate::cli::ReleaseShowArgs;
@@ -139,7 +139,9 @@ fn write_shown(
         });
         let found = found(observed, namespace, args, &limits)?;
         let manifest = |out: &mut dyn Write| match ahead {
-            Some(ahead) if liveproof_helm::object_ref(ahead.storage) == found.chosen.object => {
+            Some(ahead)
+                if StorageObject::of(ahead.storage).as_ref() == Some(&found.chosen.object) =>
+            {
                 // Judged and written here, while the other thread decodes what follows.
                 let mut writer = liveproof_helm::show::ManifestWriter::new(out);
                 for piece in ahead.waiting.iter() {
@@ -154,7 +156,7 @@ fn write_shown(
             // Not the one shown: dropping `waiting` stops the thread at its next piece.
             _ => {
                 let storage = storage(observed, namespace, &args.name)
-                    .find(|obj| liveproof_helm::object_ref(obj) == found.chosen.object)
+                    .find(|obj| StorageObject::of(obj).as_ref() == Some(&found.chosen.object))
                     .ok_or_else(|| {
                         io::Error::other(format!("{} is not in what was read", found.chosen.object))
                     })?;
@@ -328,7 +330,6 @@ fn found(
 fn take_whole(shown: &mut StoredRelease) -> StoredRelease {
     let release = &mut shown.release;
     StoredRelease {
-        driver: shown.driver,
         object: shown.object.clone(),
         release: Release {
             manifest: std::mem::take(&mut release.manifest),
@@ -406,7 +407,7 @@ fn storage<'a>(
 
 /// A storage object and how much of it was read.
 struct Read<'a> {
-    object: String,
+    object: StorageObject,
     storage: &'a Value,
     parts: Parts,
 }
@@ -428,7 +429,10 @@ fn read<'a>(
     let mut unreadable = Vec::new();
     let mut read_as = Vec::new();
     for obj in storage {
-        let object = liveproof_helm::object_ref(obj);
+        // `storage` holds release storage only: Secrets and ConfigMaps.
+        let Some(object) = StorageObject::of(obj) else {
+            continue;
+        };
         let labelled = liveproof_helm::labelled_revision(obj);
         let parts = if labelled.is_none() || labelled == shown {
             parts
@@ -497,7 +501,7 @@ fn not_shown(
     }
 }
 
-fn unreadable_error(object: &str, error: &str, limit: usize) -> ReleaseError {
+fn unreadable_error(object: &StorageObject, error: &str, limit: usize) -> ReleaseError {
     ReleaseError::Unreadable {
         error: error.to_string(),
         inspect: crate::verifier::kubectl_get(object),

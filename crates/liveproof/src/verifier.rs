@@ -11,6 +11,7 @@ use liveproof_evidence::{
 };
 use liveproof_gather::registry::RegistryFacts;
 use liveproof_gather::Cluster;
+use liveproof_helm::StorageObject;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
@@ -209,7 +210,7 @@ pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
 #[error("{target}: --timeout {} ran out while decoding the release in {object}\nhint: a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)", liveproof_gather::live::humanize(*timeout))]
 pub struct DecodeOutOfTime {
     target: String,
-    object: String,
+    object: StorageObject,
     timeout: std::time::Duration,
 }
 
@@ -363,13 +364,11 @@ async fn registry_facts(
 }
 
 /// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
-pub(crate) fn kubectl_get(object: &str) -> String {
-    match object.splitn(3, '/').collect::<Vec<_>>().as_slice() {
-        [ns, kind, name] => format!(
-            "kubectl -n {ns} get {} {name} -o yaml",
-            kind.to_ascii_lowercase()
-        ),
-        _ => format!("kubectl get {object} -o yaml"),
+pub(crate) fn kubectl_get(object: &StorageObject) -> String {
+    let kind = object.driver.kind().to_ascii_lowercase();
+    match object.namespace.as_str() {
+        "" => format!("kubectl get {kind} {} -o yaml", object.name),
+        ns => format!("kubectl -n {ns} get {kind} {} -o yaml", object.name),
     }
 }
 
@@ -378,7 +377,7 @@ fn unreadable_release(
     observed: &Observed,
     target: &Target,
     default_ns: &str,
-) -> Option<(String, String)> {
+) -> Option<(StorageObject, String)> {
     let ns = target.namespace_or(default_ns);
     let (storage_ns, name) = match target.kind {
         TargetKind::Release => (ns.to_string(), target.name.clone()),

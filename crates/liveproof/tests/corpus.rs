@@ -2,6 +2,8 @@
 //! simulator's REST API): both must give the verdict and failing checks the story records,
 //! and so the same verdict as each other. One test case per story, named after its folder:
 //! a story fails alone, and runs alone (`cargo test -p liveproof --test corpus -- NAME`).
+//! Every evidence item of either report says where it was read twice, in prose (`source`) and
+//! as data (`source_ref`), and the two must agree.
 
 mod common;
 
@@ -122,6 +124,11 @@ async fn story_problems(story: &Story) -> Vec<String> {
             ));
         }
         problems.extend(mismatch("offline", story, &report));
+        problems.extend(
+            run.source_ref_problems()
+                .into_iter()
+                .map(|p| format!("[offline] {p}")),
+        );
         verdicts.push(report.verdict);
     }
     if story.runs("live") {
@@ -140,6 +147,11 @@ async fn story_problems(story: &Story) -> Vec<String> {
             ));
         }
         problems.extend(mismatch("live", story, &report));
+        problems.extend(
+            run.source_ref_problems()
+                .into_iter()
+                .map(|p| format!("[live] {p}")),
+        );
         verdicts.push(report.verdict);
         cluster.sim.shutdown().await;
     }

@@ -228,8 +228,8 @@ async fn a_corrupt_release_is_never_live() {
         .find(|e| e.check == Check::ReleaseRevision)
         .expect("release_revision");
     assert_eq!(revision.status, Status::Unknown);
-    assert!(
-        revision.source.contains("sh.helm.release.v1.inventory.v2"),
+    assert_eq!(
+        revision.source_ref.name, "sh.helm.release.v1.inventory.v2",
         "{revision:?}"
     );
 }

@@ -379,3 +379,51 @@ async fn stale_json_answers_an_error_with_the_error_document() {
         "names the kubeconfig: {doc:?}"
     );
 }
+
+/// A `--version-url` reading says where it was read as data too: kind `URL`, no apiVersion,
+/// the URL as shown (never its password or query) and the JSON path read. Nothing listens on
+/// port 1, so the reading is `unknown`; where it was tried is what matters here.
+#[tokio::test]
+async fn a_version_url_source_is_a_url_without_its_secrets() {
+    let dump = story("gitops-reconciled-new-tag-rolled-out");
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        dump.to_str().expect("utf-8"),
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--version-url",
+        "http://deploy:hunter2@127.0.0.1:1/version?token=s3cret",
+        "--expect-version",
+        "1.4.0",
+        "--version-json",
+        ".version",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(run.source_ref_problems(), Vec::<String>::new());
+    for secret in ["hunter2", "s3cret"] {
+        assert!(!run.stdout.contains(secret), "{}", run.stdout);
+    }
+    let report = run.report();
+    let server = report
+        .targets
+        .iter()
+        .find(|t| t.kind == "Server")
+        .expect("a Server target");
+    let source = &server.evidence[0].source_ref;
+    assert_eq!(
+        (
+            source.api_version.as_str(),
+            source.kind.as_str(),
+            source.namespace.as_str(),
+            source.field.as_str()
+        ),
+        ("", "URL", "", ".version")
+    );
+    assert_eq!(source.name, server.name, "the URL as the target names it");
+}

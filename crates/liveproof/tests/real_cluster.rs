@@ -732,7 +732,7 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
         .expect("release_revision");
     assert_eq!(revision.status, Status::Pass);
     assert_eq!(
-        revision.source,
+        revision.source(),
         "apps/Secret/sh.helm.release.v1.web.v2 .info"
     );
     let workload = report
@@ -773,7 +773,11 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
     let restarted = evidence(&noop, Check::PodRestarted);
     assert_eq!(restarted.status, Status::Fail, "{restarted:?}");
     assert!(
-        restarted.source.starts_with("apps/Pod/web-"),
+        (
+            restarted.source_ref.kind.as_str(),
+            restarted.source_ref.namespace.as_str()
+        ) == ("Pod", "apps")
+            && restarted.source_ref.name.starts_with("web-"),
         "{restarted:?}"
     );
 
@@ -797,8 +801,8 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
     assert_eq!(rolled.code, 1, "{}\n{}", rolled.stdout, rolled.stderr);
     let manifest = evidence(&rolled, Check::ManifestContains);
     assert_eq!(manifest.status, Status::Fail, "{manifest:?}");
-    assert!(
-        manifest.source.contains("sh.helm.release.v1.web.v4"),
+    assert_eq!(
+        manifest.source_ref.name, "sh.helm.release.v1.web.v4",
         "{manifest:?}"
     );
     let history = world

@@ -176,6 +176,24 @@ fn a_report_that_breaks_the_contract_is_rejected() {
         "evidence without where it was read"
     );
 
+    let mut no_source_ref = report.clone();
+    if let Some(item) = no_source_ref["targets"][0]["evidence"][0].as_object_mut() {
+        item.remove("source_ref");
+    }
+    assert!(
+        !validator.is_valid(&no_source_ref),
+        "evidence without where it was read, as data"
+    );
+
+    let mut no_field = report.clone();
+    if let Some(source_ref) = no_field["targets"][0]["evidence"][0]["source_ref"].as_object_mut() {
+        source_ref.remove("field");
+    }
+    assert!(
+        !validator.is_valid(&no_field),
+        "a source_ref lacks none of its keys: an empty field says there is none"
+    );
+
     let mut other_schema = report;
     other_schema["schema"] = Value::from("liveproof/v2");
     assert!(!validator.is_valid(&other_schema));

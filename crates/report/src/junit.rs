@@ -80,7 +80,10 @@ fn suite(report: &Report, target: &TargetReport) -> TestSuite {
 fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
     let body = format!(
         "observed: {}\nexpected: {}\nsource: {}\ndetail: {}",
-        e.observed, e.expected, e.source, e.detail
+        e.observed,
+        e.expected,
+        e.source(),
+        e.detail
     );
     let message = if e.detail.is_empty() {
         format!("observed: {}, expected: {}", e.observed, e.expected)

@@ -106,7 +106,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
                 e.check.name(),
                 observed,
                 escape(&e.expected),
-                code(&e.source)
+                code(&e.source())
             )?;
         }
 

@@ -291,8 +291,9 @@ impl Page {
             }
         }
 
-        if !evidence.source.is_empty() {
-            let source = terminal_safe(&evidence.source);
+        let source = evidence.source();
+        if !source.is_empty() {
+            let source = terminal_safe(&source);
             for line in wrap(&format!("from {source}"), self.width - NOTE_INDENT) {
                 writeln!(out, "{:NOTE_INDENT$}{}", "", self.paint.fg(DIM, &line))?;
             }
@@ -367,7 +368,10 @@ mod tests {
         json!({"kind": "Deployment", "namespace": "shop", "name": name, "verdict": verdict,
                "evidence": [{"check": "pod_restarted", "status": if verdict == "live" { "pass" } else { "fail" },
                              "observed": format!("evidence-of-{name}"), "expected": "after the change",
-                             "source": format!("shop/Pod/{name}-1"), "detail": ""}]})
+                             "source": format!("shop/Pod/{name}-1"),
+                             "source_ref": {"apiVersion": "v1", "kind": "Pod", "namespace": "shop",
+                                            "name": format!("{name}-1"), "field": ""},
+                             "detail": ""}]})
     }
 
     fn rendered(targets: Vec<serde_json::Value>, verdict: &str) -> String {

@@ -1,7 +1,12 @@
 //! Every format drawn from the same realistic reports, snapshotted, plus the properties each
 //! format promises (JSON round-trips, JUnit counts and escaping, Markdown cells, colour).
 
-use liveproof_evidence::{ChangeSummary, Check, Evidence, Report, Status, TargetReport, Verdict};
+use liveproof_evidence::ResourceKind::{
+    self, Deployment, HelmRelease, Pod, ReplicaSet, Secret, StatefulSet,
+};
+use liveproof_evidence::{
+    ChangeSummary, Check, Evidence, Report, SourceRef, Status, TargetReport, Verdict,
+};
 use liveproof_report::{render, Format, TextStyle};
 
 // ---------------------------------------------------------------------------------------------
@@ -12,7 +17,7 @@ fn evidence(
     status: Status,
     observed: &str,
     expected: &str,
-    source: &str,
+    source_ref: SourceRef,
     detail: &str,
 ) -> Evidence {
     Evidence {
@@ -20,8 +25,31 @@ fn evidence(
         status,
         observed: observed.to_string(),
         expected: expected.to_string(),
-        source: source.to_string(),
+        source_ref,
         detail: detail.to_string(),
+    }
+}
+
+fn object(kind: ResourceKind, namespace: &str, name: &str) -> SourceRef {
+    SourceRef::object(kind, namespace, name)
+}
+
+/// A source no renderer has to take apart: shown as written (the kind of a URL).
+fn shown_as(text: &str) -> SourceRef {
+    SourceRef {
+        api_version: String::new(),
+        kind: SourceRef::URL.to_string(),
+        namespace: String::new(),
+        name: text.to_string(),
+        field: String::new(),
+    }
+}
+
+/// No source at all: a renderer shows none.
+fn nowhere() -> SourceRef {
+    SourceRef {
+        kind: String::new(),
+        ..shown_as("")
     }
 }
 
@@ -66,7 +94,7 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Pass,
                 "image registry.example.com/shop/inventory:1.8.0",
                 "registry.example.com/shop/inventory:1.8.0",
-                "apps/Deployment/inventory .spec.template.spec.containers[app].image",
+                object(Deployment, "apps", "inventory").field(".spec.template.spec.containers[app].image"),
                 "the pod template carries the expected image",
             ),
             evidence(
@@ -74,7 +102,7 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Pass,
                 "observedGeneration 7",
                 "at least generation 7",
-                "apps/Deployment/inventory .status.observedGeneration",
+                object(Deployment, "apps", "inventory").field(".status.observedGeneration"),
                 "the deployment controller has processed the current spec",
             ),
             evidence(
@@ -82,7 +110,8 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Fail,
                 "started 2026-07-08T14:22:31Z",
                 "after 2026-07-12T10:00:00Z",
-                "apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt",
+                object(Pod, "apps", "inventory-7d9c-x2k4")
+                    .field(".status.containerStatuses[app].state.running.startedAt"),
                 "this pod runs configuration read before the change",
             ),
             evidence(
@@ -90,7 +119,7 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Unknown,
                 "tag registry.example.com/shop/inventory:1.8.0 could not be resolved",
                 "the running digest sha256:4be1c0a9 to be what the tag resolves to for linux/amd64",
-                "registry.example.com/shop/inventory:1.8.0 manifest list",
+                shown_as("registry.example.com/shop/inventory:1.8.0").field("manifest list"),
                 "the registry answered 401 Unauthorized for the manifest list; give liveproof registry \
                  credentials (docker config or --registry-auth) and verify again, or pin the image by \
                  digest",
@@ -100,7 +129,8 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Pass,
                 "3 of 3 ready pods from ReplicaSet inventory-7d9c (revision 4)",
                 "all from the current template revision 4",
-                "apps/ReplicaSet/inventory-7d9c .metadata.annotations[deployment.kubernetes.io/revision]",
+                object(ReplicaSet, "apps", "inventory-7d9c")
+                    .field(".metadata.annotations[deployment.kubernetes.io/revision]"),
                 "every serving pod belongs to the current template",
             ),
             evidence(
@@ -108,7 +138,7 @@ fn inventory_never_restarted() -> TargetReport {
                 Status::Skip,
                 "",
                 "",
-                "",
+                nowhere(),
                 "no --version-url given",
             ),
         ],
@@ -135,7 +165,8 @@ fn inventory_restarted() -> TargetReport {
                 Status::Pass,
                 "image registry.example.com/shop/inventory:1.8.0",
                 "registry.example.com/shop/inventory:1.8.0",
-                "apps/Deployment/inventory .spec.template.spec.containers[app].image",
+                object(Deployment, "apps", "inventory")
+                    .field(".spec.template.spec.containers[app].image"),
                 "the pod template carries the expected image",
             ),
             evidence(
@@ -143,7 +174,7 @@ fn inventory_restarted() -> TargetReport {
                 Status::Pass,
                 "3 updated, 3 available of 3",
                 "3 of 3",
-                "apps/Deployment/inventory .status",
+                object(Deployment, "apps", "inventory").field(".status"),
                 "the rollout finished",
             ),
             evidence(
@@ -151,7 +182,8 @@ fn inventory_restarted() -> TargetReport {
                 Status::Pass,
                 "3 of 3 ready pods from ReplicaSet inventory-5f6b (revision 5)",
                 "all from the current template revision 5",
-                "apps/ReplicaSet/inventory-5f6b .metadata.annotations[deployment.kubernetes.io/revision]",
+                object(ReplicaSet, "apps", "inventory-5f6b")
+                    .field(".metadata.annotations[deployment.kubernetes.io/revision]"),
                 "every serving pod belongs to the current template",
             ),
             evidence(
@@ -159,7 +191,8 @@ fn inventory_restarted() -> TargetReport {
                 Status::Pass,
                 "oldest container started 2026-07-12T10:04:12Z",
                 "after 2026-07-12T10:00:00Z",
-                "apps/Pod/inventory-5f6b-8q2tz .status.containerStatuses[app].state.running.startedAt",
+                object(Pod, "apps", "inventory-5f6b-8q2tz")
+                    .field(".status.containerStatuses[app].state.running.startedAt"),
                 "every serving pod started after the change",
             ),
             evidence(
@@ -167,7 +200,8 @@ fn inventory_restarted() -> TargetReport {
                 Status::Pass,
                 "sha256:9e0f7a1c on all 3 pods",
                 "sha256:9e0f7a1c (tag 1.8.0, linux/amd64)",
-                "apps/Pod/inventory-5f6b-8q2tz .status.containerStatuses[app].imageID",
+                object(Pod, "apps", "inventory-5f6b-8q2tz")
+                    .field(".status.containerStatuses[app].imageID"),
                 "the pods run what the tag resolves to now",
             ),
         ],
@@ -197,7 +231,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Pass,
                 "lastAttemptedRevision 3f2c1ab",
                 "commit 3f2c1ab",
-                "flux-system/HelmRelease/shop .status.lastAttemptedRevision",
+                object(HelmRelease, "flux-system", "shop").field(".status.lastAttemptedRevision"),
                 "Flux attempted the change's commit",
             ),
             evidence(
@@ -205,7 +239,8 @@ fn shop_release_multi_target() -> Report {
                 Status::Fail,
                 "Ready=True since 2026-07-03T08:11:00Z",
                 "a transition after 2026-07-12T10:00:00Z",
-                "flux-system/HelmRelease/shop .status.conditions[Ready].lastTransitionTime",
+                object(HelmRelease, "flux-system", "shop")
+                    .field(".status.conditions[Ready].lastTransitionTime"),
                 "the Ready condition describes the deploy of 2026-07-03, not this change",
             ),
             evidence(
@@ -213,7 +248,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Fail,
                 "chart shop-2.3.0",
                 "chart shop-2.4.0",
-                "apps/Secret/sh.helm.release.v1.shop.v12 .data.release",
+                object(Secret, "apps", "sh.helm.release.v1.shop.v12").field(".data.release"),
                 "the chart version was not bumped, so the ChartVersion reconcile strategy saw \
                  nothing new; bump version in Chart.yaml",
             ),
@@ -222,7 +257,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Pass,
                 "found FEATURE_CHECKOUT_V2|enabled",
                 "FEATURE_CHECKOUT_V2|enabled",
-                "apps/Secret/sh.helm.release.v1.shop.v12 .data.release manifest",
+                object(Secret, "apps", "sh.helm.release.v1.shop.v12").field(".data.release manifest"),
                 "the installed manifest contains the expectation",
             ),
         ],
@@ -239,7 +274,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Pass,
                 "observedGeneration 3",
                 "at least generation 3",
-                "apps/StatefulSet/shop-cache .status.observedGeneration",
+                object(StatefulSet, "apps", "shop-cache").field(".status.observedGeneration"),
                 "the controller has processed the current spec",
             ),
             evidence(
@@ -247,7 +282,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Unknown,
                 "pods could not be listed",
                 "all from revision shop-cache-6c8d9",
-                "apps/Pod list",
+                SourceRef::objects(Pod, "apps").field("list"),
                 "RBAC denied list pods in apps (pods is forbidden for system:serviceaccount:ci:verify);\n\
                  grant get/list on pods in apps to the verifying identity",
             ),
@@ -256,7 +291,7 @@ fn shop_release_multi_target() -> Report {
                 Status::Unknown,
                 "",
                 "after 2026-07-12T10:00:00Z",
-                "apps/Pod list",
+                SourceRef::objects(Pod, "apps").field("list"),
                 "pods could not be read, so their start times are unknown",
             ),
         ],
@@ -288,7 +323,7 @@ fn no_change_time() -> Report {
                     Status::Pass,
                     "3 updated, 3 available of 3",
                     "3 of 3",
-                    "apps/Deployment/inventory .status",
+                    object(Deployment, "apps", "inventory").field(".status"),
                     "the rollout finished",
                 ),
                 evidence(
@@ -296,7 +331,7 @@ fn no_change_time() -> Report {
                     Status::Skip,
                     "",
                     "",
-                    "",
+                    nowhere(),
                     "no change time: pass --since or --commit with --repo",
                 ),
             ],
@@ -320,7 +355,7 @@ fn hostile() -> Report {
                     Status::Fail,
                     "body <script>alert('x')</script> & \"quoted\" \u{1}\x1b[2J",
                     "a | b\nc",
-                    "GET https://inventory.example.com/version?a=1&b=<2>",
+                    shown_as("GET https://inventory.example.com/version?a=1&b=<2>"),
                     "the server reported <script>&\"' \u{1} instead | of 1.8.0",
                 ),
                 evidence(
@@ -328,11 +363,18 @@ fn hostile() -> Report {
                     Status::Unknown,
                     "\u{1}",
                     "env FEATURE_X present",
-                    "apps/Pod/x `weird`",
+                    object(Pod, "apps", "x `weird`"),
                     "controls \u{0}\u{8}\u{b}\u{c}\u{1f}\u{fffe} end",
                 ),
-                evidence(Check::PodsCurrent, Status::Skip, "", "", "", ""),
-                evidence(Check::SpecReadback, Status::Pass, "ok", "ok", "src", "fine"),
+                evidence(Check::PodsCurrent, Status::Skip, "", "", nowhere(), ""),
+                evidence(
+                    Check::SpecReadback,
+                    Status::Pass,
+                    "ok",
+                    "ok",
+                    shown_as("src"),
+                    "fine",
+                ),
             ],
             Some("fix <it> & 'verify'"),
         )],

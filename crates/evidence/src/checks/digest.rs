@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::workload::Workload;
 use super::{pods, Finding};
 use crate::digest::{image_id_digest, DigestMatch, DigestPolicy, Platform};
-use crate::{Check, ImageRef, Observed, Status, Target};
+use crate::{Check, ImageRef, Observed, ResourceKind, SourceRef, Status, Target};
 
 /// One container of one workload, over all its serving pods.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -212,7 +212,8 @@ pub fn image_digest_current(
         return None;
     }
     let rows = rows(observed, target, namespace, policy);
-    let source = format!("{namespace}/Pod .status.containerStatuses[].imageID");
+    let source = SourceRef::objects(ResourceKind::Pod, namespace)
+        .field(".status.containerStatuses[].imageID");
     if rows.is_empty() {
         return Some(
             Finding::new(Check::ImageDigestCurrent, Status::Skip, "no mutable tag", "running digest = the tag's digest now")

@@ -1,7 +1,7 @@
 //! The finding builder every check uses: an evidence item and, when it is what stands between
 //! the target and `live`, what to do about it.
 
-use crate::{Check, Evidence, Status};
+use crate::{Check, Evidence, SourceRef, Status};
 
 /// An evidence item and, when it is what stands between the target and `live`, what to do.
 pub(crate) struct Finding {
@@ -22,14 +22,22 @@ impl Finding {
                 status,
                 observed: observed.into(),
                 expected: expected.into(),
-                source: String::new(),
+                // Every check names its source (`Finding::source`); until then, nothing.
+                source_ref: SourceRef {
+                    api_version: String::new(),
+                    kind: String::new(),
+                    namespace: String::new(),
+                    name: String::new(),
+                    field: String::new(),
+                },
                 detail: String::new(),
             },
             next_step: None,
         }
     }
-    pub(crate) fn source(mut self, source: impl Into<String>) -> Self {
-        self.evidence.source = source.into();
+    /// Where it was read: the prose `source` is this, displayed.
+    pub(crate) fn source(mut self, source: SourceRef) -> Self {
+        self.evidence.source_ref = source;
         self
     }
     pub(crate) fn detail(mut self, detail: impl Into<String>) -> Self {

@@ -8,7 +8,9 @@ use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
 use crate::order::{order, Order};
-use crate::{Change, Check, Containment, Observed, ResourceKind, Status, Target, TargetKind};
+use crate::{
+    Change, Check, Containment, Observed, ResourceKind, SourceRef, Status, Target, TargetKind,
+};
 
 /// The resource a GitOps target reads.
 pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
@@ -160,7 +162,7 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
 
 fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> Finding {
     let kind = resource.kind_name();
-    let source = format!("{ns}/{kind}/{name}");
+    let source = SourceRef::object(resource, ns, name);
     let (status, detail, next) = if let Some(d) = observed.denial(ns, resource) {
         (
             Status::Unknown,
@@ -197,12 +199,13 @@ fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> 
     .next(next)
 }
 
-fn source_of(obj: &Value, kind: &str, ns: &str) -> String {
-    format!("{ns}/{kind}/{}", raw::name(obj))
+fn source_of(obj: &Value, resource: ResourceKind, ns: &str) -> SourceRef {
+    SourceRef::object(resource, ns, raw::name(obj))
 }
 
-fn observed_generation(obj: &Value, kind: &str, ns: &str) -> Finding {
-    let source = format!("{} .status.observedGeneration", source_of(obj, kind, ns));
+fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
+    let kind = resource.kind_name();
+    let source = source_of(obj, resource, ns).field(".status.observedGeneration");
     match (i64_at(obj, "/metadata/generation"), i64_at(obj, "/status/observedGeneration")) {
         (Some(g), Some(o)) if o >= g => Finding::new(Check::ObservedGeneration, Status::Pass, format!("observedGeneration {o}"), format!(">= generation {g}"))
             .source(source)
@@ -224,13 +227,14 @@ fn observed_generation(obj: &Value, kind: &str, ns: &str) -> Finding {
 /// `describes` says, for a stale one, which deploy it is about.
 fn condition_fresh(
     obj: &Value,
-    kind: &str,
+    resource: ResourceKind,
     ns: &str,
     types: &[&str],
     change: &Change,
     describes: Option<String>,
 ) -> Finding {
-    let src = source_of(obj, kind, ns);
+    let kind = resource.kind_name();
+    let source = source_of(obj, resource, ns).field(".status.conditions");
     let expected = match change.since {
         Some(s) => format!("{} True, changed after {s}", types.join("/")),
         None => format!("{} True, changed after the change", types.join("/")),
@@ -296,7 +300,6 @@ fn condition_fresh(
     } else {
         observed_parts.join("; ")
     };
-    let source = format!("{src} .status.conditions");
     if let Some((detail, next)) = failing {
         return Finding::new(Check::ConditionFresh, Status::Fail, observed, expected)
             .source(source)
@@ -316,7 +319,7 @@ fn condition_fresh(
 
 /// `gitops_revision` from several comparisons: all must hold; none given → skip.
 fn revision_finding(
-    source: String,
+    source: SourceRef,
     parts: Vec<(Status, String, String, Option<String>)>,
 ) -> Finding {
     if parts.is_empty() {
@@ -452,10 +455,10 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
     let (storage_ns, release_name) = helmrelease_release(hr, ns);
     let history = ReleaseHistory::read(observed, &storage_ns, &release_name);
     let describes = condition_describes(hr, &history);
-    let mut out = vec![observed_generation(hr, "HelmRelease", ns)];
+    let mut out = vec![observed_generation(hr, ResourceKind::HelmRelease, ns)];
     out.push(condition_fresh(
         hr,
-        "HelmRelease",
+        ResourceKind::HelmRelease,
         ns,
         &["Ready", "Released"],
         change,
@@ -510,7 +513,7 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
         }
     }
     out.push(revision_finding(
-        format!("{ns}/HelmRelease/{} .status", raw::name(hr)),
+        source_of(hr, ResourceKind::HelmRelease, ns).field(".status"),
         parts,
     ));
 
@@ -623,12 +626,12 @@ fn chart_version_diagnosis(
 }
 
 fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> Vec<Finding> {
-    let mut out = vec![observed_generation(ks, "Kustomization", ns)];
+    let mut out = vec![observed_generation(ks, ResourceKind::Kustomization, ns)];
     let applied = str_at(ks, "/status/lastAppliedRevision");
     let attempted = str_at(ks, "/status/lastAttemptedRevision");
     out.push(condition_fresh(
         ks,
-        "Kustomization",
+        ResourceKind::Kustomization,
         ns,
         &["Ready"],
         change,
@@ -674,14 +677,14 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
         }
     }
     out.push(revision_finding(
-        format!("{ns}/Kustomization/{} .status", raw::name(ks)),
+        source_of(ks, ResourceKind::Kustomization, ns).field(".status"),
         parts,
     ));
     out
 }
 
 fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
-    let src = format!("{ns}/Application/{}", raw::name(app));
+    let src = source_of(app, ResourceKind::Application, ns);
     let sync_status = str_at(app, "/status/sync/status").unwrap_or("Unknown");
     let mut parts = Vec::new();
     if let Some(commit) = &change.commit {
@@ -720,7 +723,7 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
             Some("the cluster differs from git: Argo CD has not synced the newest revision".into()),
         ));
     }
-    let mut out = vec![revision_finding(format!("{src} .status.sync"), parts)];
+    let mut out = vec![revision_finding(src.clone().field(".status.sync"), parts)];
 
     // The sync operation: its finish time is Argo CD's "when did I last act".
     let phase = str_at(app, "/status/operationState/phase");
@@ -737,7 +740,7 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
             .unwrap_or_else(|| "never".into())
     );
     let f = Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
-        .source(format!("{src} .status.operationState"));
+        .source(src.clone().field(".status.operationState"));
     let message = str_at(app, "/status/operationState/message").unwrap_or_default();
     let finished_order = finished
         .zip(change.since)
@@ -765,7 +768,7 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
         format!("health {health}, sync {sync_status}"),
         "health Healthy",
     )
-    .source(format!("{src} .status.health"));
+    .source(src.field(".status.health"));
     out.push(match health {
         "Healthy" => f.detail("Argo CD reports the app healthy (status tier)"),
         "Progressing" => with_status(f, Status::Fail)

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};
 use crate::order::{order, Order};
-use crate::{Change, Check, Status};
+use crate::{Change, Check, ResourceKind, SourceRef, Status};
 
 /// What can decide a start in the change's own second.
 pub(crate) struct TieBreak<'a> {
@@ -45,10 +45,10 @@ pub(crate) fn pod_restarted(
             "not compared",
             "started after the change",
         )
-        .source(format!(
-            "{}/Pod .status.containerStatuses[].state.running.startedAt",
-            w.namespace
-        ))
+        .source(
+            SourceRef::objects(ResourceKind::Pod, w.namespace)
+                .field(".status.containerStatuses[].state.running.startedAt"),
+        )
         .detail(
             "no change time was given, so whether the pods started after the change cannot be told",
         )
@@ -62,7 +62,7 @@ pub(crate) fn pod_restarted(
             "pods not read",
             expected,
         )
-        .source(format!("{}/Pod", w.namespace))
+        .source(SourceRef::objects(ResourceKind::Pod, w.namespace))
         .detail(why.clone())
         .next(next.clone());
     }
@@ -153,10 +153,9 @@ impl Starts {
     /// running container fails it; else it passes.
     fn judge(self, w: &Workload, since: Timestamp, tie: &TieBreak, expected: String) -> Finding {
         let source_of = |pod: &str, container: &str| {
-            format!(
-                "{}/Pod/{pod} .status.containerStatuses[{container}].state.running.startedAt",
-                w.namespace
-            )
+            SourceRef::object(ResourceKind::Pod, w.namespace, pod).field(format!(
+                ".status.containerStatuses[{container}].state.running.startedAt"
+            ))
         };
         let more = |n: usize, what: &str| {
             if n > 1 {
@@ -226,7 +225,10 @@ impl Starts {
                 "no running container",
                 expected,
             )
-            .source(format!("{}/Pod .status.containerStatuses", w.namespace))
+            .source(
+                SourceRef::objects(ResourceKind::Pod, w.namespace)
+                    .field(".status.containerStatuses"),
+            )
             .detail(format!(
                 "no container of {} is running, so nothing runs the change",
                 w.source()

@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, verify_again, Finding};
-use crate::{Check, Status};
+use crate::{Check, ResourceKind, SourceRef, Status};
 
 pub(crate) fn pods_current(
     w: &Workload,
@@ -17,8 +17,9 @@ pub(crate) fn pods_current(
         _ => "every serving pod on the current revision".to_string(),
     };
     let source = match revision {
-        Revision::Current(c) => format!("{}/Pod .metadata.labels[{}]", w.namespace, c.label),
-        _ => format!("{} revisions", w.source()),
+        Revision::Current(c) => SourceRef::objects(ResourceKind::Pod, w.namespace)
+            .field(format!(".metadata.labels[{}]", c.label)),
+        _ => w.source().field("revisions"),
     };
     let current = match revision {
         Revision::Current(c) => c,
@@ -35,7 +36,7 @@ pub(crate) fn pods_current(
             .next(why.clone());
         }
     };
-    if let Some(finding) = without_pods(w, readable, &expected, &source) {
+    if let Some(finding) = without_pods(w, readable, &expected, source.clone()) {
         return finding;
     }
     let census = Census::of(current, pods);
@@ -44,7 +45,7 @@ pub(crate) fn pods_current(
 
 /// The controller has not created the current revision's object: every serving pod still
 /// runs an earlier template.
-fn not_created(w: &Workload, why: &str, expected: String, source: String) -> Finding {
+fn not_created(w: &Workload, why: &str, expected: String, source: SourceRef) -> Finding {
     Finding::new(
         Check::PodsCurrent,
         Status::Fail,
@@ -71,7 +72,7 @@ fn without_pods(
     w: &Workload,
     readable: &Result<(), (String, String)>,
     expected: &str,
-    source: &str,
+    source: SourceRef,
 ) -> Option<Finding> {
     if w.desired == Some(0) {
         return Some(
@@ -81,7 +82,7 @@ fn without_pods(
                 "0 replicas desired",
                 expected,
             )
-            .source(format!("{} .spec.replicas", w.source()))
+            .source(w.source().field(".spec.replicas"))
             .detail("the workload is scaled to zero: no pod runs the change")
             .next(format!(
                 "scale it up (kubectl -n {} scale {}/{} --replicas=1) if it should serve",
@@ -142,7 +143,7 @@ impl<'a> Census<'a> {
         w: &Workload,
         current: &CurrentRevision,
         expected: String,
-        source: String,
+        source: SourceRef,
     ) -> Finding {
         let observed = format!(
             "{}/{} Ready on the current revision, {} old pod(s) serving",

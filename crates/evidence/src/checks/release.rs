@@ -2,12 +2,12 @@
 //! controller's status: `release_revision`, `release_version`, `manifest_contains`.
 
 use jiff::Timestamp;
-use liveproof_helm::{Limits, ReleaseStatus, StoredRelease};
+use liveproof_helm::{Limits, ReleaseStatus, StorageDriver, StorageObject, StoredRelease};
 
 use super::raw::str_at;
 use super::Finding;
 use crate::order::{order, Order};
-use crate::{Change, Check, Observed, ResourceKind, Status};
+use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status};
 
 /// Every readable revision of release `name` in `namespace`, and what could not be read.
 pub struct ReleaseHistory {
@@ -15,7 +15,7 @@ pub struct ReleaseHistory {
     pub name: String,
     pub revisions: Vec<StoredRelease>,
     /// `(storage object, version label, error)` for each object that failed to decode.
-    pub unreadable: Vec<(String, Option<i64>, String)>,
+    pub unreadable: Vec<(StorageObject, Option<i64>, String)>,
 }
 
 impl ReleaseHistory {
@@ -32,10 +32,14 @@ impl ReleaseHistory {
             if !(in_namespace && named && liveproof_helm::is_release_storage(obj)) {
                 continue;
             }
+            // Release storage is a Secret or a ConfigMap, so this is never `None`.
+            let Some(object) = StorageObject::of(obj) else {
+                continue;
+            };
             match liveproof_helm::decode(obj, &observed.release_limits) {
                 Ok(r) => revisions.push(r),
                 Err(e) => unreadable.push((
-                    liveproof_helm::object_ref(obj),
+                    object,
                     str_at(obj, "/metadata/labels/version").and_then(|v| v.parse().ok()),
                     e.to_string(),
                 )),
@@ -61,7 +65,7 @@ impl ReleaseHistory {
 
     /// An unreadable object whose version is at least the newest readable one: then the
     /// newest revision itself is unknown.
-    pub fn newest_unreadable(&self) -> Option<&(String, Option<i64>, String)> {
+    pub fn newest_unreadable(&self) -> Option<&(StorageObject, Option<i64>, String)> {
         let newest = self
             .revisions
             .last()
@@ -104,11 +108,22 @@ pub fn findings(
     (out, staleness)
 }
 
-fn storage_source(history: &ReleaseHistory) -> String {
-    format!(
-        "{}/Secret sh.helm.release.v1.{}.v*",
-        history.namespace, history.name
+/// Every revision's storage object, for evidence that no one revision was read for.
+fn storage_source(history: &ReleaseHistory) -> SourceRef {
+    SourceRef::matching(
+        ResourceKind::Secret,
+        &history.namespace,
+        &format!("sh.helm.release.v1.{}.v*", history.name),
     )
+}
+
+/// One revision's storage object as a source.
+fn stored_source(object: &StorageObject) -> SourceRef {
+    let kind = match object.driver {
+        StorageDriver::Secret => ResourceKind::Secret,
+        StorageDriver::ConfigMap => ResourceKind::ConfigMap,
+    };
+    SourceRef::object(kind, &object.namespace, &object.name)
 }
 
 fn release_revision(
@@ -124,7 +139,7 @@ fn release_revision(
     if let Some((object, _, error)) = history.newest_unreadable() {
         return (
             Finding::new(Check::ReleaseRevision, Status::Unknown, "storage unreadable", expected)
-                .source(object.clone())
+                .source(stored_source(object))
                 .detail(format!("the newest release revision could not be decoded: {error}"))
                 .next(format!(
                     "inspect the storage object ({object}); a release Helm itself cannot read needs `helm -n {ns} history {}`",
@@ -153,7 +168,7 @@ fn release_revision(
             observed_text.clone(),
             expected.clone(),
         )
-        .source(format!("{} .info", newest.object))
+        .source(stored_source(&newest.object).field(".info"))
     };
     if let Some(why) = not_deployed(&r.info.status) {
         return (
@@ -333,7 +348,7 @@ fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
     let meta = &newest.release.chart.metadata;
     let observed = format!("{}-{}", meta.name, meta.version);
     let finding = Finding::new(Check::ReleaseVersion, Status::Pass, observed, expected)
-        .source(format!("{} .chart.metadata.version", newest.object));
+        .source(stored_source(&newest.object).field(".chart.metadata.version"));
     if same_version(&meta.version, want) {
         finding.detail("the installed release carries the expected chart version")
     } else {
@@ -425,7 +440,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
             None => found.push(format!("`{}` in the manifest", e.given)),
         }
     }
-    let source = format!("{} .manifest", newest.object);
+    let source = stored_source(&newest.object).field(".manifest");
     let describe = ReleaseHistory::describe(newest);
     if missing.is_empty() {
         Finding::new(
@@ -513,7 +528,7 @@ fn unreadable_documents(
         observed,
         expected,
     )
-    .source(format!("{} .manifest", newest.object))
+    .source(stored_source(&newest.object).field(".manifest"))
     .detail(format!(
         "the installed manifest of {describe} has documents that could not be read ({documents}): a workload they render is not verified and an expectation may sit in them, so the release is not proven"
     ))

@@ -6,7 +6,7 @@ use super::{verify_again, Finding};
 use crate::{Check, Status};
 
 pub(crate) fn observed_generation(w: &Workload) -> Finding {
-    let source = format!("{} .status.observedGeneration", w.source());
+    let source = w.source().field(".status.observedGeneration");
     let expected = match w.generation {
         Some(g) => format!(">= generation {g}"),
         None => ">= metadata.generation".to_string(),
@@ -35,7 +35,7 @@ pub(crate) fn observed_generation(w: &Workload) -> Finding {
 }
 
 pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
-    let source = format!("{} .status", w.source());
+    let source = w.source().field(".status");
     if w.generation_caught_up() == Some(false) {
         return Finding::new(
             Check::RolloutComplete,

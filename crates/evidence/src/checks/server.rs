@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::model::{Check, Evidence, Status, TargetReport, Verdict};
+use crate::model::{Check, Evidence, SourceRef, Status, TargetReport, Verdict};
 use crate::{Change, Observed};
 
 /// The largest body the fetcher reads, and so the most [`judge`] ever sees.
@@ -173,10 +173,11 @@ pub fn judge(
 }
 
 fn judge_one(expectation: &VersionExpectation, reading: Option<&VersionReading>) -> Evidence {
-    let url = redact_url(&expectation.url);
+    let shown = ShownUrl::new(&expectation.url);
+    let url = shown.to_string();
     let source = match &expectation.json_path {
-        Some(path) => format!("{url} {}", path.trim()),
-        None => url.clone(),
+        Some(path) => SourceRef::url(&shown).field(path.trim()),
+        None => SourceRef::url(&shown),
     };
     let expect = expectation.expect.trim();
     let evidence = |status: Status, observed: String, detail: String| Evidence {
@@ -184,7 +185,7 @@ fn judge_one(expectation: &VersionExpectation, reading: Option<&VersionReading>)
         status,
         observed,
         expected: expect.to_string(),
-        source: source.clone(),
+        source_ref: source.clone(),
         detail,
     };
     if bare_version(expect).is_empty() {
@@ -512,7 +513,7 @@ mod tests {
         assert_eq!(e.check, Check::ServerVersion);
         assert_eq!(e.status, Status::Pass);
         assert_eq!(e.expected, "1.4.0");
-        assert_eq!(e.source, URL);
+        assert_eq!(e.source(), URL);
         assert_eq!(e.observed, "inventory 1.4.0 (build 7f3c)");
     }
 
@@ -578,7 +579,7 @@ mod tests {
             VersionReading::Field(Some("1.4.0".to_string())),
         );
         assert_eq!(e.status, Status::Pass);
-        assert_eq!(e.source, format!("{URL} .version"));
+        assert_eq!(e.source(), format!("{URL} .version"));
         assert_eq!(e.observed, "1.4.0");
         let e = one(
             expect("1.4.0", Some(".version")),
@@ -692,7 +693,7 @@ mod tests {
         let out = judge(&exps, &readings);
         let statuses: Vec<_> = out.iter().map(|e| e.status).collect();
         assert_eq!(statuses, [Status::Pass, Status::Pass, Status::Fail]);
-        assert_eq!(out[2].source, format!("{URL} .commit"));
+        assert_eq!(out[2].source(), format!("{URL} .commit"));
     }
 
     #[test]

@@ -10,8 +10,9 @@ use k8s_openapi::Metadata;
 use serde_json::Value;
 
 use super::pods;
+use crate::absent::resource_of;
 use crate::selector;
-use crate::{Observed, ResourceKind, TargetKind};
+use crate::{Observed, ResourceKind, SourceRef, TargetKind};
 
 /// The label a Deployment's ReplicaSets and pods carry their template hash in.
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -45,9 +46,9 @@ pub enum UpdateStrategy {
 }
 
 impl<'a> Workload<'a> {
-    /// The object a `source` names: `apps/Deployment/inventory`.
-    pub fn source(&self) -> String {
-        format!("{}/{}/{}", self.namespace, self.kind.kind_name(), self.name)
+    /// The workload as a source: `apps/Deployment/inventory`.
+    pub fn source(&self) -> SourceRef {
+        SourceRef::object(resource_of(self.kind), self.namespace, self.name)
     }
 
     pub fn find(

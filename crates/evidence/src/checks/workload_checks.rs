@@ -10,7 +10,7 @@ use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
 use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
-use crate::{Change, Check, Observed, ResourceKind, Status, Target};
+use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 
 pub(crate) fn workload_findings(
     observed: &Observed,
@@ -25,7 +25,7 @@ pub(crate) fn workload_findings(
         crate::TargetKind::StatefulSet => ResourceKind::StatefulSet,
         _ => ResourceKind::DaemonSet,
     };
-    let source = format!("{namespace}/{kind}/{}", target.name);
+    let source = SourceRef::object(resource, namespace, &target.name);
     let Some(w) = Workload::find(observed, target.kind, namespace, &target.name) else {
         let (status, detail, next) = if let Some(d) = observed.denial(namespace, resource) {
             (
@@ -187,7 +187,7 @@ fn spec_readback(
     change: &Change,
     tied_by: Option<&str>,
 ) -> Finding {
-    let source = format!("{} .spec.template.spec.containers", w.source());
+    let source = w.source().field(".spec.template.spec.containers");
     let images: Vec<String> = w
         .template
         .spec
@@ -230,7 +230,7 @@ fn spec_readback(
     findings.extend(template_text(w, change));
     let mut source = source;
     if let Some(d) = declared {
-        source = format!("{} .spec.template", w.source());
+        source = w.source().field(".spec.template");
         findings.push(declared_template(w, d));
     }
     let status = expect::worst(&findings);
@@ -386,7 +386,7 @@ pub(crate) fn pod_spec(
     pods: &[&Pod],
     readable: &Result<(), (String, String)>,
 ) -> Finding {
-    let source = format!("{}/Pod .spec.containers", w.namespace);
+    let source = SourceRef::objects(ResourceKind::Pod, w.namespace).field(".spec.containers");
     if !change.has_spec_expectations() {
         return Finding::new(Check::PodSpec, Status::Skip, "not checked", "nothing given")
             .source(source)

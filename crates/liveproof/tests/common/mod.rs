@@ -64,6 +64,97 @@ impl Run {
     }
 }
 
+impl Run {
+    /// What is wrong with where the `-o json` report on stdout says its evidence was read:
+    /// every item must carry a `source_ref` that says what its prose `source` says, read apart
+    /// here as a person reads it, with the apiVersion its kind is served at. Empty when right.
+    pub fn source_ref_problems(&self) -> Vec<String> {
+        let report: serde_json::Value = match serde_json::from_str(&self.stdout) {
+            Ok(report) => report,
+            Err(e) => return vec![format!("stdout is not JSON ({e}):\n{}", self.stdout)],
+        };
+        let items = report["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t["evidence"].as_array().into_iter().flatten());
+        let mut problems = Vec::new();
+        for item in items {
+            let source = item["source"].as_str().unwrap_or_default();
+            let at = |key: &str| item["source_ref"][key].as_str().map(str::to_string);
+            let keys = ["kind", "namespace", "name", "field", "apiVersion"];
+            let [Some(kind), Some(namespace), Some(name), Some(field), Some(api_version)] =
+                keys.map(at)
+            else {
+                problems.push(format!("no whole source_ref (every key a string): {item}"));
+                continue;
+            };
+            let said = read_source_prose(source);
+            if (
+                kind.as_str(),
+                namespace.as_str(),
+                name.as_str(),
+                field.as_str(),
+            ) != (said.0.as_str(), said.1, said.2, said.3)
+            {
+                problems.push(format!(
+                    "source {source:?} says (kind, namespace, name, field) = {said:?}, source_ref {:?}",
+                    (kind, namespace, name, field)
+                ));
+                continue;
+            }
+            match served_at(&kind) {
+                Some(want) if want == api_version => {}
+                want => problems.push(format!(
+                    "{source:?}: apiVersion {api_version:?}, but {kind} is served at {want:?}"
+                )),
+            }
+        }
+        problems
+    }
+}
+
+/// The apiVersion each kind liveproof reads is served at, written out as the oracle reports
+/// are held to; a URL (`--version-url`) has none.
+fn served_at(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "Pod" | "Node" | "Secret" | "ConfigMap" => "v1",
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ControllerRevision" => {
+            "apps/v1"
+        }
+        "HelmRelease" => "helm.toolkit.fluxcd.io/v2",
+        "Kustomization" => "kustomize.toolkit.fluxcd.io/v1",
+        "GitRepository" => "source.toolkit.fluxcd.io/v1",
+        "Application" => "argoproj.io/v1alpha1",
+        "URL" => "",
+        _ => return None,
+    })
+}
+
+/// `(kind, namespace, name, field)` as the prose `source` says them: `NS/Kind/NAME FIELD`,
+/// `NS/Kind FIELD` (every object the target selects), `NS/Kind GLOB FIELD`, `Kind/NAME` (no
+/// namespace), `URL FIELD`. Namespaces and names are lowercase DNS names and kinds are
+/// capitalised, so `apps/Pod` and `Deployment/inventory` tell themselves apart.
+fn read_source_prose(source: &str) -> (String, &str, &str, &str) {
+    let (head, rest) = source.split_once(' ').unwrap_or((source, ""));
+    if head.contains("://") {
+        return ("URL".to_string(), "", head, rest);
+    }
+    let capitalised = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+    let (namespace, kind, name) = match head.splitn(3, '/').collect::<Vec<_>>()[..] {
+        [namespace, kind, name] => (namespace, kind, name),
+        [namespace, kind] if capitalised(kind) => (namespace, kind, ""),
+        [kind, name] => ("", kind, name),
+        _ => ("", head, ""),
+    };
+    match rest.split_once(' ').unwrap_or((rest, "")) {
+        (glob, field) if name.is_empty() && glob.contains('*') => {
+            (kind.to_string(), namespace, glob, field)
+        }
+        _ => (kind.to_string(), namespace, name, rest),
+    }
+}
+
 /// The rows of `stale -o json` output, decoded: the whole stdout must be the one document.
 pub fn stale_report(json: &str) -> Vec<liveproof_evidence::DigestRow> {
     #[derive(serde::Deserialize)]
