@@ -419,12 +419,17 @@ pub struct VerifyArgs {
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "selector"])]
     pub targets: Vec<String>,
 
-    /// Verify the same change in every context of the kubeconfig, up to 4 clusters at a time:
-    /// a section per cluster, the verdict the worst of them; a cluster that cannot be reached
-    /// is an error for that cluster (and makes the fleet unproven), never a pass. Text or JSON
-    /// (`clusters[]`) output.
+    /// Verify the same change in every context of the kubeconfig, up to --max-concurrency
+    /// clusters at a time: a section per cluster, the verdict the worst of them; a cluster that
+    /// cannot be reached is an error for that cluster (and makes the fleet unproven), never a
+    /// pass. Text or JSON (`clusters[]`) output.
     #[arg(long, conflicts_with_all = ["context", "from", "snapshot"])]
     pub all_contexts: bool,
+
+    /// With several clusters (--context repeated, --all-contexts): how many are verified at
+    /// the same time (1 to 64; default 16). Each is bounded as one cluster's verify is.
+    #[arg(long, value_name = "N")]
+    pub max_concurrency: Option<usize>,
 
     /// Verify every Deployment, StatefulSet and DaemonSet whose labels match, in -n (or every
     /// namespace with -A), as `kubectl get -l` selects: app=web, tier!=cache,

@@ -31,6 +31,10 @@ pub enum ConfigError {
         /// Every context it has (up to 20).
         known: Vec<String>,
     },
+    #[error("--max-concurrency {given}: {reason}\nhint: give how many clusters to verify at once, 1 to 64 (default 16)")]
+    MaxConcurrency { given: usize, reason: &'static str },
+    #[error("{given} targets: more than liveproof verifies in one run ({max})\nhint: split the verify, by namespace (-n) or by label (-l), into runs of at most {max} targets")]
+    TooManyTargets { given: usize, max: usize },
     #[error("--all-contexts: the kubeconfig names no context\nhint: check `kubectl config get-contexts`, or name clusters with --context")]
     NoContexts,
     #[error("--all-contexts: {0}")]
@@ -140,6 +144,8 @@ pub struct VerifyConfig {
     /// `--context` given more than once, or `--all-contexts`: the contexts to verify the same
     /// change in, each with the options of `source` (empty: one cluster, `source`'s).
     pub fleet: Vec<String>,
+    /// `--max-concurrency`: how many of the fleet's clusters are verified at once.
+    pub fleet_concurrency: usize,
     /// `-l/--selector`: the workloads whose labels match are targets too (as given, and
     /// parsed: it was checked when the configuration was made).
     pub selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
@@ -218,6 +224,7 @@ impl VerifyConfig {
             selector: None,
             containment: ContainmentCache::default(),
             fleet: Vec::new(),
+            fleet_concurrency: DEFAULT_FLEET_CONCURRENCY,
         }
     }
 
@@ -235,6 +242,7 @@ impl VerifyConfig {
                 targets.push(d.target.clone());
             }
         }
+        check_target_count(targets.len())?;
         applicable(&change, &targets, args.snapshot.is_some())?;
         let source = match &args.from {
             Some(path) if !path.exists() => {
@@ -266,6 +274,29 @@ impl VerifyConfig {
             (_, given) => (given, None),
         };
         let fleet = fleet(args, &source)?;
+        let fleet_concurrency = match args.max_concurrency {
+            None => DEFAULT_FLEET_CONCURRENCY,
+            Some(0) => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: 0,
+                    reason: "at least one cluster must be verified at a time",
+                })
+            }
+            Some(n) if n > 64 => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: n,
+                    reason: "more than 64 clusters at once",
+                })
+            }
+            // Given for one cluster it would be silently ignored: refused instead.
+            Some(n) if fleet.is_empty() => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: n,
+                    reason: "only applies to several clusters (--context given more than once, or --all-contexts)",
+                })
+            }
+            Some(n) => n,
+        };
         let request_timeout = request_timeout(&args.cluster)?;
         // The clock starts now: --timeout bounds the whole command, the first gather included.
         let wait = if args.wait {
@@ -286,6 +317,7 @@ impl VerifyConfig {
         };
         Ok(VerifyConfig {
             fleet,
+            fleet_concurrency,
             selector,
             containment: ContainmentCache::default(),
             targets,
@@ -465,6 +497,24 @@ fn unknown_context(known: &[String], wanted: &[String]) -> Result<(), ConfigErro
             known: known.iter().take(20).cloned().collect(),
         }),
     }
+}
+
+/// The most targets one run verifies (given, declared by `-f` and selected by `-l`
+/// together): past it the run is refused up front rather than left to grow without bound.
+pub const MAX_TARGETS: usize = 50_000;
+
+/// Clusters of a fleet verified at once unless `--max-concurrency` says otherwise.
+pub const DEFAULT_FLEET_CONCURRENCY: usize = 16;
+
+/// `n` targets, checked against [`MAX_TARGETS`].
+pub fn check_target_count(n: usize) -> Result<(), ConfigError> {
+    if n > MAX_TARGETS {
+        return Err(ConfigError::TooManyTargets {
+            given: n,
+            max: MAX_TARGETS,
+        });
+    }
+    Ok(())
 }
 
 /// `--request-timeout`, checked.

@@ -1,5 +1,5 @@
 //! `verify` over several clusters (`--context` repeated, `--all-contexts`): the same
-//! verification against each, [`AT_ONCE`] clusters at a time, each bounded as one cluster's
+//! verification against each, `--max-concurrency` clusters at a time, each bounded as one cluster's
 //! verify is (`--request-timeout`, `--timeout`). A cluster that cannot be verified is an
 //! error for that cluster in the fleet's report, never a pass and never a hang.
 
@@ -10,9 +10,6 @@ use liveproof_evidence::fleet::FleetReport;
 use liveproof_report::Format;
 
 use crate::config::{Source, VerifyConfig};
-
-/// Clusters verified at the same time.
-pub const AT_ONCE: usize = 4;
 
 /// Verifies `config` in each of its fleet's contexts; the fleet's report.
 pub async fn report(config: &VerifyConfig) -> FleetReport {
@@ -31,7 +28,7 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
             }
             (context, result)
         })
-        .buffered(AT_ONCE)
+        .buffered(config.fleet_concurrency)
         .collect::<Vec<_>>()
         .await;
     FleetReport::new(results)

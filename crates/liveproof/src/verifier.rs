@@ -120,20 +120,22 @@ impl NothingSelected {
 fn with_selected(
     config: &VerifyConfig,
     selected: Option<(&String, Option<&str>, Vec<Target>)>,
-) -> Result<VerifyConfig, NothingSelected> {
+) -> anyhow::Result<VerifyConfig> {
     let mut config = config.clone();
     let Some((selector, namespace, found)) = selected else {
         return Ok(config);
     };
     if found.is_empty() {
-        return Err(NothingSelected::new(selector, namespace));
+        return Err(NothingSelected::new(selector, namespace).into());
     }
     tracing::info!("-l {selector}: {} workloads", found.len());
+    let mut given: std::collections::HashSet<Target> = config.targets.iter().cloned().collect();
     for target in found {
-        if !config.targets.contains(&target) {
+        if given.insert(target.clone()) {
             config.targets.push(target);
         }
     }
+    crate::config::check_target_count(config.targets.len())?;
     Ok(config)
 }
 

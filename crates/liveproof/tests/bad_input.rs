@@ -718,3 +718,38 @@ fn not_live_json_decodes_into_the_v1_report() {
         "a not-live target shows the failing evidence: {target:?}"
     );
 }
+
+/// Issue 21, point 4: targets are bounded. Past the cap the run is refused up front, naming
+/// the cap and how to split the run, instead of growing without bound (a 700,000-target MCP
+/// call never answered).
+#[test]
+fn more_targets_than_a_run_verifies_are_refused() {
+    let many: Vec<String> = (0..50_001).map(|i| format!("deploy/w{i}")).collect();
+    let mut extra: Vec<&str> = many.iter().map(String::as_str).collect();
+    extra.extend(["--since", "2026-07-12T10:00:00Z"]);
+    let run = verify_offline(&live_dump(), &extra);
+    run.assert_refused(2, "50,001 targets")
+        .assert_stderr_names(&["50002 targets", "50000", "-n", "-l"], "50,001 targets");
+}
+
+/// `--max-concurrency` takes 1 to 64 and only with several clusters: never silently ignored.
+#[test]
+fn max_concurrency_is_checked_and_never_ignored() {
+    for (given, says) in [
+        ("0", "at least one"),
+        ("65", "more than 64"),
+        ("8", "only applies to several clusters"),
+    ] {
+        let run = verify_offline(
+            &live_dump(),
+            &[
+                "--since",
+                "2026-07-12T10:00:00Z",
+                "--max-concurrency",
+                given,
+            ],
+        );
+        run.assert_refused(2, given)
+            .assert_stderr_names(&["--max-concurrency", given, says], given);
+    }
+}

@@ -311,9 +311,10 @@ fn record(observed: &mut Observed, read: &SourceRead, result: RawRead, server: &
 /// gathering reads exactly what judging will verify.
 pub(crate) fn followed(observed: &Observed, targets: &[Target], default_ns: &str) -> Vec<Target> {
     let mut out: Vec<Target> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for target in targets.iter().filter(|t| !t.kind.is_workload()) {
         for workload in liveproof_evidence::followed_workloads(observed, target, default_ns) {
-            if workload.kind.is_workload() && !out.contains(&workload) {
+            if workload.kind.is_workload() && seen.insert(workload.clone()) {
                 out.push(workload);
             }
         }
