@@ -58,6 +58,10 @@ impl Limits {
 /// any real release and small enough that a hostile one cannot exhaust memory.
 pub const DEFAULT_MAX_RELEASE_SIZE: usize = 64 * 1024 * 1024;
 
+/// The largest decoded release any limit may allow: a bound on what a gzip bomb can make
+/// liveproof hold, whatever `--max-release-size` asks for.
+pub const MAX_RELEASE_SIZE: usize = 512 * 1024 * 1024;
+
 impl Default for Limits {
     fn default() -> Self {
         Self {

@@ -330,8 +330,9 @@ pub struct ReleaseShowArgs {
     #[arg(long, requires = "values")]
     pub show_values: bool,
 
-    /// Largest decoded release accepted, in bytes (guards against a hostile or corrupt Secret).
-    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE)]
+    /// Largest decoded release accepted, in bytes, up to 512 MiB (guards against a hostile or
+    /// corrupt Secret: a gzip bomb stops there with an error naming the object).
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size)]
     pub max_release_size: usize,
 
     /// Read objects from a file or directory instead of a cluster.
@@ -485,8 +486,9 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "wait")]
     pub from: Option<PathBuf>,
 
-    /// Largest decoded Helm release accepted, in bytes (guards against a hostile or corrupt Secret).
-    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE)]
+    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB (guards against a hostile
+    /// or corrupt Secret: a gzip bomb stops there with an error naming the object).
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size)]
     pub max_release_size: usize,
 
     /// When a workload is not live, add the last N log lines (default 25) of each crashing or
@@ -874,4 +876,21 @@ pub fn clap_problem(err: &clap::Error) -> liveproof_report::Problem {
         message: message.to_string(),
         hint: (!hints.is_empty()).then(|| hints.join("\n")),
     }
+}
+
+/// `--max-release-size`: 1 byte to [`liveproof_helm::MAX_RELEASE_SIZE`]. Unbounded, a gzip bomb
+/// under a huge limit made the process abort on allocation instead of saying what was wrong.
+fn release_size(given: &str) -> Result<usize, String> {
+    let bytes: usize = given
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{given}` is not a number of bytes (e.g. 67108864 for 64 MiB)"))?;
+    let most = liveproof_helm::MAX_RELEASE_SIZE;
+    if !(1..=most).contains(&bytes) {
+        return Err(format!(
+            "{bytes} bytes is outside 1 to {most} ({} MiB): a release larger than that is not read",
+            most / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
 }

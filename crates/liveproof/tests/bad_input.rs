@@ -753,3 +753,36 @@ fn max_concurrency_is_checked_and_never_ignored() {
             .assert_stderr_names(&["--max-concurrency", given, says], given);
     }
 }
+
+/// Issue 21, point 4: `--max-release-size` is bounded (a gzip bomb under a limit of usize::MAX
+/// aborted the process on allocation); outside 1 byte to 512 MiB it is refused, naming both.
+#[test]
+fn max_release_size_is_bounded() {
+    for given in ["0", "536870913", "18446744073709551615", "64MB"] {
+        let run = verify_offline(
+            &live_dump(),
+            &[
+                "--since",
+                "2026-07-12T10:00:00Z",
+                "--max-release-size",
+                given,
+            ],
+        );
+        run.assert_refused(2, given)
+            .assert_stderr_names(&["--max-release-size", given], given);
+    }
+    let run = verify_offline(
+        &live_dump(),
+        &[
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--max-release-size",
+            "536870912",
+        ],
+    );
+    assert_eq!(
+        run.code, 0,
+        "the largest allowed is accepted: {}",
+        run.stderr
+    );
+}
