@@ -534,11 +534,12 @@ pub async fn wait(
                         )
                         .await?;
                 }
-                latest = Some(observed.clone());
-                observed
+                // Kept once and judged in place: a clone per event held every watched
+                // object twice for the length of the wait.
+                latest.insert(observed)
             }
-            Some(None) => match &latest {
-                Some(o) => o.clone(),
+            Some(None) => match latest.as_mut() {
+                Some(o) => o,
                 None => continue,
             },
             // The stream ended or the time is up: report what was seen last.
@@ -565,11 +566,10 @@ pub async fn wait(
                 break;
             }
         };
-        let mut observed = observed;
         // A version not read by the deadline stays unread: its server is then unknown, and
         // the report is not live (it never is on the workloads alone).
-        let _ = tokio::time::timeout_at(deadline.at, read_versions(config, &mut observed)).await;
-        let (report, final_reason) = judge_snapshot(config, &facts, &mut observed, ns)?;
+        let _ = tokio::time::timeout_at(deadline.at, read_versions(config, observed)).await;
+        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
         progress.say(&waiting_for(&report));
         let finished = done(&report);
         last = Some(report);
