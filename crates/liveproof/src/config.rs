@@ -247,6 +247,7 @@ impl VerifyConfig {
                     context: None,
                     namespace: namespace(&args.cluster),
                     request_timeout: Some(request_timeout(&args.cluster)?),
+                    deadline: None,
                 })
             }
             None => {
@@ -579,6 +580,7 @@ impl TryFrom<&ClusterArgs> for ClusterOptions {
             context: args.context.first().cloned(),
             namespace: namespace(args),
             request_timeout: Some(request_timeout(args)?),
+            deadline: None,
         })
     }
 }

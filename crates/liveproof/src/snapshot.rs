@@ -395,7 +395,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     let Source::Live(options) = &config.source else {
         anyhow::bail!("--snapshot verifies a cluster, not a --from dump");
     };
-    let cluster = Cluster::connect(options)
+    let cluster = Cluster::connect(&crate::verifier::bounded(options, config))
         .await?
         .with_release_limits(crate::verifier::release_limits(config));
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;

@@ -453,3 +453,267 @@ async fn a_huge_release_manifest_does_not_hold_wait_past_its_timeout() {
         manifest.detail
     );
 }
+
+/// What an exec credential plugin is given that must never be printed: an argument and an
+/// environment variable (real plugins get profiles, role ARNs, sometimes secrets this way).
+const PLUGIN_CANARY: &str = "hunter2-plugin";
+
+/// A kubeconfig for `server` whose user's credential comes from the exec plugin `command`
+/// with `args` (plus [`PLUGIN_CANARY`] in its environment).
+fn exec_kubeconfig(dir: &std::path::Path, server: &str, command: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join("exec-kubeconfig");
+    let args = serde_json::to_string(args).expect("args");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: {server}
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+    namespace: apps
+current-context: c
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {command}
+      args: {args}
+      env:
+      - name: PLUGIN_CANARY
+        value: {PLUGIN_CANARY}
+      interactiveMode: Never
+"
+        ),
+    )
+    .expect("kubeconfig written");
+    path
+}
+
+/// An executable shell script in `dir`.
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_str().expect("utf-8").to_string()
+}
+
+fn assert_plugin_failed(run: &common::Run, says: &str) {
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("exec credential plugin") && run.stderr.contains(says),
+        "says what the plugin did ({says}): {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains(PLUGIN_CANARY) && !run.stdout.contains(PLUGIN_CANARY),
+        "the plugin's arguments and environment are never printed: {}",
+        run.stderr
+    );
+}
+
+/// `exec: {command: /bin/sleep, args: ["1000"]}` held verify, `--wait --timeout` and
+/// `release show` past every bound: kube ran the plugin with no timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_exec_plugin_ends_each_command_within_its_bound() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, "/bin/sleep", &["1000"]);
+    let kubeconfig = kubeconfig.to_str().expect("utf-8");
+    let snapshots = server.dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let since = ["--since", "2026-07-12T10:00:00Z"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [
+                &["verify", "deploy/x"][..],
+                &since,
+                &["--request-timeout", "2s"],
+            ]
+            .concat(),
+            "did not finish within 2s",
+        ),
+        // The request timeout is the default 30s here: only --timeout can end it in time.
+        (
+            [
+                &["verify", "deploy/x"][..],
+                &since,
+                &["--wait", "--timeout", "4s"],
+            ]
+            .concat(),
+            "did not finish within 4s",
+        ),
+        (
+            vec!["release", "show", "inventory", "--request-timeout", "2s"],
+            "did not finish within 2s",
+        ),
+        (
+            vec!["stale", "deploy/x", "--request-timeout", "2s"],
+            "did not finish within 2s",
+        ),
+        (
+            vec![
+                "snapshot",
+                "--dir",
+                snapshots,
+                "--commit",
+                "abcdef1",
+                "--request-timeout",
+                "2s",
+            ],
+            "did not finish within 2s",
+        ),
+    ];
+    for (args, says) in cases {
+        let args = [&args[..], &["--kubeconfig", kubeconfig]].concat();
+        let run = bounded(BOUND, &args).await;
+        assert_plugin_failed(&run, says);
+        assert!(
+            run.stderr.contains("`sleep`"),
+            "names the plugin: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A plugin that prints its credential and exits, leaving a child that holds its stdout, is
+/// not waited for: the credential it printed is used (the server demands it), and the child
+/// is killed with the plugin's process group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_whose_child_holds_stdout_is_not_waited_for() {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster.sim.faults().require_token("from-the-plugin");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("child.pid");
+    let plugin = script(
+        dir.path(),
+        "plugin",
+        &format!(
+            "echo '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"from-the-plugin\"}}}}'\nsleep 1000 &\necho $! > {}",
+            pid_file.display()
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(dir.path(), &cluster.sim.url(), &plugin, &[PLUGIN_CANARY]);
+    let since = (now - SignedDuration::from_secs(90)).to_string();
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "apps/deploy/inventory",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--since",
+            &since,
+            "--image",
+            demo::NEW_IMAGE,
+            "--request-timeout",
+            "5s",
+        ],
+    )
+    .await;
+    assert_eq!(
+        run.code, 0,
+        "live, with the plugin's token:\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    let child = std::fs::read_to_string(&pid_file).expect("the plugin's child pid");
+    let stat = format!("/proc/{}/stat", child.trim());
+    let alive = std::fs::read_to_string(&stat).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+    });
+    assert!(!alive, "the plugin's child {} still runs", child.trim());
+}
+
+/// A plugin printing without end (/dev/zero) is cut at the output cap, not read until the
+/// allocation aborts the process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_printing_without_end_is_cut_at_the_cap() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, "/bin/cat", &["/dev/zero"]);
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "5s",
+        ],
+    )
+    .await;
+    assert_plugin_failed(&run, "printed more than 1048576 bytes");
+}
+
+/// A token whose `expirationTimestamp` is near is refreshed by running the plugin again
+/// (bounded the same way), as kubectl does: the run stays live with the fresh token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiring_exec_token_is_refreshed_by_running_the_plugin_again() {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster.sim.faults().require_token("fresh");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs");
+    // Expires in 30s: within the refresh margin at once, so each request runs it again.
+    let expires = (now + SignedDuration::from_secs(30)).to_string();
+    let plugin = script(
+        dir.path(),
+        "plugin",
+        &format!(
+            "echo run >> {}\necho '{{\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"fresh\",\"expirationTimestamp\":\"{expires}\"}}}}'",
+            runs.display()
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(dir.path(), &cluster.sim.url(), &plugin, &[]);
+    let since = (now - SignedDuration::from_secs(90)).to_string();
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "apps/deploy/inventory",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--since",
+            &since,
+            "--image",
+            demo::NEW_IMAGE,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let ran = std::fs::read_to_string(&runs)
+        .expect("runs")
+        .lines()
+        .count();
+    assert!(
+        ran > 1,
+        "the expiring token was refreshed: the plugin ran {ran} time(s)"
+    );
+}

@@ -29,12 +29,22 @@ pub const MAX_OUTPUT: usize = 1 << 20;
 pub enum ProgramError {
     #[error("it could not be started: {0}")]
     Start(#[source] std::io::Error),
-    #[error("it did not finish within {}s; its process group was killed", .0.as_secs_f64())]
+    #[error("it did not finish within {}; its process group was killed", seconds(*.0))]
     TimedOut(Duration),
     #[error("it printed more than {0} bytes; its process group was killed")]
     TooMuchOutput(usize),
     #[error("reading its output failed: {0}")]
     Io(#[source] std::io::Error),
+}
+
+/// `0.3s`, `8s`: a bound as a person reads it (a deadline's remainder is rarely whole).
+fn seconds(d: Duration) -> String {
+    let tenths = (d.as_millis() + 50) / 100;
+    if tenths % 10 == 0 {
+        format!("{}s", tenths / 10)
+    } else {
+        format!("{}.{}s", tenths / 10, tenths % 10)
+    }
 }
 
 /// A program that ran to its end.

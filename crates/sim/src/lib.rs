@@ -449,6 +449,10 @@ struct FaultState {
     expire_watches: Option<(u64, WatchExpiry)>,
     /// Responses cut short after this many bytes of their body.
     truncate_bodies: Option<usize>,
+    /// Response bodies sent one byte per this interval.
+    trickle_bodies: Option<Duration>,
+    /// The bearer token every request must carry (else 401).
+    required_token: Option<String>,
 }
 
 /// How an expired watch is answered (both are what a real API server does when the
@@ -496,6 +500,18 @@ impl Faults {
         lock(&self.inner).truncate_bodies = Some(bytes);
     }
 
+    /// Every response body (watch streams included) is sent one byte per `every`, as by a
+    /// server or proxy that is alive but all but stalled: the headers come at once.
+    pub fn trickle_bodies(&self, every: Duration) {
+        lock(&self.inner).trickle_bodies = Some(every);
+    }
+
+    /// Requests without `Authorization: Bearer TOKEN` are answered 401, as an API server
+    /// answers a credential it does not know (tests that a credential plugin's token is sent).
+    pub fn require_token(&self, token: &str) {
+        lock(&self.inner).required_token = Some(token.to_string());
+    }
+
     /// Back to a healthy server.
     pub fn clear(&self) {
         *lock(&self.inner) = FaultState::default();
@@ -520,6 +536,14 @@ impl Faults {
 
     pub(crate) fn truncation(&self) -> Option<usize> {
         lock(&self.inner).truncate_bodies
+    }
+
+    pub(crate) fn trickle(&self) -> Option<Duration> {
+        lock(&self.inner).trickle_bodies
+    }
+
+    pub(crate) fn required_token(&self) -> Option<String> {
+        lock(&self.inner).required_token.clone()
     }
 
     pub(crate) fn take_failure(&self) -> Option<(u16, Option<u64>)> {

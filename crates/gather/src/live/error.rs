@@ -84,6 +84,10 @@ pub enum GatherError {
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
     Auth { server: String, cause: String },
+    /// `cause` is an [`ExecPluginError`](super::ExecPluginError)'s message: it names the
+    /// plugin's program, never its arguments, environment or output.
+    #[error("cannot get credentials for the API server at {server}: {cause}\nhint: run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")]
+    ExecPlugin { server: String, cause: String },
     #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
     UnexplainedNotFound {
         server: String,
@@ -132,6 +136,12 @@ impl GatherError {
         let server = server.to_string();
         let what = what.to_string();
         let cause = root_cause(&err);
+        if let Some(plugin) = find::<super::ExecPluginError>(&err) {
+            return GatherError::ExecPlugin {
+                server,
+                cause: plugin.to_string(),
+            };
+        }
         match &err {
             _ if is_timeout(&err) => GatherError::Timeout {
                 server,
@@ -267,6 +277,20 @@ pub(crate) fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
         current = e.source();
     }
     false
+}
+
+/// The first error of type `E` in `err`'s chain.
+pub(crate) fn find<'a, E: std::error::Error + 'static>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a E> {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        current = e.source();
+    }
+    None
 }
 
 /// `30s`, `1m 30s`: a duration as a person writes it.

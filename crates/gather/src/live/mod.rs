@@ -13,6 +13,7 @@
 //! TLS, expired credentials) is a [`GatherError`] with a hint.
 
 mod error;
+mod exec_plugin;
 mod objects;
 mod plan;
 mod proxy;
@@ -38,6 +39,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
 pub use error::{humanize, GatherError};
+pub use exec_plugin::ExecPluginError;
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
@@ -66,6 +68,9 @@ pub struct ClusterOptions {
     /// `--request-timeout`: how long one request may take (connect, TLS, each read and
     /// write); [`DEFAULT_REQUEST_TIMEOUT`] when `None`.
     pub request_timeout: Option<Duration>,
+    /// `--timeout`: when the whole command must be done. Connecting runs the kubeconfig's
+    /// exec credential plugin, if it has one: that run ends by then too.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// kubectl has no default request timeout; we never wait without a bound.
@@ -88,8 +93,12 @@ pub struct Cluster {
     context: Option<String>,
     requests: Arc<AtomicU64>,
     request_timeout: Duration,
-    /// What the clients were built from, to rebuild them with another timeout.
+    /// What the clients were built from, to rebuild them with another timeout (its exec
+    /// plugin taken out: see `exec_token`).
     config: kube::Config,
+    /// The token the kubeconfig user's exec plugin issued, refreshed within the request
+    /// timeout (see [`exec_plugin`]).
+    exec_token: Option<exec_plugin::ExecToken>,
     /// Bounds (and the deadline) for decoding the Helm releases followed while gathering.
     release_limits: liveproof_helm::Limits,
     /// From how many targets of a kind in a namespace one LIST replaces a GET each
@@ -190,14 +199,16 @@ impl Cluster {
                 liveproof_evidence::server::redact_url(&p.to_string())
             );
         }
-        let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
+        let timeout = opts.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        let first_plugin_run = opts.deadline.map_or(timeout, |at| {
+            timeout.min(at.saturating_duration_since(std::time::Instant::now()))
+        });
+        let mut cluster =
+            Cluster::within(config, opts.namespace.clone(), timeout, first_plugin_run).await?;
         cluster.context = opts
             .context
             .clone()
             .or_else(|| kubeconfig.and_then(|k| k.current_context));
-        if let Some(timeout) = opts.request_timeout {
-            cluster = cluster.with_request_timeout(timeout)?;
-        }
         Ok(cluster)
     }
 
@@ -205,8 +216,20 @@ impl Cluster {
     /// with the [`DEFAULT_REQUEST_TIMEOUT`]. Async because the client's request queue runs on
     /// the current Tokio runtime.
     pub async fn from_config(
+        config: kube::Config,
+        namespace: Option<String>,
+    ) -> Result<Cluster, GatherError> {
+        let timeout = DEFAULT_REQUEST_TIMEOUT;
+        Cluster::within(config, namespace, timeout, timeout).await
+    }
+
+    /// [`Cluster::from_config`] with each request (and each run of an exec credential plugin)
+    /// bounded by `timeout`; the plugin runs here first, within `first_plugin_run`.
+    async fn within(
         mut config: kube::Config,
         namespace: Option<String>,
+        timeout: Duration,
+        first_plugin_run: Duration,
     ) -> Result<Cluster, GatherError> {
         let server = config.cluster_url.to_string();
         let server = server.trim_end_matches('/').to_string();
@@ -216,9 +239,15 @@ impl Cluster {
         let default_ns = config.default_namespace.clone();
         // Our own retry layer sits outside the request counter; kube's would retry unseen.
         config.default_retry = false;
+        let exec_token = exec_plugin::authenticate(&mut config, first_plugin_run, timeout)
+            .await
+            .map_err(|cause| GatherError::ExecPlugin {
+                server: server.clone(),
+                cause: cause.to_string(),
+            })?;
         let requests = Arc::new(AtomicU64::new(0));
         let (client, watch_client) =
-            build_clients(&config, &server, &requests, DEFAULT_REQUEST_TIMEOUT)?;
+            build_clients(&config, &server, &requests, timeout, exec_token.as_ref())?;
         Ok(Cluster {
             client,
             watch_client,
@@ -226,8 +255,9 @@ impl Cluster {
             server,
             context: None,
             requests,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            request_timeout: timeout,
             config,
+            exec_token,
             release_limits: liveproof_helm::Limits::default(),
             batch_at: plan::BATCH_AT,
         })
@@ -241,8 +271,14 @@ impl Cluster {
     /// The same cluster with another `--request-timeout` (the clients are rebuilt; no request
     /// is sent).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
-        let (client, watch_client) =
-            build_clients(&self.config, &self.server, &self.requests, timeout)?;
+        self.exec_token = self.exec_token.map(|t| t.with_timeout(timeout));
+        let (client, watch_client) = build_clients(
+            &self.config,
+            &self.server,
+            &self.requests,
+            timeout,
+            self.exec_token.as_ref(),
+        )?;
         self.client = client;
         self.watch_client = watch_client;
         self.request_timeout = timeout;
@@ -990,6 +1026,7 @@ fn build_clients(
     server: &str,
     requests: &Arc<AtomicU64>,
     timeout: Duration,
+    exec_token: Option<&exec_plugin::ExecToken>,
 ) -> Result<(kube::Client, kube::Client), GatherError> {
     let build = |read_timeout: Duration| {
         let mut config = config.clone();
@@ -1010,6 +1047,10 @@ fn build_clients(
                 })
                 // Retry needs a cloneable service; the buffer makes one.
                 .with_layer(&tower::buffer::BufferLayer::new(64))
+                // Each attempt gets the exec plugin's current token.
+                .with_layer(&exec_plugin::ExecAuthLayer {
+                    token: exec_token.cloned(),
+                })
                 .with_layer(&tower::retry::RetryLayer::new(
                     service::TransientRetry::default(),
                 ))
