@@ -36,10 +36,16 @@ enum Fault {
     GoneWatches,
     ConnectionReset,
     SilentServer,
+    /// Every body sent a byte a second (headers at once).
+    TrickledBody,
+    /// A 429 asking to be retried after 999999 s.
+    EndlessRetryAfter,
+    /// The kubeconfig's exec credential plugin never returns (`/bin/sleep 1000`).
+    HungPlugin,
 }
 
 impl Fault {
-    const ALL: [Fault; 10] = [
+    const ALL: [Fault; 13] = [
         Fault::TooManyRequests,
         Fault::InternalError,
         Fault::Unavailable,
@@ -50,6 +56,9 @@ impl Fault {
         Fault::GoneWatches,
         Fault::ConnectionReset,
         Fault::SilentServer,
+        Fault::TrickledBody,
+        Fault::EndlessRetryAfter,
+        Fault::HungPlugin,
     ];
 
     /// Retried or outlasted: the live story must still end `live`.
@@ -74,10 +83,12 @@ impl Fault {
             Fault::Unavailable => faults.fail_next(3, 503, None),
             Fault::Slow => faults.set_latency(Duration::from_millis(400)),
             Fault::TruncatedBodies => faults.truncate_bodies(200),
+            Fault::TrickledBody => faults.trickle_bodies(Duration::from_secs(1)),
+            Fault::EndlessRetryAfter => faults.fail_next(u64::MAX, 429, Some(999_999)),
             Fault::DroppedWatches => faults.close_watches_after(1),
             Fault::ExpiredWatches => faults.expire_watches(u64::MAX, WatchExpiry::InStream),
             Fault::GoneWatches => faults.expire_watches(u64::MAX, WatchExpiry::Status),
-            Fault::ConnectionReset | Fault::SilentServer => {}
+            Fault::ConnectionReset | Fault::SilentServer | Fault::HungPlugin => {}
         }
     }
 }
@@ -147,6 +158,20 @@ impl BareServer {
     }
 }
 
+/// `cluster`'s kubeconfig with its user's credential from an exec plugin that never returns.
+fn hung_plugin_kubeconfig(cluster: &common::Cluster) -> PathBuf {
+    let path = cluster.kubeconfig.with_file_name("hung-plugin-kubeconfig");
+    let text = std::fs::read_to_string(&cluster.kubeconfig)
+        .expect("kubeconfig")
+        .replace(
+            "token: liveproof-sim",
+            "exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sleep\n      args: [\"1000\"]\n      interactiveMode: Never",
+        );
+    assert!(text.contains("/bin/sleep"), "{text}");
+    std::fs::write(&path, text).expect("kubeconfig written");
+    path
+}
+
 /// What one run showed.
 #[derive(Debug)]
 struct Outcome {
@@ -180,7 +205,11 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
                 demo::reconcile(&c.sim, now());
             }
             fault.injected(&c.sim);
-            let out = (c.kubeconfig.clone(), c.sim.url());
+            let kubeconfig = match fault {
+                Fault::HungPlugin => hung_plugin_kubeconfig(&c),
+                _ => c.kubeconfig.clone(),
+            };
+            let out = (kubeconfig, c.sim.url());
             cluster = Some(c);
             out
         }

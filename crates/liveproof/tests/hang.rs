@@ -717,3 +717,96 @@ async fn an_expiring_exec_token_is_refreshed_by_running_the_plugin_again() {
         "the expiring token was refreshed: the plugin ran {ran} time(s)"
     );
 }
+
+/// The demo cluster after its rollout, on the simulator.
+async fn demo_cluster() -> common::Cluster {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster
+}
+
+/// A body trickled a byte a second never tripped the read timeout (it counts from the last
+/// byte): each command now ends within `--request-timeout`, naming the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_body_ends_each_command_within_the_request_timeout() {
+    let cluster = demo_cluster().await;
+    cluster
+        .sim
+        .faults()
+        .trickle_bodies(Duration::from_millis(1000));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snapshots = dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let commands: [&[&str]; 4] = [
+        &[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ],
+        &["stale", "deploy/inventory"],
+        &["snapshot", "--dir", snapshots, "--commit", "abcdef1"],
+        &["release", "show", "inventory"],
+    ];
+    for command in commands {
+        let args = [
+            command,
+            &[
+                "--kubeconfig",
+                cluster.kubeconfig(),
+                "--request-timeout",
+                "2s",
+            ],
+        ]
+        .concat();
+        let run = bounded(BOUND, &args).await;
+        assert_eq!(run.code, 2, "{command:?}:\n{}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("the API server at {}", cluster.sim.url()))
+                && run.stderr.contains("did not answer within 2s"),
+            "{command:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// `Retry-After: 999999` made each read pause 3 × 10 s whatever `--request-timeout`: a server
+/// asking for more than the request has left is down for this run, said at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_longer_than_the_request_timeout_fails_at_once() {
+    let cluster = demo_cluster().await;
+    cluster.sim.faults().fail_next(1000, 429, Some(999_999));
+    let run = bounded(
+        // Well within one request timeout: before, each read paused 3 × 10s.
+        Duration::from_secs(10),
+        &[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--request-timeout",
+            "20s",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let err = &run.stderr;
+    assert!(
+        err.contains(&format!("the API server at {}", cluster.sim.url()))
+            && err.contains("answered 429")
+            && err.contains("Retry-After: 999999")
+            && err.contains("down for this run")
+            && err.contains("hint:"),
+        "{err}"
+    );
+}

@@ -84,6 +84,14 @@ pub enum GatherError {
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
     Auth { server: String, cause: String },
+    #[error("the API server at {server} answered {status} reading {what} and asked to be retried after {} (Retry-After: {}), more than the {} this request has left of --request-timeout: it is down for this run\nhint: the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout", humanize(*asked), asked.as_secs(), humanize(*left))]
+    RetryAfter {
+        server: String,
+        what: String,
+        status: u16,
+        asked: std::time::Duration,
+        left: std::time::Duration,
+    },
     /// `cause` is an [`ExecPluginError`](super::ExecPluginError)'s message: it names the
     /// plugin's program, never its arguments, environment or output.
     #[error("cannot get credentials for the API server at {server}: {cause}\nhint: run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")]
@@ -136,6 +144,15 @@ impl GatherError {
         let server = server.to_string();
         let what = what.to_string();
         let cause = root_cause(&err);
+        if let Some(busy) = find::<super::service::RetryAfterTooLong>(&err) {
+            return GatherError::RetryAfter {
+                server,
+                what,
+                status: busy.status,
+                asked: busy.asked,
+                left: busy.left,
+            };
+        }
         if let Some(plugin) = find::<super::ExecPluginError>(&err) {
             return GatherError::ExecPlugin {
                 server,

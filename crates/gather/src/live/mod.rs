@@ -1019,8 +1019,9 @@ fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<S
 
 /// The request client and the watch client of one server, counting into `requests`. Every
 /// request is bounded by `timeout` (connect, each write, each read — the read timeout counts
-/// from when the request was written, not from when its pooled connection went idle); a watch
-/// is ended by the server after [`WATCH_SECONDS`], so its reads get that much longer.
+/// from when the request was written, not from when its pooled connection went idle — and
+/// the whole response, headers and body); a watch is ended by the server after
+/// [`WATCH_SECONDS`], so its reads and its whole response get that much longer.
 fn build_clients(
     config: &kube::Config,
     server: &str,
@@ -1045,6 +1046,10 @@ fn build_clients(
                 .with_layer(&service::CountRequestsLayer {
                     count: Arc::clone(requests),
                 })
+                // Each attempt as a whole, body included.
+                .with_layer(&service::WholeResponseLayer {
+                    timeout: read_timeout,
+                })
                 // Retry needs a cloneable service; the buffer makes one.
                 .with_layer(&tower::buffer::BufferLayer::new(64))
                 // Each attempt gets the exec plugin's current token.
@@ -1052,7 +1057,7 @@ fn build_clients(
                     token: exec_token.cloned(),
                 })
                 .with_layer(&tower::retry::RetryLayer::new(
-                    service::TransientRetry::default(),
+                    service::TransientRetry::within(timeout),
                 ))
                 .build(),
         )
