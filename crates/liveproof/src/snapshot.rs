@@ -257,7 +257,7 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     let cluster = Cluster::connect(&ClusterOptions::try_from(&args.cluster)?).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
-        Some(liveproof_gather::offline::declared_workloads(path, &ns)?)
+        Some(liveproof_gather::offline::declared_workloads_off_runtime(path, &ns).await?)
     } else if !args.targets.is_empty() {
         Some(
             args.targets

@@ -32,7 +32,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     }
     match &config.source {
         Source::Offline(path) => {
-            let mut observed = liveproof_gather::offline::load(path)?;
+            let mut observed = liveproof_gather::offline::load_off_runtime(path).await?;
             let namespace = DumpNamespace::choose(config, &observed);
             namespace.log();
             let default_ns = namespace.namespace();

@@ -810,3 +810,186 @@ async fn a_retry_after_longer_than_the_request_timeout_fails_at_once() {
         "{err}"
     );
 }
+
+/// A FIFO in `dir`, named `name`.
+fn fifo(dir: &std::path::Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+    path.to_str().expect("utf-8").to_string()
+}
+
+/// A command line, its environment, the special file it names and what that file is.
+type Refused<'a> = (Vec<&'a str>, &'a [(&'a str, &'a str)], &'a str, &'a str);
+
+/// A FIFO given as `--from`, `-f`, `--kubeconfig` or `KUBECONFIG` blocked forever (nothing
+/// ever writes to it), and `/dev/zero` never ends: each is refused at once, naming the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn special_files_are_refused_naming_the_path() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = fifo(dir.path(), "dump.yaml");
+    let since = ["--since", "2026-07-12T10:00:00Z"];
+    let kubeconfig = ["--kubeconfig", server.kubeconfig()];
+    let fifo_env = [("KUBECONFIG", fifo.as_str())];
+    let cases: Vec<Refused> = vec![
+        (
+            [&["verify", "deploy/x", "--from", &fifo][..], &since].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [
+                &["verify", "deploy/x", "-f", &fifo][..],
+                &since,
+                &kubeconfig,
+            ]
+            .concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["verify", "deploy/x", "--kubeconfig", &fifo][..], &since].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["verify", "deploy/x"][..], &since].concat(),
+            &fifo_env,
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["stale", "-f", &fifo][..], &kubeconfig].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            vec!["release", "show", "inventory", "--from", "/dev/zero"],
+            &[],
+            "/dev/zero",
+            "a character device",
+        ),
+    ];
+    for (args, env, path, kind) in cases {
+        let run = tokio::time::timeout(BOUND, common::liveproof_with_env(&args, env))
+            .await
+            .unwrap_or_else(|_| panic!("liveproof {args:?} {env:?} blocked on {path}"));
+        assert_eq!(
+            run.code, 2,
+            "{args:?} {env:?}:\n{}\n{}",
+            run.stdout, run.stderr
+        );
+        assert!(
+            run.stderr.contains(path)
+                && run.stderr.contains(kind)
+                && run.stderr.contains("not a regular file")
+                && run.stderr.contains("hint:"),
+            "{args:?} {env:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A directory given as `--from` is read as before; a FIFO in it is skipped with a warning
+/// naming it, never read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_inside_a_from_directory_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    std::fs::copy(&story, dir.path().join("cluster.yaml")).expect("dump copied");
+    let fifo = fifo(dir.path(), "more.yaml");
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dir.path().to_str().expect("utf-8"),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_ne!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().targets.len(), 1, "the dump was read");
+    assert!(
+        run.stderr.contains(&fifo) && run.stderr.contains("skipped"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Over MCP one call given a FIFO stalled the whole server (two workers, each blocked on a
+/// read): now every call is answered — the FIFOs refused, the dump read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifo_calls_over_mcp_do_not_stall_the_server() {
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = fifo(dir.path(), "dump.yaml");
+    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = story.to_str().expect("utf-8");
+    let call = |id: u32, from: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "verify", "arguments": {"targets": ["apps/deploy/inventory"], "from": from,
+            "since": "2026-07-12T10:00:00Z"}}})
+    };
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hang", "version": "1"}}});
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut input = format!("{initialize}\n{initialized}\n");
+    // More FIFO calls than the server has workers, then one that must still be answered.
+    for id in 1..=3 {
+        input.push_str(&format!("{}\n", call(id, &fifo)));
+    }
+    input.push_str(&format!("{}\n", call(4, story)));
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("mcp")
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof mcp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).await.expect("sent");
+    drop(stdin);
+    let out = tokio::time::timeout(BOUND, child.wait_with_output())
+        .await
+        .expect("the MCP server answered every call and exited: not stalled")
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let replies: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for id in 1..=4 {
+        let reply = replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no reply to call {id}: {stdout}"));
+        let text = reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if id < 4 {
+            assert_eq!(reply["result"]["isError"], true, "{reply}");
+            assert!(text.contains(&fifo) && text.contains("a FIFO"), "{text}");
+        } else {
+            assert_eq!(reply["result"]["isError"], false, "{reply}");
+            assert!(text.contains("\"verdict\""), "{text}");
+        }
+    }
+}

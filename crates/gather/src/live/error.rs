@@ -18,6 +18,8 @@ pub enum GatherError {
         context: Option<String>,
         reason: String,
     },
+    #[error("cannot use the kubeconfig {}: it is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first", path.display())]
+    NotRegularKubeconfig { path: PathBuf, kind: &'static str },
     #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     KubeconfigListMissing { paths: Vec<PathBuf> },
     #[error("no cluster configured: not in a pod with a service account, and {reason}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]

@@ -148,7 +148,7 @@ impl Cluster {
                         path: path.clone(),
                         reason: error::kubeconfig_reason(&source),
                     };
-                let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_err)?;
+                let kubeconfig = read_kubeconfig(path)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
                     .await
                     .map_err(kubeconfig_err)?
@@ -164,17 +164,23 @@ impl Cluster {
                     .await
                     .map_err(config_err)?
             }
-            None if opts.context.is_some() => kube::Config::from_kubeconfig(&kc_opts)
-                .await
-                .map_err(|source| GatherError::Config {
-                    context: opts.context.clone(),
-                    reason: error::kubeconfig_reason(&source),
-                })?,
-            None => kube::Config::infer()
-                .await
-                .map_err(|source| GatherError::NoConfig {
-                    reason: error::infer_reason(&source),
-                })?,
+            None if opts.context.is_some() => {
+                check_default_kubeconfig()?;
+                kube::Config::from_kubeconfig(&kc_opts)
+                    .await
+                    .map_err(|source| GatherError::Config {
+                        context: opts.context.clone(),
+                        reason: error::kubeconfig_reason(&source),
+                    })?
+            }
+            None => {
+                check_default_kubeconfig()?;
+                kube::Config::infer()
+                    .await
+                    .map_err(|source| GatherError::NoConfig {
+                        reason: error::infer_reason(&source),
+                    })?
+            }
         };
         // kube reads HTTPS_PROXY for every server; kubectl (Go) never proxies loopback, reads
         // HTTP_PROXY for http servers and matches NO_PROXY against the server: do as kubectl.
@@ -937,16 +943,16 @@ impl Cluster {
 /// list, else `~/.kube/config`), in its order: what `--all-contexts` verifies.
 pub fn kubeconfig_contexts(opts: &ClusterOptions) -> Result<Vec<String>, GatherError> {
     let kubeconfig = match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
-            path: path.clone(),
-            reason: error::kubeconfig_reason(&source),
-        })?,
+        Some(path) => read_kubeconfig(path)?,
         None => match kubeconfig_env_list() {
             Some(list) => read_kubeconfig_list(list)?,
-            None => Kubeconfig::read().map_err(|source| GatherError::Config {
-                context: None,
-                reason: error::kubeconfig_reason(&source),
-            })?,
+            None => {
+                check_default_kubeconfig()?;
+                Kubeconfig::read().map_err(|source| GatherError::Config {
+                    context: None,
+                    reason: error::kubeconfig_reason(&source),
+                })?
+            }
         },
     };
     Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
@@ -985,11 +991,40 @@ pub fn context_namespace(opts: &ClusterOptions) -> Option<ContextNamespace> {
 /// account is used).
 fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {
     match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).ok(),
+        Some(path) => read_kubeconfig(path).ok(),
         None => match kubeconfig_env_list() {
             Some(list) => read_kubeconfig_list(list).ok(),
-            None => Kubeconfig::read().ok(),
+            None => {
+                check_default_kubeconfig().ok()?;
+                Kubeconfig::read().ok()
+            }
         },
+    }
+}
+
+/// Reads the kubeconfig at `path`, refusing a FIFO, device or socket (reading one blocked
+/// forever) with an error naming it.
+fn read_kubeconfig(path: &std::path::Path) -> Result<Kubeconfig, GatherError> {
+    check_kubeconfig(path)?;
+    Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
+        path: path.to_path_buf(),
+        reason: error::kubeconfig_reason(&source),
+    })
+}
+
+fn check_kubeconfig(path: &std::path::Path) -> Result<(), GatherError> {
+    crate::files::check_regular(path).map_err(|e| GatherError::NotRegularKubeconfig {
+        path: e.path,
+        kind: e.kind,
+    })
+}
+
+/// `~/.kube/config`, which kube reads itself when neither `--kubeconfig` nor `KUBECONFIG`
+/// names a file: refused first when it is not a regular file.
+fn check_default_kubeconfig() -> Result<(), GatherError> {
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => check_kubeconfig(&PathBuf::from(home).join(".kube").join("config")),
+        None => Ok(()),
     }
 }
 
@@ -1093,8 +1128,9 @@ fn read_kubeconfig_list(paths: Vec<PathBuf>) -> Result<Kubeconfig, GatherError> 
     present
         .into_iter()
         .try_fold(Kubeconfig::default(), |merged, path| {
-            Kubeconfig::read_from(&path)
-                .and_then(|next| merged.merge(next))
+            let next = read_kubeconfig(&path)?;
+            merged
+                .merge(next)
                 .map_err(|source| GatherError::Kubeconfig {
                     path: path.clone(),
                     reason: error::kubeconfig_reason(&source),
