@@ -76,6 +76,20 @@ pub fn open_regular(path: &Path) -> Result<File, OpenError> {
     Ok(file)
 }
 
+/// The text of the regular file `path` ([`open_regular`]); not UTF-8 is an `InvalidData`
+/// error.
+pub fn read_to_string(path: &Path) -> Result<String, OpenError> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    open_regular(path)?
+        .read_to_string(&mut text)
+        .map_err(|source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(text)
+}
+
 /// Fails when `path` exists and is not a regular file (for a reader that opens it itself,
 /// such as kube's kubeconfig loader). A missing path is left to that reader to report.
 pub fn check_regular(path: &Path) -> Result<(), NotRegular> {

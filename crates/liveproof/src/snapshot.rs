@@ -42,6 +42,11 @@ pub enum SnapshotError {
     },
     #[error("{}: not a liveproof snapshot: {reason}", path.display())]
     Corrupt { path: PathBuf, reason: String },
+    #[error("{source}\nhint: a snapshot is a regular file liveproof wrote; take a new one with `liveproof snapshot`")]
+    NotRegular {
+        #[from]
+        source: liveproof_gather::files::NotRegular,
+    },
     #[error("refusing the snapshot in {}: it was taken for commit {found}, not {wanted}\nhint: a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first", dir.display())]
     OtherCommit {
         dir: PathBuf,
@@ -145,7 +150,7 @@ fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
 /// and is replaced).
 fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
     let path = dir.join(commit).join(FILE);
-    let text = fs::read_to_string(&path).ok()?;
+    let text = liveproof_gather::files::read_to_string(&path).ok()?;
     match serde_json::from_str::<Snapshot>(&text) {
         Ok(s) if s.schema == SNAPSHOT_SCHEMA && same_commit(&s.commit, commit) => Some(s),
         _ => {
@@ -161,10 +166,14 @@ fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
 pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
     check_commit(commit)?;
     let path = dir.join("current").join(FILE);
-    let text = fs::read_to_string(&path).map_err(|source| SnapshotError::Missing {
-        path: path.clone(),
-        dir: dir.to_path_buf(),
-        source,
+    // A FIFO planted as the snapshot would block forever: regular files only.
+    let text = liveproof_gather::files::read_to_string(&path).map_err(|e| match e {
+        liveproof_gather::files::OpenError::NotRegular(source) => SnapshotError::from(source),
+        liveproof_gather::files::OpenError::Io { source, .. } => SnapshotError::Missing {
+            path: path.clone(),
+            dir: dir.to_path_buf(),
+            source,
+        },
     })?;
     let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SnapshotError::Corrupt {
         path: path.clone(),
@@ -624,5 +633,22 @@ mod tests {
             std::fs::read_to_string(shared.path().join("current").join(FILE)).expect("read"),
             "{}"
         );
+    }
+
+    #[test]
+    fn a_fifo_as_the_snapshot_is_refused_not_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let current = dir.path().join("current");
+        std::fs::create_dir_all(&current).expect("mkdir");
+        let fifo = current.join(FILE);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let err = load(dir.path(), "abcdef1").expect_err("refused");
+        assert!(matches!(err, SnapshotError::NotRegular { .. }), "{err}");
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        assert!(existing(dir.path(), "current").is_none());
     }
 }
