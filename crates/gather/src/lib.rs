@@ -6,7 +6,9 @@
 //!   namespace, pods by label selector; Helm and GitOps targets read raw, then followed to the
 //!   workloads they install), or watches it for `--wait`;
 //! - [`git::commit_time`] turns `--commit` into a change time;
+//! - [`files::open_regular`] opens what the user names, refusing FIFOs, devices and sockets;
 
+pub mod files;
 pub mod git;
 pub mod live;
 pub mod offline;

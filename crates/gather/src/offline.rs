@@ -27,6 +27,11 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{source}\nhint: give a regular file, or a directory of them; save a stream (a pipe, a process substitution) to a file first")]
+    NotRegular {
+        #[source]
+        source: crate::files::NotRegular,
+    },
     #[error("{}: cannot read: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -104,6 +109,7 @@ impl LoadError {
             | LoadError::NotAnObject { path, .. }
             | LoadError::TooDeep { path, .. }
             | LoadError::NoWorkloads { path } => Some(path),
+            LoadError::NotRegular { source } => Some(&source.path),
             LoadError::Object(_) => None,
         }
     }
@@ -149,6 +155,33 @@ pub fn declared_workloads(path: &Path, ns: &str) -> Result<Vec<Target>, LoadErro
 /// Where each object read goes: a snapshot (`load`), or a list of values (`read_objects`).
 /// `what` names the file and document for errors.
 type Sink<'a> = dyn FnMut(Value, &str) -> Result<(), LoadError> + 'a;
+
+/// [`load`] on a blocking thread: reading files never holds an async runtime's worker (an
+/// MCP server serves other calls meanwhile).
+pub async fn load_off_runtime(path: &Path) -> Result<Observed, LoadError> {
+    let owned = path.to_path_buf();
+    tokio::task::spawn_blocking(move || load(&owned))
+        .await
+        .map_err(|e| joined(path, e))?
+}
+
+/// [`declared_workloads`] on a blocking thread, as [`load_off_runtime`].
+pub async fn declared_workloads_off_runtime(
+    path: &Path,
+    ns: &str,
+) -> Result<Vec<Target>, LoadError> {
+    let (owned, ns) = (path.to_path_buf(), ns.to_string());
+    tokio::task::spawn_blocking(move || declared_workloads(&owned, &ns))
+        .await
+        .map_err(|e| joined(path, e))?
+}
+
+fn joined(path: &Path, e: tokio::task::JoinError) -> LoadError {
+    LoadError::Read {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
 
 /// Reads `path` (a file, or a directory searched recursively) into a snapshot.
 pub fn load(path: &Path) -> Result<Observed, LoadError> {
@@ -251,18 +284,33 @@ fn collect_manifests(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result
         })?;
         if meta.is_dir() {
             collect_manifests(&path, depth + 1, out)?;
-        } else if is_manifest(&path) && std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
-            out.push(path);
+        } else if is_manifest(&path) {
+            // A dangling symlink is skipped as before; a FIFO, device or socket is said.
+            match std::fs::metadata(&path).map(|m| crate::files::special_kind(&m.file_type())) {
+                Ok(None) => out.push(path),
+                Ok(Some(kind)) => tracing::warn!(
+                    "{}: {kind}, not a regular file: skipped (reading it could block forever)",
+                    path.display()
+                ),
+                Err(_) => {}
+            }
         }
     }
     Ok(())
 }
 
 fn load_file(path: &Path, sink: &mut Sink<'_>) -> Result<(), LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+    use std::io::Read as _;
+    let read_err = |source| LoadError::Read {
         path: path.to_path_buf(),
         source,
+    };
+    let mut file = crate::files::open_regular(path).map_err(|e| match e {
+        crate::files::OpenError::NotRegular(source) => LoadError::NotRegular { source },
+        crate::files::OpenError::Io { source, .. } => read_err(source),
     })?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(read_err)?;
     load_bytes(path, bytes, sink)
 }
 

@@ -90,6 +90,7 @@ async fn harness(objects: Vec<Value>) -> Harness {
         context: None,
         namespace: None,
         request_timeout: None,
+        deadline: None,
     })
     .await
     .expect("connects");
@@ -359,6 +360,7 @@ async fn an_unreachable_cluster_is_an_error_naming_the_server() {
         context: None,
         namespace: Some("apps".into()),
         request_timeout: None,
+        deadline: None,
     })
     .await
     .expect("connect sends nothing");
@@ -401,6 +403,7 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
         context: Some("prod".into()),
         namespace: None,
         request_timeout: None,
+        deadline: None,
     })
     .await
     .expect_err("unknown context");

@@ -255,6 +255,7 @@ impl VerifyConfig {
                     context: None,
                     namespace: namespace(&args.cluster),
                     request_timeout: Some(request_timeout(&args.cluster)?),
+                    deadline: None,
                 })
             }
             None => {
@@ -629,6 +630,7 @@ impl TryFrom<&ClusterArgs> for ClusterOptions {
             context: args.context.first().cloned(),
             namespace: namespace(args),
             request_timeout: Some(request_timeout(args)?),
+            deadline: None,
         })
     }
 }

@@ -73,6 +73,7 @@ pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
         context: None,
         namespace: Some(NS.to_string()),
         request_timeout: None,
+        deadline: None,
     });
     let config = VerifyConfig {
         style,

@@ -47,7 +47,7 @@ pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u
             liveproof_report::TextStyle::plain(),
             &mut bytes,
         )?;
-        crate::verify::write_atomically(path, &bytes)?;
+        crate::output::write_report(path, &bytes)?;
     }
     Ok(fleet.exit_code())
 }

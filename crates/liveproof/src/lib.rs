@@ -10,6 +10,7 @@ mod fleet;
 mod lint;
 mod mcp;
 mod next_steps;
+mod output;
 mod progress;
 mod release;
 mod schema;
@@ -96,8 +97,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         .enable_all()
         .build()?;
     // Not held locked: the MCP server's transport (the SDK's) writes to stdout itself, from
-    // another thread, while `mcp` runs.
-    let mut out = std::io::stdout();
+    // another thread, while `mcp` runs. Its write errors name it.
+    let mut out = output::Stdout::new();
     let code = match cli.command {
         cli::Command::Verify(args) => {
             let config = config::VerifyConfig::from_args(&args, style)?;

@@ -237,7 +237,7 @@ async fn gather(args: &ReleaseShowArgs) -> anyhow::Result<(Observed, String)> {
     let all_namespaces = args.cluster.all_namespaces;
     Ok(match &args.from {
         Some(path) => {
-            let observed = liveproof_gather::offline::load(path)?;
+            let observed = liveproof_gather::offline::load_off_runtime(path).await?;
             let ns = if all_namespaces {
                 let found = storage_namespaces(&observed, &args.name);
                 the_one_namespace(&args.name, found)?

@@ -67,9 +67,12 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         faults.expire_watches(u64::MAX, WatchExpiry::InStream);
         injected.push("every watch expires (410)".to_owned());
     }
-    handle
-        .write_kubeconfig(&kubeconfig, &namespace)
-        .map_err(|e| {
+    crate::output::write_requested(
+        &kubeconfig,
+        handle.kubeconfig_yaml(&namespace).as_bytes(),
+        crate::output::Readable::ByOwner,
+    )
+    .map_err(|e| {
             anyhow::anyhow!(
                 "cannot write the kubeconfig to {}: {e}\nhint: pass --kubeconfig-out PATH in a writable directory",
                 kubeconfig.display()

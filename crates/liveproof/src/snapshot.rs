@@ -18,6 +18,7 @@ use liveproof_report::{RollbackEnd, RollbackStep};
 use crate::cli::{RollbackArgs, SnapshotArgs};
 use crate::config::{self, Source, VerifyConfig};
 use crate::deadline::Deadline;
+use crate::output::TMP_MARK;
 
 const FILE: &str = "snapshot.json";
 
@@ -41,6 +42,11 @@ pub enum SnapshotError {
     },
     #[error("{}: not a liveproof snapshot: {reason}", path.display())]
     Corrupt { path: PathBuf, reason: String },
+    #[error("{source}\nhint: a snapshot is a regular file liveproof wrote; take a new one with `liveproof snapshot`")]
+    NotRegular {
+        #[from]
+        source: liveproof_gather::files::NotRegular,
+    },
     #[error("refusing the snapshot in {}: it was taken for commit {found}, not {wanted}\nhint: a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first", dir.display())]
     OtherCommit {
         dir: PathBuf,
@@ -60,50 +66,33 @@ fn check_commit(commit: &str) -> Result<(), SnapshotError> {
 }
 
 /// Fails when `dir` cannot take a snapshot: created if missing, then a probe the size of a
-/// large snapshot written, synced and removed.
+/// large snapshot written, synced and removed. The probe's name is random and created
+/// exclusively: a link planted under a predictable name once made it overwrite another file.
 fn probe(dir: &Path) -> Result<(), SnapshotError> {
     let fail = |source| SnapshotError::Unwritable {
         dir: dir.to_path_buf(),
         source,
     };
     fs::create_dir_all(dir).map_err(fail)?;
-    let path = dir.join(format!(".liveproof-probe-{}", std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&path)?;
-        f.write_all(&vec![0u8; 1 << 20])?;
-        f.sync_all()
-    })();
-    let _ = fs::remove_file(&path);
-    result.map_err(fail)
+    let mut f = tempfile::Builder::new()
+        .prefix(&format!("{PROBE_MARK}{}.", std::process::id()))
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    // Removed when dropped, written or not.
+    f.write_all(&vec![0u8; 1 << 20])
+        .and_then(|()| f.as_file().sync_all())
+        .map_err(fail)
 }
 
-/// Writes `bytes` to `path` atomically: a temp file beside it (readable by its owner only:
-/// a snapshot holds pod templates), fsync, rename, fsync the dir.
+/// Writes `bytes` to `path` atomically, readable by its owner only (a snapshot holds pod
+/// templates): see [`replace_file`](crate::output::replace_file).
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}{TMP_MARK}{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    {
-        let _ = fs::remove_file(&tmp);
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()
+    crate::output::replace_file(path, bytes, crate::output::Readable::ByOwner)
 }
 
-/// Temp files carry `.tmp-PID` (and probes `.liveproof-probe-PID`) so a later run can tell
-/// which ones a killed run left behind.
-const TMP_MARK: &str = ".tmp-";
+/// Probes carry `.liveproof-probe-PID.`, temp files `.tmp-PID.` ([`TMP_MARK`]), so a later
+/// run can tell which ones a killed run left behind.
+const PROBE_MARK: &str = ".liveproof-probe-";
 
 /// Removes what a killed snapshot run left in `dir` and its commit folders: temp files and
 /// probes of processes that no longer run (a running one may be mid-write: left alone).
@@ -112,7 +101,9 @@ fn clean_leftovers(dir: &Path) {
         let pid = name
             .rsplit_once(TMP_MARK)
             .map(|(_, p)| p)
-            .or_else(|| name.strip_prefix(".liveproof-probe-"));
+            .or_else(|| name.strip_prefix(PROBE_MARK));
+        // `PID.RANDOM` (and `PID` alone, as older runs named them).
+        let pid = pid.map(|p| p.split('.').next().unwrap_or(p));
         let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
             return false;
         };
@@ -145,12 +136,13 @@ fn clean_leftovers(dir: &Path) {
     }
 }
 
-/// Points `dir/current` at `dir/<name>`: a symlink made beside it, then renamed over it.
+/// Points `dir/current` at `dir/<name>`: a symlink made beside it under a random name, then
+/// renamed over it.
 fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".current{TMP_MARK}{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(name, &tmp)?;
-    fs::rename(&tmp, dir.join("current"))?;
+    let link = tempfile::Builder::new()
+        .prefix(&format!(".current{TMP_MARK}{}.", std::process::id()))
+        .make_in(dir, |tmp| std::os::unix::fs::symlink(name, tmp))?;
+    link.persist(dir.join("current")).map_err(|e| e.error)?;
     File::open(dir)?.sync_all()
 }
 
@@ -158,7 +150,7 @@ fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
 /// and is replaced).
 fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
     let path = dir.join(commit).join(FILE);
-    let text = fs::read_to_string(&path).ok()?;
+    let text = liveproof_gather::files::read_to_string(&path).ok()?;
     match serde_json::from_str::<Snapshot>(&text) {
         Ok(s) if s.schema == SNAPSHOT_SCHEMA && same_commit(&s.commit, commit) => Some(s),
         _ => {
@@ -174,10 +166,14 @@ fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
 pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
     check_commit(commit)?;
     let path = dir.join("current").join(FILE);
-    let text = fs::read_to_string(&path).map_err(|source| SnapshotError::Missing {
-        path: path.clone(),
-        dir: dir.to_path_buf(),
-        source,
+    // A FIFO planted as the snapshot would block forever: regular files only.
+    let text = liveproof_gather::files::read_to_string(&path).map_err(|e| match e {
+        liveproof_gather::files::OpenError::NotRegular(source) => SnapshotError::from(source),
+        liveproof_gather::files::OpenError::Io { source, .. } => SnapshotError::Missing {
+            path: path.clone(),
+            dir: dir.to_path_buf(),
+            source,
+        },
     })?;
     let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SnapshotError::Corrupt {
         path: path.clone(),
@@ -257,7 +253,7 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
     let cluster = Cluster::connect(&ClusterOptions::try_from(&args.cluster)?).await?;
     let ns = cluster.default_namespace().to_string();
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
-        Some(liveproof_gather::offline::declared_workloads(path, &ns)?)
+        Some(liveproof_gather::offline::declared_workloads_off_runtime(path, &ns).await?)
     } else if !args.targets.is_empty() {
         Some(
             args.targets
@@ -395,7 +391,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     let Source::Live(options) = &config.source else {
         anyhow::bail!("--snapshot verifies a cluster, not a --from dump");
     };
-    let cluster = Cluster::connect(options)
+    let cluster = Cluster::connect(&crate::verifier::bounded(options, config))
         .await?
         .with_release_limits(crate::verifier::release_limits(config));
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
@@ -605,4 +601,54 @@ async fn restore(
             },
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `snapshot --dir shared` once created its probe as `.liveproof-probe-PID` with
+    /// `File::create`: a link planted under that name made it overwrite another file with
+    /// 1 MiB of zeros. So were the temp names of the snapshot and of `current` predictable.
+    #[test]
+    fn links_planted_under_the_old_predictable_names_are_never_written_through() {
+        let shared = tempfile::tempdir().expect("tempdir");
+        let victim = shared.path().join("victim");
+        std::fs::write(&victim, "precious").expect("write");
+        let pid = std::process::id();
+        let commit_dir = shared.path().join("abcdef1");
+        std::fs::create_dir_all(&commit_dir).expect("mkdir");
+        for planted in [
+            shared.path().join(format!(".liveproof-probe-{pid}")),
+            shared.path().join(format!(".current{TMP_MARK}{pid}")),
+            commit_dir.join(format!(".{FILE}{TMP_MARK}{pid}")),
+        ] {
+            std::os::unix::fs::symlink(&victim, &planted).expect("symlink");
+        }
+        probe(shared.path()).expect("probe");
+        write_atomic(&commit_dir.join(FILE), b"{}").expect("written");
+        publish_current(shared.path(), "abcdef1").expect("published");
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
+        assert_eq!(
+            std::fs::read_to_string(shared.path().join("current").join(FILE)).expect("read"),
+            "{}"
+        );
+    }
+
+    #[test]
+    fn a_fifo_as_the_snapshot_is_refused_not_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let current = dir.path().join("current");
+        std::fs::create_dir_all(&current).expect("mkdir");
+        let fifo = current.join(FILE);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let err = load(dir.path(), "abcdef1").expect_err("refused");
+        assert!(matches!(err, SnapshotError::NotRegular { .. }), "{err}");
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        assert!(existing(dir.path(), "current").is_none());
+    }
 }

@@ -252,7 +252,7 @@ async fn restart(
 /// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).
 async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<Vec<Target>> {
     if let Some(path) = &args.manifests {
-        return Ok(liveproof_gather::offline::declared_workloads(path, ns)?);
+        return Ok(liveproof_gather::offline::declared_workloads_off_runtime(path, ns).await?);
     }
     if !args.targets.is_empty() {
         return args

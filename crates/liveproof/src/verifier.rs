@@ -33,7 +33,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     }
     match &config.source {
         Source::Offline(path) => {
-            let mut observed = liveproof_gather::offline::load(path)?;
+            let mut observed = liveproof_gather::offline::load_off_runtime(path).await?;
             let namespace = DumpNamespace::choose(config, &observed);
             namespace.log();
             let default_ns = namespace.namespace();
@@ -57,7 +57,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             Ok(report)
         }
         Source::Live(options) => {
-            let cluster = Cluster::connect(options)
+            let cluster = Cluster::connect(&bounded(options, config))
                 .await?
                 .with_release_limits(release_limits(config));
             let selected = match &config.selector {
@@ -80,6 +80,18 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             stamp(&mut report, cluster_ref(&cluster));
             Ok(report)
         }
+    }
+}
+
+/// `options` with the command's `--timeout` (an exec credential plugin run while connecting
+/// ends by then too).
+pub(crate) fn bounded(
+    options: &liveproof_gather::ClusterOptions,
+    config: &VerifyConfig,
+) -> liveproof_gather::ClusterOptions {
+    liveproof_gather::ClusterOptions {
+        deadline: config.wait.map(|d| d.at.into_std()),
+        ..options.clone()
     }
 }
 

@@ -43,13 +43,5 @@ fn write_report(
         liveproof_report::TextStyle::plain(),
         &mut bytes,
     )?;
-    write_atomically(path, &bytes)
-}
-
-/// Writes `bytes` to `path` whole or not at all (`--report`).
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("liveproof-tmp");
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))
+    Ok(crate::output::write_report(path, &bytes)?)
 }

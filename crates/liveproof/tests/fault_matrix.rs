@@ -1,7 +1,8 @@
-//! The fault matrix: every way an API server misbehaves, against a live story and a not-live
-//! story, one-shot and `--wait`. Whatever the fault: no false `live` (a not-live story never
-//! exits 0), no hang (each run bounded here), errors exit 2 naming the server; and where the
-//! fault is transient and retried, the live story still ends `live`.
+//! The fault matrix: every way an API server misbehaves (and the inputs around it: a hung
+//! credential plugin, a FIFO for a file), against a live story and a not-live story, one-shot
+//! and `--wait`. Whatever the fault: no false `live` (a not-live story never exits 0), no hang
+//! (each run bounded here), errors exit 2 naming the server (or the special file); and where
+//! the fault is transient and retried, the live story still ends `live`.
 //!
 //! The last line printed is the summary the closing note quotes:
 //! `fault matrix: N runs, 0 false live, 0 hangs`.
@@ -42,10 +43,20 @@ enum Fault {
     EndlessContinue,
     /// Pod LISTs that give the same continue token again.
     RepeatedToken,
+    /// Every body sent a byte a second (headers at once).
+    TrickledBody,
+    /// A 429 asking to be retried after 999999 s.
+    EndlessRetryAfter,
+    /// The kubeconfig's exec credential plugin never returns (`/bin/sleep 1000`).
+    HungPlugin,
+    /// `--kubeconfig` is a FIFO nothing ever writes to.
+    FifoKubeconfig,
+    /// `-f` (the manifests stating the change) is a FIFO nothing ever writes to.
+    FifoManifests,
 }
 
 impl Fault {
-    const ALL: [Fault; 13] = [
+    const ALL: [Fault; 18] = [
         Fault::TooManyRequests,
         Fault::InternalError,
         Fault::Unavailable,
@@ -59,6 +70,11 @@ impl Fault {
         Fault::OneObjectPages,
         Fault::EndlessContinue,
         Fault::RepeatedToken,
+        Fault::TrickledBody,
+        Fault::EndlessRetryAfter,
+        Fault::HungPlugin,
+        Fault::FifoKubeconfig,
+        Fault::FifoManifests,
     ];
 
     /// Retried or outlasted: the live story must still end `live`.
@@ -84,6 +100,8 @@ impl Fault {
             Fault::Unavailable => faults.fail_next(3, 503, None),
             Fault::Slow => faults.set_latency(Duration::from_millis(400)),
             Fault::TruncatedBodies => faults.truncate_bodies(200),
+            Fault::TrickledBody => faults.trickle_bodies(Duration::from_secs(1)),
+            Fault::EndlessRetryAfter => faults.fail_next(u64::MAX, 429, Some(999_999)),
             Fault::DroppedWatches => faults.close_watches_after(1),
             Fault::ExpiredWatches => faults.expire_watches(u64::MAX, WatchExpiry::InStream),
             Fault::GoneWatches => faults.expire_watches(u64::MAX, WatchExpiry::Status),
@@ -92,7 +110,11 @@ impl Fault {
             }
             Fault::EndlessContinue => faults.misbehave_lists("pods", PagingFault::EndlessContinue),
             Fault::RepeatedToken => faults.misbehave_lists("pods", PagingFault::RepeatedToken),
-            Fault::ConnectionReset | Fault::SilentServer => {}
+            Fault::ConnectionReset
+            | Fault::SilentServer
+            | Fault::HungPlugin
+            | Fault::FifoKubeconfig
+            | Fault::FifoManifests => {}
         }
     }
 }
@@ -162,6 +184,31 @@ impl BareServer {
     }
 }
 
+/// A FIFO beside `cluster`'s kubeconfig, which nothing ever writes to.
+fn fifo_beside(cluster: &common::Cluster, name: &str) -> PathBuf {
+    let path = cluster.kubeconfig.with_file_name(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    path
+}
+
+/// `cluster`'s kubeconfig with its user's credential from an exec plugin that never returns.
+fn hung_plugin_kubeconfig(cluster: &common::Cluster) -> PathBuf {
+    let path = cluster.kubeconfig.with_file_name("hung-plugin-kubeconfig");
+    let text = std::fs::read_to_string(&cluster.kubeconfig)
+        .expect("kubeconfig")
+        .replace(
+            "token: liveproof-sim",
+            "exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sleep\n      args: [\"1000\"]\n      interactiveMode: Never",
+        );
+    assert!(text.contains("/bin/sleep"), "{text}");
+    std::fs::write(&path, text).expect("kubeconfig written");
+    path
+}
+
 /// What one run showed.
 #[derive(Debug)]
 struct Outcome {
@@ -171,13 +218,15 @@ struct Outcome {
     /// `None`: it did not end within [`BOUND`].
     code: Option<i32>,
     stderr: String,
-    server: String,
+    /// What an exit 2 must name: the server, or the special file given.
+    named: String,
 }
 
 async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
     let since = (now() - SignedDuration::from_secs(90)).to_string();
     let mut cluster = None;
     let mut bare = None;
+    let mut fifo_manifests = None;
     let (kubeconfig, server) = match fault {
         Fault::ConnectionReset | Fault::SilentServer => {
             let b = BareServer::start(fault);
@@ -195,12 +244,26 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
                 demo::reconcile(&c.sim, now());
             }
             fault.injected(&c.sim);
-            let out = (c.kubeconfig.clone(), c.sim.url());
+            let kubeconfig = match fault {
+                Fault::HungPlugin => hung_plugin_kubeconfig(&c),
+                Fault::FifoKubeconfig => fifo_beside(&c, "kubeconfig.fifo"),
+                _ => c.kubeconfig.clone(),
+            };
+            if fault == Fault::FifoManifests {
+                fifo_manifests = Some(fifo_beside(&c, "manifests.yaml"));
+            }
+            let out = (kubeconfig, c.sim.url());
             cluster = Some(c);
             out
         }
     };
     let kubeconfig = kubeconfig.to_str().expect("utf-8").to_owned();
+    let fifo_manifests = fifo_manifests.map(|p| p.to_str().expect("utf-8").to_owned());
+    let named = match fault {
+        Fault::FifoKubeconfig => kubeconfig.clone(),
+        Fault::FifoManifests => fifo_manifests.clone().unwrap_or_default(),
+        _ => server.trim_start_matches("http://").to_owned(),
+    };
     let mut args = vec![
         "verify",
         "apps/deploy/inventory",
@@ -217,6 +280,9 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
     ];
     if mode == Mode::Wait {
         args.extend(["--wait", "--timeout", WAIT]);
+    }
+    if let Some(path) = &fifo_manifests {
+        args.extend(["-f", path]);
     }
     let rollout = async {
         if let (Some(c), Story::Live, Mode::Wait) = (&cluster, story, mode) {
@@ -239,7 +305,7 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
         mode,
         code,
         stderr,
-        server: server.trim_start_matches("http://").to_owned(),
+        named,
     }
 }
 
@@ -267,9 +333,9 @@ async fn no_fault_gives_a_false_live_or_a_hang() {
         match o.code {
             None => problems.push(format!("{what}: still running after {BOUND:?}")),
             Some(0) if o.story == Story::NotLive => problems.push(format!("{what}: false live")),
-            Some(2) if !o.stderr.contains(&o.server) => problems.push(format!(
-                "{what}: exit 2 without naming the server {}: {}",
-                o.server, o.stderr
+            Some(2) if !o.stderr.contains(&o.named) => problems.push(format!(
+                "{what}: exit 2 without naming {}: {}",
+                o.named, o.stderr
             )),
             Some(code) if o.story == Story::Live && o.fault.transient() && code != 0 => problems
                 .push(format!(

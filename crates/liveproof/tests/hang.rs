@@ -453,3 +453,543 @@ async fn a_huge_release_manifest_does_not_hold_wait_past_its_timeout() {
         manifest.detail
     );
 }
+
+/// What an exec credential plugin is given that must never be printed: an argument and an
+/// environment variable (real plugins get profiles, role ARNs, sometimes secrets this way).
+const PLUGIN_CANARY: &str = "hunter2-plugin";
+
+/// A kubeconfig for `server` whose user's credential comes from the exec plugin `command`
+/// with `args` (plus [`PLUGIN_CANARY`] in its environment).
+fn exec_kubeconfig(dir: &std::path::Path, server: &str, command: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join("exec-kubeconfig");
+    let args = serde_json::to_string(args).expect("args");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: {server}
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+    namespace: apps
+current-context: c
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {command}
+      args: {args}
+      env:
+      - name: PLUGIN_CANARY
+        value: {PLUGIN_CANARY}
+      interactiveMode: Never
+"
+        ),
+    )
+    .expect("kubeconfig written");
+    path
+}
+
+/// An executable shell script in `dir`.
+fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_str().expect("utf-8").to_string()
+}
+
+fn assert_plugin_failed(run: &common::Run, says: &str) {
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("exec credential plugin") && run.stderr.contains(says),
+        "says what the plugin did ({says}): {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains(PLUGIN_CANARY) && !run.stdout.contains(PLUGIN_CANARY),
+        "the plugin's arguments and environment are never printed: {}",
+        run.stderr
+    );
+}
+
+/// `exec: {command: /bin/sleep, args: ["1000"]}` held verify, `--wait --timeout` and
+/// `release show` past every bound: kube ran the plugin with no timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_exec_plugin_ends_each_command_within_its_bound() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, "/bin/sleep", &["1000"]);
+    let kubeconfig = kubeconfig.to_str().expect("utf-8");
+    let snapshots = server.dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let since = ["--since", "2026-07-12T10:00:00Z"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [
+                &["verify", "deploy/x"][..],
+                &since,
+                &["--request-timeout", "2s"],
+            ]
+            .concat(),
+            "did not finish within 2s",
+        ),
+        // The request timeout is the default 30s here: only --timeout can end it in time.
+        (
+            [
+                &["verify", "deploy/x"][..],
+                &since,
+                &["--wait", "--timeout", "4s"],
+            ]
+            .concat(),
+            "did not finish within 4s",
+        ),
+        (
+            vec!["release", "show", "inventory", "--request-timeout", "2s"],
+            "did not finish within 2s",
+        ),
+        (
+            vec!["stale", "deploy/x", "--request-timeout", "2s"],
+            "did not finish within 2s",
+        ),
+        (
+            vec![
+                "snapshot",
+                "--dir",
+                snapshots,
+                "--commit",
+                "abcdef1",
+                "--request-timeout",
+                "2s",
+            ],
+            "did not finish within 2s",
+        ),
+    ];
+    for (args, says) in cases {
+        let args = [&args[..], &["--kubeconfig", kubeconfig]].concat();
+        let run = bounded(BOUND, &args).await;
+        assert_plugin_failed(&run, says);
+        assert!(
+            run.stderr.contains("`sleep`"),
+            "names the plugin: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A plugin that prints its credential and exits, leaving a child that holds its stdout, is
+/// not waited for: the credential it printed is used (the server demands it), and the child
+/// is killed with the plugin's process group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_whose_child_holds_stdout_is_not_waited_for() {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster.sim.faults().require_token("from-the-plugin");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("child.pid");
+    let plugin = script(
+        dir.path(),
+        "plugin",
+        &format!(
+            "echo '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"from-the-plugin\"}}}}'\nsleep 1000 &\necho $! > {}",
+            pid_file.display()
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(dir.path(), &cluster.sim.url(), &plugin, &[PLUGIN_CANARY]);
+    let since = (now - SignedDuration::from_secs(90)).to_string();
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "apps/deploy/inventory",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--since",
+            &since,
+            "--image",
+            demo::NEW_IMAGE,
+            "--request-timeout",
+            "5s",
+        ],
+    )
+    .await;
+    assert_eq!(
+        run.code, 0,
+        "live, with the plugin's token:\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    let child = std::fs::read_to_string(&pid_file).expect("the plugin's child pid");
+    let stat = format!("/proc/{}/stat", child.trim());
+    let alive = std::fs::read_to_string(&stat).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+    });
+    assert!(!alive, "the plugin's child {} still runs", child.trim());
+}
+
+/// A plugin printing without end (/dev/zero) is cut at the output cap, not read until the
+/// allocation aborts the process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_printing_without_end_is_cut_at_the_cap() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, "/bin/cat", &["/dev/zero"]);
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "5s",
+        ],
+    )
+    .await;
+    assert_plugin_failed(&run, "printed more than 1048576 bytes");
+}
+
+/// A token whose `expirationTimestamp` is near is refreshed by running the plugin again
+/// (bounded the same way), as kubectl does: the run stays live with the fresh token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiring_exec_token_is_refreshed_by_running_the_plugin_again() {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster.sim.faults().require_token("fresh");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs");
+    // Expires in 30s: within the refresh margin at once, so each request runs it again.
+    let expires = (now + SignedDuration::from_secs(30)).to_string();
+    let plugin = script(
+        dir.path(),
+        "plugin",
+        &format!(
+            "echo run >> {}\necho '{{\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"fresh\",\"expirationTimestamp\":\"{expires}\"}}}}'",
+            runs.display()
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(dir.path(), &cluster.sim.url(), &plugin, &[]);
+    let since = (now - SignedDuration::from_secs(90)).to_string();
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "apps/deploy/inventory",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--since",
+            &since,
+            "--image",
+            demo::NEW_IMAGE,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let ran = std::fs::read_to_string(&runs)
+        .expect("runs")
+        .lines()
+        .count();
+    assert!(
+        ran > 1,
+        "the expiring token was refreshed: the plugin ran {ran} time(s)"
+    );
+}
+
+/// The demo cluster after its rollout, on the simulator.
+async fn demo_cluster() -> common::Cluster {
+    use jiff::{SignedDuration, Timestamp};
+    use liveproof::demo;
+    let now = Timestamp::now();
+    let cluster = common::Cluster::start(
+        demo::story_before(now - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    demo::reconcile(&cluster.sim, now);
+    cluster
+}
+
+/// A body trickled a byte a second never tripped the read timeout (it counts from the last
+/// byte): each command now ends within `--request-timeout`, naming the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_body_ends_each_command_within_the_request_timeout() {
+    let cluster = demo_cluster().await;
+    cluster
+        .sim
+        .faults()
+        .trickle_bodies(Duration::from_millis(1000));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snapshots = dir.path().join("snapshots");
+    let snapshots = snapshots.to_str().expect("utf-8");
+    let commands: [&[&str]; 4] = [
+        &[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ],
+        &["stale", "deploy/inventory"],
+        &["snapshot", "--dir", snapshots, "--commit", "abcdef1"],
+        &["release", "show", "inventory"],
+    ];
+    for command in commands {
+        let args = [
+            command,
+            &[
+                "--kubeconfig",
+                cluster.kubeconfig(),
+                "--request-timeout",
+                "2s",
+            ],
+        ]
+        .concat();
+        let run = bounded(BOUND, &args).await;
+        assert_eq!(run.code, 2, "{command:?}:\n{}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("the API server at {}", cluster.sim.url()))
+                && run.stderr.contains("did not answer within 2s"),
+            "{command:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// `Retry-After: 999999` made each read pause 3 × 10 s whatever `--request-timeout`: a server
+/// asking for more than the request has left is down for this run, said at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_longer_than_the_request_timeout_fails_at_once() {
+    let cluster = demo_cluster().await;
+    cluster.sim.faults().fail_next(1000, 429, Some(999_999));
+    let run = bounded(
+        // Well within one request timeout: before, each read paused 3 × 10s.
+        Duration::from_secs(10),
+        &[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--request-timeout",
+            "20s",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let err = &run.stderr;
+    assert!(
+        err.contains(&format!("the API server at {}", cluster.sim.url()))
+            && err.contains("answered 429")
+            && err.contains("Retry-After: 999999")
+            && err.contains("down for this run")
+            && err.contains("hint:"),
+        "{err}"
+    );
+}
+
+/// A FIFO in `dir`, named `name`.
+fn fifo(dir: &std::path::Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+    path.to_str().expect("utf-8").to_string()
+}
+
+/// A command line, its environment, the special file it names and what that file is.
+type Refused<'a> = (Vec<&'a str>, &'a [(&'a str, &'a str)], &'a str, &'a str);
+
+/// A FIFO given as `--from`, `-f`, `--kubeconfig` or `KUBECONFIG` blocked forever (nothing
+/// ever writes to it), and `/dev/zero` never ends: each is refused at once, naming the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn special_files_are_refused_naming_the_path() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = fifo(dir.path(), "dump.yaml");
+    let since = ["--since", "2026-07-12T10:00:00Z"];
+    let kubeconfig = ["--kubeconfig", server.kubeconfig()];
+    let fifo_env = [("KUBECONFIG", fifo.as_str())];
+    let cases: Vec<Refused> = vec![
+        (
+            [&["verify", "deploy/x", "--from", &fifo][..], &since].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [
+                &["verify", "deploy/x", "-f", &fifo][..],
+                &since,
+                &kubeconfig,
+            ]
+            .concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["verify", "deploy/x", "--kubeconfig", &fifo][..], &since].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["verify", "deploy/x"][..], &since].concat(),
+            &fifo_env,
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            [&["stale", "-f", &fifo][..], &kubeconfig].concat(),
+            &[],
+            &fifo,
+            "a FIFO",
+        ),
+        (
+            vec!["release", "show", "inventory", "--from", "/dev/zero"],
+            &[],
+            "/dev/zero",
+            "a character device",
+        ),
+    ];
+    for (args, env, path, kind) in cases {
+        let run = tokio::time::timeout(BOUND, common::liveproof_with_env(&args, env))
+            .await
+            .unwrap_or_else(|_| panic!("liveproof {args:?} {env:?} blocked on {path}"));
+        assert_eq!(
+            run.code, 2,
+            "{args:?} {env:?}:\n{}\n{}",
+            run.stdout, run.stderr
+        );
+        assert!(
+            run.stderr.contains(path)
+                && run.stderr.contains(kind)
+                && run.stderr.contains("not a regular file")
+                && run.stderr.contains("hint:"),
+            "{args:?} {env:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A directory given as `--from` is read as before; a FIFO in it is skipped with a warning
+/// naming it, never read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_inside_a_from_directory_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    std::fs::copy(&story, dir.path().join("cluster.yaml")).expect("dump copied");
+    let fifo = fifo(dir.path(), "more.yaml");
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dir.path().to_str().expect("utf-8"),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    assert_ne!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.report().targets.len(), 1, "the dump was read");
+    assert!(
+        run.stderr.contains(&fifo) && run.stderr.contains("skipped"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Over MCP one call given a FIFO stalled the whole server (two workers, each blocked on a
+/// read): now every call is answered — the FIFOs refused, the dump read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifo_calls_over_mcp_do_not_stall_the_server() {
+    use tokio::io::AsyncWriteExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = fifo(dir.path(), "dump.yaml");
+    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = story.to_str().expect("utf-8");
+    let call = |id: u32, from: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "verify", "arguments": {"targets": ["apps/deploy/inventory"], "from": from,
+            "since": "2026-07-12T10:00:00Z"}}})
+    };
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hang", "version": "1"}}});
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut input = format!("{initialize}\n{initialized}\n");
+    // More FIFO calls than the server has workers, then one that must still be answered.
+    for id in 1..=3 {
+        input.push_str(&format!("{}\n", call(id, &fifo)));
+    }
+    input.push_str(&format!("{}\n", call(4, story)));
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("mcp")
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof mcp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).await.expect("sent");
+    drop(stdin);
+    let out = tokio::time::timeout(BOUND, child.wait_with_output())
+        .await
+        .expect("the MCP server answered every call and exited: not stalled")
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let replies: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for id in 1..=4 {
+        let reply = replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no reply to call {id}: {stdout}"));
+        let text = reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if id < 4 {
+            assert_eq!(reply["result"]["isError"], true, "{reply}");
+            assert!(text.contains(&fifo) && text.contains("a FIFO"), "{text}");
+        } else {
+            assert_eq!(reply["result"]["isError"], false, "{reply}");
+            assert!(text.contains("\"verdict\""), "{text}");
+        }
+    }
+}

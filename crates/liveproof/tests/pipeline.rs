@@ -652,6 +652,10 @@ async fn temp_files_of_a_killed_run_are_removed_by_the_next() {
         commit_dir.join(format!(".snapshot.json.tmp-{dead}")),
         p.dir.path().join(format!(".current.tmp-{dead}")),
         p.dir.path().join(format!(".liveproof-probe-{dead}")),
+        // As they are named now: a random part after the PID.
+        commit_dir.join(format!(".snapshot.json.tmp-{dead}.a1B2c3")),
+        p.dir.path().join(format!(".current.tmp-{dead}.d4E5f6")),
+        p.dir.path().join(format!(".liveproof-probe-{dead}.g7H8i9")),
     ];
     for path in &leftovers {
         std::fs::write(path, vec![0u8; 1 << 20]).expect("write");

@@ -140,7 +140,7 @@ impl Client {
                 .map(|r| r.to_ascii_lowercase())
                 .collect(),
             concurrency: opts.concurrency.max(1),
-            docker_config: opts.docker_config,
+            docker_config: opts.docker_config.with_helper_timeout(opts.timeout),
             tokens: Mutex::new(HashMap::new()),
             challenges: Mutex::new(HashMap::new()),
             requests: AtomicU64::new(0),
@@ -161,7 +161,18 @@ impl Client {
     ) -> Result<Resolved, RegistryError> {
         let credentials = match extra {
             Some(credentials) => Some(credentials.clone()),
-            None => self.docker_config.credentials_for(&reference.registry)?,
+            // A credential helper is a program: run on a blocking thread, never on the
+            // runtime's workers (bounded by the request timeout, see `credential_program`).
+            None => {
+                let config = self.docker_config.clone();
+                let registry = reference.registry.clone();
+                tokio::task::spawn_blocking(move || config.credentials_for(&registry))
+                    .await
+                    .map_err(|e| RegistryError::Credentials {
+                        registry: reference.registry.clone(),
+                        reason: format!("the credential lookup failed: {e}"),
+                    })??
+            }
         };
         let url = self.manifest_url(reference);
 

@@ -6,13 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use base64::Engine as _;
 use serde::Deserialize;
 
+use crate::credential_program::{self, Bounds};
 use crate::error::RegistryError;
 use crate::reference::DOCKER_HUB;
 
@@ -126,7 +127,13 @@ pub struct DockerConfig {
     cred_helpers: BTreeMap<String, String>,
     #[serde(default, rename = "credsStore")]
     creds_store: Option<String>,
+    /// How long a credential helper may run ([`DEFAULT_HELPER_TIMEOUT`] when unset).
+    #[serde(skip)]
+    helper_timeout: Option<Duration>,
 }
+
+/// How long a credential helper may run when no request timeout was given.
+pub const DEFAULT_HELPER_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl DockerConfig {
     /// Reads `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. A missing file is an
@@ -168,6 +175,13 @@ impl DockerConfig {
         })
     }
 
+    /// Credential helpers run at most `timeout` each (the request timeout: a helper is part of
+    /// the request it authenticates); a helper that outlives it is killed with its children.
+    pub fn with_helper_timeout(mut self, timeout: Duration) -> DockerConfig {
+        self.helper_timeout = Some(timeout);
+        self
+    }
+
     /// Whether this configuration holds anything at all.
     pub fn is_empty(&self) -> bool {
         self.auths.is_empty() && self.cred_helpers.is_empty() && self.creds_store.is_none()
@@ -182,11 +196,12 @@ impl DockerConfig {
             .iter()
             .find(|(key, _)| registry_key(key) == host)
             .map(|(_, helper)| helper);
+        let timeout = self.helper_timeout.unwrap_or(DEFAULT_HELPER_TIMEOUT);
         if let Some(helper) = helper {
-            return run_helper(&helper_program(helper), registry);
+            return run_helper(&helper_program(helper), registry, timeout);
         }
         if let Some(store) = self.creds_store.as_deref().filter(|s| !s.is_empty()) {
-            if let Some(credentials) = run_helper(&helper_program(store), registry)? {
+            if let Some(credentials) = run_helper(&helper_program(store), registry, timeout)? {
                 return Ok(Some(credentials));
             }
         }
@@ -290,10 +305,12 @@ struct HelperOutput {
     secret: Secret,
 }
 
-/// Runs `<program> get` with the server on stdin (docker-credential-helpers protocol).
+/// Runs `<program> get` with the server on stdin (docker-credential-helpers protocol), within
+/// `timeout` and [`credential_program::MAX_OUTPUT`]. Nothing it prints is ever quoted.
 pub(crate) fn run_helper(
     program: &Path,
     registry: &str,
+    timeout: Duration,
 ) -> Result<Option<Credentials>, RegistryError> {
     let server = if registry == DOCKER_HUB {
         DOCKER_HUB_AUTH_KEY
@@ -304,21 +321,18 @@ pub(crate) fn run_helper(
         registry: registry.to_owned(),
         reason,
     };
-    let mut child = Command::new(program)
-        .arg("get")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(format!("cannot run {}: {e}", program.display())))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(server.as_bytes())
-            .map_err(|e| fail(format!("cannot write to {}: {e}", program.display())))?;
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| fail(format!("{} did not finish: {e}", program.display())))?;
+    let mut command = Command::new(program);
+    command.arg("get").stderr(Stdio::piped());
+    let output = credential_program::run(
+        command,
+        Bounds {
+            stdin: Some(server.as_bytes()),
+            capture_stderr: true,
+            timeout,
+            max_output: credential_program::MAX_OUTPUT,
+        },
+    )
+    .map_err(|e| fail(format!("the credential helper {}: {e}", program.display())))?;
     if !output.status.success() {
         let message = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -332,10 +346,13 @@ pub(crate) fn run_helper(
             output.status
         )));
     }
+    // serde's messages can quote the value (the secret): say only where it went wrong.
     let parsed: HelperOutput = serde_json::from_slice(&output.stdout).map_err(|e| {
         fail(format!(
-            "{} printed no credentials JSON: {e}",
-            program.display()
+            "{} printed no credentials JSON (line {}, column {}; its output is not shown)",
+            program.display(),
+            e.line(),
+            e.column()
         ))
     })?;
     if parsed.secret.0.is_empty() {
@@ -423,6 +440,8 @@ pub fn dockerconfigjson_secret(
 )]
 mod tests {
     use super::*;
+
+    const T: Duration = Duration::from_secs(20);
 
     fn b64(s: &str) -> String {
         base64::engine::general_purpose::STANDARD.encode(s)
@@ -515,15 +534,15 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(
-            run_helper(&script, "docker.io").unwrap(),
+            run_helper(&script, "docker.io", T).unwrap(),
             Some(Credentials::basic("hubuser", "hubpw"))
         );
         assert_eq!(
-            run_helper(&script, "tok.io").unwrap(),
+            run_helper(&script, "tok.io", T).unwrap(),
             Some(Credentials::IdentityToken(Secret::new("refresh")))
         );
-        assert_eq!(run_helper(&script, "other.io").unwrap(), None);
-        let missing = run_helper(&dir.path().join("docker-credential-missing"), "r.io");
+        assert_eq!(run_helper(&script, "other.io", T).unwrap(), None);
+        let missing = run_helper(&dir.path().join("docker-credential-missing"), "r.io", T);
         assert!(matches!(missing, Err(RegistryError::Credentials { .. })));
     }
 
@@ -591,5 +610,37 @@ mod tests {
         let mut mine = DockerConfig::default();
         mine.merge(config);
         assert_eq!(mine.credentials_for("r.io").unwrap(), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hung_chatty_or_garbled_helper_is_bounded_and_never_quoted() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let helper = |name: &str, body: &str| {
+            let path = dir.path().join(format!("docker-credential-{name}"));
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path
+        };
+        let started = std::time::Instant::now();
+        let hung = run_helper(
+            &helper("hung", "sleep 1000"),
+            "r.io",
+            Duration::from_millis(300),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(hung.contains("did not finish within 0.3s"), "{hung}");
+        assert!(started.elapsed() < Duration::from_secs(10), "not bounded");
+        let chatty = run_helper(&helper("chatty", "cat /dev/zero"), "r.io", T)
+            .unwrap_err()
+            .to_string();
+        assert!(chatty.contains("printed more than"), "{chatty}");
+        let garbled = run_helper(&helper("garbled", "echo hunter2-typed"), "r.io", T)
+            .unwrap_err()
+            .to_string();
+        assert!(garbled.contains("line 1"), "{garbled}");
+        assert!(!garbled.contains("hunter2"), "{garbled}");
     }
 }

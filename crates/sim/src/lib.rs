@@ -454,6 +454,10 @@ struct FaultState {
     paging: Option<(String, PagingFault, bool)>,
     /// Pages served by [`PagingFault::EndlessContinue`], to make each token new.
     endless_pages: u64,
+    /// Response bodies sent one byte per this interval.
+    trickle_bodies: Option<Duration>,
+    /// The bearer token every request must carry (else 401).
+    required_token: Option<String>,
 }
 
 /// A LIST that pages as no conforming API server does (issue 21): what liveproof must never
@@ -520,6 +524,18 @@ impl Faults {
         lock(&self.inner).paging = Some((resource.to_string(), fault, false));
     }
 
+    /// Every response body (watch streams included) is sent one byte per `every`, as by a
+    /// server or proxy that is alive but all but stalled: the headers come at once.
+    pub fn trickle_bodies(&self, every: Duration) {
+        lock(&self.inner).trickle_bodies = Some(every);
+    }
+
+    /// Requests without `Authorization: Bearer TOKEN` are answered 401, as an API server
+    /// answers a credential it does not know (tests that a credential plugin's token is sent).
+    pub fn require_token(&self, token: &str) {
+        lock(&self.inner).required_token = Some(token.to_string());
+    }
+
     /// Back to a healthy server.
     pub fn clear(&self) {
         *lock(&self.inner) = FaultState::default();
@@ -566,6 +582,14 @@ impl Faults {
         let mut st = lock(&self.inner);
         st.endless_pages += 1;
         st.endless_pages
+    }
+
+    pub(crate) fn trickle(&self) -> Option<Duration> {
+        lock(&self.inner).trickle_bodies
+    }
+
+    pub(crate) fn required_token(&self) -> Option<String> {
+        lock(&self.inner).required_token.clone()
     }
 
     pub(crate) fn take_failure(&self) -> Option<(u16, Option<u64>)> {

@@ -18,6 +18,8 @@ pub enum GatherError {
         context: Option<String>,
         reason: String,
     },
+    #[error("cannot use the kubeconfig {}: it is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first", path.display())]
+    NotRegularKubeconfig { path: PathBuf, kind: &'static str },
     #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     KubeconfigListMissing { paths: Vec<PathBuf> },
     #[error("no cluster configured: not in a pod with a service account, and {reason}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
@@ -84,6 +86,18 @@ pub enum GatherError {
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
     Auth { server: String, cause: String },
+    #[error("the API server at {server} answered {status} reading {what} and asked to be retried after {} (Retry-After: {}), more than the {} this request has left of --request-timeout: it is down for this run\nhint: the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout", humanize(*asked), asked.as_secs(), humanize(*left))]
+    RetryAfter {
+        server: String,
+        what: String,
+        status: u16,
+        asked: std::time::Duration,
+        left: std::time::Duration,
+    },
+    /// `cause` is an [`ExecPluginError`](super::ExecPluginError)'s message: it names the
+    /// plugin's program, never its arguments, environment or output.
+    #[error("cannot get credentials for the API server at {server}: {cause}\nhint: run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")]
+    ExecPlugin { server: String, cause: String },
     #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
     UnexplainedNotFound {
         server: String,
@@ -138,6 +152,21 @@ impl GatherError {
         let server = server.to_string();
         let what = what.to_string();
         let cause = root_cause(&err);
+        if let Some(busy) = find::<super::service::RetryAfterTooLong>(&err) {
+            return GatherError::RetryAfter {
+                server,
+                what,
+                status: busy.status,
+                asked: busy.asked,
+                left: busy.left,
+            };
+        }
+        if let Some(plugin) = find::<super::ExecPluginError>(&err) {
+            return GatherError::ExecPlugin {
+                server,
+                cause: plugin.to_string(),
+            };
+        }
         match &err {
             _ if is_timeout(&err) => GatherError::Timeout {
                 server,
@@ -273,6 +302,20 @@ pub(crate) fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
         current = e.source();
     }
     false
+}
+
+/// The first error of type `E` in `err`'s chain.
+pub(crate) fn find<'a, E: std::error::Error + 'static>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a E> {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        current = e.source();
+    }
+    None
 }
 
 /// `30s`, `1m 30s`: a duration as a person writes it.

@@ -13,6 +13,7 @@
 //! TLS, expired credentials) is a [`GatherError`] with a hint.
 
 mod error;
+mod exec_plugin;
 mod objects;
 mod pager;
 mod plan;
@@ -39,6 +40,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 
 pub use error::{humanize, GatherError};
+pub use exec_plugin::ExecPluginError;
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
@@ -67,6 +69,9 @@ pub struct ClusterOptions {
     /// `--request-timeout`: how long one request may take (connect, TLS, each read and
     /// write); [`DEFAULT_REQUEST_TIMEOUT`] when `None`.
     pub request_timeout: Option<Duration>,
+    /// `--timeout`: when the whole command must be done. Connecting runs the kubeconfig's
+    /// exec credential plugin, if it has one: that run ends by then too.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// kubectl has no default request timeout; we never wait without a bound.
@@ -89,8 +94,12 @@ pub struct Cluster {
     context: Option<String>,
     requests: Arc<AtomicU64>,
     request_timeout: Duration,
-    /// What the clients were built from, to rebuild them with another timeout.
+    /// What the clients were built from, to rebuild them with another timeout (its exec
+    /// plugin taken out: see `exec_token`).
     config: kube::Config,
+    /// The token the kubeconfig user's exec plugin issued, refreshed within the request
+    /// timeout (see [`exec_plugin`]).
+    exec_token: Option<exec_plugin::ExecToken>,
     /// Bounds (and the deadline) for decoding the Helm releases followed while gathering.
     release_limits: liveproof_helm::Limits,
     /// From how many targets of a kind in a namespace one LIST replaces a GET each
@@ -140,7 +149,7 @@ impl Cluster {
                         path: path.clone(),
                         reason: error::kubeconfig_reason(&source),
                     };
-                let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_err)?;
+                let kubeconfig = read_kubeconfig(path)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
                     .await
                     .map_err(kubeconfig_err)?
@@ -156,17 +165,23 @@ impl Cluster {
                     .await
                     .map_err(config_err)?
             }
-            None if opts.context.is_some() => kube::Config::from_kubeconfig(&kc_opts)
-                .await
-                .map_err(|source| GatherError::Config {
-                    context: opts.context.clone(),
-                    reason: error::kubeconfig_reason(&source),
-                })?,
-            None => kube::Config::infer()
-                .await
-                .map_err(|source| GatherError::NoConfig {
-                    reason: error::infer_reason(&source),
-                })?,
+            None if opts.context.is_some() => {
+                check_default_kubeconfig()?;
+                kube::Config::from_kubeconfig(&kc_opts)
+                    .await
+                    .map_err(|source| GatherError::Config {
+                        context: opts.context.clone(),
+                        reason: error::kubeconfig_reason(&source),
+                    })?
+            }
+            None => {
+                check_default_kubeconfig()?;
+                kube::Config::infer()
+                    .await
+                    .map_err(|source| GatherError::NoConfig {
+                        reason: error::infer_reason(&source),
+                    })?
+            }
         };
         // kube reads HTTPS_PROXY for every server; kubectl (Go) never proxies loopback, reads
         // HTTP_PROXY for http servers and matches NO_PROXY against the server: do as kubectl.
@@ -191,14 +206,16 @@ impl Cluster {
                 liveproof_evidence::server::redact_url(&p.to_string())
             );
         }
-        let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
+        let timeout = opts.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        let first_plugin_run = opts.deadline.map_or(timeout, |at| {
+            timeout.min(at.saturating_duration_since(std::time::Instant::now()))
+        });
+        let mut cluster =
+            Cluster::within(config, opts.namespace.clone(), timeout, first_plugin_run).await?;
         cluster.context = opts
             .context
             .clone()
             .or_else(|| kubeconfig.and_then(|k| k.current_context));
-        if let Some(timeout) = opts.request_timeout {
-            cluster = cluster.with_request_timeout(timeout)?;
-        }
         Ok(cluster)
     }
 
@@ -206,8 +223,20 @@ impl Cluster {
     /// with the [`DEFAULT_REQUEST_TIMEOUT`]. Async because the client's request queue runs on
     /// the current Tokio runtime.
     pub async fn from_config(
+        config: kube::Config,
+        namespace: Option<String>,
+    ) -> Result<Cluster, GatherError> {
+        let timeout = DEFAULT_REQUEST_TIMEOUT;
+        Cluster::within(config, namespace, timeout, timeout).await
+    }
+
+    /// [`Cluster::from_config`] with each request (and each run of an exec credential plugin)
+    /// bounded by `timeout`; the plugin runs here first, within `first_plugin_run`.
+    async fn within(
         mut config: kube::Config,
         namespace: Option<String>,
+        timeout: Duration,
+        first_plugin_run: Duration,
     ) -> Result<Cluster, GatherError> {
         let server = config.cluster_url.to_string();
         let server = server.trim_end_matches('/').to_string();
@@ -217,9 +246,15 @@ impl Cluster {
         let default_ns = config.default_namespace.clone();
         // Our own retry layer sits outside the request counter; kube's would retry unseen.
         config.default_retry = false;
+        let exec_token = exec_plugin::authenticate(&mut config, first_plugin_run, timeout)
+            .await
+            .map_err(|cause| GatherError::ExecPlugin {
+                server: server.clone(),
+                cause: cause.to_string(),
+            })?;
         let requests = Arc::new(AtomicU64::new(0));
         let (client, watch_client) =
-            build_clients(&config, &server, &requests, DEFAULT_REQUEST_TIMEOUT)?;
+            build_clients(&config, &server, &requests, timeout, exec_token.as_ref())?;
         Ok(Cluster {
             client,
             watch_client,
@@ -227,8 +262,9 @@ impl Cluster {
             server,
             context: None,
             requests,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            request_timeout: timeout,
             config,
+            exec_token,
             release_limits: liveproof_helm::Limits::default(),
             batch_at: plan::BATCH_AT,
         })
@@ -242,8 +278,14 @@ impl Cluster {
     /// The same cluster with another `--request-timeout` (the clients are rebuilt; no request
     /// is sent).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
-        let (client, watch_client) =
-            build_clients(&self.config, &self.server, &self.requests, timeout)?;
+        self.exec_token = self.exec_token.map(|t| t.with_timeout(timeout));
+        let (client, watch_client) = build_clients(
+            &self.config,
+            &self.server,
+            &self.requests,
+            timeout,
+            self.exec_token.as_ref(),
+        )?;
         self.client = client;
         self.watch_client = watch_client;
         self.request_timeout = timeout;
@@ -916,16 +958,16 @@ impl Cluster {
 /// list, else `~/.kube/config`), in its order: what `--all-contexts` verifies.
 pub fn kubeconfig_contexts(opts: &ClusterOptions) -> Result<Vec<String>, GatherError> {
     let kubeconfig = match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
-            path: path.clone(),
-            reason: error::kubeconfig_reason(&source),
-        })?,
+        Some(path) => read_kubeconfig(path)?,
         None => match kubeconfig_env_list() {
             Some(list) => read_kubeconfig_list(list)?,
-            None => Kubeconfig::read().map_err(|source| GatherError::Config {
-                context: None,
-                reason: error::kubeconfig_reason(&source),
-            })?,
+            None => {
+                check_default_kubeconfig()?;
+                Kubeconfig::read().map_err(|source| GatherError::Config {
+                    context: None,
+                    reason: error::kubeconfig_reason(&source),
+                })?
+            }
         },
     };
     Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
@@ -964,11 +1006,40 @@ pub fn context_namespace(opts: &ClusterOptions) -> Option<ContextNamespace> {
 /// account is used).
 fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {
     match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).ok(),
+        Some(path) => read_kubeconfig(path).ok(),
         None => match kubeconfig_env_list() {
             Some(list) => read_kubeconfig_list(list).ok(),
-            None => Kubeconfig::read().ok(),
+            None => {
+                check_default_kubeconfig().ok()?;
+                Kubeconfig::read().ok()
+            }
         },
+    }
+}
+
+/// Reads the kubeconfig at `path`, refusing a FIFO, device or socket (reading one blocked
+/// forever) with an error naming it.
+fn read_kubeconfig(path: &std::path::Path) -> Result<Kubeconfig, GatherError> {
+    check_kubeconfig(path)?;
+    Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
+        path: path.to_path_buf(),
+        reason: error::kubeconfig_reason(&source),
+    })
+}
+
+fn check_kubeconfig(path: &std::path::Path) -> Result<(), GatherError> {
+    crate::files::check_regular(path).map_err(|e| GatherError::NotRegularKubeconfig {
+        path: e.path,
+        kind: e.kind,
+    })
+}
+
+/// `~/.kube/config`, which kube reads itself when neither `--kubeconfig` nor `KUBECONFIG`
+/// names a file: refused first when it is not a regular file.
+fn check_default_kubeconfig() -> Result<(), GatherError> {
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => check_kubeconfig(&PathBuf::from(home).join(".kube").join("config")),
+        None => Ok(()),
     }
 }
 
@@ -998,13 +1069,15 @@ fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<S
 
 /// The request client and the watch client of one server, counting into `requests`. Every
 /// request is bounded by `timeout` (connect, each write, each read — the read timeout counts
-/// from when the request was written, not from when its pooled connection went idle); a watch
-/// is ended by the server after [`WATCH_SECONDS`], so its reads get that much longer.
+/// from when the request was written, not from when its pooled connection went idle — and
+/// the whole response, headers and body); a watch is ended by the server after
+/// [`WATCH_SECONDS`], so its reads and its whole response get that much longer.
 fn build_clients(
     config: &kube::Config,
     server: &str,
     requests: &Arc<AtomicU64>,
     timeout: Duration,
+    exec_token: Option<&exec_plugin::ExecToken>,
 ) -> Result<(kube::Client, kube::Client), GatherError> {
     let build = |read_timeout: Duration| {
         let mut config = config.clone();
@@ -1023,10 +1096,18 @@ fn build_clients(
                 .with_layer(&service::CountRequestsLayer {
                     count: Arc::clone(requests),
                 })
+                // Each attempt as a whole, body included.
+                .with_layer(&service::WholeResponseLayer {
+                    timeout: read_timeout,
+                })
                 // Retry needs a cloneable service; the buffer makes one.
                 .with_layer(&tower::buffer::BufferLayer::new(64))
+                // Each attempt gets the exec plugin's current token.
+                .with_layer(&exec_plugin::ExecAuthLayer {
+                    token: exec_token.cloned(),
+                })
                 .with_layer(&tower::retry::RetryLayer::new(
-                    service::TransientRetry::default(),
+                    service::TransientRetry::within(timeout),
                 ))
                 .build(),
         )
@@ -1062,8 +1143,9 @@ fn read_kubeconfig_list(paths: Vec<PathBuf>) -> Result<Kubeconfig, GatherError> 
     present
         .into_iter()
         .try_fold(Kubeconfig::default(), |merged, path| {
-            Kubeconfig::read_from(&path)
-                .and_then(|next| merged.merge(next))
+            let next = read_kubeconfig(&path)?;
+            merged
+                .merge(next)
                 .map_err(|source| GatherError::Kubeconfig {
                     path: path.clone(),
                     reason: error::kubeconfig_reason(&source),

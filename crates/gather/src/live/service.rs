@@ -1,15 +1,19 @@
-//! Tower layers around kube's HTTP stack: count and log every request, retry transient
-//! failures.
+//! Tower layers around kube's HTTP stack: count and log every request, bound each one as a
+//! whole, retry transient failures.
 //!
 //! The retry layer sits *outside* the counter, so every attempt is counted: the request count
 //! is what the API server saw.
 
+use std::future::Future as _;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use http::{Request, Response, StatusCode};
+use http_body::{Body as HttpBody, Frame, SizeHint};
 use kube::client::Body;
 use tower::retry::Policy;
 use tower::{BoxError, Layer, Service};
@@ -58,48 +62,185 @@ where
     }
 }
 
-/// Retries what is worth retrying for a read: 429 (after `Retry-After`, capped), 500, 502,
-/// 503, 504, and a connection reset or closed mid-request. Bounded: [`MAX_RETRIES`] retries
-/// with exponential backoff from [`FIRST_DELAY`].
+/// Bounds each request as a whole — the wait for its headers and the reading of its whole
+/// body — by `timeout` from when it is sent. hyper's read timeout counts from the last byte
+/// read, so a body trickled a byte a second never tripped it: one-shot verify, stale,
+/// snapshot and release show hung on one.
+#[derive(Clone, Debug)]
+pub(crate) struct WholeResponseLayer {
+    pub(crate) timeout: Duration,
+}
+
+impl<S> Layer<S> for WholeResponseLayer {
+    type Service = WholeResponse<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        WholeResponse {
+            inner,
+            timeout: self.timeout,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct WholeResponse<S> {
+    inner: S,
+    timeout: Duration,
+}
+
+impl<S, B, R> Service<Request<B>> for WholeResponse<S>
+where
+    S: Service<Request<B>, Response = Response<R>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    R: HttpBody + Unpin,
+{
+    type Response = Response<BoundedBody<R>>;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Self::Response, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let response = self.inner.call(req);
+        Box::pin(async move {
+            match tokio::time::timeout_at(deadline, response).await {
+                Ok(Ok(response)) => Ok(response.map(|body| BoundedBody {
+                    body,
+                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                })),
+                Ok(Err(err)) => Err(err.into()),
+                Err(_) => Err(incomplete().into()),
+            }
+        })
+    }
+}
+
+/// What a request that ran out of time fails with: an `io::ErrorKind::TimedOut`, as hyper's
+/// own timeouts, so it is reported as one ([`is_timeout`](super::error::is_timeout)).
+fn incomplete() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the response was not complete within the request timeout",
+    )
+}
+
+/// A response body that fails once its request's time is up.
+pub(crate) struct BoundedBody<B> {
+    body: B,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<B> HttpBody for BoundedBody<B>
+where
+    B: HttpBody + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = B::Data;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(incomplete().into())));
+        }
+        Pin::new(&mut this.body).poll_frame(cx).map_err(Into::into)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A server that answered a retryable failure with a `Retry-After` longer than the request
+/// has left: it is down for this run, and waiting would only spend the time (each read took
+/// 30 s under `--request-timeout 5s` with `Retry-After: 999999`).
+#[derive(Debug, thiserror::Error)]
+#[error("the server answered {status} with Retry-After: {}, more than the {} this request has left", asked.as_secs(), super::humanize(*left))]
+pub struct RetryAfterTooLong {
+    pub status: u16,
+    pub asked: Duration,
+    pub left: Duration,
+}
+
+/// Retries what is worth retrying for a read: 429 and 500, 502, 503, 504 (after their
+/// `Retry-After`, when they give one), and a connection reset or closed mid-request. Bounded:
+/// [`MAX_RETRIES`] retries with exponential backoff from [`FIRST_DELAY`], and the pauses of
+/// one request add up to at most its request timeout: a `Retry-After` asking for more than
+/// is left fails the request at once ([`RetryAfterTooLong`]).
 #[derive(Clone, Debug)]
 pub(crate) struct TransientRetry {
     retries_left: u32,
     next_delay: Duration,
+    /// What the pauses of one request may add up to.
+    budget: Duration,
+    /// Paused so far.
+    waited: Duration,
 }
 
 pub(crate) const MAX_RETRIES: u32 = 3;
 const FIRST_DELAY: Duration = Duration::from_millis(200);
-/// A server asking for a longer pause than this is treated as down for our purposes.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 
-impl Default for TransientRetry {
-    fn default() -> Self {
+impl TransientRetry {
+    /// Retries whose pauses add up to at most `budget` (the request timeout).
+    pub(crate) fn within(budget: Duration) -> TransientRetry {
         TransientRetry {
             retries_left: MAX_RETRIES,
             next_delay: FIRST_DELAY,
+            budget,
+            waited: Duration::ZERO,
         }
     }
-}
 
-impl TransientRetry {
     /// The pause before retrying `result`, or `None` when it is final.
     fn delay_for<Res>(&self, result: &Result<Response<Res>, BoxError>) -> Option<Duration> {
         match result {
-            Ok(response) => match response.status() {
-                StatusCode::TOO_MANY_REQUESTS => {
-                    Some(retry_after(response).map_or(self.next_delay, |d| d.min(MAX_RETRY_AFTER)))
-                }
-                StatusCode::INTERNAL_SERVER_ERROR
-                | StatusCode::BAD_GATEWAY
-                | StatusCode::SERVICE_UNAVAILABLE
-                | StatusCode::GATEWAY_TIMEOUT => {
-                    Some(retry_after(response).map_or(self.next_delay, |d| d.min(MAX_RETRY_AFTER)))
-                }
-                _ => None,
-            },
+            Ok(response) if is_retryable(response.status()) => {
+                Some(retry_after(response).unwrap_or(self.next_delay))
+            }
+            Ok(_) => None,
             Err(err) => is_connection_dropped(err.as_ref()).then_some(self.next_delay),
         }
     }
+
+    /// A retryable answer whose `Retry-After` asks for more than this request has left.
+    fn asks_too_much<Res>(
+        &self,
+        result: &Result<Response<Res>, BoxError>,
+    ) -> Option<RetryAfterTooLong> {
+        let response = result.as_ref().ok()?;
+        if !is_retryable(response.status()) {
+            return None;
+        }
+        let asked = retry_after(response)?;
+        let left = self.budget.saturating_sub(self.waited);
+        (asked > left).then_some(RetryAfterTooLong {
+            status: response.status().as_u16(),
+            asked,
+            left,
+        })
+    }
+}
+
+fn is_retryable(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::INTERNAL_SERVER_ERROR
+            | StatusCode::BAD_GATEWAY
+            | StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::GATEWAY_TIMEOUT
+    )
 }
 
 fn retry_after<Res>(response: &Response<Res>) -> Option<Duration> {
@@ -143,12 +284,17 @@ impl<Res> Policy<Request<Body>, Response<Res>, BoxError> for TransientRetry {
         req: &mut Request<Body>,
         result: &mut Result<Response<Res>, BoxError>,
     ) -> Option<Self::Future> {
+        if let Some(busy) = self.asks_too_much(result) {
+            *result = Err(Box::new(busy));
+            return None;
+        }
         if self.retries_left == 0 || req.method() != http::Method::GET {
             return None;
         }
         let delay = self.delay_for(result)?;
         self.retries_left -= 1;
         self.next_delay = self.next_delay.saturating_mul(2);
+        self.waited += delay;
         tracing::debug!(
             path = req.uri().path(),
             delay_ms = delay.as_millis() as u64,
@@ -186,14 +332,10 @@ mod tests {
 
     #[test]
     fn retries_only_transient_failures() {
-        let p = TransientRetry::default();
+        let p = TransientRetry::within(Duration::from_secs(30));
         assert_eq!(
             p.delay_for(&response(429, Some("2"))),
             Some(Duration::from_secs(2))
-        );
-        assert_eq!(
-            p.delay_for(&response(429, Some("3600"))),
-            Some(MAX_RETRY_AFTER)
         );
         assert_eq!(p.delay_for(&response(503, None)), Some(FIRST_DELAY));
         assert_eq!(p.delay_for(&response(500, None)), Some(FIRST_DELAY));
@@ -208,8 +350,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_retry_after_beyond_what_is_left_fails_at_once() {
+        let mut p = TransientRetry::within(Duration::from_secs(5));
+        let mut req = Request::get("/api/v1/pods")
+            .body(Body::empty())
+            .expect("request");
+        // 3s of 5s: waited; then 3s more is more than the 2s left.
+        let mut first = response(429, Some("3"));
+        assert!(p.retry(&mut req, &mut first).is_some());
+        let mut second = response(503, Some("3"));
+        assert!(p.retry(&mut req, &mut second).is_none(), "not retried");
+        let err = second.expect_err("turned into an error");
+        let busy = err
+            .downcast_ref::<RetryAfterTooLong>()
+            .expect("RetryAfterTooLong");
+        assert_eq!(
+            (busy.status, busy.asked, busy.left),
+            (503, Duration::from_secs(3), Duration::from_secs(2))
+        );
+        // A write is never retried, and a server asking for days is down for it too.
+        let mut patch = Request::patch("/apis/apps/v1/namespaces/a/deployments/x")
+            .body(Body::empty())
+            .expect("request");
+        let mut days = response(429, Some("999999"));
+        let mut fresh = TransientRetry::within(Duration::from_secs(5));
+        assert!(fresh.retry(&mut patch, &mut days).is_none());
+        assert!(days.is_err());
+    }
+
+    #[tokio::test]
     async fn retries_are_bounded() {
-        let mut p = TransientRetry::default();
+        let mut p = TransientRetry::within(Duration::from_secs(30));
         let mut req = Request::get("/api/v1/pods")
             .body(Body::empty())
             .expect("request");

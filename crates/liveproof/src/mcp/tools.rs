@@ -179,9 +179,14 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
     let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
     match cli.command {
         Command::Verify(args) => {
-            let config =
+            // Building the configuration reads files (`-f`, a kubeconfig) and runs git: on a
+            // blocking thread, so one slow call never stalls the server's other calls.
+            let config = tokio::task::spawn_blocking(move || {
                 crate::config::VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
-                    .map_err(|e| cli_error(&e.into()))?;
+            })
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map_err(|e| cli_error(&e.into()))?;
             let report = crate::verify::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;

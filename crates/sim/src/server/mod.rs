@@ -188,10 +188,37 @@ pub(crate) async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Respo
         "{method} {uri} -> {}",
         resp.status().as_u16()
     );
-    match sh.faults.truncation() {
+    let resp = match sh.faults.truncation() {
         Some(limit) => truncate(resp, limit),
         None => resp,
+    };
+    match sh.faults.trickle() {
+        Some(every) => trickle(resp, every),
+        None => resp,
     }
+}
+
+/// Sends a response's body one byte per `every` (the headers at once).
+fn trickle(resp: Response, every: Duration) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let stream = futures::stream::unfold(
+        (body.into_data_stream(), axum::body::Bytes::new()),
+        move |(mut body, mut pending)| async move {
+            use futures::StreamExt as _;
+            while pending.is_empty() {
+                match body.next().await {
+                    Some(Ok(chunk)) => pending = chunk,
+                    Some(Err(e)) => return Some((Err(std::io::Error::other(e)), (body, pending))),
+                    None => return None,
+                }
+            }
+            tokio::time::sleep(every).await;
+            let byte = pending.split_to(1);
+            Some((Ok(byte), (body, pending)))
+        },
+    );
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 /// Cuts a response's body after `limit` bytes and then fails it, so the connection is
@@ -238,6 +265,16 @@ async fn serve(sh: &Arc<Shared>, req: Request) -> Response {
     let route = route(&lock(&sh.store), &path);
     let verb = verb(&parts.method, &route, &q);
     sh.log.record(verb, &path);
+    if let Some(token) = sh.faults.required_token() {
+        let sent = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if sent != Some(token.as_str()) {
+            return error(&ApiError::injected(401, None));
+        }
+    }
     if let Some((code, retry_after)) = sh.faults.take_failure() {
         return error(&ApiError::injected(code, retry_after));
     }

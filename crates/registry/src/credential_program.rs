@@ -1,0 +1,311 @@
+//! Running a credential program — a docker credential helper here, a kubeconfig exec plugin in
+//! `liveproof-gather` — under bounds. A program that hangs, or prints without end, or exits
+//! while a child it started still holds its stdout, must not hold liveproof past its own
+//! bound: each run has a deadline, its output a cap, and it runs in a process group of its own
+//! that is killed whole when either is passed.
+//!
+//! Nothing a program prints, nor its arguments or environment, ever appears in an error here:
+//! any of them can be a credential.
+
+use std::io::Write as _;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use std::os::unix::process::CommandExt as _;
+
+/// After the program itself exited, how long a child it left holding its stdout may keep it
+/// before the program's process group is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// What a credential program may print: far more than any real credential (a kubeconfig's
+/// exec plugin returns a token or a certificate and key; a docker helper a user and secret).
+pub const MAX_OUTPUT: usize = 1 << 20;
+
+/// Why a credential program gave no answer. The messages name no argument, environment
+/// variable or output of the program.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    #[error("it could not be started: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("it did not finish within {}; its process group was killed", seconds(*.0))]
+    TimedOut(Duration),
+    #[error("it printed more than {0} bytes; its process group was killed")]
+    TooMuchOutput(usize),
+    #[error("reading its output failed: {0}")]
+    Io(#[source] std::io::Error),
+}
+
+/// `0.3s`, `8s`: a bound as a person reads it (a deadline's remainder is rarely whole).
+fn seconds(d: Duration) -> String {
+    let tenths = (d.as_millis() + 50) / 100;
+    if tenths % 10 == 0 {
+        format!("{}s", tenths / 10)
+    } else {
+        format!("{}.{}s", tenths / 10, tenths % 10)
+    }
+}
+
+/// A program that ran to its end.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    /// At most `max_output` bytes.
+    pub stdout: Vec<u8>,
+    /// Captured only when asked for; at most `max_output` bytes.
+    pub stderr: Vec<u8>,
+}
+
+/// How a program is run: its stdin (`None`: as `command` set it up), whether its stderr is
+/// captured (else as `command` set it up), its deadline and its output cap.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds<'a> {
+    pub stdin: Option<&'a [u8]>,
+    pub capture_stderr: bool,
+    pub timeout: Duration,
+    pub max_output: usize,
+}
+
+/// Runs `command` within `bounds` (blocking: call it from a blocking thread in async code).
+/// It runs in a process group of its own; the group is killed when the deadline passes, when
+/// it prints more than the cap, and when it exited but a child it left keeps its stdout open
+/// (the output it had printed is kept then).
+pub fn run(mut command: Command, bounds: Bounds<'_>) -> Result<Finished, ProgramError> {
+    let deadline = Instant::now() + bounds.timeout;
+    command.process_group(0).stdout(Stdio::piped());
+    if bounds.stdin.is_some() {
+        command.stdin(Stdio::piped());
+    }
+    if bounds.capture_stderr {
+        command.stderr(Stdio::piped());
+    }
+    let mut child = command.spawn().map_err(ProgramError::Start)?;
+    let group = rustix::process::Pid::from_child(&child);
+    let kill_group = || {
+        // ESRCH (the group is gone already) is what we wanted anyway.
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    };
+    if let (Some(input), Some(mut pipe)) = (bounds.stdin, child.stdin.take()) {
+        // A thread: a program that never reads its stdin must not block us on a full pipe.
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let stdout = Captured::spawn(child.stdout.take(), bounds.max_output, done_tx.clone());
+    let stderr = Captured::spawn(child.stderr.take(), bounds.max_output, done_tx);
+    let mut readers_left = usize::from(stdout.is_some()) + usize::from(stderr.is_some());
+    let mut exited: Option<(ExitStatus, Instant)> = None;
+    loop {
+        let over = |c: &Option<Captured>| c.as_ref().is_some_and(Captured::over);
+        if over(&stdout) || over(&stderr) {
+            kill_group();
+            let _ = child.wait();
+            return Err(ProgramError::TooMuchOutput(bounds.max_output));
+        }
+        if exited.is_none() {
+            if let Some(status) = child.try_wait().map_err(ProgramError::Io)? {
+                exited = Some((status, Instant::now()));
+            }
+        }
+        match exited {
+            Some((status, _)) if readers_left == 0 => return status_with(status, stdout, stderr),
+            Some((status, at)) if at.elapsed() >= EXIT_GRACE || Instant::now() >= deadline => {
+                // A child it left holds the pipe open: what it printed by now is the answer.
+                kill_group();
+                return status_with(status, stdout, stderr);
+            }
+            None if Instant::now() >= deadline => {
+                kill_group();
+                let _ = child.wait();
+                return Err(ProgramError::TimedOut(bounds.timeout));
+            }
+            _ => {}
+        }
+        // Woken by a reader finishing, or every few milliseconds to look at the process.
+        match done_rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(()) => readers_left = readers_left.saturating_sub(1),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => readers_left = 0,
+        }
+    }
+}
+
+fn status_with(
+    status: ExitStatus,
+    stdout: Option<Captured>,
+    stderr: Option<Captured>,
+) -> Result<Finished, ProgramError> {
+    let take = |c: Option<Captured>| c.map(Captured::take).transpose();
+    Ok(Finished {
+        status,
+        stdout: take(stdout)?.unwrap_or_default(),
+        stderr: take(stderr)?.unwrap_or_default(),
+    })
+}
+
+/// One of a program's output pipes, read on a thread of its own into a shared buffer (so what
+/// was read is there even when the pipe never closes), up to one byte past the cap.
+struct Captured {
+    buffer: Arc<Mutex<(Vec<u8>, Option<std::io::Error>)>>,
+    max: usize,
+}
+
+impl Captured {
+    fn spawn(
+        pipe: Option<impl std::io::Read + Send + 'static>,
+        max: usize,
+        done: mpsc::Sender<()>,
+    ) -> Option<Captured> {
+        let mut pipe = pipe?;
+        let buffer = Arc::new(Mutex::new((Vec::new(), None)));
+        let shared = Arc::clone(&buffer);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let Ok(mut guard) = shared.lock() else { break };
+                        guard.0.extend_from_slice(&chunk[..n]);
+                        if guard.0.len() > max {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        if let Ok(mut guard) = shared.lock() {
+                            guard.1 = Some(e);
+                        }
+                        break;
+                    }
+                }
+            }
+            let _ = done.send(());
+        });
+        Some(Captured { buffer, max })
+    }
+
+    fn over(&self) -> bool {
+        self.buffer.lock().map_or(true, |g| g.0.len() > self.max)
+    }
+
+    fn take(self) -> Result<Vec<u8>, ProgramError> {
+        let mut guard = self
+            .buffer
+            .lock()
+            .map_err(|_| ProgramError::Io(std::io::Error::other("output reader failed")))?;
+        if let Some(e) = guard.1.take() {
+            return Err(ProgramError::Io(e));
+        }
+        Ok(std::mem::take(&mut guard.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    fn bounds(timeout: Duration) -> Bounds<'static> {
+        Bounds {
+            stdin: None,
+            capture_stderr: true,
+            timeout,
+            max_output: 1024,
+        }
+    }
+
+    #[test]
+    fn a_program_that_answers_is_read_whole() {
+        let out = run(
+            sh("read line; echo \"got $line\"; echo err >&2"),
+            Bounds {
+                stdin: Some(b"x\n"),
+                ..bounds(Duration::from_secs(10))
+            },
+        )
+        .expect("runs");
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"got x\n");
+        assert_eq!(out.stderr, b"err\n");
+    }
+
+    #[test]
+    fn a_hung_program_is_killed_at_its_deadline_with_its_children() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("child.pid");
+        let script = format!("sleep 1000 & echo $! > {}; wait", pid_file.display());
+        let err = run(sh(&script), bounds(Duration::from_millis(500))).expect_err("times out");
+        assert!(matches!(err, ProgramError::TimedOut(_)), "{err}");
+        let child: u32 = std::fs::read_to_string(&pid_file)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        assert!(
+            gone(child),
+            "the child {child} of the hung program still runs"
+        );
+    }
+
+    #[test]
+    fn a_child_left_holding_stdout_does_not_hold_the_answer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("child.pid");
+        let script = format!(
+            "echo token; sleep 1000 & echo $! > {}; exit 0",
+            pid_file.display()
+        );
+        let out = run(sh(&script), bounds(Duration::from_secs(20))).expect("answers");
+        assert_eq!(out.stdout, b"token\n");
+        let child: u32 = std::fs::read_to_string(&pid_file)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        assert!(gone(child), "the child {child} holding stdout still runs");
+    }
+
+    #[test]
+    fn endless_output_is_cut_at_the_cap() {
+        let err = run(sh("cat /dev/zero"), bounds(Duration::from_secs(20))).expect_err("capped");
+        assert!(matches!(err, ProgramError::TooMuchOutput(1024)), "{err}");
+    }
+
+    #[test]
+    fn a_program_that_does_not_exist_is_a_start_error() {
+        let err = run(
+            Command::new("/nonexistent/credential-program"),
+            bounds(Duration::from_secs(5)),
+        )
+        .expect_err("no such program");
+        assert!(matches!(err, ProgramError::Start(_)), "{err}");
+    }
+
+    /// Whether `pid` no longer runs (a zombie, reaped by init soon, counts as gone).
+    fn gone(pid: u32) -> bool {
+        for _ in 0..100 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(stat)
+                    if stat
+                        .rsplit(')')
+                        .next()
+                        .is_some_and(|s| s.trim_start().starts_with('Z')) =>
+                {
+                    return true
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        false
+    }
+}
