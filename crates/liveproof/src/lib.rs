@@ -41,7 +41,12 @@ pub fn main() -> ExitCode {
         Err(err) => return refused(&err),
     };
     let asked = cli.error_format();
-    match run(cli) {
+    let result = run(cli);
+    // `-v` says the peak as the run ends, however it ends.
+    if let Some(kib) = peak_memory_kib() {
+        tracing::info!("peak memory: {kib} KiB");
+    }
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             // A closed pipe (`liveproof … | head`) is the reader's choice, not an error.
@@ -118,9 +123,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
     };
     out.flush()?;
-    if let Some(kib) = peak_memory_kib() {
-        tracing::info!("peak memory: {kib} KiB");
-    }
     Ok(code)
 }
 

@@ -993,3 +993,52 @@ async fn fifo_calls_over_mcp_do_not_stall_the_server() {
         }
     }
 }
+
+/// Issue 21, point 4: a watch line that never ends once grew one buffer to 2 GiB and aborted
+/// the process. Cut at 16 MiB, `--wait` ends at its `--timeout` with its memory bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_line_without_end_is_cut_and_the_wait_ends_in_time() {
+    use jiff::{SignedDuration, Timestamp};
+    // Not live at first: the wait goes on to the watches, which answer the endless line.
+    let cluster = common::Cluster::start(
+        liveproof::demo::story_before(Timestamp::now() - SignedDuration::from_hours(96)),
+        liveproof::demo::NS,
+    )
+    .await;
+    cluster.sim.faults().endless_watch_line();
+    let run = bounded(
+        BOUND,
+        &[
+            "-v",
+            "verify",
+            "deploy/inventory",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--image",
+            liveproof::demo::NEW_IMAGE,
+            "--wait",
+            "--timeout",
+            "6s",
+        ],
+    )
+    .await;
+    assert_ne!(
+        run.code, 0,
+        "no event was ever read: never live\n{}",
+        run.stderr
+    );
+    let kib: u64 = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split("peak memory: ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("-v says the peak memory:\n{}", run.stderr));
+    assert!(
+        kib < 512 * 1024,
+        "peak {kib} KiB: the endless line was buffered\n{}",
+        run.stderr
+    );
+}

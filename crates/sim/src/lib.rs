@@ -458,6 +458,8 @@ struct FaultState {
     trickle_bodies: Option<Duration>,
     /// The bearer token every request must carry (else 401).
     required_token: Option<String>,
+    /// Watches answer a line that never ends.
+    endless_watch_line: bool,
 }
 
 /// A LIST that pages as no conforming API server does (issue 21): what liveproof must never
@@ -536,6 +538,12 @@ impl Faults {
         lock(&self.inner).required_token = Some(token.to_string());
     }
 
+    /// Every watch answers one line that never ends: bytes without a newline, forever (as a
+    /// broken proxy or a hostile server might), which no watch event is.
+    pub fn endless_watch_line(&self) {
+        lock(&self.inner).endless_watch_line = true;
+    }
+
     /// Back to a healthy server.
     pub fn clear(&self) {
         *lock(&self.inner) = FaultState::default();
@@ -582,6 +590,10 @@ impl Faults {
         let mut st = lock(&self.inner);
         st.endless_pages += 1;
         st.endless_pages
+    }
+
+    pub(crate) fn endless_watch_lines(&self) -> bool {
+        lock(&self.inner).endless_watch_line
     }
 
     pub(crate) fn trickle(&self) -> Option<Duration> {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Buf as _;
 use futures::future::BoxFuture;
 use http::{Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -105,12 +106,20 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let deadline = tokio::time::Instant::now() + self.timeout;
+        // A watch sends one event a line: a line that never ends is no event (one with no
+        // newline once grew a buffer to 2 GiB and aborted the process).
+        let is_watch = req
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
         let response = self.inner.call(req);
         Box::pin(async move {
             match tokio::time::timeout_at(deadline, response).await {
                 Ok(Ok(response)) => Ok(response.map(|body| BoundedBody {
                     body,
                     deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                    max_line: is_watch.then_some(MAX_WATCH_LINE),
+                    since_newline: 0,
                 })),
                 Ok(Err(err)) => Err(err.into()),
                 Err(_) => Err(incomplete().into()),
@@ -128,10 +137,18 @@ fn incomplete() -> std::io::Error {
     )
 }
 
-/// A response body that fails once its request's time is up.
+/// The longest watch event line accepted: an object is at most about 1.5 MiB in etcd, so this
+/// is far past any real event and far short of what aborts the process.
+pub(crate) const MAX_WATCH_LINE: usize = 16 * 1024 * 1024;
+
+/// A response body that fails once its request's time is up, and for a watch, once a line
+/// runs past `max_line` bytes without ending.
 pub(crate) struct BoundedBody<B> {
     body: B,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    max_line: Option<usize>,
+    /// Bytes since the last newline.
+    since_newline: usize,
 }
 
 impl<B> HttpBody for BoundedBody<B>
@@ -150,7 +167,30 @@ where
         if this.deadline.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Some(Err(incomplete().into())));
         }
-        Pin::new(&mut this.body).poll_frame(cx).map_err(Into::into)
+        let polled = Pin::new(&mut this.body).poll_frame(cx).map_err(Into::into);
+        let Some(max) = this.max_line else {
+            return polled;
+        };
+        if let Poll::Ready(Some(Ok(frame))) = &polled {
+            if let Some(data) = frame.data_ref() {
+                let bytes = data.chunk();
+                this.since_newline = match memchr::memrchr(b'\n', bytes) {
+                    Some(at) => bytes.len() - at - 1,
+                    None => this.since_newline + bytes.len(),
+                };
+                if this.since_newline > max {
+                    return Poll::Ready(Some(Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "a watch event ran past {} MiB without ending its line",
+                            max >> 20
+                        ),
+                    )
+                    .into())));
+                }
+            }
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {

@@ -87,6 +87,17 @@ pub(super) fn watch(
     table: bool,
 ) -> Result<Response, ApiError> {
     let filter = Filter::new(&r, q)?;
+    if sh.faults.endless_watch_lines() {
+        // 64 KiB of `x` at a time, never a newline, until the client hangs up.
+        let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+        let stream = futures::stream::repeat_with(move || Ok::<_, Infallible>(chunk.clone()));
+        let mut resp = Response::new(Body::from_stream(stream));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        return Ok(resp);
+    }
     let injected_expiry = sh.faults.take_watch_expiry();
     if injected_expiry == Some(WatchExpiry::Status) {
         let rv = lock(&sh.store).rv;
