@@ -144,7 +144,10 @@ pub struct Observed {
     pub containment: std::collections::BTreeMap<String, Containment>,
     /// What each `--version-url` answered, by URL, in the order read (see
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
-    pub versions: Vec<(String, crate::server::VersionReading)>,
+    pub versions: Vec<(
+        liveproof_redacted::DisplaySafeUrl,
+        crate::server::VersionReading,
+    )>,
     /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
     pub pod_index: crate::pod_index::PodIndex,
 }

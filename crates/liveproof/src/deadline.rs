@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use liveproof_redacted::DisplaySafeUrl;
 use tokio::time::Instant;
 
 /// When a command with `--timeout` must be done.
@@ -18,7 +19,7 @@ pub struct Deadline {
 #[derive(Debug, thiserror::Error)]
 #[error("the API server at {server} did not answer before --timeout {} ran out ({what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`; --timeout bounds the whole command and --request-timeout each request", liveproof_gather::live::humanize(*timeout))]
 pub struct OutOfTime {
-    pub server: String,
+    pub server: DisplaySafeUrl,
     pub what: String,
     pub timeout: Duration,
 }
@@ -42,7 +43,7 @@ impl Deadline {
     /// `what` was being done.
     pub async fn bound<T, E>(
         &self,
-        server: &str,
+        server: &DisplaySafeUrl,
         what: &str,
         work: impl Future<Output = Result<T, E>>,
     ) -> anyhow::Result<T>
@@ -52,7 +53,7 @@ impl Deadline {
         match tokio::time::timeout_at(self.at, work).await {
             Ok(result) => result.map_err(Into::into),
             Err(_) => Err(OutOfTime {
-                server: server.to_string(),
+                server: server.clone(),
                 what: what.to_string(),
                 timeout: self.timeout,
             }
@@ -65,7 +66,7 @@ impl Deadline {
 /// requests is still bounded by --request-timeout).
 pub async fn within<T, E>(
     deadline: Option<Deadline>,
-    server: &str,
+    server: &DisplaySafeUrl,
     what: &str,
     work: impl Future<Output = Result<T, E>>,
 ) -> anyhow::Result<T>

@@ -149,11 +149,35 @@ fn init_logging(verbose: u8) {
     // Logs go to stderr: stdout carries the report alone.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| MaskedLogLine(Vec::new()))
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_target(false)
         .without_time()
         .try_init();
+}
+
+/// One log line, written to stderr with every URL in it masked when it is done: the HTTP
+/// stack's own lines quote the URL they request (kube's `http.url=…`, at any level
+/// `LIVEPROOF_LOG` may ask for), and a kubeconfig's server URL may carry a password.
+struct MaskedLogLine(Vec<u8>);
+
+impl std::io::Write for MaskedLogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for MaskedLogLine {
+    fn drop(&mut self) {
+        let line = String::from_utf8_lossy(&self.0);
+        // A log line that cannot be written has nowhere else to go.
+        let _ = std::io::stderr().write_all(liveproof_redacted::mask_urls(&line).as_bytes());
+    }
 }
 
 /// The error and its causes, each said once: a message that already quotes its cause (as

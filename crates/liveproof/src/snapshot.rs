@@ -447,7 +447,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
     let options = ClusterOptions::try_from(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let ns = cluster.default_namespace().to_string();
-    let server = cluster.server().to_string();
+    let server = cluster.server().clone();
     let (targets, summary) = deadline
         .bound(
             &server,

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use liveproof_redacted::DisplaySafeUrl;
+
 /// The hint every "cannot reach" error ends with.
 const REACH_HINT: &str =
     "hint: is the cluster reachable? check `kubectl cluster-info` with the same kubeconfig and context";
@@ -25,10 +27,13 @@ pub enum GatherError {
     // `cause` is made safe to show (see `safe_cause`); the client error itself is not kept: an
     // exec plugin's failure quotes its command line, environment and output.
     #[error("cannot set up a client for the API server at {server}: {cause}\nhint: check the certificate-authority, client certificate and proxy settings in the kubeconfig")]
-    Client { server: String, cause: String },
+    Client {
+        server: DisplaySafeUrl,
+        cause: String,
+    },
     #[error("cannot reach the API server at {server} (reading {what}): {cause}\n{REACH_HINT}")]
     Unreachable {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -36,7 +41,7 @@ pub enum GatherError {
     },
     #[error("the API server at {server} did not answer within {} (reading {what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)", humanize(*after))]
     Timeout {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         after: std::time::Duration,
         #[source]
@@ -48,7 +53,7 @@ pub enum GatherError {
         _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
     })]
     NoNamespace {
-        server: String,
+        server: DisplaySafeUrl,
         namespace: String,
         /// What was looked for there (`deployment inventory`); empty for a namespace alone.
         target: String,
@@ -59,7 +64,7 @@ pub enum GatherError {
     },
     #[error("{what} not found on the API server at {server} (looked {where_})\nhint: {hint}")]
     NotFound {
-        server: String,
+        server: DisplaySafeUrl,
         /// What was looked for: `deployment apps/inventroy`.
         what: String,
         /// `in namespace apps`, `in every namespace`.
@@ -69,7 +74,7 @@ pub enum GatherError {
     },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -77,22 +82,25 @@ pub enum GatherError {
     },
     #[error("the API server at {server} rejected the credentials (401 Unauthorized) reading {what}\nhint: the token or certificate is expired or wrong; log in again and check `kubectl auth whoami`")]
     Unauthorized {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         #[source]
         source: Box<kube::Error>,
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
-    Auth { server: String, cause: String },
+    Auth {
+        server: DisplaySafeUrl,
+        cause: String,
+    },
     #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
     UnexplainedNotFound {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         message: String,
     },
     #[error("the API server at {server} answered {code} reading {what}: {message}")]
     Api {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         code: u16,
         message: String,
@@ -101,7 +109,7 @@ pub enum GatherError {
     },
     #[error("cannot read {what} from the API server at {server}: {cause}")]
     Other {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -113,7 +121,7 @@ pub enum GatherError {
     NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
     Watch {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -124,12 +132,12 @@ pub enum GatherError {
 impl GatherError {
     /// Turns a client error met while reading `what` into the error a person can act on.
     pub(crate) fn from_kube(
-        server: &str,
+        server: &DisplaySafeUrl,
         timeout: std::time::Duration,
         what: &str,
         err: kube::Error,
     ) -> GatherError {
-        let server = server.to_string();
+        let server = server.clone();
         let what = what.to_string();
         let cause = root_cause(&err);
         match &err {

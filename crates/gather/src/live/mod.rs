@@ -36,6 +36,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
+use liveproof_redacted::DisplaySafeUrl;
 
 pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
@@ -83,7 +84,8 @@ pub struct Cluster {
     /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
     watch_client: kube::Client,
     default_ns: String,
-    server: String,
+    /// The API server's URL, as every message shows it (masked).
+    server: DisplaySafeUrl,
     /// The kubeconfig context in use (none in a pod's service account).
     context: Option<String>,
     requests: Arc<AtomicU64>,
@@ -178,17 +180,14 @@ impl Cluster {
             })
             .map(|p| {
                 p.parse::<http::Uri>().map_err(|_| GatherError::Client {
-                    server: config.cluster_url.to_string(),
+                    server: DisplaySafeUrl::new(config.cluster_url.to_string()),
                     cause: "the proxy URL (proxy-url, HTTPS_PROXY or HTTP_PROXY) is not a URL"
                         .into(),
                 })
             })
             .transpose()?;
         if let Some(p) = &config.proxy_url {
-            tracing::info!(
-                "through the proxy {}",
-                liveproof_evidence::server::redact_url(&p.to_string())
-            );
+            tracing::info!("through the proxy {}", DisplaySafeUrl::new(p.to_string()));
         }
         let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
         cluster.context = opts
@@ -208,8 +207,9 @@ impl Cluster {
         mut config: kube::Config,
         namespace: Option<String>,
     ) -> Result<Cluster, GatherError> {
+        config.cluster_url = bare_server_url(&config.cluster_url);
         let server = config.cluster_url.to_string();
-        let server = server.trim_end_matches('/').to_string();
+        let server = DisplaySafeUrl::new(server.trim_end_matches('/'));
         if let Some(ns) = namespace {
             config.default_namespace = ns;
         }
@@ -264,8 +264,8 @@ impl Cluster {
         &self.default_ns
     }
 
-    /// The API server's URL, as errors name it.
-    pub fn server(&self) -> &str {
+    /// The API server's URL, as errors name it (masked: it may carry a password).
+    pub fn server(&self) -> &DisplaySafeUrl {
         &self.server
     }
 
@@ -987,7 +987,7 @@ fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<S
 /// is ended by the server after [`WATCH_SECONDS`], so its reads get that much longer.
 fn build_clients(
     config: &kube::Config,
-    server: &str,
+    server: &DisplaySafeUrl,
     requests: &Arc<AtomicU64>,
     timeout: Duration,
 ) -> Result<(kube::Client, kube::Client), GatherError> {
@@ -999,7 +999,7 @@ fn build_clients(
         config.reset_reader_on_write = true;
         let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
             GatherError::Client {
-                server: server.to_string(),
+                server: server.clone(),
                 cause: error::safe_cause(&source),
             }
         })?;
@@ -1018,6 +1018,29 @@ fn build_clients(
     };
     let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
     Ok((build(timeout)?, build(watch_read)?))
+}
+
+/// The server URL without userinfo or query. kube never sends either (requests are paths under
+/// the URL; hyper takes the host alone), but its HTTP stack logs the URL, its connection pool
+/// the authority, and through a proxy each request line would carry the userinfo.
+fn bare_server_url(url: &http::Uri) -> http::Uri {
+    let mut parts = url.clone().into_parts();
+    if let Some(host) = parts
+        .authority
+        .as_ref()
+        .and_then(|a| a.as_str().rsplit_once('@'))
+        .and_then(|(_, host)| host.parse::<http::uri::Authority>().ok())
+    {
+        parts.authority = Some(host);
+    }
+    if let Some(path) = parts
+        .path_and_query
+        .as_ref()
+        .and_then(|pq| pq.path().parse::<http::uri::PathAndQuery>().ok())
+    {
+        parts.path_and_query = Some(path);
+    }
+    http::Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
 }
 
 /// The files `KUBECONFIG` lists (empty entries dropped), when it lists any.
@@ -1079,4 +1102,20 @@ impl Listing {
 enum Related {
     Namespace(ResourceKind, String),
     Pods(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare_server_url;
+
+    #[test]
+    fn the_server_url_kube_is_given_has_no_userinfo_and_no_query() {
+        let bare = |url: &str| bare_server_url(&url.parse().expect("uri")).to_string();
+        assert_eq!(
+            bare("https://u:canarypass@h.example:6443/prefix?token=canaryquery"),
+            "https://h.example:6443/prefix"
+        );
+        assert_eq!(bare("http://127.0.0.1:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(bare("https://[::1]:6443/"), "https://[::1]:6443/");
+    }
 }

@@ -269,7 +269,12 @@ impl Cluster {
     }
 }
 
-fn record(observed: &mut Observed, read: &SourceRead, result: RawRead, server: &str) {
+fn record(
+    observed: &mut Observed,
+    read: &SourceRead,
+    result: RawRead,
+    server: &liveproof_redacted::DisplaySafeUrl,
+) {
     let ns = read.namespace();
     let resource = read.resource();
     match result {

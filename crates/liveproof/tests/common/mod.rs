@@ -255,3 +255,70 @@ impl Verify {
         liveproof(&refs).await
     }
 }
+
+/// An HTTP response as bytes: `status` (`500 Internal Server Error`), extra header lines, and
+/// the body; the connection closes after it.
+pub fn http_response(status: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for header in headers {
+        out.push_str(header);
+        out.push_str("\r\n");
+    }
+    out.push_str("\r\n");
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A server on loopback answering every request with `response` (see [`http_response`]) —
+/// a proxy, a gateway, a login page or a broken server where the API server should be — or,
+/// with `None`, reading every request and never answering. Its address, `127.0.0.1:PORT`.
+pub fn canned_server(response: Option<Vec<u8>>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let response = std::sync::Arc::new(response);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let response = std::sync::Arc::clone(&response);
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                match response.as_ref() {
+                    Some(bytes) => {
+                        let _ = stream.write_all(bytes);
+                    }
+                    // Hold the connection open until the client gives up.
+                    None => std::thread::sleep(Duration::from_secs(600)),
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Writes a kubeconfig whose one cluster is `server` (any URL, credentials and all), with the
+/// namespace `apps` and a bearer token; its path.
+pub fn kubeconfig_for(dir: &Path, name: &str, server: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: '{server}'\n\
+             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: apps\n\
+             current-context: c\nusers:\n- name: u\n  user:\n    token: not-a-secret\n"
+        ),
+    )
+    .expect("kubeconfig written");
+    path.to_str().expect("utf-8 path").to_string()
+}
