@@ -541,6 +541,7 @@ pub async fn wait(
                         server: server.clone(),
                         what: gathering,
                         timeout: deadline.timeout,
+                        too_short: deadline.timeout < crate::deadline::TOO_SHORT,
                     }
                     .into());
                 }

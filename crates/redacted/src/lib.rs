@@ -7,6 +7,9 @@
 //!   request.
 //! - [`mask_urls`]: the same masking over free text, for what other libraries print (a log
 //!   line of the HTTP stack quoting the URL it requests).
+//! - [`parse`]: parse errors told without the values they quote.
+
+pub mod parse;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,7 +20,7 @@ use std::fmt;
 /// where, and hold no credential.
 ///
 /// Hold this, not the string, wherever a URL may end up in front of a person.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DisplaySafeUrl {
     raw: String,
 }

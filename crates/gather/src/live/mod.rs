@@ -38,6 +38,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use liveproof_redacted::DisplaySafeUrl;
 
+use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
@@ -84,8 +85,8 @@ pub struct Cluster {
     /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
     watch_client: kube::Client,
     default_ns: String,
-    /// The API server's URL, as every message shows it (masked).
-    server: DisplaySafeUrl,
+    /// The API server's URL and the proxy to it, as every message shows them (masked).
+    endpoint: Endpoint,
     /// The kubeconfig context in use (none in a pod's service account).
     context: Option<String>,
     requests: Arc<AtomicU64>,
@@ -102,7 +103,7 @@ pub struct Cluster {
 impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cluster")
-            .field("server", &self.server)
+            .field("server", &self.endpoint.server)
             .field("default_ns", &self.default_ns)
             .field("requests", &self.request_count())
             .finish_non_exhaustive()
@@ -189,7 +190,12 @@ impl Cluster {
         if let Some(p) = &config.proxy_url {
             tracing::info!("through the proxy {}", DisplaySafeUrl::new(p.to_string()));
         }
+        let proxy = config
+            .proxy_url
+            .as_ref()
+            .map(|p| DisplaySafeUrl::new(p.to_string()));
         let mut cluster = Cluster::from_config(config, opts.namespace.clone()).await?;
+        cluster.endpoint.proxy = proxy;
         cluster.context = opts
             .context
             .clone()
@@ -223,7 +229,10 @@ impl Cluster {
             client,
             watch_client,
             default_ns,
-            server,
+            endpoint: Endpoint {
+                server,
+                proxy: None,
+            },
             context: None,
             requests,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
@@ -242,7 +251,7 @@ impl Cluster {
     /// is sent).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
         let (client, watch_client) =
-            build_clients(&self.config, &self.server, &self.requests, timeout)?;
+            build_clients(&self.config, &self.endpoint.server, &self.requests, timeout)?;
         self.client = client;
         self.watch_client = watch_client;
         self.request_timeout = timeout;
@@ -256,7 +265,7 @@ impl Cluster {
 
     /// A client error met while reading `what`, as the error a person can act on.
     pub(crate) fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
-        GatherError::from_kube(&self.server, self.request_timeout, what, err)
+        GatherError::from_kube(&self.endpoint, self.request_timeout, what, err)
     }
 
     /// `-n`, else the context's namespace (or the service account's), else `default`.
@@ -266,7 +275,7 @@ impl Cluster {
 
     /// The API server's URL, as errors name it (masked: it may carry a password).
     pub fn server(&self) -> &DisplaySafeUrl {
-        &self.server
+        &self.endpoint.server
     }
 
     /// Decodes the Helm releases it follows within `limits` (`--max-release-size`, and the
@@ -535,7 +544,7 @@ impl Cluster {
                             .map(str::to_string)
                     });
                     return Err(GatherError::NoNamespace {
-                        server: self.server.clone(),
+                        server: self.endpoint.server.clone(),
                         namespace: ns.to_string(),
                         target: if target.name.is_empty() {
                             String::new()
@@ -602,7 +611,7 @@ impl Cluster {
             String::new()
         };
         Some(GatherError::NotFound {
-            server: self.server.clone(),
+            server: self.endpoint.server.clone(),
             what: match ns {
                 Some(ns) => format!("{kind} {ns}/{}{more}", first.target.name),
                 None => format!("{kind} {}{more}", first.target.name),
@@ -1005,6 +1014,7 @@ fn build_clients(
         })?;
         Ok::<_, GatherError>(
             builder
+                .with_layer(&service::RefuseRedirectsLayer)
                 .with_layer(&service::CountRequestsLayer {
                     count: Arc::clone(requests),
                 })

@@ -193,7 +193,7 @@ impl Cluster {
             }
             let results = join_all(reads.iter().map(|r| self.read_source(r))).await;
             for (read, result) in reads.iter().zip(results) {
-                record(observed, read, result?, &self.server);
+                record(observed, read, result?, &self.endpoint.server);
             }
             done.extend(reads);
         }
@@ -236,7 +236,7 @@ impl Cluster {
                     SourceRead::Object { .. } if names_object => Ok(RawRead::Absent),
                     _ if !self.serves(read.resource()).await? => Ok(RawRead::NotInstalled),
                     _ => Err(GatherError::UnexplainedNotFound {
-                        server: self.server.clone(),
+                        server: self.endpoint.server.clone(),
                         what,
                         message: status.message.clone(),
                     }),

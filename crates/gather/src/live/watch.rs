@@ -440,7 +440,7 @@ impl WatchState {
                 if self.consecutive_failures >= FAILURES_BEFORE_ERROR {
                     self.consecutive_failures = 0;
                     self.failure = Some(GatherError::Watch {
-                        server: self.cluster.server.clone(),
+                        server: self.cluster.endpoint.server.clone(),
                         what: scope.key.to_string(),
                         cause: root_cause(&err),
                         source: Box::new(err),
