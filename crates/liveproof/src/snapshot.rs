@@ -179,9 +179,10 @@ pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
         dir: dir.to_path_buf(),
         source,
     })?;
+    // The file holds pod templates whole (env values among them): the reason quotes none.
     let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SnapshotError::Corrupt {
         path: path.clone(),
-        reason: e.to_string(),
+        reason: liveproof_redacted::parse::json_problem(&e),
     })?;
     if snapshot.schema != SNAPSHOT_SCHEMA {
         return Err(SnapshotError::Corrupt {

@@ -478,6 +478,8 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "values"}}),
         json!({"name": "stale", "arguments": {"namespace": NS, "kubeconfig": kc, "check_digests": true}}),
         json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
+        // A file outside the server's --allow-from, as a dump: refused unread.
+        json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "from": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
     ];
     let mut input = String::new();
     input.push_str(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "canaries", "version": "1"}}}).to_string());
@@ -505,10 +507,16 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         mcp.stderr
     );
     m.check_run("mcp tools", &mcp);
-    // The call naming a file the operator did not configure as a kubeconfig is refused unread.
+    // The call naming a file the operator did not configure as a kubeconfig is refused unread;
+    // so is the one naming a file outside --allow-from.
     assert!(
         mcp.stdout
             .contains("is not one this server was started with"),
+        "{}",
+        mcp.stdout
+    );
+    assert!(
+        mcp.stdout.contains("started without --allow-from"),
         "{}",
         mcp.stdout
     );

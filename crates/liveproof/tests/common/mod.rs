@@ -322,3 +322,73 @@ pub fn kubeconfig_for(dir: &Path, name: &str, server: &str) -> String {
     .expect("kubeconfig written");
     path.to_str().expect("utf-8 path").to_string()
 }
+
+/// `liveproof mcp SERVER_ARGS…` over stdio as a client drives it: the handshake, then each
+/// of `calls` (`{"name", "arguments"}`) as `tools/call` with ids 1, 2, …; stdin closed after.
+/// The run, and each call's result (or error) by its position.
+pub async fn mcp(
+    server_args: &[&str],
+    calls: &[serde_json::Value],
+) -> (Run, Vec<serde_json::Value>) {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("mcp")
+        .args(server_args)
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof mcp starts");
+    let mut input = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "tests", "version": "1"}}})
+    .to_string();
+    input.push('\n');
+    input.push_str(
+        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+    input.push('\n');
+    for (i, call) in calls.iter().enumerate() {
+        input.push_str(
+            &serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call})
+                .to_string(),
+        );
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).await.expect("write");
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("the MCP server answered and exited within 120s")
+        .expect("runs");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let messages: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let replies = (1..=calls.len())
+        .map(|id| {
+            messages
+                .iter()
+                .find(|m| m["id"] == id)
+                .map(|m| m.get("result").unwrap_or(&m["error"]).clone())
+                .unwrap_or_else(|| panic!("no reply to call {id}: {}\n{}", run.stdout, run.stderr))
+        })
+        .collect();
+    (run, replies)
+}
+
+/// The text of a tool result.
+pub fn tool_text(result: &serde_json::Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"))
+}
