@@ -285,7 +285,7 @@ impl SourceRef {
     }
 
     /// What a `--version-url` answered; the URL as shown, never its credentials.
-    pub fn url(url: &crate::server::ShownUrl) -> SourceRef {
+    pub fn url(url: &liveproof_redacted::DisplaySafeUrl) -> SourceRef {
         SourceRef {
             api_version: String::new(),
             kind: SourceRef::URL.to_string(),
@@ -448,8 +448,8 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::SourceRef;
-    use crate::server::ShownUrl;
     use crate::ResourceKind;
+    use liveproof_redacted::DisplaySafeUrl as ShownUrl;
 
     #[test]
     fn a_source_ref_displays_as_the_prose_source() {

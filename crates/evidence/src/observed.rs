@@ -144,7 +144,10 @@ pub struct Observed {
     pub containment: std::collections::BTreeMap<String, Containment>,
     /// What each `--version-url` answered, by URL, in the order read (see
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
-    pub versions: Vec<(String, crate::server::VersionReading)>,
+    pub versions: Vec<(
+        liveproof_redacted::DisplaySafeUrl,
+        crate::server::VersionReading,
+    )>,
     /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
     pub pod_index: crate::pod_index::PodIndex,
 }
@@ -186,13 +189,24 @@ pub enum ObjectError {
         name: String,
         field: &'static str,
     },
-    #[error("{what}: not a valid {kind}: {source}")]
+    // Named by field, never by value: serde's message quotes the value (`invalid type: string
+    // "DB_PASSWORD=…"`), and a manifest's values may be secrets.
+    #[error("{what}: not a valid {kind}: `{field}` {problem}\nhint: fix that field in the file; the Kubernetes API reference gives its type")]
     Invalid {
         what: String,
         kind: String,
-        #[source]
-        source: serde_json::Error,
+        /// Where in the object: `spec.template.spec.containers[0].ports[0].containerPort`.
+        field: String,
+        /// What is wrong there, quoting none of it: `has the wrong type (expected i32)`.
+        problem: String,
     },
+}
+
+/// `value` as a `T`, or where and why not.
+fn typed<T: serde::de::DeserializeOwned>(
+    value: Value,
+) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(value)
 }
 
 impl Observed {
@@ -243,10 +257,11 @@ impl Observed {
                 field,
             });
         }
-        let invalid = |source| ObjectError::Invalid {
+        let invalid = |err: serde_path_to_error::Error<serde_json::Error>| ObjectError::Invalid {
             what: format!("{what}: {kind}/{name}"),
             kind: kind.clone(),
-            source,
+            field: err.path().to_string(),
+            problem: liveproof_redacted::parse::data_problem(&err.inner().to_string()),
         };
         match kind.as_str() {
             // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
@@ -259,27 +274,15 @@ impl Observed {
                     self.add_value(item, &format!("{what}: items[{i}]"))?;
                 }
             }
-            "Deployment" => self
-                .deployments
-                .push(serde_json::from_value(value).map_err(invalid)?),
-            "StatefulSet" => self
-                .statefulsets
-                .push(serde_json::from_value(value).map_err(invalid)?),
-            "DaemonSet" => self
-                .daemonsets
-                .push(serde_json::from_value(value).map_err(invalid)?),
-            "ReplicaSet" => self
-                .replicasets
-                .push(serde_json::from_value(value).map_err(invalid)?),
+            "Deployment" => self.deployments.push(typed(value).map_err(invalid)?),
+            "StatefulSet" => self.statefulsets.push(typed(value).map_err(invalid)?),
+            "DaemonSet" => self.daemonsets.push(typed(value).map_err(invalid)?),
+            "ReplicaSet" => self.replicasets.push(typed(value).map_err(invalid)?),
             "ControllerRevision" => self
                 .controller_revisions
-                .push(serde_json::from_value(value).map_err(invalid)?),
-            "Pod" => self
-                .pods
-                .push(serde_json::from_value(value).map_err(invalid)?),
-            "Node" => self
-                .nodes
-                .push(serde_json::from_value(value).map_err(invalid)?),
+                .push(typed(value).map_err(invalid)?),
+            "Pod" => self.pods.push(typed(value).map_err(invalid)?),
+            "Node" => self.nodes.push(typed(value).map_err(invalid)?),
             _ => self.others.push(value),
         }
         Ok(())

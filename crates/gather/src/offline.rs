@@ -46,6 +46,8 @@ pub enum LoadError {
         #[source]
         source: std::string::FromUtf8Error,
     },
+    // The parser's whole message is `message` (its own position taken out, the context it
+    // adds kept): no `#[source]`, so nothing prints it a second time.
     #[error("{}: document {document}: invalid YAML{}: {message}", path.display(), Location(*location))]
     Yaml {
         path: PathBuf,
@@ -53,16 +55,12 @@ pub enum LoadError {
         document: usize,
         location: Option<(usize, usize)>,
         message: String,
-        #[source]
-        source: serde_norway::Error,
     },
-    #[error("{}: invalid JSON at line {line} column {column}: {source}", path.display())]
+    #[error("{}: invalid JSON: {problem}", path.display())]
     Json {
         path: PathBuf,
-        line: usize,
-        column: usize,
-        #[source]
-        source: serde_json::Error,
+        /// What and where (`trailing comma at line 2 column 16`), quoting no value.
+        problem: String,
     },
     #[error("{}: document {document}: cannot be represented as JSON: {source}", path.display())]
     NotJson {
@@ -325,6 +323,19 @@ pub fn load_files(files: Vec<(PathBuf, Vec<u8>)>) -> Result<Observed, LoadError>
     Ok(observed)
 }
 
+/// The files `--from PATH` would read: `path` itself, or the manifests under the directory
+/// (as [`load`] walks it). Empty when it cannot be listed (then reading it fails anyway).
+pub fn manifest_files(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    match collect_manifests(path, 0, &mut files) {
+        Ok(()) => files,
+        Err(_) => Vec::new(),
+    }
+}
+
 /// Whether a file in a directory is read as a manifest (`.yaml`, `.yml`, `.json`).
 pub fn is_manifest_name(path: &Path) -> bool {
     is_manifest(path)
@@ -346,9 +357,7 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, sink: &mut Sink<'_>) -> Result<(), Lo
         }
         let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::Json {
             path: path.to_path_buf(),
-            line: source.line(),
-            column: source.column(),
-            source,
+            problem: liveproof_redacted::parse::json_problem(&source),
         })?;
         return add_document(path, 1, value, sink);
     }
@@ -360,7 +369,6 @@ fn load_bytes(path: &Path, bytes: Vec<u8>, sink: &mut Sink<'_>) -> Result<(), Lo
                 document: number,
                 location: source.location().map(|l| (l.line(), l.column())),
                 message: yaml_message(&source),
-                source,
             })?;
         if yaml.is_null() {
             // `---` separators around nothing, or a trailing `---`.
@@ -404,9 +412,7 @@ fn add_json_list(path: &Path, text: &str, sink: &mut Sink<'_>) -> Result<bool, L
         let value =
             serde_json::from_str::<Value>(item.get()).map_err(|source| LoadError::Json {
                 path: path.to_path_buf(),
-                line: source.line(),
-                column: source.column(),
-                source,
+                problem: liveproof_redacted::parse::json_problem(&source),
             })?;
         let what = format!("{}: document 1: items[{i}]", path.display());
         sink(value, &what)?;
@@ -448,12 +454,18 @@ fn check_nesting(path: &Path, text: &str, is_json: bool) -> Result<(), LoadError
     Ok(())
 }
 
-/// serde_norway appends " at line L column C" to its message; we print the location ourselves.
+/// serde_norway puts " at line L column C" in its message; we print the location ourselves,
+/// so it is taken out, and the context after it (", while parsing a flow sequence at line 6
+/// column 8") kept.
 fn yaml_message(err: &serde_norway::Error) -> String {
     let message = err.to_string();
-    match message.find(" at line ") {
-        Some(i) if err.location().is_some() => message[..i].to_string(),
-        _ => message,
+    let Some(location) = err.location() else {
+        return message;
+    };
+    let at = format!(" at line {} column {}", location.line(), location.column());
+    match message.find(&at) {
+        Some(i) => format!("{}{}", &message[..i], &message[i + at.len()..]),
+        None => message,
     }
 }
 
@@ -672,7 +684,11 @@ spec:
                 b"apiVersion: v1\nkind: Pod\nmetadata: {name: [1]}\n",
                 "not a valid Pod",
             ),
-            ("truncated.json", b"{\"kind\": \"Pod\", ", "invalid JSON at line 1"),
+            (
+                "truncated.json",
+                b"{\"kind\": \"Pod\", ",
+                "invalid JSON: it ends early at line 1",
+            ),
             ("number.json", b"42", "found a number"),
             ("nonstring-key.yaml", b"kind: Pod\n? [a, b]\n: c\n", "document 1"),
             (

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use liveproof_evidence::server::{
-    lookup_json, parse_json_path, redact_url, VersionExpectation, VersionReading, MAX_BODY_BYTES,
+    lookup_json, parse_json_path, VersionExpectation, VersionReading, MAX_BODY_BYTES,
 };
+use liveproof_redacted::DisplaySafeUrl;
 use reqwest::header::{HeaderMap, ACCEPT, RETRY_AFTER};
 use reqwest::{Client, StatusCode};
 
@@ -32,7 +33,7 @@ pub async fn read_versions(
     expectations: &[VersionExpectation],
     timeout: Duration,
     retries: u32,
-) -> Vec<(String, VersionReading)> {
+) -> Vec<(DisplaySafeUrl, VersionReading)> {
     let client = match build_client(timeout) {
         Ok(client) => client,
         Err(why) => {
@@ -92,12 +93,12 @@ async fn read_one(
             return VersionReading::Failed(why);
         }
     }
-    let shown = redact_url(&expectation.url);
+    let shown = &expectation.url;
     let attempts = retries.saturating_add(1);
     let mut backoff = FIRST_BACKOFF;
     let mut attempt = 1;
     loop {
-        match attempt_once(client, expectation, timeout, &shown, attempt).await {
+        match attempt_once(client, expectation, timeout, shown, attempt).await {
             Attempt::Read(reading) => return reading,
             Attempt::Transient(why, retry_after) => {
                 if attempt >= attempts {
@@ -121,7 +122,7 @@ async fn attempt_once(
     client: &Client,
     expectation: &VersionExpectation,
     timeout: Duration,
-    shown: &str,
+    shown: &DisplaySafeUrl,
     attempt: u32,
 ) -> Attempt {
     let accept = if expectation.json_path.is_some() {
@@ -130,7 +131,7 @@ async fn attempt_once(
         "text/plain, application/json;q=0.9, */*;q=0.8"
     };
     let response = match client
-        .get(&expectation.url)
+        .get(expectation.url.expose())
         .header(ACCEPT, accept)
         .send()
         .await

@@ -130,7 +130,7 @@ fn json(body: &str) -> Response {
 
 fn expectation(url: &str, expect: &str, path: Option<&str>) -> VersionExpectation {
     VersionExpectation {
-        url: url.to_string(),
+        url: url.into(),
         expect: expect.to_string(),
         json_path: path.map(str::to_string),
     }
@@ -146,7 +146,7 @@ async fn check(
     let expectations = [expectation(url, expect, path)];
     let readings = read_versions(&expectations, TIMEOUT, retries).await;
     assert_eq!(readings.len(), 1);
-    assert_eq!(readings[0].0, url);
+    assert_eq!(readings[0].0.expose(), url);
     let mut evidence = judge(&expectations, &readings);
     assert_eq!(evidence.len(), 1);
     let evidence = evidence.remove(0);

@@ -386,23 +386,10 @@ pub(crate) fn json_problem_at(inner: &serde_json::Error, field: &str) -> String 
         }
         serde_json::error::Category::Io => "the JSON could not be read".to_owned(),
         serde_json::error::Category::Data => {
-            let expected = message
-                .rfind(", expected ")
-                .map(|i| format!(" (expected {})", &message[i + ", expected ".len()..]))
-                .unwrap_or_default();
             let problem = if message == crate::release::NOT_A_TIME {
                 crate::release::NOT_A_TIME.to_owned()
-            } else if message.starts_with("invalid type") {
-                format!("has the wrong type{expected}")
-            } else if message.starts_with("invalid value") {
-                format!("has an invalid value{expected}")
-            } else if message.starts_with("invalid length") {
-                format!("has the wrong length{expected}")
-            } else if let Some(field) = message.strip_prefix("missing field ") {
-                // A field name of our own types.
-                format!("lacks the field {field}")
             } else {
-                "could not be read".to_owned()
+                liveproof_redacted::parse::data_problem(message)
             };
             format!("`{field}` {problem}")
         }

@@ -744,6 +744,12 @@ pub struct McpArgs {
     /// server read any other file as a kubeconfig.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Vec<PathBuf>,
+
+    /// A directory (or file) whose manifests the tools' `from` and `manifests` arguments may
+    /// read. Repeatable. Without it, a call naming files is refused: an agent cannot make the
+    /// server read any file it can (symlinks are followed before the check).
+    #[arg(long, value_name = "DIR")]
+    pub allow_from: Vec<PathBuf>,
 }
 
 const LINT_LONG_ABOUT: &str = "\

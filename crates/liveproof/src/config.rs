@@ -681,7 +681,7 @@ fn versions(
                     .map_err(|e| ConfigError::Versions(format!("--version-json `{path}`: {e}")))?;
             }
             Ok(liveproof_evidence::server::VersionExpectation {
-                url: url.clone(),
+                url: url.as_str().into(),
                 expect,
                 json_path,
             })
@@ -692,14 +692,7 @@ fn versions(
 /// A `--version-url` must be an absolute http(s) URL with a host. Errors show it redacted: a
 /// URL can carry a password or a token.
 fn check_version_url(given: &str) -> Result<(), ConfigError> {
-    // Without `://` there is no userinfo to mask: show only what comes before the first
-    // character that could start one (`mailto:bob:s3cret@x` → `mailto…`).
-    let shown = if given.contains("://") {
-        liveproof_evidence::server::redact_url(given)
-    } else {
-        let head = given.split([':', '@', '?', '#']).next().unwrap_or_default();
-        format!("{head}…")
-    };
+    let shown = liveproof_redacted::DisplaySafeUrl::new(given).to_string();
     let refuse = |reason: String| ConfigError::VersionUrl {
         given: shown.clone(),
         reason,

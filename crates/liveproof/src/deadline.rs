@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use liveproof_redacted::DisplaySafeUrl;
 use tokio::time::Instant;
 
 /// When a command with `--timeout` must be done.
@@ -16,11 +17,42 @@ pub struct Deadline {
 
 /// The whole `--timeout` ran out before `what` finished.
 #[derive(Debug, thiserror::Error)]
-#[error("the API server at {server} did not answer before --timeout {} ran out ({what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`; --timeout bounds the whole command and --request-timeout each request", liveproof_gather::live::humanize(*timeout))]
+#[error("{}", self.describe())]
 pub struct OutOfTime {
-    pub server: String,
+    pub server: DisplaySafeUrl,
     pub what: String,
     pub timeout: Duration,
+    /// The timeout left no time to read anything: it was spent before `what` started, or is
+    /// shorter than [`TOO_SHORT`]. Then the server is not to blame.
+    pub too_short: bool,
+}
+
+/// A `--timeout` shorter than this cannot read a cluster: its running out says nothing about
+/// the server.
+pub const TOO_SHORT: Duration = Duration::from_secs(1);
+
+impl OutOfTime {
+    fn describe(&self) -> String {
+        let timeout = liveproof_gather::live::humanize(self.timeout);
+        if self.too_short {
+            format!(
+                "--timeout {timeout} ran out before anything could be read from the API server at \
+                 {} ({}): it is too short for even one request\nhint: --timeout bounds the whole \
+                 command, the first reads included: give it the time a rollout takes (e.g. \
+                 --timeout 5m); --request-timeout bounds each request",
+                self.server, self.what
+            )
+        } else {
+            format!(
+                "the API server at {} did not answer before --timeout {timeout} ran out ({})\nhint: \
+                 a server that accepts connections and never answers is overloaded, or something \
+                 between (a proxy, a VPN, a firewall) holds the connection; check `kubectl \
+                 cluster-info`; --timeout bounds the whole command and --request-timeout each \
+                 request",
+                self.server, self.what
+            )
+        }
+    }
 }
 
 impl Deadline {
@@ -42,19 +74,21 @@ impl Deadline {
     /// `what` was being done.
     pub async fn bound<T, E>(
         &self,
-        server: &str,
+        server: &DisplaySafeUrl,
         what: &str,
         work: impl Future<Output = Result<T, E>>,
     ) -> anyhow::Result<T>
     where
         E: Into<anyhow::Error>,
     {
+        let spent_already = Instant::now() >= self.at;
         match tokio::time::timeout_at(self.at, work).await {
             Ok(result) => result.map_err(Into::into),
             Err(_) => Err(OutOfTime {
-                server: server.to_string(),
+                server: server.clone(),
                 what: what.to_string(),
                 timeout: self.timeout,
+                too_short: spent_already || self.timeout < TOO_SHORT,
             }
             .into()),
         }
@@ -65,7 +99,7 @@ impl Deadline {
 /// requests is still bounded by --request-timeout).
 pub async fn within<T, E>(
     deadline: Option<Deadline>,
-    server: &str,
+    server: &DisplaySafeUrl,
     what: &str,
     work: impl Future<Output = Result<T, E>>,
 ) -> anyhow::Result<T>

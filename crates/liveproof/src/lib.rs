@@ -147,16 +147,65 @@ fn init_logging(verbose: u8) {
         1 => "warn,kube=off,kube_client=off,kube_runtime=off,liveproof=info,liveproof_gather=debug",
         _ => "debug,hyper=info,rustls=info,tower=info",
     };
+    use tracing_subscriber::filter::FilterExt as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
     let filter = tracing_subscriber::EnvFilter::try_from_env("LIVEPROOF_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // kube's client logs response bodies whole (an error body, a body it could not decode: a
+    // Secret list, megabytes of a page); we report those ourselves, cut and without values.
+    // Whatever LIVEPROOF_LOG asks for, those lines are never written.
+    let no_bodies = tracing_subscriber::filter::filter_fn(|meta| meta.target() != KUBE_BODIES);
     // Logs go to stderr: stdout carries the report alone.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(|| MaskedLogLine(Vec::new()))
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_target(false)
         .without_time()
-        .try_init();
+        .with_filter(filter.and(no_bodies));
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+/// The target of kube-client's request logging, which quotes response bodies.
+const KUBE_BODIES: &str = "kube_client::client";
+
+/// The longest log line written; the rest of a longer one is cut, saying so.
+const MAX_LOG_LINE: usize = 8 * 1024;
+
+/// One log line, written to stderr with every URL in it masked when it is done (the HTTP
+/// stack's own lines quote the URL they request: kube's `http.url=…`, at any level
+/// `LIVEPROOF_LOG` may ask for), and cut to [`MAX_LOG_LINE`] (a watch error quotes the
+/// server's Status, whatever its size).
+struct MaskedLogLine(Vec<u8>);
+
+impl std::io::Write for MaskedLogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for MaskedLogLine {
+    fn drop(&mut self) {
+        let line = String::from_utf8_lossy(&self.0);
+        let line = liveproof_redacted::mask_urls(&line);
+        let shown = if line.len() > MAX_LOG_LINE {
+            let mut cut = MAX_LOG_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}… (log line cut: {} bytes)\n", &line[..cut], line.len())
+        } else {
+            line.into_owned()
+        };
+        // A log line that cannot be written has nowhere else to go.
+        let _ = std::io::stderr().write_all(shown.as_bytes());
+    }
 }
 
 /// The error and its causes, each said once: a message that already quotes its cause (as

@@ -96,6 +96,8 @@ struct Liveproof {
     allow_writes: bool,
     /// The operator's kubeconfigs (`mcp --kubeconfig`, $KUBECONFIG, ~/.kube/config), canonical.
     kubeconfigs: Arc<Vec<PathBuf>>,
+    /// Where `from` and `manifests` may read (`mcp --allow-from`), canonical; none by default.
+    from_roots: Arc<Vec<PathBuf>>,
 }
 
 /// Serves until stdin closes.
@@ -108,9 +110,21 @@ pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
             );
         }
     }
+    let mut from_roots = Vec::new();
+    for path in &args.allow_from {
+        match std::fs::canonicalize(path) {
+            Ok(root) => from_roots.push(root),
+            Err(e) => anyhow::bail!(
+                "--allow-from {}: {}\nhint: give the directories whose manifests tool calls may read",
+                path.display(),
+                e.kind()
+            ),
+        }
+    }
     let server = Liveproof {
         allow_writes: args.allow_writes,
         kubeconfigs: Arc::new(tools::allowed_kubeconfigs(&args.kubeconfig)),
+        from_roots: Arc::new(from_roots),
     };
     tracing::info!(
         "liveproof mcp: serving on stdio ({})",
@@ -174,7 +188,10 @@ impl ServerHandler for Liveproof {
             }
             // Bad arguments are a tool error the model can read and correct.
             tools::Prepared::Refused(message) => tools::tool_error(&message),
-            tools::Prepared::Ready(call) => match call.kubeconfig_refusal(&self.kubeconfigs) {
+            tools::Prepared::Ready(call) => match call
+                .kubeconfig_refusal(&self.kubeconfigs)
+                .or_else(|| call.files_refusal(&self.from_roots))
+            {
                 Some(message) => tools::tool_error(&message),
                 // A cancelled call stops here: its future is dropped, and with it the requests
                 // it had under way.

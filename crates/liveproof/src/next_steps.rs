@@ -19,7 +19,8 @@ pub struct Invocation {
     cluster: Vec<String>,
     /// The change and its expectations, for `verify`.
     change: Vec<String>,
-    /// `--insecure-registry`, for `stale`.
+    /// `--insecure-registry`, for `verify` and `stale`: without it, a pasted command would
+    /// speak HTTPS to a registry that serves plain HTTP.
     registries: Vec<String>,
     /// The `--timeout` of a `--wait` that has just ended.
     waited: Option<Duration>,
@@ -87,6 +88,14 @@ impl Invocation {
             c.manifest.iter().map(|m| m.given.clone()).collect(),
         );
         pairs("--chart-version", c.chart_version.iter().cloned().collect());
+        // How the registry is asked is part of what the verdict meant.
+        match c.digests {
+            liveproof_evidence::digest::DigestPolicy::Off => change.push("--no-registry".into()),
+            liveproof_evidence::digest::DigestPolicy::AllTags => {
+                change.push("--check-digests".into())
+            }
+            liveproof_evidence::digest::DigestPolicy::Mutable => {}
+        }
         let registries = config
             .insecure_registries
             .iter()
@@ -150,7 +159,12 @@ impl Invocation {
                 out.extend(words);
                 return out.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ");
             }
-            Command::Verify => self.cluster.iter().chain(&self.change).collect(),
+            Command::Verify => self
+                .cluster
+                .iter()
+                .chain(&self.change)
+                .chain(&self.registries)
+                .collect(),
             Command::Stale => self.cluster.iter().chain(&self.registries).collect(),
         };
         // `liveproof` → the program's name; the user's flags the command does not set yet.
@@ -273,7 +287,7 @@ mod tests {
             got,
             "wait for the rollout (kubectl liveproof verify deployment/api -n apps --wait --timeout 5m \
              --kubeconfig '/home/me/.kube/prod config' --since 2026-07-12T10:00:00Z --image ghcr.io/acme/api:2 \
-             --expect 're:secretKeyRef:\\s+name'); or see kubectl --kubeconfig '/home/me/.kube/prod config' -n apps describe deployment/api"
+             --expect 're:secretKeyRef:\\s+name' --insecure-registry localhost:5000); or see kubectl --kubeconfig '/home/me/.kube/prod config' -n apps describe deployment/api"
         );
     }
 
@@ -295,6 +309,12 @@ mod tests {
             "the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it \
              (it did not within --timeout 5m: find what still serves the old build before waiting longer)"
         );
+    }
+
+    #[test]
+    fn verify_keeps_the_insecure_registry_it_was_given() {
+        let got = invocation(None).rewrite("see liveproof verify deployment/api -n apps --wait");
+        assert!(got.contains("--insecure-registry localhost:5000"), "{got}");
     }
 
     #[test]

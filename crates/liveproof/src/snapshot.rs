@@ -175,9 +175,10 @@ pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
             source,
         },
     })?;
+    // The file holds pod templates whole (env values among them): the reason quotes none.
     let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SnapshotError::Corrupt {
         path: path.clone(),
-        reason: e.to_string(),
+        reason: liveproof_redacted::parse::json_problem(&e),
     })?;
     if snapshot.schema != SNAPSHOT_SCHEMA {
         return Err(SnapshotError::Corrupt {
@@ -443,7 +444,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
     let options = ClusterOptions::try_from(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
     let ns = cluster.default_namespace().to_string();
-    let server = cluster.server().to_string();
+    let server = cluster.server().clone();
     let (targets, summary) = deadline
         .bound(
             &server,

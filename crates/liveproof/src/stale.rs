@@ -61,7 +61,7 @@ pub async fn check(args: &StaleArgs) -> anyhow::Result<Stale> {
     let options = liveproof_gather::ClusterOptions::try_from(&args.cluster)?;
     let request_timeout = config::request_timeout(&args.cluster)?;
     let cluster = Cluster::connect(&options).await?;
-    let server = cluster.server().to_string();
+    let server = cluster.server().clone();
     let ns = cluster.default_namespace().to_string();
     let targets = within(
         deadline,

@@ -183,16 +183,10 @@ pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
 
 /// The cluster as a report names it: context and server URL, never credentials.
 pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
-    let server = liveproof_evidence::server::redact_url(cluster.server());
-    // Userinfo is masked by redact_url; a query (a token) has no business in a server URL.
-    let server = server
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_string();
     liveproof_evidence::ClusterRef {
         context: cluster.context().map(str::to_string),
-        server: Some(server),
+        // Masked, and without a query: the cluster's URL as it may be shown.
+        server: Some(cluster.server().to_string()),
         from: None,
     }
 }
@@ -558,9 +552,10 @@ pub async fn wait(
             None => {
                 if last.is_none() {
                     return Err(crate::deadline::OutOfTime {
-                        server: server.to_string(),
+                        server: server.clone(),
                         what: gathering,
                         timeout: deadline.timeout,
+                        too_short: deadline.timeout < crate::deadline::TOO_SHORT,
                     }
                     .into());
                 }

@@ -250,9 +250,62 @@ fn deployment_with_a_field_of_the_wrong_type_names_the_object() {
     let run = verify_offline(&path_str(&dump), &["--since", SINCE]);
     run.assert_refused(2, "Deployment with replicas: three")
         .assert_stderr_names(
-            &["dump.yaml", "document 1", "Deployment/inventory", "three"],
+            &[
+                "dump.yaml",
+                "document 1",
+                "Deployment/inventory",
+                "`spec.replicas` has the wrong type (expected i32)",
+            ],
             "Deployment with replicas: three",
         );
+    // The field, never its value: a value in a manifest may be a secret.
+    assert!(!run.stderr.contains("three"), "{}", run.stderr);
+}
+
+/// A YAML syntax error is said once, with its position and the parser's context, whichever
+/// command reads the file (`stale -f` printed the parser's text twice).
+#[test]
+fn a_yaml_error_is_said_once_by_every_reader() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("broken.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\n  bad: [unclosed\n",
+    )
+    .expect("write");
+    let file = path_str(&file);
+    let kubeconfig = unreachable_kubeconfig(dir.path());
+    for args in [
+        &["stale", "-f", &file, "--kubeconfig", &kubeconfig][..],
+        &[
+            "verify", "deploy/a", "--from", &file, "--since", SINCE, "--image", "x",
+        ][..],
+        &[
+            "verify",
+            "deploy/a",
+            "-f",
+            &file,
+            "--kubeconfig",
+            &kubeconfig,
+            "--since",
+            SINCE,
+        ][..],
+    ] {
+        let run = liveproof(args);
+        run.assert_refused(2, "broken YAML").assert_stderr_names(
+            &[
+                "broken.yaml: document 1: invalid YAML at line 6 column 1: did not find \
+                 expected ',' or ']', while parsing a flow sequence at line 5 column 8",
+            ],
+            "broken YAML",
+        );
+        assert_eq!(
+            run.stderr.matches("did not find expected").count(),
+            1,
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[test]

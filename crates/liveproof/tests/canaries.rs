@@ -478,6 +478,8 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "values"}}),
         json!({"name": "stale", "arguments": {"namespace": NS, "kubeconfig": kc, "check_digests": true}}),
         json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
+        // A file outside the server's --allow-from, as a dump: refused unread.
+        json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "from": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
     ];
     let mut input = String::new();
     input.push_str(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "canaries", "version": "1"}}}).to_string());
@@ -505,10 +507,16 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         mcp.stderr
     );
     m.check_run("mcp tools", &mcp);
-    // The call naming a file the operator did not configure as a kubeconfig is refused unread.
+    // The call naming a file the operator did not configure as a kubeconfig is refused unread;
+    // so is the one naming a file outside --allow-from.
     assert!(
         mcp.stdout
             .contains("is not one this server was started with"),
+        "{}",
+        mcp.stdout
+    );
+    assert!(
+        mcp.stdout.contains("started without --allow-from"),
         "{}",
         mcp.stdout
     );
@@ -621,4 +629,193 @@ async fn an_expectation_is_no_oracle_over_redacted_values() {
     {
         eprintln!("expectation oracle: {probes} probes, 0 answers that depend on a redacted value");
     }
+}
+
+/// A URL carrying a password and a token in its query, as a kubeconfig's server may.
+fn with_credentials(scheme: &str, addr: &str) -> String {
+    format!(
+        "{scheme}://user:{}@{addr}/?token={}",
+        canary("urluser"),
+        canary("urlquery")
+    )
+}
+
+/// A kubeconfig with one context per `(name, server)`, the first current.
+fn fleet_kubeconfig(path: &Path, servers: &[(&str, String)]) {
+    let mut text = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for (name, server) in servers {
+        text.push_str(&format!(
+            "- name: {name}\n  cluster:\n    server: '{server}'\n"
+        ));
+    }
+    text.push_str("contexts:\n");
+    for (name, _) in servers {
+        text.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: u\n    namespace: {NS}\n"
+        ));
+    }
+    text.push_str(&format!(
+        "current-context: {}\nusers:\n- name: u\n  user:\n    token: not-a-secret\n",
+        servers[0].0
+    ));
+    std::fs::write(path, text).expect("kubeconfig");
+}
+
+/// The API server's URL with a password and a query token, on every path an error can take
+/// (unreachable, silent, 404, a Status 500, a body that is not JSON, a redirect, TLS against a
+/// plain-HTTP server) and on success at every log level: neither canary is in anything
+/// printed, in any format, for one cluster or a fleet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_url_never_shows_its_credentials_on_any_path() {
+    use common::{canned_server, http_response};
+    let cluster = common::Cluster::start(objects(), NS).await;
+    let sim = cluster.sim.url();
+    let sim = sim
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let status = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"etcdserver: request timed out","reason":"InternalError","code":500}"#;
+    let redirect = format!("Location: {}", with_credentials("https", "login.example"));
+    let servers: Vec<(&str, String)> = vec![
+        ("success", with_credentials("http", &sim)),
+        ("unreachable", with_credentials("http", "127.0.0.1:1")),
+        ("silent", with_credentials("http", &canned_server(None))),
+        (
+            "notfound",
+            with_credentials(
+                "http",
+                &canned_server(Some(http_response(
+                    "404 Not Found",
+                    &["Content-Type: text/plain"],
+                    b"404 page not found",
+                ))),
+            ),
+        ),
+        (
+            "status",
+            with_credentials(
+                "http",
+                &canned_server(Some(http_response(
+                    "500 Internal Server Error",
+                    &["Content-Type: application/json"],
+                    status,
+                ))),
+            ),
+        ),
+        (
+            "garbage",
+            with_credentials(
+                "http",
+                &canned_server(Some(http_response(
+                    "200 OK",
+                    &["Content-Type: text/html"],
+                    b"<html>sign in</html>",
+                ))),
+            ),
+        ),
+        (
+            "redirect",
+            with_credentials(
+                "http",
+                &canned_server(Some(http_response("302 Found", &[&redirect], b""))),
+            ),
+        ),
+        ("tls", with_credentials("https", &sim)),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut m = Matrix {
+        runs: 0,
+        leaks: Vec::new(),
+    };
+    let verify = |kc: &str| -> Vec<String> {
+        [
+            "verify",
+            "deploy/api",
+            "--kubeconfig",
+            kc,
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--image",
+            "127.0.0.1:9/acme/api:latest",
+            "--no-registry",
+            "--request-timeout",
+            "1s",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    for (name, server) in &servers {
+        let kc = dir.path().join(format!("kubeconfig-{name}"));
+        fleet_kubeconfig(&kc, &[(name, server.clone())]);
+        let kc = kc.to_str().expect("utf-8");
+        for verbosity in [None, Some("-v"), Some("-vv")] {
+            for format in ["text", "json", "markdown", "junit"] {
+                let mut args: Vec<String> = verbosity.iter().map(|v| v.to_string()).collect();
+                args.extend(verify(kc));
+                args.extend(["-o".to_string(), format.to_string()]);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let run = common::liveproof(&args).await;
+                if *name == "success" {
+                    assert_ne!(run.code, 2, "{}{}", run.stdout, run.stderr);
+                } else {
+                    assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
+                }
+                m.check_run(&format!("{name}: verify -o {format} {verbosity:?}"), &run);
+            }
+        }
+        let mut args = verify(kc);
+        args.extend(["--wait", "--timeout", "2s", "-o", "json"].map(String::from));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        m.check_run(
+            &format!("{name}: verify --wait LIVEPROOF_LOG=trace"),
+            &liveproof_env(&args, Some("trace")).await,
+        );
+        for command in [
+            &["stale", "--request-timeout", "1s"][..],
+            &["stale", "--request-timeout", "1s", "-o", "json"][..],
+            &["release", "show", "web", "--request-timeout", "1s"][..],
+        ] {
+            let mut args = vec!["-vv"];
+            args.extend_from_slice(command);
+            args.extend(["--kubeconfig", kc]);
+            m.check_run(
+                &format!("{name}: {command:?}"),
+                &common::liveproof(&args).await,
+            );
+        }
+    }
+    // A fleet of all of them: each cluster's error is in the fleet's report, on stdout.
+    let fleet = dir.path().join("kubeconfig-fleet");
+    fleet_kubeconfig(&fleet, &servers);
+    for format in ["text", "json"] {
+        let mut args = vec!["-vv".to_string()];
+        args.extend(verify(fleet.to_str().expect("utf-8")));
+        args.extend(["--all-contexts", "-o", format].map(String::from));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = common::liveproof(&args).await;
+        assert!(
+            run.stdout.contains("127.0.0.1:1"),
+            "the fleet names each cluster's server: {}",
+            run.stdout
+        );
+        m.check_run(&format!("fleet -o {format}"), &run);
+    }
+    #[expect(clippy::print_stderr, reason = "the matrix's summary is its output")]
+    {
+        eprintln!(
+            "server URL canaries: {} outputs over {} servers, {} leaks",
+            m.runs,
+            servers.len(),
+            m.leaks.len()
+        );
+    }
+    assert!(m.runs >= 250, "only {} outputs checked", m.runs);
+    assert!(
+        m.leaks.is_empty(),
+        "{} leak(s) over {} outputs:\n{}",
+        m.leaks.len(),
+        m.runs,
+        m.leaks.join("\n")
+    );
 }

@@ -7,12 +7,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 
 use liveproof_evidence::{Check, Status, Verdict};
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt as _;
 
 /// Only a rendered Secret holds this, raw (`stringData`) and base64 (`data`).
 const CANARY: &str = "c4n4ry-hunter2";
@@ -136,47 +133,13 @@ async fn mcp_release_show_redacts_too() {
         dir.path(),
         &release_json(&hostile_manifest(), "2026-07-08T14:22:06Z"),
     );
-    let request = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "release_show", "arguments": {
-            "name": "inventory", "namespace": "apps", "section": "manifest", "from": dump}}
-    });
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .arg("mcp")
-        .env_remove("KUBECONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("liveproof mcp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    // As an MCP client does: the handshake, then the call.
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "fail_closed", "version": "1"}}});
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    stdin
-        .write_all(format!("{initialize}\n{initialized}\n{request}\n").as_bytes())
-        .await
-        .expect("request sent");
-    drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .expect("the MCP server answered and exited within 120s")
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_no_canary(&stdout, "the MCP reply");
-    assert_no_canary(&stderr, "the MCP server's stderr");
-    let reply: Value = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|m| m["id"] == 1)
-        .unwrap_or_else(|| panic!("no reply to the call: {stdout}\n{stderr}"));
-    let text = reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text content: {reply}"));
+    let call = json!({"name": "release_show", "arguments": {
+        "name": "inventory", "namespace": "apps", "section": "manifest", "from": dump}});
+    let root = dir.path().to_str().expect("utf-8");
+    let (run, replies) = common::mcp(&["--allow-from", root], &[call]).await;
+    assert_no_canary(&run.stdout, "the MCP reply");
+    assert_no_canary(&run.stderr, "the MCP server's stderr");
+    let text = common::tool_text(&replies[0]);
     assert!(text.contains(CONFIGMAP), "{text}");
     assert!(text.contains("nested deeper than 128 levels"), "{text}");
 }
@@ -350,4 +313,135 @@ async fn a_deeply_nested_from_file_is_a_usage_error() {
             run.stderr
         );
     }
+}
+
+/// A Deployment whose `replicas` holds what looks like a credential: the kind of file an
+/// agent may point `from` at by mistake, or on purpose.
+const TYPED: &str = concat!(
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: inventory\n  namespace: apps\n",
+    "spec:\n  replicas: \"DB_PASSWORD=hunter2-typed\"\n",
+    "  selector: {matchLabels: {app: inventory}}\n",
+    "  template: {metadata: {labels: {app: inventory}}, spec: {containers: [{name: app, image: x}]}}\n",
+);
+
+/// Type errors in `--from`/`-f` files, CLI and MCP: the file, the document, the object and the
+/// field, never the value.
+#[tokio::test]
+async fn type_errors_name_the_field_never_the_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("typed.yaml");
+    std::fs::write(&path, format!("{CONFIGMAP}---\n{TYPED}")).expect("write");
+    let file = path.to_str().expect("utf-8");
+    let said = "typed.yaml: document 2: Deployment/inventory: not a valid Deployment: \
+                `spec.replicas` has the wrong type (expected i32)";
+    for args in [
+        &[
+            "verify",
+            "deploy/inventory",
+            "--from",
+            file,
+            "--since",
+            "1h",
+            "--image",
+            "x",
+        ][..],
+        &["release", "show", "inventory", "-n", "apps", "--from", file][..],
+    ] {
+        let run = common::liveproof(args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert_no_canary(&run.stdout, "stdout");
+        assert_no_canary(&run.stderr, "stderr");
+        assert!(run.stderr.contains(said), "{args:?}: {}", run.stderr);
+    }
+    let root = dir.path().to_str().expect("utf-8");
+    let (run, replies) = common::mcp(
+        &["-vv", "--allow-from", root],
+        &[
+            json!({"name": "verify", "arguments": {"targets": ["deploy/inventory"], "from": file, "since": "1h"}}),
+            // The arguments themselves are never quoted back either.
+            json!({"name": "verify", "arguments": {"targets": "quoted-back?", "since": "1h"}}),
+        ],
+    )
+    .await;
+    assert_no_canary(&run.stdout, "the MCP replies");
+    assert_no_canary(&run.stderr, "the MCP server's stderr");
+    assert!(
+        common::tool_text(&replies[0]).contains(said),
+        "{}",
+        replies[0]
+    );
+    assert_eq!(
+        common::tool_text(&replies[1]),
+        "verify arguments: `targets` has the wrong type (expected a sequence)"
+    );
+    assert!(
+        !replies[1].to_string().contains("quoted-back?"),
+        "{}",
+        replies[1]
+    );
+}
+
+/// `from` and `manifests` over MCP read only under `--allow-from`: not a file elsewhere, not
+/// a symlink out of it, not a directory holding one; nothing at all without the flag.
+#[tokio::test]
+async fn mcp_reads_files_only_under_allow_from() {
+    let allowed = tempfile::tempdir().expect("tempdir");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let secret = elsewhere.path().join("app.yaml");
+    std::fs::write(&secret, TYPED).expect("write");
+    let secret = secret.to_str().expect("utf-8").to_owned();
+    let dump = write_dump(
+        allowed.path(),
+        &release_json(CONFIGMAP, "2026-07-12T10:30:00Z"),
+    );
+    let linked_dir = allowed.path().join("linked");
+    std::fs::create_dir(&linked_dir).expect("mkdir");
+    let link = linked_dir.join("out.yaml");
+    std::os::unix::fs::symlink(&secret, &link).expect("symlink");
+    let link = link.to_str().expect("utf-8").to_owned();
+    let linked_dir = linked_dir.to_str().expect("utf-8").to_owned();
+    let root = allowed.path().to_str().expect("utf-8");
+
+    let verify_from = |from: &str| json!({"name": "verify", "arguments": {"targets": ["deploy/inventory"], "namespace": "apps", "from": from, "since": "1h"}});
+    let calls = [
+        verify_from(&secret),
+        json!({"name": "release_show", "arguments": {"name": "inventory", "namespace": "apps", "from": secret}}),
+        json!({"name": "stale", "arguments": {"namespace": "apps", "manifests": secret}}),
+        verify_from(&link),
+        verify_from(&linked_dir),
+        verify_from("/etc/passwd"),
+        json!({"name": "release_show", "arguments": {"name": "inventory", "namespace": "apps", "from": dump}}),
+    ];
+    let (run, replies) = common::mcp(&["--allow-from", root], &calls).await;
+    assert_no_canary(&run.stdout, "the MCP replies");
+    assert_no_canary(&run.stderr, "the MCP server's stderr");
+    for (call, reply) in calls.iter().zip(&replies).take(6) {
+        let text = common::tool_text(reply);
+        assert_eq!(reply["isError"], true, "{call}: {reply}");
+        assert!(
+            text.contains("is not under a directory this server was started with (--allow-from)")
+                && text.contains(root),
+            "{call}: {text}"
+        );
+    }
+    // What is under the root is read.
+    assert_eq!(replies[6]["isError"], false, "{}", replies[6]);
+    assert!(
+        common::tool_text(&replies[6]).contains("inventory"),
+        "{}",
+        replies[6]
+    );
+
+    // Without --allow-from, no file at all, and the refusal names the flag.
+    let (_, replies) = common::mcp(
+        &[],
+        &[json!({"name": "release_show", "arguments": {"name": "inventory", "namespace": "apps", "from": dump}})],
+    )
+    .await;
+    let text = common::tool_text(&replies[0]);
+    assert!(
+        text.contains("started without --allow-from")
+            && text.contains("liveproof mcp --allow-from DIR"),
+        "{text}"
+    );
 }

@@ -131,6 +131,9 @@ async fn suggestions_carry_the_flags_the_user_gave() {
         "2026-07-12T12:00:00+02:00",
         "--image",
         "ghcr.io/acme/inventory:1.4.0",
+        "--insecure-registry",
+        "localhost:5000",
+        "--no-registry",
         "-o",
         "json",
     ])
@@ -147,6 +150,9 @@ async fn suggestions_carry_the_flags_the_user_gave() {
         "-n apps".to_string(),
         "--since 2026-07-12T10:00:00Z".to_string(),
         "--image ghcr.io/acme/inventory:1.4.0".to_string(),
+        // How the registry is spoken to is part of what the verdict meant.
+        "--insecure-registry localhost:5000".to_string(),
+        "--no-registry".to_string(),
     ] {
         assert!(command.contains(&flag), "`{flag}` missing from: {command}");
     }

@@ -136,3 +136,47 @@ async fn an_environment_proxy_never_takes_a_loopback_server() {
         demo.stdout, demo.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_proxy_is_named_not_the_api_server() {
+    let cluster = common::Cluster::start(story(), demo::NS).await;
+    let refusing = format!(
+        "http://{}",
+        common::canned_server(Some(common::http_response("403 Forbidden", &[], b"")))
+    );
+    let text = std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig");
+    let server_line = format!("    server: {}\n", cluster.sim.url());
+    for (proxy, said) in [
+        (
+            DEAD_PROXY.to_string(),
+            format!("cannot reach the proxy {DEAD_PROXY}/ on the way to the API server at"),
+        ),
+        (
+            refusing.clone(),
+            format!("the proxy {refusing}/ would not connect to the API server at"),
+        ),
+    ] {
+        std::fs::write(
+            &cluster.kubeconfig,
+            text.replace(
+                &server_line,
+                &format!("{server_line}    proxy-url: {proxy}\n"),
+            ),
+        )
+        .expect("write");
+        let mut args = VERIFY.to_vec();
+        args.extend(["--kubeconfig", cluster.kubeconfig()]);
+        let run = common::liveproof(&args).await;
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(&said),
+            "`{said}` not in: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("cannot reach the API server"),
+            "{}",
+            run.stderr
+        );
+    }
+}

@@ -421,7 +421,9 @@ impl Client {
             _ => self.http.get(&token_url),
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(realm, scope, "registry token request");
+        // The realm is the registry's to choose, query and all: shown masked.
+        let shown_realm = liveproof_redacted::DisplaySafeUrl::new(realm);
+        tracing::debug!(realm = %shown_realm, scope, "registry token request");
         let response = request
             .send()
             .await
@@ -442,7 +444,7 @@ impl Client {
             .and_then(TokenResponse::into_token)
             .ok_or_else(|| RegistryError::Malformed {
                 reference: reference.to_string(),
-                reason: format!("the token service at {realm} answered without a token"),
+                reason: format!("the token service at {shown_realm} answered without a token"),
             })
     }
 

@@ -11,6 +11,7 @@
 //! met by `1.4.0`), because both spellings of the same release are common and neither is a
 //! different build. A sentence-ending period (`… version 1.4.0.`) is not part of the token.
 
+use liveproof_redacted::DisplaySafeUrl;
 use serde_json::Value;
 
 use crate::model::{Check, Evidence, SourceRef, Status, TargetReport, Verdict};
@@ -24,7 +25,8 @@ const OBSERVED_CHARS: usize = 120;
 /// One `--version-url URL --expect-version V [--version-json PATH]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionExpectation {
-    pub url: String,
+    /// Shown masked (a URL can carry a password or a token); exposed only to be read.
+    pub url: DisplaySafeUrl,
     /// The version the server must report.
     pub expect: String,
     /// A dotted path into a JSON body: `.version`, `.build.version`, `.items.0.version`
@@ -127,14 +129,13 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
             let next_step = (verdict != Verdict::Live).then(|| {
                 format!(
                     "the server at {} does not report {} yet: check which build serves it{WAIT_FOR_IT}",
-                    redact_url(&expectation.url),
-                    expectation.expect,
+                    expectation.url, expectation.expect,
                 )
             });
             TargetReport {
                 kind: "Server".into(),
                 namespace: String::new(),
-                name: redact_url(&expectation.url),
+                name: expectation.url.to_string(),
                 verdict,
                 via: None,
                 evidence: vec![item],
@@ -153,7 +154,7 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
 /// with no reading is `unknown`.
 pub fn judge(
     expectations: &[VersionExpectation],
-    readings: &[(String, VersionReading)],
+    readings: &[(DisplaySafeUrl, VersionReading)],
 ) -> Vec<Evidence> {
     let mut used = vec![false; readings.len()];
     expectations
@@ -173,11 +174,10 @@ pub fn judge(
 }
 
 fn judge_one(expectation: &VersionExpectation, reading: Option<&VersionReading>) -> Evidence {
-    let shown = ShownUrl::new(&expectation.url);
-    let url = shown.to_string();
+    let url = expectation.url.to_string();
     let source = match &expectation.json_path {
-        Some(path) => SourceRef::url(&shown).field(path.trim()),
-        None => SourceRef::url(&shown),
+        Some(path) => SourceRef::url(&expectation.url).field(path.trim()),
+        None => SourceRef::url(&expectation.url),
     };
     let expect = expectation.expect.trim();
     let evidence = |status: Status, observed: String, detail: String| Evidence {
@@ -408,80 +408,6 @@ fn excerpt(body: &str, around: Option<&str>) -> String {
     )
 }
 
-/// The URL as it may be shown (evidence, errors, logs): a password in it masked
-/// (`https://u:p@h/` → `https://u:***@h/`; a bare userinfo, usually a token, masked whole),
-/// every query value masked (`?token=abc&v=2` → `?token=***&v=***`: a query is where tokens
-/// travel) and a fragment masked. Scheme, host, port, path and query keys stay readable.
-pub fn redact_url(url: &str) -> String {
-    ShownUrl::new(url).to_string()
-}
-
-/// A URL that displays redacted (see [`redact_url`]): hold this, not the raw string, wherever
-/// a URL may end up in front of a person.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ShownUrl {
-    shown: String,
-}
-
-impl ShownUrl {
-    pub fn new(url: &str) -> ShownUrl {
-        let (before_fragment, fragment) = match url.split_once('#') {
-            Some((b, _)) => (b, Some("***")),
-            None => (url, None),
-        };
-        let (before_query, query) = match before_fragment.split_once('?') {
-            Some((b, q)) => (b, Some(q)),
-            None => (before_fragment, None),
-        };
-        let mut shown = match before_query.find("://") {
-            Some(scheme_end) => {
-                let rest = &before_query[scheme_end + 3..];
-                let authority_end = rest.find('/').unwrap_or(rest.len());
-                let (authority, path) = rest.split_at(authority_end);
-                let authority = match authority.rsplit_once('@') {
-                    Some((userinfo, host)) => match userinfo.split_once(':') {
-                        Some((user, _)) => format!("{user}:***@{host}"),
-                        None => format!("***@{host}"),
-                    },
-                    None => authority.to_string(),
-                };
-                format!("{}{authority}{path}", &before_query[..scheme_end + 3])
-            }
-            None => before_query.to_string(),
-        };
-        if let Some(query) = query {
-            let masked: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) => format!("{key}=***"),
-                    None if pair.is_empty() => String::new(),
-                    // A bare word can be a token itself (`?abc123`).
-                    None => "***".to_string(),
-                })
-                .collect();
-            shown.push('?');
-            shown.push_str(&masked.join("&"));
-        }
-        if let Some(f) = fragment {
-            shown.push('#');
-            shown.push_str(f);
-        }
-        ShownUrl { shown }
-    }
-}
-
-impl std::fmt::Display for ShownUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.shown)
-    }
-}
-
-impl std::fmt::Debug for ShownUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ShownUrl({})", self.shown)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,14 +417,14 @@ mod tests {
 
     fn expect(v: &str, path: Option<&str>) -> VersionExpectation {
         VersionExpectation {
-            url: URL.to_string(),
+            url: URL.into(),
             expect: v.to_string(),
             json_path: path.map(str::to_string),
         }
     }
 
     fn one(exp: VersionExpectation, reading: VersionReading) -> Evidence {
-        let mut out = judge(&[exp], &[(URL.to_string(), reading)]);
+        let mut out = judge(&[exp], &[(URL.into(), reading)]);
         assert_eq!(out.len(), 1);
         out.remove(0)
     }
@@ -654,7 +580,7 @@ mod tests {
         assert_eq!(out[0].observed, "not read");
         let out = judge(
             &[expect("1.4.0", None)],
-            &[("https://other.example/".to_string(), body("1.4.0"))],
+            &[("https://other.example/".into(), body("1.4.0"))],
         );
         assert_eq!(out[0].status, Status::Unknown);
     }
@@ -669,7 +595,7 @@ mod tests {
 
     #[test]
     fn one_item_per_expectation_paired_by_url_in_order() {
-        let b = "https://b.example/v".to_string();
+        let b = DisplaySafeUrl::new("https://b.example/v");
         let exps = [
             expect("1.4.0", Some(".version")),
             VersionExpectation {
@@ -681,14 +607,8 @@ mod tests {
         ];
         let readings = [
             (b, body("2.0.0")),
-            (
-                URL.to_string(),
-                VersionReading::Field(Some("1.4.0".to_string())),
-            ),
-            (
-                URL.to_string(),
-                VersionReading::Field(Some("1a2b".to_string())),
-            ),
+            (URL.into(), VersionReading::Field(Some("1.4.0".to_string()))),
+            (URL.into(), VersionReading::Field(Some("1a2b".to_string()))),
         ];
         let out = judge(&exps, &readings);
         let statuses: Vec<_> = out.iter().map(|e| e.status).collect();
@@ -763,36 +683,17 @@ mod tests {
 
     #[test]
     fn passwords_in_urls_are_never_shown() {
-        assert_eq!(
-            redact_url("https://bob:s3cret@h.example/v"),
-            "https://bob:***@h.example/v"
-        );
-        assert_eq!(
-            redact_url("https://tok3n@h.example/v?x=a@b"),
-            "https://***@h.example/v?x=***"
-        );
-        assert_eq!(redact_url("http://h:8080/v?a=b@c"), "http://h:8080/v?a=***");
-        assert_eq!(
-            redact_url("https://h.example/version?token=s3cret&v=2#access_token=s3cret"),
-            "https://h.example/version?token=***&v=***#***"
-        );
-        assert_eq!(
-            redact_url("https://h.example/v?s3cret"),
-            "https://h.example/v?***"
-        );
-        assert_eq!(
-            redact_url("https://h.example:6443"),
-            "https://h.example:6443"
-        );
+        let url = DisplaySafeUrl::new("https://bob:s3cret@h.example/v?token=s3cret");
         let e = judge(
             &[VersionExpectation {
-                url: "https://bob:s3cret@h.example/v".to_string(),
+                url: url.clone(),
                 expect: "1.4.0".to_string(),
                 json_path: None,
             }],
-            &[("https://bob:s3cret@h.example/v".to_string(), body("1.3.9"))],
+            &[(url, body("1.3.9"))],
         );
         let all = format!("{e:?}");
         assert!(!all.contains("s3cret"), "{all}");
+        assert_eq!(e[0].source(), "https://bob:***@h.example/v?token=***");
     }
 }

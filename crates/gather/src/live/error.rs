@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use liveproof_redacted::DisplaySafeUrl;
+
 /// The hint every "cannot reach" error ends with.
 const REACH_HINT: &str =
     "hint: is the cluster reachable? check `kubectl cluster-info` with the same kubeconfig and context";
@@ -27,10 +29,13 @@ pub enum GatherError {
     // `cause` is made safe to show (see `safe_cause`); the client error itself is not kept: an
     // exec plugin's failure quotes its command line, environment and output.
     #[error("cannot set up a client for the API server at {server}: {cause}\nhint: check the certificate-authority, client certificate and proxy settings in the kubeconfig")]
-    Client { server: String, cause: String },
+    Client {
+        server: DisplaySafeUrl,
+        cause: String,
+    },
     #[error("cannot reach the API server at {server} (reading {what}): {cause}\n{REACH_HINT}")]
     Unreachable {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -38,7 +43,7 @@ pub enum GatherError {
     },
     #[error("the API server at {server} did not answer within {} (reading {what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)", humanize(*after))]
     Timeout {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         after: std::time::Duration,
         #[source]
@@ -50,7 +55,7 @@ pub enum GatherError {
         _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
     })]
     NoNamespace {
-        server: String,
+        server: DisplaySafeUrl,
         namespace: String,
         /// What was looked for there (`deployment inventory`); empty for a namespace alone.
         target: String,
@@ -61,7 +66,7 @@ pub enum GatherError {
     },
     #[error("{what} not found on the API server at {server} (looked {where_})\nhint: {hint}")]
     NotFound {
-        server: String,
+        server: DisplaySafeUrl,
         /// What was looked for: `deployment apps/inventroy`.
         what: String,
         /// `in namespace apps`, `in every namespace`.
@@ -71,7 +76,7 @@ pub enum GatherError {
     },
     #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
     Tls {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -79,16 +84,19 @@ pub enum GatherError {
     },
     #[error("the API server at {server} rejected the credentials (401 Unauthorized) reading {what}\nhint: the token or certificate is expired or wrong; log in again and check `kubectl auth whoami`")]
     Unauthorized {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         #[source]
         source: Box<kube::Error>,
     },
     #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
-    Auth { server: String, cause: String },
+    Auth {
+        server: DisplaySafeUrl,
+        cause: String,
+    },
     #[error("the API server at {server} answered {status} reading {what} and asked to be retried after {} (Retry-After: {}), more than the {} this request has left of --request-timeout: it is down for this run\nhint: the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout", humanize(*asked), asked.as_secs(), humanize(*left))]
     RetryAfter {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         status: u16,
         asked: std::time::Duration,
@@ -97,31 +105,69 @@ pub enum GatherError {
     /// `cause` is an [`ExecPluginError`](super::ExecPluginError)'s message: it names the
     /// plugin's program, never its arguments, environment or output.
     #[error("cannot get credentials for the API server at {server}: {cause}\nhint: run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")]
-    ExecPlugin { server: String, cause: String },
+    ExecPlugin {
+        server: DisplaySafeUrl,
+        cause: String,
+    },
     #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
     UnexplainedNotFound {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         message: String,
     },
     #[error("the API server at {server} never completed the list of {what}: {why}\nhint: a list is taken whole or not at all (a partial one could leave out an old pod that still serves); check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig")]
     IncompleteList {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         why: String,
     },
-    #[error("the API server at {server} answered {code} reading {what}: {message}")]
+    // The Status is told in words (never kube's `Status { … }` Debug), its message cut to
+    // [`SHOWN_BYTES`]: a server (or what stands in its place) may send megabytes.
+    #[error("the API server at {server} answered {} reading {what}: {}{}\nhint: {}", status_line(*code), shown(message), if reason.is_empty() { String::new() } else { format!(" (reason: {})", shown(reason)) }, api_hint(*code))]
     Api {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         code: u16,
+        /// The Status's `reason` (`InternalError`), empty when the body was not a Status.
+        reason: String,
+        /// The Status's `message`, or the body that was not a Status; shown cut.
         message: String,
+    },
+    #[error("the API server at {server} answered {} reading {what}, redirecting to {}: not followed\nhint: an API server does not redirect: a proxy, a load balancer or a sign-in page answers at this address, or the kubeconfig's server URL is outdated (http for https, an old host); check the cluster's server in the kubeconfig", status_line(*code), location.as_ref().map_or_else(|| "no Location".to_string(), ToString::to_string))]
+    Redirected {
+        server: DisplaySafeUrl,
+        what: String,
+        code: u16,
+        location: Option<DisplaySafeUrl>,
+    },
+    #[error("the API server at {server} answered something that is not Kubernetes JSON reading {what}: {problem}\nhint: something between liveproof and the API server (a proxy, a sign-in page, a wrong server path in the kubeconfig) may be answering; check `kubectl get --raw /version` with the same kubeconfig")]
+    Undecodable {
+        server: DisplaySafeUrl,
+        what: String,
+        /// Where and how it is not, quoting none of it.
+        problem: String,
+    },
+    #[error("cannot reach the proxy {proxy} on the way to the API server at {server} (reading {what}): {cause}\nhint: the proxy (proxy-url in the kubeconfig's cluster, or HTTPS_PROXY/HTTP_PROXY) does not answer: check that it runs and its address")]
+    ProxyUnreachable {
+        proxy: DisplaySafeUrl,
+        server: DisplaySafeUrl,
+        what: String,
+        cause: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("the proxy {proxy} would not connect to the API server at {server} (reading {what}): {cause}\nhint: the proxy answered but refused the tunnel: check that it lets this host through, and the credentials in the proxy URL")]
+    ProxyRefused {
+        proxy: DisplaySafeUrl,
+        server: DisplaySafeUrl,
+        what: String,
+        cause: String,
         #[source]
         source: Box<kube::Error>,
     },
     #[error("cannot read {what} from the API server at {server}: {cause}")]
     Other {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -133,7 +179,7 @@ pub enum GatherError {
     NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
     Watch {
-        server: String,
+        server: DisplaySafeUrl,
         what: String,
         cause: String,
         #[source]
@@ -144,12 +190,12 @@ pub enum GatherError {
 impl GatherError {
     /// Turns a client error met while reading `what` into the error a person can act on.
     pub(crate) fn from_kube(
-        server: &str,
+        endpoint: &Endpoint,
         timeout: std::time::Duration,
         what: &str,
         err: kube::Error,
     ) -> GatherError {
-        let server = server.to_string();
+        let server = endpoint.server.clone();
         let what = what.to_string();
         let cause = root_cause(&err);
         if let Some(busy) = find::<super::service::RetryAfterTooLong>(&err) {
@@ -165,6 +211,14 @@ impl GatherError {
             return GatherError::ExecPlugin {
                 server,
                 cause: plugin.to_string(),
+            };
+        }
+        if let Some(redirect) = find::<super::service::Redirected>(&err) {
+            return GatherError::Redirected {
+                server,
+                what,
+                code: redirect.status.as_u16(),
+                location: redirect.location.clone(),
             };
         }
         match &err {
@@ -183,8 +237,18 @@ impl GatherError {
                 server,
                 what,
                 code: status.code,
+                // kube's own word for a body that is not a Status, not the server's.
+                reason: if status.reason == NOT_A_STATUS {
+                    String::new()
+                } else {
+                    status.reason.clone()
+                },
                 message: status.message.clone(),
-                source: Box::new(err),
+            },
+            kube::Error::SerdeError(e) => GatherError::Undecodable {
+                server,
+                what,
+                problem: liveproof_redacted::parse::json_problem(e),
             },
             kube::Error::Auth(_) => GatherError::Auth {
                 server,
@@ -196,6 +260,32 @@ impl GatherError {
                     what,
                     cause,
                     source: Box::new(err),
+                }
+            }
+            // Through a proxy, every connection is to the proxy: one that cannot be made is
+            // the proxy's, and a tunnel it will not open is its answer, not the server's.
+            kube::Error::HyperError(_) | kube::Error::Service(_) if endpoint.proxy.is_some() => {
+                let proxy = endpoint.proxy.clone().unwrap_or_default();
+                // hyper-util's words for a CONNECT the proxy answered with an error status
+                // (407 included); a connection it could not make is "failed to create …".
+                if chain_mentions(&err, "tunnel error: unsuccessful")
+                    || chain_mentions(&err, "tunnel error: proxy authorization required")
+                {
+                    GatherError::ProxyRefused {
+                        proxy,
+                        server,
+                        what,
+                        cause,
+                        source: Box::new(err),
+                    }
+                } else {
+                    GatherError::ProxyUnreachable {
+                        proxy,
+                        server,
+                        what,
+                        cause,
+                        source: Box::new(err),
+                    }
                 }
             }
             kube::Error::HyperError(_) | kube::Error::Service(_) => GatherError::Unreachable {
@@ -214,8 +304,94 @@ impl GatherError {
     }
 }
 
-/// The innermost message of an error chain ("Connection refused (os error 111)"), which is
-/// what a person needs; the outer layers say "client error (Connect)".
+/// Where requests go: the API server, and the proxy in between when there is one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Endpoint {
+    pub(crate) server: DisplaySafeUrl,
+    pub(crate) proxy: Option<DisplaySafeUrl>,
+}
+
+/// The most of a server's message shown: a Status (or a page in its place) can be megabytes.
+pub const SHOWN_BYTES: usize = 1024;
+
+/// The `reason` kube gives a Status it made up from a body that was not one.
+const NOT_A_STATUS: &str = "Failed to parse error data";
+
+/// `text` on one line, cut to [`SHOWN_BYTES`] with a note saying so.
+fn shown(text: &str) -> String {
+    let flat: String = text
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.len() <= SHOWN_BYTES {
+        return flat;
+    }
+    let mut cut = SHOWN_BYTES;
+    while !flat.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}… (cut: {} bytes, the first {} shown)",
+        &flat[..cut],
+        text.len(),
+        SHOWN_BYTES
+    )
+}
+
+/// `500 Internal Server Error`.
+fn status_line(code: u16) -> String {
+    match http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+    {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
+    }
+}
+
+fn api_hint(code: u16) -> &'static str {
+    match code {
+        429 => "the API server is limiting requests; try again later, or with fewer targets at once",
+        500..=599 => "the API server (or a proxy in front of it) failed, and kept failing when asked again: check its health with `kubectl get --raw '/readyz?verbose'` with the same kubeconfig",
+        _ => "check the same read with kubectl and the same kubeconfig (`kubectl get --raw /version`, `kubectl auth can-i`)",
+    }
+}
+
+/// The Status an error chain carries (a refused request, a failed watch), however wrapped.
+fn find_status<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a kube::core::Status> {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
+            return Some(status);
+        }
+        if let Some(kube::runtime::watcher::Error::WatchError(status)) =
+            e.downcast_ref::<kube::runtime::watcher::Error>()
+        {
+            return Some(status);
+        }
+        if let Some(status) = e.downcast_ref::<kube::core::Status>() {
+            return Some(status);
+        }
+        if let Some(status) = e.downcast_ref::<Box<kube::core::Status>>() {
+            return Some(status);
+        }
+        current = e.source();
+    }
+    None
+}
+
+fn chain_mentions(err: &(dyn std::error::Error + 'static), word: &str) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if e.to_string().to_ascii_lowercase().contains(word) {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
 /// What went wrong with a kubeconfig, without quoting the file: a file that is not a
 /// kubeconfig may be anything (`--kubeconfig .env`), and none of its lines may be printed.
 pub(crate) fn kubeconfig_reason(err: &kube::config::KubeconfigError) -> String {
@@ -272,18 +448,28 @@ pub(crate) fn safe_cause(err: &(dyn std::error::Error + 'static)) -> String {
     root_cause(err)
 }
 
+/// The innermost message of an error chain ("Connection refused (os error 111)"), which is
+/// what a person needs; the outer layers say "client error (Connect)". A Status is told in
+/// words, cut; a URL in it is masked (kube's proxy errors print the proxy URL whole).
 pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(status) = find_status(err) {
+        return format!("{}: {}", status_line(status.code), shown(&status.message));
+    }
+    if let Some(redirect) = find::<super::service::Redirected>(err) {
+        return redirect.to_string();
+    }
     let mut last = err;
     while let Some(next) = last.source() {
         last = next;
     }
     let root = last.to_string();
     let top = err.to_string();
-    if std::ptr::addr_eq(last, err) || top.contains(&root) {
+    let cause = if std::ptr::addr_eq(last, err) || top.contains(&root) {
         top
     } else {
         root
-    }
+    };
+    liveproof_redacted::mask_urls(&shown(&cause)).into_owned()
 }
 
 /// A request given up by the client's connect, read or write timeout (hyper-timeout reports

@@ -38,7 +38,9 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
+use liveproof_redacted::DisplaySafeUrl;
 
+use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use exec_plugin::ExecPluginError;
 pub use watch::ObservedStream;
@@ -89,7 +91,8 @@ pub struct Cluster {
     /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
     watch_client: kube::Client,
     default_ns: String,
-    server: String,
+    /// The API server's URL and the proxy to it, as every message shows them (masked).
+    endpoint: Endpoint,
     /// The kubeconfig context in use (none in a pod's service account).
     context: Option<String>,
     requests: Arc<AtomicU64>,
@@ -110,7 +113,7 @@ pub struct Cluster {
 impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cluster")
-            .field("server", &self.server)
+            .field("server", &self.endpoint.server)
             .field("default_ns", &self.default_ns)
             .field("requests", &self.request_count())
             .finish_non_exhaustive()
@@ -194,24 +197,26 @@ impl Cluster {
             })
             .map(|p| {
                 p.parse::<http::Uri>().map_err(|_| GatherError::Client {
-                    server: config.cluster_url.to_string(),
+                    server: DisplaySafeUrl::new(config.cluster_url.to_string()),
                     cause: "the proxy URL (proxy-url, HTTPS_PROXY or HTTP_PROXY) is not a URL"
                         .into(),
                 })
             })
             .transpose()?;
         if let Some(p) = &config.proxy_url {
-            tracing::info!(
-                "through the proxy {}",
-                liveproof_evidence::server::redact_url(&p.to_string())
-            );
+            tracing::info!("through the proxy {}", DisplaySafeUrl::new(p.to_string()));
         }
         let timeout = opts.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let first_plugin_run = opts.deadline.map_or(timeout, |at| {
             timeout.min(at.saturating_duration_since(std::time::Instant::now()))
         });
+        let proxy = config
+            .proxy_url
+            .as_ref()
+            .map(|p| DisplaySafeUrl::new(p.to_string()));
         let mut cluster =
             Cluster::within(config, opts.namespace.clone(), timeout, first_plugin_run).await?;
+        cluster.endpoint.proxy = proxy;
         cluster.context = opts
             .context
             .clone()
@@ -238,8 +243,9 @@ impl Cluster {
         timeout: Duration,
         first_plugin_run: Duration,
     ) -> Result<Cluster, GatherError> {
+        config.cluster_url = bare_server_url(&config.cluster_url);
         let server = config.cluster_url.to_string();
-        let server = server.trim_end_matches('/').to_string();
+        let server = DisplaySafeUrl::new(server.trim_end_matches('/'));
         if let Some(ns) = namespace {
             config.default_namespace = ns;
         }
@@ -259,7 +265,10 @@ impl Cluster {
             client,
             watch_client,
             default_ns,
-            server,
+            endpoint: Endpoint {
+                server,
+                proxy: None,
+            },
             context: None,
             requests,
             request_timeout: timeout,
@@ -281,7 +290,7 @@ impl Cluster {
         self.exec_token = self.exec_token.map(|t| t.with_timeout(timeout));
         let (client, watch_client) = build_clients(
             &self.config,
-            &self.server,
+            &self.endpoint.server,
             &self.requests,
             timeout,
             self.exec_token.as_ref(),
@@ -299,7 +308,7 @@ impl Cluster {
 
     /// A client error met while reading `what`, as the error a person can act on.
     pub(crate) fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
-        GatherError::from_kube(&self.server, self.request_timeout, what, err)
+        GatherError::from_kube(&self.endpoint, self.request_timeout, what, err)
     }
 
     /// `-n`, else the context's namespace (or the service account's), else `default`.
@@ -307,9 +316,9 @@ impl Cluster {
         &self.default_ns
     }
 
-    /// The API server's URL, as errors name it.
-    pub fn server(&self) -> &str {
-        &self.server
+    /// The API server's URL, as errors name it (masked: it may carry a password).
+    pub fn server(&self) -> &DisplaySafeUrl {
+        &self.endpoint.server
     }
 
     /// Decodes the Helm releases it follows within `limits` (`--max-release-size`, and the
@@ -578,7 +587,7 @@ impl Cluster {
                             .map(str::to_string)
                     });
                     return Err(GatherError::NoNamespace {
-                        server: self.server.clone(),
+                        server: self.endpoint.server.clone(),
                         namespace: ns.to_string(),
                         target: if target.name.is_empty() {
                             String::new()
@@ -645,7 +654,7 @@ impl Cluster {
             String::new()
         };
         Some(GatherError::NotFound {
-            server: self.server.clone(),
+            server: self.endpoint.server.clone(),
             what: match ns {
                 Some(ns) => format!("{kind} {ns}/{}{more}", first.target.name),
                 None => format!("{kind} {}{more}", first.target.name),
@@ -915,7 +924,7 @@ impl Cluster {
     /// A list the server never completed (see [`pager`]).
     pub(crate) fn incomplete(&self, what: &str, why: String) -> GatherError {
         GatherError::IncompleteList {
-            server: self.server.clone(),
+            server: self.endpoint.server.clone(),
             what: what.to_string(),
             why,
         }
@@ -1074,7 +1083,7 @@ fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<S
 /// [`WATCH_SECONDS`], so its reads and its whole response get that much longer.
 fn build_clients(
     config: &kube::Config,
-    server: &str,
+    server: &DisplaySafeUrl,
     requests: &Arc<AtomicU64>,
     timeout: Duration,
     exec_token: Option<&exec_plugin::ExecToken>,
@@ -1087,12 +1096,13 @@ fn build_clients(
         config.reset_reader_on_write = true;
         let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
             GatherError::Client {
-                server: server.to_string(),
+                server: server.clone(),
                 cause: error::safe_cause(&source),
             }
         })?;
         Ok::<_, GatherError>(
             builder
+                .with_layer(&service::RefuseRedirectsLayer)
                 .with_layer(&service::CountRequestsLayer {
                     count: Arc::clone(requests),
                 })
@@ -1114,6 +1124,29 @@ fn build_clients(
     };
     let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
     Ok((build(timeout)?, build(watch_read)?))
+}
+
+/// The server URL without userinfo or query. kube never sends either (requests are paths under
+/// the URL; hyper takes the host alone), but its HTTP stack logs the URL, its connection pool
+/// the authority, and through a proxy each request line would carry the userinfo.
+fn bare_server_url(url: &http::Uri) -> http::Uri {
+    let mut parts = url.clone().into_parts();
+    if let Some(host) = parts
+        .authority
+        .as_ref()
+        .and_then(|a| a.as_str().rsplit_once('@'))
+        .and_then(|(_, host)| host.parse::<http::uri::Authority>().ok())
+    {
+        parts.authority = Some(host);
+    }
+    if let Some(path) = parts
+        .path_and_query
+        .as_ref()
+        .and_then(|pq| pq.path().parse::<http::uri::PathAndQuery>().ok())
+    {
+        parts.path_and_query = Some(path);
+    }
+    http::Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
 }
 
 /// The files `KUBECONFIG` lists (empty entries dropped), when it lists any.
@@ -1176,4 +1209,20 @@ impl Listing {
 enum Related {
     Namespace(ResourceKind, String),
     Pods(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare_server_url;
+
+    #[test]
+    fn the_server_url_kube_is_given_has_no_userinfo_and_no_query() {
+        let bare = |url: &str| bare_server_url(&url.parse().expect("uri")).to_string();
+        assert_eq!(
+            bare("https://u:canarypass@h.example:6443/prefix?token=canaryquery"),
+            "https://h.example:6443/prefix"
+        );
+        assert_eq!(bare("http://127.0.0.1:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(bare("https://[::1]:6443/"), "https://[::1]:6443/");
+    }
 }

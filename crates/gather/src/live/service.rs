@@ -16,6 +16,7 @@ use futures::future::BoxFuture;
 use http::{Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use kube::client::Body;
+use liveproof_redacted::DisplaySafeUrl;
 use tower::retry::Policy;
 use tower::{BoxError, Layer, Service};
 
@@ -60,6 +61,66 @@ where
         let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
         tracing::debug!(method = %req.method(), path, "API request");
         self.inner.call(req)
+    }
+}
+
+/// A redirect answered instead of an object. Never followed: an API server does not redirect,
+/// so whatever does is not one (a sign-in page, a load balancer), and kube would read the
+/// redirect's empty body as the object ("Error deserializing response: EOF").
+#[derive(Debug, thiserror::Error)]
+#[error("redirected ({status}) to {}, not followed", location.as_ref().map_or_else(|| "nowhere (no Location)".to_string(), ToString::to_string))]
+pub(crate) struct Redirected {
+    pub(crate) status: StatusCode,
+    /// Where to, masked: a sign-in URL carries tokens in its query.
+    pub(crate) location: Option<DisplaySafeUrl>,
+}
+
+/// Turns a 3xx response into a [`Redirected`] error.
+#[derive(Clone, Debug)]
+pub(crate) struct RefuseRedirectsLayer;
+
+impl<S> Layer<S> for RefuseRedirectsLayer {
+    type Service = RefuseRedirects<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RefuseRedirects { inner }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct RefuseRedirects<S> {
+    inner: S,
+}
+
+impl<S, B, RB> Service<Request<B>> for RefuseRedirects<S>
+where
+    S: Service<Request<B>, Response = Response<RB>, Error = BoxError>,
+    S::Future: Send + 'static,
+    RB: Send + 'static,
+{
+    type Response = Response<RB>;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<Response<RB>, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let response = answer.await?;
+            let status = response.status();
+            // 304 is not a redirect, and kube never asks a conditional request anyway.
+            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+                let location = response
+                    .headers()
+                    .get(http::header::LOCATION)
+                    .map(|v| DisplaySafeUrl::new(String::from_utf8_lossy(v.as_bytes())));
+                return Err(Box::new(Redirected { status, location }) as BoxError);
+            }
+            Ok(response)
+        })
     }
 }
 

@@ -193,7 +193,7 @@ impl Cluster {
             }
             let results = join_all(reads.iter().map(|r| self.read_source(r))).await;
             for (read, result) in reads.iter().zip(results) {
-                record(observed, read, result?, &self.server);
+                record(observed, read, result?, &self.endpoint.server);
             }
             done.extend(reads);
         }
@@ -244,7 +244,7 @@ impl Cluster {
                     SourceRead::Object { .. } if names_object => Ok(RawRead::Absent),
                     _ if !self.serves(read.resource()).await? => Ok(RawRead::NotInstalled),
                     _ => Err(GatherError::UnexplainedNotFound {
-                        server: self.server.clone(),
+                        server: self.endpoint.server.clone(),
                         what,
                         message: status.message.clone(),
                     }),
@@ -277,7 +277,12 @@ impl Cluster {
     }
 }
 
-fn record(observed: &mut Observed, read: &SourceRead, result: RawRead, server: &str) {
+fn record(
+    observed: &mut Observed,
+    read: &SourceRead,
+    result: RawRead,
+    server: &liveproof_redacted::DisplaySafeUrl,
+) {
     let ns = read.namespace();
     let resource = read.resource();
     match result {

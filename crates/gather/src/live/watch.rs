@@ -440,7 +440,7 @@ impl WatchState {
                 if self.consecutive_failures >= FAILURES_BEFORE_ERROR {
                     self.consecutive_failures = 0;
                     self.failure = Some(GatherError::Watch {
-                        server: self.cluster.server.clone(),
+                        server: self.cluster.endpoint.server.clone(),
                         what: scope.key.to_string(),
                         cause: root_cause(&err),
                         source: Box::new(err),
@@ -1113,7 +1113,7 @@ mod tests {
         let Some(GatherError::Watch { server, what, .. }) = state.failure.take() else {
             panic!("a watch error after {FAILURES_BEFORE_ERROR} failures");
         };
-        assert_eq!(server, SERVER);
+        assert_eq!(server.to_string(), SERVER);
         assert_eq!(what, "pods in namespace shop matching `app=inventory`");
         assert_eq!(state.consecutive_failures, 0, "counting starts over");
     }

@@ -70,6 +70,46 @@ impl Call {
     }
 }
 
+impl Call {
+    /// Why this call may not read the files it names (`from`, `manifests`), if any of them is
+    /// outside `roots` (canonical paths, `liveproof mcp --allow-from`): the path itself, or
+    /// for a directory any manifest in it, after symlinks are followed. Nothing is read.
+    pub fn files_refusal(&self, roots: &[std::path::PathBuf]) -> Option<String> {
+        for (argument, flag) in [("from", "--from="), ("manifests", "--filename=")] {
+            let Some(given) = self.argv.iter().find_map(|a| a.strip_prefix(flag)) else {
+                continue;
+            };
+            if roots.is_empty() {
+                return Some(format!(
+                    "`{argument}` names files, and this server reads none: it was started without \
+                     --allow-from\nhint: leave `{argument}` out to read the cluster, or ask the \
+                     operator to start the server with `liveproof mcp --allow-from DIR` for the \
+                     directory that holds the manifests"
+                ));
+            }
+            let inside = |path: &std::path::Path| {
+                std::fs::canonicalize(path).is_ok_and(|c| roots.iter().any(|r| c.starts_with(r)))
+            };
+            // A directory is read recursively, a symlinked file in it followed: each counts.
+            let files = liveproof_gather::offline::manifest_files(std::path::Path::new(given));
+            if !inside(std::path::Path::new(given)) || !files.iter().all(|f| inside(f)) {
+                return Some(format!(
+                    "`{argument}` `{given}` is not under a directory this server was started with \
+                     (--allow-from), or does not exist: a tool call may read only there\nhint: \
+                     name a file under {}, or ask the operator to add its directory with \
+                     --allow-from",
+                    roots
+                        .iter()
+                        .map(|r| r.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        None
+    }
+}
+
 /// The kubeconfigs tool calls may name: those given to `liveproof mcp --kubeconfig`, the files
 /// `KUBECONFIG` lists, and `~/.kube/config` — each that exists, canonical.
 pub fn allowed_kubeconfigs(given: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
@@ -139,8 +179,16 @@ pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
     }
 }
 
+/// The arguments as `T`, or which one is wrong and how, quoting no value given (a client may
+/// have put anything there).
 fn decode<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("{} arguments: {e}", tool.name()))
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
+        let problem = liveproof_redacted::parse::data_problem(&e.inner().to_string());
+        match e.path().to_string().as_str() {
+            "." => format!("{} arguments: {problem}", tool.name()),
+            field => format!("{} arguments: `{field}` {problem}", tool.name()),
+        }
+    })
 }
 
 /// Runs a call; never fails: an error or even a panic becomes an `isError` result, and the

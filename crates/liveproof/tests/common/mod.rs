@@ -346,3 +346,140 @@ impl Verify {
         liveproof(&refs).await
     }
 }
+
+/// An HTTP response as bytes: `status` (`500 Internal Server Error`), extra header lines, and
+/// the body; the connection closes after it.
+pub fn http_response(status: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for header in headers {
+        out.push_str(header);
+        out.push_str("\r\n");
+    }
+    out.push_str("\r\n");
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A server on loopback answering every request with `response` (see [`http_response`]) —
+/// a proxy, a gateway, a login page or a broken server where the API server should be — or,
+/// with `None`, reading every request and never answering. Its address, `127.0.0.1:PORT`.
+pub fn canned_server(response: Option<Vec<u8>>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let response = std::sync::Arc::new(response);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let response = std::sync::Arc::clone(&response);
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                match response.as_ref() {
+                    Some(bytes) => {
+                        let _ = stream.write_all(bytes);
+                    }
+                    // Hold the connection open until the client gives up.
+                    None => std::thread::sleep(Duration::from_secs(600)),
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Writes a kubeconfig whose one cluster is `server` (any URL, credentials and all), with the
+/// namespace `apps` and a bearer token; its path.
+pub fn kubeconfig_for(dir: &Path, name: &str, server: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: '{server}'\n\
+             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: apps\n\
+             current-context: c\nusers:\n- name: u\n  user:\n    token: not-a-secret\n"
+        ),
+    )
+    .expect("kubeconfig written");
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+/// `liveproof mcp SERVER_ARGS…` over stdio as a client drives it: the handshake, then each
+/// of `calls` (`{"name", "arguments"}`) as `tools/call` with ids 1, 2, …; stdin closed after.
+/// The run, and each call's result (or error) by its position.
+pub async fn mcp(
+    server_args: &[&str],
+    calls: &[serde_json::Value],
+) -> (Run, Vec<serde_json::Value>) {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("mcp")
+        .args(server_args)
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof mcp starts");
+    let mut input = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "tests", "version": "1"}}})
+    .to_string();
+    input.push('\n');
+    input.push_str(
+        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+    input.push('\n');
+    for (i, call) in calls.iter().enumerate() {
+        input.push_str(
+            &serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call})
+                .to_string(),
+        );
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).await.expect("write");
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("the MCP server answered and exited within 120s")
+        .expect("runs");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let messages: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let replies = (1..=calls.len())
+        .map(|id| {
+            messages
+                .iter()
+                .find(|m| m["id"] == id)
+                .map(|m| m.get("result").unwrap_or(&m["error"]).clone())
+                .unwrap_or_else(|| panic!("no reply to call {id}: {}\n{}", run.stdout, run.stderr))
+        })
+        .collect();
+    (run, replies)
+}
+
+/// The text of a tool result.
+pub fn tool_text(result: &serde_json::Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"))
+}
