@@ -839,3 +839,27 @@ fn max_release_size_is_bounded() {
         run.stderr
     );
 }
+
+/// Issue 21, point 4: every file input has a size cap and a clear error naming it. A 100 MB
+/// YAML given as `-f` once aborted the process at 3.6 GB; now it is refused by its size,
+/// before a byte is read (the file here is sparse: nothing is written or read).
+#[test]
+fn an_oversized_manifest_or_dump_is_refused_by_its_size() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big = dir.path().join("huge.yaml");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(100 * 1024 * 1024))
+        .expect("a sparse 100 MB file");
+    let big = path_str(&big);
+    let run = verify_offline(
+        &live_dump(),
+        &["--since", "2026-07-12T10:00:00Z", "-f", &big],
+    );
+    run.assert_refused(2, "-f huge.yaml").assert_stderr_names(
+        &[&big, "104857600 bytes of YAML", "as JSON"],
+        "-f huge.yaml",
+    );
+    let run = verify_offline(&big, &["--since", "2026-07-12T10:00:00Z"]);
+    run.assert_refused(2, "--from huge.yaml")
+        .assert_stderr_names(&[&big, "104857600 bytes of YAML"], "--from huge.yaml");
+}

@@ -955,8 +955,13 @@ async fn fifo_calls_over_mcp_do_not_stall_the_server() {
         input.push_str(&format!("{}\n", call(id, &fifo)));
     }
     input.push_str(&format!("{}\n", call(4, story)));
+    // The operator allows both directories: the FIFO is refused for what it is, not where.
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
         .arg("mcp")
+        .arg("--allow-from")
+        .arg(dir.path())
+        .arg("--allow-from")
+        .arg(common::scenarios_dir())
         .env_remove("KUBECONFIG")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
