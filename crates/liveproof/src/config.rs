@@ -713,8 +713,8 @@ fn check_version_url(given: &str) -> Result<(), ConfigError> {
 /// What `--since` takes, for every error about it.
 const SINCE_EXAMPLES: &str =
     "give an RFC 3339 time with its offset (--since 2026-07-12T10:00:00Z, \
-    --since 2026-07-12T12:00:00+02:00) or how long ago, as kubectl takes durations (--since 10m, \
-    --since 2h, --since 1h30m)";
+    --since 2026-07-12T12:00:00.250+02:00) or how long ago, as kubectl takes durations (--since 10m, \
+    --since 2h, --since 1h30m, --since 1d)";
 
 /// `--since`: an RFC 3339 time with any offset, or a duration ago (`10m`, `2h`, `1h30m`, as
 /// kubectl takes durations), relative to `now`. An RFC 3339 time keeps its fractional
@@ -764,12 +764,20 @@ fn parse_ago(text: &str) -> Option<Result<jiff::SignedDuration, String>> {
     if !shaped {
         return None;
     }
-    Some(match text.parse::<jiff::SignedDuration>() {
+    // A span, so `1d` is taken (as 24 hours, as kubectl takes it); years and months, whose
+    // length depends on the date, are refused.
+    let duration = text
+        .parse::<jiff::Span>()
+        .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()));
+    Some(match duration {
         Ok(d) if d.is_zero() => {
             Err("is no time ago: give how long ago the change was, e.g. 10m".into())
         }
+        Ok(d) if d.is_negative() => Err("is a negative duration".into()),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!("is not a duration: {e}")),
+        Err(e) => Err(format!(
+            "is not a duration in days, hours, minutes and seconds: {e}"
+        )),
     })
 }
 
@@ -967,6 +975,8 @@ mod tests {
             ("2h", "2026-07-12T10:00:00Z"),
             ("1h30m", "2026-07-12T10:30:00Z"),
             ("90s", "2026-07-12T11:58:30Z"),
+            ("1d", "2026-07-11T12:00:00Z"),
+            ("1d2h", "2026-07-11T10:00:00Z"),
         ] {
             let at = parse_since(given, now()).expect(given);
             assert_eq!(at.to_string(), expected, "{given}");
@@ -980,6 +990,8 @@ mod tests {
             ("2026-07-12", "date without a time"),
             ("yesterday", "neither"),
             ("0s", "no time ago"),
+            ("1y", "days, hours, minutes and seconds"),
+            ("2mo", "days, hours, minutes and seconds"),
         ] {
             let err = parse_since(given, now()).expect_err(given).to_string();
             assert!(
