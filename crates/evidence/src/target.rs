@@ -92,8 +92,10 @@ pub struct Target {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TargetError {
-    #[error("target `{given}` is not KIND/NAME or NAMESPACE/KIND/NAME\nhint: e.g. `deployment/inventory` or `apps/deploy/inventory`")]
+    #[error("target `{given}` is not KIND/NAME or NAMESPACE/KIND/NAME\nhint: e.g. `deployment/inventory`, `apps/deploy/inventory`, `deploy/a,deploy/b` or `deploy a b`")]
     Shape { given: String },
+    #[error("target `{given}`: a kind with no name after it\nhint: name what to verify, as kubectl does: `{given} NAME`, `{given}/NAME`, or -l SELECTOR for every one with a label")]
+    KindWithoutName { given: String },
     /// An unknown or ambiguous kind; `why` says which, `hint` what to write instead.
     #[error("target `{given}`: {why}\nhint: {hint}")]
     UnknownKind {
@@ -313,6 +315,46 @@ impl Target {
         Ok(Target::new(kind_parsed, namespace, name))
     }
 
+    /// Targets as kubectl users write them, every form at once: `KIND/NAME`,
+    /// `NAMESPACE/KIND/NAME`, `KIND/a,KIND/b` (comma-separated), and `KIND NAME…` (a kind word,
+    /// then the names of that kind until the next word with a `/` or a comma in it).
+    pub fn parse_all<S: AsRef<str>>(given: &[S]) -> Result<Vec<Target>, TargetError> {
+        let mut out = Vec::with_capacity(given.len());
+        let mut words = given.iter().map(AsRef::as_ref).peekable();
+        while let Some(word) = words.next() {
+            if word.contains('/') || word.contains(',') {
+                for part in word.split(',') {
+                    if part.is_empty() {
+                        return Err(TargetError::Shape {
+                            given: word.to_string(),
+                        });
+                    }
+                    out.push(Target::parse(part)?);
+                }
+                continue;
+            }
+            // A bare word: a kind, then its names (as `kubectl get deploy a b`).
+            let mut names = Vec::new();
+            while let Some(next) = words.next_if(|w| !w.contains('/') && !w.contains(',')) {
+                names.push(next);
+            }
+            if names.is_empty() {
+                return Err(match TargetKind::parse(word) {
+                    Some(_) => TargetError::KindWithoutName {
+                        given: word.to_string(),
+                    },
+                    None => TargetError::Shape {
+                        given: word.to_string(),
+                    },
+                });
+            }
+            for name in names {
+                out.push(Target::parse(&format!("{word}/{name}"))?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The namespace, or `default_ns` when the target did not name one.
     pub fn namespace_or<'a>(&'a self, default_ns: &'a str) -> &'a str {
         self.namespace.as_deref().unwrap_or(default_ns)
@@ -345,6 +387,38 @@ fn is_dns_subdomain(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kubectl's spellings of several targets, each the same targets as `KIND/NAME` words.
+    #[test]
+    fn every_kubectl_form_of_several_targets() {
+        let names = |given: &[&str]| -> Vec<String> {
+            Target::parse_all(given)
+                .unwrap_or_else(|e| panic!("{given:?}: {e}"))
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let want = vec!["deployment/a".to_string(), "deployment/b".to_string()];
+        assert_eq!(names(&["deploy/a", "deploy/b"]), want);
+        assert_eq!(names(&["deploy/a,deploy/b"]), want);
+        assert_eq!(names(&["deploy", "a", "b"]), want);
+        assert_eq!(
+            names(&["deploy", "a", "apps/sts/db", "ds", "agent"]),
+            vec!["deployment/a", "apps/statefulset/db", "daemonset/agent"]
+        );
+        assert!(matches!(
+            Target::parse_all(&["deploy"]),
+            Err(TargetError::KindWithoutName { .. })
+        ));
+        assert!(matches!(
+            Target::parse_all(&["deploy/a,"]),
+            Err(TargetError::Shape { .. })
+        ));
+        assert!(matches!(
+            Target::parse_all(&["deplyo", "a"]),
+            Err(TargetError::UnknownKind { .. })
+        ));
+    }
 
     #[test]
     fn parses_aliases_and_namespaces() {

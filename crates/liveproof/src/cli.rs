@@ -413,7 +413,8 @@ Examples:
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
+    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME, or as kubectl takes them: KIND NAME…,
+    /// KIND/a,KIND/b. Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.

@@ -229,11 +229,7 @@ impl VerifyConfig {
     }
 
     pub fn from_args(args: &VerifyArgs, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
-        let mut targets = args
-            .targets
-            .iter()
-            .map(|t| Target::parse(t))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut targets = Target::parse_all(&args.targets)?;
         // With --snapshot the change time is the snapshot's; the commit is only matched.
         let (mut change, since_origin) = change(&args.change, args.snapshot.is_some())?;
         change.declared = declared_templates(args, change.commit.as_deref())?;

@@ -255,13 +255,11 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
         return Ok(liveproof_gather::offline::declared_workloads_off_runtime(path, ns).await?);
     }
     if !args.targets.is_empty() {
-        return args
-            .targets
-            .iter()
-            .map(|given| {
-                let t = Target::parse(given)?;
+        return Target::parse_all(&args.targets)?
+            .into_iter()
+            .map(|t| {
                 if !t.kind.is_workload() {
-                    return Err(StaleError::NotAWorkload(given.clone()).into());
+                    return Err(StaleError::NotAWorkload(t.to_string()).into());
                 }
                 let target_ns = t.namespace.clone().unwrap_or_else(|| ns.to_string());
                 Ok(Target::new(t.kind, Some(&target_ns), &t.name))

@@ -863,3 +863,49 @@ fn an_oversized_manifest_or_dump_is_refused_by_its_size() {
     run.assert_refused(2, "--from huge.yaml")
         .assert_stderr_names(&[&big, "104857600 bytes of YAML"], "--from huge.yaml");
 }
+
+/// The contract's kubectl forms of several targets: `KIND NAME…` and `KIND/a,KIND/b` verify
+/// the same targets as `KIND/NAME` words; a kind with no name is refused saying how to name one.
+#[test]
+fn targets_take_every_kubectl_form() {
+    let dump = live_dump();
+    let verify_with = |targets: &[&str]| {
+        let mut args = vec!["verify"];
+        args.extend_from_slice(targets);
+        args.extend([
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-o",
+            "json",
+        ]);
+        liveproof(&args)
+    };
+    let names = |run: &Run| -> Vec<String> {
+        run.report()
+            .targets
+            .iter()
+            .map(|t| format!("{}/{}/{}", t.kind, t.namespace, t.name))
+            .collect()
+    };
+    let words = verify_with(&["deploy/inventory"]);
+    assert_eq!(words.code, 0, "{}", words.stderr);
+    for form in [
+        &["deploy", "inventory"][..],
+        &["deploy/inventory,deployment/inventory"][..],
+    ] {
+        let run = verify_with(form);
+        assert_eq!(run.code, 0, "{form:?}: {}", run.stderr);
+        assert_eq!(names(&run), names(&words), "{form:?}");
+    }
+    let run = verify_with(&["deploy"]);
+    run.assert_refused(2, "a kind alone").assert_stderr_names(
+        &["deploy", "a kind with no name", "deploy NAME"],
+        "a kind alone",
+    );
+}
