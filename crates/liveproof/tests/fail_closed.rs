@@ -445,3 +445,32 @@ async fn mcp_reads_files_only_under_allow_from() {
         "{text}"
     );
 }
+
+/// MCP's `repo` is where git runs (commit times, ancestry, manifests as of a commit): only
+/// under `--allow-from`, as files are. A repository elsewhere is refused before git runs.
+#[tokio::test]
+async fn mcp_runs_git_only_under_allow_from() {
+    let allowed = tempfile::tempdir().expect("tempdir");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    common::git_at(elsewhere.path(), &["init", "-q"], "2026-07-12T10:00:00Z");
+    let root = allowed.path().to_str().expect("utf-8");
+    let dump = write_dump(
+        allowed.path(),
+        &release_json(CONFIGMAP, "2026-07-12T10:30:00Z"),
+    );
+    let verify_in = |repo: &str| json!({"name": "verify", "arguments": {"targets": ["deploy/inventory"], "namespace": "apps", "from": dump, "commit": "HEAD", "repo": repo}});
+    let outside = elsewhere.path().to_str().expect("utf-8");
+    let (_, replies) = common::mcp(
+        &["--allow-from", root],
+        &[verify_in(outside), verify_in("/")],
+    )
+    .await;
+    for reply in &replies {
+        let text = common::tool_text(reply);
+        assert_eq!(reply["isError"], true, "{reply}");
+        assert!(
+            text.contains("`repo`") && text.contains("git runs only there"),
+            "{text}"
+        );
+    }
+}

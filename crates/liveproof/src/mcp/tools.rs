@@ -71,8 +71,8 @@ impl Call {
 }
 
 impl Call {
-    /// Why this call may not read the files it names (`from`, `manifests`), if any of them is
-    /// outside `roots` (canonical paths, `liveproof mcp --allow-from`): the path itself, or
+    /// Why this call may not read the files it names (`from`, `manifests`, the git `repo`), if
+    /// any of them is outside `roots` (canonical paths, `liveproof mcp --allow-from`): the path itself, or
     /// for a directory any manifest in it, after symlinks are followed. Nothing is read.
     pub fn files_refusal(&self, roots: &[std::path::PathBuf]) -> Option<String> {
         for (argument, flag) in [("from", "--from="), ("manifests", "--filename=")] {
@@ -103,6 +103,20 @@ impl Call {
                         .map(|r| r.display().to_string())
                         .collect::<Vec<_>>()
                         .join(", ")
+                ));
+            }
+        }
+        // `repo` is where git runs (commit times, ancestry, manifests as of a commit): under
+        // the same roots, or the server's own directory when it is left out.
+        if let Some(given) = self.argv.iter().find_map(|a| a.strip_prefix("--repo=")) {
+            let inside =
+                std::fs::canonicalize(given).is_ok_and(|c| roots.iter().any(|r| c.starts_with(r)));
+            if !inside {
+                return Some(format!(
+                    "`repo` `{given}` is not under a directory this server was started with \
+                     (--allow-from), or does not exist: git runs only there\nhint: leave `repo` \
+                     out to use the server's own directory, or ask the operator to add the \
+                     repository's directory with --allow-from"
                 ));
             }
         }
