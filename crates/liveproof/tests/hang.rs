@@ -1047,3 +1047,59 @@ async fn a_watch_line_without_end_is_cut_and_the_wait_ends_in_time() {
         run.stderr
     );
 }
+
+/// Issue 21, point 3: files the kubeconfig's context names (its certificate authority, client
+/// certificate and key, token file) are read by kube as it loads: a FIFO among them blocked
+/// that load forever. Each is refused first, naming the field and the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_the_kubeconfig_names_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (field, yaml) in [
+        (
+            "certificate-authority",
+            "cluster: {server: 'https://127.0.0.1:1', certificate-authority: PATH}\n  name: c",
+        ),
+        (
+            "client-certificate",
+            "cluster: {server: 'https://127.0.0.1:1'}\n  name: c",
+        ),
+        (
+            "tokenFile",
+            "cluster: {server: 'https://127.0.0.1:1'}\n  name: c",
+        ),
+    ] {
+        let pipe = fifo(dir.path(), &format!("{field}.pipe"));
+        let user = match field {
+            "client-certificate" => format!("{{client-certificate: {pipe}, client-key: {pipe}}}"),
+            "tokenFile" => format!("{{tokenFile: {pipe}}}"),
+            _ => "{token: t}".to_string(),
+        };
+        let kubeconfig = dir.path().join(format!("{field}.kubeconfig"));
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- {}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\nusers:\n- name: u\n  user: {user}\n",
+                yaml.replace("PATH", &pipe)
+            ),
+        )
+        .expect("write");
+        let run = bounded(
+            BOUND,
+            &[
+                "verify",
+                "deploy/x",
+                "--since",
+                "10m",
+                "--kubeconfig",
+                kubeconfig.to_str().expect("utf-8"),
+            ],
+        )
+        .await;
+        assert_eq!(run.code, 2, "{field}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(field) && run.stderr.contains(&pipe) && run.stderr.contains("FIFO"),
+            "{field}: {}",
+            run.stderr
+        );
+    }
+}

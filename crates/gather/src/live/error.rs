@@ -22,6 +22,13 @@ pub enum GatherError {
     },
     #[error("cannot use the kubeconfig {}: it is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first", path.display())]
     NotRegularKubeconfig { path: PathBuf, kind: &'static str },
+    #[error("cannot use the kubeconfig: its {field} {} is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: point {field} at a regular file (kubectl config view --minify shows which the context uses)", path.display())]
+    NotRegularKubeconfigFile {
+        /// `certificate-authority`, `client-certificate`, `client-key`, `tokenFile`.
+        field: &'static str,
+        path: PathBuf,
+        kind: &'static str,
+    },
     #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     KubeconfigListMissing { paths: Vec<PathBuf> },
     #[error("no cluster configured: not in a pod with a service account, and {reason}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]

@@ -140,6 +140,11 @@ impl Cluster {
     /// `KUBECONFIG`/`~/.kube/config` kubeconfig, else the inferred configuration (kubeconfig,
     /// then the in-cluster service account). Sends no request.
     pub async fn connect(opts: &ClusterOptions) -> Result<Cluster, GatherError> {
+        // kube reads the files the context names while it loads: a FIFO among them would
+        // block it forever, so they are looked at first.
+        if let Some(kubeconfig) = kubeconfig_of(opts) {
+            check_referenced_files(&kubeconfig, opts.context.as_deref())?;
+        }
         let kc_opts = KubeConfigOptions {
             context: opts.context.clone(),
             cluster: None,
@@ -1034,6 +1039,62 @@ fn read_kubeconfig(path: &std::path::Path) -> Result<Kubeconfig, GatherError> {
         path: path.to_path_buf(),
         reason: error::kubeconfig_reason(&source),
     })
+}
+
+/// The files the context in use (`context`, else the current one) names — its cluster's
+/// certificate authority, its user's client certificate, key and token file — refused when one
+/// is not a regular file. A missing one is left to kube to report.
+fn check_referenced_files(
+    kubeconfig: &Kubeconfig,
+    context: Option<&str>,
+) -> Result<(), GatherError> {
+    let Some(name) = context.or(kubeconfig.current_context.as_deref()) else {
+        return Ok(());
+    };
+    let Some(ctx) = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.context.as_ref())
+    else {
+        return Ok(());
+    };
+    let cluster = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == ctx.cluster)
+        .and_then(|c| c.cluster.as_ref());
+    let user = ctx.user.as_ref().and_then(|u| {
+        kubeconfig
+            .auth_infos
+            .iter()
+            .find(|a| &a.name == u)
+            .and_then(|a| a.auth_info.as_ref())
+    });
+    let named: [(&'static str, Option<&String>); 4] = [
+        (
+            "certificate-authority",
+            cluster.and_then(|c| c.certificate_authority.as_ref()),
+        ),
+        (
+            "client-certificate",
+            user.and_then(|u| u.client_certificate.as_ref()),
+        ),
+        ("client-key", user.and_then(|u| u.client_key.as_ref())),
+        ("tokenFile", user.and_then(|u| u.token_file.as_ref())),
+    ];
+    for (field, path) in named {
+        if let Some(path) = path {
+            crate::files::check_regular(std::path::Path::new(path)).map_err(|e| {
+                GatherError::NotRegularKubeconfigFile {
+                    field,
+                    path: e.path,
+                    kind: e.kind,
+                }
+            })?;
+        }
+    }
+    Ok(())
 }
 
 fn check_kubeconfig(path: &std::path::Path) -> Result<(), GatherError> {
