@@ -26,7 +26,7 @@ pub use change::{
     Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
 };
 pub use checks::{
-    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_named,
+    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
     short_digest, DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;

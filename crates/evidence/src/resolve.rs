@@ -66,18 +66,11 @@ pub fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> 
             .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
             .map(|(_, m, _)| namespace(m.namespace.as_deref()))
             .collect(),
-        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application => {
-            let resource = match kind {
-                TargetKind::HelmRelease => ResourceKind::HelmRelease,
-                TargetKind::Kustomization => ResourceKind::Kustomization,
-                _ => ResourceKind::Application,
-            };
-            observed
-                .others_of(resource)
-                .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
-                .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
-                .collect()
-        }
+        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application => observed
+            .others_of(kind.resource())
+            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
+            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .collect(),
         TargetKind::Release => observed
             .others_of(ResourceKind::Secret)
             .chain(observed.others_of(ResourceKind::ConfigMap))

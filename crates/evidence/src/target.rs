@@ -45,6 +45,21 @@ impl TargetKind {
     }
 
     /// Deployment, StatefulSet and DaemonSet: the kinds whose pods we judge directly.
+    /// The resource a target of this kind is read as: the object itself, or for `release/`
+    /// the storage Secrets of Helm's default driver.
+    pub const fn resource(self) -> crate::ResourceKind {
+        use crate::ResourceKind;
+        match self {
+            TargetKind::Deployment => ResourceKind::Deployment,
+            TargetKind::StatefulSet => ResourceKind::StatefulSet,
+            TargetKind::DaemonSet => ResourceKind::DaemonSet,
+            TargetKind::Release => ResourceKind::Secret,
+            TargetKind::HelmRelease => ResourceKind::HelmRelease,
+            TargetKind::Kustomization => ResourceKind::Kustomization,
+            TargetKind::Application => ResourceKind::Application,
+        }
+    }
+
     pub const fn is_workload(self) -> bool {
         matches!(
             self,

@@ -415,9 +415,8 @@ fn containment(
         Ok(known) => known,
         Err(poisoned) => poisoned.into_inner(),
     };
-    liveproof_evidence::revisions_named(observed)
+    liveproof_evidence::revisions_to_trace(observed, commit)
         .into_iter()
-        .filter(|rev| !rev.starts_with(commit.as_str()) && !commit.starts_with(rev.as_str()))
         .map(|rev| {
             let answer = known
                 .entry(rev.clone())

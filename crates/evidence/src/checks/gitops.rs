@@ -14,12 +14,11 @@ use crate::{
 
 /// The resource a GitOps target reads.
 pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
-    match kind {
-        TargetKind::HelmRelease => Some(ResourceKind::HelmRelease),
-        TargetKind::Kustomization => Some(ResourceKind::Kustomization),
-        TargetKind::Application => Some(ResourceKind::Application),
-        _ => None,
-    }
+    matches!(
+        kind,
+        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application
+    )
+    .then(|| kind.resource())
 }
 
 /// The Helm release a Flux HelmRelease manages: `(storage namespace, release name)`, as
@@ -418,9 +417,10 @@ fn commit_part(
     }
 }
 
-/// Every GitOps revision the objects name, as the revision checks read them: what the gather
-/// traces in `--repo` against the change's commit ([`Observed::containment`]).
-pub fn revisions_named(observed: &Observed) -> Vec<String> {
+/// Every GitOps revision the objects name that is not `commit` itself, as the revision checks
+/// read them: what the gather traces in `--repo` against the change's commit
+/// ([`Observed::containment`]). The commit itself matches by [`revision_matches`], untraced.
+pub fn revisions_to_trace(observed: &Observed, commit: &str) -> Vec<String> {
     const SINGLE: [&str; 4] = [
         "/status/artifact/revision",
         "/status/lastAppliedRevision",
@@ -443,6 +443,7 @@ pub fn revisions_named(observed: &Observed) -> Vec<String> {
                 .filter_map(Value::as_str);
             single.chain(listed).collect::<Vec<_>>()
         })
+        .filter(|r| !revision_matches(r, commit))
         .map(|r| raw::revision_commit(r).to_ascii_lowercase())
         .filter(|c| crate::is_commit_sha(c))
         .collect();

@@ -35,7 +35,7 @@ pub(crate) mod workload;
 mod workload_checks;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
-pub use gitops::{followed_workloads, helmrelease_release, revisions_named};
+pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace};
 pub use judge::{final_failure, judge, verify_again};
 pub use pods::CRASH_LOOP_RESTARTS;
 pub use release::ReleaseHistory;

@@ -10,7 +10,6 @@ use k8s_openapi::Metadata;
 use serde_json::Value;
 
 use super::pods;
-use crate::absent::resource_of;
 use crate::selector;
 use crate::{Observed, ResourceKind, SourceRef, TargetKind};
 
@@ -48,7 +47,7 @@ pub enum UpdateStrategy {
 impl<'a> Workload<'a> {
     /// The workload as a source: `apps/Deployment/inventory`.
     pub fn source(&self) -> SourceRef {
-        SourceRef::object(resource_of(self.kind), self.namespace, self.name)
+        SourceRef::object(self.kind.resource(), self.namespace, self.name)
     }
 
     pub fn find(

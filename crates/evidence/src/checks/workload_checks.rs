@@ -20,11 +20,7 @@ pub(crate) fn workload_findings(
     tied_by: Option<&str>,
 ) -> Vec<Finding> {
     let kind = target.kind.kind_name();
-    let resource = match target.kind {
-        crate::TargetKind::Deployment => ResourceKind::Deployment,
-        crate::TargetKind::StatefulSet => ResourceKind::StatefulSet,
-        _ => ResourceKind::DaemonSet,
-    };
+    let resource = target.kind.resource();
     let source = SourceRef::object(resource, namespace, &target.name);
     let Some(w) = Workload::find(observed, target.kind, namespace, &target.name) else {
         let (status, detail, next) = if let Some(d) = observed.denial(namespace, resource) {

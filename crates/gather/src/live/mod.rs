@@ -142,8 +142,9 @@ impl Cluster {
     pub async fn connect(opts: &ClusterOptions) -> Result<Cluster, GatherError> {
         // kube reads the files the context names while it loads: a FIFO among them would
         // block it forever, so they are looked at first.
-        if let Some(kubeconfig) = kubeconfig_of(opts) {
-            check_referenced_files(&kubeconfig, opts.context.as_deref())?;
+        let kubeconfig = kubeconfig_of(opts);
+        if let Some(kubeconfig) = &kubeconfig {
+            check_referenced_files(kubeconfig, opts.context.as_deref())?;
         }
         let kc_opts = KubeConfigOptions {
             context: opts.context.clone(),
@@ -194,7 +195,6 @@ impl Cluster {
         // kube reads HTTPS_PROXY for every server; kubectl (Go) never proxies loopback, reads
         // HTTP_PROXY for http servers and matches NO_PROXY against the server: do as kubectl.
         let mut config = config;
-        let kubeconfig = kubeconfig_of(opts);
         let kubeconfig_proxy = kubeconfig.as_ref().and_then(|k| cluster_proxy_url(k, opts));
         config.proxy_url =
             proxy::proxy_for(&config.cluster_url, kubeconfig_proxy.as_deref(), &|name| {

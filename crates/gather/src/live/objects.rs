@@ -266,12 +266,7 @@ impl Kind for Pod {
 
 /// The resource a workload target names; `None` for kinds gathered elsewhere (later).
 pub(crate) fn workload_resource(kind: TargetKind) -> Option<ResourceKind> {
-    match kind {
-        TargetKind::Deployment => Some(ResourceKind::Deployment),
-        TargetKind::StatefulSet => Some(ResourceKind::StatefulSet),
-        TargetKind::DaemonSet => Some(ResourceKind::DaemonSet),
-        _ => None,
-    }
+    kind.is_workload().then(|| kind.resource())
 }
 
 /// Where a workload's revisions live: ReplicaSets for a Deployment, ControllerRevisions for
