@@ -2,6 +2,7 @@
 //! from the API server or from `--from` files.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
@@ -109,14 +110,18 @@ pub struct Denied {
 }
 
 /// Everything gathered, before any judgement.
+///
+/// The objects are shared (`Arc`): `--wait` keeps what its watches hold and hands out a
+/// snapshot per change, and a snapshot is then pointers to the same objects, not a copy of
+/// every one of them.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    pub deployments: Vec<Deployment>,
-    pub statefulsets: Vec<StatefulSet>,
-    pub daemonsets: Vec<DaemonSet>,
-    pub replicasets: Vec<ReplicaSet>,
-    pub controller_revisions: Vec<ControllerRevision>,
-    pub pods: Vec<Pod>,
+    pub deployments: Vec<Arc<Deployment>>,
+    pub statefulsets: Vec<Arc<StatefulSet>>,
+    pub daemonsets: Vec<Arc<DaemonSet>>,
+    pub replicasets: Vec<Arc<ReplicaSet>>,
+    pub controller_revisions: Vec<Arc<ControllerRevision>>,
+    pub pods: Vec<Arc<Pod>>,
     pub nodes: Vec<Node>,
     /// Objects of kinds the workload checks do not read (kept for later stages, e.g. Helm
     /// storage Secrets or GitOps objects), as their raw JSON.
@@ -274,14 +279,22 @@ impl Observed {
                     self.add_value(item, &format!("{what}: items[{i}]"))?;
                 }
             }
-            "Deployment" => self.deployments.push(typed(value).map_err(invalid)?),
-            "StatefulSet" => self.statefulsets.push(typed(value).map_err(invalid)?),
-            "DaemonSet" => self.daemonsets.push(typed(value).map_err(invalid)?),
-            "ReplicaSet" => self.replicasets.push(typed(value).map_err(invalid)?),
+            "Deployment" => self
+                .deployments
+                .push(Arc::new(typed(value).map_err(invalid)?)),
+            "StatefulSet" => self
+                .statefulsets
+                .push(Arc::new(typed(value).map_err(invalid)?)),
+            "DaemonSet" => self
+                .daemonsets
+                .push(Arc::new(typed(value).map_err(invalid)?)),
+            "ReplicaSet" => self
+                .replicasets
+                .push(Arc::new(typed(value).map_err(invalid)?)),
             "ControllerRevision" => self
                 .controller_revisions
-                .push(typed(value).map_err(invalid)?),
-            "Pod" => self.pods.push(typed(value).map_err(invalid)?),
+                .push(Arc::new(typed(value).map_err(invalid)?)),
+            "Pod" => self.pods.push(Arc::new(typed(value).map_err(invalid)?)),
             "Node" => self.nodes.push(typed(value).map_err(invalid)?),
             _ => self.others.push(value),
         }

@@ -22,7 +22,7 @@ struct Index {
 }
 
 impl Index {
-    fn build(pods: &[Pod]) -> Index {
+    fn build(pods: &[Arc<Pod>]) -> Index {
         let mut index = Index {
             built_for: fingerprint(pods),
             ..Index::default()
@@ -67,7 +67,7 @@ impl Index {
     }
 }
 
-fn fingerprint(pods: &[Pod]) -> (usize, usize) {
+fn fingerprint(pods: &[Arc<Pod>]) -> (usize, usize) {
     (pods.len(), pods.as_ptr() as usize)
 }
 
@@ -86,7 +86,7 @@ impl PodIndex {
     /// the order of `pods`.
     pub(crate) fn selected<'p>(
         &self,
-        pods: &'p [Pod],
+        pods: &'p [Arc<Pod>],
         namespace: &str,
         selector: &LabelSelector,
     ) -> Vec<&'p Pod> {
@@ -104,7 +104,7 @@ impl PodIndex {
         index
             .candidates(namespace, selector)
             .into_iter()
-            .filter_map(|i| pods.get(i))
+            .filter_map(|i| pods.get(i).map(|p| &**p))
             .filter(|p| crate::selector::matches(selector, p.metadata.labels.as_ref()))
             .collect()
     }
@@ -115,12 +115,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pod(ns: Option<&str>, name: &str, app: &str) -> Pod {
+    fn pod(ns: Option<&str>, name: &str, app: &str) -> Arc<Pod> {
         let mut meta = json!({"name": name, "labels": {"app": app, "tier": "web"}});
         if let Some(ns) = ns {
             meta["namespace"] = json!(ns);
         }
-        serde_json::from_value(json!({"metadata": meta})).expect("pod")
+        Arc::new(serde_json::from_value(json!({"metadata": meta})).expect("pod"))
     }
 
     fn selector(value: serde_json::Value) -> LabelSelector {
@@ -156,7 +156,7 @@ mod tests {
             ),
         ];
         let index = PodIndex::default();
-        let scan = |pods: &[Pod], ns: &str, s: &LabelSelector| -> Vec<String> {
+        let scan = |pods: &[Arc<Pod>], ns: &str, s: &LabelSelector| -> Vec<String> {
             pods.iter()
                 .filter(|p| p.metadata.namespace.as_deref().unwrap_or(ns) == ns)
                 .filter(|p| crate::selector::matches(s, p.metadata.labels.as_ref()))

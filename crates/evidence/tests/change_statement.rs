@@ -266,7 +266,7 @@ fn workload_flags_on_a_gitops_target_hold_the_workloads_it_leads_to() {
 #[test]
 fn a_template_pinned_to_a_platform_entry_of_the_given_index_carries_it() {
     let mut observed = common::story("statefulset-rolled-out");
-    let container = observed.statefulsets[0]
+    let container = std::sync::Arc::make_mut(&mut observed.statefulsets[0])
         .spec
         .as_mut()
         .and_then(|s| s.template.spec.as_mut())

@@ -39,6 +39,7 @@ fn ready_pods(observed: &mut Observed) -> Vec<&mut k8s_openapi::api::core::v1::P
     observed
         .pods
         .iter_mut()
+        .map(std::sync::Arc::make_mut)
         .filter(|p| {
             p.status
                 .as_ref()

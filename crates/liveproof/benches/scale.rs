@@ -246,7 +246,10 @@ impl Bench {
             .iter()
             .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
             .collect();
-        row(&format!("liveproof verify -l --wait --timeout {timeout}"), &waited);
+        row(
+            &format!("liveproof verify -l --wait --timeout {timeout}"),
+            &waited,
+        );
         println!(
             "  watch requests: {watches} over {} distinct watches ({}): per namespace, not per target",
             watched.len(),
@@ -283,7 +286,11 @@ impl Bench {
         let kubeconfig = self.dir.path().join(format!("fleet-{clusters}.kubeconfig"));
         std::fs::write(&kubeconfig, fleet::kubeconfig(&contexts, "bench")).expect("kubeconfig");
         let before: u64 = sims.iter().map(|s| s.requests().total()).sum();
-        let scope: &[&str] = if clusters > 1 { &["--all-contexts"] } else { &[] };
+        let scope: &[&str] = if clusters > 1 {
+            &["--all-contexts"]
+        } else {
+            &[]
+        };
         let mut timed = measure(
             &sims[0],
             &self.liveproof,

@@ -73,8 +73,8 @@ pub enum ConfigError {
     Versions(String),
     #[error("--version-url `{given}`: {reason}\nhint: give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")]
     VersionUrl { given: String, reason: String },
-    #[error("--expect-env `{given}` is not an env var name")]
-    Env { given: String },
+    #[error("--expect-env `{given}` is not an env var name{}", if *with_value { "=VALUE (its value is not shown)\nhint: --expect-env takes the variable's name alone (e.g. --expect-env DB_URL): the check is that the template sets it, and values are never compared or printed, as they can be secrets" } else { "" })]
+    Env { given: String, with_value: bool },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
     SecretRef { given: String },
     #[error(
@@ -849,7 +849,12 @@ fn change(
     for e in &args.expect_env {
         let valid = !e.is_empty() && !e.contains('=') && !e.contains(char::is_whitespace);
         if !valid {
-            return Err(ConfigError::Env { given: e.clone() });
+            // NAME=VALUE: the value can be a secret, and is never echoed.
+            let name = e.split_once('=').map_or(e.as_str(), |(name, _)| name);
+            return Err(ConfigError::Env {
+                given: name.to_string(),
+                with_value: e.contains('='),
+            });
         }
     }
     let secret_refs = args

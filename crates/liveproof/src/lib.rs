@@ -156,7 +156,12 @@ fn init_logging(verbose: u8) {
     // kube's client logs response bodies whole (an error body, a body it could not decode: a
     // Secret list, megabytes of a page); we report those ourselves, cut and without values.
     // Whatever LIVEPROOF_LOG asks for, those lines are never written.
-    let no_bodies = tracing_subscriber::filter::filter_fn(|meta| meta.target() != KUBE_BODIES);
+    // rmcp logs each tool call's arguments whole at debug (a URL with its credentials, an
+    // expectation): its lines below info are never written either.
+    let no_bodies = tracing_subscriber::filter::filter_fn(|meta| {
+        meta.target() != KUBE_BODIES
+            && !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+    });
     // Logs go to stderr: stdout carries the report alone.
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(|| MaskedLogLine(Vec::new()))

@@ -88,6 +88,16 @@ impl Invocation {
             c.manifest.iter().map(|m| m.given.clone()).collect(),
         );
         pairs("--chart-version", c.chart_version.iter().cloned().collect());
+        // Each URL with its own version (and field): the server_version check the verdict
+        // waited on. A URL's password and query are shown masked, as everywhere: the pasted
+        // command then says where to fill them in rather than printing them.
+        for v in &c.versions {
+            change.extend(["--version-url".into(), v.url.to_string()]);
+            change.extend(["--expect-version".into(), v.expect.clone()]);
+            if let Some(path) = &v.json_path {
+                change.extend(["--version-json".into(), path.clone()]);
+            }
+        }
         // How the registry is asked is part of what the verdict meant.
         match c.digests {
             liveproof_evidence::digest::DigestPolicy::Off => change.push("--no-registry".into()),
@@ -180,6 +190,9 @@ impl Invocation {
                     | "--expect-secret-ref"
                     | "--expect"
                     | "--insecure-registry"
+                    | "--version-url"
+                    | "--expect-version"
+                    | "--version-json"
             );
             if !repeatable && present.contains(flag) {
                 continue;
@@ -277,6 +290,48 @@ mod tests {
             registries: vec!["--insecure-registry".into(), "localhost:5000".into()],
             waited,
         }
+    }
+
+    fn config_of(args: &[&str]) -> VerifyConfig {
+        use clap::Parser as _;
+        let cli = crate::cli::Cli::try_parse_from(args).expect("parses");
+        let crate::cli::Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain()).expect("config")
+    }
+
+    /// A suggested verify carries the server versions the verdict waited on, each URL with
+    /// its own version and field, the URL's password and query masked.
+    #[test]
+    fn verify_keeps_the_server_versions_it_was_given() {
+        let config = config_of(&[
+            "liveproof",
+            "verify",
+            "deploy/api",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--image",
+            "a/b:2",
+            "--version-url",
+            "https://ops:s3cret@shop.example/version?token=t0ken",
+            "--version-url",
+            "https://api.example/info",
+            "--expect-version",
+            "1.4.0",
+            "--expect-version",
+            "2.0",
+            "--version-json",
+            ".version",
+            "--version-json",
+            ".build.tag",
+        ]);
+        let got = Invocation::of(&config).rewrite("wait (liveproof verify deployment/api --wait)");
+        assert!(
+            got.contains("--version-url 'https://ops:***@shop.example/version?token=***' --expect-version 1.4.0 --version-json .version --version-url https://api.example/info --expect-version 2.0 --version-json .build.tag"),
+            "{got}"
+        );
+        assert!(!got.contains("s3cret") && !got.contains("t0ken"), "{got}");
     }
 
     #[test]

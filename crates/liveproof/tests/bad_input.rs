@@ -909,3 +909,25 @@ fn targets_take_every_kubectl_form() {
         "a kind alone",
     );
 }
+
+/// `--expect-env NAME=VALUE` is refused naming the variable, never echoing the value: it can
+/// be the secret itself (over MCP, the whole argument was printed back).
+#[test]
+fn an_env_expectation_with_a_value_is_refused_without_showing_it() {
+    let run = verify_offline(
+        &live_dump(),
+        &["--expect-env", "DB_PASSWORD=hunter2-s3cret"],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("--expect-env `DB_PASSWORD`")
+            && run.stderr.contains("--expect-env DB_URL"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("hunter2") && !run.stdout.contains("hunter2"),
+        "{}",
+        run.stderr
+    );
+}

@@ -474,6 +474,9 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
     let calls = [
         json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "image": ["127.0.0.1:9/acme/api:latest"], "expect_secret_ref": ["app-creds/password"]}}),
         json!({"name": "verify", "arguments": {"targets": ["release/web"], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "expect": ["kind: Secret"]}}),
+        // An argument holding a secret (not URL-shaped: log lines mask URLs anyway): rmcp logs
+        // tool arguments whole at debug (-vv), and the refusal once echoed it.
+        json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "expect_env": [format!("DB_PASSWORD={}", canary("envvalue"))]}}),
         json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "manifest"}}),
         json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "values"}}),
         json!({"name": "stale", "arguments": {"namespace": NS, "kubeconfig": kc, "check_digests": true}}),

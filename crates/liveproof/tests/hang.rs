@@ -584,6 +584,57 @@ async fn a_hung_exec_plugin_ends_each_command_within_its_bound() {
     }
 }
 
+/// The `auth-provider: gcp` of old GKE kubeconfigs runs its `cmd-path` inside kube with no
+/// bound (`cmd-path: /bin/sleep`, `cmd-args: 1000` held every command forever): refused at
+/// once, as kubectl does since 1.26, saying what to use instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gcp_auth_provider_command_is_refused_not_run() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let kubeconfig = server.dir.path().join("gcp-kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: {}
+contexts:
+- name: c
+  context: {{cluster: c, user: u, namespace: apps}}
+current-context: c
+users:
+- name: u
+  user:
+    auth-provider:
+      name: gcp
+      config:
+        cmd-path: /bin/sleep
+        cmd-args: \"1000 {PLUGIN_CANARY}\"
+        token-key: '{{.credential.access_token}}'
+",
+            server.url
+        ),
+    )
+    .expect("kubeconfig written");
+    let kubeconfig = kubeconfig.to_str().expect("utf-8");
+    for args in [
+        &["verify", "deploy/x", "--since", "1h", "--image", "a/b:1"][..],
+        &["release", "show", "inventory"][..],
+    ] {
+        let run = bounded(BOUND, &[args, &["--kubeconfig", kubeconfig]].concat()).await;
+        assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("auth-provider: gcp")
+                && run.stderr.contains("gke-gcloud-auth-plugin"),
+            "says what to use instead: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains(PLUGIN_CANARY), "{}", run.stderr);
+    }
+}
+
 /// A plugin that prints its credential and exits, leaving a child that holds its stdout, is
 /// not waited for: the credential it printed is used (the server demands it), and the child
 /// is killed with the plugin's process group.

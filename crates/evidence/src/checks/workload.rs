@@ -1,6 +1,8 @@
 //! A Deployment, StatefulSet or DaemonSet seen through what the checks need, and how its
 //! current revision is worked out — the way its controller works it out.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
@@ -163,9 +165,10 @@ impl<'a> Workload<'a> {
     }
 
     /// The objects in its namespace this workload owns (its ReplicaSets or revisions).
-    fn owned<'o, T: Metadata<Ty = ObjectMeta>>(&self, items: &'o [T]) -> Vec<&'o T> {
+    fn owned<'o, T: Metadata<Ty = ObjectMeta>>(&self, items: &'o [Arc<T>]) -> Vec<&'o T> {
         items
             .iter()
+            .map(|o| &**o)
             .filter(|o| {
                 o.metadata().namespace.as_deref().unwrap_or(self.namespace) == self.namespace
             })

@@ -55,6 +55,8 @@ pub enum ExecPluginError {
     SwitchedToCertificate { program: String },
     #[error("the kubeconfig's exec credential plugin `{program}` could not be run: {reason}")]
     Internal { program: String, reason: String },
+    #[error("the kubeconfig user's `auth-provider: gcp` runs its `cmd-path` with no bound on how long it takes; kubectl removed this provider in 1.26, and liveproof does not run it either: use the exec plugin `gke-gcloud-auth-plugin` (`gcloud components install gke-gcloud-auth-plugin`, then `gcloud container clusters get-credentials CLUSTER` writes it into the kubeconfig)")]
+    GcpProviderRemoved,
 }
 
 /// What a plugin issued.
@@ -274,6 +276,15 @@ pub(crate) async fn authenticate(
     refresh: Duration,
 ) -> Result<Option<ExecToken>, ExecPluginError> {
     let auth = &config.auth_info;
+    // kube would run the gcp provider's command itself, unbounded (a command that never
+    // ends hangs every read): refused, as kubectl does.
+    if auth
+        .auth_provider
+        .as_ref()
+        .is_some_and(|p| p.name == "gcp" && p.config.contains_key("cmd-path"))
+    {
+        return Err(ExecPluginError::GcpProviderRemoved);
+    }
     let other_credentials = auth.auth_provider.is_some()
         || (auth.username.is_some() && auth.password.is_some())
         || auth.token.is_some()

@@ -887,7 +887,7 @@ impl Cluster {
         Ok(self
             .list_typed::<K>(ns, lp, keep, what)
             .await?
-            .map(|objects| objects.into_iter().map(K::into_any).collect()))
+            .map(|objects| objects.into_iter().map(K::wrap).collect()))
     }
 
     /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
@@ -900,7 +900,7 @@ impl Cluster {
         lp: ListParams,
         keep: Keep,
         what: String,
-    ) -> Result<Read<Vec<K>>, GatherError> {
+    ) -> Result<Read<Vec<Arc<K>>>, GatherError> {
         let api: Api<K> = match &ns {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
@@ -914,7 +914,7 @@ impl Cluster {
             |mut o: K| {
                 keep.keeps(o.meta()).then(|| {
                     objects::slim(&mut o);
-                    o
+                    Arc::new(o)
                 })
             },
         )
@@ -1253,7 +1253,7 @@ type Listed = Result<Read<Listing>, GatherError>;
 /// not boxed one by one on their way into `Observed`).
 enum Listing {
     Any(Vec<AnyObject>),
-    Pods(Vec<Pod>),
+    Pods(Vec<Arc<Pod>>),
 }
 
 impl Listing {

@@ -2,6 +2,7 @@
 //! different kinds can travel together.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
@@ -17,12 +18,12 @@ use serde_json::Value;
 /// One object of a kind we gather.
 #[derive(Debug, Clone)]
 pub(crate) enum AnyObject {
-    Deployment(Box<Deployment>),
-    StatefulSet(Box<StatefulSet>),
-    DaemonSet(Box<DaemonSet>),
-    ReplicaSet(Box<ReplicaSet>),
-    ControllerRevision(Box<ControllerRevision>),
-    Pod(Box<Pod>),
+    Deployment(Arc<Deployment>),
+    StatefulSet(Arc<StatefulSet>),
+    DaemonSet(Arc<DaemonSet>),
+    ReplicaSet(Arc<ReplicaSet>),
+    ControllerRevision(Arc<ControllerRevision>),
+    Pod(Arc<Pod>),
     /// A kind the checks read as raw JSON (`Observed::others`): Helm storage, GitOps objects.
     Raw(ResourceKind, Box<DynamicObject>),
 }
@@ -71,12 +72,12 @@ impl AnyObject {
 
     pub(crate) fn push_into(self, observed: &mut Observed) {
         match self {
-            AnyObject::Deployment(o) => observed.deployments.push(*o),
-            AnyObject::StatefulSet(o) => observed.statefulsets.push(*o),
-            AnyObject::DaemonSet(o) => observed.daemonsets.push(*o),
-            AnyObject::ReplicaSet(o) => observed.replicasets.push(*o),
-            AnyObject::ControllerRevision(o) => observed.controller_revisions.push(*o),
-            AnyObject::Pod(o) => observed.pods.push(*o),
+            AnyObject::Deployment(o) => observed.deployments.push(o),
+            AnyObject::StatefulSet(o) => observed.statefulsets.push(o),
+            AnyObject::DaemonSet(o) => observed.daemonsets.push(o),
+            AnyObject::ReplicaSet(o) => observed.replicasets.push(o),
+            AnyObject::ControllerRevision(o) => observed.controller_revisions.push(o),
+            AnyObject::Pod(o) => observed.pods.push(o),
             AnyObject::Raw(kind, o) => observed.others.push(raw_value(kind, *o)),
         }
     }
@@ -88,69 +89,52 @@ impl AnyObject {
         out.extend(
             std::mem::take(&mut observed.deployments)
                 .into_iter()
-                .map(Deployment::into_any),
+                .map(Deployment::wrap),
         );
         out.extend(
             std::mem::take(&mut observed.statefulsets)
                 .into_iter()
-                .map(StatefulSet::into_any),
+                .map(StatefulSet::wrap),
         );
         out.extend(
             std::mem::take(&mut observed.daemonsets)
                 .into_iter()
-                .map(DaemonSet::into_any),
+                .map(DaemonSet::wrap),
         );
         out.extend(
             std::mem::take(&mut observed.replicasets)
                 .into_iter()
-                .map(ReplicaSet::into_any),
+                .map(ReplicaSet::wrap),
         );
         out.extend(
             std::mem::take(&mut observed.controller_revisions)
                 .into_iter()
-                .map(ControllerRevision::into_any),
+                .map(ControllerRevision::wrap),
         );
         out.extend(
             std::mem::take(&mut observed.pods)
                 .into_iter()
-                .map(Pod::into_any),
+                .map(Pod::wrap),
         );
         out
     }
 
-    /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`).
+    /// Every gathered typed object in `observed`, in kind order (raw ones are in `others`):
+    /// shared with `observed`, not copied.
     pub(crate) fn all_in(observed: &Observed) -> Vec<AnyObject> {
         let mut out = Vec::new();
-        out.extend(
-            observed
-                .deployments
-                .iter()
-                .cloned()
-                .map(Deployment::into_any),
-        );
-        out.extend(
-            observed
-                .statefulsets
-                .iter()
-                .cloned()
-                .map(StatefulSet::into_any),
-        );
-        out.extend(observed.daemonsets.iter().cloned().map(DaemonSet::into_any));
-        out.extend(
-            observed
-                .replicasets
-                .iter()
-                .cloned()
-                .map(ReplicaSet::into_any),
-        );
+        out.extend(observed.deployments.iter().cloned().map(Deployment::wrap));
+        out.extend(observed.statefulsets.iter().cloned().map(StatefulSet::wrap));
+        out.extend(observed.daemonsets.iter().cloned().map(DaemonSet::wrap));
+        out.extend(observed.replicasets.iter().cloned().map(ReplicaSet::wrap));
         out.extend(
             observed
                 .controller_revisions
                 .iter()
                 .cloned()
-                .map(ControllerRevision::into_any),
+                .map(ControllerRevision::wrap),
         );
-        out.extend(observed.pods.iter().cloned().map(Pod::into_any));
+        out.extend(observed.pods.iter().cloned().map(Pod::wrap));
         out
     }
 }
@@ -191,7 +175,11 @@ pub(crate) trait Kind:
     + 'static
 {
     const RESOURCE: ResourceKind;
-    fn into_any(self) -> AnyObject;
+    /// The shared object as an [`AnyObject`].
+    fn wrap(object: Arc<Self>) -> AnyObject;
+    fn into_any(self) -> AnyObject {
+        Self::wrap(Arc::new(self))
+    }
     /// Lists no longer than they are (see [`slim`]).
     fn shrink(&mut self) {}
 }
@@ -200,8 +188,8 @@ macro_rules! kind {
     ($ty:ident) => {
         impl Kind for $ty {
             const RESOURCE: ResourceKind = ResourceKind::$ty;
-            fn into_any(self) -> AnyObject {
-                AnyObject::$ty(Box::new(self))
+            fn wrap(object: Arc<Self>) -> AnyObject {
+                AnyObject::$ty(object)
             }
         }
     };
@@ -210,8 +198,8 @@ macro_rules! kind_with_template {
     ($ty:ident, $template:expr) => {
         impl Kind for $ty {
             const RESOURCE: ResourceKind = ResourceKind::$ty;
-            fn into_any(self) -> AnyObject {
-                AnyObject::$ty(Box::new(self))
+            fn wrap(object: Arc<Self>) -> AnyObject {
+                AnyObject::$ty(object)
             }
             fn shrink(&mut self) {
                 let template: fn(&mut $ty) -> Option<&mut k8s_openapi::api::core::v1::PodSpec> =
@@ -244,8 +232,8 @@ kind!(ControllerRevision);
 
 impl Kind for Pod {
     const RESOURCE: ResourceKind = ResourceKind::Pod;
-    fn into_any(self) -> AnyObject {
-        AnyObject::Pod(Box::new(self))
+    fn wrap(object: Arc<Self>) -> AnyObject {
+        AnyObject::Pod(object)
     }
     fn shrink(&mut self) {
         if let Some(spec) = self.spec.as_mut() {
@@ -369,7 +357,7 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
 
 /// Sorts objects of one kind by namespace, name and identity (the uid, or namespace/name
 /// without one) and keeps the first of each identity.
-fn sort_dedup<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(items: &mut Vec<T>) {
+fn sort_dedup<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(items: &mut Vec<Arc<T>>) {
     fn identity(meta: &ObjectMeta) -> String {
         match &meta.uid {
             Some(uid) if !uid.is_empty() => uid.clone(),

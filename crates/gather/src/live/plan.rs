@@ -252,7 +252,7 @@ mod tests {
     }
 
     fn workload(ns: &str, name: &str, app: &str) -> AnyObject {
-        AnyObject::Deployment(Box::new(Deployment {
+        AnyObject::Deployment(std::sync::Arc::new(Deployment {
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 namespace: Some(ns.into()),
@@ -278,7 +278,7 @@ mod tests {
     }
 
     fn pod(name: &str, app: &str) -> AnyObject {
-        AnyObject::Pod(Box::new(Pod {
+        AnyObject::Pod(std::sync::Arc::new(Pod {
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 namespace: Some("apps".into()),

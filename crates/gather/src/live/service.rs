@@ -176,12 +176,18 @@ where
         let response = self.inner.call(req);
         Box::pin(async move {
             match tokio::time::timeout_at(deadline, response).await {
-                Ok(Ok(response)) => Ok(response.map(|body| BoundedBody {
-                    body,
-                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
-                    max_line: is_watch.then_some(MAX_WATCH_LINE),
-                    since_newline: 0,
-                })),
+                Ok(Ok(response)) => {
+                    // An error's body is a Status of a few hundred bytes: kube reads it whole
+                    // into one string, so a 50 MB one was 50 MB (and more) of memory.
+                    let failed = response.status().as_u16() >= 400;
+                    Ok(response.map(|body| BoundedBody {
+                        body,
+                        deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                        max_line: is_watch.then_some(MAX_WATCH_LINE),
+                        since_newline: 0,
+                        left: failed.then_some(MAX_ERROR_BODY),
+                    }))
+                }
                 Ok(Err(err)) => Err(err.into()),
                 Err(_) => Err(incomplete().into()),
             }
@@ -202,14 +208,21 @@ fn incomplete() -> std::io::Error {
 /// is far past any real event and far short of what aborts the process.
 pub(crate) const MAX_WATCH_LINE: usize = 16 * 1024 * 1024;
 
-/// A response body that fails once its request's time is up, and for a watch, once a line
-/// runs past `max_line` bytes without ending.
+/// The most of an error response's body read: far past any Status the API server writes,
+/// enough of anything else to say what it was.
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A response body that fails once its request's time is up, for a watch, once a line runs
+/// past `max_line` bytes without ending, and for an error, ends after about `left` bytes
+/// (the frame that reaches it is the last).
 pub(crate) struct BoundedBody<B> {
     body: B,
     deadline: Pin<Box<tokio::time::Sleep>>,
     max_line: Option<usize>,
     /// Bytes since the last newline.
     since_newline: usize,
+    /// For an error response: how much more of its body is read.
+    left: Option<usize>,
 }
 
 impl<B> HttpBody for BoundedBody<B>
@@ -228,7 +241,14 @@ where
         if this.deadline.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Some(Err(incomplete().into())));
         }
+        if this.left == Some(0) {
+            return Poll::Ready(None);
+        }
         let polled = Pin::new(&mut this.body).poll_frame(cx).map_err(Into::into);
+        if let (Some(left), Poll::Ready(Some(Ok(frame)))) = (this.left.as_mut(), &polled) {
+            let read = frame.data_ref().map_or(0, |d| d.remaining());
+            *left = left.saturating_sub(read.max(1));
+        }
         let Some(max) = this.max_line else {
             return polled;
         };
@@ -255,11 +275,15 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.left == Some(0) || self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        match self.left {
+            // Cut short: the inner body's exact length would be a lie.
+            Some(_) => SizeHint::default(),
+            None => self.body.size_hint(),
+        }
     }
 }
 
@@ -422,6 +446,71 @@ impl<Res> Policy<Request<Body>, Response<Res>, BoxError> for TransientRetry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body of `frames` frames of `size` bytes each.
+    struct Frames {
+        frames: usize,
+        size: usize,
+    }
+
+    impl HttpBody for Frames {
+        type Data = bytes::Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+            if self.frames == 0 {
+                return Poll::Ready(None);
+            }
+            self.frames -= 1;
+            Poll::Ready(Some(Ok(Frame::data(bytes::Bytes::from(vec![
+                b'x';
+                self.size
+            ])))))
+        }
+    }
+
+    /// How much of a 5 MiB body (in 16 KiB frames) answered with `status` is read.
+    async fn read_of(status: u16) -> usize {
+        let inner = tower::service_fn(move |_: Request<()>| async move {
+            Ok::<_, BoxError>(
+                Response::builder()
+                    .status(status)
+                    .body(Frames {
+                        frames: 320,
+                        size: 16 * 1024,
+                    })
+                    .expect("response"),
+            )
+        });
+        let mut service = WholeResponseLayer {
+            timeout: Duration::from_secs(30),
+        }
+        .layer(inner);
+        let response = service.call(Request::new(())).await.expect("answered");
+        let mut body = response.into_body();
+        let mut read = 0;
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+        {
+            read += frame.expect("frame").data_ref().map_or(0, |d| d.len());
+        }
+        read
+    }
+
+    /// An error's body is read up to the cap (then ends), a success's whole: a 500 with a
+    /// 50 MB Status was read into memory whole before its message was cut for showing.
+    #[tokio::test]
+    async fn an_error_body_is_read_only_up_to_the_cap() {
+        let five_mib = 320 * 16 * 1024;
+        let failed = read_of(500).await;
+        assert!(
+            (MAX_ERROR_BODY..MAX_ERROR_BODY + 16 * 1024).contains(&failed),
+            "{failed}"
+        );
+        assert_eq!(read_of(200).await, five_mib);
+    }
 
     fn response(status: u16, retry_after: Option<&str>) -> Result<Response<()>, BoxError> {
         let mut b = Response::builder().status(status);

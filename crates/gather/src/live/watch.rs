@@ -173,6 +173,10 @@ struct WatchState {
     /// Namespace scopes that stand for many named workloads or pod selectors: what of the
     /// namespace a snapshot takes. It only grows, as scopes are never closed.
     kept: BTreeMap<(ResourceKind, String), Keep>,
+    /// The first gather's objects by identity, until every scope has listed: a watch's first
+    /// list reads most of them again, and one it reads unchanged (the same resourceVersion)
+    /// keeps the gather's copy instead of holding a second one until the prune.
+    unlisted: BTreeMap<ObjectKey, AnyObject>,
 }
 
 pub(super) fn start(
@@ -199,7 +203,6 @@ impl WatchState {
             targets: targets.to_vec(),
             all_namespaces,
             first: Some(initial.clone()),
-            initial,
             scopes: Vec::new(),
             streams: SelectAll::new(),
             consecutive_failures: 0,
@@ -208,6 +211,11 @@ impl WatchState {
             sources_changed: true,
             scopes_capped: false,
             kept: BTreeMap::new(),
+            unlisted: AnyObject::all_in(&initial)
+                .into_iter()
+                .map(|o| (o.key(), o))
+                .collect(),
+            initial,
         }
     }
 
@@ -456,10 +464,14 @@ impl WatchState {
                 false
             }
             Event::InitApply(object) => {
+                let key = object.key();
+                let object = same_as(object, scope.objects.get(&key))
+                    .or_else(|object| same_as(object, self.unlisted.remove(&key).as_ref()))
+                    .unwrap_or_else(|object| object);
                 scope
                     .pending
                     .get_or_insert_with(BTreeMap::new)
-                    .insert(object.key(), object);
+                    .insert(key, object);
                 false
             }
             Event::InitDone => {
@@ -481,6 +493,9 @@ impl WatchState {
         }
         if turned_live {
             self.prune_initial();
+            if self.scopes.iter().all(|s| s.live) {
+                self.unlisted = BTreeMap::new();
+            }
         }
         visible
     }
@@ -566,6 +581,21 @@ impl WatchState {
             }
         }
         normalize(out)
+    }
+}
+
+/// `earlier` (shared) when `object` is the same version of the same object, else `object`
+/// back: a list that reads an object again unchanged holds one copy of it, not two.
+fn same_as(object: AnyObject, earlier: Option<&AnyObject>) -> Result<AnyObject, AnyObject> {
+    match earlier {
+        Some(earlier)
+            if earlier.resource() == object.resource()
+                && earlier.meta().resource_version.is_some()
+                && earlier.meta().resource_version == object.meta().resource_version =>
+        {
+            Ok(earlier.clone())
+        }
+        _ => Err(object),
     }
 }
 
@@ -1001,6 +1031,62 @@ mod tests {
         assert!(!state.apply(7, Ok(Event::InitDone)), "no such scope");
     }
 
+    /// A pod at `resource_version`, as a list reads it (a copy of its own each time).
+    fn pod_at(name: &str, resource_version: &str) -> AnyObject {
+        let mut value = json!({"metadata": meta(SHOP, name, "inventory")});
+        value["metadata"]["resourceVersion"] = json!(resource_version);
+        typed::<Pod>(value).into_any()
+    }
+
+    fn shared(a: &AnyObject, b: &AnyObject) -> bool {
+        match (a, b) {
+            (AnyObject::Pod(a), AnyObject::Pod(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// `--wait` holds each object once: a watch's first list that reads the gather's objects
+    /// again unchanged keeps the gather's copies (the prune then drops nothing but pointers),
+    /// and a relist keeps the scope's own; a changed object is the new copy.
+    #[tokio::test]
+    async fn a_list_that_reads_an_object_again_unchanged_holds_one_copy_of_it() {
+        let gathered = pod_at("a", "7");
+        let mut initial = Observed::default();
+        pod_at("b", "7").push_into(&mut initial);
+        gathered.clone().push_into(&mut initial);
+        let mut state = watching(&[], false, initial).await;
+        let pods = add_scope(
+            &mut state,
+            pods_of("inventory"),
+            Some(app_selector("inventory")),
+        );
+        assert!(list(
+            &mut state,
+            pods,
+            vec![pod_at("a", "7"), pod_at("b", "8")]
+        ));
+        let key = gathered.key();
+        let listed = state.scopes[pods].objects[&key].clone();
+        assert!(shared(&listed, &gathered), "the gather's copy is kept");
+        let b = state.scopes[pods]
+            .objects
+            .values()
+            .find(|o| o.name() == "b");
+        assert_eq!(
+            b.and_then(|o| o.meta().resource_version.as_deref()),
+            Some("8"),
+            "a changed object is the one listed"
+        );
+        assert!(state.unlisted.is_empty(), "dropped once every scope listed");
+
+        // A relist after a 410: the unchanged object stays the one held.
+        assert!(list(&mut state, pods, vec![pod_at("a", "7")]));
+        assert!(shared(&state.scopes[pods].objects[&key], &gathered));
+        // A new version replaces it.
+        assert!(list(&mut state, pods, vec![pod_at("a", "9")]));
+        assert!(!shared(&state.scopes[pods].objects[&key], &gathered));
+    }
+
     #[tokio::test]
     async fn applies_and_deletes_edit_a_scope_by_uid_and_show_once_it_has_listed() {
         let mut state = watching(&[], false, Observed::default()).await;
@@ -1142,8 +1228,11 @@ mod tests {
     #[tokio::test]
     async fn a_snapshot_takes_live_scopes_and_the_initial_objects_no_live_scope_covers() {
         let initial = Observed {
-            deployments: vec![deployment(SHOP, "inventory")],
-            pods: vec![pod(SHOP, "a", "inventory"), pod(SHOP, "c", "cart")],
+            deployments: vec![Arc::new(deployment(SHOP, "inventory"))],
+            pods: vec![
+                Arc::new(pod(SHOP, "a", "inventory")),
+                Arc::new(pod(SHOP, "c", "cart")),
+            ],
             ..Observed::default()
         };
         let mut state = watching(&[], false, initial).await;
@@ -1354,7 +1443,7 @@ mod tests {
     #[tokio::test]
     async fn a_deployment_is_watched_with_its_replicasets_and_its_pods_once() {
         let initial = Observed {
-            deployments: vec![deployment(SHOP, "inventory")],
+            deployments: vec![Arc::new(deployment(SHOP, "inventory"))],
             ..Observed::default()
         };
         let target = Target::new(TargetKind::Deployment, None, "inventory");
@@ -1476,7 +1565,9 @@ mod tests {
             .collect();
         let mut initial = Observed::default();
         for i in 0..2000 {
-            initial.deployments.push(deployment(SHOP, &format!("d{i}")));
+            initial
+                .deployments
+                .push(Arc::new(deployment(SHOP, &format!("d{i}"))));
         }
         let mut state = watching(&targets, false, initial.clone()).await;
         state.ensure_scopes(&initial);
@@ -1734,7 +1825,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn events_within_the_debounce_window_make_one_snapshot() {
         let initial = Observed {
-            pods: vec![pod(SHOP, "a", "inventory")],
+            pods: vec![Arc::new(pod(SHOP, "a", "inventory"))],
             ..Observed::default()
         };
         let mut state = watching(&[], false, initial).await;
@@ -1768,7 +1859,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_list_not_yet_done_yields_no_snapshot() {
         let initial = Observed {
-            pods: vec![pod(SHOP, "old", "inventory")],
+            pods: vec![Arc::new(pod(SHOP, "old", "inventory"))],
             ..Observed::default()
         };
         let mut state = watching(&[], false, initial).await;

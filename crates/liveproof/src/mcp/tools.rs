@@ -215,7 +215,11 @@ pub async fn run(call: Call, structured: bool) -> Value {
         Ok(Ok(result)) => result,
         Ok(Err(message)) => tool_error(&message),
         Err(_) => {
-            tracing::error!("{} panicked: {:?}", call.tool.name(), call.argv);
+            tracing::error!(
+                "{} panicked: liveproof {}",
+                call.tool.name(),
+                shown(&call.argv)
+            );
             tool_error(&format!(
                 "internal error: {} failed unexpectedly (see the server's stderr); the server \
                  keeps serving",
@@ -225,17 +229,30 @@ pub async fn run(call: Call, structured: bool) -> Value {
     }
 }
 
+/// A call's command line for the server's log, its program name left out: an
+/// `--expect-env NAME=VALUE` (a mistake the call is refused for) shows the name alone, as
+/// the value can be the secret itself.
+fn shown(argv: &[String]) -> String {
+    argv.iter()
+        .skip(1)
+        .map(|word| match word.strip_prefix("--expect-env=") {
+            Some(env) if env.contains('=') => {
+                let name = env.split_once('=').map_or(env, |(name, _)| name);
+                format!("--expect-env={name}=***")
+            }
+            _ => word.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The CLI's words for an error: what `liveproof` prints after `liveproof: error: `.
 fn cli_error(err: &anyhow::Error) -> String {
     crate::error_text(err)
 }
 
 async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
-    tracing::info!(
-        "{}: liveproof {}",
-        call.tool.name(),
-        call.argv[1..].join(" ")
-    );
+    tracing::info!("{}: liveproof {}", call.tool.name(), shown(&call.argv));
     // clap validates the call as the CLI would (its flag rules and messages); what runs then is
     // the library, and what comes back is its typed result.
     let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
