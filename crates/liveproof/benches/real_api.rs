@@ -1,0 +1,213 @@
+//! liveproof against the real API server, in figures (never timed assertions): one `verify -l`
+//! over N Deployments of M pods against a loop of `kubectl rollout status` over the same
+//! Deployments — what a pipeline runs without liveproof — on the real control plane (etcd,
+//! kube-apiserver, kube-controller-manager from `e2e/build-peers.sh`), the kubelet stand-in
+//! making the pods Ready.
+//!
+//! Run: `cargo bench -p liveproof --bench real_api` (needs the peers, `bash
+//! e2e/build-peers.sh`, and the real kubectl, as the tests do). Options: `-- --deployments N
+//! --pods M --runs R` (default 200 Deployments x 2 pods, the median of 5 liveproof runs).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use liveproof_e2e::registry::{push_multiarch, RegistryServer};
+use liveproof_e2e::{ControlPlane, Kubelet};
+
+fn option(args: &[String], name: &str, default: usize) -> usize {
+    args.windows(2)
+        .find(|w| w[0] == name)
+        .and_then(|w| w[1].parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs `program args`; its wall time, stderr and exit code.
+fn timed(program: &Path, args: &[&str]) -> (Duration, String, i32) {
+    let start = Instant::now();
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| panic!("{} runs: {e}", program.display()));
+    (
+        start.elapsed(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn kubectl(kubectl: &Path, kubeconfig: &str, args: &[&str], stdin: Option<&str>) {
+    use std::io::Write as _;
+    let mut child = Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("stdin written");
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("kubectl ends");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn deployments(count: usize, pods: usize, image: &str) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{i}
+  namespace: bench
+  labels: {{app.kubernetes.io/part-of: bench}}
+spec:
+  replicas: {pods}
+  selector:
+    matchLabels: {{app: svc-{i}}}
+  template:
+    metadata:
+      labels: {{app: svc-{i}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: app
+        image: {image}
+"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+#[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let count = option(&args, "--deployments", 200);
+    let pods = option(&args, "--pods", 2);
+    let runs = option(&args, "--runs", 5).max(1);
+    let liveproof = PathBuf::from(env!("CARGO_BIN_EXE_liveproof"));
+    let kubectl_path = liveproof_testkit::kubectl::kubectl_path();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (plane, registry, kubelet, image, since) = runtime.block_on(async {
+        let plane = ControlPlane::start()
+            .await
+            .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
+        let registry = RegistryServer::start();
+        let client = plane.client().await.expect("admin client");
+        let kubelet = Kubelet::start(
+            client,
+            registry.client(Default::default()),
+            vec![registry.host.clone()],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("kubelet stand-in: {e:#}"));
+        push_multiarch(&registry.pusher(), "acme/web", "v1", "build-1").await;
+        let image = format!("{}/acme/web:v1", registry.host);
+        // Whole seconds, as Kubernetes records them, and a second before anything starts.
+        let since = jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .expect("rounds")
+            .checked_sub(jiff::SignedDuration::from_secs(2))
+            .expect("a time");
+        (plane, registry, kubelet, image, since.to_string())
+    });
+    let kc = plane.kubeconfig.to_str().expect("utf-8").to_string();
+    kubectl(&kubectl_path, &kc, &["create", "namespace", "bench"], None);
+    let started = Instant::now();
+    kubectl(
+        &kubectl_path,
+        &kc,
+        &["apply", "-f", "-"],
+        Some(&deployments(count, pods, &image)),
+    );
+    kubectl(
+        &kubectl_path,
+        &kc,
+        &[
+            "-n",
+            "bench",
+            "wait",
+            "--for=condition=Available",
+            "deploy",
+            "--all",
+            "--timeout=600s",
+        ],
+        None,
+    );
+    println!(
+        "{count} Deployments x {pods} pods on the real API server, Available after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let verify = [
+        "-v",
+        "verify",
+        "-l",
+        "app.kubernetes.io/part-of=bench",
+        "-n",
+        "bench",
+        "--since",
+        &since,
+        "--image",
+        &image,
+        "-o",
+        "json",
+        "--kubeconfig",
+        &kc,
+    ];
+    let mut walls = Vec::new();
+    let mut requests = String::new();
+    for _ in 0..runs {
+        let (wall, stderr, code) = timed(&liveproof, &verify);
+        assert_eq!(code, 0, "liveproof verify is live here:\n{stderr}");
+        requests = stderr
+            .lines()
+            .find(|l| l.contains("API requests"))
+            .map(|l| l.trim().trim_start_matches("INFO").trim().to_string())
+            .unwrap_or_default();
+        walls.push(wall);
+    }
+    walls.sort();
+    let ours = walls[walls.len() / 2];
+    println!(
+        "  liveproof verify -l (median of {runs})          {:>8.3} s   ({requests}; fastest {:.3} s)",
+        ours.as_secs_f64(),
+        walls[0].as_secs_f64()
+    );
+
+    let script = format!(
+        "for i in $(seq 0 {last}); do {k} --kubeconfig {kc} -n bench rollout status deploy/svc-$i --timeout=60s >/dev/null || exit 1; done",
+        last = count - 1,
+        k = kubectl_path.display(),
+    );
+    let (theirs, stderr, code) = timed(Path::new("/bin/bash"), &["-c", &script]);
+    assert_eq!(code, 0, "the kubectl loop: {stderr}");
+    println!(
+        "  kubectl rollout status, one per Deployment   {:>8.3} s",
+        theirs.as_secs_f64()
+    );
+    println!(
+        "  liveproof answers in 1/{:.0} of the kubectl loop's time (goal: at least 100x)",
+        theirs.as_secs_f64() / ours.as_secs_f64()
+    );
+    drop(kubelet);
+    drop(registry);
+    drop(plane);
+}
