@@ -6,7 +6,9 @@
 //!
 //! Run: `cargo bench -p liveproof --bench real_api` (needs the peers, `bash
 //! e2e/build-peers.sh`, and the real kubectl, as the tests do). Options: `-- --deployments N
-//! --pods M --runs R` (default 200 Deployments x 2 pods, the median of 5 liveproof runs).
+//! --pods M --runs R --hold S` (default 200 Deployments x 2 pods, the median of 5 liveproof
+//! runs; `--hold` keeps the cluster up S seconds at the end, printing its kubeconfig, to look
+//! closer with a profiler).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -102,6 +104,7 @@ fn main() {
     let count = option(&args, "--deployments", 200);
     let pods = option(&args, "--pods", 2);
     let runs = option(&args, "--runs", 5).max(1);
+    let hold = option(&args, "--hold", 0);
     let liveproof = PathBuf::from(env!("CARGO_BIN_EXE_liveproof"));
     let kubectl_path = liveproof_testkit::kubectl::kubectl_path();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -207,6 +210,10 @@ fn main() {
         "  liveproof answers in 1/{:.0} of the kubectl loop's time (goal: at least 100x)",
         theirs.as_secs_f64() / ours.as_secs_f64()
     );
+    if hold > 0 {
+        println!("holding the cluster for {hold} s: --kubeconfig {kc} -n bench");
+        std::thread::sleep(Duration::from_secs(hold as u64));
+    }
     drop(kubelet);
     drop(registry);
     drop(plane);

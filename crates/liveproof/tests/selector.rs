@@ -88,6 +88,7 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         common::liveproof(&args).await
     };
+    cluster.sim.requests().reset();
     let run = run_with(verify(&[
         "-l",
         "app.kubernetes.io/part-of=shop",
@@ -101,6 +102,16 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
         ["shop/cart", "shop/checkout", "shop/search"],
         "{}",
         run.stderr
+    );
+    // What the selector listed is what is judged: the Deployments are read once, not
+    // listed for their names and then read again.
+    let requests = cluster.sim.requests();
+    assert_eq!(
+        requests.count("list", "/apis/apps/v1/namespaces/shop/deployments")
+            + requests.count("get", "/apis/apps/v1/namespaces/shop/deployments"),
+        1,
+        "{:?}",
+        requests.snapshot()
     );
     assert_eq!(run.code, i32::from(report.verdict.exit_code()));
 

@@ -88,8 +88,10 @@ pub(crate) const WATCH_SECONDS: u32 = 60;
 #[derive(Clone)]
 pub struct Cluster {
     client: kube::Client,
-    /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]).
-    watch_client: kube::Client,
+    /// The same server with a read timeout long enough for a quiet watch ([`WATCH_SECONDS`]),
+    /// built when the first watch opens: a one-shot command never pays for a second client
+    /// (its TLS set-up reads the system's certificates again).
+    watch_client: Arc<std::sync::OnceLock<kube::Client>>,
     default_ns: String,
     /// The API server's URL and the proxy to it, as every message shows them (masked).
     endpoint: Endpoint,
@@ -108,6 +110,9 @@ pub struct Cluster {
     /// From how many targets of a kind in a namespace one LIST replaces a GET each
     /// ([`BATCH_AT`](plan::BATCH_AT)).
     batch_at: usize,
+    /// The workloads a `-l` selector just listed whole ([`Cluster::workloads_in`]), for the
+    /// next gather to take instead of reading them a second time.
+    prefetched: Arc<std::sync::Mutex<Vec<AnyObject>>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -264,11 +269,17 @@ impl Cluster {
                 cause: cause.to_string(),
             })?;
         let requests = Arc::new(AtomicU64::new(0));
-        let (client, watch_client) =
-            build_clients(&config, &server, &requests, timeout, exec_token.as_ref())?;
+        let client = build_client(
+            &config,
+            &server,
+            &requests,
+            timeout,
+            timeout,
+            exec_token.as_ref(),
+        )?;
         Ok(Cluster {
             client,
-            watch_client,
+            watch_client: Arc::default(),
             default_ns,
             endpoint: Endpoint {
                 server,
@@ -281,6 +292,7 @@ impl Cluster {
             exec_token,
             release_limits: liveproof_helm::Limits::default(),
             batch_at: plan::BATCH_AT,
+            prefetched: Arc::default(),
         })
     }
 
@@ -293,15 +305,15 @@ impl Cluster {
     /// is sent).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Cluster, GatherError> {
         self.exec_token = self.exec_token.map(|t| t.with_timeout(timeout));
-        let (client, watch_client) = build_clients(
+        self.client = build_client(
             &self.config,
             &self.endpoint.server,
             &self.requests,
             timeout,
+            timeout,
             self.exec_token.as_ref(),
         )?;
-        self.client = client;
-        self.watch_client = watch_client;
+        self.watch_client = Arc::default();
         self.request_timeout = timeout;
         Ok(self)
     }
@@ -401,7 +413,38 @@ impl Cluster {
         targets: &[Target],
         all_namespaces: bool,
     ) -> Result<Observed, GatherError> {
-        let lookups = plan_lookups(targets, &self.default_ns, all_namespaces);
+        // What `-l` already listed whole is taken as read: one round trip fewer, and the
+        // same objects are not read (and parsed) twice.
+        let prefetched = std::mem::take(
+            &mut *self
+                .prefetched
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let mut found = std::collections::HashSet::new();
+        for object in prefetched {
+            let named = (object.resource(), object.namespace(), object.name());
+            let wanted = targets.iter().any(|t| {
+                objects::workload_resource(t.kind) == Some(named.0)
+                    && t.name == named.2
+                    && t.namespace.as_deref() == Some(named.1)
+            });
+            if wanted && found.insert((named.0, named.1.to_string(), named.2.to_string())) {
+                object.push_into(&mut observed);
+            }
+        }
+        let unread: Vec<Target> = targets
+            .iter()
+            .filter(|t| {
+                let Some(resource) = objects::workload_resource(t.kind) else {
+                    return true;
+                };
+                let ns = t.namespace.clone().unwrap_or_default();
+                !found.contains(&(resource, ns, t.name.clone()))
+            })
+            .cloned()
+            .collect();
+        let lookups = plan_lookups(&unread, &self.default_ns, all_namespaces);
         let reads = plan_reads(lookups, self.batch_at);
         let mut answers = Vec::new();
         for answered in join_all(reads.iter().map(|r| self.read_lookups(r))).await {
@@ -1142,49 +1185,69 @@ fn cluster_proxy_url(kubeconfig: &Kubeconfig, opts: &ClusterOptions) -> Option<S
 /// from when the request was written, not from when its pooled connection went idle — and
 /// the whole response, headers and body); a watch is ended by the server after
 /// [`WATCH_SECONDS`], so its reads and its whole response get that much longer.
-fn build_clients(
+fn build_client(
     config: &kube::Config,
     server: &DisplaySafeUrl,
     requests: &Arc<AtomicU64>,
     timeout: Duration,
+    read_timeout: Duration,
     exec_token: Option<&exec_plugin::ExecToken>,
-) -> Result<(kube::Client, kube::Client), GatherError> {
-    let build = |read_timeout: Duration| {
-        let mut config = config.clone();
-        config.connect_timeout = Some(timeout);
-        config.write_timeout = Some(timeout);
-        config.read_timeout = Some(read_timeout);
-        config.reset_reader_on_write = true;
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(|source| {
-            GatherError::Client {
-                server: server.clone(),
-                cause: error::safe_cause(&source),
-            }
+) -> Result<kube::Client, GatherError> {
+    let mut config = config.clone();
+    config.connect_timeout = Some(timeout);
+    config.write_timeout = Some(timeout);
+    config.read_timeout = Some(read_timeout);
+    config.reset_reader_on_write = true;
+    let builder =
+        kube::client::ClientBuilder::try_from(config).map_err(|source| GatherError::Client {
+            server: server.clone(),
+            cause: error::safe_cause(&source),
         })?;
-        Ok::<_, GatherError>(
-            builder
-                .with_layer(&service::RefuseRedirectsLayer)
-                .with_layer(&service::CountRequestsLayer {
-                    count: Arc::clone(requests),
+    Ok(builder
+        .with_layer(&service::RefuseRedirectsLayer)
+        .with_layer(&service::CountRequestsLayer {
+            count: Arc::clone(requests),
+        })
+        // Each attempt as a whole, body included.
+        .with_layer(&service::WholeResponseLayer {
+            timeout: read_timeout,
+        })
+        // Retry needs a cloneable service; the buffer makes one.
+        .with_layer(&tower::buffer::BufferLayer::new(64))
+        // Each attempt gets the exec plugin's current token.
+        .with_layer(&exec_plugin::ExecAuthLayer {
+            token: exec_token.cloned(),
+        })
+        .with_layer(&tower::retry::RetryLayer::new(
+            service::TransientRetry::within(timeout),
+        ))
+        .build())
+}
+
+impl Cluster {
+    /// The client watches use (see `watch_client`), built on first use. The same
+    /// configuration built the request client already, so this cannot fail in practice; if it
+    /// does, watches use the request client (re-opened more often, as its read timeout is
+    /// shorter) and say so.
+    pub(crate) fn watch_client(&self) -> kube::Client {
+        self.watch_client
+            .get_or_init(|| {
+                let read = Duration::from_secs(u64::from(WATCH_SECONDS)) + self.request_timeout;
+                build_client(
+                    &self.config,
+                    &self.endpoint.server,
+                    &self.requests,
+                    self.request_timeout,
+                    read,
+                    self.exec_token.as_ref(),
+                )
+                .unwrap_or_else(|e| {
+                    tracing::warn!("{e}; watching with the request client");
+                    self.client.clone()
                 })
-                // Each attempt as a whole, body included.
-                .with_layer(&service::WholeResponseLayer {
-                    timeout: read_timeout,
-                })
-                // Retry needs a cloneable service; the buffer makes one.
-                .with_layer(&tower::buffer::BufferLayer::new(64))
-                // Each attempt gets the exec plugin's current token.
-                .with_layer(&exec_plugin::ExecAuthLayer {
-                    token: exec_token.cloned(),
-                })
-                .with_layer(&tower::retry::RetryLayer::new(
-                    service::TransientRetry::within(timeout),
-                ))
-                .build(),
-        )
-    };
-    let watch_read = Duration::from_secs(u64::from(WATCH_SECONDS)) + timeout;
-    Ok((build(timeout)?, build(watch_read)?))
+            })
+            .clone()
+    }
 }
 
 /// The server URL without userinfo or query. kube never sends either (requests are paths under

@@ -368,7 +368,7 @@ impl WatchState {
 
     fn open(&mut self, key: ScopeKey, selector: Option<LabelSelector>) {
         let index = self.scopes.len();
-        let client = self.cluster.watch_client.clone();
+        let client = self.cluster.watch_client();
         // The server ends each watch after WATCH_SECONDS (kube's watcher re-opens it): below
         // the watch client's read timeout, so a quiet but healthy watch is never cut.
         let base = watcher::Config::default().timeout(super::WATCH_SECONDS);

@@ -10,6 +10,7 @@ use liveproof_evidence::snapshot::ReleaseState;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
 use serde_json::{json, Value};
 
+use super::objects::Kind;
 use super::{Cluster, GatherError};
 
 /// The annotation `kubectl rollout restart` sets on the pod template.
@@ -50,9 +51,11 @@ impl Cluster {
     }
 
     /// Every Deployment, StatefulSet and DaemonSet in `namespace` (all namespaces when `None`)
-    /// whose labels `selector` matches (every one without), as targets: three LISTs (of
-    /// metadata only, paginated), at once. The server parses the selector: parse it first
-    /// (`liveproof_evidence::selector::parse`) for a usage error in kubectl's words.
+    /// whose labels `selector` matches (every one without), as targets: three LISTs at once,
+    /// paginated. Without a selector, of metadata only; with one (`-l`), of whole objects,
+    /// which the next [`gather`](Cluster::gather) takes instead of reading them again. The
+    /// server parses the selector: parse it first (`liveproof_evidence::selector::parse`) for a
+    /// usage error in kubectl's words.
     pub async fn workloads_in(
         &self,
         namespace: Option<&str>,
@@ -62,10 +65,11 @@ impl Cluster {
         if let Some(selector) = selector {
             params = params.labels(selector);
         }
+        let whole = selector.is_some();
         let (deployments, statefulsets, daemonsets) = futures::try_join!(
-            self.workloads_of::<Deployment>(TargetKind::Deployment, namespace, selector, &params),
-            self.workloads_of::<StatefulSet>(TargetKind::StatefulSet, namespace, selector, &params),
-            self.workloads_of::<DaemonSet>(TargetKind::DaemonSet, namespace, selector, &params),
+            self.workloads_of::<Deployment>(namespace, selector, &params, whole),
+            self.workloads_of::<StatefulSet>(namespace, selector, &params, whole),
+            self.workloads_of::<DaemonSet>(namespace, selector, &params, whole),
         )?;
         let mut out = deployments;
         out.extend(statefulsets);
@@ -74,20 +78,20 @@ impl Cluster {
         Ok(out)
     }
 
-    /// The `kind` workloads of [`Cluster::workloads_in`], as targets.
-    async fn workloads_of<K>(
+    /// The `K` workloads of [`Cluster::workloads_in`], as targets; read `whole`, the objects
+    /// are kept for the next gather.
+    async fn workloads_of<K: Kind>(
         &self,
-        kind: TargetKind,
         namespace: Option<&str>,
         selector: Option<&str>,
         params: &ListParams,
-    ) -> Result<Vec<Target>, GatherError>
-    where
-        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+        whole: bool,
+    ) -> Result<Vec<Target>, GatherError> {
+        let kind = match K::RESOURCE {
+            ResourceKind::StatefulSet => TargetKind::StatefulSet,
+            ResourceKind::DaemonSet => TargetKind::DaemonSet,
+            _ => TargetKind::Deployment,
+        };
         let labelled = selector
             .map(|s| format!(" labelled `{s}`"))
             .unwrap_or_default();
@@ -99,21 +103,45 @@ impl Cluster {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
-        self.list_all(
-            &what,
-            params,
-            |page: ListParams| {
-                let api = api.clone();
-                async move { api.list_metadata(&page).await }
-            },
-            |item| {
-                let (Some(name), Some(ns)) = (item.metadata.name, item.metadata.namespace) else {
-                    return None;
-                };
-                Some(Target::new(kind, Some(&ns), &name))
-            },
-        )
-        .await
+        let target = move |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            let (Some(name), Some(ns)) = (&meta.name, &meta.namespace) else {
+                return None;
+            };
+            Some(Target::new(kind, Some(ns), name))
+        };
+        if !whole {
+            return self
+                .list_all(
+                    &what,
+                    params,
+                    |page: ListParams| {
+                        let api = api.clone();
+                        async move { api.list_metadata(&page).await }
+                    },
+                    |item| target(&item.metadata),
+                )
+                .await;
+        }
+        let objects = self
+            .list_all(
+                &what,
+                params,
+                |page: ListParams| {
+                    let api = api.clone();
+                    async move { api.list(&page).await }
+                },
+                |mut object: K| {
+                    super::objects::slim(&mut object);
+                    Some(object)
+                },
+            )
+            .await?;
+        let targets = objects.iter().filter_map(|o| target(o.meta())).collect();
+        self.prefetched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(objects.into_iter().map(K::into_any));
+        Ok(targets)
     }
 
     /// The `kubernetes.io/dockerconfigjson` Secrets the pods of `observed` name in
