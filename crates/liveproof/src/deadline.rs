@@ -82,16 +82,9 @@ impl Deadline {
         E: Into<anyhow::Error>,
     {
         let spent_already = Instant::now() >= self.at;
-        // Not started at all when no time is left: a fast server could otherwise answer
-        // before the timer's next tick, and a spent --timeout would still read the cluster.
-        let outcome = if spent_already {
-            None
-        } else {
-            tokio::time::timeout_at(self.at, work).await.ok()
-        };
-        match outcome {
-            Some(result) => result.map_err(Into::into),
-            None => Err(OutOfTime {
+        match tokio::time::timeout_at(self.at, work).await {
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(OutOfTime {
                 server: server.clone(),
                 what: what.to_string(),
                 timeout: self.timeout,

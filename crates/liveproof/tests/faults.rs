@@ -232,7 +232,9 @@ async fn a_timeout_too_short_to_read_anything_says_so_and_blames_no_server() {
         demo::NS,
     )
     .await;
-    for timeout in ["1ns", "1ms"] {
+    // 1ns is spent before the first read starts. (1ms is not a test of this: a fast machine
+    // reads the simulator in less.)
+    for timeout in ["1ns"] {
         let run = common::liveproof(&[
             "verify",
             "deploy/inventory",

@@ -60,26 +60,7 @@ impl SilentServer {
         };
         std::fs::write(
             &kubeconfig,
-            format!(
-                "apiVersion: v1
-kind: Config
-clusters:
-- name: silent
-  cluster:
-    server: {url}{tls}
-contexts:
-- name: silent
-  context:
-    cluster: silent
-    user: silent
-    namespace: apps
-current-context: silent
-users:
-- name: silent
-  user:
-    token: not-a-secret
-"
-            ),
+            kubeconfig_yaml(&format!("{url}{tls}"), "    token: not-a-secret\n"),
         )
         .expect("kubeconfig written");
         SilentServer {
@@ -93,6 +74,30 @@ users:
     fn kubeconfig(&self) -> &str {
         self.kubeconfig.to_str().expect("utf-8 path")
     }
+}
+
+/// A kubeconfig of one cluster at `server` (its line may carry more of the cluster's fields)
+/// whose user is `user` (the lines under `user:`), in namespace apps.
+fn kubeconfig_yaml(server: &str, user: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: {server}
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+    namespace: apps
+current-context: c
+users:
+- name: u
+  user:
+{user}"
+    )
 }
 
 /// Runs liveproof, failing the test if it has not ended within `bound`.
@@ -465,24 +470,10 @@ fn exec_kubeconfig(dir: &std::path::Path, server: &str, command: &str, args: &[&
     let args = serde_json::to_string(args).expect("args");
     std::fs::write(
         &path,
-        format!(
-            "apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: {server}
-contexts:
-- name: c
-  context:
-    cluster: c
-    user: u
-    namespace: apps
-current-context: c
-users:
-- name: u
-  user:
-    exec:
+        kubeconfig_yaml(
+            server,
+            &format!(
+                "    exec:
       apiVersion: client.authentication.k8s.io/v1
       command: {command}
       args: {args}
@@ -491,6 +482,7 @@ users:
         value: {PLUGIN_CANARY}
       interactiveMode: Never
 "
+            ),
         ),
     )
     .expect("kubeconfig written");
@@ -593,28 +585,17 @@ async fn the_gcp_auth_provider_command_is_refused_not_run() {
     let kubeconfig = server.dir.path().join("gcp-kubeconfig");
     std::fs::write(
         &kubeconfig,
-        format!(
-            "apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: {}
-contexts:
-- name: c
-  context: {{cluster: c, user: u, namespace: apps}}
-current-context: c
-users:
-- name: u
-  user:
-    auth-provider:
+        kubeconfig_yaml(
+            &server.url,
+            &format!(
+                "    auth-provider:
       name: gcp
       config:
         cmd-path: /bin/sleep
         cmd-args: \"1000 {PLUGIN_CANARY}\"
         token-key: '{{.credential.access_token}}'
-",
-            server.url
+"
+            ),
         ),
     )
     .expect("kubeconfig written");

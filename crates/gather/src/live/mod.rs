@@ -1198,11 +1198,14 @@ fn build_client(
     config.write_timeout = Some(timeout);
     config.read_timeout = Some(read_timeout);
     config.reset_reader_on_write = true;
-    let builder =
-        kube::client::ClientBuilder::try_from(config).map_err(|source| GatherError::Client {
-            server: server.clone(),
-            cause: error::safe_cause(&source),
-        })?;
+    let built = match direct_stack(&config) {
+        Some(stack) => stack,
+        None => kube::client::ClientBuilder::try_from(config),
+    };
+    let builder = built.map_err(|source| GatherError::Client {
+        server: server.clone(),
+        cause: error::safe_cause(&source),
+    })?;
     Ok(builder
         .with_layer(&service::RefuseRedirectsLayer)
         .with_layer(&service::CountRequestsLayer {
@@ -1222,6 +1225,61 @@ fn build_client(
             service::TransientRetry::within(timeout),
         ))
         .build())
+}
+
+/// The service kube's `ClientBuilder::try_from` starts from (its `GenericService`).
+type KubeStack = tower::util::BoxService<
+    http::Request<kube::client::Body>,
+    http::Response<Box<kube::client::DynBody>>,
+    tower::BoxError,
+>;
+
+use kube::client::ClientBuilder;
+
+/// kube's own client stack (its TLS, timeouts, base URI, credentials and extra headers,
+/// without its request logging) over connections with `TCP_NODELAY`, as kubectl's and curl's
+/// are. kube leaves Nagle's algorithm on: a request written right after the TLS handshake
+/// waited for the server's delayed ACK of the handshake's last message, 40 ms on every new
+/// connection (every first read of a command). `None` through a proxy: kube's stack then.
+fn direct_stack(config: &kube::Config) -> Option<Result<ClientBuilder<KubeStack>, kube::Error>> {
+    use kube::client::ConfigExt as _;
+    use tower::ServiceExt as _;
+    if config.proxy_url.is_some() {
+        return None;
+    }
+    let built = (|| {
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        let https = config.rustls_https_connector_with_connector(http)?;
+        let mut connector = hyper_timeout::TimeoutConnector::new(https);
+        connector.set_connect_timeout(config.connect_timeout);
+        connector.set_read_timeout(config.read_timeout);
+        connector.set_write_timeout(config.write_timeout);
+        connector.set_reset_reader_on_write(config.reset_reader_on_write);
+        let client: hyper_util::client::legacy::Client<_, kube::client::Body> =
+            hyper_util::client::legacy::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .build(connector);
+        let service = tower::ServiceBuilder::new()
+            .layer(config.base_uri_layer())
+            .option_layer(config.auth_layer()?)
+            .layer(config.extra_headers_layer()?)
+            .map_err(tower::BoxError::from)
+            .service(client)
+            .map_response(|response: http::Response<hyper::body::Incoming>| {
+                response.map(|body| {
+                    Box::new(http_body_util::BodyExt::map_err(
+                        body,
+                        tower::BoxError::from,
+                    )) as Box<kube::client::DynBody>
+                })
+            });
+        Ok(ClientBuilder::new(
+            tower::util::BoxService::new(service),
+            config.default_namespace.clone(),
+        ))
+    })();
+    Some(built)
 }
 
 impl Cluster {

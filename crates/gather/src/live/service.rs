@@ -208,9 +208,9 @@ fn incomplete() -> std::io::Error {
 /// is far past any real event and far short of what aborts the process.
 pub(crate) const MAX_WATCH_LINE: usize = 16 * 1024 * 1024;
 
-/// The most of an error response's body read: far past any Status the API server writes,
-/// enough of anything else to say what it was.
-pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most of an error response's body read: far past any Status the API server writes (a
+/// 5 MB message is still read whole, to show its reason), far short of what a 50 MB one cost.
+pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024 * 1024;
 
 /// A response body that fails once its request's time is up, for a watch, once a line runs
 /// past `max_line` bytes without ending, and for an error, ends after about `left` bytes
@@ -472,14 +472,17 @@ mod tests {
         }
     }
 
-    /// How much of a 5 MiB body (in 16 KiB frames) answered with `status` is read.
+    /// The frames of [`read_of`]'s body: twice the cap, in 16 KiB frames.
+    const FRAMES: usize = 2 * MAX_ERROR_BODY / (16 * 1024);
+
+    /// How much of a body twice [`MAX_ERROR_BODY`] long answered with `status` is read.
     async fn read_of(status: u16) -> usize {
         let inner = tower::service_fn(move |_: Request<()>| async move {
             Ok::<_, BoxError>(
                 Response::builder()
                     .status(status)
                     .body(Frames {
-                        frames: 320,
+                        frames: FRAMES,
                         size: 16 * 1024,
                     })
                     .expect("response"),
@@ -503,13 +506,12 @@ mod tests {
     /// 50 MB Status was read into memory whole before its message was cut for showing.
     #[tokio::test]
     async fn an_error_body_is_read_only_up_to_the_cap() {
-        let five_mib = 320 * 16 * 1024;
         let failed = read_of(500).await;
         assert!(
             (MAX_ERROR_BODY..MAX_ERROR_BODY + 16 * 1024).contains(&failed),
             "{failed}"
         );
-        assert_eq!(read_of(200).await, five_mib);
+        assert_eq!(read_of(200).await, FRAMES * 16 * 1024);
     }
 
     fn response(status: u16, retry_after: Option<&str>) -> Result<Response<()>, BoxError> {
