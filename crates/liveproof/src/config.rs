@@ -152,7 +152,18 @@ pub struct VerifyConfig {
     /// Whether each GitOps revision seen contains `--commit`, traced in `--repo` once per
     /// command (a `--wait` judges many snapshots naming the same revisions).
     pub containment: ContainmentCache,
+    /// What `--commit` did to each chart a HelmRelease names, read from `--repo` once per
+    /// command (about six git processes a chart; a `--wait` judged every snapshot with them).
+    pub chart_facts: ChartFactsCache,
 }
+
+/// Git's answers about charts, by chart path, shared by every snapshot a command judges
+/// (`None`: the repository has no such facts, and is not asked again).
+pub type ChartFactsCache = std::sync::Arc<
+    std::sync::Mutex<
+        std::collections::BTreeMap<String, Option<liveproof_evidence::ChartChange>>,
+    >,
+>;
 
 /// Git's answers about revisions, shared by every snapshot a command judges.
 pub type ContainmentCache = std::sync::Arc<
@@ -223,6 +234,7 @@ impl VerifyConfig {
             namespace_origin: None,
             selector: None,
             containment: ContainmentCache::default(),
+            chart_facts: ChartFactsCache::default(),
             fleet: Vec::new(),
             fleet_concurrency: DEFAULT_FLEET_CONCURRENCY,
         }
@@ -317,6 +329,7 @@ impl VerifyConfig {
             fleet_concurrency,
             selector,
             containment: ContainmentCache::default(),
+            chart_facts: ChartFactsCache::default(),
             targets,
             change,
             source,

@@ -453,13 +453,22 @@ fn chart_changes(
                 .and_then(serde_json::Value::as_str)
         })
         .filter_map(|chart| {
-            match liveproof_gather::git::chart_change(&config.repo, commit, chart) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    tracing::info!("no chart facts for {chart} from git: {e}");
-                    None
-                }
-            }
+            let mut known = config
+                .chart_facts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            known
+                .entry(chart.to_string())
+                .or_insert_with(|| {
+                    match liveproof_gather::git::chart_change(&config.repo, commit, chart) {
+                        Ok(c) => Some(c),
+                        Err(e) => {
+                            tracing::info!("no chart facts for {chart} from git: {e}");
+                            None
+                        }
+                    }
+                })
+                .clone()
         })
         .collect()
 }
@@ -725,5 +734,71 @@ fn waiting_for(report: &Report) -> String {
             parts[..NAMED].join(" | "),
             n - NAMED
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chart facts are read from git once per command and kept, answers and failures alike:
+    /// a `--wait` judges many snapshots, and ran about six git processes per HelmRelease on
+    /// each. Shown with a `--repo` that is not a repository: what is known is used, and a
+    /// chart git could not answer for is not asked about again.
+    #[test]
+    fn chart_facts_are_read_once_per_command() {
+        use clap::Parser as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().to_str().expect("utf-8");
+        let cli = crate::cli::Cli::try_parse_from([
+            "liveproof",
+            "verify",
+            "helmrelease/web",
+            "-n",
+            "apps",
+            "--commit",
+            "0123456789abcdef0123456789abcdef01234567",
+            "--repo",
+            repo,
+            // The change time stated, so the commit's own is not asked of git.
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ])
+        .expect("parses");
+        let crate::cli::Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        let config = VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
+            .expect("config");
+        let release = |name: &str, chart: &str| {
+            serde_json::json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": name, "namespace": "apps"},
+                "spec": {"chart": {"spec": {"chart": chart}}}})
+        };
+        let observed = Observed {
+            others: vec![release("web", "charts/web"), release("api", "charts/api")],
+            ..Observed::default()
+        };
+        let known = ChartChange {
+            commit: "0123456".into(),
+            chart_path: "charts/web".into(),
+            files: vec!["charts/web/values.yaml".into()],
+            version_changed: false,
+        };
+        config
+            .chart_facts
+            .lock()
+            .expect("lock")
+            .insert("charts/web".into(), Some(known.clone()));
+        let web = [Target::new(TargetKind::HelmRelease, Some("apps"), "web")];
+        assert_eq!(chart_changes(&config, &observed, &web, "apps"), [known]);
+
+        let api = [Target::new(TargetKind::HelmRelease, Some("apps"), "api")];
+        assert!(chart_changes(&config, &observed, &api, "apps").is_empty());
+        assert_eq!(
+            config.chart_facts.lock().expect("lock").get("charts/api"),
+            Some(&None),
+            "a chart git could not answer for is remembered as such"
+        );
     }
 }
