@@ -36,4 +36,4 @@ pub use model::{
 };
 pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
-pub use target::{closest, Target, TargetError, TargetKind};
+pub use target::{closest, KindSpec, Target, TargetError, TargetKind, KINDS};

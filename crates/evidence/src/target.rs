@@ -17,76 +17,152 @@ pub enum TargetKind {
     Application,
 }
 
+/// What the code knows of one target kind: one row per kind in [`KINDS`], which names,
+/// parsing, did-you-mean, `--help` and the gather read instead of matching kinds each.
+#[derive(Debug, Clone, Copy)]
+pub struct KindSpec {
+    pub kind: TargetKind,
+    /// As in an object's `kind` field.
+    pub kind_name: &'static str,
+    /// The command line's name, singular; messages use it too.
+    pub cli_name: &'static str,
+    /// The plural, which kubectl (and so liveproof) accepts as well.
+    pub plural: &'static str,
+    /// kubectl's short names for it, if any.
+    pub short: &'static [&'static str],
+    /// The resource a target of the kind is read as: the object itself, or for `release/`
+    /// the storage Secrets of Helm's default driver.
+    pub resource: crate::ResourceKind,
+    /// Whether its pods are judged directly (Deployment, StatefulSet, DaemonSet).
+    pub workload: bool,
+}
+
+/// Every target kind, in the order of [`TargetKind`]'s variants (a test holds the order).
+pub const KINDS: &[KindSpec] = &[
+    KindSpec {
+        kind: TargetKind::Deployment,
+        kind_name: "Deployment",
+        cli_name: "deployment",
+        plural: "deployments",
+        short: &["deploy"],
+        resource: crate::ResourceKind::Deployment,
+        workload: true,
+    },
+    KindSpec {
+        kind: TargetKind::StatefulSet,
+        kind_name: "StatefulSet",
+        cli_name: "statefulset",
+        plural: "statefulsets",
+        short: &["sts"],
+        resource: crate::ResourceKind::StatefulSet,
+        workload: true,
+    },
+    KindSpec {
+        kind: TargetKind::DaemonSet,
+        kind_name: "DaemonSet",
+        cli_name: "daemonset",
+        plural: "daemonsets",
+        short: &["ds"],
+        resource: crate::ResourceKind::DaemonSet,
+        workload: true,
+    },
+    KindSpec {
+        kind: TargetKind::Release,
+        kind_name: "Release",
+        cli_name: "release",
+        plural: "releases",
+        short: &[],
+        resource: crate::ResourceKind::Secret,
+        workload: false,
+    },
+    KindSpec {
+        kind: TargetKind::HelmRelease,
+        kind_name: "HelmRelease",
+        cli_name: "helmrelease",
+        plural: "helmreleases",
+        short: &["hr"],
+        resource: crate::ResourceKind::HelmRelease,
+        workload: false,
+    },
+    KindSpec {
+        kind: TargetKind::Kustomization,
+        kind_name: "Kustomization",
+        cli_name: "kustomization",
+        plural: "kustomizations",
+        short: &["ks"],
+        resource: crate::ResourceKind::Kustomization,
+        workload: false,
+    },
+    // Not `apps` as a short name: that is the API group of Deployments (kubectl refuses it as
+    // a resource too), and `apps/inventory` must not be read as an Argo CD Application.
+    KindSpec {
+        kind: TargetKind::Application,
+        kind_name: "Application",
+        cli_name: "application",
+        plural: "applications",
+        short: &["app"],
+        resource: crate::ResourceKind::Application,
+        workload: false,
+    },
+];
+
 impl TargetKind {
+    /// This kind's row of [`KINDS`].
+    pub const fn spec(self) -> &'static KindSpec {
+        &KINDS[self as usize]
+    }
+
     /// The Kubernetes kind name, as in an object's `kind` field.
     pub const fn kind_name(self) -> &'static str {
-        match self {
-            TargetKind::Deployment => "Deployment",
-            TargetKind::StatefulSet => "StatefulSet",
-            TargetKind::DaemonSet => "DaemonSet",
-            TargetKind::Release => "Release",
-            TargetKind::HelmRelease => "HelmRelease",
-            TargetKind::Kustomization => "Kustomization",
-            TargetKind::Application => "Application",
-        }
+        self.spec().kind_name
     }
 
     /// The short form used on the command line and in messages.
     pub const fn cli_name(self) -> &'static str {
-        match self {
-            TargetKind::Deployment => "deployment",
-            TargetKind::StatefulSet => "statefulset",
-            TargetKind::DaemonSet => "daemonset",
-            TargetKind::Release => "release",
-            TargetKind::HelmRelease => "helmrelease",
-            TargetKind::Kustomization => "kustomization",
-            TargetKind::Application => "application",
-        }
+        self.spec().cli_name
+    }
+
+    /// The resource a target of this kind is read as (see [`KindSpec::resource`]).
+    pub const fn resource(self) -> crate::ResourceKind {
+        self.spec().resource
     }
 
     /// Deployment, StatefulSet and DaemonSet: the kinds whose pods we judge directly.
-    /// The resource a target of this kind is read as: the object itself, or for `release/`
-    /// the storage Secrets of Helm's default driver.
-    pub const fn resource(self) -> crate::ResourceKind {
-        use crate::ResourceKind;
-        match self {
-            TargetKind::Deployment => ResourceKind::Deployment,
-            TargetKind::StatefulSet => ResourceKind::StatefulSet,
-            TargetKind::DaemonSet => ResourceKind::DaemonSet,
-            TargetKind::Release => ResourceKind::Secret,
-            TargetKind::HelmRelease => ResourceKind::HelmRelease,
-            TargetKind::Kustomization => ResourceKind::Kustomization,
-            TargetKind::Application => ResourceKind::Application,
-        }
-    }
-
     pub const fn is_workload(self) -> bool {
-        matches!(
-            self,
-            TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet
-        )
+        self.spec().workload
     }
 
-    /// Every spelling accepted on the command line, for `--help` and error messages.
-    pub const ACCEPTED: &'static str = "deployment (deploy), statefulset (sts), daemonset (ds), \
-         release, helmrelease (hr), kustomization (ks), application (app)";
+    /// Every spelling accepted on the command line, for `--help` and error messages:
+    /// `deployment (deploy), statefulset (sts), …`.
+    pub fn accepted() -> String {
+        KINDS
+            .iter()
+            .map(|k| match k.short {
+                [] => k.cli_name.to_string(),
+                short => format!("{} ({})", k.cli_name, short.join(", ")),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Every word [`TargetKind::parse`] takes (before a `.group` suffix): each kind's name,
+    /// plural and short names.
+    pub fn spellings() -> impl Iterator<Item = &'static str> {
+        KINDS.iter().flat_map(|k| {
+            [k.cli_name, k.plural]
+                .into_iter()
+                .chain(k.short.iter().copied())
+        })
+    }
 
     pub fn parse(word: &str) -> Option<TargetKind> {
         // kubectl also accepts plurals and the `kind.group` form; so do we.
         let lower = word.to_ascii_lowercase();
         let base = lower.split('.').next().unwrap_or_default();
-        Some(match base {
-            "deployment" | "deployments" | "deploy" => TargetKind::Deployment,
-            "statefulset" | "statefulsets" | "sts" => TargetKind::StatefulSet,
-            "daemonset" | "daemonsets" | "ds" => TargetKind::DaemonSet,
-            "release" | "releases" => TargetKind::Release,
-            "helmrelease" | "helmreleases" | "hr" => TargetKind::HelmRelease,
-            "kustomization" | "kustomizations" | "ks" => TargetKind::Kustomization,
-            // Not `apps`: that is the API group of Deployments (kubectl refuses it as a resource
-            // too), and `apps/inventory` must not be read as an Argo CD Application.
-            "application" | "applications" | "app" => TargetKind::Application,
-            _ => return None,
-        })
+        KINDS
+            .iter()
+            .find(|k| k.cli_name == base || k.plural == base || k.short.contains(&base))
+            .map(|k| k.kind)
     }
 }
 
@@ -128,30 +204,6 @@ pub enum TargetError {
     },
 }
 
-/// Every spelling [`TargetKind::parse`] accepts, for did-you-mean.
-const SPELLINGS: &[&str] = &[
-    "deployment",
-    "deployments",
-    "deploy",
-    "statefulset",
-    "statefulsets",
-    "sts",
-    "daemonset",
-    "daemonsets",
-    "ds",
-    "release",
-    "releases",
-    "helmrelease",
-    "helmreleases",
-    "hr",
-    "kustomization",
-    "kustomizations",
-    "ks",
-    "application",
-    "applications",
-    "app",
-];
-
 /// Why a kind kubectl knows is not a target, and what to verify instead.
 fn not_a_target(kind: &str, name: &str) -> Option<(String, String)> {
     let workloads = format!("deploy/{name}, sts/{name} or ds/{name}");
@@ -164,7 +216,7 @@ fn not_a_target(kind: &str, name: &str) -> Option<(String, String)> {
                 "verify the workload that runs it ({workloads}); `kubectl get pod {name} -o \
                  jsonpath='{{.metadata.ownerReferences[0].kind}}/{{.metadata.ownerReferences[0].name}}'` \
                  names its owner (for a ReplicaSet, verify its Deployment); accepted kinds are {}",
-                TargetKind::ACCEPTED
+                TargetKind::accepted()
             ),
         ),
         "replicaset" | "replicasets" | "rs" => (
@@ -180,7 +232,7 @@ fn not_a_target(kind: &str, name: &str) -> Option<(String, String)> {
             format!(
                 "verify the workloads concerned ({workloads}; the pods read ConfigMaps and Secrets at \
                  start: see --expect-env and --expect-secret-ref); accepted kinds are {}",
-                TargetKind::ACCEPTED
+                TargetKind::accepted()
             ),
         ),
         _ => return None,
@@ -198,7 +250,7 @@ const API_GROUPS: &[(&str, &str)] = &[
 
 /// The closest accepted spelling of `word`, if it is one typo or two away.
 fn closest_kind(word: &str) -> Option<&'static str> {
-    closest(word, SPELLINGS.iter().copied())
+    closest(word, TargetKind::spellings())
 }
 
 /// The candidate closest to `word`, if it is one typo away (two for words of six letters or
@@ -258,7 +310,7 @@ fn unknown_kind(given: &str, namespace: Option<&str>, kind: &str, name: &str) ->
             format!("unknown kind `{kind}`"),
             format!(
                 "did you mean `{prefix}{kind_spelling}/{name}`? accepted kinds are {}",
-                TargetKind::ACCEPTED
+                TargetKind::accepted()
             ),
         )
     } else if namespace.is_none() && is_dns_label(kind) {
@@ -267,13 +319,13 @@ fn unknown_kind(given: &str, namespace: Option<&str>, kind: &str, name: &str) ->
             format!(
                 "accepted kinds are {}; if `{kind}` is a namespace, name the kind too: \
                  {kind}/deploy/{name}, or -n {kind} deploy/{name}",
-                TargetKind::ACCEPTED
+                TargetKind::accepted()
             ),
         )
     } else {
         (
             format!("unknown kind `{kind}`"),
-            format!("accepted kinds are {}", TargetKind::ACCEPTED),
+            format!("accepted kinds are {}", TargetKind::accepted()),
         )
     };
     TargetError::UnknownKind {
@@ -492,7 +544,7 @@ mod tests {
         // Nothing close: no guess, the accepted kinds.
         let msg = error("frobnicator/x");
         assert!(!msg.contains("did you mean"), "{msg}");
-        assert!(msg.contains(TargetKind::ACCEPTED), "{msg}");
+        assert!(msg.contains(&TargetKind::accepted()), "{msg}");
     }
 
     #[test]
@@ -528,5 +580,38 @@ mod tests {
         );
         // A namespace is a DNS label: no dots.
         assert!(error("a.b/deploy/x").contains("`a.b`"));
+    }
+
+    /// The kind table is the one place a kind is described: its rows are in variant order
+    /// (`spec` indexes by it), each of its spellings parses back to it, with a `.group` too,
+    /// and `--help` lists them as before.
+    #[test]
+    fn the_kind_table_describes_every_kind_once() {
+        for (i, row) in KINDS.iter().enumerate() {
+            assert_eq!(row.kind as usize, i, "{row:?} out of order");
+            assert_eq!(row.kind.spec().cli_name, row.cli_name);
+            for word in [row.cli_name, row.plural]
+                .into_iter()
+                .chain(row.short.iter().copied())
+            {
+                assert_eq!(TargetKind::parse(word), Some(row.kind), "{word}");
+                assert_eq!(
+                    TargetKind::parse(&format!("{}.example.io", word.to_uppercase())),
+                    Some(row.kind),
+                    "{word}"
+                );
+            }
+        }
+        assert_eq!(TargetKind::spellings().count(), 20);
+        assert_eq!(
+            TargetKind::parse("apps"),
+            None,
+            "the API group, not Application"
+        );
+        assert_eq!(
+            TargetKind::accepted(),
+            "deployment (deploy), statefulset (sts), daemonset (ds), release, helmrelease (hr), \
+             kustomization (ks), application (app)"
+        );
     }
 }

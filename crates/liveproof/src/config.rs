@@ -160,9 +160,7 @@ pub struct VerifyConfig {
 /// Git's answers about charts, by chart path, shared by every snapshot a command judges
 /// (`None`: the repository has no such facts, and is not asked again).
 pub type ChartFactsCache = std::sync::Arc<
-    std::sync::Mutex<
-        std::collections::BTreeMap<String, Option<liveproof_evidence::ChartChange>>,
-    >,
+    std::sync::Mutex<std::collections::BTreeMap<String, Option<liveproof_evidence::ChartChange>>>,
 >;
 
 /// Git's answers about revisions, shared by every snapshot a command judges.

@@ -768,8 +768,8 @@ mod tests {
         let crate::cli::Command::Verify(args) = cli.command else {
             panic!("not verify")
         };
-        let config = VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
-            .expect("config");
+        let config =
+            VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain()).expect("config");
         let release = |name: &str, chart: &str| {
             serde_json::json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
                 "metadata": {"name": name, "namespace": "apps"},

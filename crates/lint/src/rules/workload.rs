@@ -328,15 +328,18 @@ impl Restarts {
         if self.everything {
             return true;
         }
-        let aliases: &[&str] = match kind {
-            "Deployment" => &["deployment", "deployments", "deploy"],
-            "StatefulSet" => &["statefulset", "statefulsets", "sts"],
-            _ => &["daemonset", "daemonsets", "ds"],
-        };
+        // Every spelling of the kind a target may use, from the kind table.
+        let spec = liveproof_evidence::KINDS
+            .iter()
+            .find(|k| k.workload && k.kind_name == kind)
+            .unwrap_or(liveproof_evidence::TargetKind::DaemonSet.spec());
+        let aliases = [spec.cli_name, spec.plural]
+            .into_iter()
+            .chain(spec.short.iter().copied());
         let name = name.to_ascii_lowercase();
         self.tokens.contains(&name)
             || aliases
-                .iter()
+                .into_iter()
                 .any(|a| self.tokens.contains(&format!("{a}/{name}")))
     }
 }
