@@ -33,6 +33,12 @@ pub enum GitError {
         command: String,
         stderr: String,
     },
+    #[error("`{command}` in {}: {cause}\nhint: git did not answer in time; check the repository (a network file system, a lock left by another git), or pass --since", repo.display())]
+    Bounded {
+        repo: PathBuf,
+        command: String,
+        cause: String,
+    },
     #[error("`git show` printed an unreadable committer time `{printed}` for {sha}: {source}")]
     BadTime {
         sha: String,
@@ -288,17 +294,58 @@ fn failed(repo: &Path, command: &str, out: &Output) -> GitError {
     }
 }
 
+/// How long one git command may take. Every one liveproof runs reads a local repository
+/// (nothing is fetched) and takes milliseconds; one that hangs (a stalled network file
+/// system, a prompt) ends here instead of holding the command forever.
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The most of git's output kept: past any manifest `-f` reads at a commit (64 MiB files).
+const MAX_GIT_OUTPUT: usize = 256 << 20;
+
 fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
+    run_git(Path::new("git"), GIT_TIMEOUT, repo, args)
+}
+
+/// `program` (git) `-C repo args…`, in a process group of its own that is killed past
+/// `timeout` or past [`MAX_GIT_OUTPUT`] bytes of output.
+fn run_git(
+    program: &Path,
+    timeout: std::time::Duration,
+    repo: &Path,
+    args: &[&str],
+) -> Result<Output, GitError> {
+    use liveproof_registry::credential_program::{run, Bounds, ProgramError};
     tracing::debug!(repo = %repo.display(), ?args, "running git");
-    Command::new("git")
+    let mut command = Command::new(program);
+    command
         .arg("-C")
         .arg(repo)
         .args(args)
         // Messages are matched above; keep them in English.
         .env("LC_ALL", "C")
         .env("LANGUAGE", "C")
-        .output()
-        .map_err(|source| GitError::NotInstalled { source })
+        // Never wait on a person: there is none.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null());
+    let bounds = Bounds {
+        stdin: None,
+        capture_stderr: true,
+        timeout,
+        max_output: MAX_GIT_OUTPUT,
+    };
+    match run(command, bounds) {
+        Ok(done) => Ok(Output {
+            status: done.status,
+            stdout: done.stdout,
+            stderr: done.stderr,
+        }),
+        Err(ProgramError::Start(source)) => Err(GitError::NotInstalled { source }),
+        Err(cause) => Err(GitError::Bounded {
+            repo: repo.to_path_buf(),
+            command: format!("git {}", args.first().copied().unwrap_or_default()),
+            cause: format!("git {cause}"),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +367,31 @@ mod tests {
             .expect("git runs");
         assert!(out.status.success(), "git {args:?}: {out:?}");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A git that never answers ends at its bound, its process group killed, saying so.
+    #[test]
+    fn a_git_that_hangs_ends_at_its_bound() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = dir.path().join("git");
+        std::fs::write(&fake, "#!/bin/sh\nsleep 1000\n").expect("script");
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let started = std::time::Instant::now();
+        let err = run_git(
+            &fake,
+            std::time::Duration::from_millis(300),
+            dir.path(),
+            &["rev-parse", "HEAD"],
+        )
+        .expect_err("bounded");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        let text = err.to_string();
+        assert!(
+            text.contains("`git rev-parse`") && text.contains("did not finish within 0.3s"),
+            "{text}"
+        );
+        assert!(text.contains("hint:"), "{text}");
     }
 
     fn repo_with_commits() -> (tempfile::TempDir, String, String) {
