@@ -314,7 +314,7 @@ fn run_git(
     repo: &Path,
     args: &[&str],
 ) -> Result<Output, GitError> {
-    use liveproof_registry::credential_program::{run, Bounds, ProgramError};
+    use liveproof_process::{run, Bounds, ProgramError};
     tracing::debug!(repo = %repo.display(), ?args, "running git");
     let mut command = Command::new(program);
     command

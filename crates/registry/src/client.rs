@@ -162,7 +162,7 @@ impl Client {
         let credentials = match extra {
             Some(credentials) => Some(credentials.clone()),
             // A credential helper is a program: run on a blocking thread, never on the
-            // runtime's workers (bounded by the request timeout, see `credential_program`).
+            // runtime's workers (bounded by the request timeout, see `liveproof_process`).
             None => {
                 let config = self.docker_config.clone();
                 let registry = reference.registry.clone();

@@ -13,9 +13,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde::Deserialize;
 
-use crate::credential_program::{self, Bounds};
 use crate::error::RegistryError;
 use crate::reference::DOCKER_HUB;
+use liveproof_process::{self as credential_program, Bounds};
 
 /// The key docker stores Docker Hub credentials under.
 const DOCKER_HUB_AUTH_KEY: &str = "https://index.docker.io/v1/";

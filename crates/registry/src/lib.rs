@@ -9,14 +9,12 @@
 //!   are pure: parsing, normalising, index entries, judging.
 //! - [`credentials`] reads docker's config.json, credential helpers and pull Secrets; secret
 //!   values are redacted in the type.
-//! - [`credential_program`] runs a credential helper (or, for `liveproof-gather`, a
-//!   kubeconfig's exec plugin) within a deadline and an output cap.
+//! - credential helpers run within a deadline and an output cap (`liveproof-process`).
 //! - [`Client`] speaks the OCI distribution API (HEAD/GET manifests, token and Basic auth),
 //!   resolving each (registry, repository, tag) once per run with bounded concurrency.
 
 mod auth;
 mod client;
-pub mod credential_program;
 pub mod credentials;
 mod error;
 pub mod manifest;

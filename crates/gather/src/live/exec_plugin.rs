@@ -23,7 +23,7 @@ use futures::future::BoxFuture;
 use http::{HeaderValue, Request};
 use jiff::{SignedDuration, Timestamp};
 use kube::config::{ExecConfig, ExecInteractiveMode};
-use liveproof_registry::credential_program::{self, Bounds, ProgramError};
+use liveproof_process::{self as credential_program, Bounds, ProgramError};
 use serde::Deserialize;
 use tower::{BoxError, Layer, Service};
 

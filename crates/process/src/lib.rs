@@ -1,5 +1,5 @@
-//! Running a credential program — a docker credential helper here, a kubeconfig exec plugin in
-//! `liveproof-gather` — under bounds. A program that hangs, or prints without end, or exits
+//! Running another program under bounds: a docker credential helper (`liveproof-registry`), a
+//! kubeconfig's exec plugin and git (`liveproof-gather`, `liveproof-lint`). A program that hangs, or prints without end, or exits
 //! while a child it started still holds its stdout, must not hold liveproof past its own
 //! bound: each run has a deadline, its output a cap, and it runs in a process group of its own
 //! that is killed whole when either is passed.
