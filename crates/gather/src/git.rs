@@ -1,7 +1,7 @@
 //! `--commit SHA`: the committer time of the change, read with the `git` binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use jiff::Timestamp;
 use liveproof_evidence::{ChartChange, Containment};
@@ -294,63 +294,32 @@ fn failed(repo: &Path, command: &str, out: &Output) -> GitError {
     }
 }
 
-/// How long one git command may take. Every one liveproof runs reads a local repository
-/// (nothing is fetched) and takes milliseconds; one that hangs (a stalled network file
-/// system, a prompt) ends here instead of holding the command forever.
-const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The most of git's output kept: past any manifest `-f` reads at a commit (64 MiB files).
-const MAX_GIT_OUTPUT: usize = 256 << 20;
-
 fn git(repo: &Path, args: &[&str]) -> Result<Output, GitError> {
-    run_git(Path::new("git"), GIT_TIMEOUT, repo, args)
+    run_git(Path::new("git"), liveproof_process::GIT_TIMEOUT, repo, args)
 }
 
-/// `program` (git) `-C repo args…`, in a process group of its own that is killed past
-/// `timeout` or past [`MAX_GIT_OUTPUT`] bytes of output.
+/// `program` (git) `-C repo args…`, bounded ([`liveproof_process::git`]).
 fn run_git(
     program: &Path,
     timeout: std::time::Duration,
     repo: &Path,
     args: &[&str],
 ) -> Result<Output, GitError> {
-    use liveproof_process::{run, Bounds, ProgramError};
     tracing::debug!(repo = %repo.display(), ?args, "running git");
-    let mut command = Command::new(program);
-    command
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        // Messages are matched above; keep them in English.
-        .env("LC_ALL", "C")
-        .env("LANGUAGE", "C")
-        // Never wait on a person: there is none.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null());
-    let bounds = Bounds {
-        stdin: None,
-        capture_stderr: true,
-        timeout,
-        max_output: MAX_GIT_OUTPUT,
-    };
-    match run(command, bounds) {
-        Ok(done) => Ok(Output {
-            status: done.status,
-            stdout: done.stdout,
-            stderr: done.stderr,
-        }),
-        Err(ProgramError::Start(source)) => Err(GitError::NotInstalled { source }),
-        Err(cause) => Err(GitError::Bounded {
+    liveproof_process::git(program, timeout, repo, args).map_err(|cause| match cause {
+        liveproof_process::ProgramError::Start(source) => GitError::NotInstalled { source },
+        cause => GitError::Bounded {
             repo: repo.to_path_buf(),
             command: format!("git {}", args.first().copied().unwrap_or_default()),
             cause: format!("git {cause}"),
-        }),
-    }
+        },
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn run(repo: &Path, args: &[&str], date: &str) -> String {
         let out = Command::new("git")

@@ -185,41 +185,18 @@ impl Repo {
     }
 }
 
-/// How long one git command may take: it reads a local repository, in milliseconds; one
-/// that hangs ends here instead of holding the lint forever.
-const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
-
 fn git(dir: &Path, args: &[&str]) -> Result<Output, LintError> {
-    use liveproof_process::{run, Bounds, ProgramError};
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        // git's messages are matched in English.
-        .env("LC_ALL", "C")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null());
-    let bounds = Bounds {
-        stdin: None,
-        capture_stderr: true,
-        timeout: GIT_TIMEOUT,
-        // A diff of a large change: past any GitOps tree lint reads.
-        max_output: 256 << 20,
-    };
-    match run(command, bounds) {
-        Ok(done) => Ok(Output {
-            status: done.status,
-            stdout: done.stdout,
-            stderr: done.stderr,
-        }),
-        Err(ProgramError::Start(source)) => Err(LintError::GitNotInstalled { source }),
-        Err(cause) => Err(LintError::Git {
-            repo: dir.to_path_buf(),
-            command: format!("git {}", args.first().copied().unwrap_or_default()),
-            stderr: format!("git {cause}"),
-        }),
-    }
+    let program = Path::new("git");
+    liveproof_process::git(program, liveproof_process::GIT_TIMEOUT, dir, args).map_err(|cause| {
+        match cause {
+            liveproof_process::ProgramError::Start(source) => LintError::GitNotInstalled { source },
+            cause => LintError::Git {
+                repo: dir.to_path_buf(),
+                command: format!("git {}", args.first().copied().unwrap_or_default()),
+                stderr: format!("git {cause}"),
+            },
+        }
+    })
 }
 
 fn stderr(out: &Output) -> String {

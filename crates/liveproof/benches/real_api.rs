@@ -41,34 +41,6 @@ fn timed(program: &Path, args: &[&str]) -> (Duration, String, i32) {
     )
 }
 
-fn kubectl(kubectl: &Path, kubeconfig: &str, args: &[&str], stdin: Option<&str>) {
-    use std::io::Write as _;
-    let mut child = Command::new(kubectl)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(text.as_bytes())
-            .expect("stdin written");
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().expect("kubectl ends");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn deployments(count: usize, pods: usize, image: &str) -> String {
     (0..count)
         .map(|i| {
@@ -132,17 +104,16 @@ fn main() {
         (plane, registry, kubelet, image, since.to_string())
     });
     let kc = plane.kubeconfig.to_str().expect("utf-8").to_string();
-    kubectl(&kubectl_path, &kc, &["create", "namespace", "bench"], None);
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        liveproof_testkit::kubectl::run(&plane.kubeconfig, args, stdin);
+    };
+    kubectl(&["create", "namespace", "bench"], None);
     let started = Instant::now();
     kubectl(
-        &kubectl_path,
-        &kc,
         &["apply", "-f", "-"],
         Some(&deployments(count, pods, &image)),
     );
     kubectl(
-        &kubectl_path,
-        &kc,
         &[
             "-n",
             "bench",

