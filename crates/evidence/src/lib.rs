@@ -27,7 +27,7 @@ pub use change::{
 };
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
-    short_digest, DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS,
+    short_digest, DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS, NOT_FOUND,
 };
 pub use commit::is_commit_sha;
 pub use model::{

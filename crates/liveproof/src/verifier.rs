@@ -713,10 +713,13 @@ fn waiting_for(report: &Report) -> String {
                     matches!(e.status, Status::Fail | Status::Unknown)
                         && e.check != Check::PodsCurrent
                 })
-                .map(|e| match e.observed.as_str() {
-                    // A target that does not exist (yet): say where it was looked for.
-                    "not found" => e.detail.clone(),
-                    observed => format!("{}: {observed}", e.check),
+                .map(|e| {
+                    if e.observed == liveproof_evidence::NOT_FOUND {
+                        // A target that does not exist (yet): say where it was looked for.
+                        e.detail.clone()
+                    } else {
+                        format!("{}: {}", e.check, e.observed)
+                    }
                 });
             let what: Vec<String> = pods.into_iter().chain(blocking).collect();
             format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))

@@ -190,7 +190,7 @@ fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> 
     Finding::new(
         Check::ObservedGeneration,
         status,
-        "not found",
+        super::NOT_FOUND,
         format!("{kind} {name}"),
     )
     .source(source)

@@ -38,6 +38,10 @@ pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdi
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace};
 pub use judge::{final_failure, judge, verify_again};
 pub use pods::CRASH_LOOP_RESTARTS;
+
+/// What a check observed of a target the input does not hold: its evidence's `observed`, which
+/// the progress line of a wait reads to say where the target was looked for instead.
+pub const NOT_FOUND: &str = "not found";
 pub use release::ReleaseHistory;
 
 use finding::Finding;

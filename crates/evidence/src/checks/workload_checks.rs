@@ -83,7 +83,7 @@ pub(crate) fn workload_findings(
         return vec![Finding::new(
             Check::SpecReadback,
             status,
-            "not found",
+            super::NOT_FOUND,
             format!("{kind} {}", target.name),
         )
         .source(source)
