@@ -73,7 +73,7 @@ pub enum ConfigError {
     Versions(String),
     #[error("--version-url `{given}`: {reason}\nhint: give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")]
     VersionUrl { given: String, reason: String },
-    #[error("--expect-env `{given}` is not an env var name{}", if *with_value { "=VALUE (its value is not shown)\nhint: --expect-env takes the variable's name alone (e.g. --expect-env DB_URL): the check is that the template sets it, and values are never compared or printed, as they can be secrets" } else { "" })]
+    #[error("{}", if *with_value { format!("--expect-env `{given}=…` gives a value (not shown here): it takes the variable's name alone\nhint: --expect-env {given}: the check is that the template sets it; values are never compared or printed, as they can be secrets") } else { format!("--expect-env `{given}` is not an env var name\nhint: give the name of a variable the container's template sets, e.g. --expect-env DB_URL (no spaces, no `=`)") })]
     Env { given: String, with_value: bool },
     #[error("--expect-secret-ref `{given}` is not SECRET or SECRET/KEY")]
     SecretRef { given: String },

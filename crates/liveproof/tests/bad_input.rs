@@ -920,8 +920,9 @@ fn an_env_expectation_with_a_value_is_refused_without_showing_it() {
     );
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("--expect-env `DB_PASSWORD`")
-            && run.stderr.contains("--expect-env DB_URL"),
+        run.stderr
+            .contains("--expect-env `DB_PASSWORD=…` gives a value")
+            && run.stderr.contains("hint: --expect-env DB_PASSWORD:"),
         "{}",
         run.stderr
     );
