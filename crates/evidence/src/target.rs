@@ -37,6 +37,16 @@ pub struct KindSpec {
     pub workload: bool,
 }
 
+impl KindSpec {
+    /// Every word that names the kind (before a `.group` suffix): its name, plural and short
+    /// names.
+    pub fn spellings(&self) -> impl Iterator<Item = &'static str> {
+        [self.cli_name, self.plural]
+            .into_iter()
+            .chain(self.short.iter().copied())
+    }
+}
+
 /// Every target kind, in the order of [`TargetKind`]'s variants (a test holds the order).
 pub const KINDS: &[KindSpec] = &[
     KindSpec {
@@ -148,11 +158,15 @@ impl TargetKind {
     /// Every word [`TargetKind::parse`] takes (before a `.group` suffix): each kind's name,
     /// plural and short names.
     pub fn spellings() -> impl Iterator<Item = &'static str> {
-        KINDS.iter().flat_map(|k| {
-            [k.cli_name, k.plural]
-                .into_iter()
-                .chain(k.short.iter().copied())
-        })
+        KINDS.iter().flat_map(KindSpec::spellings)
+    }
+
+    /// The workload kind whose objects are `resource`, if it is one.
+    pub fn workload_of(resource: crate::ResourceKind) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| k.workload && k.resource == resource)
+            .map(|k| k.kind)
     }
 
     pub fn parse(word: &str) -> Option<TargetKind> {
@@ -161,7 +175,7 @@ impl TargetKind {
         let base = lower.split('.').next().unwrap_or_default();
         KINDS
             .iter()
-            .find(|k| k.cli_name == base || k.plural == base || k.short.contains(&base))
+            .find(|k| k.spellings().any(|s| s == base))
             .map(|k| k.kind)
     }
 }
@@ -590,10 +604,10 @@ mod tests {
         for (i, row) in KINDS.iter().enumerate() {
             assert_eq!(row.kind as usize, i, "{row:?} out of order");
             assert_eq!(row.kind.spec().cli_name, row.cli_name);
-            for word in [row.cli_name, row.plural]
-                .into_iter()
-                .chain(row.short.iter().copied())
-            {
+            if row.workload {
+                assert_eq!(TargetKind::workload_of(row.resource), Some(row.kind));
+            }
+            for word in row.spellings() {
                 assert_eq!(TargetKind::parse(word), Some(row.kind), "{word}");
                 assert_eq!(
                     TargetKind::parse(&format!("{}.example.io", word.to_uppercase())),

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::error::RegistryError;
 use crate::reference::DOCKER_HUB;
-use liveproof_process::{self as credential_program, Bounds};
+use liveproof_process::Bounds;
 
 /// The key docker stores Docker Hub credentials under.
 const DOCKER_HUB_AUTH_KEY: &str = "https://index.docker.io/v1/";
@@ -306,7 +306,7 @@ struct HelperOutput {
 }
 
 /// Runs `<program> get` with the server on stdin (docker-credential-helpers protocol), within
-/// `timeout` and [`credential_program::MAX_OUTPUT`]. Nothing it prints is ever quoted.
+/// `timeout` and [`liveproof_process::MAX_OUTPUT`]. Nothing it prints is ever quoted.
 pub(crate) fn run_helper(
     program: &Path,
     registry: &str,
@@ -323,13 +323,13 @@ pub(crate) fn run_helper(
     };
     let mut command = Command::new(program);
     command.arg("get").stderr(Stdio::piped());
-    let output = credential_program::run(
+    let output = liveproof_process::run(
         command,
         Bounds {
             stdin: Some(server.as_bytes()),
             capture_stderr: true,
             timeout,
-            max_output: credential_program::MAX_OUTPUT,
+            max_output: liveproof_process::MAX_OUTPUT,
         },
     )
     .map_err(|e| fail(format!("the credential helper {}: {e}", program.display())))?;

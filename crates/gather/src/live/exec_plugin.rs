@@ -5,7 +5,7 @@
 //! held verify, `--wait --timeout` and `release show` past every bound. So the plugin is taken
 //! out of the configuration kube sees: we run it once when connecting, within
 //! `--request-timeout` (in its own process group, killed whole at the bound; its output
-//! capped — see [`credential_program`]), and hand kube what it issued: a client certificate
+//! capped — see [`liveproof_process`]), and hand kube what it issued: a client certificate
 //! goes into the TLS configuration, a token into each request's `Authorization` header through
 //! [`ExecAuthLayer`], which runs the plugin again (bounded the same way) when the token nears
 //! its `expirationTimestamp`, as client-go does.
@@ -23,7 +23,7 @@ use futures::future::BoxFuture;
 use http::{HeaderValue, Request};
 use jiff::{SignedDuration, Timestamp};
 use kube::config::{ExecConfig, ExecInteractiveMode};
-use liveproof_process::{self as credential_program, Bounds, ProgramError};
+use liveproof_process::{Bounds, ProgramError};
 use serde::Deserialize;
 use tower::{BoxError, Layer, Service};
 
@@ -151,13 +151,13 @@ impl ExecPlugin {
         } else {
             std::process::Stdio::null()
         });
-        let out = credential_program::run(
+        let out = liveproof_process::run(
             cmd,
             Bounds {
                 stdin: None,
                 capture_stderr: false,
                 timeout: self.timeout,
-                max_output: credential_program::MAX_OUTPUT,
+                max_output: liveproof_process::MAX_OUTPUT,
             },
         )
         .map_err(|source| ExecPluginError::Program {

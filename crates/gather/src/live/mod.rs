@@ -421,27 +421,32 @@ impl Cluster {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
+        // A workload target as `(resource, namespace, name)`, its namespace resolved as the
+        // lookups resolve it (none with -A: found by name in any namespace, so looked up).
+        let identity = |t: &Target| {
+            let resource = objects::workload_resource(t.kind)?;
+            let namespace = match (&t.namespace, all_namespaces) {
+                (Some(ns), _) => ns.clone(),
+                (None, false) => self.default_ns.clone(),
+                (None, true) => return None,
+            };
+            Some((resource, namespace, t.name.clone()))
+        };
+        let wanted: std::collections::HashSet<_> = targets.iter().filter_map(identity).collect();
         let mut found = std::collections::HashSet::new();
         for object in prefetched {
-            let named = (object.resource(), object.namespace(), object.name());
-            let wanted = targets.iter().any(|t| {
-                objects::workload_resource(t.kind) == Some(named.0)
-                    && t.name == named.2
-                    && t.namespace.as_deref() == Some(named.1)
-            });
-            if wanted && found.insert((named.0, named.1.to_string(), named.2.to_string())) {
+            let id = (
+                object.resource(),
+                object.namespace().to_string(),
+                object.name().to_string(),
+            );
+            if wanted.contains(&id) && found.insert(id) {
                 object.push_into(&mut observed);
             }
         }
         let unread: Vec<Target> = targets
             .iter()
-            .filter(|t| {
-                let Some(resource) = objects::workload_resource(t.kind) else {
-                    return true;
-                };
-                let ns = t.namespace.clone().unwrap_or_default();
-                !found.contains(&(resource, ns, t.name.clone()))
-            })
+            .filter(|t| identity(t).is_none_or(|id| !found.contains(&id)))
             .cloned()
             .collect();
         let lookups = plan_lookups(&unread, &self.default_ns, all_namespaces);

@@ -87,10 +87,8 @@ impl Cluster {
         params: &ListParams,
         whole: bool,
     ) -> Result<Vec<Target>, GatherError> {
-        let kind = match K::RESOURCE {
-            ResourceKind::StatefulSet => TargetKind::StatefulSet,
-            ResourceKind::DaemonSet => TargetKind::DaemonSet,
-            _ => TargetKind::Deployment,
+        let Some(kind) = TargetKind::workload_of(K::RESOURCE) else {
+            return Ok(Vec::new());
         };
         let labelled = selector
             .map(|s| format!(" labelled `{s}`"))

@@ -333,13 +333,10 @@ impl Restarts {
             .iter()
             .find(|k| k.workload && k.kind_name == kind)
             .unwrap_or(liveproof_evidence::TargetKind::DaemonSet.spec());
-        let aliases = [spec.cli_name, spec.plural]
-            .into_iter()
-            .chain(spec.short.iter().copied());
         let name = name.to_ascii_lowercase();
         self.tokens.contains(&name)
-            || aliases
-                .into_iter()
+            || spec
+                .spellings()
                 .any(|a| self.tokens.contains(&format!("{a}/{name}")))
     }
 }
