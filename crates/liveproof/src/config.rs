@@ -918,6 +918,17 @@ fn change(
     ))
 }
 
+/// The configuration `liveproof ARGS…` (a `verify` command line) makes, for unit tests.
+#[cfg(test)]
+pub(crate) fn verify_config(args: &[&str]) -> VerifyConfig {
+    use clap::Parser as _;
+    let cli = crate::cli::Cli::try_parse_from(args).expect("parses");
+    let crate::cli::Command::Verify(args) = cli.command else {
+        panic!("not verify: {args:?}")
+    };
+    VerifyConfig::from_args(&args, TextStyle::plain()).expect("config")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

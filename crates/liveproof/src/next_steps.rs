@@ -292,20 +292,11 @@ mod tests {
         }
     }
 
-    fn config_of(args: &[&str]) -> VerifyConfig {
-        use clap::Parser as _;
-        let cli = crate::cli::Cli::try_parse_from(args).expect("parses");
-        let crate::cli::Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
-        VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain()).expect("config")
-    }
-
     /// A suggested verify carries the server versions the verdict waited on, each URL with
     /// its own version and field, the URL's password and query masked.
     #[test]
     fn verify_keeps_the_server_versions_it_was_given() {
-        let config = config_of(&[
+        let config = crate::config::verify_config(&[
             "liveproof",
             "verify",
             "deploy/api",

@@ -750,10 +750,9 @@ mod tests {
     /// chart git could not answer for is not asked about again.
     #[test]
     fn chart_facts_are_read_once_per_command() {
-        use clap::Parser as _;
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = dir.path().to_str().expect("utf-8");
-        let cli = crate::cli::Cli::try_parse_from([
+        let config = crate::config::verify_config(&[
             "liveproof",
             "verify",
             "helmrelease/web",
@@ -766,13 +765,7 @@ mod tests {
             // The change time stated, so the commit's own is not asked of git.
             "--since",
             "2026-07-12T10:00:00Z",
-        ])
-        .expect("parses");
-        let crate::cli::Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
-        let config =
-            VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain()).expect("config");
+        ]);
         let release = |name: &str, chart: &str| {
             serde_json::json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
                 "metadata": {"name": name, "namespace": "apps"},

@@ -484,19 +484,8 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         // A file outside the server's --allow-from, as a dump: refused unread.
         json!({"name": "verify", "arguments": {"targets": ["deploy/api"], "from": dotenv.to_str(), "since": "1h", "image": ["a/b:1"]}}),
     ];
-    let mut input = String::new();
-    input.push_str(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "canaries", "version": "1"}}}).to_string());
-    input.push('\n');
-    input.push_str(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-    input.push('\n');
-    for (i, call) in calls.iter().enumerate() {
-        input.push_str(
-            &json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call})
-                .to_string(),
-        );
-        input.push('\n');
-    }
-    let mcp = mcp(&input, &kc).await;
+    // The handshake, then every call, at -vv: common::mcp.
+    let (mcp, _) = common::mcp(&["-vv", "--kubeconfig", &kc], &calls).await;
     let answered = mcp
         .stdout
         .lines()
@@ -532,35 +521,6 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         m.runs,
         m.leaks.join("\n")
     );
-}
-
-/// `liveproof mcp` fed `input` on stdin, to the end.
-async fn mcp(input: &str, kubeconfig: &str) -> common::Run {
-    use tokio::io::AsyncWriteExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(["-vv", "mcp", "--kubeconfig", kubeconfig])
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("liveproof mcp starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(input.as_bytes()).await.expect("write");
-    drop(stdin);
-    let out = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        child.wait_with_output(),
-    )
-    .await
-    .expect("mcp finished within 120s")
-    .expect("mcp ran");
-    common::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// What a verify answered, with the expectation's own text taken out: what a probe learns.
