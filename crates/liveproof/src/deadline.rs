@@ -81,16 +81,21 @@ impl Deadline {
     where
         E: Into<anyhow::Error>,
     {
-        let spent_already = Instant::now() >= self.at;
+        let out_of_time = |spent_already: bool| OutOfTime {
+            server: server.clone(),
+            what: what.to_string(),
+            timeout: self.timeout,
+            too_short: spent_already || self.timeout < TOO_SHORT,
+        };
+        // A deadline already past is not raced against the work: tokio's timer rounds up to
+        // the next millisecond and polls the work first, so a fast server could still be read
+        // "in time" after the deadline.
+        if Instant::now() >= self.at {
+            return Err(out_of_time(true).into());
+        }
         match tokio::time::timeout_at(self.at, work).await {
             Ok(result) => result.map_err(Into::into),
-            Err(_) => Err(OutOfTime {
-                server: server.clone(),
-                what: what.to_string(),
-                timeout: self.timeout,
-                too_short: spent_already || self.timeout < TOO_SHORT,
-            }
-            .into()),
+            Err(_) => Err(out_of_time(false).into()),
         }
     }
 }
@@ -109,5 +114,27 @@ where
     match deadline {
         Some(deadline) => deadline.bound(server, what, work).await,
         None => work.await.map_err(Into::into),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_deadline_already_past_does_not_start_the_work() {
+        let deadline = Deadline::starting_now(Duration::from_nanos(1));
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let server = DisplaySafeUrl::from("https://127.0.0.1:6443");
+        // Work that is ready at once still loses to a deadline that has passed.
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let work = async {
+            started.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, anyhow::Error>(1)
+        };
+        let error = deadline.bound(&server, "reading", work).await.unwrap_err();
+        let out = error.downcast_ref::<OutOfTime>().expect("an OutOfTime");
+        assert!(out.too_short, "{error}");
+        assert!(!started.load(std::sync::atomic::Ordering::SeqCst));
     }
 }
