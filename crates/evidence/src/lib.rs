@@ -16,6 +16,7 @@ mod model;
 mod observed;
 pub mod order;
 pub mod pod_index;
+pub mod releases;
 mod resolve;
 pub mod selector;
 pub use checks::server;
@@ -27,7 +28,7 @@ pub use change::{
 };
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
-    short_digest, DigestRow, ReleaseHistory, RowVerdict, CRASH_LOOP_RESTARTS, NOT_FOUND,
+    short_digest, DigestRow, ReleaseHistory, Revision, RowVerdict, CRASH_LOOP_RESTARTS, NOT_FOUND,
 };
 pub use commit::is_commit_sha;
 pub use model::{

@@ -132,8 +132,9 @@ pub struct Observed {
     pub complete: BTreeSet<(String, ResourceKind)>,
     /// Reads the cluster refused.
     pub denied: Vec<Denied>,
-    /// How large a Helm release may be when decoded (`--max-release-size`).
-    pub release_limits: liveproof_helm::Limits,
+    /// The Helm storage objects among `others`, decoded by the gatherer (under
+    /// `--max-release-size` and the command's deadline): the judge never decodes one.
+    pub releases: crate::releases::Releases,
     /// What each image reference (`ImageRef` as `repository:tag`) resolves to in its registry
     /// now, or why it could not be resolved. Only references the digest policy covers.
     pub tags: std::collections::BTreeMap<String, Result<crate::digest::ResolvedTag, String>>,

@@ -126,6 +126,12 @@ fn load_cluster(path: &Path) -> Result<Observed, String> {
             serde_json::to_value(value).map_err(|e| format!("{what}: not JSON: {e}"))?;
         observed.add_value(json, &what).map_err(|e| e.to_string())?;
     }
+    // As the gatherer does before judging (here without a deadline).
+    observed.decode_releases_with(|obj| {
+        liveproof_helm::read_release(obj, &liveproof_helm::Limits::default())
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string())
+    });
     Ok(observed)
 }
 

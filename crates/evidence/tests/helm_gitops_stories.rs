@@ -4,10 +4,10 @@
 mod common;
 
 use liveproof_evidence::{
-    judge, Change, Check, ManifestExpectation, Report, Status, Target, TargetReport, Verdict,
+    Change, Check, ManifestExpectation, Report, Status, Target, TargetReport, Verdict,
 };
 
-use common::story as cluster;
+use common::{judge, story as cluster};
 
 fn change_since_merge() -> Change {
     Change {

@@ -13,6 +13,7 @@ pub mod git;
 pub mod live;
 pub mod offline;
 pub mod registry;
+pub mod releases;
 pub mod version;
 
 pub use live::{

@@ -10,6 +10,7 @@ mod chart;
 mod manifest;
 mod name;
 mod payload;
+mod read;
 mod release;
 pub mod show;
 mod storage;
@@ -23,6 +24,7 @@ pub use manifest::{
     UnreadableDocument,
 };
 pub use name::helm_controller_release_name;
+pub use read::{read_release, ReadRelease, VisibleManifest};
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
 pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,

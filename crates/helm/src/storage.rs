@@ -18,7 +18,7 @@ pub const RELEASE_SECRET_TYPE: &str = "helm.sh/release.v1";
 const NAME_PREFIX: &str = "sh.helm.release.v1.";
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StorageDriver {
     Secret,
     ConfigMap,
@@ -49,7 +49,7 @@ pub struct StoredRelease {
 
 /// A Secret or ConfigMap that stores a release, by its parts; displayed `NAMESPACE/KIND/NAME`
 /// as [`object_ref`] names any object, e.g. `apps/Secret/sh.helm.release.v1.inventory.v34`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StorageObject {
     pub driver: StorageDriver,
     /// Empty when the object carries none (a dump of one namespace).

@@ -155,6 +155,9 @@ pub struct VerifyConfig {
     /// What `--commit` did to each chart a HelmRelease names, read from `--repo` once per
     /// command (about six git processes a chart; a `--wait` judged every snapshot with them).
     pub chart_facts: ChartFactsCache,
+    /// The Helm releases decoded so far, by storage object and resourceVersion: shared with
+    /// the gather, so a `--wait` decodes each revision once.
+    pub decode_cache: std::sync::Arc<liveproof_gather::releases::DecodeCache>,
 }
 
 /// Git's answers about charts, by chart path, shared by every snapshot a command judges
@@ -233,6 +236,7 @@ impl VerifyConfig {
             selector: None,
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
+            decode_cache: Default::default(),
             fleet: Vec::new(),
             fleet_concurrency: DEFAULT_FLEET_CONCURRENCY,
         }
@@ -328,6 +332,7 @@ impl VerifyConfig {
             selector,
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
+            decode_cache: Default::default(),
             targets,
             change,
             source,

@@ -132,7 +132,10 @@ mod tests {
             started.store(true, std::sync::atomic::Ordering::SeqCst);
             Ok::<_, anyhow::Error>(1)
         };
-        let error = deadline.bound(&server, "reading", work).await.unwrap_err();
+        let error = deadline
+            .bound(&server, "reading", work)
+            .await
+            .expect_err("the deadline had passed");
         let out = error.downcast_ref::<OutOfTime>().expect("an OutOfTime");
         assert!(out.too_short, "{error}");
         assert!(!started.load(std::sync::atomic::Ordering::SeqCst));

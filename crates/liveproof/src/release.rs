@@ -90,7 +90,7 @@ pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
 /// read as far as the sections asked for need. Its manifest is not held: it is decoded again,
 /// from the storage object, as it is printed.
 struct Found {
-    history: ReleaseHistory,
+    history: ReleaseHistory<StoredRelease>,
     chosen: StoredRelease,
 }
 
@@ -113,7 +113,7 @@ fn write_shown(
     namespace: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let limits = limits(observed, args);
+    let limits = limits(args);
     let ahead = args
         .manifest
         .then(|| labelled_choice(observed, namespace, &args.name, args.revision))
@@ -225,10 +225,10 @@ fn labelled_shown<'o>(
     revision.or_else(|| storage.filter_map(liveproof_helm::labelled_revision).max())
 }
 
-fn limits(observed: &Observed, args: &ReleaseShowArgs) -> liveproof_helm::Limits {
+fn limits(args: &ReleaseShowArgs) -> liveproof_helm::Limits {
     liveproof_helm::Limits {
         max_decompressed: args.max_release_size,
-        ..observed.release_limits
+        ..liveproof_helm::Limits::default()
     }
 }
 
@@ -422,7 +422,7 @@ fn read<'a>(
     revision: Option<i64>,
     parts: Parts,
     limits: &liveproof_helm::Limits,
-) -> (ReleaseHistory, Vec<Read<'a>>) {
+) -> (ReleaseHistory<StoredRelease>, Vec<Read<'a>>) {
     let storage: Vec<&Value> = storage(observed, namespace, name).collect();
     let shown = labelled_shown(storage.iter().copied(), revision);
     let mut revisions = Vec::new();
@@ -449,20 +449,14 @@ fn read<'a>(
             parts,
         });
     }
-    revisions.sort_by_key(|r| r.release.version);
-    let history = ReleaseHistory {
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        revisions,
-        unreadable,
-    };
+    let history = ReleaseHistory::new(namespace, name, revisions, unreadable);
     (history, read_as)
 }
 
 /// Why no revision can be shown: none is stored, the one asked for (or the newest) could not be
 /// read, or there is no such revision.
 fn not_shown(
-    history: &ReleaseHistory,
+    history: &ReleaseHistory<StoredRelease>,
     namespace: &str,
     revision: Option<i64>,
     limit: usize,

@@ -394,7 +394,10 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     };
     let cluster = Cluster::connect(&crate::verifier::bounded(options, config))
         .await?
-        .with_release_limits(crate::verifier::release_limits(config));
+        .with_release_limits(
+            crate::verifier::release_limits(config),
+            config.decode_cache.clone(),
+        );
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())

@@ -44,7 +44,9 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let config = &with_selected(config, selected)?;
             let facts = registry_facts(config, None, &observed).await?;
             read_versions(config, &mut observed).await;
-            let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)?.0;
+            let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)
+                .await?
+                .0;
             namespace.explain(&mut report, path);
             let from = Some(path.display().to_string());
             stamp(
@@ -59,7 +61,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
         Source::Live(options) => {
             let cluster = Cluster::connect(&bounded(options, config))
                 .await?
-                .with_release_limits(release_limits(config));
+                .with_release_limits(release_limits(config), config.decode_cache.clone());
             let selected = match &config.selector {
                 Some((text, _)) => {
                     let ns = (!config.all_namespaces).then_some(cluster.default_namespace());
@@ -163,7 +165,7 @@ async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result
     let facts = registry_facts(config, Some(cluster), &observed).await?;
     read_versions(config, &mut observed).await;
     let (mut report, _) =
-        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace())?;
+        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace()).await?;
     gather_diagnostics(config, cluster, &mut observed, &mut report).await;
     Ok(report)
 }
@@ -222,22 +224,26 @@ pub struct DecodeOutOfTime {
     timeout: std::time::Duration,
 }
 
-/// Judges one snapshot: applies what the flags say about decoding and about the commit, then
-/// the checks. Also says whether a failure is final (for `--wait`).
-fn judge_snapshot(
+/// Judges one snapshot: completes it with what the flags say about decoding and about the
+/// commit (the I/O: Helm releases decoded, git asked, both off the runtime and each once per
+/// command), then the checks, which read nothing but the snapshot. Also says whether a failure
+/// is final (for `--wait`).
+async fn judge_snapshot(
     config: &VerifyConfig,
     facts: &RegistryFacts,
     observed: &mut Observed,
     default_ns: &str,
 ) -> anyhow::Result<(Report, Option<String>)> {
-    observed.release_limits = release_limits(config);
+    liveproof_gather::releases::decode(observed, release_limits(config), &config.decode_cache)
+        .await;
     facts.apply(observed);
     let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
-    observed.chart_changes = chart_changes(config, observed, &targets, default_ns);
-    observed.containment = containment(config, observed);
+    observed.chart_changes = chart_changes(config, observed, &targets, default_ns).await;
+    observed.containment = containment(config, observed).await;
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
-            if let (Some(wait), true) = (config.wait, observed.release_limits.out_of_time()) {
+            let out_of_time = config.wait.filter(|d| tokio::time::Instant::now() >= d.at);
+            if let Some(wait) = out_of_time {
                 return Err(DecodeOutOfTime {
                     target: only.to_string(),
                     object,
@@ -404,32 +410,57 @@ fn unreadable_release(
 /// With `--commit`: whether each GitOps revision the objects name contains the commit (the
 /// commit or a descendant), from `--repo`'s history; each revision is asked of git once per
 /// command.
-fn containment(
+async fn containment(
     config: &VerifyConfig,
     observed: &Observed,
 ) -> std::collections::BTreeMap<String, liveproof_evidence::Containment> {
     let Some(commit) = &config.change.commit else {
         return Default::default();
     };
-    let mut known = match config.containment.lock() {
-        Ok(known) => known,
-        Err(poisoned) => poisoned.into_inner(),
+    let revisions = liveproof_evidence::revisions_to_trace(observed, commit);
+    let unknown: Vec<String> = {
+        let known = lock(&config.containment);
+        revisions
+            .iter()
+            .filter(|rev| !known.contains_key(*rev))
+            .cloned()
+            .collect()
     };
-    liveproof_evidence::revisions_to_trace(observed, commit)
-        .into_iter()
-        .map(|rev| {
-            let answer = known
-                .entry(rev.clone())
-                .or_insert_with(|| liveproof_gather::git::containment(&config.repo, commit, &rev))
-                .clone();
-            (rev, answer)
+    if !unknown.is_empty() {
+        let (repo, commit) = (config.repo.clone(), commit.clone());
+        let traced = tokio::task::spawn_blocking(move || {
+            unknown
+                .into_iter()
+                .map(|rev| {
+                    let answer = liveproof_gather::git::containment(&repo, &commit, &rev);
+                    (rev, answer)
+                })
+                .collect::<Vec<_>>()
         })
+        .await;
+        match traced {
+            Ok(traced) => lock(&config.containment).extend(traced),
+            Err(e) => tracing::warn!("tracing revisions in git failed: {e}"),
+        }
+    }
+    let known = lock(&config.containment);
+    // A revision git could not be asked about is left out: judged by equality alone.
+    revisions
+        .into_iter()
+        .filter_map(|rev| Some((rev.clone(), known.get(&rev)?.clone())))
         .collect()
+}
+
+/// A command's cache, even if a thread that held it panicked (what it holds stays true).
+fn lock<T>(cache: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
 /// Without a repository that holds the commit, there is simply no such fact.
-fn chart_changes(
+async fn chart_changes(
     config: &VerifyConfig,
     observed: &Observed,
     targets: &[Target],
@@ -438,7 +469,7 @@ fn chart_changes(
     let Some(commit) = &config.change.commit else {
         return Vec::new();
     };
-    targets
+    let charts: Vec<String> = targets
         .iter()
         .filter(|t| t.kind == TargetKind::HelmRelease)
         .filter_map(|t| {
@@ -452,24 +483,43 @@ fn chart_changes(
             hr.pointer("/spec/chart/spec/chart")
                 .and_then(serde_json::Value::as_str)
         })
-        .filter_map(|chart| {
-            let mut known = config
-                .chart_facts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            known
-                .entry(chart.to_string())
-                .or_insert_with(|| {
-                    match liveproof_gather::git::chart_change(&config.repo, commit, chart) {
+        .map(str::to_string)
+        .collect();
+    let unknown: Vec<String> = {
+        let known = lock(&config.chart_facts);
+        charts
+            .iter()
+            .filter(|chart| !known.contains_key(*chart))
+            .cloned()
+            .collect()
+    };
+    if !unknown.is_empty() {
+        let (repo, commit) = (config.repo.clone(), commit.clone());
+        let read = tokio::task::spawn_blocking(move || {
+            unknown
+                .into_iter()
+                .map(|chart| {
+                    let facts = match liveproof_gather::git::chart_change(&repo, &commit, &chart) {
                         Ok(c) => Some(c),
                         Err(e) => {
                             tracing::info!("no chart facts for {chart} from git: {e}");
                             None
                         }
-                    }
+                    };
+                    (chart, facts)
                 })
-                .clone()
+                .collect::<Vec<_>>()
         })
+        .await;
+        match read {
+            Ok(read) => lock(&config.chart_facts).extend(read),
+            Err(e) => tracing::warn!("reading chart facts from git failed: {e}"),
+        }
+    }
+    let known = lock(&config.chart_facts);
+    charts
+        .iter()
+        .filter_map(|chart| known.get(chart).cloned().flatten())
         .collect()
 }
 
@@ -584,7 +634,7 @@ pub async fn wait(
         // A version not read by the deadline stays unread: its server is then unknown, and
         // the report is not live (it never is on the workloads alone).
         let _ = tokio::time::timeout_at(deadline.at, read_versions(config, observed)).await;
-        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns)?;
+        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns).await?;
         progress.say(&waiting_for(&report));
         let finished = done(&report);
         last = Some(report);
@@ -748,8 +798,8 @@ mod tests {
     /// a `--wait` judges many snapshots, and ran about six git processes per HelmRelease on
     /// each. Shown with a `--repo` that is not a repository: what is known is used, and a
     /// chart git could not answer for is not asked about again.
-    #[test]
-    fn chart_facts_are_read_once_per_command() {
+    #[tokio::test]
+    async fn chart_facts_are_read_once_per_command() {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = dir.path().to_str().expect("utf-8");
         let config = crate::config::verify_config(&[
@@ -787,10 +837,15 @@ mod tests {
             .expect("lock")
             .insert("charts/web".into(), Some(known.clone()));
         let web = [Target::new(TargetKind::HelmRelease, Some("apps"), "web")];
-        assert_eq!(chart_changes(&config, &observed, &web, "apps"), [known]);
+        assert_eq!(
+            chart_changes(&config, &observed, &web, "apps").await,
+            [known]
+        );
 
         let api = [Target::new(TargetKind::HelmRelease, Some("apps"), "api")];
-        assert!(chart_changes(&config, &observed, &api, "apps").is_empty());
+        assert!(chart_changes(&config, &observed, &api, "apps")
+            .await
+            .is_empty());
         assert_eq!(
             config.chart_facts.lock().expect("lock").get("charts/api"),
             Some(&None),

@@ -64,7 +64,7 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
             let history = ReleaseHistory::read(observed, ns, &target.name);
             history
                 .newest()
-                .map(|r| release::workloads(r, &observed.release_limits))
+                .map(|r| release::workloads(r))
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(k, n, name)| Target::new(k, Some(&n), &name))
@@ -78,7 +78,7 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
             let history = ReleaseHistory::read(observed, &storage_ns, &name);
             history
                 .newest()
-                .map(|r| release::workloads(r, &observed.release_limits))
+                .map(|r| release::workloads(r))
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(k, n, name)| Target::new(k, Some(&n), &name))
@@ -548,7 +548,7 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
 /// (helm-controller writes "… for release apps/inventory.v34 …"), with that revision's date
 /// when its storage was read; else the newest stored revision.
 fn condition_describes(hr: &Value, history: &ReleaseHistory) -> Option<String> {
-    let dated = |r: &liveproof_helm::StoredRelease| {
+    let dated = |r: &crate::releases::ReadRelease| {
         let at = r
             .release
             .info
@@ -576,9 +576,9 @@ fn condition_describes(hr: &Value, history: &ReleaseHistory) -> Option<String> {
                 .revisions
                 .iter()
                 .find(|r| Some(r.release.version) == version);
-            Some(stored.map_or(release, dated))
+            Some(stored.map_or(release, |r| dated(r)))
         }
-        None => history.newest().map(dated),
+        None => history.newest().map(|r| dated(r)),
     }
 }
 

@@ -2,20 +2,46 @@
 //! controller's status: `release_revision`, `release_version`, `manifest_contains`.
 
 use jiff::Timestamp;
-use liveproof_helm::{Limits, ReleaseStatus, StorageDriver, StorageObject, StoredRelease};
+use std::sync::Arc;
+
+use liveproof_helm::{ReleaseStatus, StorageDriver, StorageObject, StoredRelease};
 
 use super::raw::str_at;
 use super::Finding;
 use crate::order::{order, Order};
+use crate::releases::{ReadRelease, VisibleManifest};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status};
 
-/// Every readable revision of release `name` in `namespace`, and what could not be read.
-pub struct ReleaseHistory {
+/// Every readable revision of release `name` in `namespace`, and what could not be read: as
+/// the judge reads it (`R` = [`ReadRelease`], decoded by the gatherer), or as a command that
+/// decodes storage itself does (`R` = [`StoredRelease`], e.g. `release show`).
+pub struct ReleaseHistory<R = Arc<ReadRelease>> {
     pub namespace: String,
     pub name: String,
-    pub revisions: Vec<StoredRelease>,
+    /// Oldest first.
+    pub revisions: Vec<R>,
     /// `(storage object, version label, error)` for each object that failed to decode.
     pub unreadable: Vec<(StorageObject, Option<i64>, String)>,
+}
+
+/// Said of a storage object the gatherer did not decode: unreadable, never skipped.
+const NOT_DECODED: &str = "was not decoded with the rest of the snapshot";
+
+/// A decoded revision, however much of it was read.
+pub trait Revision {
+    fn stored(&self) -> &StoredRelease;
+}
+
+impl Revision for StoredRelease {
+    fn stored(&self) -> &StoredRelease {
+        self
+    }
+}
+
+impl Revision for Arc<ReadRelease> {
+    fn stored(&self) -> &StoredRelease {
+        &self.stored
+    }
 }
 
 impl ReleaseHistory {
@@ -36,16 +62,39 @@ impl ReleaseHistory {
             let Some(object) = StorageObject::of(obj) else {
                 continue;
             };
-            match liveproof_helm::decode(obj, &observed.release_limits) {
-                Ok(r) => revisions.push(r),
-                Err(e) => unreadable.push((
-                    object,
-                    str_at(obj, "/metadata/labels/version").and_then(|v| v.parse().ok()),
-                    e.to_string(),
+            match observed.releases.get(&object) {
+                Some(Ok(r)) => revisions.push(Arc::clone(r)),
+                Some(Err(e)) => {
+                    unreadable.push((object, liveproof_helm::labelled_revision(obj), e.clone()))
+                }
+                None => unreadable.push((
+                    object.clone(),
+                    liveproof_helm::labelled_revision(obj),
+                    format!("{object}: {NOT_DECODED}"),
                 )),
             }
         }
-        revisions.sort_by_key(|r| r.release.version);
+        ReleaseHistory::new(namespace, name, revisions, unreadable)
+    }
+
+    /// `NAMESPACE/NAME.vN`, as people name a revision.
+    pub fn describe(r: &StoredRelease) -> String {
+        format!(
+            "{}/{}.v{}",
+            r.release.namespace, r.release.name, r.release.version
+        )
+    }
+}
+
+impl<R: Revision> ReleaseHistory<R> {
+    /// The history of these revisions (in any order) and unreadable objects.
+    pub fn new(
+        namespace: &str,
+        name: &str,
+        mut revisions: Vec<R>,
+        unreadable: Vec<(StorageObject, Option<i64>, String)>,
+    ) -> ReleaseHistory<R> {
+        revisions.sort_by_key(|r| r.stored().release.version);
         ReleaseHistory {
             namespace: namespace.to_string(),
             name: name.to_string(),
@@ -56,7 +105,7 @@ impl ReleaseHistory {
 
     /// The newest revision — `None` when the newest storage object could not be read: an
     /// older readable revision must never stand in for it.
-    pub fn newest(&self) -> Option<&StoredRelease> {
+    pub fn newest(&self) -> Option<&R> {
         if self.newest_unreadable().is_some() {
             return None;
         }
@@ -69,21 +118,16 @@ impl ReleaseHistory {
         let newest = self
             .revisions
             .last()
-            .map_or(i64::MIN, |r| r.release.version);
+            .map_or(i64::MIN, |r| r.stored().release.version);
         self.unreadable
             .iter()
             .find(|(_, version, _)| version.is_none_or(|v| v >= newest))
     }
 
-    fn revision(&self, version: i64) -> Option<&StoredRelease> {
-        self.revisions.iter().find(|r| r.release.version == version)
-    }
-
-    pub fn describe(r: &StoredRelease) -> String {
-        format!(
-            "{}/{}.v{}",
-            r.release.namespace, r.release.name, r.release.version
-        )
+    fn revision(&self, version: i64) -> Option<&R> {
+        self.revisions
+            .iter()
+            .find(|r| r.stored().release.version == version)
     }
 }
 
@@ -104,7 +148,7 @@ pub fn findings(
     let (revision, staleness) = release_revision(observed, change, history);
     let mut out = vec![revision];
     out.push(release_version(change, history));
-    out.push(manifest_contains(change, history, &observed.release_limits));
+    out.push(manifest_contains(change, history));
     (out, staleness)
 }
 
@@ -362,23 +406,14 @@ fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
     }
 }
 
-fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits) -> Finding {
+fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
     let newest = history.newest();
-    let read =
-        newest.map(|n| liveproof_helm::read_manifest_until(&n.release.manifest, limits.deadline));
+    let read = newest.map(|n| &n.manifest);
     // Expectations are matched against the manifest as liveproof shows it, Secret data
     // redacted: matched against the raw text, a regex would answer yes/no about a secret it
     // never prints (a read-only client once binary-searched a password out in 134 calls).
     let visible = match (change.manifest.is_empty(), newest) {
-        (false, Some(n)) => {
-            let text = liveproof_helm::show::manifest(&n.release);
-            let read = liveproof_helm::read_manifest_until(&text, limits.deadline);
-            Some(Visible {
-                redacted: text != n.release.manifest,
-                text,
-                read,
-            })
-        }
+        (false, Some(n)) => Some(n.visible()),
         _ => None,
     };
     // A document that could not be read may render a workload that is then never followed:
@@ -386,9 +421,9 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
     if let (Some(newest), Some(read)) = (newest, &read) {
         let all_found = visible
             .as_ref()
-            .is_none_or(|v| change.manifest.iter().all(|e| e.is_match(&v.text)));
+            .is_none_or(|v| change.manifest.iter().all(|e| e.is_match(v.text)));
         if !read.unreadable.is_empty() && all_found {
-            return unreadable_documents(change, newest, read, visible.as_ref());
+            return unreadable_documents(change, newest, read, visible);
         }
     }
     if change.manifest.is_empty() {
@@ -436,7 +471,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
             });
         match holder {
             Some(h) => found.push(h),
-            None if !e.is_match(&visible.text) => missing.push(format!("`{}`", e.given)),
+            None if !e.is_match(visible.text) => missing.push(format!("`{}`", e.given)),
             None => found.push(format!("`{}` in the manifest", e.given)),
         }
     }
@@ -465,16 +500,6 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory, limits: &Limits)
     }
 }
 
-/// The installed manifest as liveproof shows it (`release show --manifest`): what expectations
-/// are matched against.
-struct Visible {
-    text: String,
-    read: liveproof_helm::ManifestRead,
-    /// Whether anything was redacted (a rendered Secret's data): said when an expectation is
-    /// missing, whatever the redacted text holds, so the answer never depends on it.
-    redacted: bool,
-}
-
 /// Said of a missing expectation when the manifest holds redacted text.
 const REDACTED_NOT_SEARCHED: &str =
     " (Secret data is redacted before matching, so no expectation can test it)";
@@ -485,7 +510,7 @@ fn unreadable_documents(
     change: &Change,
     newest: &StoredRelease,
     read: &liveproof_helm::ManifestRead,
-    visible: Option<&Visible>,
+    visible: Option<VisibleManifest>,
 ) -> Finding {
     let unreadable = &read.unreadable;
     let documents = unreadable
@@ -537,26 +562,28 @@ fn unreadable_documents(
 
 /// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their
 /// namespace (the release's when the template sets none).
-pub fn workloads(
-    release: &StoredRelease,
-    limits: &Limits,
-) -> Vec<(crate::TargetKind, String, String)> {
-    liveproof_helm::read_manifest_until(&release.release.manifest, limits.deadline)
+pub fn workloads(release: &ReadRelease) -> Vec<(crate::TargetKind, String, String)> {
+    release
+        .manifest
         .objects
-        .into_iter()
-        .filter(|o| o.api_version.starts_with("apps/"))
+        .iter()
         .filter_map(|o| {
-            let kind = match o.kind.as_str() {
-                "Deployment" => crate::TargetKind::Deployment,
-                "StatefulSet" => crate::TargetKind::StatefulSet,
-                "DaemonSet" => crate::TargetKind::DaemonSet,
-                _ => return None,
-            };
+            // By group and kind, as the kind table names them (any version of the group).
+            let group = o
+                .api_version
+                .rsplit_once('/')
+                .map_or("", |(group, _)| group);
+            let kind = crate::KINDS
+                .iter()
+                .find(|k| {
+                    k.workload && k.resource.kind_name() == o.kind && k.resource.group() == group
+                })?
+                .kind;
             let ns = o
                 .namespace
                 .clone()
                 .unwrap_or_else(|| release.release.namespace.clone());
-            (!o.name.is_empty()).then_some((kind, ns, o.name))
+            (!o.name.is_empty()).then(|| (kind, ns, o.name.clone()))
         })
         .collect()
 }

@@ -16,5 +16,29 @@ pub fn story(story: &str) -> Observed {
             observed.add_value(value, &path).expect("object");
         }
     }
+    decoded(observed)
+}
+
+/// `observed` with its Helm release storage decoded as the gatherer decodes it (here without
+/// a deadline): the judge reads releases only from there.
+#[allow(dead_code)] // each test binary uses what it needs
+pub fn decoded(mut observed: Observed) -> Observed {
+    observed.decode_releases_with(|obj| {
+        liveproof_helm::read_release(obj, &liveproof_helm::Limits::default())
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string())
+    });
     observed
+}
+
+/// [`liveproof_evidence::judge`] of `observed` after its release storage is decoded again (a
+/// test may have edited it after loading).
+#[allow(dead_code)]
+pub fn judge(
+    observed: &Observed,
+    change: &liveproof_evidence::Change,
+    targets: &[liveproof_evidence::Target],
+    namespace: &str,
+) -> liveproof_evidence::Report {
+    liveproof_evidence::judge(&decoded(observed.clone()), change, targets, namespace)
 }

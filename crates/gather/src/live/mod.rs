@@ -107,6 +107,8 @@ pub struct Cluster {
     exec_token: Option<exec_plugin::ExecToken>,
     /// Bounds (and the deadline) for decoding the Helm releases followed while gathering.
     release_limits: liveproof_helm::Limits,
+    /// The releases decoded so far, shared with the command that judges them.
+    decode_cache: Arc<crate::releases::DecodeCache>,
     /// From how many targets of a kind in a namespace one LIST replaces a GET each
     /// ([`BATCH_AT`](plan::BATCH_AT)).
     batch_at: usize,
@@ -291,6 +293,7 @@ impl Cluster {
             config,
             exec_token,
             release_limits: liveproof_helm::Limits::default(),
+            decode_cache: Arc::default(),
             batch_at: plan::BATCH_AT,
             prefetched: Arc::default(),
         })
@@ -339,10 +342,21 @@ impl Cluster {
     }
 
     /// Decodes the Helm releases it follows within `limits` (`--max-release-size`, and the
-    /// command's deadline so a large release cannot hold it past `--timeout`).
-    pub fn with_release_limits(mut self, limits: liveproof_helm::Limits) -> Self {
+    /// command's deadline so a large release cannot hold it past `--timeout`), keeping what it
+    /// decoded in `cache` (the command's, so nothing is decoded twice).
+    pub fn with_release_limits(
+        mut self,
+        limits: liveproof_helm::Limits,
+        cache: Arc<crate::releases::DecodeCache>,
+    ) -> Self {
         self.release_limits = limits;
+        self.decode_cache = cache;
         self
+    }
+
+    /// Decodes the Helm release storage `observed` holds (see [`crate::releases::decode`]).
+    pub async fn decode_releases(&self, observed: &mut Observed) {
+        crate::releases::decode(observed, self.release_limits, &self.decode_cache).await;
     }
 
     /// Reads from `batch_at` targets of a kind in a namespace (and pod selectors in a
@@ -385,11 +399,10 @@ impl Cluster {
         targets: &[Target],
         all_namespaces: bool,
     ) -> Result<Observed, GatherError> {
-        let mut observed = Observed {
-            release_limits: self.release_limits,
-            ..Observed::default()
-        };
+        let mut observed = Observed::default();
         self.read_sources(targets, &mut observed).await?;
+        // Which workloads a release leads to is in its manifest.
+        self.decode_releases(&mut observed).await;
         let workloads = self.workload_targets(&observed, targets);
         self.gather_workloads(observed, &workloads, all_namespaces)
             .await

@@ -350,7 +350,7 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
         others,
         complete: std::mem::take(&mut observed.complete),
         denied,
-        release_limits: observed.release_limits,
+        releases: std::mem::take(&mut observed.releases),
         ..Observed::default()
     }
 }

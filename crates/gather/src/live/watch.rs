@@ -236,7 +236,8 @@ impl WatchState {
                 return Some(Err(failure));
             }
             if changed {
-                let snapshot = self.snapshot();
+                let mut snapshot = self.snapshot();
+                self.cluster.decode_releases(&mut snapshot).await;
                 // A workload that appeared (or changed selector), or a Helm/GitOps object that
                 // now leads elsewhere, brings new scopes.
                 self.ensure_scopes(&snapshot);
@@ -520,7 +521,6 @@ impl WatchState {
             nodes: self.initial.nodes.clone(),
             complete: self.initial.complete.clone(),
             denied: self.initial.denied.clone(),
-            release_limits: self.initial.release_limits,
             ..Observed::default()
         };
         let live: Vec<&Scope> = self.scopes.iter().filter(|s| s.live).collect();

@@ -1,0 +1,63 @@
+//! Helm release storage as the gatherer decoded it: the judge reads releases from here and
+//! never decodes one itself, so judging reads no clock (decoding is bounded by the command's
+//! deadline) and the same snapshot always gives the same report.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use liveproof_helm::StorageObject;
+pub use liveproof_helm::{ReadRelease, VisibleManifest};
+use serde_json::Value;
+
+use crate::{Observed, ResourceKind};
+
+/// What decoding one storage object gave: the release, or why it could not be read.
+pub type Decoded = Result<Arc<ReadRelease>, String>;
+
+/// Every Helm storage object of a snapshot the gatherer decoded, by object. A storage object
+/// the snapshot holds but this does not is unreadable to the judge, never skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Releases {
+    decoded: BTreeMap<StorageObject, Decoded>,
+}
+
+impl Releases {
+    pub fn insert(&mut self, object: StorageObject, decoded: Decoded) {
+        self.decoded.insert(object, decoded);
+    }
+
+    /// What decoding `object` gave, if it was decoded.
+    pub fn get(&self, object: &StorageObject) -> Option<&Decoded> {
+        self.decoded.get(object)
+    }
+
+    pub fn len(&self) -> usize {
+        self.decoded.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.decoded.is_empty()
+    }
+}
+
+/// The Helm release storage among `observed`'s Secrets and ConfigMaps: what the gatherer
+/// decodes into [`Observed::releases`].
+pub fn storage(observed: &Observed) -> impl Iterator<Item = (StorageObject, &Value)> {
+    observed
+        .others_of(ResourceKind::Secret)
+        .chain(observed.others_of(ResourceKind::ConfigMap))
+        .filter(|obj| liveproof_helm::is_release_storage(obj))
+        .filter_map(|obj| Some((StorageObject::of(obj)?, obj)))
+}
+
+impl Observed {
+    /// Fills [`Observed::releases`] with `decode` of each storage object (tests, and callers
+    /// with their own bounds; the gatherer decodes off the runtime with the command's).
+    pub fn decode_releases_with(&mut self, decode: impl Fn(&Value) -> Decoded) {
+        let mut releases = Releases::default();
+        for (object, obj) in storage(self) {
+            releases.insert(object, decode(obj));
+        }
+        self.releases = releases;
+    }
+}
