@@ -16,9 +16,20 @@ use serde_json::Value;
 #[derive(Debug, Default)]
 pub struct DecodeCache {
     known: Mutex<HashMap<(StorageObject, String), Decoded>>,
+    /// The object being decoded right now, if any: when a deadline cuts a gather short, this
+    /// says the time went to decoding it, not to a server that did not answer.
+    decoding: Arc<Mutex<Option<StorageObject>>>,
 }
 
 impl DecodeCache {
+    /// The storage object a decode is working on now.
+    pub fn decoding(&self) -> Option<StorageObject> {
+        self.decoding
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn get(&self, key: &(StorageObject, String)) -> Option<Decoded> {
         self.lock().get(key).cloned()
     }
@@ -49,14 +60,21 @@ pub async fn decode(observed: &mut Observed, limits: Limits, cache: &DecodeCache
         }
     }
     if !pending.is_empty() {
+        let decoding = Arc::clone(&cache.decoding);
+        let working_on = move |object: Option<StorageObject>| {
+            *decoding.lock().unwrap_or_else(PoisonError::into_inner) = object;
+        };
         let decoded = tokio::task::spawn_blocking(move || {
-            pending
+            let decoded = pending
                 .into_iter()
                 .map(|(object, version, obj)| {
+                    working_on(Some(object.clone()));
                     let decoded = decode_one(&obj, &limits);
                     (object, version, decoded)
                 })
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            working_on(None);
+            decoded
         })
         .await;
         match decoded {

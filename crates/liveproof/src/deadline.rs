@@ -64,6 +64,15 @@ impl Deadline {
         }
     }
 
+    /// When work whose result must still be reported should stop: the watch, and decoding
+    /// Helm releases. What is left (a tenth of the timeout, at most 5s) is for judging it and
+    /// reading the diagnostics, so the deadline ends the command with the last evidence, not
+    /// in the middle of reading it.
+    pub fn work_until(&self) -> Instant {
+        let reserve = (self.timeout / 10).min(Duration::from_secs(5));
+        self.at - reserve
+    }
+
     /// How long since the clock started (`--timeout` before the deadline).
     pub fn elapsed(&self) -> Duration {
         let started = self.at.checked_sub(self.timeout).unwrap_or(self.at);

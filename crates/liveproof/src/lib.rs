@@ -96,13 +96,21 @@ fn answer(problem: Problem, format: Option<liveproof_report::Format>) {
 /// Runs a parsed command; returns the process exit code.
 pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
     init_logging(cli.verbose);
-    let style = config::text_style(cli.color, std::io::stdout().is_terminal());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     // Not held locked: the MCP server's transport (the SDK's) writes to stdout itself, from
     // another thread, while `mcp` runs. Its write errors name it.
+    let result = run_on(&runtime, cli);
+    // Work still running on a blocking thread (a Helm release decoded past a deadline that
+    // ended the command) is not waited for: the answer is already given.
+    runtime.shutdown_background();
+    result
+}
+
+fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8> {
+    let style = config::text_style(cli.color, std::io::stdout().is_terminal());
     let mut out = output::Stdout::new();
     let code = match cli.command {
         cli::Command::Verify(args) => {

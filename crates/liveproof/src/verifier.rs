@@ -209,7 +209,9 @@ pub struct UnreadableRelease {
 pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
     liveproof_helm::Limits {
         max_decompressed: config.max_release_size,
-        deadline: config.wait.map(|d| d.at.into_std()),
+        // Decoding stops early enough that what was decoded can still be judged and reported
+        // before the command's deadline.
+        deadline: config.wait.map(|d| d.work_until().into_std()),
         ..liveproof_helm::Limits::default()
     }
 }
@@ -222,6 +224,27 @@ pub struct DecodeOutOfTime {
     target: String,
     object: StorageObject,
     timeout: std::time::Duration,
+}
+
+/// `error`, or, when it is the deadline cutting a gather short while a Helm release was being
+/// decoded, that: the time went to the release, and the server is not to blame.
+fn decoding_ran_out(
+    config: &VerifyConfig,
+    deadline: Deadline,
+    error: anyhow::Error,
+) -> anyhow::Error {
+    let Some(object) = config.decode_cache.decoding() else {
+        return error;
+    };
+    if error.downcast_ref::<crate::deadline::OutOfTime>().is_none() {
+        return error;
+    }
+    DecodeOutOfTime {
+        target: describe(&config.targets),
+        object,
+        timeout: deadline.timeout,
+    }
+    .into()
 }
 
 /// Judges one snapshot: completes it with what the flags say about decoding and about the
@@ -535,23 +558,21 @@ pub async fn wait(
 ) -> anyhow::Result<Report> {
     // The watch stops a little early, so the diagnostics of a target that is not live can
     // still be read before the deadline.
-    let explain_reserve = (deadline.timeout / 10).min(std::time::Duration::from_secs(5));
-    let watch_until = deadline.at - explain_reserve;
+    let watch_until = deadline.work_until();
     let mut progress = Progress::start("gathering");
     let ns = cluster.default_namespace();
     let server = cluster.server();
     let gathering = format!("gathering {}", describe(&config.targets));
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
     let mut facts = RegistryFacts::default();
-    let mut updates = Box::pin(
-        deadline
-            .bound(
-                server,
-                &gathering,
-                cluster.watch(&config.targets, config.all_namespaces),
-            )
-            .await?,
-    );
+    let first = deadline
+        .bound(
+            server,
+            &gathering,
+            cluster.watch(&config.targets, config.all_namespaces),
+        )
+        .await;
+    let mut updates = Box::pin(first.map_err(|e| decoding_ran_out(config, deadline, e))?);
     // A server's reported version moves without any Kubernetes event: while one is expected,
     // the last snapshot is judged again on a tick (the cluster is still watched, not polled).
     let mut tick = tokio::time::interval(VERSION_RECHECK);

@@ -443,11 +443,55 @@ struct VerifyInput {
     /// Registries (HOST[:PORT]) spoken to over plain HTTP.
     #[serde(default)]
     insecure_registry: Vec<String>,
+    /// Manifests (a file or directory of YAML/JSON, on the server's machine) that state the
+    /// change: each workload they declare must run its declared template.
+    #[serde(default)]
+    filename: Vec<String>,
+    /// URLs where the server reports its version (e.g. /version); server_version passes only
+    /// when each reports `expect_version`. A URL's password and query are never shown.
+    #[serde(default)]
+    version_url: Vec<String>,
+    /// The version the `version_url` servers must report: one for all, or one per URL.
+    #[serde(default)]
+    expect_version: Vec<String>,
+    /// Read the version from this JSON field of the response (e.g. .version): one for all
+    /// URLs, or one per URL.
+    #[serde(default)]
+    version_json: Vec<String>,
+    /// Largest decoded Helm release accepted, in bytes (default 64 MiB, at most 512 MiB).
+    #[schemars(range(min = 1, max = 536_870_912))]
+    max_release_size: Option<u64>,
+    /// Bound on each request to the API server or a registry, e.g. 30s.
+    request_timeout: Option<String>,
     /// Watch up to this many seconds until the verdict is live or a failure is final (0:
     /// judge once).
     #[schemars(range(max = 3600))]
     wait_seconds: Option<u64>,
 }
+
+/// The CLI's verify arguments the verify tool does not take, and why: the drift test holds
+/// every other one to a field of [`VerifyInput`].
+#[cfg(test)]
+const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
+    ("output", "the tool always answers JSON"),
+    ("report", "writes a file; the tool returns the report"),
+    ("report_format", "goes with report"),
+    ("wait", "wait_seconds says both whether and how long"),
+    ("timeout", "wait_seconds says both whether and how long"),
+    (
+        "logs",
+        "container logs can hold anything, secrets included; a client reads them with kubectl",
+    ),
+    (
+        "snapshot",
+        "a snapshot directory is state kept between two commands on one machine",
+    ),
+    (
+        "all_contexts",
+        "one cluster a call; a fleet is one call per context",
+    ),
+    ("max_concurrency", "goes with all_contexts"),
+];
 
 impl VerifyInput {
     fn argv(&self) -> Result<Vec<String>, String> {
@@ -472,6 +516,15 @@ impl VerifyInput {
         argv.flag("no-registry", self.no_registry);
         argv.flag("check-digests", self.check_digests);
         argv.each("insecure-registry", &self.insecure_registry);
+        argv.each("filename", &self.filename);
+        argv.each("version-url", &self.version_url);
+        argv.each("expect-version", &self.expect_version);
+        argv.each("version-json", &self.version_json);
+        argv.opt(
+            "max-release-size",
+            self.max_release_size.map(|n| n.to_string()).as_deref(),
+        );
+        argv.opt("request-timeout", self.request_timeout.as_deref());
         match self.wait_seconds {
             None | Some(0) => {}
             Some(s) if s > MAX_WAIT_SECONDS => {
@@ -792,7 +845,7 @@ fn stale_schema(restart: bool) -> Value {
 mod tests {
     use super::*;
 
-    fn ready(name: &str, arguments: Value) -> Call {
+    pub(super) fn ready(name: &str, arguments: Value) -> Call {
         match prepare(name, arguments, true) {
             Prepared::Ready(call) => call,
             Prepared::Refused(m) => panic!("refused: {m}"),
@@ -952,6 +1005,7 @@ mod tests {
 #[cfg(test)]
 mod schema_tests {
     use super::*;
+    use tests::ready;
 
     /// The input schemas are derived from the typed inputs: every field described, unknown
     /// fields refused, the bounds the inputs enforce stated.
@@ -989,5 +1043,59 @@ mod schema_tests {
         assert!(input_schema::<StaleInput>()["properties"]
             .get("dry_run")
             .is_none());
+    }
+
+    /// Every argument `liveproof verify` takes is a field of the verify tool, or is named in
+    /// [`VERIFY_NOT_OVER_MCP`] with the reason it is not: a statement added to the CLI and
+    /// forgotten here fails this test, so an agent can state every change a person can.
+    #[test]
+    fn the_verify_tool_takes_every_statement_the_cli_takes() {
+        use clap::CommandFactory as _;
+        let cli = Cli::command();
+        let verify = cli.find_subcommand("verify").expect("verify");
+        let schema = input_schema::<VerifyInput>();
+        let properties = schema["properties"].as_object().expect("properties");
+        let mut missing = Vec::new();
+        for arg in verify.get_arguments() {
+            let id = arg.get_id().as_str();
+            // `-n/-A/--kubeconfig/--context` and the change statement are spelt like clap's
+            // ids, the fleet's repeated `--context` as one `context`; targets as `targets`.
+            let field = match id {
+                "manifests" => "filename",
+                other => other,
+            };
+            let excused = VERIFY_NOT_OVER_MCP.iter().any(|(name, _)| *name == id);
+            if !properties.contains_key(field) && !excused {
+                missing.push(id.to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "verify arguments the MCP tool lacks: {missing:?}"
+        );
+        // And each excuse is still about an argument the CLI has.
+        for (name, _) in VERIFY_NOT_OVER_MCP {
+            assert!(
+                verify.get_arguments().any(|a| a.get_id() == *name),
+                "{name} is excused but the CLI has no such argument"
+            );
+        }
+        // The new statements reach the CLI as the CLI spells them.
+        let call = ready(
+            "verify",
+            json!({"targets": ["deploy/web"], "filename": ["k8s/web.yaml"],
+                   "version_url": ["https://web.example/version"], "expect_version": ["1.4.0"],
+                   "version_json": [".version"], "max_release_size": 1024,
+                   "request_timeout": "5s"}),
+        );
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(args.manifests, [std::path::PathBuf::from("k8s/web.yaml")]);
+        assert_eq!(args.change.version_url, ["https://web.example/version"]);
+        assert_eq!(args.change.expect_version, ["1.4.0"]);
+        assert_eq!(args.change.version_json, [".version"]);
+        assert_eq!(args.max_release_size, 1024);
     }
 }
