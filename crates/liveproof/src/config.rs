@@ -158,6 +158,8 @@ pub struct VerifyConfig {
     /// The Helm releases decoded so far, by storage object and resourceVersion: shared with
     /// the gather, so a `--wait` decodes each revision once.
     pub decode_cache: std::sync::Arc<liveproof_gather::releases::DecodeCache>,
+    /// Where `--wait`'s progress goes besides stderr (an MCP client's progress notifications).
+    pub progress: Option<crate::progress::ProgressSink>,
 }
 
 /// Git's answers about charts, by chart path, shared by every snapshot a command judges
@@ -237,6 +239,7 @@ impl VerifyConfig {
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
             decode_cache: Default::default(),
+            progress: None,
             fleet: Vec::new(),
             fleet_concurrency: DEFAULT_FLEET_CONCURRENCY,
         }
@@ -333,6 +336,7 @@ impl VerifyConfig {
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
             decode_cache: Default::default(),
+            progress: None,
             targets,
             change,
             source,

@@ -15,13 +15,14 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerInfo, Tool,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerInfo, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::cli::McpArgs;
+use crate::progress::ProgressSink;
 
 const INSTRUCTIONS: &str = "\
 liveproof answers one question with evidence: is this change live in Kubernetes? \
@@ -175,6 +176,13 @@ impl ServerHandler for Liveproof {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
+        // The SDK keeps a call's `_meta` with its parameters.
+        let progress = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get_progress_token())
+            .or_else(|| context.meta.get_progress_token())
+            .map(|token| progress_notifications(token, &context));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = match tools::prepare(&name, arguments, self.allow_writes) {
             tools::Prepared::Unknown => {
@@ -196,7 +204,7 @@ impl ServerHandler for Liveproof {
                 // A cancelled call stops here: its future is dropped, and with it the requests
                 // it had under way.
                 None => tokio::select! {
-                    result = tools::run(call, true) => result,
+                    result = tools::run(call, true, progress) => result,
                     () = context.ct.cancelled() => {
                         return Err(ErrorData::internal_error("cancelled by the client", None))
                     }
@@ -206,6 +214,32 @@ impl ServerHandler for Liveproof {
         serde_json::from_value(result)
             .map_err(|e| ErrorData::internal_error(format!("tool result: {e}"), None))
     }
+}
+
+/// When the client asked for progress (a `progressToken` in the call's `_meta`): a sink that
+/// sends each progress message of a `--wait` as a `notifications/progress`, in order, from a
+/// task of its own (the wait never blocks on the client). The task ends with the call.
+fn progress_notifications(
+    token: ProgressToken,
+    context: &RequestContext<RoleServer>,
+) -> ProgressSink {
+    let peer = context.peer.clone();
+    let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut step = 0.0;
+        while let Some(message) = receive.recv().await {
+            step += 1.0;
+            let mut param = ProgressNotificationParam::new(token.clone(), step);
+            param.message = Some(message);
+            if let Err(e) = peer.notify_progress(param).await {
+                tracing::debug!("progress notification not sent: {e}");
+                return;
+            }
+        }
+    });
+    ProgressSink::new(move |message| {
+        let _ = send.send(message.to_string());
+    })
 }
 
 #[cfg(test)]

@@ -559,7 +559,7 @@ pub async fn wait(
     // The watch stops a little early, so the diagnostics of a target that is not live can
     // still be read before the deadline.
     let watch_until = deadline.work_until();
-    let mut progress = Progress::start("gathering");
+    let mut progress = Progress::start("gathering", config.progress.clone());
     let ns = cluster.default_namespace();
     let server = cluster.server();
     let gathering = format!("gathering {}", describe(&config.targets));

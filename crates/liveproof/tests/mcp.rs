@@ -101,3 +101,72 @@ async fn allow_writes_offers_restart_stale() {
     let patches = cluster.sim.requests().count("patch", "/");
     assert_eq!(patches, 0, "a dry run patched something");
 }
+
+/// A client that gives a progressToken is sent `notifications/progress` while verify waits
+/// (what it is waiting for, as `--wait` prints it on stderr), before the call's result; one
+/// that gives none is sent none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_sends_progress_to_a_client_that_asked_for_it() {
+    let cluster = common::Cluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let arguments = serde_json::json!({
+        "targets": ["deploy/inventory"], "kubeconfig": cluster.kubeconfig(),
+        "since": "1h", "image": [demo::NEW_IMAGE], "wait_seconds": 2,
+    });
+    let calls = [
+        serde_json::json!({"name": "verify", "arguments": arguments,
+                           "_meta": {"progressToken": "wait-1"}}),
+        serde_json::json!({"name": "verify", "arguments": arguments}),
+    ];
+    let (run, replies) = common::mcp_held(&["--kubeconfig", cluster.kubeconfig()], &calls).await;
+    for reply in &replies {
+        assert_eq!(
+            reply["structuredContent"]["verdict"], "not_live",
+            "{reply}\n{}",
+            run.stderr
+        );
+    }
+    let messages: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let progress: Vec<&serde_json::Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress sent:\n{}", run.stdout);
+    assert!(
+        progress
+            .iter()
+            .all(|m| m["params"]["progressToken"] == "wait-1"),
+        "progress for a call that asked for none: {progress:?}"
+    );
+    assert!(
+        progress.iter().any(|m| m["params"]["message"]
+            .as_str()
+            .is_some_and(|t| t.contains("Deployment apps/inventory"))),
+        "says what it waits for: {progress:?}"
+    );
+    // Progress increases, and all of it comes before that call's result.
+    let steps: Vec<f64> = progress
+        .iter()
+        .filter_map(|m| m["params"]["progress"].as_f64())
+        .collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    let position = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        messages.iter().position(pred).expect("present")
+    };
+    let last_progress = messages
+        .iter()
+        .rposition(|m| m["method"] == "notifications/progress")
+        .expect("progress");
+    assert!(
+        last_progress < position(&|m| m["id"] == 1),
+        "{}",
+        run.stdout
+    );
+}

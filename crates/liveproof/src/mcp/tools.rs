@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::cli::{Cli, Command, ReleaseCommand};
+use crate::progress::ProgressSink;
 
 /// The longest `wait_seconds` accepted: an agent's call should not hold a session for hours.
 const MAX_WAIT_SECONDS: u64 = 3600;
@@ -207,8 +208,8 @@ fn decode<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, String
 
 /// Runs a call; never fails: an error or even a panic becomes an `isError` result, and the
 /// server keeps serving.
-pub async fn run(call: Call, structured: bool) -> Value {
-    match AssertUnwindSafe(execute(&call, structured))
+pub async fn run(call: Call, structured: bool, progress: Option<ProgressSink>) -> Value {
+    match AssertUnwindSafe(execute(&call, structured, progress))
         .catch_unwind()
         .await
     {
@@ -251,7 +252,11 @@ fn cli_error(err: &anyhow::Error) -> String {
     crate::error_text(err)
 }
 
-async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
+async fn execute(
+    call: &Call,
+    structured: bool,
+    progress: Option<ProgressSink>,
+) -> Result<Value, String> {
     tracing::info!("{}: liveproof {}", call.tool.name(), shown(&call.argv));
     // clap validates the call as the CLI would (its flag rules and messages); what runs then is
     // the library, and what comes back is its typed result.
@@ -266,6 +271,7 @@ async fn execute(call: &Call, structured: bool) -> Result<Value, String> {
             .await
             .map_err(|e| format!("internal error: {e}"))?
             .map_err(|e| cli_error(&e.into()))?;
+            let config = crate::config::VerifyConfig { progress, ..config };
             let report = crate::verify::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;

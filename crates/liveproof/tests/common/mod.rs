@@ -421,6 +421,24 @@ pub async fn mcp(
     server_args: &[&str],
     calls: &[serde_json::Value],
 ) -> (Run, Vec<serde_json::Value>) {
+    mcp_session(server_args, calls, false).await
+}
+
+/// [`mcp`], keeping stdin open until every call is answered (as an interactive client does):
+/// what the server sends while a call runs (progress notifications) reaches the client.
+#[allow(dead_code)] // not every test binary holds a session open
+pub async fn mcp_held(
+    server_args: &[&str],
+    calls: &[serde_json::Value],
+) -> (Run, Vec<serde_json::Value>) {
+    mcp_session(server_args, calls, true).await
+}
+
+async fn mcp_session(
+    server_args: &[&str],
+    calls: &[serde_json::Value],
+    hold_input: bool,
+) -> (Run, Vec<serde_json::Value>) {
     use tokio::io::AsyncWriteExt as _;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
         .arg("mcp")
@@ -450,6 +468,43 @@ pub async fn mcp(
     }
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(input.as_bytes()).await.expect("write");
+    if hold_input {
+        // A client keeps its end open until it has its answers: read until every call has
+        // one, then close.
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        let mut read = String::new();
+        let mut answered = 0;
+        let reading = async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let message: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+                if message["id"].as_u64().is_some_and(|id| id >= 1) {
+                    answered += 1;
+                }
+                read.push_str(&line);
+                read.push('\n');
+                if answered == calls.len() {
+                    break;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(120), reading)
+            .await
+            .expect("the MCP server answered every call within 120s");
+        drop(stdin);
+        let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+            .await
+            .expect("the MCP server exited within 120s")
+            .expect("runs");
+        return replies_of(
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: read,
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            },
+            calls.len(),
+        );
+    }
     drop(stdin);
     let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
@@ -460,12 +515,17 @@ pub async fn mcp(
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
+    replies_of(run, calls.len())
+}
+
+/// The run, and the reply to each of `calls` calls (ids 1 to `calls`).
+fn replies_of(run: Run, calls: usize) -> (Run, Vec<serde_json::Value>) {
     let messages: Vec<serde_json::Value> = run
         .stdout
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let replies = (1..=calls.len())
+    let replies = (1..=calls)
         .map(|id| {
             messages
                 .iter()
