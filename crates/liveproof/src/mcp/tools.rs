@@ -943,7 +943,7 @@ mod tests {
 
     #[tokio::test]
     async fn bad_input_is_a_tool_error_with_the_cli_message() {
-        let result = run(ready("verify", json!({"targets": ["pod/x"]})), true).await;
+        let result = run(ready("verify", json!({"targets": ["pod/x"]})), true, None).await;
         assert_eq!(result["isError"], true, "{result}");
         let text = result["content"][0]["text"].as_str().expect("text");
         let expected = liveproof_evidence::Target::parse("pod/x")
@@ -957,6 +957,7 @@ mod tests {
                 json!({"targets": ["deploy/x"], "since": "yesterday", "from": "/nonexistent"}),
             ),
             true,
+            None,
         )
         .await;
         let text = result["content"][0]["text"].as_str().expect("text");
@@ -969,6 +970,7 @@ mod tests {
                 json!({"targets": ["deploy/x"], "from": "/tmp", "since": "-5m"}),
             ),
             true,
+            None,
         )
         .await;
         let text = result["content"][0]["text"].as_str().expect("text");
@@ -987,6 +989,7 @@ mod tests {
                 json!({"targets": ["apps/deploy/inventory"], "from": dump, "since": "2026-07-12T10:00:00Z"}),
             ),
             true,
+            None,
         )
         .await;
         assert_eq!(result["isError"], false, "{result}");
@@ -1002,6 +1005,7 @@ mod tests {
                 json!({"targets": ["apps/deploy/inventory"], "from": dump}),
             ),
             false,
+            None,
         )
         .await;
         assert!(result.get("structuredContent").is_none());
