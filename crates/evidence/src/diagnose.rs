@@ -113,9 +113,14 @@ pub fn workload(
         pods.iter()
             .filter_map(|p| Some(("Pod".to_string(), p.metadata.name.clone()?))),
     );
+    // Every kind named: a new workload kind must say what records its revisions.
     let revision_kind = match target.kind {
-        TargetKind::Deployment => ResourceKind::ReplicaSet,
-        _ => ResourceKind::ControllerRevision,
+        TargetKind::Deployment => Some(ResourceKind::ReplicaSet),
+        TargetKind::StatefulSet | TargetKind::DaemonSet => Some(ResourceKind::ControllerRevision),
+        TargetKind::Release
+        | TargetKind::HelmRelease
+        | TargetKind::Kustomization
+        | TargetKind::Application => None,
     };
     let owned_by = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         meta.owner_references
@@ -124,20 +129,21 @@ pub fn workload(
             .any(|r| r.name == w.name && r.kind == w.kind.kind_name())
     };
     match revision_kind {
-        ResourceKind::ReplicaSet => names.extend(
+        Some(ResourceKind::ReplicaSet) => names.extend(
             observed
                 .replicasets
                 .iter()
                 .filter(|r| owned_by(&r.metadata))
                 .filter_map(|r| Some(("ReplicaSet".into(), r.metadata.name.clone()?))),
         ),
-        _ => names.extend(
+        Some(ResourceKind::ControllerRevision) => names.extend(
             observed
                 .controller_revisions
                 .iter()
                 .filter(|r| owned_by(&r.metadata))
                 .filter_map(|r| Some(("ControllerRevision".into(), r.metadata.name.clone()?))),
         ),
+        _ => {}
     }
     out.extend(events(observed, namespace, &names, since));
     out

@@ -275,6 +275,131 @@ fn humanize(d: Duration) -> String {
 mod tests {
     use super::*;
 
+    /// The words of a command `quote` wrote, read back as a POSIX shell reads them.
+    fn shell_words(command: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        let mut in_word = false;
+        let mut chars = command.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\'' => {
+                    quoted = !quoted;
+                    in_word = true;
+                }
+                '\\' if !quoted => {
+                    word.extend(chars.next());
+                    in_word = true;
+                }
+                ' ' if !quoted => {
+                    if in_word {
+                        words.push(std::mem::take(&mut word));
+                        in_word = false;
+                    }
+                }
+                c => {
+                    word.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        if in_word {
+            words.push(word);
+        }
+        words
+    }
+
+    /// A suggested `liveproof verify`, pasted, states the same change as the command that
+    /// suggested it: every statement, the digest policy and the registries carried over. A
+    /// statement added to the CLI and forgotten here fails this test.
+    #[test]
+    fn a_pasted_verify_suggestion_states_the_same_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let manifest = dir.path().join("web deploy.yaml");
+        std::fs::write(
+            &manifest,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: ghcr.io/acme/web:1.4.0\n",
+        )
+        .expect("manifest");
+        let repo = dir.path().to_str().expect("utf-8");
+        let manifest = manifest.to_str().expect("utf-8");
+        let given = [
+            "liveproof",
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "-f",
+            manifest,
+            "--image",
+            "ghcr.io/acme/web:1.4.0",
+            "--expect-env",
+            "DB_URL",
+            "--expect-secret-ref",
+            "web-db/password",
+            "--expect",
+            "re:replicas: [0-9]+",
+            "--version-url",
+            "https://web.example/version",
+            "--expect-version",
+            "1.4.0",
+            "--version-json",
+            ".build.tag",
+            "--check-digests",
+            "--insecure-registry",
+            "registry.local:5000",
+        ];
+        let config = crate::config::verify_config(&given);
+        let suggested = Invocation::of(&config).rewrite("liveproof verify deploy/web -n apps");
+        let mut pasted = shell_words(&suggested);
+        pasted[0] = "liveproof".into();
+        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
+        let again = crate::config::verify_config(&words);
+        assert_eq!(again.change, config.change, "{suggested}");
+        assert_eq!(again.repo, config.repo, "{suggested}");
+        assert_eq!(
+            again.insecure_registries, config.insecure_registries,
+            "{suggested}"
+        );
+        // A commit and its repository (-f is then read from the commit, so left out here).
+        let mut committed = given.to_vec();
+        committed.retain(|w| !["-f", manifest].contains(w));
+        committed[2] = "release/web";
+        committed.extend([
+            "--chart-version",
+            "1.2.3",
+            "--commit",
+            "0123456789abcdef0123456789abcdef01234567",
+            "--repo",
+            repo,
+        ]);
+        let config = crate::config::verify_config(&committed);
+        let suggested = Invocation::of(&config).rewrite("liveproof verify release/web -n apps");
+        let mut pasted = shell_words(&suggested);
+        pasted[0] = "liveproof".into();
+        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
+        let again = crate::config::verify_config(&words);
+        assert_eq!(again.change, config.change, "{suggested}");
+        assert_eq!(again.repo, config.repo, "{suggested}");
+        // And the other digest policy, carried as its own flag.
+        let mut off = given.to_vec();
+        off.retain(|w| *w != "--check-digests");
+        off.push("--no-registry");
+        let config = crate::config::verify_config(&off);
+        let suggested = Invocation::of(&config).rewrite("liveproof verify deploy/web -n apps");
+        let mut pasted = shell_words(&suggested);
+        pasted[0] = "liveproof".into();
+        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
+        assert_eq!(
+            crate::config::verify_config(&words).change.digests,
+            config.change.digests,
+            "{suggested}"
+        );
+    }
+
     fn invocation(waited: Option<Duration>) -> Invocation {
         Invocation {
             program: "kubectl liveproof".into(),

@@ -441,37 +441,51 @@ async fn containment(
         return Default::default();
     };
     let revisions = liveproof_evidence::revisions_to_trace(observed, commit);
-    let unknown: Vec<String> = {
-        let known = lock(&config.containment);
-        revisions
-            .iter()
-            .filter(|rev| !known.contains_key(*rev))
-            .cloned()
-            .collect()
-    };
-    if !unknown.is_empty() {
-        let (repo, commit) = (config.repo.clone(), commit.clone());
-        let traced = tokio::task::spawn_blocking(move || {
-            unknown
-                .into_iter()
-                .map(|rev| {
-                    let answer = liveproof_gather::git::containment(&repo, &commit, &rev);
-                    (rev, answer)
-                })
-                .collect::<Vec<_>>()
-        })
-        .await;
-        match traced {
-            Ok(traced) => lock(&config.containment).extend(traced),
-            Err(e) => tracing::warn!("tracing revisions in git failed: {e}"),
-        }
-    }
-    let known = lock(&config.containment);
+    let (repo, commit) = (config.repo.clone(), commit.clone());
+    let known = ask_git_once(&config.containment, &revisions, move |rev| {
+        liveproof_gather::git::containment(&repo, &commit, rev)
+    })
+    .await;
     // A revision git could not be asked about is left out: judged by equality alone.
     revisions
         .into_iter()
         .filter_map(|rev| Some((rev.clone(), known.get(&rev)?.clone())))
         .collect()
+}
+
+/// Each of `keys` that `cache` does not hold yet, asked of git with `ask` on a blocking
+/// thread (git is a process, and a slow one must not stall the runtime), then the cache: a
+/// command asks git about each key once, however many snapshots name it. A key whose question
+/// failed to run is left out.
+async fn ask_git_once<V: Clone + Send + 'static>(
+    cache: &std::sync::Mutex<std::collections::BTreeMap<String, V>>,
+    keys: &[String],
+    ask: impl Fn(&str) -> V + Send + 'static,
+) -> std::collections::BTreeMap<String, V> {
+    let unknown: Vec<String> = {
+        let known = lock(cache);
+        keys.iter()
+            .filter(|key| !known.contains_key(*key))
+            .cloned()
+            .collect()
+    };
+    if !unknown.is_empty() {
+        let asked = tokio::task::spawn_blocking(move || {
+            unknown
+                .into_iter()
+                .map(|key| {
+                    let answer = ask(&key);
+                    (key, answer)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+        match asked {
+            Ok(asked) => lock(cache).extend(asked),
+            Err(e) => tracing::warn!("asking git failed: {e}"),
+        }
+    }
+    lock(cache).clone()
 }
 
 /// A command's cache, even if a thread that held it panicked (what it holds stays true).
@@ -508,38 +522,17 @@ async fn chart_changes(
         })
         .map(str::to_string)
         .collect();
-    let unknown: Vec<String> = {
-        let known = lock(&config.chart_facts);
-        charts
-            .iter()
-            .filter(|chart| !known.contains_key(*chart))
-            .cloned()
-            .collect()
-    };
-    if !unknown.is_empty() {
-        let (repo, commit) = (config.repo.clone(), commit.clone());
-        let read = tokio::task::spawn_blocking(move || {
-            unknown
-                .into_iter()
-                .map(|chart| {
-                    let facts = match liveproof_gather::git::chart_change(&repo, &commit, &chart) {
-                        Ok(c) => Some(c),
-                        Err(e) => {
-                            tracing::info!("no chart facts for {chart} from git: {e}");
-                            None
-                        }
-                    };
-                    (chart, facts)
-                })
-                .collect::<Vec<_>>()
-        })
-        .await;
-        match read {
-            Ok(read) => lock(&config.chart_facts).extend(read),
-            Err(e) => tracing::warn!("reading chart facts from git failed: {e}"),
+    let (repo, commit) = (config.repo.clone(), commit.clone());
+    let known = ask_git_once(&config.chart_facts, &charts, move |chart| {
+        match liveproof_gather::git::chart_change(&repo, &commit, chart) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::info!("no chart facts for {chart} from git: {e}");
+                None
+            }
         }
-    }
-    let known = lock(&config.chart_facts);
+    })
+    .await;
     charts
         .iter()
         .filter_map(|chart| known.get(chart).cloned().flatten())

@@ -183,10 +183,18 @@ impl<'a> Workload<'a> {
 
     /// Works out the current revision and how its pods are labelled.
     pub fn current_revision(&self, observed: &'a Observed) -> Revision {
+        // Every kind named: a new one must say how its current revision is found.
         match self.kind {
             TargetKind::Deployment => self.deployment_revision(observed),
             TargetKind::StatefulSet => self.statefulset_revision(observed),
-            _ => self.daemonset_revision(observed),
+            TargetKind::DaemonSet => self.daemonset_revision(observed),
+            TargetKind::Release
+            | TargetKind::HelmRelease
+            | TargetKind::Kustomization
+            | TargetKind::Application => Revision::Unknown(format!(
+                "{} is not a workload: it has no pod revision of its own",
+                self.kind.kind_name()
+            )),
         }
     }
 
