@@ -410,12 +410,14 @@ async fn mcp_reads_files_only_under_allow_from() {
         verify_from(&link),
         verify_from(&linked_dir),
         verify_from("/etc/passwd"),
+        // Each of verify's manifests counts, not only the first.
+        json!({"name": "verify", "arguments": {"targets": ["deploy/inventory"], "namespace": "apps", "since": "1h", "manifests": [dump, secret]}}),
         json!({"name": "release_show", "arguments": {"name": "inventory", "namespace": "apps", "from": dump}}),
     ];
     let (run, replies) = common::mcp(&["--allow-from", root], &calls).await;
     assert_no_canary(&run.stdout, "the MCP replies");
     assert_no_canary(&run.stderr, "the MCP server's stderr");
-    for (call, reply) in calls.iter().zip(&replies).take(6) {
+    for (call, reply) in calls.iter().zip(&replies).take(7) {
         let text = common::tool_text(reply);
         assert_eq!(reply["isError"], true, "{call}: {reply}");
         assert!(
@@ -425,11 +427,11 @@ async fn mcp_reads_files_only_under_allow_from() {
         );
     }
     // What is under the root is read.
-    assert_eq!(replies[6]["isError"], false, "{}", replies[6]);
+    assert_eq!(replies[7]["isError"], false, "{}", replies[7]);
     assert!(
-        common::tool_text(&replies[6]).contains("inventory"),
+        common::tool_text(&replies[7]).contains("inventory"),
         "{}",
-        replies[6]
+        replies[7]
     );
 
     // Without --allow-from, no file at all, and the refusal names the flag.

@@ -76,10 +76,15 @@ impl Call {
     /// any of them is outside `roots` (canonical paths, `liveproof mcp --allow-from`): the path itself, or
     /// for a directory any manifest in it, after symlinks are followed. Nothing is read.
     pub fn files_refusal(&self, roots: &[std::path::PathBuf]) -> Option<String> {
-        for (argument, flag) in [("from", "--from="), ("manifests", "--filename=")] {
-            let Some(given) = self.argv.iter().find_map(|a| a.strip_prefix(flag)) else {
-                continue;
-            };
+        // Every path given: `manifests` is a list over verify, and each of its paths counts.
+        let given = [("from", "--from="), ("manifests", "--filename=")]
+            .into_iter()
+            .flat_map(|(argument, flag)| {
+                self.argv
+                    .iter()
+                    .filter_map(move |a| Some((argument, a.strip_prefix(flag)?)))
+            });
+        for (argument, given) in given {
             if roots.is_empty() {
                 return Some(format!(
                     "`{argument}` names files, and this server reads none: it was started without \
@@ -449,10 +454,11 @@ struct VerifyInput {
     /// Registries (HOST[:PORT]) spoken to over plain HTTP.
     #[serde(default)]
     insecure_registry: Vec<String>,
-    /// Manifests (a file or directory of YAML/JSON, on the server's machine) that state the
-    /// change: each workload they declare must run its declared template.
+    /// Manifests (files or directories of YAML/JSON, on the server's machine, under its
+    /// --allow-from directories) that state the change: each workload they declare must run
+    /// its declared template.
     #[serde(default)]
-    filename: Vec<String>,
+    manifests: Vec<String>,
     /// URLs where the server reports its version (e.g. /version); server_version passes only
     /// when each reports `expect_version`. A URL's password and query are never shown.
     #[serde(default)]
@@ -522,7 +528,7 @@ impl VerifyInput {
         argv.flag("no-registry", self.no_registry);
         argv.flag("check-digests", self.check_digests);
         argv.each("insecure-registry", &self.insecure_registry);
-        argv.each("filename", &self.filename);
+        argv.each("filename", &self.manifests);
         argv.each("version-url", &self.version_url);
         argv.each("expect-version", &self.expect_version);
         argv.each("version-json", &self.version_json);
@@ -1070,10 +1076,7 @@ mod schema_tests {
             let id = arg.get_id().as_str();
             // `-n/-A/--kubeconfig/--context` and the change statement are spelt like clap's
             // ids, the fleet's repeated `--context` as one `context`; targets as `targets`.
-            let field = match id {
-                "manifests" => "filename",
-                other => other,
-            };
+            let field = id;
             let excused = VERIFY_NOT_OVER_MCP.iter().any(|(name, _)| *name == id);
             if !properties.contains_key(field) && !excused {
                 missing.push(id.to_string());
@@ -1093,7 +1096,7 @@ mod schema_tests {
         // The new statements reach the CLI as the CLI spells them.
         let call = ready(
             "verify",
-            json!({"targets": ["deploy/web"], "filename": ["k8s/web.yaml"],
+            json!({"targets": ["deploy/web"], "manifests": ["k8s/web.yaml"],
                    "version_url": ["https://web.example/version"], "expect_version": ["1.4.0"],
                    "version_json": [".version"], "max_release_size": 1024,
                    "request_timeout": "5s"}),
