@@ -352,12 +352,18 @@ mod tests {
             "--insecure-registry",
             "registry.local:5000",
         ];
-        let config = crate::config::verify_config(&given);
-        let suggested = Invocation::of(&config).rewrite("liveproof verify deploy/web -n apps");
-        let mut pasted = shell_words(&suggested);
-        pasted[0] = "liveproof".into();
-        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
-        let again = crate::config::verify_config(&words);
+        // The command `args` make, its suggestion `verify TARGET -n apps`, and the configuration
+        // that suggestion makes when pasted.
+        let round_trip = |args: &[&str], target: &str| {
+            let config = crate::config::verify_config(args);
+            let suggested =
+                Invocation::of(&config).rewrite(&format!("liveproof verify {target} -n apps"));
+            let mut pasted = shell_words(&suggested);
+            pasted[0] = "liveproof".into();
+            let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
+            (config, crate::config::verify_config(&words), suggested)
+        };
+        let (config, again, suggested) = round_trip(&given, "deploy/web");
         assert_eq!(again.change, config.change, "{suggested}");
         assert_eq!(again.repo, config.repo, "{suggested}");
         assert_eq!(
@@ -376,28 +382,15 @@ mod tests {
             "--repo",
             repo,
         ]);
-        let config = crate::config::verify_config(&committed);
-        let suggested = Invocation::of(&config).rewrite("liveproof verify release/web -n apps");
-        let mut pasted = shell_words(&suggested);
-        pasted[0] = "liveproof".into();
-        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
-        let again = crate::config::verify_config(&words);
+        let (config, again, suggested) = round_trip(&committed, "release/web");
         assert_eq!(again.change, config.change, "{suggested}");
         assert_eq!(again.repo, config.repo, "{suggested}");
         // And the other digest policy, carried as its own flag.
         let mut off = given.to_vec();
         off.retain(|w| *w != "--check-digests");
         off.push("--no-registry");
-        let config = crate::config::verify_config(&off);
-        let suggested = Invocation::of(&config).rewrite("liveproof verify deploy/web -n apps");
-        let mut pasted = shell_words(&suggested);
-        pasted[0] = "liveproof".into();
-        let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
-        assert_eq!(
-            crate::config::verify_config(&words).change.digests,
-            config.change.digests,
-            "{suggested}"
-        );
+        let (config, again, suggested) = round_trip(&off, "deploy/web");
+        assert_eq!(again.change.digests, config.change.digests, "{suggested}");
     }
 
     fn invocation(waited: Option<Duration>) -> Invocation {
