@@ -411,7 +411,7 @@ Examples:
   liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z \\
       --image ghcr.io/acme/inventory:1.4.0";
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME, or as kubectl takes them: KIND NAME…,
     /// KIND/a,KIND/b. Kinds: deployment (deploy),
@@ -525,7 +525,7 @@ pub enum OutputFormat {
     Junit,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "The change")]
 pub struct ChangeArgs {
     /// When the change was merged or pushed: RFC 3339 with an offset (2026-07-12T10:00:00Z,
@@ -598,7 +598,7 @@ pub struct ChangeArgs {
     pub version_json: Vec<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Cluster access (as kubectl)")]
 pub struct ClusterArgs {
     /// Namespace for targets that do not name one (default: the context's namespace).

@@ -1,5 +1,7 @@
 //! Arguments validated into what the commands run on: every bad flag is caught here, with
-//! the flag named, before any I/O.
+//! the flag named, before anything is sent to a cluster. For `verify` in two steps: parsing
+//! ([`VerifyRequest::parse`]) reads nothing; resolving ([`VerifyRequest::resolve`]) does the
+//! local I/O a configuration needs (git, the `-f` manifests, the kubeconfig's contexts).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -245,11 +247,126 @@ impl VerifyConfig {
         }
     }
 
+    /// [`VerifyRequest::parse`], then [`VerifyRequest::resolve`].
     pub fn from_args(args: &VerifyArgs, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
-        let mut targets = Target::parse_all(&args.targets)?;
+        VerifyRequest::parse(args)?.resolve(style)
+    }
+}
+
+/// A `verify` command line, parsed and checked: each flag's syntax, and the rules between flags
+/// that need nothing read. Making one reads no file, runs no process and opens no kubeconfig;
+/// [`VerifyRequest::resolve`] does that I/O (git for `--commit`, the `-f` manifests, the
+/// kubeconfig's contexts) and checks what needs it.
+#[derive(Debug)]
+pub struct VerifyRequest {
+    args: VerifyArgs,
+    targets: Vec<Target>,
+    change: Change,
+    since_origin: Option<String>,
+    /// When the command started: `--since 10m` and a commit's time are measured from it.
+    now: Timestamp,
+    request_timeout: Duration,
+    /// `--wait`'s deadline: the clock starts when the command does.
+    wait: Option<crate::deadline::Deadline>,
+    selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
+    fleet_concurrency: usize,
+    report: Option<(PathBuf, Format)>,
+}
+
+impl VerifyRequest {
+    /// Parses and checks `args`; reads nothing.
+    pub fn parse(args: &VerifyArgs) -> Result<VerifyRequest, ConfigError> {
+        let now = Timestamp::now();
+        let targets = Target::parse_all(&args.targets)?;
+        let (change, since_origin) = change(&args.change, now)?;
+        let several_clusters = args.cluster.context.len() > 1 || args.all_contexts;
+        let fleet_concurrency = match args.max_concurrency {
+            None => DEFAULT_FLEET_CONCURRENCY,
+            Some(0) => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: 0,
+                    reason: "at least one cluster must be verified at a time",
+                })
+            }
+            Some(n) if n > 64 => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: n,
+                    reason: "more than 64 clusters at once",
+                })
+            }
+            // Given for one cluster it would be silently ignored: refused instead.
+            Some(n) if !several_clusters || args.from.is_some() => {
+                return Err(ConfigError::MaxConcurrency {
+                    given: n,
+                    reason: "only applies to several clusters (--context given more than once, or --all-contexts)",
+                })
+            }
+            Some(n) => n,
+        };
+        let request_timeout = request_timeout(&args.cluster)?;
+        // The clock starts now: --timeout bounds the whole command, the first gather included.
+        let wait = if args.wait {
+            // Without a change time pod_restarted can never pass, so waiting could only time
+            // out: refuse now. A snapshot supplies its own time, and --commit is read for one.
+            if change.since.is_none() && change.commit.is_none() && args.snapshot.is_none() {
+                return Err(ConfigError::WaitWithoutSince);
+            }
+            Some(crate::deadline::Deadline::starting_now(parse_duration(
+                &args.timeout,
+            )?))
+        } else {
+            None
+        };
+        let selector = match &args.selector {
+            Some(text) => Some((text.clone(), liveproof_evidence::selector::parse(text)?)),
+            None => None,
+        };
+        let report = args
+            .report
+            .as_ref()
+            .map(|path| report_file(path, args.report_format))
+            .transpose()?;
+        Ok(VerifyRequest {
+            args: args.clone(),
+            targets,
+            change,
+            since_origin,
+            now,
+            request_timeout,
+            wait,
+            selector,
+            fleet_concurrency,
+            report,
+        })
+    }
+
+    /// The I/O a configuration needs, then the checks that need it: `--commit` read in
+    /// `--repo`, the `-f` manifests, `--from`'s path, and the kubeconfig's contexts.
+    pub fn resolve(self, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
+        let VerifyRequest {
+            args,
+            mut targets,
+            mut change,
+            mut since_origin,
+            now,
+            request_timeout,
+            wait,
+            selector,
+            fleet_concurrency,
+            report,
+        } = self;
         // With --snapshot the change time is the snapshot's; the commit is only matched.
-        let (mut change, since_origin) = change(&args.change, args.snapshot.is_some())?;
-        change.declared = declared_templates(args, change.commit.as_deref())?;
+        resolve_commit(
+            &args.change,
+            &mut change,
+            &mut since_origin,
+            args.snapshot.is_some(),
+            now,
+        )?;
+        if wait.is_some() && change.since.is_none() && args.snapshot.is_none() {
+            return Err(ConfigError::WaitWithoutSince);
+        }
+        change.declared = declared_templates(&args, change.commit.as_deref())?;
         for d in &change.declared {
             if !targets.contains(&d.target) {
                 targets.push(d.target.clone());
@@ -267,7 +384,7 @@ impl VerifyConfig {
                     kubeconfig: args.cluster.kubeconfig.clone(),
                     context: None,
                     namespace: namespace(&args.cluster),
-                    request_timeout: Some(request_timeout(&args.cluster)?),
+                    request_timeout: Some(request_timeout),
                     deadline: None,
                 })
             }
@@ -287,48 +404,7 @@ impl VerifyConfig {
             }
             (_, given) => (given, None),
         };
-        let fleet = fleet(args, &source)?;
-        let fleet_concurrency = match args.max_concurrency {
-            None => DEFAULT_FLEET_CONCURRENCY,
-            Some(0) => {
-                return Err(ConfigError::MaxConcurrency {
-                    given: 0,
-                    reason: "at least one cluster must be verified at a time",
-                })
-            }
-            Some(n) if n > 64 => {
-                return Err(ConfigError::MaxConcurrency {
-                    given: n,
-                    reason: "more than 64 clusters at once",
-                })
-            }
-            // Given for one cluster it would be silently ignored: refused instead.
-            Some(n) if fleet.is_empty() => {
-                return Err(ConfigError::MaxConcurrency {
-                    given: n,
-                    reason: "only applies to several clusters (--context given more than once, or --all-contexts)",
-                })
-            }
-            Some(n) => n,
-        };
-        let request_timeout = request_timeout(&args.cluster)?;
-        // The clock starts now: --timeout bounds the whole command, the first gather included.
-        let wait = if args.wait {
-            // Without a change time pod_restarted can never pass, so waiting could only time
-            // out: refuse now. A snapshot supplies its own time.
-            if change.since.is_none() && args.snapshot.is_none() {
-                return Err(ConfigError::WaitWithoutSince);
-            }
-            Some(crate::deadline::Deadline::starting_now(parse_duration(
-                &args.timeout,
-            )?))
-        } else {
-            None
-        };
-        let selector = match &args.selector {
-            Some(text) => Some((text.clone(), liveproof_evidence::selector::parse(text)?)),
-            None => None,
-        };
+        let fleet = fleet(&args, &source)?;
         Ok(VerifyConfig {
             fleet,
             fleet_concurrency,
@@ -353,11 +429,7 @@ impl VerifyConfig {
             insecure_registries: args.change.insecure_registry.clone(),
             logs: args.logs.filter(|n| *n > 0),
             snapshot: args.snapshot.clone(),
-            report: args
-                .report
-                .as_ref()
-                .map(|path| report_file(path, args.report_format))
-                .transpose()?,
+            report,
         })
     }
 }
@@ -586,8 +658,6 @@ fn offline_namespace(args: &ClusterArgs) -> Result<(Option<String>, Option<Strin
     })
 }
 
-/// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one
-/// conversion every command that reaches a cluster uses.
 /// The contexts `verify` checks the change in: `--context` given more than once, or every
 /// context of the kubeconfig with `--all-contexts`; none for one cluster.
 fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError> {
@@ -632,6 +702,8 @@ fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError>
     Ok(contexts)
 }
 
+/// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one
+/// conversion every command that reaches a cluster uses.
 impl TryFrom<&ClusterArgs> for ClusterOptions {
     type Error = ConfigError;
 
@@ -802,17 +874,15 @@ fn truncate_to_second(at: Timestamp) -> Timestamp {
     Timestamp::from_second(at.as_second()).unwrap_or(at)
 }
 
-fn change(
-    args: &ChangeArgs,
-    commit_time_known: bool,
-) -> Result<(Change, Option<String>), ConfigError> {
-    let now = Timestamp::now();
-    let mut since = args
+/// The change statement as given: every flag's syntax checked, nothing read. A `--commit` ref
+/// (HEAD, a branch, a tag) stays as given until [`resolve_commit`] asks git for its SHA.
+fn change(args: &ChangeArgs, now: Timestamp) -> Result<(Change, Option<String>), ConfigError> {
+    let since = args
         .since
         .as_deref()
         .map(|given| parse_since(given, now))
         .transpose()?;
-    let mut origin = since.map(|_| "--since".to_string());
+    let origin = since.map(|_| "--since".to_string());
     let commit = match &args.commit {
         None => None,
         Some(c) => {
@@ -822,43 +892,11 @@ fn change(
             if by_ref && (c.is_empty() || c.starts_with('-') || c.contains(char::is_whitespace)) {
                 return Err(ConfigError::Commit { given: c.clone() });
             }
-            // A snapshot supplies the change time itself: a SHA is then only matched.
-            let lookup = (by_ref || !commit_time_known)
-                .then(|| liveproof_gather::git::commit_time(&args.repo, c));
-            match lookup {
-                None => Some(c.to_ascii_lowercase()),
-                Some(Ok(info)) => {
-                    if since.is_none() && !commit_time_known {
-                        if info.committed > now {
-                            return Err(ConfigError::CommitFuture {
-                                commit: c.clone(),
-                                at: info.committed.to_string(),
-                                now: truncate_to_second(now).to_string(),
-                            });
-                        }
-                        since = Some(info.committed);
-                        origin = Some(format!(
-                            "committer time of {} in {}",
-                            info.sha,
-                            args.repo.display()
-                        ));
-                    }
-                    // A ref moves: the change is the commit it names now, by its SHA.
-                    Some(if by_ref {
-                        info.sha
-                    } else {
-                        c.to_ascii_lowercase()
-                    })
-                }
-                // An explicit --since makes the commit's time unnecessary; a SHA still names it.
-                Some(Err(_)) if since.is_some() && !by_ref => Some(c.to_ascii_lowercase()),
-                Some(Err(source)) => {
-                    return Err(ConfigError::CommitTime {
-                        commit: c.clone(),
-                        source,
-                    })
-                }
-            }
+            Some(if by_ref {
+                c.clone()
+            } else {
+                c.to_ascii_lowercase()
+            })
         }
     };
     let images = args
@@ -927,6 +965,55 @@ fn change(
     ))
 }
 
+/// `--commit` read in `--repo`: a ref becomes the SHA it names now, and without `--since` (or
+/// a snapshot's time) the commit's committer time becomes the change time.
+fn resolve_commit(
+    args: &ChangeArgs,
+    change: &mut Change,
+    origin: &mut Option<String>,
+    commit_time_known: bool,
+    now: Timestamp,
+) -> Result<(), ConfigError> {
+    let Some(c) = &args.commit else {
+        return Ok(());
+    };
+    let by_ref = !liveproof_evidence::is_commit_sha(c);
+    // A snapshot supplies the change time itself: a SHA is then only matched.
+    if !by_ref && commit_time_known {
+        return Ok(());
+    }
+    match liveproof_gather::git::commit_time(&args.repo, c) {
+        Ok(info) => {
+            if change.since.is_none() && !commit_time_known {
+                if info.committed > now {
+                    return Err(ConfigError::CommitFuture {
+                        commit: c.clone(),
+                        at: info.committed.to_string(),
+                        now: truncate_to_second(now).to_string(),
+                    });
+                }
+                change.since = Some(info.committed);
+                *origin = Some(format!(
+                    "committer time of {} in {}",
+                    info.sha,
+                    args.repo.display()
+                ));
+            }
+            // A ref moves: the change is the commit it names now, by its SHA.
+            if by_ref {
+                change.commit = Some(info.sha);
+            }
+            Ok(())
+        }
+        // An explicit --since makes the commit's time unnecessary; a SHA still names it.
+        Err(_) if change.since.is_some() && !by_ref => Ok(()),
+        Err(source) => Err(ConfigError::CommitTime {
+            commit: c.clone(),
+            source,
+        }),
+    }
+}
+
 /// The configuration `liveproof ARGS…` (a `verify` command line) makes, for unit tests.
 #[cfg(test)]
 pub(crate) fn verify_config(args: &[&str]) -> VerifyConfig {
@@ -941,6 +1028,43 @@ pub(crate) fn verify_config(args: &[&str]) -> VerifyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parsing reads nothing: paths that do not exist, a ref no repository was asked about and
+    /// a kubeconfig that is not there all parse; resolving is where they are read (and here
+    /// refused: the first read, git's, fails).
+    #[test]
+    fn parsing_a_request_reads_nothing() {
+        use clap::Parser as _;
+        let cli = crate::cli::Cli::try_parse_from([
+            "liveproof",
+            "verify",
+            "deploy/web",
+            "-f",
+            "/nonexistent/liveproof/web.yaml",
+            "--commit",
+            "HEAD",
+            "--repo",
+            "/nonexistent/liveproof/repo",
+            "--kubeconfig",
+            "/nonexistent/liveproof/kubeconfig",
+            "--context",
+            "prod",
+            "--wait",
+            "--timeout",
+            "5m",
+        ])
+        .expect("parses");
+        let crate::cli::Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        let request = VerifyRequest::parse(&args).expect("parsing reads none of those paths");
+        assert_eq!(request.change.commit.as_deref(), Some("HEAD"));
+        assert!(request.change.since.is_none());
+        let error = request
+            .resolve(TextStyle::plain())
+            .expect_err("resolving reads them");
+        assert!(matches!(error, ConfigError::CommitTime { .. }), "{error}");
+    }
 
     #[test]
     fn a_bad_version_url_is_refused_without_showing_its_secrets() {

@@ -268,10 +268,12 @@ async fn execute(
     let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
     match cli.command {
         Command::Verify(args) => {
-            // Building the configuration reads files (`-f`, a kubeconfig) and runs git: on a
-            // blocking thread, so one slow call never stalls the server's other calls.
+            // Parsing reads nothing; resolving reads files (`-f`, a kubeconfig) and runs git:
+            // on a blocking thread, so one slow call never stalls the server's other calls.
+            let request =
+                crate::config::VerifyRequest::parse(&args).map_err(|e| cli_error(&e.into()))?;
             let config = tokio::task::spawn_blocking(move || {
-                crate::config::VerifyConfig::from_args(&args, liveproof_report::TextStyle::plain())
+                request.resolve(liveproof_report::TextStyle::plain())
             })
             .await
             .map_err(|e| format!("internal error: {e}"))?
