@@ -238,7 +238,7 @@ impl Observed {
             .to_string();
         // The typed structs fill a missing required field with a default, which would turn a
         // broken document into a quietly wrong workload: refuse what no API server returns.
-        let is_list = kind == "List" || kind.ends_with("List");
+        let is_list = liveproof_helm::yaml::is_list_kind(&kind);
         let required: &[(&str, &'static str)] = match kind.as_str() {
             _ if is_list => &[],
             "Deployment" | "StatefulSet" | "DaemonSet" => &[

@@ -181,8 +181,16 @@ pub fn render(selector: &LabelSelector) -> Result<String, SelectorError> {
 /// always has one, and "every pod in the namespace" is never what we mean. An unknown
 /// operator matches nothing rather than guess.
 pub fn matches(selector: &LabelSelector, labels: Option<&BTreeMap<String, String>>) -> bool {
-    let empty = BTreeMap::new();
-    let labels = labels.unwrap_or(&empty);
+    matches_with(selector, |key| {
+        labels
+            .and_then(|labels| labels.get(key))
+            .map(String::as_str)
+    })
+}
+
+/// [`matches`], each label read through `label` (its value, when the object has it): for
+/// objects whose labels are JSON, not a map.
+pub fn matches_with<'a>(selector: &LabelSelector, label: impl Fn(&str) -> Option<&'a str>) -> bool {
     let match_labels = selector.match_labels.as_ref();
     let expressions = selector.match_expressions.as_deref().unwrap_or_default();
     if match_labels.is_none_or(BTreeMap::is_empty) && expressions.is_empty() {
@@ -191,14 +199,15 @@ pub fn matches(selector: &LabelSelector, labels: Option<&BTreeMap<String, String
     let labels_ok = match_labels
         .into_iter()
         .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
+        .all(|(k, v)| label(k) == Some(v.as_str()));
     labels_ok
         && expressions.iter().all(|req| {
             let values = req.values.as_deref().unwrap_or_default();
-            let value = labels.get(&req.key);
+            let holds = |v: &str| values.iter().any(|x| x == v);
+            let value = label(&req.key);
             match req.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "In" => value.is_some_and(holds),
+                "NotIn" => value.is_none_or(|v| !holds(v)),
                 "Exists" => value.is_some(),
                 "DoesNotExist" => value.is_none(),
                 _ => false,

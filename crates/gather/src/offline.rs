@@ -219,7 +219,7 @@ fn flatten(value: Value, what: &str, out: &mut Vec<Value>) -> Result<(), ObjectE
             what: what.to_string(),
         });
     };
-    if kind == "List" || kind.ends_with("List") {
+    if liveproof_helm::yaml::is_list_kind(kind) {
         if let Some(Value::Array(items)) = value.get("items") {
             for (i, item) in items.iter().enumerate() {
                 flatten(item.clone(), &format!("{what}: items[{i}]"), out)?;
@@ -469,7 +469,7 @@ fn add_json_list(path: &Path, text: &str, sink: &mut Sink<'_>) -> Result<bool, L
     else {
         return Ok(false);
     };
-    if !(kind == "List" || kind.ends_with("List")) {
+    if !liveproof_helm::yaml::is_list_kind(&kind) {
         return Ok(false);
     }
     for (i, item) in items.iter().enumerate() {

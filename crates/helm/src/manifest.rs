@@ -133,7 +133,7 @@ pub fn read_manifest_until(manifest: &str, deadline: Option<std::time::Instant>)
 /// The items of a `kind: List` (or any `*List`, e.g. `SecretList`).
 pub(crate) fn list_items(value: &Yaml) -> Option<&Vec<Yaml>> {
     let kind = str_field(value, "kind")?;
-    if !kind.ends_with("List") {
+    if !crate::yaml::is_list_kind(kind) {
         return None;
     }
     value.get("items").and_then(Yaml::as_sequence)

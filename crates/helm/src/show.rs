@@ -266,7 +266,7 @@ fn redact(value: &mut Yaml) -> bool {
         Yaml::Mapping(_) => {
             let kind = kind_of(value).map(str::to_owned);
             match kind {
-                Some(kind) if kind.ends_with("List") => match value.get_mut("items") {
+                Some(kind) if crate::yaml::is_list_kind(&kind) => match value.get_mut("items") {
                     Some(items) => redact(items),
                     None => false,
                 },

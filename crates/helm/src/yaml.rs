@@ -80,6 +80,13 @@ fn problem_of(err: &serde_norway::Error) -> &'static str {
     }
 }
 
+/// Whether `kind` is a list of objects: `List` (what `kubectl get -o yaml` prints) or a typed
+/// one such as `SecretList`, whose `items` are the objects. The one rule every reader of
+/// manifests and dumps applies.
+pub fn is_list_kind(kind: &str) -> bool {
+    kind.ends_with("List")
+}
+
 /// The chunks of a YAML stream between document-start markers, as YAML sees them: a line that
 /// starts with `---` followed by a space, a tab or the end of the line. What follows the marker
 /// on its line (`--- # comment`, `--- {kind: Secret}`) belongs to the next chunk. Blank chunks

@@ -71,12 +71,10 @@ fn flatten(obj: Value, out: &mut Vec<Value>) {
     let is_list = obj
         .get("kind")
         .and_then(Value::as_str)
-        .is_some_and(|k| k == "List" || (k.ends_with("List") && obj.get("items").is_some()));
-    if is_list {
-        if let Some(Value::Array(items)) = obj.get("items") {
-            for item in items {
-                flatten(item.clone(), out);
-            }
+        .is_some_and(liveproof_helm::yaml::is_list_kind);
+    if let (true, Some(Value::Array(items))) = (is_list, obj.get("items")) {
+        for item in items {
+            flatten(item.clone(), out);
         }
     } else if !obj.is_null() {
         out.push(obj);

@@ -1,21 +1,15 @@
-//! Label and field selectors, parsed the way the API server parses them.
+//! Label and field selectors, parsed the way the API server parses them. Label selectors are
+//! liveproof's own (`liveproof_evidence::selector`): one parser and one matcher for what
+//! liveproof sends and what the simulator serves.
 
+use liveproof_evidence::selector as labels;
 use serde_json::Value;
 
 use crate::resource::ResourceInfo;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Eq(String, String),
-    NotEq(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct LabelSelector(Vec<Requirement>);
+/// A `labelSelector` query: none (an empty one) selects every object.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct LabelSelector(Option<labels::LabelSelector>);
 
 /// Splits on commas that are not inside `in (a,b)` parentheses.
 fn split_terms(s: &str) -> Vec<&str> {
@@ -39,87 +33,44 @@ fn split_terms(s: &str) -> Vec<&str> {
         .collect()
 }
 
-fn valid_key(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-}
-
-fn parse_set(rest: &str) -> Option<Vec<String>> {
-    let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some(
-        inner
-            .split(',')
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-            .collect(),
-    )
-}
-
 impl LabelSelector {
     pub fn parse(s: &str) -> Result<Self, String> {
-        let mut reqs = Vec::new();
-        for term in split_terms(s) {
-            let err = || {
-                format!(
-                    "unable to parse requirement: found '{term}', expected: valid label selector"
-                )
-            };
-            let req = if let Some(key) = term.strip_prefix('!') {
-                Requirement::NotExists(key.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once("!=") {
-                Requirement::NotEq(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once("==") {
-                Requirement::Eq(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once('=') {
-                Requirement::Eq(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, rest)) = term.split_once(" notin ") {
-                Requirement::NotIn(k.trim().to_owned(), parse_set(rest).ok_or_else(err)?)
-            } else if let Some((k, rest)) = term.split_once(" in ") {
-                Requirement::In(k.trim().to_owned(), parse_set(rest).ok_or_else(err)?)
-            } else {
-                Requirement::Exists(term.to_owned())
-            };
-            let key = match &req {
-                Requirement::Eq(k, _)
-                | Requirement::NotEq(k, _)
-                | Requirement::In(k, _)
-                | Requirement::NotIn(k, _)
-                | Requirement::Exists(k)
-                | Requirement::NotExists(k) => k,
-            };
-            if !valid_key(key) {
-                return Err(err());
-            }
-            reqs.push(req);
+        if s.trim().is_empty() {
+            return Ok(Self(None));
         }
-        Ok(Self(reqs))
+        // The API server's words for a selector it cannot parse.
+        labels::parse(s).map(|l| Self(Some(l))).map_err(|_| {
+            format!("unable to parse requirement: found '{s}', expected: valid label selector")
+        })
     }
 
     /// The `key=value` terms (and one-value `in` sets): each alone selects exactly the
     /// objects carrying that label, which the store's label index holds.
     pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().filter_map(|r| match r {
-            Requirement::Eq(k, v) => Some((k.as_str(), v.as_str())),
-            Requirement::In(k, vs) if vs.len() == 1 => Some((k.as_str(), vs[0].as_str())),
-            _ => None,
-        })
+        let selector = self.0.as_ref();
+        let pairs = selector
+            .and_then(|s| s.match_labels.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str()));
+        let single_in = selector
+            .and_then(|s| s.match_expressions.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| match r.values.as_deref() {
+                Some([v]) if r.operator == "In" => Some((r.key.as_str(), v.as_str())),
+                _ => None,
+            });
+        pairs.chain(single_in)
     }
 
     pub fn matches(&self, obj: &Value) -> bool {
-        if self.0.is_empty() {
+        let Some(selector) = &self.0 else {
             return true;
-        }
+        };
         let labels = obj.get("metadata").and_then(|m| m.get("labels"));
-        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-        self.0.iter().all(|r| match r {
-            Requirement::Eq(k, v) => get(k) == Some(v.as_str()),
-            // Like the real server, `!=` and `notin` also match objects without the label.
-            Requirement::NotEq(k, v) => get(k) != Some(v.as_str()),
-            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Requirement::NotIn(k, vs) => !get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Requirement::Exists(k) => get(k).is_some(),
-            Requirement::NotExists(k) => get(k).is_none(),
+        labels::matches_with(selector, |k| {
+            labels.and_then(|l| l.get(k)).and_then(Value::as_str)
         })
     }
 }
@@ -272,6 +223,18 @@ mod tests {
             );
         }
         assert!(LabelSelector::parse("app in x").is_err());
+        // As the API server, and as liveproof's own parser (the same one): a value a label
+        // cannot hold is refused, not matched against.
+        assert!(LabelSelector::parse("app=a/b").is_err());
+        // Empty selects everything; it is not refused.
+        assert!(LabelSelector::parse("").expect("empty").matches(&p));
+        assert_eq!(
+            LabelSelector::parse("app=x,tier in (web),env in (a,b)")
+                .expect("parses")
+                .equalities()
+                .collect::<Vec<_>>(),
+            [("app", "x"), ("tier", "web")]
+        );
     }
 
     #[test]
