@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use liveproof_evidence::digest::{DigestPolicy, Platform, ResolvedTag};
+use liveproof_evidence::digest::{DigestPolicy, ResolvedTag};
 use liveproof_evidence::{Denied, ImageRef, Observed, ResourceKind};
 use liveproof_registry::{
     dockerconfigjson_secret, Client, ClientOptions, Credentials, DockerConfig, Reference,
@@ -186,25 +186,20 @@ pub async fn resolve_digests(observed: &mut Observed, client: &Client, images: &
 fn resolved_tag(
     result: Result<liveproof_registry::Resolved, liveproof_registry::RegistryError>,
 ) -> Result<ResolvedTag, String> {
-    result
-        .map(|r| ResolvedTag {
-            digest: r.digest.to_string(),
-            platforms: r
-                .platforms
-                .into_iter()
-                .map(|(p, d)| {
-                    (
-                        Platform {
-                            os: p.os,
-                            architecture: p.architecture,
-                            variant: p.variant,
-                        },
-                        d.to_string(),
-                    )
-                })
-                .collect(),
-        })
-        .map_err(|e| e.to_string())
+    result.map(tag_now).map_err(|e| e.to_string())
+}
+
+/// What the registry said a tag resolves to, as the `image_digest_current` check judges it
+/// ([`ResolvedTag::judge`]: the one judge of a running digest against a tag).
+pub fn tag_now(resolved: liveproof_registry::Resolved) -> ResolvedTag {
+    ResolvedTag {
+        digest: resolved.digest.to_string(),
+        platforms: resolved
+            .platforms
+            .into_iter()
+            .map(|(platform, digest)| (platform, digest.to_string()))
+            .collect(),
+    }
 }
 
 /// `(image, namespace, pull secret names)` of every container of every workload template and pod.

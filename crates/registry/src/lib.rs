@@ -23,5 +23,5 @@ pub use liveproof_oci::reference;
 pub use client::{Client, ClientOptions, ResolveKey, MAX_MANIFEST_BYTES};
 pub use credentials::{dockerconfigjson_secret, Credentials, DockerConfig, Secret};
 pub use error::RegistryError;
-pub use manifest::{DigestMatch, ManifestKind, Platform, Resolved};
+pub use manifest::{ManifestKind, Platform, Resolved};
 pub use reference::{image_id_digest, Digest, DigestError, Reference, ReferenceError};

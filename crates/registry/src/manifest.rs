@@ -81,49 +81,12 @@ pub struct Resolved {
     pub platforms: Vec<(Platform, Digest)>,
 }
 
-/// Whether a pod runs what its tag resolves to now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DigestMatch {
-    /// `via` says which digest matched: "index digest", "platform digest" or "manifest digest".
-    Current { via: &'static str },
-    /// The pod runs something else; `want` is what its node would pull now.
-    Stale { want: Digest },
-}
-
 impl Resolved {
     /// The entry a node of `platform` pulls.
     /// An exact match (default variants filled in) wins; failing that, the only entry for the
     /// same OS and architecture, as a runtime falls back to a compatible variant.
     pub fn for_platform(&self, platform: &Platform) -> Option<&Digest> {
         liveproof_oci::platform::select(&self.platforms, platform)
-    }
-
-    /// Judges the digest a pod runs. Depending on the runtime the pod's imageID holds the index
-    /// digest or the per-platform digest, so either one is current; stale only when neither.
-    pub fn judge(&self, running: &Digest, node: Option<&Platform>) -> DigestMatch {
-        if running == &self.digest {
-            let via = if self.kind.is_index() {
-                "index digest"
-            } else {
-                "manifest digest"
-            };
-            return DigestMatch::Current { via };
-        }
-        let platform_entry = node.and_then(|n| self.for_platform(n));
-        match (node, platform_entry) {
-            (Some(_), Some(want)) if want == running => DigestMatch::Current {
-                via: "platform digest",
-            },
-            (Some(_), Some(want)) => DigestMatch::Stale { want: want.clone() },
-            // The node's platform is unknown: a pod can only have pulled an entry for its own
-            // node, so matching any entry is current.
-            (None, _) if self.platforms.iter().any(|(_, d)| d == running) => DigestMatch::Current {
-                via: "platform digest",
-            },
-            _ => DigestMatch::Stale {
-                want: self.digest.clone(),
-            },
-        }
     }
 }
 
@@ -320,45 +283,6 @@ mod tests {
     }
 
     #[test]
-    fn judging_a_running_digest() {
-        let r = resolved();
-        let amd64 = Platform::parse("linux/amd64").unwrap();
-        let arm64 = Platform::parse("linux/arm64").unwrap();
-        assert_eq!(
-            r.judge(&d(1), Some(&amd64)),
-            DigestMatch::Current {
-                via: "platform digest"
-            }
-        );
-        assert_eq!(
-            r.judge(&d(1), Some(&arm64)),
-            DigestMatch::Stale { want: d(2) }
-        );
-        assert_eq!(
-            r.judge(&d(9), Some(&arm64)),
-            DigestMatch::Current {
-                via: "index digest"
-            }
-        );
-        assert_eq!(
-            r.judge(&d(7), Some(&amd64)),
-            DigestMatch::Stale { want: d(1) }
-        );
-        assert_eq!(
-            r.judge(&d(3), Some(&amd64)),
-            DigestMatch::Stale { want: d(1) },
-            "an attestation digest is never current"
-        );
-        assert_eq!(
-            r.judge(&d(2), None),
-            DigestMatch::Current {
-                via: "platform digest"
-            }
-        );
-        assert_eq!(r.judge(&d(7), None), DigestMatch::Stale { want: d(9) });
-    }
-
-    #[test]
     fn single_manifests_have_no_platforms() {
         let body = serde_json::json!({
             "schemaVersion": 2, "mediaType": DOCKER_MANIFEST,
@@ -370,22 +294,16 @@ mod tests {
         let parsed = parse_manifest(body.as_bytes(), Some(ManifestKind::DockerManifest)).unwrap();
         assert_eq!(parsed.kind, ManifestKind::DockerManifest);
         assert!(parsed.platforms.is_empty());
+        // A single manifest resolves to its own digest: what a pod on any node must run.
         let r = Resolved {
             reference: Reference::parse("app").unwrap(),
             digest: d(5),
             kind: parsed.kind,
             platforms: parsed.platforms,
         };
-        let amd64 = Platform::parse("linux/amd64").unwrap();
         assert_eq!(
-            r.judge(&d(5), Some(&amd64)),
-            DigestMatch::Current {
-                via: "manifest digest"
-            }
-        );
-        assert_eq!(
-            r.judge(&d(6), Some(&amd64)),
-            DigestMatch::Stale { want: d(5) }
+            r.for_platform(&Platform::parse("linux/amd64").unwrap()),
+            None
         );
     }
 
