@@ -67,8 +67,14 @@ fn render(
     style: liveproof_report::TextStyle,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    // Every format named: configuration refuses a fleet in the others (FleetFormat), and a
+    // format added later must say how a fleet is drawn, never fall back to text unasked.
     match format {
         Format::Json => liveproof_report::render_fleet_json(fleet, out),
-        _ => liveproof_report::render_fleet_text(fleet, style, out),
+        Format::Text => liveproof_report::render_fleet_text(fleet, style, out),
+        Format::Markdown | Format::Junit => Err(std::io::Error::other(format!(
+            "a fleet report is drawn as text or JSON, not {}",
+            format.name()
+        ))),
     }
 }
