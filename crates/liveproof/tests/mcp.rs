@@ -114,7 +114,7 @@ async fn a_wait_sends_progress_to_a_client_that_asked_for_it() {
     .await;
     let arguments = serde_json::json!({
         "targets": ["deploy/inventory"], "kubeconfig": cluster.kubeconfig(),
-        "since": "1h", "image": [demo::NEW_IMAGE], "wait_seconds": 2,
+        "since": "1h", "image": [demo::NEW_IMAGE], "wait_seconds": 4,
     });
     let calls = [
         serde_json::json!({"name": "verify", "arguments": arguments,

@@ -106,6 +106,44 @@ async def session_checks(args):
                 [e["check"] for e in target["evidence"]],
             )
 
+            # A verify that waits reports its progress to the SDK's progress callback (the SDK
+            # sends the progressToken), and still ends with the report at its timeout.
+            if args.expect_verdict == "not_live":
+                progress = []
+
+                async def on_progress(done, total, message):
+                    progress.append((done, message))
+
+                waited = await session.call_tool(
+                    "verify",
+                    {
+                        "targets": ["apps/deploy/inventory"],
+                        "kubeconfig": args.kubeconfig,
+                        "since": args.since,
+                        "no_registry": True,
+                        "wait_seconds": 3,
+                    },
+                    read_timeout_seconds=120,
+                    progress_callback=on_progress,
+                )
+                check(not waited.is_error, "a waiting verify succeeds", text_of(waited))
+                check(
+                    waited.structured_content.get("verdict") == "not_live",
+                    "the wait ends with the last verdict",
+                    waited.structured_content.get("verdict"),
+                )
+                check(len(progress) > 0, "progress reached the SDK's callback", progress)
+                check(
+                    any("Deployment apps/inventory" in (m or "") for _, m in progress),
+                    "progress says what the wait waits for",
+                    progress,
+                )
+                check(
+                    all(a[0] < b[0] for a, b in zip(progress, progress[1:])),
+                    "progress increases",
+                    progress,
+                )
+
             # Bad input: a tool error with the CLI's message; the server keeps serving.
             bad = await session.call_tool("verify", {"targets": ["pod/inventory"], "kubeconfig": args.kubeconfig})
             check(bad.is_error, "verify of an unknown target kind is an isError result", bad)
