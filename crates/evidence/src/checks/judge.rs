@@ -22,8 +22,11 @@ pub fn final_failure(
         .find_map(|t| {
             let ns = t.namespace_or(default_namespace);
             let w = Workload::find(observed, t.kind, ns, &t.name)?;
-            let deadline = w
-                .deployment
+            let deployment = match w.object {
+                super::workload::WorkloadObject::Deployment(d) => Some(d),
+                _ => None,
+            };
+            let deadline = deployment
                 .and_then(|d| d.status.as_ref())
                 .and_then(|s| s.conditions.as_ref())
                 .into_iter()

@@ -1,7 +1,7 @@
 //! The rollout checks: the controller has seen the newest spec (`observed_generation`) and has
 //! finished rolling it out (`rollout_complete`), for each kind's update strategy.
 
-use super::workload::{Revision, UpdateStrategy, Workload};
+use super::workload::{Revision, UpdateStrategy, Workload, WorkloadObject};
 use super::{verify_again, Finding};
 use crate::{Check, Status};
 
@@ -56,8 +56,8 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
         }
     }
     let desired = w.desired;
-    let (counts, complete, failure) = match (w.deployment, w.statefulset, w.daemonset) {
-        (Some(d), _, _) => {
+    let (counts, complete, failure) = match w.object {
+        WorkloadObject::Deployment(d) => {
             let s = d.status.clone().unwrap_or_default();
             let desired = desired.unwrap_or(1);
             let updated = s.updated_replicas.unwrap_or(0);
@@ -82,7 +82,7 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
                 deadline.map(|m| format!("ProgressDeadlineExceeded: {m}")),
             )
         }
-        (_, Some(s), _) => {
+        WorkloadObject::StatefulSet(s) => {
             let st = s.status.clone().unwrap_or_default();
             let desired = desired.unwrap_or(1);
             let updated = st.updated_replicas.unwrap_or(0);
@@ -109,7 +109,7 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
                 strategy_note,
             )
         }
-        (_, _, Some(d)) => {
+        WorkloadObject::DaemonSet(d) => {
             let st = d.status.clone().unwrap_or_default();
             let desired = st.desired_number_scheduled;
             let updated = st.updated_number_scheduled.unwrap_or(0);
@@ -123,7 +123,6 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
                 strategy_note,
             )
         }
-        _ => ("no status".to_string(), false, None),
     };
     let expected = "all replicas updated and available".to_string();
     if let Some(failure) = failure {

@@ -34,9 +34,17 @@ pub struct Workload<'a> {
     pub desired: Option<i32>,
     /// `OnDelete` (StatefulSet/DaemonSet) or a StatefulSet partition: old pods stay by design.
     pub update_strategy: UpdateStrategy,
-    pub deployment: Option<&'a Deployment>,
-    pub statefulset: Option<&'a StatefulSet>,
-    pub daemonset: Option<&'a DaemonSet>,
+    /// The object itself, by kind: what the kind's own checks read.
+    pub object: WorkloadObject<'a>,
+}
+
+/// A workload object of one of the workload kinds. A new workload kind is a variant here, and
+/// the compiler then asks every check that reads kind-specific status for its arm.
+#[derive(Debug, Clone, Copy)]
+pub enum WorkloadObject<'a> {
+    Deployment(&'a Deployment),
+    StatefulSet(&'a StatefulSet),
+    DaemonSet(&'a DaemonSet),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,9 +85,7 @@ impl<'a> Workload<'a> {
                     observed_generation: d.status.as_ref().and_then(|s| s.observed_generation),
                     desired: Some(spec.replicas.unwrap_or(1)),
                     update_strategy: UpdateStrategy::Rolling,
-                    deployment: Some(d),
-                    statefulset: None,
-                    daemonset: None,
+                    object: WorkloadObject::Deployment(d),
                 })
             }
             TargetKind::StatefulSet => {
@@ -107,9 +113,7 @@ impl<'a> Workload<'a> {
                     observed_generation: s.status.as_ref().and_then(|s| s.observed_generation),
                     desired: Some(spec.replicas.unwrap_or(1)),
                     update_strategy,
-                    deployment: None,
-                    statefulset: Some(s),
-                    daemonset: None,
+                    object: WorkloadObject::StatefulSet(s),
                 })
             }
             TargetKind::DaemonSet => {
@@ -135,12 +139,13 @@ impl<'a> Workload<'a> {
                     } else {
                         UpdateStrategy::Rolling
                     },
-                    deployment: None,
-                    statefulset: None,
-                    daemonset: Some(d),
+                    object: WorkloadObject::DaemonSet(d),
                 })
             }
-            _ => None,
+            TargetKind::Release
+            | TargetKind::HelmRelease
+            | TargetKind::Kustomization
+            | TargetKind::Application => None,
         }
     }
 
@@ -183,18 +188,10 @@ impl<'a> Workload<'a> {
 
     /// Works out the current revision and how its pods are labelled.
     pub fn current_revision(&self, observed: &'a Observed) -> Revision {
-        // Every kind named: a new one must say how its current revision is found.
-        match self.kind {
-            TargetKind::Deployment => self.deployment_revision(observed),
-            TargetKind::StatefulSet => self.statefulset_revision(observed),
-            TargetKind::DaemonSet => self.daemonset_revision(observed),
-            TargetKind::Release
-            | TargetKind::HelmRelease
-            | TargetKind::Kustomization
-            | TargetKind::Application => Revision::Unknown(format!(
-                "{} is not a workload: it has no pod revision of its own",
-                self.kind.kind_name()
-            )),
+        match self.object {
+            WorkloadObject::Deployment(_) => self.deployment_revision(observed),
+            WorkloadObject::StatefulSet(s) => self.statefulset_revision(s, observed),
+            WorkloadObject::DaemonSet(_) => self.daemonset_revision(observed),
         }
     }
 
@@ -289,8 +286,8 @@ impl<'a> Workload<'a> {
         }
     }
 
-    fn statefulset_revision(&self, observed: &Observed) -> Revision {
-        let status = self.statefulset.and_then(|s| s.status.as_ref());
+    fn statefulset_revision(&self, statefulset: &StatefulSet, observed: &Observed) -> Revision {
+        let status = statefulset.status.as_ref();
         let Some(update_revision) = status.and_then(|s| s.update_revision.clone()) else {
             return Revision::Unknown(format!("{} has no status.updateRevision", self.source()));
         };
