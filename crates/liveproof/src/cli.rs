@@ -525,8 +525,13 @@ pub enum OutputFormat {
     Junit,
 }
 
-#[derive(Debug, Clone, Args)]
+/// The change statement: one type for the command line (clap) and the MCP verify tool (serde,
+/// its JSON schema generated from this), printed back as flags by [`ChangeArgs::to_args`].
+#[derive(
+    Debug, Clone, PartialEq, Args, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[command(next_help_heading = "The change")]
+#[serde(default)]
 pub struct ChangeArgs {
     /// When the change was merged or pushed: RFC 3339 with an offset (2026-07-12T10:00:00Z,
     /// 2026-07-12T12:00:00+02:00) or how long ago, as kubectl writes durations (10m, 2h, 1h30m).
@@ -596,6 +601,66 @@ pub struct ChangeArgs {
     /// one for all URLs, or one per URL.
     #[arg(long, value_name = "PATH", requires = "version_url")]
     pub version_json: Vec<String>,
+}
+
+impl Default for ChangeArgs {
+    /// Nothing stated; `--repo` is the working directory, as on the command line.
+    fn default() -> Self {
+        ChangeArgs {
+            since: None,
+            commit: None,
+            repo: PathBuf::from("."),
+            image: Vec::new(),
+            expect_env: Vec::new(),
+            expect_secret_ref: Vec::new(),
+            chart_version: None,
+            expect: Vec::new(),
+            check_digests: false,
+            no_registry: false,
+            insecure_registry: Vec::new(),
+            version_url: Vec::new(),
+            expect_version: Vec::new(),
+            version_json: Vec::new(),
+        }
+    }
+}
+
+impl ChangeArgs {
+    /// The statement as the flags that state it, each as `--flag=value` (so a value can never
+    /// be read as a flag); parsing them gives this statement back.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut one = |flag: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                out.push(format!("--{flag}={v}"));
+            }
+        };
+        one("since", self.since.as_deref());
+        one("commit", self.commit.as_deref());
+        let repo = self.repo.to_string_lossy();
+        one("repo", (self.repo != PathBuf::from(".")).then_some(&*repo));
+        one("chart-version", self.chart_version.as_deref());
+        let lists: [(&str, &Vec<String>); 8] = [
+            ("image", &self.image),
+            ("expect-env", &self.expect_env),
+            ("expect-secret-ref", &self.expect_secret_ref),
+            ("expect", &self.expect),
+            ("insecure-registry", &self.insecure_registry),
+            ("version-url", &self.version_url),
+            ("expect-version", &self.expect_version),
+            ("version-json", &self.version_json),
+        ];
+        for (flag, values) in lists {
+            out.extend(values.iter().map(|v| format!("--{flag}={v}")));
+        }
+        if self.check_digests {
+            out.push("--check-digests".into());
+        }
+        if self.no_registry {
+            out.push("--no-registry".into());
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::cli::{Cli, Command, ReleaseCommand};
+use crate::cli::{ChangeArgs, Cli, Command, ReleaseCommand};
 use crate::progress::ProgressSink;
 
 /// The longest `wait_seconds` accepted: an agent's call should not hold a session for hours.
@@ -201,7 +201,28 @@ pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
 
 /// The arguments as `T`, or which one is wrong and how, quoting no value given (a client may
 /// have put anything there).
-fn decode<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, String> {
+fn decode<T: DeserializeOwned + schemars::JsonSchema>(
+    tool: Tool,
+    arguments: Value,
+) -> Result<T, String> {
+    // A field the schema does not name is refused, as serde's `deny_unknown_fields` would
+    // (which cannot be used with a flattened statement): never silently ignored.
+    let schema = input_schema::<T>();
+    if let (Some(given), Some(known)) = (arguments.as_object(), schema["properties"].as_object()) {
+        if let Some(unknown) = given.keys().find(|k| !known.contains_key(*k)) {
+            let mut names: Vec<&str> = known.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            let hint = match liveproof_evidence::closest(unknown, names.iter().copied()) {
+                Some(near) => format!("did you mean `{near}`? "),
+                None => String::new(),
+            };
+            return Err(format!(
+                "{} arguments: has the unknown field `{unknown}`\nhint: {hint}it takes {}",
+                tool.name(),
+                names.join(", ")
+            ));
+        }
+    }
     serde_path_to_error::deserialize(arguments).map_err(|e| {
         let problem = liveproof_redacted::parse::data_problem(&e.inner().to_string());
         match e.path().to_string().as_str() {
@@ -397,8 +418,9 @@ fn cluster(
 }
 
 /// `verify`'s arguments.
+// Not `deny_unknown_fields` (serde cannot with `flatten`): `decode` refuses a field the schema
+// does not have instead.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct VerifyInput {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
@@ -416,30 +438,11 @@ struct VerifyInput {
     /// Look targets that name no namespace up in every namespace.
     #[serde(default)]
     all_namespaces: bool,
-    /// When the change was merged or pushed, RFC 3339 (e.g. 2026-07-12T10:00:00Z). Pods must
-    /// have started after it.
-    since: Option<String>,
-    /// The change's commit: a SHA (7-40 hex) or a ref `repo` resolves (HEAD, a branch, a
-    /// tag). A GitOps revision passes when it contains it (the commit or a descendant, decided
-    /// in `repo`); its committer time becomes `since` when `repo` holds it.
-    commit: Option<String>,
-    /// The git repository `commit` is read from (default: the server's working directory).
-    repo: Option<String>,
-    /// Images (tag or digest) the workloads must run, matched per container by repository.
-    #[serde(default)]
-    image: Vec<String>,
-    /// Env var names the running containers must define (values are never read).
-    #[serde(default)]
-    expect_env: Vec<String>,
-    /// Secrets (SECRET or SECRET/KEY) the containers must reference, by env or volume
-    /// (presence only).
-    #[serde(default)]
-    expect_secret_ref: Vec<String>,
-    /// The chart version the installed Helm release must carry.
-    chart_version: Option<String>,
-    /// Text (or `re:REGEX`) the installed release's rendered manifest must contain.
-    #[serde(default)]
-    expect: Vec<String>,
+    /// The change: when, which commit, and what must be running. The same statement, with the
+    /// same names, as `liveproof verify`'s flags (`since` is `--since`, `expect_env` is
+    /// `--expect-env`, ...).
+    #[serde(flatten)]
+    change: ChangeArgs,
     /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     kubeconfig: Option<String>,
     /// The kubeconfig context to use.
@@ -447,31 +450,11 @@ struct VerifyInput {
     /// Offline: read objects from this file or directory of YAML/JSON (what `kubectl get -o
     /// yaml` prints) instead of a cluster. Objects it lacks make their checks unknown.
     from: Option<String>,
-    /// Never ask a registry what a tag resolves to (image_digest_current is left out).
-    #[serde(default)]
-    no_registry: bool,
-    /// Hold every tagged image to its tag's current digest, not only mutable ones.
-    #[serde(default)]
-    check_digests: bool,
-    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
-    #[serde(default)]
-    insecure_registry: Vec<String>,
     /// Manifests (files or directories of YAML/JSON, on the server's machine, under its
     /// --allow-from directories) that state the change: each workload they declare must run
     /// its declared template.
     #[serde(default)]
     manifests: Vec<String>,
-    /// URLs where the server reports its version (e.g. /version); server_version passes only
-    /// when each reports `expect_version`. A URL's password and query are never shown.
-    #[serde(default)]
-    version_url: Vec<String>,
-    /// The version the `version_url` servers must report: one for all, or one per URL.
-    #[serde(default)]
-    expect_version: Vec<String>,
-    /// Read the version from this JSON field of the response (e.g. .version): one for all
-    /// URLs, or one per URL.
-    #[serde(default)]
-    version_json: Vec<String>,
     /// Largest decoded Helm release accepted, in bytes (default 64 MiB, at most 512 MiB).
     #[schemars(range(min = 1, max = 536_870_912))]
     max_release_size: Option<u64>,
@@ -518,22 +501,9 @@ impl VerifyInput {
             self.context.as_deref(),
         );
         argv.opt("selector", self.selector.as_deref());
-        argv.opt("since", self.since.as_deref());
-        argv.opt("commit", self.commit.as_deref());
-        argv.opt("repo", self.repo.as_deref());
-        argv.each("image", &self.image);
-        argv.each("expect-env", &self.expect_env);
-        argv.each("expect-secret-ref", &self.expect_secret_ref);
-        argv.opt("chart-version", self.chart_version.as_deref());
-        argv.each("expect", &self.expect);
+        argv.0.extend(self.change.to_args());
         argv.opt("from", self.from.as_deref());
-        argv.flag("no-registry", self.no_registry);
-        argv.flag("check-digests", self.check_digests);
-        argv.each("insecure-registry", &self.insecure_registry);
         argv.each("filename", &self.manifests);
-        argv.each("version-url", &self.version_url);
-        argv.each("expect-version", &self.expect_version);
-        argv.each("version-json", &self.version_json);
         argv.opt(
             "max-release-size",
             self.max_release_size.map(|n| n.to_string()).as_deref(),
@@ -801,7 +771,9 @@ fn describe(tool: Tool) -> Description {
 /// A tool's input schema, derived from its typed arguments (their doc comments are the
 /// descriptions; unknown fields are refused, as serde refuses them).
 fn input_schema<T: schemars::JsonSchema>() -> Value {
-    schemars::schema_for!(T).to_value()
+    let mut schema = schemars::schema_for!(T).to_value();
+    schema["additionalProperties"] = Value::Bool(false);
+    schema
 }
 
 fn stale_schema(restart: bool) -> Value {
@@ -1112,5 +1084,52 @@ mod schema_tests {
         assert_eq!(args.change.expect_version, ["1.4.0"]);
         assert_eq!(args.change.version_json, [".version"]);
         assert_eq!(args.max_release_size, 1024);
+    }
+
+    /// The verify tool's change statement is the CLI's own type: what an agent states reaches
+    /// the command line unchanged, every field, and a misspelt field is refused with the
+    /// nearest name, never ignored.
+    #[test]
+    fn the_change_statement_is_the_clis_own_type() {
+        let statement = json!({
+            "since": "2026-07-12T10:00:00Z", "commit": "HEAD", "repo": "/src/app",
+            "image": ["ghcr.io/acme/web:1.4.0"], "expect_env": ["DB_URL"],
+            "expect_secret_ref": ["web-db/password"], "chart_version": "1.2.3",
+            "expect": ["--wait"], "check_digests": true, "insecure_registry": ["reg.local:5000"],
+            "version_url": ["https://web.example/version"], "expect_version": ["1.4.0"],
+            "version_json": [".version"],
+        });
+        let stated: ChangeArgs = serde_json::from_value(statement.clone()).expect("a statement");
+        let mut arguments = statement;
+        arguments["targets"] = json!(["release/web"]);
+        let call = ready("verify", arguments);
+        let cli = Cli::try_parse_from(&call.argv).expect("parses");
+        let Command::Verify(args) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(args.change, stated);
+        // Printed back as flags and parsed again, the statement is the same.
+        let mut argv = vec![
+            "liveproof".to_string(),
+            "verify".into(),
+            "release/web".into(),
+        ];
+        argv.extend(stated.to_args());
+        let Command::Verify(again) = Cli::try_parse_from(&argv).expect("parses").command else {
+            panic!("not verify")
+        };
+        assert_eq!(again.change, stated);
+
+        let Prepared::Refused(message) = prepare(
+            "verify",
+            json!({"targets": ["deploy/web"], "sinse": "1h"}),
+            false,
+        ) else {
+            panic!("a misspelt field was taken")
+        };
+        assert!(
+            message.contains("unknown field `sinse`") && message.contains("did you mean `since`?"),
+            "{message}"
+        );
     }
 }
