@@ -638,7 +638,10 @@ impl ChangeArgs {
         one("since", self.since.as_deref());
         one("commit", self.commit.as_deref());
         let repo = self.repo.to_string_lossy();
-        one("repo", (self.repo != std::path::Path::new(".")).then_some(&*repo));
+        one(
+            "repo",
+            (self.repo != std::path::Path::new(".")).then_some(&*repo),
+        );
         one("chart-version", self.chart_version.as_deref());
         let lists: [(&str, &Vec<String>); 8] = [
             ("image", &self.image),
