@@ -638,31 +638,12 @@ impl StaleInput {
     }
 }
 
-/// `restart_stale`'s arguments: `stale`'s scope, and `dry_run`.
+/// `restart_stale`'s arguments: `stale`'s scope, and `dry_run`. (Not `deny_unknown_fields`,
+/// which serde cannot with `flatten`: `decode` refuses a field the schema does not have.)
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct RestartInput {
-    /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset,
-    /// daemonset).
-    #[serde(default)]
-    targets: Vec<String>,
-    /// The namespace to check (default: the kubeconfig context's).
-    namespace: Option<String>,
-    /// Check every workload in every namespace.
-    #[serde(default)]
-    all_namespaces: bool,
-    /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
-    manifests: Option<String>,
-    /// Check every tagged image, not only mutable ones (no tag, `:latest`).
-    #[serde(default)]
-    check_digests: bool,
-    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
-    #[serde(default)]
-    insecure_registry: Vec<String>,
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
-    kubeconfig: Option<String>,
-    /// The kubeconfig context to use.
-    context: Option<String>,
+    #[serde(flatten)]
+    scope: StaleInput,
     /// Say what would be patched, without sending anything.
     #[serde(default)]
     dry_run: bool,
@@ -670,18 +651,7 @@ struct RestartInput {
 
 impl RestartInput {
     fn argv(self) -> Vec<String> {
-        let dry_run = self.dry_run;
-        StaleInput {
-            targets: self.targets,
-            namespace: self.namespace,
-            all_namespaces: self.all_namespaces,
-            manifests: self.manifests,
-            check_digests: self.check_digests,
-            insecure_registry: self.insecure_registry,
-            kubeconfig: self.kubeconfig,
-            context: self.context,
-        }
-        .argv(Some(dry_run))
+        self.scope.argv(Some(self.dry_run))
     }
 }
 
