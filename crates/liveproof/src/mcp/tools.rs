@@ -1101,5 +1101,15 @@ mod schema_tests {
             message.contains("unknown field `sinse`") && message.contains("did you mean `since`?"),
             "{message}"
         );
+        // restart_stale (stale's scope flattened in) refuses a misspelt field the same way:
+        // a `dryrun` taken silently would restart for real.
+        let Prepared::Refused(message) = prepare(
+            "restart_stale",
+            json!({"targets": ["deploy/web"], "dryrun": true}),
+            true,
+        ) else {
+            panic!("a misspelt dry_run was taken")
+        };
+        assert!(message.contains("did you mean `dry_run`?"), "{message}");
     }
 }
