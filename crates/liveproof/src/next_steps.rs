@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use liveproof_evidence::server::WAIT_FOR_IT;
 use liveproof_evidence::Report;
+use liveproof_gather::live::humanize;
 
 use crate::config::{Source, VerifyConfig};
 
@@ -135,7 +136,7 @@ impl Invocation {
         match (self.waited, step.strip_suffix(WAIT_FOR_IT)) {
             (Some(waited), Some(head)) => format!(
                 "{head} (it did not within --timeout {}: find what still serves the old build before waiting longer)",
-                liveproof_gather::live::humanize(waited)
+                humanize(waited)
             ),
             _ => step.to_string(),
         }
@@ -207,6 +208,7 @@ impl Invocation {
             // twice the time that was not enough (the report says what blocks).
             if let Some(i) = words.iter().position(|w| w == "--timeout") {
                 if let Some(t) = words.get_mut(i + 1) {
+                    // As every message writes a duration; `quote` keeps `1m 30s` one word.
                     *t = humanize(waited * 2);
                 }
             }
@@ -257,17 +259,6 @@ fn quote(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
-fn humanize(d: Duration) -> String {
-    let secs = d.as_secs();
-    match (secs / 3600, secs % 3600 / 60, secs % 60) {
-        (0, 0, s) => format!("{s}s"),
-        (0, m, 0) => format!("{m}m"),
-        (h, 0, 0) => format!("{h}h"),
-        (h, m, 0) => format!("{h}h{m}m"),
-        _ => format!("{secs}s"),
     }
 }
 
@@ -461,6 +452,14 @@ mod tests {
         let got = invocation(Some(Duration::from_secs(600))).rewrite(step);
         assert!(got.contains("--timeout 20m"), "{got}");
         assert!(!got.contains("--timeout 5m"), "{got}");
+        // A time that is not whole minutes is written as every message writes it, quoted as
+        // one word, and --timeout reads it back.
+        let got = invocation(Some(Duration::from_secs(45))).rewrite(step);
+        assert!(got.contains("--timeout '1m 30s'"), "{got}");
+        assert_eq!(
+            crate::config::parse_duration("1m 30s").expect("a duration"),
+            Duration::from_secs(90)
+        );
     }
 
     #[test]
