@@ -375,4 +375,32 @@ mod tests {
         assert!(!custom("cert-manager.io", "v1", "ClusterIssuer").namespaced);
         assert!(custom("argoproj.io", "v1alpha1", "Application").namespaced);
     }
+
+    /// liveproof's kind table and the simulator's discovery agree on every kind liveproof
+    /// reads: the group, the plural and the short names a target may be written with are the
+    /// ones the (simulated) API server serves, as a real one does. A kind added to the table
+    /// and not to the simulator, or spelt differently, fails here.
+    #[test]
+    fn the_kind_table_matches_what_the_simulator_serves() {
+        let served: Vec<ResourceInfo> = builtins().into_iter().chain(gitops_crds()).collect();
+        for spec in liveproof_evidence::KINDS {
+            let resource = spec.resource;
+            let info = served
+                .iter()
+                .find(|r| r.kind == resource.kind_name() && r.group == resource.group())
+                .unwrap_or_else(|| panic!("the simulator does not serve {}", spec.kind_name));
+            assert_eq!(info.plural, resource.plural(), "{}", spec.kind_name);
+            if resource.kind_name() == spec.kind_name {
+                assert_eq!(info.plural, spec.plural, "{}", spec.kind_name);
+                for short in spec.short {
+                    assert!(
+                        info.short_names.iter().any(|s| s == short),
+                        "{}: `{short}` is not a short name the server serves ({:?})",
+                        spec.kind_name,
+                        info.short_names
+                    );
+                }
+            }
+        }
+    }
 }
