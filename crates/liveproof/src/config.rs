@@ -158,7 +158,8 @@ pub struct VerifyConfig {
     /// command (about six git processes a chart; a `--wait` judged every snapshot with them).
     pub chart_facts: ChartFactsCache,
     /// The Helm releases decoded so far, by storage object and resourceVersion: shared with
-    /// the gather, so a `--wait` decodes each revision once.
+    /// the gather, so a `--wait` decodes each revision once. One cluster's: a fleet gives each
+    /// cluster its own, as the same object and resourceVersion may hold another release there.
     pub decode_cache: std::sync::Arc<liveproof_gather::releases::DecodeCache>,
     /// Where `--wait`'s progress goes besides stderr (an MCP client's progress notifications).
     pub progress: Option<crate::progress::ProgressSink>,

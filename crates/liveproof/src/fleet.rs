@@ -19,6 +19,9 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
         .map(|context| {
             let mut one = config.clone();
             one.fleet.clear();
+            // Decoded releases are known by object and resourceVersion, which two clusters
+            // can share: each cluster decodes its own. (What git says is the same for all.)
+            one.decode_cache = Default::default();
             if let Source::Live(options) = &mut one.source {
                 options.context = Some(context.clone());
             }

@@ -272,3 +272,87 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
     f.eu.shutdown().await;
     f.us.shutdown().await;
 }
+
+/// Two clusters holding the same release storage object (same namespace, name and
+/// resourceVersion: a fresh API server numbers objects alike) with different content: each
+/// cluster is judged on its own release. Decoded releases are cached by object and
+/// resourceVersion, which say nothing about which cluster they came from.
+#[tokio::test]
+async fn each_cluster_is_judged_on_its_own_helm_release() {
+    let release = |chart_version: &str| {
+        liveproof_helm::encode_secret(&serde_json::json!({
+            "name": "web", "namespace": "shop", "version": 1,
+            "info": {"first_deployed": "2026-07-12T10:05:00Z",
+                     "last_deployed": "2026-07-12T10:05:00Z",
+                     "deleted": "", "description": "Install complete", "status": "deployed"},
+            "chart": {"metadata": {"name": "web", "version": chart_version, "apiVersion": "v2"},
+                      "templates": [], "values": {}},
+            "config": {},
+            "manifest": "",
+        }))
+    };
+    let start = |chart_version: &str| {
+        Simulator::new()
+            .with_objects(vec![release(chart_version)])
+            .start()
+    };
+    let old = start("1.0.0").await.expect("simulator");
+    let new = start("1.1.0").await.expect("simulator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        fleet::kubeconfig(&[("old", &old.url()), ("new", &new.url())], "shop"),
+    )
+    .expect("kubeconfig");
+    let kc = kubeconfig.to_str().expect("utf-8");
+    let run = common::liveproof(&[
+        "verify",
+        "release/web",
+        "--chart-version",
+        "1.1.0",
+        "--since",
+        CHANGE_AT,
+        "--kubeconfig",
+        kc,
+        "--context",
+        "old",
+        "--context",
+        "new",
+        // One at a time: the second cluster is judged after the first one's release is
+        // decoded.
+        "--max-concurrency",
+        "1",
+        "-o",
+        "json",
+    ])
+    .await;
+    let report = fleet_report(&run);
+    let chart_version = |context: &str| {
+        let cluster = report
+            .clusters
+            .iter()
+            .find(|c| c.context == context)
+            .unwrap_or_else(|| panic!("no {context}: {}", run.stdout));
+        let report = cluster.report.as_ref().expect("a report");
+        report
+            .targets
+            .iter()
+            .flat_map(|t| &t.evidence)
+            .find(|e| e.check == liveproof_evidence::Check::ReleaseVersion)
+            .map(|e| (e.status, e.observed.clone()))
+            .expect("release_version")
+    };
+    assert_eq!(
+        chart_version("old"),
+        (liveproof_evidence::Status::Fail, "web-1.0.0".to_string()),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        chart_version("new"),
+        (liveproof_evidence::Status::Pass, "web-1.1.0".to_string()),
+        "{}",
+        run.stdout
+    );
+}
