@@ -14,6 +14,11 @@ use crate::{Observed, ResourceKind};
 /// What decoding one storage object gave: the release, or why it could not be read.
 pub type Decoded = Result<Arc<ReadRelease>, String>;
 
+/// [`liveproof_helm::read_release`]'s answer as a snapshot keeps it.
+pub fn decoded(read: Result<ReadRelease, liveproof_helm::DecodeError>) -> Decoded {
+    read.map(Arc::new).map_err(|e| e.to_string())
+}
+
 /// Every Helm storage object of a snapshot the gatherer decoded, by object. A storage object
 /// the snapshot holds but this does not is unreadable to the judge, never skipped.
 #[derive(Debug, Clone, Default)]

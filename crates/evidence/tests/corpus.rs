@@ -128,9 +128,10 @@ fn load_cluster(path: &Path) -> Result<Observed, String> {
     }
     // As the gatherer does before judging (here without a deadline).
     observed.decode_releases_with(|obj| {
-        liveproof_helm::read_release(obj, &liveproof_helm::Limits::default())
-            .map(std::sync::Arc::new)
-            .map_err(|e| e.to_string())
+        liveproof_evidence::releases::decoded(liveproof_helm::read_release(
+            obj,
+            &liveproof_helm::Limits::default(),
+        ))
     });
     Ok(observed)
 }

@@ -95,9 +95,7 @@ pub async fn decode(observed: &mut Observed, limits: Limits, cache: &DecodeCache
 
 /// One storage object, decoded and its manifest read (as stored and as shown).
 pub fn decode_one(obj: &Value, limits: &Limits) -> Decoded {
-    liveproof_helm::read_release(obj, limits)
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
+    liveproof_evidence::releases::decoded(liveproof_helm::read_release(obj, limits))
 }
 
 #[cfg(test)]

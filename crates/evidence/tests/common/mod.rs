@@ -24,9 +24,10 @@ pub fn story(story: &str) -> Observed {
 #[allow(dead_code)] // each test binary uses what it needs
 pub fn decoded(mut observed: Observed) -> Observed {
     observed.decode_releases_with(|obj| {
-        liveproof_helm::read_release(obj, &liveproof_helm::Limits::default())
-            .map(std::sync::Arc::new)
-            .map_err(|e| e.to_string())
+        liveproof_evidence::releases::decoded(liveproof_helm::read_release(
+            obj,
+            &liveproof_helm::Limits::default(),
+        ))
     });
     observed
 }
