@@ -265,8 +265,8 @@ async fn judge_snapshot(
     observed.containment = containment(config, observed).await;
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
-            let out_of_time = config.wait.filter(|d| tokio::time::Instant::now() >= d.at);
-            if let Some(wait) = out_of_time {
+            // Past the deadline decoding was given (`work_until`, before the command's own).
+            if let (Some(wait), true) = (config.wait, release_limits(config).out_of_time()) {
                 return Err(DecodeOutOfTime {
                     target: only.to_string(),
                     object,
@@ -442,21 +442,17 @@ async fn containment(
     };
     let revisions = liveproof_evidence::revisions_to_trace(observed, commit);
     let (repo, commit) = (config.repo.clone(), commit.clone());
-    let known = ask_git_once(&config.containment, &revisions, move |rev| {
+    // A revision git could not be asked about is left out: judged by equality alone.
+    ask_git_once(&config.containment, &revisions, move |rev| {
         liveproof_gather::git::containment(&repo, &commit, rev)
     })
-    .await;
-    // A revision git could not be asked about is left out: judged by equality alone.
-    revisions
-        .into_iter()
-        .filter_map(|rev| Some((rev.clone(), known.get(&rev)?.clone())))
-        .collect()
+    .await
 }
 
 /// Each of `keys` that `cache` does not hold yet, asked of git with `ask` on a blocking
 /// thread (git is a process, and a slow one must not stall the runtime), then the cache: a
-/// command asks git about each key once, however many snapshots name it. A key whose question
-/// failed to run is left out.
+/// command asks git about each key once, however many snapshots name it. The answers for
+/// `keys`; a key whose question failed to run is left out.
 async fn ask_git_once<V: Clone + Send + 'static>(
     cache: &std::sync::Mutex<std::collections::BTreeMap<String, V>>,
     keys: &[String],
@@ -485,7 +481,10 @@ async fn ask_git_once<V: Clone + Send + 'static>(
             Err(e) => tracing::warn!("asking git failed: {e}"),
         }
     }
-    lock(cache).clone()
+    let known = lock(cache);
+    keys.iter()
+        .filter_map(|key| Some((key.clone(), known.get(key)?.clone())))
+        .collect()
 }
 
 /// A command's cache, even if a thread that held it panicked (what it holds stays true).
@@ -865,5 +864,43 @@ mod tests {
             Some(&None),
             "a chart git could not answer for is remembered as such"
         );
+    }
+
+    /// Decoding stops at the wait's `work_until`, before the command's own deadline: a
+    /// release cut off there is the deadline's doing (DecodeOutOfTime, naming --timeout), not
+    /// storage that "cannot be read".
+    #[tokio::test]
+    async fn a_release_cut_off_by_the_decoding_deadline_is_out_of_time() {
+        let mut config = crate::config::verify_config(&[
+            "liveproof",
+            "verify",
+            "release/web",
+            "-n",
+            "apps",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--wait",
+        ]);
+        // Decoding's deadline (5s before the command's) has passed; the command's has not.
+        config.wait = Some(Deadline {
+            at: tokio::time::Instant::now() + std::time::Duration::from_secs(4),
+            timeout: std::time::Duration::from_secs(600),
+        });
+        let mut observed = Observed::default();
+        observed
+            .add_value(
+                liveproof_helm::encode_secret(&serde_json::json!({
+                    "name": "web", "namespace": "apps", "version": 1,
+                    "info": {"status": "deployed"},
+                    "chart": {"metadata": {"name": "web", "version": "1.0.0"}},
+                    "manifest": "",
+                })),
+                "test",
+            )
+            .expect("a storage Secret");
+        let error = judge_snapshot(&config, &RegistryFacts::default(), &mut observed, "apps")
+            .await
+            .expect_err("nothing could be judged");
+        assert!(error.downcast_ref::<DecodeOutOfTime>().is_some(), "{error}");
     }
 }
