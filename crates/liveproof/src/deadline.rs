@@ -90,22 +90,40 @@ impl Deadline {
     where
         E: Into<anyhow::Error>,
     {
-        let out_of_time = |spent_already: bool| OutOfTime {
+        let spent_already = self.spent();
+        match tokio::time::timeout_at(self.at, work).await {
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(OutOfTime {
+                server: server.clone(),
+                what: what.to_string(),
+                timeout: self.timeout,
+                too_short: spent_already || self.timeout < TOO_SHORT,
+            }
+            .into()),
+        }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn spent(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    /// Before the command's first read: a deadline already passed left no time for even one
+    /// request, so nothing is started. (Not raced: tokio's timer rounds a deadline up to the
+    /// next millisecond and polls the work first, so a fast server could otherwise be read
+    /// after it.) A later step is [`Deadline::bound`]: work with nothing left to wait for
+    /// still answers there.
+    pub fn before_first_read(&self, server: &DisplaySafeUrl, what: &str) -> anyhow::Result<()> {
+        if !self.spent() {
+            return Ok(());
+        }
+        Err(OutOfTime {
             server: server.clone(),
             what: what.to_string(),
             timeout: self.timeout,
-            too_short: spent_already || self.timeout < TOO_SHORT,
-        };
-        // A deadline already past is not raced against the work: tokio's timer rounds up to
-        // the next millisecond and polls the work first, so a fast server could still be read
-        // "in time" after the deadline.
-        if Instant::now() >= self.at {
-            return Err(out_of_time(true).into());
+            too_short: true,
         }
-        match tokio::time::timeout_at(self.at, work).await {
-            Ok(result) => result.map_err(Into::into),
-            Err(_) => Err(out_of_time(false).into()),
-        }
+        .into())
     }
 }
 
@@ -130,23 +148,28 @@ where
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_deadline_already_past_does_not_start_the_work() {
+    // The clock paused: time moves only as the test says, so the deadline passes within the
+    // millisecond the timer rounds it up to, as on a fast machine.
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_spent_before_the_first_read_leaves_no_time_for_it() {
         let deadline = Deadline::starting_now(Duration::from_nanos(1));
-        tokio::time::sleep(Duration::from_millis(2)).await;
         let server = DisplaySafeUrl::from("https://127.0.0.1:6443");
-        // Work that is ready at once still loses to a deadline that has passed.
-        let started = std::sync::atomic::AtomicBool::new(false);
-        let work = async {
-            started.store(true, std::sync::atomic::Ordering::SeqCst);
-            Ok::<_, anyhow::Error>(1)
-        };
+        assert!(deadline.before_first_read(&server, "reading").is_ok());
+        tokio::time::advance(Duration::from_micros(10)).await;
         let error = deadline
-            .bound(&server, "reading", work)
-            .await
+            .before_first_read(&server, "reading")
             .expect_err("the deadline had passed");
         let out = error.downcast_ref::<OutOfTime>().expect("an OutOfTime");
         assert!(out.too_short, "{error}");
-        assert!(!started.load(std::sync::atomic::Ordering::SeqCst));
+        // A later step with nothing left to wait for still answers: a deadline spent by an
+        // earlier step does not throw away what is already known.
+        let ready = async { Ok::<_, anyhow::Error>(2) };
+        assert_eq!(
+            deadline
+                .bound(&server, "nothing left to read", ready)
+                .await
+                .expect("ready at once"),
+            2
+        );
     }
 }

@@ -557,6 +557,7 @@ pub async fn wait(
     let gathering = format!("gathering {}", describe(&config.targets));
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
     let mut facts = RegistryFacts::default();
+    deadline.before_first_read(server, &gathering)?;
     let first = deadline
         .bound(
             server,
