@@ -37,4 +37,4 @@ pub use model::{
 };
 pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
-pub use target::{closest, KindSpec, Target, TargetError, TargetKind, KINDS};
+pub use target::{closest, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};

@@ -329,7 +329,7 @@ impl std::fmt::Display for SourceRef {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetReport {
-    pub kind: String,
+    pub kind: crate::ReportKind,
     pub namespace: String,
     pub name: String,
     pub verdict: Verdict,

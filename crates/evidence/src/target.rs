@@ -186,6 +186,103 @@ impl fmt::Display for TargetKind {
     }
 }
 
+/// What a report row is about: a target of a kind liveproof verifies, or a server asked for
+/// its version (`--version-url`). Serialised by name, as an object's `kind` field spells it:
+/// `Deployment`, `HelmRelease`, …, `Server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReportKind {
+    Target(TargetKind),
+    Server,
+}
+
+impl ReportKind {
+    /// The name a report gives it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReportKind::Target(kind) => kind.kind_name(),
+            ReportKind::Server => "Server",
+        }
+    }
+
+    /// The target kind, unless the row is a server's.
+    pub const fn target(self) -> Option<TargetKind> {
+        match self {
+            ReportKind::Target(kind) => Some(kind),
+            ReportKind::Server => None,
+        }
+    }
+
+    /// The kind a report names `name`, spelled exactly as [`ReportKind::name`] spells it.
+    pub fn from_name(name: &str) -> Option<ReportKind> {
+        if name == "Server" {
+            return Some(ReportKind::Server);
+        }
+        KINDS
+            .iter()
+            .find(|k| k.kind_name == name)
+            .map(|k| ReportKind::Target(k.kind))
+    }
+}
+
+impl From<TargetKind> for ReportKind {
+    fn from(kind: TargetKind) -> Self {
+        ReportKind::Target(kind)
+    }
+}
+
+/// A kind read back from a report is compared by its name, as the JSON spells it.
+impl PartialEq<&str> for ReportKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+impl fmt::Display for ReportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for ReportKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ReportKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ReportKind::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{name}` is not a kind a report names (expected one of: {})",
+                report_kind_names().join(", ")
+            ))
+        })
+    }
+}
+
+fn report_kind_names() -> Vec<&'static str> {
+    KINDS
+        .iter()
+        .map(|k| k.kind_name)
+        .chain([ReportKind::Server.name()])
+        .collect()
+}
+
+impl schemars::JsonSchema for ReportKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReportKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "What the row is about: the kind of the target, or `Server` for a --version-url.",
+            "type": "string",
+            "enum": report_kind_names(),
+        })
+    }
+}
+
 /// A target as given: kind, optional namespace (resolved later against `-n` and the
 /// kubeconfig's default), name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -627,5 +724,26 @@ mod tests {
             "deployment (deploy), statefulset (sts), daemonset (ds), release, helmrelease (hr), \
              kustomization (ks), application (app)"
         );
+    }
+
+    #[test]
+    fn a_report_names_each_kind_as_its_objects_do_and_reads_the_name_back() {
+        let every = KINDS
+            .iter()
+            .map(|k| ReportKind::Target(k.kind))
+            .chain([ReportKind::Server]);
+        for kind in every {
+            let json = serde_json::to_string(&kind).expect("serialises");
+            let want = match kind {
+                ReportKind::Target(k) => k.kind_name(),
+                ReportKind::Server => "Server",
+            };
+            assert_eq!(json, format!("\"{want}\""));
+            let back: ReportKind = serde_json::from_str(&json).expect("reads back");
+            assert_eq!(back, kind);
+        }
+        // The CLI's spelling is not the report's: a report never says `deploy`.
+        let err = serde_json::from_str::<ReportKind>("\"deploy\"").expect_err("not a name");
+        assert!(err.to_string().contains("Deployment"), "{err}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use liveproof_evidence::{namespaces_holding, Observed, Report, Target, TargetKind};
+use liveproof_evidence::{namespaces_holding, Observed, Report, ReportKind, Target};
 
 use crate::config::VerifyConfig;
 
@@ -126,7 +126,7 @@ impl DumpNamespace {
                 continue;
             }
             let judged = report.targets.iter_mut().find(|t| {
-                TargetKind::parse(&t.kind) == Some(target.kind)
+                t.kind == ReportKind::Target(target.kind)
                     && t.namespace == DEFAULT
                     && t.name == target.name
             });

@@ -374,14 +374,14 @@ fn prior_templates(snapshot: &Snapshot) -> Vec<(Target, String)> {
 
 /// A workload reached through a changed release is reported once, under the release.
 fn dedupe(report: &mut Report) {
-    let via: Vec<(String, String, String)> = report
+    let via: Vec<(liveproof_evidence::ReportKind, String, String)> = report
         .targets
         .iter()
         .filter(|t| t.via.is_some())
-        .map(|t| (t.kind.clone(), t.namespace.clone(), t.name.clone()))
+        .map(|t| (t.kind, t.namespace.clone(), t.name.clone()))
         .collect();
     report.targets.retain(|t| {
-        t.via.is_some() || !via.contains(&(t.kind.clone(), t.namespace.clone(), t.name.clone()))
+        t.via.is_some() || !via.contains(&(t.kind, t.namespace.clone(), t.name.clone()))
     });
 }
 
@@ -510,7 +510,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         };
         liveproof_report::render_rollback_step(&step, out)?;
         by_hand |= step.needs_hand();
-        if let (RollbackStep::Restored { .. }, Some(kind)) = (&step, TargetKind::parse(&t.kind)) {
+        if let (RollbackStep::Restored { .. }, Some(kind)) = (&step, t.kind.target()) {
             restored.push(Target::new(kind, Some(&t.namespace), &t.name));
         }
     }
@@ -568,7 +568,7 @@ async fn restore(
     dry_run: bool,
 ) -> Option<RollbackStep> {
     let (namespace, name) = (&failed.namespace, &failed.name);
-    let kind = TargetKind::parse(&failed.kind)?;
+    let kind = failed.kind.target()?;
     if kind == TargetKind::Release {
         return Some(RollbackStep::Release {
             namespace: namespace.clone(),

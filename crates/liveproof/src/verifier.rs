@@ -303,7 +303,7 @@ fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut R
         .iter_mut()
         .filter(|t| t.verdict != Verdict::Live)
     {
-        let Some(kind) = liveproof_evidence::TargetKind::parse(&t.kind) else {
+        let Some(kind) = t.kind.target() else {
             continue;
         };
         let target = liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name);
@@ -354,8 +354,7 @@ async fn gather_diagnostics(
         let wanted: Vec<(String, String, String, bool)> = not_live
             .iter()
             .filter_map(|t| {
-                let kind =
-                    liveproof_evidence::TargetKind::parse(&t.kind).filter(|k| k.is_workload())?;
+                let kind = t.kind.target().filter(|k| k.is_workload())?;
                 Some(liveproof_evidence::diagnose::log_requests(
                     observed,
                     &liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name),

@@ -760,7 +760,7 @@ fn not_live_json_decodes_into_the_v1_report() {
     let target = &report.targets[0];
     assert_eq!(
         (
-            target.kind.as_str(),
+            target.kind.name(),
             target.namespace.as_str(),
             target.name.as_str()
         ),

@@ -319,7 +319,7 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let report = run.report();
-    let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.as_str()).collect();
+    let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.name()).collect();
     assert_eq!(kinds, ["StatefulSet", "StatefulSet", "DaemonSet"]);
     // As the real controller (completeRollingUpdate): an OnDelete StatefulSet keeps its first
     // currentRevision after every pod is updated, and liveproof does not wait for it to move.

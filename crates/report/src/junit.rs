@@ -55,7 +55,7 @@ fn suite(report: &Report, target: &TargetReport) -> TestSuite {
     );
 
     // classname reads like a package path: liveproof.deployment.apps.inventory
-    let kind = target.kind.to_ascii_lowercase();
+    let kind = target.kind.name().to_ascii_lowercase();
     let classname = ["liveproof", &kind, &target.namespace, &target.name]
         .into_iter()
         .filter(|part| !part.is_empty())

@@ -72,7 +72,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
         out,
         "### {} {} {}{} — {}",
         verdict_emoji(target.verdict),
-        escape(&target.kind),
+        escape(target.kind.name()),
         escape(&qualified_name(target)),
         target
             .via

@@ -187,7 +187,7 @@ fn title(target: &TargetReport) -> String {
         .unwrap_or_default();
     format!(
         "{} {}{via}",
-        terminal_safe(&target.kind),
+        terminal_safe(target.kind.name()),
         terminal_safe(&qualified_name(target))
     )
 }

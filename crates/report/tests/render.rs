@@ -62,7 +62,7 @@ fn target(
     next_step: Option<&str>,
 ) -> TargetReport {
     TargetReport {
-        kind: kind.to_string(),
+        kind: liveproof_evidence::ReportKind::from_name(kind).expect("a kind a report names"),
         namespace: namespace.to_string(),
         name: name.to_string(),
         verdict,

@@ -133,7 +133,7 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
                 )
             });
             TargetReport {
-                kind: "Server".into(),
+                kind: crate::ReportKind::Server,
                 namespace: String::new(),
                 name: expectation.url.to_string(),
                 verdict,

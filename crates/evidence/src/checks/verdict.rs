@@ -16,7 +16,7 @@ pub(crate) fn target_report(
         next_step(&findings, verdict)
     };
     TargetReport {
-        kind: target.kind.kind_name().to_string(),
+        kind: target.kind.into(),
         namespace: namespace.to_string(),
         name: target.name.clone(),
         verdict,
