@@ -21,6 +21,7 @@ mod resolve;
 pub mod selector;
 pub use checks::server;
 pub mod snapshot;
+pub mod suggestion;
 mod target;
 
 pub use change::{
@@ -28,7 +29,8 @@ pub use change::{
 };
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
-    short_digest, DigestRow, ReleaseHistory, Revision, RowVerdict, CRASH_LOOP_RESTARTS, NOT_FOUND,
+    short_digest, verify_again, DigestRow, ReleaseHistory, Revision, RowVerdict,
+    CRASH_LOOP_RESTARTS, NOT_FOUND,
 };
 pub use commit::is_commit_sha;
 pub use model::{
@@ -37,4 +39,5 @@ pub use model::{
 };
 pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
+pub use suggestion::Suggestion;
 pub use target::{closest, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};

@@ -343,7 +343,7 @@ pub struct TargetReport {
     pub diagnostics: Vec<crate::diagnose::Diagnostic>,
     /// When not live: the single most useful thing to do next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
+    pub next_step: Option<crate::Suggestion>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -365,7 +365,7 @@ pub struct Report {
     pub snapshot: Option<SnapshotSummary>,
     /// When no target carries it (a report with no target at all): what to check next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_step: Option<String>,
+    pub next_step: Option<crate::Suggestion>,
     /// When the evidence was read (RFC 3339, to the second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated_at: Option<String>,

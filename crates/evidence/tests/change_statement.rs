@@ -57,7 +57,11 @@ fn a_workload_with_nothing_stated_is_unproven_with_the_ways_to_state_it() {
         evidence(&report, Check::SpecReadback).status,
         Status::Unknown
     );
-    let next = report.targets[0].next_step.clone().unwrap_or_default();
+    let next = report.targets[0]
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     for way in [
         "--image",
         "-f MANIFESTS",

@@ -109,7 +109,11 @@ fn seed_002_says_why_nothing_deployed_and_what_to_do() {
         "{}",
         revision.detail
     );
-    let next = hr.next_step.as_deref().unwrap_or_default();
+    let next = hr
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(next.contains("Chart.yaml"), "{next}");
     let workload = report_of(&report, "Deployment", "apps", "inventory");
     assert_eq!(workload.via.as_deref(), Some("helmrelease/apps/inventory"));
@@ -200,6 +204,8 @@ fn a_manifest_document_that_cannot_be_read_leaves_the_release_unproven() {
     assert_eq!(report.verdict, Verdict::Unproven);
     assert!(release
         .next_step
+        .as_ref()
+        .map(ToString::to_string)
         .as_deref()
         .is_some_and(|s| s.contains("release show --manifest")));
 }
@@ -219,11 +225,19 @@ fn the_workloads_of_an_owner_that_never_released_take_the_owners_next_step() {
     );
     let owner = report_of(&report, "HelmRelease", "apps", "inventory");
     assert_eq!(owner.verdict, Verdict::NotLive);
-    let owner_step = owner.next_step.clone().expect("the owner's next step");
+    let owner_step = owner
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .expect("the owner's next step");
     assert!(owner_step.contains("Chart.yaml"), "{owner_step}");
     let workload = report_of(&report, "Deployment", "apps", "inventory");
     assert_eq!(workload.verdict, Verdict::NotLive);
-    let step = workload.next_step.clone().expect("a next step");
+    let step = workload
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .expect("a next step");
     assert!(
         step.contains("helmrelease/apps/inventory has not deployed the change")
             && step.contains(&owner_step)

@@ -105,7 +105,11 @@ fn a_tie_nothing_in_the_template_orders_is_unknown_with_how_to_give_a_finer_time
                 .contains("nothing in its template shows the change"),
         "{restarted:?}"
     );
-    let next = report.targets[0].next_step.clone().unwrap_or_default();
+    let next = report.targets[0]
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(next.contains("date -u +%FT%T.%3NZ"), "{next}");
 }
 

@@ -629,21 +629,35 @@ impl ChangeArgs {
     /// The statement as the flags that state it, each as `--flag=value` (so a value can never
     /// be read as a flag); parsing them gives this statement back.
     pub fn to_args(&self) -> Vec<String> {
+        self.flags()
+            .into_iter()
+            .map(|(flag, value)| match value {
+                Some(v) => format!("--{flag}={v}"),
+                None => format!("--{flag}"),
+            })
+            .collect()
+    }
+
+    /// The statement as flags and their values (`None` for a switch), in one order: what
+    /// [`ChangeArgs::to_args`] and the suggested commands of next steps print.
+    pub fn flags(&self) -> Vec<(&'static str, Option<String>)> {
         let mut out = Vec::new();
-        let mut one = |flag: &str, value: Option<&str>| {
-            if let Some(v) = value {
-                out.push(format!("--{flag}={v}"));
-            }
-        };
-        one("since", self.since.as_deref());
-        one("commit", self.commit.as_deref());
         let repo = self.repo.to_string_lossy();
-        one(
-            "repo",
-            (self.repo != std::path::Path::new(".")).then_some(&*repo),
-        );
-        one("chart-version", self.chart_version.as_deref());
-        let lists: [(&str, &Vec<String>); 8] = [
+        let ones = [
+            ("since", self.since.as_deref()),
+            ("commit", self.commit.as_deref()),
+            (
+                "repo",
+                (self.repo != std::path::Path::new(".")).then_some(&*repo),
+            ),
+            ("chart-version", self.chart_version.as_deref()),
+        ];
+        for (flag, value) in ones {
+            if let Some(v) = value {
+                out.push((flag, Some(v.to_string())));
+            }
+        }
+        let lists: [(&'static str, &Vec<String>); 8] = [
             ("image", &self.image),
             ("expect-env", &self.expect_env),
             ("expect-secret-ref", &self.expect_secret_ref),
@@ -654,13 +668,13 @@ impl ChangeArgs {
             ("version-json", &self.version_json),
         ];
         for (flag, values) in lists {
-            out.extend(values.iter().map(|v| format!("--{flag}={v}")));
+            out.extend(values.iter().map(|v| (flag, Some(v.clone()))));
         }
         if self.check_digests {
-            out.push("--check-digests".into());
+            out.push(("check-digests", None));
         }
         if self.no_registry {
-            out.push("--no-registry".into());
+            out.push(("no-registry", None));
         }
         out
     }

@@ -131,11 +131,14 @@ impl DumpNamespace {
                     && t.name == target.name
             });
             if let (Some(judged), Some(first)) = (judged, namespaces.first()) {
-                judged.next_step = Some(format!(
-                    "{dump} holds {target} in {}, not in namespace {DEFAULT}: say which, e.g. \
-                     {first}/{target} or -n {first}",
-                    namespaces.join(", "),
-                ));
+                judged.next_step = Some(
+                    format!(
+                        "{dump} holds {target} in {}, not in namespace {DEFAULT}: say which, e.g. \
+                         {first}/{target} or -n {first}",
+                        namespaces.join(", "),
+                    )
+                    .into(),
+                );
             }
         }
     }

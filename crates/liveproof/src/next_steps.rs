@@ -1,43 +1,88 @@
 //! Next steps a user can paste: every `liveproof …` and `kubectl …` command a report suggests
 //! gets the flags the user gave (cluster, change, expectations), the program's own name
 //! (`kubectl liveproof` when run as the plugin), and after a wait that ran out, a longer
-//! timeout instead of the same `--wait` again.
+//! timeout instead of the same `--wait` again. The steps hold their commands as commands
+//! ([`Suggestion`]): completing one edits its words, it never searches the prose.
 
 use std::time::Duration;
 
-use liveproof_evidence::server::WAIT_FOR_IT;
+use liveproof_evidence::suggestion::{Command, Part, Program, Suggestion};
 use liveproof_evidence::Report;
 use liveproof_gather::live::humanize;
 
+use crate::cli::ChangeArgs;
 use crate::config::{Source, VerifyConfig};
 
 /// What a suggested command must carry to mean what the user's own command meant.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Invocation {
-    /// `liveproof`, or `kubectl liveproof` when run as the kubectl plugin.
-    program: String,
+    /// liveproof, or `kubectl liveproof` when run as the kubectl plugin.
+    program: Program,
     /// `--kubeconfig`/`--context`, for every command that reaches the cluster.
-    cluster: Vec<String>,
+    cluster: Vec<Flag>,
     /// The change and its expectations, for `verify`.
-    change: Vec<String>,
+    change: Vec<Flag>,
     /// `--insecure-registry`, for `verify` and `stale`: without it, a pasted command would
     /// speak HTTPS to a registry that serves plain HTTP.
-    registries: Vec<String>,
+    registries: Vec<Flag>,
     /// The `--timeout` of a `--wait` that has just ended.
     waited: Option<Duration>,
 }
 
-/// `liveproof`, or `kubectl liveproof` when this process is the `kubectl-liveproof` plugin.
-pub fn program_name() -> String {
+/// A flag as given (`--since`, `-f`) and its value, if it takes one.
+type Flag = (String, Option<String>);
+
+/// liveproof, or `kubectl liveproof` when this process is the `kubectl-liveproof` plugin.
+fn program() -> Program {
     let argv0 = std::env::args_os().next().unwrap_or_default();
     let stem = std::path::Path::new(&argv0)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if stem == "kubectl-liveproof" {
-        "kubectl liveproof".into()
+        Program::KubectlPlugin
     } else {
-        "liveproof".into()
+        Program::Liveproof
+    }
+}
+
+/// The statement a configuration verifies, as the CLI's own change flags: the resolved time
+/// (not `10m`, which would mean a different time when pasted), the commit, each expectation as
+/// the user gave it, and how the registry is asked.
+fn stated(config: &VerifyConfig) -> ChangeArgs {
+    let c = &config.change;
+    let digests = c.digests;
+    let versions = &c.versions;
+    ChangeArgs {
+        since: c.since.map(|t| t.to_string()),
+        commit: c.commit.clone(),
+        repo: if c.commit.is_some() {
+            config.repo.clone()
+        } else {
+            ".".into()
+        },
+        image: c.images.iter().map(|i| i.given.clone()).collect(),
+        expect_env: c.env.clone(),
+        expect_secret_ref: c.secret_refs.iter().map(ToString::to_string).collect(),
+        chart_version: c.chart_version.clone(),
+        expect: c.manifest.iter().map(|m| m.given.clone()).collect(),
+        check_digests: digests == liveproof_evidence::digest::DigestPolicy::AllTags,
+        no_registry: digests == liveproof_evidence::digest::DigestPolicy::Off,
+        insecure_registry: config.insecure_registries.clone(),
+        // Each URL with its own version (and field): the server_version check the verdict
+        // waited on. A URL's password and query are shown masked, as everywhere: the pasted
+        // command then says where to fill them in rather than printing them.
+        version_url: versions.iter().map(|v| v.url.to_string()).collect(),
+        expect_version: versions.iter().map(|v| v.expect.clone()).collect(),
+        // One per URL or none: a single one would apply to every URL.
+        version_json: if versions.iter().all(|v| v.json_path.is_some()) {
+            versions
+                .iter()
+                .filter_map(|v| v.json_path.clone())
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -46,74 +91,35 @@ impl Invocation {
         let mut cluster = Vec::new();
         if let Source::Live(options) = &config.source {
             if let Some(path) = &options.kubeconfig {
-                cluster.extend(["--kubeconfig".into(), path.display().to_string()]);
+                cluster.push(("--kubeconfig".into(), Some(path.display().to_string())));
             }
             if let Some(context) = &options.context {
-                cluster.extend(["--context".into(), context.clone()]);
+                cluster.push(("--context".into(), Some(context.clone())));
             }
         }
-        let c = &config.change;
         let mut change = Vec::new();
-        // The resolved time, not `10m`: a duration would mean a different time when pasted.
-        if let Some(since) = c.since {
-            change.extend(["--since".into(), since.to_string()]);
-        }
-        if let Some(commit) = &c.commit {
-            change.extend(["--commit".into(), commit.clone()]);
-            if config.repo != std::path::Path::new(".") {
-                change.extend(["--repo".into(), config.repo.display().to_string()]);
-            }
+        let mut registries = Vec::new();
+        for (flag, value) in stated(config).flags() {
+            let into = if flag == "insecure-registry" {
+                &mut registries
+            } else {
+                &mut change
+            };
+            into.push((format!("--{flag}"), value));
         }
         // -f states the change: a suggestion without it could never be live.
-        let mut manifests: Vec<&str> = c.declared.iter().map(|d| d.given.as_str()).collect();
+        let mut manifests: Vec<&str> = config
+            .change
+            .declared
+            .iter()
+            .map(|d| d.given.as_str())
+            .collect();
         manifests.dedup();
         for path in manifests {
-            change.extend(["-f".into(), path.to_string()]);
+            change.push(("-f".into(), Some(path.to_string())));
         }
-        let mut pairs = |flag: &str, values: Vec<String>| {
-            for v in values {
-                change.extend([flag.to_string(), v]);
-            }
-        };
-        pairs(
-            "--image",
-            c.images.iter().map(|i| i.given.clone()).collect(),
-        );
-        pairs("--expect-env", c.env.clone());
-        pairs(
-            "--expect-secret-ref",
-            c.secret_refs.iter().map(ToString::to_string).collect(),
-        );
-        pairs(
-            "--expect",
-            c.manifest.iter().map(|m| m.given.clone()).collect(),
-        );
-        pairs("--chart-version", c.chart_version.iter().cloned().collect());
-        // Each URL with its own version (and field): the server_version check the verdict
-        // waited on. A URL's password and query are shown masked, as everywhere: the pasted
-        // command then says where to fill them in rather than printing them.
-        for v in &c.versions {
-            change.extend(["--version-url".into(), v.url.to_string()]);
-            change.extend(["--expect-version".into(), v.expect.clone()]);
-            if let Some(path) = &v.json_path {
-                change.extend(["--version-json".into(), path.clone()]);
-            }
-        }
-        // How the registry is asked is part of what the verdict meant.
-        match c.digests {
-            liveproof_evidence::digest::DigestPolicy::Off => change.push("--no-registry".into()),
-            liveproof_evidence::digest::DigestPolicy::AllTags => {
-                change.push("--check-digests".into())
-            }
-            liveproof_evidence::digest::DigestPolicy::Mutable => {}
-        }
-        let registries = config
-            .insecure_registries
-            .iter()
-            .flat_map(|r| ["--insecure-registry".to_string(), r.clone()])
-            .collect();
         Invocation {
-            program: program_name(),
+            program: program(),
             cluster,
             change,
             registries,
@@ -121,72 +127,66 @@ impl Invocation {
         }
     }
 
-    /// Rewrites every target's next step (the report's own is drawn from them).
+    /// Completes every target's next step (the report's own is drawn from them).
     pub fn apply(&self, report: &mut Report) {
-        for target in &mut report.targets {
-            if let Some(step) = &target.next_step {
-                target.next_step = Some(self.rewrite(&self.after_wait(step)));
+        for step in report
+            .targets
+            .iter_mut()
+            .filter_map(|t| t.next_step.as_mut())
+        {
+            self.complete(step);
+        }
+    }
+
+    /// Each command in `step` made whole, and a wait that ran out said so.
+    pub fn complete(&self, step: &mut Suggestion) {
+        for part in step.parts_mut() {
+            match part {
+                Part::Command(command) => self.complete_command(command),
+                // A server still not reporting its version after a wait that ran out: waiting
+                // again would end the same way, so the step says to find what serves the old
+                // build.
+                Part::WaitForIt => {
+                    if let Some(waited) = self.waited {
+                        *part = Part::Text(format!(
+                            " (it did not within --timeout {}: find what still serves the old build before waiting longer)",
+                            humanize(waited)
+                        ));
+                    }
+                }
+                Part::Text(_) => {}
             }
         }
     }
 
-    /// A server still not reporting its version after a wait that ran out: waiting again
-    /// would end the same way, so the step says to find what serves the old build.
-    fn after_wait(&self, step: &str) -> String {
-        match (self.waited, step.strip_suffix(WAIT_FOR_IT)) {
-            (Some(waited), Some(head)) => format!(
-                "{head} (it did not within --timeout {}: find what still serves the old build before waiting longer)",
-                humanize(waited)
-            ),
-            _ => step.to_string(),
-        }
-    }
-
-    /// Each command in `step` made whole: it runs from `liveproof`/`kubectl` to the first `)`,
-    /// `` ` `` or `;`, or the end.
-    pub fn rewrite(&self, step: &str) -> String {
-        let mut out = String::new();
-        let mut rest = step;
-        while let Some((at, kind)) = next_command(rest) {
-            out.push_str(&rest[..at]);
-            let tail = &rest[at..];
-            let end = tail.find([')', '`', ';']).unwrap_or(tail.len());
-            let (command, trailing) = tail[..end].split_at(tail[..end].trim_end().len());
-            out.push_str(&self.complete(kind, command));
-            out.push_str(trailing);
-            rest = &tail[end..];
-        }
-        out.push_str(rest);
-        out
-    }
-
-    fn complete(&self, kind: Command, command: &str) -> String {
-        let mut words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-        let extra: Vec<&String> = match kind {
-            Command::Kubectl => {
+    fn complete_command(&self, command: &mut Command) {
+        let extra: Vec<&Flag> = match command.program {
+            Program::Kubectl => {
                 // After `kubectl`, before the verb: kubectl takes global flags anywhere.
-                let mut out = vec![words.remove(0)];
-                out.extend(self.cluster.iter().cloned());
-                out.extend(words);
-                return out.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ");
+                let cluster = self.cluster.iter().flat_map(|(f, v)| [Some(f), v.as_ref()]);
+                command.args.splice(0..0, cluster.flatten().cloned());
+                return;
             }
-            Command::Verify => self
-                .cluster
-                .iter()
-                .chain(&self.change)
-                .chain(&self.registries)
-                .collect(),
-            Command::Stale => self.cluster.iter().chain(&self.registries).collect(),
+            Program::Liveproof | Program::KubectlPlugin => {
+                command.program = self.program;
+                match command.subcommand() {
+                    Some("verify") => self
+                        .cluster
+                        .iter()
+                        .chain(&self.change)
+                        .chain(&self.registries)
+                        .collect(),
+                    Some("stale") => self.cluster.iter().chain(&self.registries).collect(),
+                    _ => return,
+                }
+            }
         };
-        // `liveproof` → the program's name; the user's flags the command does not set yet.
-        words[0] = self.program.clone();
-        let present: Vec<String> = words.clone();
-        let mut pending = extra.into_iter().peekable();
-        while let Some(flag) = pending.next() {
-            let value = pending.next_if(|v| !v.starts_with("--"));
+        // The user's flags the command does not set yet.
+        let present = command.args.clone();
+        for (flag, value) in extra {
             let repeatable = matches!(
                 flag.as_str(),
-                "--image"
+                "-f" | "--image"
                     | "--expect-env"
                     | "--expect-secret-ref"
                     | "--expect"
@@ -198,73 +198,26 @@ impl Invocation {
             if !repeatable && present.contains(flag) {
                 continue;
             }
-            words.push(flag.clone());
-            if let Some(v) = value {
-                words.push(v.clone());
-            }
+            command.args.push(flag.clone());
+            command.args.extend(value.iter().cloned());
         }
         if let Some(waited) = self.waited {
             // The wait just ran out: the same --wait again would end the same way. Suggest
             // twice the time that was not enough (the report says what blocks).
-            if let Some(i) = words.iter().position(|w| w == "--timeout") {
-                if let Some(t) = words.get_mut(i + 1) {
-                    // As every message writes a duration; `quote` keeps `1m 30s` one word.
+            if let Some(i) = command.args.iter().position(|w| w == "--timeout") {
+                if let Some(t) = command.args.get_mut(i + 1) {
+                    // As every message writes a duration; quoting keeps `1m 30s` one word.
                     *t = humanize(waited * 2);
                 }
             }
         }
-        let (program, args) = words
-            .split_first()
-            .map_or((String::new(), &[][..]), |(p, a)| (p.clone(), a));
-        std::iter::once(program)
-            .chain(args.iter().map(|w| quote(w)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Command {
-    Verify,
-    Stale,
-    Kubectl,
-}
-
-/// Where the next suggested command starts in `text`, and which it is.
-fn next_command(text: &str) -> Option<(usize, Command)> {
-    [
-        ("liveproof verify ", Command::Verify),
-        ("liveproof stale ", Command::Stale),
-        ("kubectl ", Command::Kubectl),
-    ]
-    .iter()
-    .filter_map(|(needle, kind)| {
-        text.match_indices(needle)
-            // A word of its own: not `kubectl-liveproof`, not `kubectl.kubernetes.io/…`.
-            .find(|(at, _)| {
-                *at == 0 || !text[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '-')
-            })
-            .map(|(at, _)| (at, *kind))
-    })
-    .min_by_key(|(at, _)| *at)
-}
-
-/// A word as a POSIX shell reads it back: as is when it is plain, else single-quoted.
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,…".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use liveproof_evidence::suggestion::WAIT_FOR_IT;
 
     /// The words of a command `quote` wrote, read back as a POSIX shell reads them.
     fn shell_words(command: &str) -> Vec<String> {
@@ -347,8 +300,10 @@ mod tests {
         // that suggestion makes when pasted.
         let round_trip = |args: &[&str], target: &str| {
             let config = crate::config::verify_config(args);
-            let suggested =
-                Invocation::of(&config).rewrite(&format!("liveproof verify {target} -n apps"));
+            let suggested = completed(
+                &Invocation::of(&config),
+                Command::liveproof(["verify", target, "-n", "apps"]).into(),
+            );
             let mut pasted = shell_words(&suggested);
             pasted[0] = "liveproof".into();
             let words: Vec<&str> = pasted.iter().map(String::as_str).collect();
@@ -384,21 +339,35 @@ mod tests {
         assert_eq!(again.change.digests, config.change.digests, "{suggested}");
     }
 
+    fn flag(flag: &str, value: &str) -> Flag {
+        (flag.into(), Some(value.into()))
+    }
+
     fn invocation(waited: Option<Duration>) -> Invocation {
         Invocation {
-            program: "kubectl liveproof".into(),
-            cluster: vec!["--kubeconfig".into(), "/home/me/.kube/prod config".into()],
+            program: Program::KubectlPlugin,
+            cluster: vec![flag("--kubeconfig", "/home/me/.kube/prod config")],
             change: vec![
-                "--since".into(),
-                "2026-07-12T10:00:00Z".into(),
-                "--image".into(),
-                "ghcr.io/acme/api:2".into(),
-                "--expect".into(),
-                "re:secretKeyRef:\\s+name".into(),
+                flag("--since", "2026-07-12T10:00:00Z"),
+                flag("--image", "ghcr.io/acme/api:2"),
+                flag("--expect", "re:secretKeyRef:\\s+name"),
+                ("--check-digests".into(), None),
+                flag("-f", "k8s/api.yaml"),
             ],
-            registries: vec!["--insecure-registry".into(), "localhost:5000".into()],
+            registries: vec![flag("--insecure-registry", "localhost:5000")],
             waited,
         }
+    }
+
+    /// `step` as the CLI prints it after completing it.
+    fn completed(invocation: &Invocation, mut step: Suggestion) -> String {
+        invocation.complete(&mut step);
+        step.to_string()
+    }
+
+    /// `liveproof verify deployment/api -n apps --wait --timeout 5m`, as the checks suggest it.
+    fn verify_api() -> Command {
+        liveproof_evidence::verify_again("deployment", "apps", "api")
     }
 
     /// A suggested verify carries the server versions the verdict waited on, each URL with
@@ -426,9 +395,9 @@ mod tests {
             "--version-json",
             ".build.tag",
         ]);
-        let got = Invocation::of(&config).rewrite("wait (liveproof verify deployment/api --wait)");
+        let got = completed(&Invocation::of(&config), verify_api().into());
         assert!(
-            got.contains("--version-url 'https://ops:***@shop.example/version?token=***' --expect-version 1.4.0 --version-json .version --version-url https://api.example/info --expect-version 2.0 --version-json .build.tag"),
+            got.contains("--version-url 'https://ops:***@shop.example/version?token=***' --version-url https://api.example/info --expect-version 1.4.0 --expect-version 2.0 --version-json .version --version-json .build.tag"),
             "{got}"
         );
         assert!(!got.contains("s3cret") && !got.contains("t0ken"), "{got}");
@@ -436,25 +405,35 @@ mod tests {
 
     #[test]
     fn commands_carry_the_users_flags_and_name() {
-        let step = "wait for the rollout (liveproof verify deployment/api -n apps --wait --timeout 5m); or see kubectl -n apps describe deployment/api";
-        let got = invocation(None).rewrite(step);
+        let step = Suggestion::text("wait for the rollout (")
+            .command(verify_api())
+            .then("); or see ")
+            .command(Command::kubectl([
+                "-n",
+                "apps",
+                "describe",
+                "deployment/api",
+            ]));
+        let got = completed(&invocation(None), step);
+        // A switch takes no value: -f after --check-digests stays a flag of its own.
         assert_eq!(
             got,
             "wait for the rollout (kubectl liveproof verify deployment/api -n apps --wait --timeout 5m \
              --kubeconfig '/home/me/.kube/prod config' --since 2026-07-12T10:00:00Z --image ghcr.io/acme/api:2 \
-             --expect 're:secretKeyRef:\\s+name' --insecure-registry localhost:5000); or see kubectl --kubeconfig '/home/me/.kube/prod config' -n apps describe deployment/api"
+             --expect 're:secretKeyRef:\\s+name' --check-digests -f k8s/api.yaml --insecure-registry localhost:5000); \
+             or see kubectl --kubeconfig '/home/me/.kube/prod config' -n apps describe deployment/api"
         );
     }
 
     #[test]
     fn after_a_wait_ran_out_the_timeout_is_longer() {
-        let step = "wait for it: liveproof verify deployment/api -n apps --wait --timeout 5m";
-        let got = invocation(Some(Duration::from_secs(600))).rewrite(step);
+        let step = Suggestion::text("wait for it: ").command(verify_api());
+        let got = completed(&invocation(Some(Duration::from_secs(600))), step.clone());
         assert!(got.contains("--timeout 20m"), "{got}");
         assert!(!got.contains("--timeout 5m"), "{got}");
         // A time that is not whole minutes is written as every message writes it, quoted as
         // one word, and --timeout reads it back.
-        let got = invocation(Some(Duration::from_secs(45))).rewrite(step);
+        let got = completed(&invocation(Some(Duration::from_secs(45))), step);
         assert!(got.contains("--timeout '1m 30s'"), "{got}");
         assert_eq!(
             crate::config::parse_duration("1m 30s").expect("a duration"),
@@ -464,9 +443,14 @@ mod tests {
 
     #[test]
     fn a_server_not_reporting_after_a_wait_is_not_told_to_wait_again() {
-        let step = format!("the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it{WAIT_FOR_IT}");
-        assert_eq!(invocation(None).after_wait(&step), step);
-        let got = invocation(Some(Duration::from_secs(300))).after_wait(&step);
+        let step = Suggestion::text(
+            "the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it",
+        )
+        .wait_for_it();
+        // Without a wait, the step still says to wait.
+        assert_eq!(completed(&invocation(None), step.clone()), step.to_string());
+        assert!(step.to_string().ends_with(WAIT_FOR_IT), "{step}");
+        let got = completed(&invocation(Some(Duration::from_secs(300))), step);
         assert_eq!(
             got,
             "the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it \
@@ -476,26 +460,20 @@ mod tests {
 
     #[test]
     fn verify_keeps_the_insecure_registry_it_was_given() {
-        let got = invocation(None).rewrite("see liveproof verify deployment/api -n apps --wait");
+        let got = completed(&invocation(None), verify_api().into());
         assert!(got.contains("--insecure-registry localhost:5000"), "{got}");
     }
 
     #[test]
     fn stale_gets_cluster_and_registry_flags_only() {
-        let got = invocation(None).rewrite(
-            "restart only what is stale: liveproof stale deployment/api -n apps --restart",
+        let got = completed(
+            &invocation(None),
+            Command::liveproof(["stale", "deployment/api", "-n", "apps", "--restart"]).into(),
         );
         assert!(got.contains("--insecure-registry localhost:5000"), "{got}");
         assert!(
             !got.contains("--since"),
             "stale takes no change flags: {got}"
         );
-    }
-
-    #[test]
-    fn words_that_only_contain_kubectl_are_left_alone() {
-        let step =
-            "the kubectl.kubernetes.io/restartedAt annotation; kubectl-liveproof is the plugin";
-        assert_eq!(invocation(None).rewrite(step), step);
     }
 }

@@ -421,7 +421,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
         // Nothing changed since the snapshot: nothing shows this deploy happened, so nothing
         // can be live (zero targets never are).
         report.verdict = Verdict::Unproven;
-        report.next_step = Some(NOTHING_CHANGED.to_string());
+        report.next_step = Some(NOTHING_CHANGED.into());
     } else {
         report.verdict = report
             .targets

@@ -195,7 +195,8 @@ async fn nothing_stated_is_unproven_and_says_how_to_state_it() {
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     let next = run.report().targets[0]
         .next_step
-        .clone()
+        .as_ref()
+        .map(ToString::to_string)
         .unwrap_or_default();
     assert!(
         next.contains("--image REF") && next.contains("-f MANIFESTS"),

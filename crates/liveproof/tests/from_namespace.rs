@@ -201,7 +201,11 @@ async fn without_a_kubeconfig_the_only_namespace_holding_the_target_is_used_and_
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     assert_eq!(target_namespace(&report), "apps");
-    let step = report.targets[0].next_step.as_deref().expect("a next step");
+    let step = report.targets[0]
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .expect("a next step");
     assert!(step.contains("-n apps"), "{step}");
 }
 
@@ -222,7 +226,11 @@ async fn a_target_in_several_namespaces_of_the_dump_stays_in_default_and_they_ar
         "{:?}",
         report.notes
     );
-    let step = report.targets[0].next_step.as_deref().expect("a next step");
+    let step = report.targets[0]
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .expect("a next step");
     assert!(
         step.contains("in apps, staging, not in namespace default") && step.contains("-n apps"),
         "{step}"

@@ -407,7 +407,11 @@ async fn chartversion_diagnosis_is_confirmed_from_git() {
         )),
         "{fresh:?}"
     );
-    let next = report.targets[0].next_step.as_deref().unwrap_or_default();
+    let next = report.targets[0]
+        .next_step
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(
         next.contains("Chart.yaml"),
         "the next step is the bump: {next}"
@@ -501,7 +505,8 @@ async fn no_chartversion_diagnosis_while_the_spec_is_unobserved() {
     assert!(!revision.detail.contains("ChartVersion"), "{revision:?}");
     assert!(
         own.next_step
-            .as_deref()
+            .as_ref()
+            .map(ToString::to_string)
             .unwrap_or_default()
             .contains("controller"),
         "{:?}",

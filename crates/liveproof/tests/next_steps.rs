@@ -87,7 +87,7 @@ async fn every_suggested_command_in_the_corpus_parses() {
             for command in target
                 .next_step
                 .iter()
-                .flat_map(|s| suggested(s, "liveproof"))
+                .flat_map(|s| suggested(&s.to_string(), "liveproof"))
             {
                 checked += 1;
                 if let Err(e) = parses(&command) {
@@ -115,7 +115,7 @@ fn next_step(run: &common::Run) -> String {
     run.report()
         .targets
         .into_iter()
-        .find_map(|t| t.next_step)
+        .find_map(|t| t.next_step.map(|s| s.to_string()))
         .unwrap_or_else(|| panic!("no next step:\n{}{}", run.stdout, run.stderr))
 }
 
@@ -182,7 +182,7 @@ async fn the_plugin_suggests_kubectl_liveproof() {
     let step = report
         .targets
         .into_iter()
-        .find_map(|t| t.next_step)
+        .find_map(|t| t.next_step.map(|s| s.to_string()))
         .expect("a next step");
     assert!(
         step.contains("kubectl liveproof verify deployment/inventory"),

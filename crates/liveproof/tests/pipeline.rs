@@ -551,7 +551,7 @@ async fn nothing_changed_since_the_snapshot_is_unproven_never_live() {
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert_eq!(report.verdict, Verdict::Unproven);
     assert!(report.targets.is_empty());
-    let step = report.next_step.expect("says what to check");
+    let step = report.next_step.expect("says what to check").to_string();
     assert!(
         step.contains("apply ran") && step.contains("reconciled"),
         "{step}"

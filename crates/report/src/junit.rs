@@ -33,9 +33,6 @@ fn suite(report: &Report, target: &TargetReport) -> TestSuite {
     if let Some(commit) = &report.change.commit {
         properties.push(("change.commit", commit));
     }
-    if let Some(step) = &target.next_step {
-        properties.push(("next_step", step));
-    }
     if let Some(via) = &target.via {
         properties.push(("via", via));
     }
@@ -43,6 +40,10 @@ fn suite(report: &Report, target: &TargetReport) -> TestSuite {
         .into_iter()
         .map(|(name, value)| (name, value.to_string()))
         .collect();
+    if let Some(step) = &target.next_step {
+        let at = properties.len() - usize::from(target.via.is_some());
+        properties.insert(at, ("next_step", step.to_string()));
+    }
     if let Some(wait) = &report.wait {
         properties.push(("wait.timed_out", wait.timed_out.to_string()));
         properties.push(("wait.elapsed_seconds", wait.elapsed_seconds.to_string()));

@@ -28,7 +28,7 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     if let Some(step) = &report.next_step {
         writeln!(out)?;
-        writeln!(out, "**Next step:** {}", escape(step))?;
+        writeln!(out, "**Next step:** {}", escape(&step.to_string()))?;
     }
     for target in &report.targets {
         writeln!(out)?;
@@ -146,7 +146,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
     if target.verdict != Verdict::Live {
         if let Some(step) = &target.next_step {
             writeln!(out)?;
-            writeln!(out, "**Next step:** {}", escape(step))?;
+            writeln!(out, "**Next step:** {}", escape(&step.to_string()))?;
         }
     }
     Ok(())

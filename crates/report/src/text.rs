@@ -120,7 +120,7 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         if let (true, Verdict::NotLive | Verdict::Unproven, Some(step)) =
             (many, target.verdict, &target.next_step)
         {
-            page.wrapped(&mut out, "  next step: ", &terminal_safe(step))?;
+            page.wrapped(&mut out, "  next step: ", &terminal_safe(&step.to_string()))?;
         }
     }
 
@@ -147,10 +147,10 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
     )?;
     if let Some(step) = report
         .next_step
-        .as_deref()
+        .as_ref()
         .or_else(|| report_next_step(&report.targets, verdict))
     {
-        page.wrapped(&mut out, "next step: ", &terminal_safe(step))?;
+        page.wrapped(&mut out, "next step: ", &terminal_safe(&step.to_string()))?;
     }
     out.flush()
 }

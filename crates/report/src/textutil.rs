@@ -83,7 +83,10 @@ pub(crate) fn qualified_name(target: &TargetReport) -> String {
 
 /// The next step worth printing for the whole report: from the first target as bad as the
 /// overall verdict, else from any target that is not live.
-pub(crate) fn report_next_step(targets: &[TargetReport], overall: Verdict) -> Option<&str> {
+pub(crate) fn report_next_step(
+    targets: &[TargetReport],
+    overall: Verdict,
+) -> Option<&liveproof_evidence::Suggestion> {
     if overall == Verdict::Live {
         return None;
     }
@@ -93,7 +96,7 @@ pub(crate) fn report_next_step(targets: &[TargetReport], overall: Verdict) -> Op
         .filter(with_step)
         .find(|t| t.verdict == overall)
         .or_else(|| targets.iter().find(with_step))
-        .and_then(|t| t.next_step.as_deref())
+        .and_then(|t| t.next_step.as_ref())
 }
 
 /// How a `--wait` ended, in the words every format uses.

@@ -67,7 +67,7 @@ fn target(
         name: name.to_string(),
         verdict,
         evidence,
-        next_step: next_step.map(str::to_string),
+        next_step: next_step.map(Into::into),
         via: None,
         diagnostics: Vec::new(),
     }

@@ -254,10 +254,17 @@ pub fn image_digest_current(
                 "the tag has moved on since these pods pulled it, and nothing restarted them (an identical template triggers no rollout): {}",
                 whys(RowVerdict::Stale)
             ))
-            .next(format!(
-                "restart only what is stale: liveproof stale {}/{} -n {namespace} --restart",
-                target.kind, target.name
-            )),
+            .next(
+                crate::Suggestion::text("restart only what is stale: ").command(
+                    crate::suggestion::Command::liveproof([
+                        "stale",
+                        &format!("{}/{}", target.kind, target.name),
+                        "-n",
+                        namespace,
+                        "--restart",
+                    ]),
+                ),
+            ),
         RowVerdict::Unknown => Finding::new(Check::ImageDigestCurrent, Status::Unknown, observed_text, expected)
             .source(source)
             .detail(whys(RowVerdict::Unknown))

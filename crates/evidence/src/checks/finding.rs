@@ -6,7 +6,7 @@ use crate::{Check, Evidence, SourceRef, Status};
 /// An evidence item and, when it is what stands between the target and `live`, what to do.
 pub(crate) struct Finding {
     pub(crate) evidence: Evidence,
-    pub(crate) next_step: Option<String>,
+    pub(crate) next_step: Option<crate::Suggestion>,
 }
 
 impl Finding {
@@ -44,7 +44,7 @@ impl Finding {
         self.evidence.detail = detail.into();
         self
     }
-    pub(crate) fn next(mut self, step: impl Into<String>) -> Self {
+    pub(crate) fn next(mut self, step: impl Into<crate::Suggestion>) -> Self {
         self.next_step = Some(step.into());
         self
     }

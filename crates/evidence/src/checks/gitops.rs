@@ -8,6 +8,7 @@ use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
 use crate::order::{order, Order};
+use crate::suggestion::{Command, Suggestion};
 use crate::{
     Change, Check, Containment, Observed, ResourceKind, SourceRef, Status, Target, TargetKind,
 };
@@ -171,25 +172,31 @@ fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> 
         (
             Status::Unknown,
             format!("reading it was refused: {}", d.message),
-            format!("grant get on {} in {ns}", resource.plural()),
+            Suggestion::text(format!("grant get on {} in {ns}", resource.plural())),
         )
     } else if observed.is_complete(ns, resource) {
         (
             Status::Fail,
             format!("{kind} {ns}/{name} does not exist in the cluster"),
-            format!(
-                "check the name and namespace: kubectl -n {ns} get {}",
-                resource.plural()
-            ),
+            Suggestion::text("check the name and namespace: ").command(Command::kubectl([
+                "-n",
+                ns,
+                "get",
+                resource.plural(),
+            ])),
         )
     } else {
         (
             Status::Unknown,
             format!("the input holds no {kind} {ns}/{name}"),
-            format!(
-                "include it: kubectl -n {ns} get {}/{name} -o yaml",
-                resource.plural()
-            ),
+            Suggestion::text("include it: ").command(Command::kubectl([
+                "-n",
+                ns,
+                "get",
+                &format!("{}/{name}", resource.plural()),
+                "-o",
+                "yaml",
+            ])),
         )
     };
     Finding::new(
@@ -217,10 +224,10 @@ fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding
         (Some(g), Some(o)) => Finding::new(Check::ObservedGeneration, Status::Fail, format!("observedGeneration {o}"), format!(">= generation {g}"))
             .source(source)
             .detail(format!("the controller has not processed generation {g} yet: everything in status describes generation {o}"))
-            .next(format!(
-                "wait for the {kind} controller, or check that it runs: {}",
-                super::verify_again(kind, ns, raw::name(obj))
-            )),
+            .next(
+                Suggestion::text(format!("wait for the {kind} controller, or check that it runs: "))
+                    .command(super::verify_again(kind, ns, raw::name(obj))),
+            ),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", ">= metadata.generation")
             .source(source)
             .detail("generation or observedGeneration is missing, so whether the controller saw the spec is unknown"),
@@ -244,7 +251,7 @@ fn condition_fresh(
         None => format!("{} True, changed after the change", types.join("/")),
     };
     let mut observed_parts = Vec::new();
-    let mut failing: Option<(String, String)> = None;
+    let mut failing: Option<(String, Suggestion)> = None;
     let mut unknown: Option<String> = None;
     for t in types {
         let Some(c) = condition(obj, t) else {
@@ -264,7 +271,15 @@ fn condition_fresh(
         if c.status != "True" {
             failing.get_or_insert((
                 format!("{}={} {}: {}", c.type_, c.status, c.reason, c.message),
-                format!("the {kind} reports a failure; `kubectl -n {ns} describe {} {}` shows its events", kind.to_ascii_lowercase(), raw::name(obj)),
+                Suggestion::text(format!("the {kind} reports a failure; `"))
+                    .command(Command::kubectl([
+                        "-n",
+                        ns,
+                        "describe",
+                        &kind.to_ascii_lowercase(),
+                        raw::name(obj),
+                    ]))
+                    .then("` shows its events"),
             ));
             continue;
         }
@@ -285,7 +300,7 @@ fn condition_fresh(
                         "{} \"{}\" last changed at {at}, before the change: {about}, not this change",
                         c.type_, c.reason
                     ),
-                    "the controller has not acted on the change: a controller that decides nothing changed leaves the old condition standing; check what it compares (source revision, chart version)".to_string(),
+                    "the controller has not acted on the change: a controller that decides nothing changed leaves the old condition standing; check what it compares (source revision, chart version)".into(),
                 ));
             }
             (None, _) => {
@@ -540,7 +555,7 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
             // The diagnosis is the root cause of every failure above: it is the next step.
             for f in out.iter_mut().chain(release_findings.iter_mut()) {
                 if f.evidence.status == Status::Fail {
-                    f.next_step = Some(next.clone());
+                    f.next_step = Some(next.clone().into());
                 }
             }
         }
@@ -779,10 +794,13 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
         "Healthy" => f.detail("Argo CD reports the app healthy (status tier)"),
         "Progressing" => with_status(f, Status::Fail)
             .detail("Argo CD reports the app still progressing")
-            .next(format!(
-                "wait for it: {}",
-                super::verify_again("application", ns, raw::name(app))
-            )),
+            .next(
+                Suggestion::text("wait for it: ").command(super::verify_again(
+                    "application",
+                    ns,
+                    raw::name(app),
+                )),
+            ),
         "Degraded" | "Missing" => with_status(f, Status::Fail)
             .detail(format!("Argo CD reports the app {health}"))
             .next("see which resources are unhealthy: argocd app get"),

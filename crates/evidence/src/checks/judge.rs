@@ -81,11 +81,16 @@ pub fn judge(
 /// The command that verifies a target again and waits for it, as next steps suggest it. The
 /// CLI adds the flags the user gave (cluster, change, expectations) before it prints it, and
 /// lengthens the timeout after a wait that ran out.
-pub fn verify_again(kind: &str, namespace: &str, name: &str) -> String {
-    format!(
-        "liveproof verify {}/{name} -n {namespace} --wait --timeout 5m",
-        kind.to_ascii_lowercase()
-    )
+pub fn verify_again(kind: &str, namespace: &str, name: &str) -> crate::suggestion::Command {
+    crate::suggestion::Command::liveproof([
+        "verify",
+        &format!("{}/{name}", kind.to_ascii_lowercase()),
+        "-n",
+        namespace,
+        "--wait",
+        "--timeout",
+        "5m",
+    ])
 }
 
 /// A workload target's report; for a Helm or GitOps target, its own report followed by one
@@ -151,11 +156,11 @@ fn judge_target(
             Some(w) => w
                 .next_step
                 .as_ref()
-                .map(|s| format!("{} {}/{}: {s}", w.kind, w.namespace, w.name)),
-            None if workloads.is_empty() => Some(format!(
+                .map(|s| s.clone().after(format!("{} {}/{}: ", w.kind, w.namespace, w.name))),
+            None if workloads.is_empty() => Some(crate::Suggestion::text(format!(
                 "{} leads to no Deployment, StatefulSet or DaemonSet, so no running pod can prove the change: verify the workloads that consume it directly",
                 target
-            )),
+            ))),
             None => None,
         };
     } else {
@@ -166,9 +171,9 @@ fn judge_target(
         // evidence would suggest) deploys nothing. Their step is the owner's.
         if let Some(owner_step) = &report.next_step {
             for w in workloads.iter_mut().filter(|w| w.verdict != Verdict::Live) {
-                w.next_step = Some(format!(
-                    "{via} has not deployed the change, so its workloads cannot run it: {owner_step}"
-                ));
+                w.next_step = Some(owner_step.clone().after(format!(
+                    "{via} has not deployed the change, so its workloads cannot run it: "
+                )));
             }
         }
     }

@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};
 use crate::order::{order, Order};
+use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, ResourceKind, SourceRef, Status};
 
 /// What can decide a start in the change's own second.
@@ -35,7 +36,7 @@ pub(crate) fn pod_restarted(
     w: &Workload,
     change: &Change,
     pods: &[&Pod],
-    readable: &Result<(), (String, String)>,
+    readable: &Result<(), (String, crate::Suggestion)>,
     tie: &TieBreak,
 ) -> Finding {
     let Some(since) = change.since else {
@@ -175,10 +176,17 @@ impl Starts {
             .detail(format!(
                 "pod {pod} started before the change, so it runs configuration read before the change"
             ))
-            .next(format!(
-                "restart the workload so its pods read the change: kubectl -n {} rollout restart {}/{}",
-                w.namespace, w.kind, w.name
-            ));
+            .next(
+                Suggestion::text("restart the workload so its pods read the change: ").command(
+                    Command::kubectl([
+                        "-n",
+                        w.namespace,
+                        "rollout",
+                        "restart",
+                        &format!("{}/{}", w.kind, w.name),
+                    ]),
+                ),
+            );
         }
         if let Some((pod, container, missing)) = self.unreadable.first() {
             return Finding::new(
@@ -192,11 +200,20 @@ impl Starts {
                 "container {container} of serving pod {pod} {missing}{}",
                 more(self.unreadable.len(), "")
             ))
-            .next(format!(
-                "read the pods again (kubectl -n {} get pods -l {} -o yaml): a pod's status records each container's start once the kubelet reports it",
-                w.namespace,
-                crate::selector::describe(w.selector)
-            ));
+            .next(
+                Suggestion::text("read the pods again (")
+                    .command(Command::kubectl([
+                        "-n",
+                        w.namespace,
+                        "get",
+                        "pods",
+                        "-l",
+                        &crate::selector::describe(w.selector),
+                        "-o",
+                        "yaml",
+                    ]))
+                    .then("): a pod's status records each container's start once the kubelet reports it"),
+            );
         }
         if let Some((pod, container, started)) = self.ties.first() {
             let why = match (&tie.shown_by, tie.current) {
@@ -233,11 +250,16 @@ impl Starts {
                 "no container of {} is running, so nothing runs the change",
                 w.source()
             ))
-            .next(format!(
-                "see why the pods are not running: kubectl -n {} get pods -l {}",
-                w.namespace,
-                crate::selector::describe(w.selector)
-            )),
+            .next(
+                Suggestion::text("see why the pods are not running: ").command(Command::kubectl([
+                    "-n",
+                    w.namespace,
+                    "get",
+                    "pods",
+                    "-l",
+                    &crate::selector::describe(w.selector),
+                ])),
+            ),
             (n, Some((pod, container, earliest))) => {
                 let detail = match (self.ties_decided, &tie.shown_by) {
                     (0, _) | (_, None) => "every serving container started after the change, so it runs what the change put in place".to_string(),

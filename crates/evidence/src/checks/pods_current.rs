@@ -4,13 +4,14 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, verify_again, Finding};
+use crate::suggestion::{Command, Suggestion};
 use crate::{Check, ResourceKind, SourceRef, Status};
 
 pub(crate) fn pods_current(
     w: &Workload,
     revision: &Revision,
     pods: &[&Pod],
-    readable: &Result<(), (String, String)>,
+    readable: &Result<(), (String, Suggestion)>,
 ) -> Finding {
     let expected = match revision {
         Revision::Current(c) => format!("every serving pod on {}", c.describe),
@@ -24,7 +25,7 @@ pub(crate) fn pods_current(
     let current = match revision {
         Revision::Current(c) => c,
         Revision::NotCreated(why) => return not_created(w, why, expected, source),
-        Revision::Unknown(why) => {
+        Revision::Unknown(why, next) => {
             return Finding::new(
                 Check::PodsCurrent,
                 Status::Unknown,
@@ -33,7 +34,10 @@ pub(crate) fn pods_current(
             )
             .source(source)
             .detail(why.clone())
-            .next(why.clone());
+            .next(
+                next.clone()
+                    .unwrap_or_else(|| Suggestion::text(why.clone())),
+            );
         }
     };
     if let Some(finding) = without_pods(w, readable, &expected, source.clone()) {
@@ -56,21 +60,27 @@ fn not_created(w: &Workload, why: &str, expected: String, source: SourceRef) -> 
     .detail(format!(
         "{why}; every pod that serves still runs an earlier template"
     ))
-    .next(format!(
-        "check the {} controller is running and can act on {} (kubectl -n {} describe {}/{})",
-        w.kind.kind_name(),
-        w.source(),
-        w.namespace,
-        w.kind,
-        w.name
-    ))
+    .next(
+        Suggestion::text(format!(
+            "check the {} controller is running and can act on {} (",
+            w.kind.kind_name(),
+            w.source(),
+        ))
+        .command(Command::kubectl([
+            "-n",
+            w.namespace,
+            "describe",
+            &format!("{}/{}", w.kind, w.name),
+        ]))
+        .then(")"),
+    )
 }
 
 /// What is known before any pod is looked at: scaled to zero (from the spec alone, nothing runs
 /// the change), or the pods could not be read.
 fn without_pods(
     w: &Workload,
-    readable: &Result<(), (String, String)>,
+    readable: &Result<(), (String, crate::Suggestion)>,
     expected: &str,
     source: SourceRef,
 ) -> Option<Finding> {
@@ -84,10 +94,17 @@ fn without_pods(
             )
             .source(w.source().field(".spec.replicas"))
             .detail("the workload is scaled to zero: no pod runs the change")
-            .next(format!(
-                "scale it up (kubectl -n {} scale {}/{} --replicas=1) if it should serve",
-                w.namespace, w.kind, w.name
-            )),
+            .next(
+                Suggestion::text("scale it up (")
+                    .command(Command::kubectl([
+                        "-n",
+                        w.namespace,
+                        "scale",
+                        &format!("{}/{}", w.kind, w.name),
+                        "--replicas=1",
+                    ]))
+                    .then(") if it should serve"),
+            ),
         );
     }
     let Err((why, next)) = readable else {
@@ -172,18 +189,20 @@ impl<'a> Census<'a> {
                     "no pod of the current revision is Ready{not_ready_note}"
                 ))
                 .next(match self.not_ready.first() {
-                    Some(p) => format!(
-                        "see why: kubectl -n {} describe pod {}",
+                    Some(p) => Suggestion::text("see why: ").command(Command::kubectl([
+                        "-n",
                         w.namespace,
-                        p.split(' ').next().unwrap_or_default()
-                    ),
-                    None => format!(
-                        "check why {} has no pods: kubectl -n {} describe {}/{}",
-                        w.source(),
-                        w.namespace,
-                        w.kind,
-                        w.name
-                    ),
+                        "describe",
+                        "pod",
+                        p.split(' ').next().unwrap_or_default(),
+                    ])),
+                    None => Suggestion::text(format!("check why {} has no pods: ", w.source()))
+                        .command(Command::kubectl([
+                            "-n",
+                            w.namespace,
+                            "describe",
+                            &format!("{}/{}", w.kind, w.name),
+                        ])),
                 });
         }
         Finding::new(Check::PodsCurrent, Status::Pass, observed, expected)
@@ -211,16 +230,19 @@ impl<'a> Census<'a> {
     }
 
     /// Wait for the rollout to replace the old pods, or, when the new ones are not Ready, see why.
-    fn old_pods_next_step(&self, w: &Workload) -> String {
+    fn old_pods_next_step(&self, w: &Workload) -> Suggestion {
         match self.not_ready.first() {
-            None => format!(
-                "wait for the rollout to replace them ({})",
-                verify_again(w.kind.cli_name(), w.namespace, w.name)
-            ),
-            Some(p) => format!(
-                "see why the new pods are not Ready: kubectl -n {} describe pod {}",
-                w.namespace,
-                p.split(' ').next().unwrap_or_default()
+            None => Suggestion::text("wait for the rollout to replace them (")
+                .command(verify_again(w.kind.cli_name(), w.namespace, w.name))
+                .then(")"),
+            Some(p) => Suggestion::text("see why the new pods are not Ready: ").command(
+                Command::kubectl([
+                    "-n",
+                    w.namespace,
+                    "describe",
+                    "pod",
+                    p.split(' ').next().unwrap_or_default(),
+                ]),
             ),
         }
     }

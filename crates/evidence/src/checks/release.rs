@@ -10,6 +10,7 @@ use super::raw::str_at;
 use super::Finding;
 use crate::order::{order, Order};
 use crate::releases::{ReadRelease, VisibleManifest};
+use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status};
 
 /// Every readable revision of release `name` in `namespace`, and what could not be read: as
@@ -247,9 +248,11 @@ fn no_release(observed: &Observed, history: &ReleaseHistory, expected: String) -
         (
             Status::Unknown,
             format!("reading the release storage was refused: {}", d.message),
-            format!(
-                "grant list on secrets in {ns} (check: kubectl auth can-i list secrets -n {ns})"
-            ),
+            Suggestion::text(format!("grant list on secrets in {ns} (check: "))
+                .command(Command::kubectl([
+                    "auth", "can-i", "list", "secrets", "-n", ns,
+                ]))
+                .then(")"),
         )
     } else if observed.is_complete(ns, ResourceKind::Secret)
         && observed.is_complete(ns, ResourceKind::ConfigMap)
@@ -257,16 +260,32 @@ fn no_release(observed: &Observed, history: &ReleaseHistory, expected: String) -
         (
             Status::Fail,
             format!("no Helm release {} is installed in {ns}: no storage Secret or ConfigMap carries it", history.name),
-            format!("check the release name and namespace: kubectl -n {ns} get secrets -l owner=helm"),
+            Suggestion::text("check the release name and namespace: ").command(Command::kubectl([
+                "-n",
+                ns,
+                "get",
+                "secrets",
+                "-l",
+                "owner=helm",
+            ])),
         )
     } else {
         (
             Status::Unknown,
-            format!("the input holds no storage of Helm release {ns}/{}", history.name),
             format!(
-                "include the release Secrets: kubectl -n {ns} get secrets -l owner=helm,name={} -o yaml",
+                "the input holds no storage of Helm release {ns}/{}",
                 history.name
             ),
+            Suggestion::text("include the release Secrets: ").command(Command::kubectl([
+                "-n",
+                ns,
+                "get",
+                "secrets",
+                "-l",
+                &format!("owner=helm,name={}", history.name),
+                "-o",
+                "yaml",
+            ])),
         )
     };
     Finding::new(Check::ReleaseRevision, status, "no release found", expected)
@@ -557,7 +576,11 @@ fn unreadable_documents(
     .detail(format!(
         "the installed manifest of {describe} has documents that could not be read ({documents}): a workload they render is not verified and an expectation may sit in them, so the release is not proven"
     ))
-    .next("read the manifest with `liveproof release show --manifest` and fix the chart template that renders the unreadable document")
+    .next(
+        Suggestion::text("read the manifest with `")
+            .command(Command::liveproof(["release", "show", "--manifest"]))
+            .then("` and fix the chart template that renders the unreadable document"),
+    )
 }
 
 /// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their

@@ -3,6 +3,7 @@
 
 use super::workload::{Revision, UpdateStrategy, Workload, WorkloadObject};
 use super::{verify_again, Finding};
+use crate::suggestion::{Command, Suggestion};
 use crate::{Check, Status};
 
 pub(crate) fn observed_generation(w: &Workload) -> Finding {
@@ -20,17 +21,26 @@ pub(crate) fn observed_generation(w: &Workload) -> Finding {
             .detail(format!(
                 "the controller has not processed generation {g} yet; its status describes generation {o}"
             ))
-            .next(format!(
-                "wait for the controller ({}); if it never catches up, check the controller manager",
-                verify_again(w.kind.cli_name(), w.namespace, w.name)
-            )),
+            .next(
+                Suggestion::text("wait for the controller (")
+                    .command(verify_again(w.kind.cli_name(), w.namespace, w.name))
+                    .then("); if it never catches up, check the controller manager"),
+            ),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", expected)
             .source(source)
             .detail("metadata.generation or status.observedGeneration is missing, so whether the controller saw the spec is unknown")
-            .next(format!(
-                "read the live object (kubectl -n {} get {}/{} -o yaml): a dump without status cannot show it",
-                w.namespace, w.kind, w.name
-            )),
+            .next(
+                Suggestion::text("read the live object (")
+                    .command(Command::kubectl([
+                        "-n",
+                        w.namespace,
+                        "get",
+                        &format!("{}/{}", w.kind, w.name),
+                        "-o",
+                        "yaml",
+                    ]))
+                    .then("): a dump without status cannot show it"),
+            ),
     }
 }
 
@@ -127,9 +137,15 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
     let expected = "all replicas updated and available".to_string();
     if let Some(failure) = failure {
         let next = if failure.starts_with("ProgressDeadlineExceeded") {
-            format!("the rollout gave up; see why the new pods are not available: kubectl -n {} describe {}/{}", w.namespace, w.kind, w.name)
+            Suggestion::text("the rollout gave up; see why the new pods are not available: ")
+                .command(Command::kubectl([
+                    "-n",
+                    w.namespace,
+                    "describe",
+                    &format!("{}/{}", w.kind, w.name),
+                ]))
         } else {
-            format!("delete the old pods so the controller replaces them, or change the update strategy of {}", w.source())
+            Suggestion::text(format!("delete the old pods so the controller replaces them, or change the update strategy of {}", w.source()))
         };
         return Finding::new(Check::RolloutComplete, Status::Fail, counts, expected)
             .source(source)
@@ -144,9 +160,10 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
         Finding::new(Check::RolloutComplete, Status::Fail, counts, expected)
             .source(source)
             .detail("the rollout has not finished: not every replica runs the current template yet")
-            .next(format!(
-                "wait for the rollout ({})",
-                verify_again(w.kind.cli_name(), w.namespace, w.name)
-            ))
+            .next(
+                Suggestion::text("wait for the rollout (")
+                    .command(verify_again(w.kind.cli_name(), w.namespace, w.name))
+                    .then(")"),
+            )
     }
 }

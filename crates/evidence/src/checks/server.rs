@@ -109,7 +109,6 @@ pub fn lookup_json(document: &Value, path: &str) -> Result<Option<String>, Strin
 
 /// The `next_step` of a server that does not report its version yet ends with this; after a
 /// `--wait` that ran out, the CLI says instead that it did not within the timeout.
-pub const WAIT_FOR_IT: &str = " (and wait for it: --wait)";
 
 /// The `server_version` check: one `Server` target per expectation of `change`, judged from
 /// what `observed` read from its URL. No expectation, no target. A URL that was not read
@@ -127,10 +126,11 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
                 _ => Verdict::Unproven,
             };
             let next_step = (verdict != Verdict::Live).then(|| {
-                format!(
-                    "the server at {} does not report {} yet: check which build serves it{WAIT_FOR_IT}",
+                crate::Suggestion::text(format!(
+                    "the server at {} does not report {} yet: check which build serves it",
                     expectation.url, expectation.expect,
-                )
+                ))
+                .wait_for_it()
             });
             TargetReport {
                 kind: crate::ReportKind::Server,

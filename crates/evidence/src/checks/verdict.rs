@@ -53,7 +53,7 @@ pub(crate) fn verdict(findings: &[Finding]) -> Verdict {
 
 /// The step attached to the first failing check (or, when nothing failed, the first unknown):
 /// checks are ordered cheap-to-conclusive, so the first one is the root cause.
-pub(crate) fn next_step(findings: &[Finding], verdict: Verdict) -> Option<String> {
+pub(crate) fn next_step(findings: &[Finding], verdict: Verdict) -> Option<crate::Suggestion> {
     let wanted = if verdict == Verdict::NotLive {
         Status::Fail
     } else {
@@ -166,7 +166,15 @@ mod tests {
             assert_eq!(got, want_verdict, "{rule}");
             let target = Target::new(crate::TargetKind::Deployment, Some("apps"), "api");
             let report = target_report(&target, "apps", findings, got);
-            assert_eq!(report.next_step.as_deref(), want_step, "{rule}");
+            assert_eq!(
+                report
+                    .next_step
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .as_deref(),
+                want_step,
+                "{rule}"
+            );
         }
     }
 }

@@ -197,7 +197,7 @@ impl<'a> Workload<'a> {
 
     fn revision_input_missing(&self, observed: &Observed, kind: ResourceKind) -> Option<Revision> {
         if let Some(denied) = observed.denial(self.namespace, kind) {
-            return Some(Revision::Unknown(format!(
+            return Some(Revision::unknown(format!(
                 "could not read {} in {}: {}",
                 kind.plural(),
                 self.namespace,
@@ -207,13 +207,21 @@ impl<'a> Workload<'a> {
         if observed.is_complete(self.namespace, kind) {
             return None;
         }
-        Some(Revision::Unknown(format!(
-            "the input holds no {} of {}; include them (kubectl -n {} get {} -o yaml)",
-            kind.plural(),
-            self.source(),
-            self.namespace,
-            kind.plural()
-        )))
+        Some(Revision::Unknown(
+            format!("the input holds no {} of {}", kind.plural(), self.source()),
+            Some(
+                crate::Suggestion::text("include them (")
+                    .command(crate::suggestion::Command::kubectl([
+                        "-n",
+                        self.namespace,
+                        "get",
+                        kind.plural(),
+                        "-o",
+                        "yaml",
+                    ]))
+                    .then(")"),
+            ),
+        ))
     }
 
     /// The ReplicaSet whose pod template equals the Deployment's, ignoring the hash label —
@@ -246,7 +254,7 @@ impl<'a> Workload<'a> {
             .and_then(|l| l.get(POD_TEMPLATE_HASH))
             .cloned();
         let Some(hash) = hash else {
-            return Revision::Unknown(format!(
+            return Revision::unknown(format!(
                 "ReplicaSet {rs_name} has no {POD_TEMPLATE_HASH} label"
             ));
         };
@@ -289,7 +297,7 @@ impl<'a> Workload<'a> {
     fn statefulset_revision(&self, statefulset: &StatefulSet, observed: &Observed) -> Revision {
         let status = statefulset.status.as_ref();
         let Some(update_revision) = status.and_then(|s| s.update_revision.clone()) else {
-            return Revision::Unknown(format!("{} has no status.updateRevision", self.source()));
+            return Revision::unknown(format!("{} has no status.updateRevision", self.source()));
         };
         if self.generation_caught_up() == Some(false) {
             return Revision::NotCreated(self.not_created_reason(&format!(
@@ -327,7 +335,7 @@ impl<'a> Workload<'a> {
             return Revision::NotCreated(self.not_created_reason("it owns no ControllerRevision"));
         }
         let Some(newest) = owned.iter().max_by_key(|cr| cr.revision) else {
-            return Revision::Unknown("no ControllerRevision".into());
+            return Revision::unknown("no ControllerRevision");
         };
         let cr_name = newest.metadata.name.clone().unwrap_or_default();
         if self.generation_caught_up() == Some(false) {
@@ -369,7 +377,7 @@ impl<'a> Workload<'a> {
                     .map(str::to_string)
             });
         let Some(hash) = hash else {
-            return Revision::Unknown(format!(
+            return Revision::unknown(format!(
                 "ControllerRevision {cr_name} has no {CONTROLLER_REVISION_HASH} label"
             ));
         };
@@ -389,8 +397,14 @@ pub enum Revision {
     Current(CurrentRevision),
     /// The controller has not created the object for the current template: not live.
     NotCreated(String),
-    /// The input does not let us tell.
-    Unknown(String),
+    /// The input does not let us tell: why, and what would (else the why is the step).
+    Unknown(String, Option<crate::Suggestion>),
+}
+
+impl Revision {
+    fn unknown(why: impl Into<String>) -> Revision {
+        Revision::Unknown(why.into(), None)
+    }
 }
 
 pub struct CurrentRevision {

@@ -10,6 +10,7 @@ use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
 use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
+use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 
 pub(crate) fn workload_findings(
@@ -27,11 +28,19 @@ pub(crate) fn workload_findings(
             (
                 Status::Unknown,
                 format!("reading it was refused: {}", d.message),
-                format!(
-                    "grant get on {} in {namespace} (check: kubectl auth can-i get {} -n {namespace})",
-                    resource.plural(),
+                Suggestion::text(format!(
+                    "grant get on {} in {namespace} (check: ",
                     resource.plural()
-                ),
+                ))
+                .command(Command::kubectl([
+                    "auth",
+                    "can-i",
+                    "get",
+                    resource.plural(),
+                    "-n",
+                    namespace,
+                ]))
+                .then(")"),
             )
         } else if namespace.is_empty() && observed.is_complete(namespace, resource) {
             // `-A` found it in no namespace (the gather's ALL_NAMESPACES).
@@ -41,10 +50,11 @@ pub(crate) fn workload_findings(
                     "there is no {kind} named {} in any namespace (looked in every namespace: -A)",
                     target.name
                 ),
-                format!(
-                    "check the name (kubectl get {} -A), or whether the change created it at all; --wait waits for it to appear",
-                    resource.plural()
-                ),
+                Suggestion::text("check the name (")
+                    .command(Command::kubectl(["get", resource.plural(), "-A"]))
+                    .then(
+                        "), or whether the change created it at all; --wait waits for it to appear",
+                    ),
             )
         } else if observed.is_complete(namespace, resource) {
             (
@@ -53,10 +63,9 @@ pub(crate) fn workload_findings(
                     "there is no {kind} named {} in namespace {namespace} (looked only there)",
                     target.name
                 ),
-                format!(
-                    "check the name and namespace (kubectl -n {namespace} get {}; -A looks in every namespace), or whether the change created it at all; --wait waits for it to appear",
-                    resource.plural()
-                ),
+                Suggestion::text("check the name and namespace (")
+                    .command(Command::kubectl(["-n", namespace, "get", resource.plural()]))
+                    .then("; -A looks in every namespace), or whether the change created it at all; --wait waits for it to appear"),
             )
         } else if namespace.is_empty() {
             (
@@ -65,19 +74,26 @@ pub(crate) fn workload_findings(
                     "the input holds no {kind} named {} in any namespace",
                     target.name
                 ),
-                format!(
-                    "include it in the dump: kubectl get {} -A -o yaml",
-                    resource.plural()
-                ),
+                Suggestion::text("include it in the dump: ").command(Command::kubectl([
+                    "get",
+                    resource.plural(),
+                    "-A",
+                    "-o",
+                    "yaml",
+                ])),
             )
         } else {
             (
                 Status::Unknown,
                 format!("the input holds no {kind} {namespace}/{}", target.name),
-                format!(
-                    "include it in the dump: kubectl -n {namespace} get {}/{} -o yaml",
-                    target.kind, target.name
-                ),
+                Suggestion::text("include it in the dump: ").command(Command::kubectl([
+                    "-n",
+                    namespace,
+                    "get",
+                    &format!("{}/{}", target.kind, target.name),
+                    "-o",
+                    "yaml",
+                ])),
             )
         };
         return vec![Finding::new(
@@ -133,24 +149,39 @@ pub(crate) fn workload_findings(
 }
 
 /// Whether the absence of pods means anything: `Err(why not)` when pods were not readable.
-fn pods_readable(observed: &Observed, w: &Workload, pods: &[&Pod]) -> Result<(), (String, String)> {
+fn pods_readable(
+    observed: &Observed,
+    w: &Workload,
+    pods: &[&Pod],
+) -> Result<(), (String, Suggestion)> {
     if let Some(d) = observed.denial(w.namespace, ResourceKind::Pod) {
         return Err((
             format!("listing pods was refused: {}", d.message),
-            format!(
-                "grant list on pods in {} (check: kubectl auth can-i list pods -n {})",
-                w.namespace, w.namespace
-            ),
+            Suggestion::text(format!("grant list on pods in {} (check: ", w.namespace))
+                .command(Command::kubectl([
+                    "auth",
+                    "can-i",
+                    "list",
+                    "pods",
+                    "-n",
+                    w.namespace,
+                ]))
+                .then(")"),
         ));
     }
     if pods.is_empty() && !observed.is_complete(w.namespace, ResourceKind::Pod) {
         return Err((
             format!("the input holds no pods of {}", w.source()),
-            format!(
-                "include the pods in the dump: kubectl -n {} get pods -l {} -o yaml",
+            Suggestion::text("include the pods in the dump: ").command(Command::kubectl([
+                "-n",
                 w.namespace,
-                crate::selector::describe(w.selector)
-            ),
+                "get",
+                "pods",
+                "-l",
+                &crate::selector::describe(w.selector),
+                "-o",
+                "yaml",
+            ])),
         ));
     }
     Ok(())
@@ -380,7 +411,7 @@ pub(crate) fn pod_spec(
     w: &Workload,
     change: &Change,
     pods: &[&Pod],
-    readable: &Result<(), (String, String)>,
+    readable: &Result<(), (String, crate::Suggestion)>,
 ) -> Finding {
     let source = SourceRef::objects(ResourceKind::Pod, w.namespace).field(".spec.containers");
     if !change.has_spec_expectations() {
