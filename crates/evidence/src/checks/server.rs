@@ -107,9 +107,6 @@ pub fn lookup_json(document: &Value, path: &str) -> Result<Option<String>, Strin
     }
 }
 
-/// The `next_step` of a server that does not report its version yet ends with this; after a
-/// `--wait` that ran out, the CLI says instead that it did not within the timeout.
-
 /// The `server_version` check: one `Server` target per expectation of `change`, judged from
 /// what `observed` read from its URL. No expectation, no target. A URL that was not read
 /// (say the time ran out) is `unknown`, so the target is never live without its reading.
