@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use liveproof_evidence::Report;
+use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
 
 const ABOUT: &str = "Prove a change is live in a Kubernetes cluster, from the artifacts it left.";
 
@@ -280,14 +283,8 @@ pub struct StaleArgs {
     pub timeout: String,
 
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = StaleFormat::Text)]
-    pub output: StaleFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StaleFormat {
-    Text,
-    Json,
+    #[arg(short, long, value_parser = formats::<StaleOutcome>(no_help), default_value = "text")]
+    pub output: Format,
 }
 
 #[derive(Debug, Subcommand)]
@@ -470,8 +467,8 @@ pub struct VerifyArgs {
     pub report: Option<PathBuf>,
 
     /// The format of --report, when its extension does not say.
-    #[arg(long, value_enum, value_name = "FORMAT", requires = "report")]
-    pub report_format: Option<OutputFormat>,
+    #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report")]
+    pub report_format: Option<Format>,
 
     #[command(flatten)]
     pub change: ChangeArgs,
@@ -508,21 +505,39 @@ pub struct VerifyArgs {
     pub timeout: String,
 
     /// Report format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output: OutputFormat,
+    #[arg(short, long, value_parser = formats::<Report>(report_help), default_value = "text")]
+    pub output: Format,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// A readable evidence table per target.
-    Text,
-    /// The liveproof/v1 JSON report.
-    Json,
-    /// Tables for a CI step summary or a PR comment.
-    #[value(alias = "md")]
-    Markdown,
-    /// JUnit XML, one testcase per check.
-    Junit,
+/// What each format of a verify report is.
+fn report_help(format: Format) -> &'static str {
+    match format {
+        Format::Text => "A readable evidence table per target",
+        Format::Json => "The liveproof/v1 JSON report",
+        Format::Markdown => "Tables for a CI step summary or a PR comment",
+        Format::Junit => "JUnit XML, one testcase per check",
+        Format::Sarif => "",
+    }
+}
+
+/// Formats that need no words in help.
+fn no_help(_: Format) -> &'static str {
+    ""
+}
+
+/// `-o FORMAT` of a command whose result is `M`: exactly the formats `M` is drawn in
+/// ([`Render::FORMATS`]), so clap refuses any other at parse time (exit 2, naming these) and no
+/// format is ever drawn as another. `help` says what each one is ("" for nothing).
+fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser<Value = Format> {
+    let values = M::FORMATS.iter().map(move |f| {
+        let value = PossibleValue::new(f.name()).aliases(f.aliases().iter().copied());
+        match help(*f) {
+            "" => value,
+            words => value.help(words),
+        }
+    });
+    // Only names `Format::name` gave are possible, and each reads back as itself.
+    PossibleValuesParser::new(values).map(|name| name.parse::<Format>().unwrap_or_default())
 }
 
 /// The change statement: one type for the command line (clap) and the MCP verify tool (serde,
@@ -717,19 +732,18 @@ pub struct ClusterArgs {
 pub struct DemoArgs {
     /// Output format: the story with both reports (text, markdown), or one JSON document with
     /// both reports (`before`, `after`) and nothing else on stdout.
-    #[arg(short, long, value_enum, default_value_t = DemoFormat::Text)]
-    pub output: DemoFormat,
+    #[arg(short, long, value_parser = formats::<DemoOutcome>(demo_help), default_value = "text")]
+    pub output: Format,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DemoFormat {
-    /// The story, with each verification's evidence table.
-    Text,
-    /// One JSON document: {"schema": "liveproof/demo/v1", "before": REPORT, "after": REPORT, …}.
-    Json,
-    /// The story as Markdown, each verification as liveproof's Markdown report.
-    #[value(alias = "md")]
-    Markdown,
+/// What each format of the demo is.
+fn demo_help(format: Format) -> &'static str {
+    match format {
+        Format::Text => "The story, with each verification's evidence table",
+        Format::Json => "One JSON document: {\"schema\": \"liveproof/demo/v1\", \"before\": REPORT, \"after\": REPORT, …}",
+        Format::Markdown => "The story as Markdown, each verification as liveproof's Markdown report",
+        _ => "",
+    }
 }
 
 #[derive(Debug, Args)]
@@ -875,15 +889,8 @@ pub struct LintArgs {
     pub head: Option<String>,
 
     /// Report format: text, json, or sarif (SARIF 2.1.0, for code-scanning upload).
-    #[arg(short, long, value_enum, default_value_t = LintFormat::Text)]
-    pub output: LintFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LintFormat {
-    Text,
-    Json,
-    Sarif,
+    #[arg(short, long, value_parser = formats::<liveproof_lint::Report>(no_help), default_value = "text")]
+    pub output: Format,
 }
 
 impl Cli {
@@ -891,13 +898,13 @@ impl Cli {
     /// format an error document can be (json, markdown, junit; not text, not sarif).
     pub fn error_format(&self) -> Option<liveproof_report::Format> {
         let asked = match &self.command {
-            Command::Verify(args) => args.output.to_possible_value(),
-            Command::Stale(args) => args.output.to_possible_value(),
-            Command::Demo(args) => args.output.to_possible_value(),
-            Command::Lint(args) => args.output.to_possible_value(),
-            _ => None,
-        }?;
-        error_document(asked.get_name())
+            Command::Verify(args) => args.output,
+            Command::Stale(args) => args.output,
+            Command::Demo(args) => args.output,
+            Command::Lint(args) => args.output,
+            _ => return None,
+        };
+        error_document(asked.name())
     }
 }
 
@@ -936,10 +943,10 @@ pub fn error_format_in(argv: &[String]) -> Option<liveproof_report::Format> {
 }
 
 /// The format named `name` (a canonical `-o` value), if an error document can be drawn in it.
-fn error_document(name: &str) -> Option<liveproof_report::Format> {
+fn error_document(name: &str) -> Option<Format> {
     name.parse()
         .ok()
-        .filter(|f| *f != liveproof_report::Format::Text)
+        .filter(|f| ErrorReport::FORMATS.contains(f))
 }
 
 /// What clap said, as a [`Problem`](liveproof_report::Problem): its first paragraph is the
@@ -982,4 +989,106 @@ fn release_size(given: &str) -> Result<usize, String> {
         ));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    /// `-o`'s values, as clap offers them to `command`.
+    fn offered(command: &str) -> Vec<String> {
+        let cli = Cli::command();
+        let sub = cli.find_subcommand(command).expect("a subcommand");
+        let output = sub
+            .get_arguments()
+            .find(|a| a.get_id() == "output")
+            .expect("takes -o");
+        output
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect()
+    }
+
+    fn names(formats: &[Format]) -> Vec<String> {
+        formats.iter().map(|f| f.name().to_string()).collect()
+    }
+
+    #[test]
+    fn each_command_offers_exactly_the_formats_its_result_is_drawn_in() {
+        assert_eq!(offered("verify"), names(Report::FORMATS));
+        assert_eq!(offered("stale"), names(StaleOutcome::FORMATS));
+        assert_eq!(offered("demo"), names(DemoOutcome::FORMATS));
+        assert_eq!(offered("lint"), names(liveproof_lint::Report::FORMATS));
+    }
+
+    #[test]
+    fn a_format_a_command_cannot_draw_is_refused_when_parsed_naming_the_ones_it_can() {
+        for (argv, allowed) in [
+            (&["liveproof", "stale", "-o", "markdown"][..], "text, json"),
+            (&["liveproof", "lint", "-o", "junit"], "text, json, sarif"),
+            (
+                &["liveproof", "demo", "-o", "sarif"],
+                "text, json, markdown",
+            ),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "sarif"],
+                "text, json, markdown, junit",
+            ),
+            (
+                &[
+                    "liveproof",
+                    "verify",
+                    "deploy/x",
+                    "--report",
+                    "r",
+                    "--report-format",
+                    "sarif",
+                ],
+                "text, json, markdown, junit",
+            ),
+        ] {
+            let err = Cli::try_parse_from(argv).expect_err("refused");
+            assert_eq!(err.exit_code(), 2, "{argv:?}");
+            let said = err.render().to_string();
+            assert!(
+                said.contains(&format!("[possible values: {allowed}]")),
+                "{argv:?}: {said}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_name_and_alias_offered_reads_back_as_its_format() {
+        for (argv, format) in [
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "md"][..],
+                Format::Markdown,
+            ),
+            (&["liveproof", "verify", "deploy/x"], Format::Text),
+            (&["liveproof", "demo", "-o", "md"], Format::Markdown),
+            (&["liveproof", "lint", "-o", "sarif"], Format::Sarif),
+            (&["liveproof", "stale", "-o", "json"], Format::Json),
+        ] {
+            let cli = Cli::try_parse_from(argv).expect("parses");
+            let asked = match cli.command {
+                Command::Verify(args) => args.output,
+                Command::Demo(args) => args.output,
+                Command::Lint(args) => args.output,
+                Command::Stale(args) => args.output,
+                _ => unreachable!("only these take -o"),
+            };
+            assert_eq!(asked, format, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn an_error_document_is_offered_only_in_a_format_a_program_reads() {
+        assert_eq!(error_document("json"), Some(Format::Json));
+        assert_eq!(error_document("junit"), Some(Format::Junit));
+        assert_eq!(error_document("text"), None);
+        assert_eq!(error_document("sarif"), None);
+    }
 }

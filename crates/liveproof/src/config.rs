@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
+use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::{
     Change, ExpectedImage, ManifestExpectation, SecretRefExpectation, Target,
 };
 use liveproof_gather::live::ClusterOptions;
-use liveproof_report::{Format, TextStyle};
+use liveproof_report::{Format, Render, TextStyle};
 
-use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, OutputFormat, VerifyArgs};
+use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, VerifyArgs};
 
 /// A usage error: exit 2, message names the flag.
 #[derive(Debug, thiserror::Error)]
@@ -197,15 +198,6 @@ pub fn text_style(choice: ColorChoice, stdout_is_terminal: bool) -> TextStyle {
     match columns {
         Some(w) => base.with_width(w),
         None => base,
-    }
-}
-
-pub fn format(output: OutputFormat) -> Format {
-    match output {
-        OutputFormat::Text => Format::Text,
-        OutputFormat::Json => Format::Json,
-        OutputFormat::Markdown => Format::Markdown,
-        OutputFormat::Junit => Format::Junit,
     }
 }
 
@@ -422,7 +414,7 @@ impl VerifyRequest {
             namespace_origin,
             wait,
             request_timeout,
-            format: format(args.output),
+            format: args.output,
             style,
             since_origin,
             max_release_size: args.max_release_size,
@@ -439,10 +431,10 @@ impl VerifyRequest {
 /// extension that names none is refused rather than guessed.
 fn report_file(
     path: &std::path::Path,
-    explicit: Option<OutputFormat>,
+    explicit: Option<Format>,
 ) -> Result<(PathBuf, Format), ConfigError> {
     if let Some(f) = explicit {
-        return Ok((path.to_path_buf(), format(f)));
+        return Ok((path.to_path_buf(), f));
     }
     let extension = path.extension().and_then(|e| e.to_str());
     let by_extension = match extension.map(str::to_ascii_lowercase).as_deref() {
@@ -685,16 +677,17 @@ fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError>
     } else {
         return Ok(Vec::new());
     };
-    let text_or_json =
-        |format: OutputFormat| matches!(format, OutputFormat::Text | OutputFormat::Json);
-    if !text_or_json(args.output) {
+    // What a fleet's report is drawn in is the fleet model's to say; the others are refused
+    // here, before any cluster is asked (never drawn as another format).
+    let drawn = |format: &Format| <FleetReport as Render>::FORMATS.contains(format);
+    if !drawn(&args.output) {
         return Err(ConfigError::FleetFormat {
-            format: format(args.output).name().to_string(),
+            format: args.output.name().to_string(),
         });
     }
     if let Some(path) = &args.report {
         let (_, written) = report_file(path, args.report_format)?;
-        if !matches!(written, Format::Text | Format::Json) {
+        if !drawn(&written) {
             return Err(ConfigError::FleetFormat {
                 format: written.name().to_string(),
             });

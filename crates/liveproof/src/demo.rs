@@ -1,18 +1,16 @@
 //! `liveproof demo`: the "merged but never deployed" story on the built-in simulator, verified
-//! through the same code path as a real cluster (kube client, kubeconfig, REST).
-
-use std::io::Write;
+//! through the same code path as a real cluster (kube client, kubeconfig, REST). The report
+//! crate tells the story around the two reports ([`DemoOutcome`]).
 
 use jiff::{SignedDuration, Timestamp};
 use liveproof_evidence::{
-    Change, ManifestExpectation, Report, SecretRefExpectation, Target, TargetKind, Verdict,
+    Change, ManifestExpectation, SecretRefExpectation, Target, TargetKind, Verdict,
 };
 use liveproof_gather::live::ClusterOptions;
-use liveproof_report::{Format, TextStyle};
+use liveproof_report::{DemoOutcome, TextStyle};
 use liveproof_sim::{SimHandle, Simulator};
 use serde_json::{json, Value};
 
-use crate::cli::DemoFormat;
 use crate::config::{Source, VerifyConfig};
 
 /// The story's namespace, images and names, for tests that replay it.
@@ -24,21 +22,6 @@ const NEW_HASH: &str = "7c5d8f9b6";
 
 /// The merge commit of the story: the GitOps source has fetched it; nothing else moved.
 pub const COMMIT: &str = "3f2c1ab9d04e5c7a8b6f1e2d3c4b5a69788f9e0d";
-
-/// What the demo found: the same verification before and after the fix.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct DemoOutcome {
-    /// `liveproof/demo/v1`.
-    pub schema: &'static str,
-    /// The command both verifications ran, as a person would type it.
-    pub command: String,
-    /// Before the chart version bump: not_live.
-    pub before: Report,
-    /// After it (revision 35, new pods): live.
-    pub after: Report,
-    /// Whether the verdicts came out as the story says.
-    pub as_expected: bool,
-}
 
 /// Plays the story on a simulator and returns both reports.
 pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
@@ -99,105 +82,6 @@ pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
         after,
         as_expected,
     })
-}
-
-/// `liveproof demo`: plays the story and prints it — as a story with both reports (text,
-/// markdown), or as one JSON document (`-o json`) holding both.
-pub async fn run(format: DemoFormat, style: TextStyle, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let outcome = play(style).await?;
-    match format {
-        DemoFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &outcome)?;
-            writeln!(out)?;
-        }
-        DemoFormat::Text => tell(&outcome, Format::Text, style, out)?,
-        DemoFormat::Markdown => tell(&outcome, Format::Markdown, style, out)?,
-    }
-    Ok(if outcome.as_expected { 0 } else { 1 })
-}
-
-/// The story around the two reports, each paragraph wrapped to the style's width.
-fn tell(
-    outcome: &DemoOutcome,
-    format: Format,
-    style: TextStyle,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let merged = outcome.before.change.since.clone().unwrap_or_default();
-    let paragraph = |out: &mut dyn Write, text: &str| -> std::io::Result<()> {
-        for line in wrap_words(text, style.width) {
-            writeln!(out, "{line}")?;
-        }
-        writeln!(out)
-    };
-    let fence = |out: &mut dyn Write, open: bool| -> std::io::Result<()> {
-        if format == Format::Markdown {
-            writeln!(out, "{}", if open { "```text" } else { "```" })?;
-        }
-        Ok(())
-    };
-    if format == Format::Markdown {
-        writeln!(
-            out,
-            "# liveproof demo — the deploy that merged but never deployed\n"
-        )?;
-    } else {
-        writeln!(
-            out,
-            "liveproof demo — the deploy that merged but never deployed\n"
-        )?;
-    }
-    paragraph(
-        out,
-        &format!(
-            "The PR moving inventory's database password to a secretKeyRef merged at {merged} \
-             (commit {}). CI is green. Flux says Ready, UpgradeSucceeded. But the chart's \
-             templates changed while Chart.yaml's version did not, and with reconcileStrategy \
-             ChartVersion helm-controller builds a new chart only when the version changes: \
-             nothing was released, and the pods still run what they read four days ago. \
-             (A simulated cluster on this machine; nothing leaves it.)",
-            &COMMIT[..7]
-        ),
-    )?;
-    fence(out, true)?;
-    writeln!(out, "$ {}\n", outcome.command)?;
-    fence(out, false)?;
-    liveproof_report::render(&outcome.before, format, style, out)?;
-    writeln!(out)?;
-    paragraph(
-        out,
-        "The fix is one line: version 0.4.2 → 0.4.3 in charts/inventory/Chart.yaml. Flux builds \
-         the chart, helm-controller upgrades to revision 35, the Deployment rolls out new pods.",
-    )?;
-    fence(out, true)?;
-    writeln!(out, "$ {}\n", outcome.command)?;
-    fence(out, false)?;
-    liveproof_report::render(&outcome.after, format, style, out)?;
-    writeln!(out)?;
-    paragraph(
-        out,
-        if outcome.as_expected {
-            "demo: not_live before the version bump, live after it — as it should be."
-        } else {
-            "demo: the verdicts did not come out as the story says they should (see above)."
-        },
-    )?;
-    Ok(())
-}
-
-/// Word-wraps a paragraph (words are never cut: the demo's own words are short).
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
 }
 
 /// The pod template the chart renders: 0.4.2 (old image) reads the database password from an

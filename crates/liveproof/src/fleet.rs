@@ -1,13 +1,11 @@
 //! `verify` over several clusters (`--context` repeated, `--all-contexts`): the same
 //! verification against each, `--max-concurrency` clusters at a time, each bounded as one cluster's
 //! verify is (`--request-timeout`, `--timeout`). A cluster that cannot be verified is an
-//! error for that cluster in the fleet's report, never a pass and never a hang.
-
-use std::io::Write;
+//! error for that cluster in the fleet's report, never a pass and never a hang. Each cluster
+//! is the verifier's (as one cluster's verify is); `verify` prints the fleet.
 
 use futures::StreamExt;
 use liveproof_evidence::fleet::FleetReport;
-use liveproof_report::Format;
 
 use crate::config::{Source, VerifyConfig};
 
@@ -26,7 +24,7 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
                 options.context = Some(context.clone());
             }
             let task = tokio::spawn(async move {
-                crate::verify::report(&one)
+                crate::verifier::report(&one)
                     .await
                     .map_err(|e| crate::error_text(&e))
             });
@@ -44,40 +42,4 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
         .collect::<Vec<_>>()
         .await;
     FleetReport::new(results)
-}
-
-/// `verify` with several clusters: the fleet's report rendered (text or JSON: the
-/// configuration refused the others), `--report` written; the fleet's exit code.
-pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let fleet = report(config).await;
-    render(&fleet, config.format, config.style, out)?;
-    if let Some((path, format)) = &config.report {
-        let mut bytes = Vec::new();
-        render(
-            &fleet,
-            *format,
-            liveproof_report::TextStyle::plain(),
-            &mut bytes,
-        )?;
-        crate::output::write_report(path, &bytes)?;
-    }
-    Ok(fleet.exit_code())
-}
-
-fn render(
-    fleet: &FleetReport,
-    format: Format,
-    style: liveproof_report::TextStyle,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    // Every format named: configuration refuses a fleet in the others (FleetFormat), and a
-    // format added later must say how a fleet is drawn, never fall back to text unasked.
-    match format {
-        Format::Json => liveproof_report::render_fleet_json(fleet, out),
-        Format::Text => liveproof_report::render_fleet_text(fleet, style, out),
-        Format::Markdown | Format::Junit => Err(std::io::Error::other(format!(
-            "a fleet report is drawn as text or JSON, not {}",
-            format.name()
-        ))),
-    }
 }

@@ -25,7 +25,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use liveproof_report::Problem;
+use liveproof_report::{Format, Outcome, Problem, Render, RollbackPrinter, TextStyle};
 
 pub use config::ConfigError;
 
@@ -112,26 +112,67 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
 fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8> {
     let style = config::text_style(cli.color, std::io::stdout().is_terminal());
     let mut out = output::Stdout::new();
+    // Each command returns its model; it is printed here, and the exit code read off it.
     let code = match cli.command {
         cli::Command::Verify(args) => {
             let config = config::VerifyConfig::from_args(&args, style)?;
-            runtime.block_on(verify::run(&config, &mut out))?
+            let verified = runtime.block_on(verify::run(&config))?;
+            let code = print(&verified, config.format, config.style, &mut out)?;
+            verify::write_report(&verified, &config)?;
+            code
         }
-        cli::Command::Demo(args) => runtime.block_on(demo::run(args.output, style, &mut out))?,
+        cli::Command::Demo(args) => {
+            let outcome = runtime.block_on(demo::play(style))?;
+            print(&outcome, args.output, style, &mut out)?
+        }
         cli::Command::Release(cli::ReleaseCommand::Show(args)) => {
             runtime.block_on(release::show(&args, &mut out))?
         }
-        cli::Command::Snapshot(args) => runtime.block_on(snapshot::take(&args, &mut out))?,
-        cli::Command::Rollback(args) => runtime.block_on(snapshot::rollback(&args, &mut out))?,
-        cli::Command::Stale(args) => runtime.block_on(stale::run(&args, &mut out))?,
-        cli::Command::Sim(args) => runtime.block_on(sim_cmd::run(&args, &mut out))?,
-        cli::Command::Lint(args) => lint::run(&args, &mut out)?,
+        cli::Command::Snapshot(args) => {
+            let taken = runtime.block_on(snapshot::take(&args))?;
+            print(&taken, Format::Text, style, &mut out)?
+        }
+        cli::Command::Rollback(args) => {
+            // Said as it goes, plain as ever (the verified report among it too).
+            let mut printer = RollbackPrinter::new(&mut out, TextStyle::plain());
+            runtime.block_on(snapshot::rollback(&args, &mut printer))?;
+            printer.finish().exit_code()
+        }
+        cli::Command::Stale(args) => {
+            let stale = runtime.block_on(stale::check(&args))?;
+            // Plain text, as stale has always printed (its table is not coloured).
+            print(&stale, args.output, TextStyle::plain(), &mut out)?
+        }
+        cli::Command::Sim(args) => {
+            let running = runtime.block_on(sim_cmd::start(&args))?;
+            let code = print(&running.serving, Format::Text, style, &mut out)?;
+            // Said before the wait, which lasts until Ctrl-C.
+            out.flush()?;
+            runtime.block_on(running.until_interrupted())?;
+            code
+        }
+        cli::Command::Lint(args) => {
+            let report = lint::run(&args)?;
+            print(&report, args.output, style, &mut out)?
+        }
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args))?,
         cli::Command::Skill => skill::run(&mut out)?,
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
     };
     out.flush()?;
     Ok(code)
+}
+
+/// Prints a command's model in `format` (one clap let through: one it is drawn in); its exit
+/// code.
+fn print<M: Render + Outcome>(
+    model: &M,
+    format: Format,
+    style: TextStyle,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    model.render(format, style, out)?;
+    Ok(model.exit_code())
 }
 
 /// The process's peak resident memory (the kernel's `VmHWM`), where `/proc` has it: `-v` says

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
 use liveproof_gather::Cluster;
-use liveproof_helm::show::LastByte;
 use liveproof_helm::{Parts, Release, StorageObject, StoredRelease};
+use liveproof_report::{Format, ManifestSource, Outcome, ReleaseShown, Render, TextStyle};
 use serde_json::Value;
 
 use crate::cli::ReleaseShowArgs;
@@ -68,13 +68,16 @@ fn the_one_namespace(name: &str, mut found: Vec<String>) -> Result<String, Relea
     }
 }
 
+/// `liveproof release show`. Its model ([`ReleaseShown`]) borrows what was gathered and
+/// streams the manifest as another thread decodes it, so it is printed here, inside that
+/// thread's scope, rather than returned; its exit code is still the model's.
 pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (observed, namespace) = gather(args).await?;
     // One write per document of a large manifest would be one system call each.
     let mut out = io::BufWriter::with_capacity(64 * 1024, out);
-    write_shown(args, &observed, &namespace, &mut out)?;
+    let code = write_shown(args, &observed, &namespace, &mut out)?;
     out.flush()?;
-    Ok(0)
+    Ok(code)
 }
 
 /// What `release show` prints: the chosen sections, as helm prints them, one blank line apart.
@@ -112,7 +115,7 @@ fn write_shown(
     observed: &Observed,
     namespace: &str,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<u8> {
     let limits = limits(args);
     let ahead = args
         .manifest
@@ -138,10 +141,35 @@ fn write_shown(
             }
         });
         let found = found(observed, namespace, args, &limits)?;
-        let manifest = |out: &mut dyn Write| match ahead {
-            Some(ahead)
-                if StorageObject::of(ahead.storage).as_ref() == Some(&found.chosen.object) =>
-            {
+        let manifest = Manifest {
+            ahead: std::cell::Cell::new(ahead),
+            shown: &found.chosen.object,
+            observed,
+            namespace,
+            name: &args.name,
+            limits: &limits,
+        };
+        let shown = found.shown(args, &manifest);
+        shown.render(Format::Text, TextStyle::plain(), out)?;
+        Ok(shown.exit_code())
+    })
+}
+
+/// The manifest of the revision shown, as `release show` prints it: from what the other thread
+/// decoded ahead when that is the revision shown, else decoded again here.
+struct Manifest<'scope, 'o> {
+    ahead: std::cell::Cell<Option<Ahead<'scope, 'o>>>,
+    shown: &'o StorageObject,
+    observed: &'o Observed,
+    namespace: &'o str,
+    name: &'o str,
+    limits: &'o liveproof_helm::Limits,
+}
+
+impl ManifestSource for Manifest<'_, '_> {
+    fn write_manifest(&self, out: &mut dyn Write) -> io::Result<()> {
+        match self.ahead.take() {
+            Some(ahead) if StorageObject::of(ahead.storage).as_ref() == Some(self.shown) => {
                 // Judged and written here, while the other thread decodes what follows.
                 let mut writer = liveproof_helm::show::ManifestWriter::new(out);
                 for piece in ahead.waiting.iter() {
@@ -155,17 +183,15 @@ fn write_shown(
             }
             // Not the one shown: dropping `waiting` stops the thread at its next piece.
             _ => {
-                let storage = storage(observed, namespace, &args.name)
-                    .find(|obj| StorageObject::of(obj).as_ref() == Some(&found.chosen.object))
+                let storage = storage(self.observed, self.namespace, self.name)
+                    .find(|obj| StorageObject::of(obj).as_ref() == Some(self.shown))
                     .ok_or_else(|| {
-                        io::Error::other(format!("{} is not in what was read", found.chosen.object))
+                        io::Error::other(format!("{} is not in what was read", self.shown))
                     })?;
-                liveproof_helm::write_stored_manifest(storage, &limits, out)
+                liveproof_helm::write_stored_manifest(storage, self.limits, out)
             }
-        };
-        found.write(args, out, manifest)?;
-        Ok(())
-    })
+        }
+    }
 }
 
 /// The manifest being decoded ahead, on its own thread.
@@ -341,55 +367,21 @@ fn take_whole(shown: &mut StoredRelease) -> StoredRelease {
 }
 
 impl Found {
-    /// The sections asked for; the manifest's is written by `manifest`.
-    fn write(
-        &self,
+    /// The sections asked for (the metadata when none is); the manifest's from `manifest`.
+    fn shown<'a>(
+        &'a self,
         args: &ReleaseShowArgs,
-        out: &mut dyn Write,
-        manifest: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-    ) -> io::Result<()> {
+        manifest: &'a dyn ManifestSource,
+    ) -> ReleaseShown<'a> {
         let nothing_chosen = !(args.manifest || args.values || args.history || args.metadata);
-        let chosen = &self.chosen;
-        let release = &chosen.release;
-        let mut sections = Sections { out, written: 0 };
-        if args.metadata || nothing_chosen {
-            sections.text(&liveproof_helm::show::metadata(chosen))?;
+        ReleaseShown {
+            metadata: (args.metadata || nothing_chosen).then_some(&self.chosen),
+            history: args.history.then_some(self.history.revisions.as_slice()),
+            values: args
+                .values
+                .then_some((&self.chosen.release, args.show_values)),
+            manifest: args.manifest.then_some(manifest),
         }
-        if args.history {
-            sections.text(&liveproof_helm::show::history(&self.history.revisions))?;
-        }
-        if args.values {
-            sections.text(&liveproof_helm::show::values(release, args.show_values))?;
-        }
-        if args.manifest {
-            sections.write(manifest)?;
-        }
-        Ok(())
-    }
-}
-
-/// Sections one blank line apart, each ending in a newline.
-struct Sections<'a> {
-    out: &'a mut dyn Write,
-    written: usize,
-}
-
-impl Sections<'_> {
-    fn text(&mut self, text: &str) -> io::Result<()> {
-        self.write(|out| out.write_all(text.as_bytes()))
-    }
-
-    fn write(&mut self, section: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-        if self.written > 0 {
-            self.out.write_all(b"\n")?;
-        }
-        self.written += 1;
-        let mut out = LastByte::new(&mut *self.out);
-        section(&mut out)?;
-        if out.last() != Some(b'\n') {
-            self.out.write_all(b"\n")?;
-        }
-        Ok(())
     }
 }
 

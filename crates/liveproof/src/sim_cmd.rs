@@ -1,14 +1,33 @@
 //! `liveproof sim`: serve a simulated Kubernetes API until interrupted, with the built-in
 //! Deployment controller on so `kubectl set image`/`apply`/`rollout undo` roll out as on a
-//! cluster.
+//! cluster. [`start`] returns what is serving ([`SimServing`], which the CLI prints) and
+//! [`Running::until_interrupted`] serves it until Ctrl-C.
 
-use std::io::Write;
-
-use liveproof_sim::{Simulator, WatchExpiry};
+use liveproof_report::{DemoImages, SimServing};
+use liveproof_sim::{SimHandle, Simulator, WatchExpiry};
 
 use crate::cli::SimArgs;
 
-pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// A simulator serving, and what it needs kept until it stops.
+pub struct Running {
+    /// What the CLI says about it.
+    pub serving: SimServing,
+    handle: SimHandle,
+    /// The directory of a kubeconfig not written to `--kubeconfig-out`: removed on exit.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Running {
+    /// Serves until Ctrl-C, then stops.
+    pub async fn until_interrupted(self) -> anyhow::Result<()> {
+        tokio::signal::ctrl_c().await?;
+        self.handle.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Starts the simulator `args` describe and writes its kubeconfig.
+pub async fn start(args: &SimArgs) -> anyhow::Result<Running> {
     // Whole seconds, as the API server writes times: the printed --since must parse back.
     // (rounded down, so a pod started in this very second is still after it).
     // One second earlier still: a `kubectl set image` in the same second as the start rolls
@@ -34,14 +53,13 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         (None, false) => "default".to_owned(),
     };
     // Without --kubeconfig-out the kubeconfig lives in a directory removed on exit.
-    let scratch;
-    let kubeconfig = match &args.kubeconfig_out {
-        Some(path) => path.clone(),
+    let (kubeconfig, scratch) = match &args.kubeconfig_out {
+        Some(path) => (path.clone(), None),
         None => {
-            scratch = tempfile::Builder::new()
+            let scratch = tempfile::Builder::new()
                 .prefix("liveproof-sim-")
                 .tempdir()?;
-            scratch.path().join("kubeconfig")
+            (scratch.path().join("kubeconfig"), Some(scratch))
         }
     };
     let handle = sim.start().await?;
@@ -78,44 +96,22 @@ pub async fn run(args: &SimArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 kubeconfig.display()
             )
         })?;
-    let kc = kubeconfig.display();
     if !injected.is_empty() {
         tracing::warn!("fault injection: {}", injected.join("; "));
     }
-    writeln!(
-        out,
-        "serving a simulated Kubernetes API at {}\n\
-         kubeconfig: {kc} (namespace {namespace})\n\
-         Deployments changed through the API roll out as on a cluster (new ReplicaSet, pods \
-         started now, old pods terminated).\n",
-        handle.url()
-    )?;
-    if args.demo {
-        let new_image = crate::demo::NEW_IMAGE;
-        writeln!(
-            out,
-            "Try it (the demo: inventory still runs {old}):\n\
-             \x20 export KUBECONFIG={kc}\n\
-             \x20 kubectl get deploy,pods\n\
-             \x20 liveproof verify deploy/inventory --image {new_image} --since {started}        # not_live\n\
-             \x20 kubectl set image deploy/inventory app={new_image}\n\
-             \x20 liveproof verify deploy/inventory --image {new_image} --since {started} --wait --timeout 60s   # live\n\
-             \x20 kubectl rollout undo deploy/inventory\n",
-            old = crate::demo::OLD_IMAGE,
-        )?;
-    } else {
-        writeln!(
-            out,
-            "Try it:\n\
-             \x20 export KUBECONFIG={kc}\n\
-             \x20 kubectl get deploy,pods\n\
-             \x20 kubectl set image deploy/NAME CONTAINER=IMAGE\n\
-             \x20 liveproof verify deploy/NAME --image IMAGE --since {started} --wait --timeout 60s\n"
-        )?;
-    }
-    writeln!(out, "press Ctrl-C to stop")?;
-    out.flush()?;
-    tokio::signal::ctrl_c().await?;
-    handle.shutdown().await;
-    Ok(0)
+    let serving = SimServing {
+        url: handle.url().to_string(),
+        kubeconfig,
+        namespace,
+        started: started.to_string(),
+        demo: args.demo.then(|| DemoImages {
+            old: crate::demo::OLD_IMAGE.to_owned(),
+            new: crate::demo::NEW_IMAGE.to_owned(),
+        }),
+    };
+    Ok(Running {
+        serving,
+        handle,
+        _scratch: scratch,
+    })
 }

@@ -13,7 +13,7 @@ use liveproof_evidence::{
     Change, Check, Report, SnapshotSummary, Status, Target, TargetKind, Verdict,
 };
 use liveproof_gather::{Cluster, ClusterOptions};
-use liveproof_report::{RollbackEnd, RollbackStep};
+use liveproof_report::{RollbackEnd, RollbackEvent, RollbackPrinter, RollbackStep, SnapshotTaken};
 
 use crate::cli::{RollbackArgs, SnapshotArgs};
 use crate::config::{self, Source, VerifyConfig};
@@ -226,8 +226,8 @@ async fn current_state(
     Ok((targets, releases))
 }
 
-/// `liveproof snapshot`.
-pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// `liveproof snapshot`: what it recorded (or kept), for the CLI to print.
+pub async fn take(args: &SnapshotArgs) -> anyhow::Result<SnapshotTaken> {
     check_commit(&args.commit)?;
     // Up front, before any request: no apply without a way back.
     probe(&args.dir)?;
@@ -240,15 +240,11 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
                 dir: args.dir.clone(),
                 source,
             })?;
-            writeln!(
-                out,
-                "kept the snapshot of commit {name} taken at {} and published it as {}: a snapshot \
-                 taken again (a retried job, after the apply) would record the new state, not the \
-                 way back; --overwrite replaces it",
-                kept.taken_at,
-                args.dir.join("current").display()
-            )?;
-            return Ok(0);
+            return Ok(SnapshotTaken::Kept {
+                commit: name,
+                taken_at: kept.taken_at.to_string(),
+                current: args.dir.join("current"),
+            });
         }
     }
     let cluster = Cluster::connect(&ClusterOptions::try_from(&args.cluster)?).await?;
@@ -325,15 +321,12 @@ pub async fn take(args: &SnapshotArgs, out: &mut dyn Write) -> anyhow::Result<u8
         dir: args.dir.clone(),
         source,
     })?;
-    writeln!(
-        out,
-        "snapshot of {} workload(s) and {} Helm release(s) for commit {} published as {}",
-        snapshot.workloads.len(),
-        snapshot.releases.len(),
-        snapshot.commit,
-        args.dir.join("current").display()
-    )?;
-    Ok(0)
+    Ok(SnapshotTaken::Taken {
+        commit: snapshot.commit,
+        workloads: snapshot.workloads.len(),
+        releases: snapshot.releases.len(),
+        current: args.dir.join("current"),
+    })
 }
 
 /// What changed since the snapshot, as verify targets: the changed workloads and a `release/`
@@ -439,8 +432,12 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
 
 /// `liveproof rollback`: re-verifies what changed since the snapshot, restores the snapshot's
 /// pod template of each workload that failed (Helm releases are left to Helm, with the command),
-/// and waits until the restored workloads serve it. Says each step as it is taken.
-pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// and waits until the restored workloads serve it. Each step is recorded with `printer` as it
+/// is taken (and so said at once); the exit code is the [`Rollback`](liveproof_report::Rollback)'s.
+pub async fn rollback(
+    args: &RollbackArgs,
+    printer: &mut RollbackPrinter<'_>,
+) -> anyhow::Result<()> {
     let snapshot = load(&args.snapshot, &args.commit)?;
     // --timeout bounds the whole rollback, the first reads included.
     let deadline = Deadline::starting_now(config::parse_duration(&args.timeout)?);
@@ -457,15 +454,17 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         .await?;
     if summary.changed.is_empty() {
         // Nothing to roll back, and nothing proves the deploy happened either.
-        return end(
-            RollbackEnd::NothingChanged {
+        return Ok(
+            printer.record(RollbackEvent::End(RollbackEnd::NothingChanged {
                 commit: summary.commit,
                 why: NOTHING_CHANGED.to_string(),
-            },
-            out,
+            }))?,
         );
     }
-    liveproof_report::render_rollback_changed(&summary.commit, &summary.changed, out)?;
+    printer.record(RollbackEvent::Changed {
+        commit: summary.commit.clone(),
+        changed: summary.changed.clone(),
+    })?;
     let base = VerifyConfig {
         namespace: Some(ns),
         since_origin: Some("the snapshot".into()),
@@ -500,7 +499,7 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
             .targets
             .iter()
             .any(|t| t.verdict == Verdict::Unproven);
-        return end(RollbackEnd::NothingFailed { unproven }, out);
+        return Ok(printer.record(RollbackEvent::End(RollbackEnd::NothingFailed { unproven }))?);
     }
     let mut restored = Vec::new();
     let mut by_hand = false;
@@ -508,17 +507,17 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
         let Some(step) = restore(&cluster, &snapshot, t, args.dry_run).await else {
             continue;
         };
-        liveproof_report::render_rollback_step(&step, out)?;
         by_hand |= step.needs_hand();
         if let (RollbackStep::Restored { .. }, Some(kind)) = (&step, t.kind.target()) {
             restored.push(Target::new(kind, Some(&t.namespace), &t.name));
         }
+        printer.record(RollbackEvent::Step(step))?;
     }
     if args.dry_run {
-        return end(RollbackEnd::DryRun, out);
+        return Ok(printer.record(RollbackEvent::End(RollbackEnd::DryRun))?);
     }
     let serving = restored.is_empty() || {
-        liveproof_report::render_rollback_waiting(out)?;
+        printer.record(RollbackEvent::Waiting)?;
         let config = VerifyConfig {
             targets: restored,
             change: Change::default(),
@@ -527,23 +526,15 @@ pub async fn rollback(args: &RollbackArgs, out: &mut dyn Write) -> anyhow::Resul
             ..base
         };
         let report = crate::verifier::wait(&config, &cluster, deadline, &rolled_back).await?;
-        liveproof_report::render(&report, config.format, config.style, out)?;
-        rolled_back(&report)
+        let serving = rolled_back(&report);
+        printer.record(RollbackEvent::Verified(Box::new(report)))?;
+        serving
     };
-    end(
-        if serving && !by_hand {
-            RollbackEnd::Succeeded
-        } else {
-            RollbackEnd::Failed { serving }
-        },
-        out,
-    )
-}
-
-/// Says how the rollback ended; its exit code.
-fn end(end: RollbackEnd, out: &mut dyn Write) -> anyhow::Result<u8> {
-    liveproof_report::render_rollback_end(&end, out)?;
-    Ok(end.exit_code())
+    Ok(printer.record(RollbackEvent::End(if serving && !by_hand {
+        RollbackEnd::Succeeded
+    } else {
+        RollbackEnd::Failed { serving }
+    }))?)
 }
 
 /// A rollback is done when nothing fails and every serving pod is on the restored template.

@@ -1,20 +1,16 @@
 //! `liveproof stale`: which workloads run an older build than their tag names now, and
 //! (`--restart`) restart exactly those (seed 001).
 
-use std::io::Write;
-
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
-use liveproof_evidence::{
-    digest_rows, Change, DeclaredTemplate, DigestRow, RowVerdict, Target, Verdict,
-};
+use liveproof_evidence::{digest_rows, Change, DeclaredTemplate, DigestRow, RowVerdict, Target};
 use liveproof_gather::Cluster;
 
-use crate::cli::{StaleArgs, StaleFormat};
+use crate::cli::StaleArgs;
 use crate::config::{self, Source, VerifyConfig};
 use crate::deadline::{within, Deadline};
 use liveproof_gather::registry::RegistryFacts;
-use liveproof_report::{RestartOutcome, RestartStep};
+use liveproof_report::{RestartOutcome, RestartStep, StaleOutcome};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StaleError {
@@ -24,31 +20,9 @@ pub enum StaleError {
     NotAWorkload(String),
 }
 
-pub async fn run(args: &StaleArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let stale = check(args).await?;
-    match args.output {
-        StaleFormat::Text => liveproof_report::render_stale_text(
-            &stale.rows,
-            stale.restart.as_ref(),
-            liveproof_report::TextStyle::plain(),
-            out,
-        )?,
-        StaleFormat::Json => {
-            liveproof_report::render_stale_json(&stale.rows, stale.restart.as_ref(), out)?
-        }
-    }
-    Ok(stale.code)
-}
-
-/// What `stale` found (and, with `--restart`, did), and its exit code.
-pub struct Stale {
-    pub rows: Vec<DigestRow>,
-    pub restart: Option<RestartOutcome>,
-    pub code: u8,
-}
-
-/// Compares, and with `--restart` restarts: the typed result `run` renders.
-pub async fn check(args: &StaleArgs) -> anyhow::Result<Stale> {
+/// Compares, and with `--restart` restarts: what `stale` found and did (its exit code is the
+/// model's, [`StaleOutcome`]); the CLI and the MCP tool print it.
+pub async fn check(args: &StaleArgs) -> anyhow::Result<StaleOutcome> {
     // With --wait, --timeout bounds the whole command from here; without, each request is
     // bounded by --request-timeout.
     let deadline = if args.wait {
@@ -117,14 +91,7 @@ pub async fn check(args: &StaleArgs) -> anyhow::Result<Stale> {
         })
         .collect();
     let unknown = rows.iter().any(|r| r.verdict == RowVerdict::Unknown);
-    let untouched_code = if !stale.is_empty() {
-        1
-    } else if unknown {
-        3
-    } else {
-        0
-    };
-    let (code, restart) = if args.restart {
+    let restart = if args.restart {
         let on = Reach {
             cluster: &cluster,
             options,
@@ -132,23 +99,11 @@ pub async fn check(args: &StaleArgs) -> anyhow::Result<Stale> {
             deadline,
             request_timeout,
         };
-        let (code, outcome) = restart(args, &on, &stale, unknown, policy).await?;
-        (
-            if stale.is_empty() {
-                untouched_code
-            } else {
-                code
-            },
-            Some(outcome),
-        )
+        Some(restart(args, &on, &stale, unknown, policy).await?)
     } else {
-        (untouched_code, None)
+        None
     };
-    Ok(Stale {
-        rows,
-        restart,
-        code,
-    })
+    Ok(StaleOutcome { rows, restart })
 }
 
 /// The cluster a restart writes to and the bounds it runs within.
@@ -161,14 +116,14 @@ struct Reach<'a> {
 }
 
 /// `--restart`: patch exactly the stale workloads (or say what would be patched), then with
-/// `--wait` verify them. Returns the exit code and what was done; prints nothing itself.
+/// `--wait` verify them. Returns what was done; prints nothing itself.
 async fn restart(
     args: &StaleArgs,
     on: &Reach<'_>,
     stale: &[&Target],
     unknown: bool,
     policy: DigestPolicy,
-) -> anyhow::Result<(u8, RestartOutcome)> {
+) -> anyhow::Result<RestartOutcome> {
     let (cluster, ns, deadline, request_timeout) =
         (on.cluster, on.namespace, on.deadline, on.request_timeout);
     let options = on.options.clone();
@@ -177,7 +132,7 @@ async fn restart(
     // Never a request when nothing is stale: a redeploy that changed no image is a no-op.
     if stale.is_empty() {
         outcome.record(RestartStep::NothingStale { unknown });
-        return Ok((0, outcome));
+        return Ok(outcome);
     }
     // To the millisecond, and written into each template it restarts: the new pods' template
     // then shows the restart, which orders a pod started in the same second as `at` (start
@@ -195,7 +150,7 @@ async fn restart(
             });
         }
         outcome.record(RestartStep::DryRunEnd);
-        return Ok((1, outcome));
+        return Ok(outcome);
     }
     let mut restarted = Vec::new();
     for t in stale {
@@ -213,9 +168,8 @@ async fn restart(
             }),
         }
     }
-    let failed = !outcome.failed.is_empty();
     let Some(deadline) = deadline else {
-        return Ok((u8::from(failed), outcome));
+        return Ok(outcome);
     };
     let change = Change {
         since: Some(at),
@@ -243,10 +197,8 @@ async fn restart(
         insecure_registries: args.insecure_registry.clone(),
         ..VerifyConfig::new(restarted, change, Source::Live(options))
     };
-    let report = crate::verifier::produce(&config).await?;
-    let live = report.verdict == Verdict::Live;
-    outcome.report = Some(report);
-    Ok((if failed || !live { 1 } else { 0 }, outcome))
+    outcome.report = Some(crate::verifier::produce(&config).await?);
+    Ok(outcome)
 }
 
 /// The workloads to check: the targets, what `-f` declares, or all in the namespace(s).

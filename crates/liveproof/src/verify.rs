@@ -1,47 +1,26 @@
-//! `liveproof verify`: the verifier's report (or `--snapshot`'s), its next steps made whole,
-//! rendered; exits with the verdict.
+//! `liveproof verify`: one cluster's report (the verifier's, or `--snapshot`'s), or a fleet's
+//! over several clusters — the model the CLI prints and reads the exit code off.
 
-use std::io::Write;
-
-use liveproof_evidence::Report;
+use liveproof_report::{Render, Verification};
 
 use crate::config::VerifyConfig;
 
-pub async fn run(config: &VerifyConfig, out: &mut dyn Write) -> anyhow::Result<u8> {
-    if !config.fleet.is_empty() {
-        return crate::fleet::run(config, out).await;
-    }
-    let report = report(config).await?;
-    liveproof_report::render(&report, config.format, config.style, out)?;
-    if let Some((path, format)) = &config.report {
-        write_report(&report, path, *format)?;
-    }
-    Ok(report.verdict.exit_code())
+/// Verifies what `config` says, in one cluster or each of its fleet's.
+pub async fn run(config: &VerifyConfig) -> anyhow::Result<Verification> {
+    Ok(if config.fleet.is_empty() {
+        Verification::One(Box::new(crate::verifier::report(config).await?))
+    } else {
+        Verification::Fleet(crate::fleet::report(config).await)
+    })
 }
 
-/// The report `verify` prints: the verifier's (or `--snapshot`'s), with its next steps carrying
-/// the user's flags.
-pub async fn report(config: &VerifyConfig) -> anyhow::Result<Report> {
-    let mut report = match &config.snapshot {
-        Some(dir) => crate::snapshot::verify(config, dir).await?,
-        None => crate::verifier::produce(config).await?,
+/// `--report FILE`: the same result in the format asked for there, written whole or not at
+/// all (after stdout: the report printed is never held back by the file).
+pub fn write_report(verified: &Verification, config: &VerifyConfig) -> anyhow::Result<()> {
+    let Some((path, format)) = &config.report else {
+        return Ok(());
     };
-    crate::next_steps::Invocation::of(config).apply(&mut report);
-    Ok(report)
-}
-
-/// `--report FILE`: the same report in another format, written whole or not at all.
-fn write_report(
-    report: &Report,
-    path: &std::path::Path,
-    format: liveproof_report::Format,
-) -> anyhow::Result<()> {
     let mut bytes = Vec::new();
-    liveproof_report::render(
-        report,
-        format,
-        liveproof_report::TextStyle::plain(),
-        &mut bytes,
-    )?;
+    verified.render(*format, liveproof_report::TextStyle::plain(), &mut bytes)?;
     Ok(crate::output::write_report(path, &bytes)?)
 }

@@ -427,3 +427,55 @@ async fn a_version_url_source_is_a_url_without_its_secrets() {
     );
     assert_eq!(source.name, server.name, "the URL as the target names it");
 }
+
+/// `-o` offers each command the formats its result is drawn in: any other is refused as the
+/// arguments are parsed (exit 2, the ones it takes named), never drawn as another format.
+#[tokio::test]
+async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
+    for (args, allowed) in [
+        (&["stale", "-o", "markdown"][..], "text, json"),
+        (&["lint", "-o", "junit"], "text, json, sarif"),
+        (&["demo", "-o", "sarif"], "text, json, markdown"),
+        (
+            &["verify", "deploy/inventory", "-o", "sarif"],
+            "text, json, markdown, junit",
+        ),
+    ] {
+        let run = liveproof(args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("[possible values: {allowed}]")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+}
+
+/// Several clusters' report is text or JSON: another format is refused before any cluster
+/// is asked, never drawn as text.
+#[tokio::test]
+async fn a_fleet_in_a_format_it_is_not_drawn_in_is_refused() {
+    for format in ["markdown", "junit"] {
+        let run = liveproof(&[
+            "verify",
+            "deploy/inventory",
+            "--context",
+            "a",
+            "--context",
+            "b",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "-o",
+            format,
+        ])
+        .await;
+        assert_eq!(run.code, 2, "{format}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("text or json"),
+            "{format}: {}",
+            run.stderr
+        );
+    }
+}

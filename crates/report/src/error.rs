@@ -80,11 +80,28 @@ impl fmt::Display for Problem {
 /// The error document in `format`. Text writes nothing: the stderr line is the error's text
 /// form, and stdout stays empty for a shell reading it.
 pub fn render_error(report: &ErrorReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
-    match format {
-        Format::Text => Ok(()),
-        Format::Json => render_error_json(report, out),
-        Format::Markdown => render_error_markdown(report, out),
-        Format::Junit => render_error_junit(report, out),
+    if format == Format::Text {
+        return Ok(());
+    }
+    crate::Render::render(report, format, crate::TextStyle::plain(), out)
+}
+
+/// The documents an error is answered in: what a program reads (not text, whose form is the
+/// stderr line; not SARIF, which has no place for it).
+impl crate::Render for ErrorReport {
+    const FORMATS: &'static [Format] = &[Format::Json, Format::Markdown, Format::Junit];
+
+    fn render(&self, format: Format, _: crate::TextStyle, out: &mut dyn Write) -> io::Result<()> {
+        match format {
+            Format::Json => render_error_json(self, out),
+            Format::Markdown => render_error_markdown(self, out),
+            Format::Junit => render_error_junit(self, out),
+            Format::Text | Format::Sarif => Err(crate::unsupported(
+                "an error document",
+                format,
+                Self::FORMATS,
+            )),
+        }
     }
 }
 

@@ -7,7 +7,56 @@ use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::Verdict;
 
 use crate::textutil::terminal_safe;
-use crate::TextStyle;
+use crate::{Format, Outcome, Render, TextStyle};
+
+/// `verify` over several clusters. Text and JSON only: `verify` refuses the other formats
+/// with several clusters (exit 2, naming these), and nothing is drawn as another format.
+impl Render for FleetReport {
+    const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
+
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
+        match format {
+            Format::Text => render_fleet_text(self, style, out),
+            Format::Json => render_fleet_json(self, out),
+            _ => Err(crate::unsupported("a fleet report", format, Self::FORMATS)),
+        }
+    }
+}
+
+impl Outcome for FleetReport {
+    fn exit_code(&self) -> u8 {
+        FleetReport::exit_code(self)
+    }
+}
+
+/// What `verify` produced: one cluster's report, or a fleet's. `-o` offers what one cluster's
+/// report is drawn in; with several clusters `verify` refuses what a fleet's is not (exit 2,
+/// before any cluster is asked), so a fleet is never drawn as another format.
+#[derive(Debug, Clone)]
+pub enum Verification {
+    One(Box<liveproof_evidence::Report>),
+    Fleet(FleetReport),
+}
+
+impl Render for Verification {
+    const FORMATS: &'static [Format] = <liveproof_evidence::Report as Render>::FORMATS;
+
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            Verification::One(report) => report.render(format, style, out),
+            Verification::Fleet(fleet) => fleet.render(format, style, out),
+        }
+    }
+}
+
+impl Outcome for Verification {
+    fn exit_code(&self) -> u8 {
+        match self {
+            Verification::One(report) => report.exit_code(),
+            Verification::Fleet(fleet) => Outcome::exit_code(fleet),
+        }
+    }
+}
 
 /// JSON: `liveproof/v1` with `clusters[]` (see [`FleetReport`]).
 pub fn render_fleet_json(fleet: &FleetReport, out: &mut dyn Write) -> io::Result<()> {

@@ -1,4 +1,7 @@
-//! Renderers: one [`Report`] drawn as a text evidence table, JSON, Markdown or JUnit XML.
+//! Renderers: every command's result (its model) drawn in the formats it has — a verify
+//! [`Report`] as a text evidence table, JSON, Markdown or JUnit XML; lint's as text, JSON or
+//! SARIF; and so on. Commands produce, this crate prints (ripgrep's printer crate): each model
+//! implements [`Render`], which says which [`Format`]s it is drawn in and draws it.
 //!
 //! Every renderer writes to any [`io::Write`] and decides nothing about terminals: the CLI
 //! tells [`render_text`] whether to colour through [`TextStyle`].
@@ -9,22 +12,31 @@ use std::str::FromStr;
 
 use liveproof_evidence::Report;
 
+mod demo;
 mod error;
 mod fleet;
 mod json;
 mod junit;
 mod lint;
 mod markdown;
+pub mod release;
 mod rollback;
+mod sim;
+mod snapshot;
 mod stale;
 mod text;
 mod textutil;
+
+pub use demo::DemoOutcome;
+pub use release::{ManifestSource, ReleaseShown, VALUES_REDACTED_HEADER};
+pub use sim::{DemoImages, SimServing};
+pub use snapshot::SnapshotTaken;
 
 pub use error::{
     render_error, render_error_json, render_error_junit, render_error_markdown, ErrorReport,
     Problem,
 };
-pub use fleet::{render_fleet_json, render_fleet_text};
+pub use fleet::{render_fleet_json, render_fleet_text, Verification};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use lint::{
@@ -33,33 +45,42 @@ pub use lint::{
 };
 pub use markdown::render_markdown;
 pub use rollback::{
-    render_rollback_changed, render_rollback_end, render_rollback_step, render_rollback_waiting,
-    RollbackEnd, RollbackStep,
+    render_rollback_changed, render_rollback_end, render_rollback_event, render_rollback_step,
+    render_rollback_waiting, Rollback, RollbackEnd, RollbackEvent, RollbackPrinter, RollbackStep,
 };
-pub use stale::{render_stale_json, render_stale_text, RestartOutcome, RestartStep};
+pub use stale::{render_stale_json, render_stale_text, RestartOutcome, RestartStep, StaleOutcome};
 pub use text::render_text;
 
-/// An output format (`-o FORMAT`).
+/// An output format (`-o FORMAT`): one type for every command; each model says which of them
+/// it is drawn in ([`Render::FORMATS`]), and the CLI offers a command exactly those.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Format {
-    /// A readable evidence table per target (the default).
+    /// For people: a verify report's evidence table per target (the default).
     #[default]
     Text,
-    /// The docs/design.md JSON shape (`liveproof/v1`).
+    /// One JSON document (a verify report's is the docs/design.md shape, `liveproof/v1`).
     Json,
     /// For `$GITHUB_STEP_SUMMARY` or a PR comment.
     Markdown,
     /// JUnit XML: one testsuite per target, one testcase per check.
     Junit,
+    /// SARIF 2.1.0, for code-scanning upload (lint's findings).
+    Sarif,
 }
 
 impl Format {
     /// Every format, in the order help text should list them.
-    pub const ALL: [Format; 4] = [Format::Text, Format::Json, Format::Markdown, Format::Junit];
+    pub const ALL: [Format; 5] = [
+        Format::Text,
+        Format::Json,
+        Format::Markdown,
+        Format::Junit,
+        Format::Sarif,
+    ];
 
     /// Every spelling [`Format::from_str`] accepts, aliases included (for a CLI's possible values).
     pub const ACCEPTED_NAMES: &'static [&'static str] =
-        &["text", "json", "markdown", "md", "junit"];
+        &["text", "json", "markdown", "md", "junit", "sarif"];
 
     /// The canonical name, as `-o` takes it.
     pub const fn name(self) -> &'static str {
@@ -68,6 +89,15 @@ impl Format {
             Format::Json => "json",
             Format::Markdown => "markdown",
             Format::Junit => "junit",
+            Format::Sarif => "sarif",
+        }
+    }
+
+    /// Other spellings `-o` takes for it.
+    pub const fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Markdown => &["md"],
+            _ => &[],
         }
     }
 }
@@ -87,6 +117,7 @@ impl FromStr for Format {
             "json" => Format::Json,
             "markdown" | "md" => Format::Markdown,
             "junit" => Format::Junit,
+            "sarif" => Format::Sarif,
             _ => {
                 return Err(ParseFormatError {
                     input: s.to_string(),
@@ -107,7 +138,7 @@ impl fmt::Display for ParseFormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown output format `{}`; expected one of: text, json, markdown (md), junit",
+            "unknown output format `{}`; expected one of: text, json, markdown (md), junit, sarif",
             self.input
         )
     }
@@ -166,6 +197,55 @@ impl TextStyle {
     }
 }
 
+/// A command's result, drawn in the formats it has: the one printer interface every command's
+/// model goes through (ripgrep: the searcher produces, a printer prints).
+pub trait Render {
+    /// The formats it is drawn in, in the order help lists them. The CLI offers `-o` exactly
+    /// these (clap refuses any other at parse time), so none is ever drawn as another.
+    const FORMATS: &'static [Format];
+
+    /// Draws it in `format` to `out`; `style` only affects [`Format::Text`]. A format outside
+    /// [`Render::FORMATS`] is an error ([`unsupported`]), never a fallback to another.
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn io::Write) -> io::Result<()>;
+}
+
+/// A command's result carries its exit code (docs/design.md): the CLI reads it off the model
+/// it has printed.
+pub trait Outcome {
+    fn exit_code(&self) -> u8;
+}
+
+/// The error for a model asked for a format it is not drawn in: a caller that skipped the
+/// CLI's check finds out, instead of getting another format silently.
+pub fn unsupported(what: &str, format: Format, formats: &[Format]) -> io::Error {
+    let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{what} is drawn as {}, not {format}", names.join(", ")),
+    )
+}
+
+impl Render for Report {
+    const FORMATS: &'static [Format] =
+        &[Format::Text, Format::Json, Format::Markdown, Format::Junit];
+
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn io::Write) -> io::Result<()> {
+        match format {
+            Format::Text => render_text(self, style, out),
+            Format::Json => render_json(self, out),
+            Format::Markdown => render_markdown(self, out),
+            Format::Junit => render_junit(self, out),
+            Format::Sarif => Err(unsupported("a verify report", format, Self::FORMATS)),
+        }
+    }
+}
+
+impl Outcome for Report {
+    fn exit_code(&self) -> u8 {
+        self.verdict.exit_code()
+    }
+}
+
 /// Draw `report` in `format` to `out`. `style` only affects [`Format::Text`].
 pub fn render(
     report: &Report,
@@ -173,12 +253,7 @@ pub fn render(
     style: TextStyle,
     out: &mut dyn io::Write,
 ) -> io::Result<()> {
-    match format {
-        Format::Text => render_text(report, style, out),
-        Format::Json => render_json(report, out),
-        Format::Markdown => render_markdown(report, out),
-        Format::Junit => render_junit(report, out),
-    }
+    report.render(format, style, out)
 }
 
 #[cfg(test)]

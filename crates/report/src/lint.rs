@@ -7,6 +7,35 @@ use serde_json::{json, Value};
 
 use liveproof_lint::{Level, Report, RULES};
 
+impl crate::Render for Report {
+    const FORMATS: &'static [crate::Format] = &[
+        crate::Format::Text,
+        crate::Format::Json,
+        crate::Format::Sarif,
+    ];
+
+    fn render(
+        &self,
+        format: crate::Format,
+        _: crate::TextStyle,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        match format {
+            crate::Format::Text => render_text(self, out),
+            crate::Format::Json => render_json(self, out),
+            crate::Format::Sarif => render_sarif(self, out),
+            _ => Err(crate::unsupported("lint's report", format, Self::FORMATS)),
+        }
+    }
+}
+
+impl crate::Outcome for Report {
+    /// 1 when an error-level finding exists, else 0.
+    fn exit_code(&self) -> u8 {
+        u8::from(self.has_errors())
+    }
+}
+
 /// The `schema` field of `-o json`.
 pub const JSON_SCHEMA: &str = "liveproof/lint/v1";
 

@@ -1,10 +1,115 @@
 //! `liveproof rollback` as text: what changed since the snapshot, each step taken for what
 //! failed, and how it ended. Written step by step, as the command goes (a rollback waits for
-//! its workloads, and what it has already done must be on screen while it does).
+//! its workloads, and what it has already done must be on screen while it does): the command
+//! records each [`RollbackEvent`] with a [`RollbackPrinter`], which writes it at once and keeps
+//! it, and the [`Rollback`] it hands back carries the exit code.
 
 use std::io::{self, Write};
 
+use liveproof_evidence::Report;
+
 use crate::textutil::terminal_safe;
+use crate::{Format, Outcome, Render, TextStyle};
+
+/// One thing `rollback` has to say, in the order it happens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RollbackEvent {
+    /// What changed since the snapshot of `commit` (at least one target).
+    Changed {
+        commit: String,
+        changed: Vec<String>,
+    },
+    /// What was done about one failed target.
+    Step(RollbackStep),
+    /// The wait for the restored workloads starts.
+    Waiting,
+    /// The restored workloads, verified.
+    Verified(Box<Report>),
+    /// How it ended.
+    End(RollbackEnd),
+}
+
+/// What `rollback` did, in order. Its exit code is its end's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rollback {
+    pub events: Vec<RollbackEvent>,
+}
+
+impl Rollback {
+    /// How it ended; `None` while it runs.
+    pub fn end(&self) -> Option<&RollbackEnd> {
+        self.events.iter().rev().find_map(|e| match e {
+            RollbackEvent::End(end) => Some(end),
+            _ => None,
+        })
+    }
+}
+
+impl Render for Rollback {
+    const FORMATS: &'static [Format] = &[Format::Text];
+
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
+        if format != Format::Text {
+            return Err(crate::unsupported("a rollback", format, Self::FORMATS));
+        }
+        self.events
+            .iter()
+            .try_for_each(|event| render_rollback_event(event, style, out))
+    }
+}
+
+impl Outcome for Rollback {
+    /// The end's ([`RollbackEnd::exit_code`]); a rollback that never ended did not finish (2).
+    fn exit_code(&self) -> u8 {
+        self.end().map_or(2, RollbackEnd::exit_code)
+    }
+}
+
+/// Writes each event of a rollback as it is recorded (the wait that follows a step must not
+/// hide it), and keeps them: [`RollbackPrinter::finish`] is the whole [`Rollback`].
+pub struct RollbackPrinter<'a> {
+    out: &'a mut dyn Write,
+    style: TextStyle,
+    rollback: Rollback,
+}
+
+impl<'a> RollbackPrinter<'a> {
+    pub fn new(out: &'a mut dyn Write, style: TextStyle) -> Self {
+        RollbackPrinter {
+            out,
+            style,
+            rollback: Rollback::default(),
+        }
+    }
+
+    /// Writes `event` now, and keeps it.
+    pub fn record(&mut self, event: RollbackEvent) -> io::Result<()> {
+        render_rollback_event(&event, self.style, self.out)?;
+        self.out.flush()?;
+        self.rollback.events.push(event);
+        Ok(())
+    }
+
+    /// Everything recorded.
+    pub fn finish(self) -> Rollback {
+        self.rollback
+    }
+}
+
+/// One event, as text.
+pub fn render_rollback_event(
+    event: &RollbackEvent,
+    style: TextStyle,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match event {
+        RollbackEvent::Changed { commit, changed } => render_rollback_changed(commit, changed, out),
+        RollbackEvent::Step(step) => render_rollback_step(step, out),
+        RollbackEvent::Waiting => render_rollback_waiting(out),
+        RollbackEvent::Verified(report) => report.render(Format::Text, style, out),
+        RollbackEvent::End(end) => render_rollback_end(end, out),
+    }
+}
 
 /// What `rollback` does about one target that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

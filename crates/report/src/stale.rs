@@ -6,6 +6,54 @@ use liveproof_evidence::{short_digest, DigestRow, RowVerdict};
 use serde_json::json;
 
 use crate::textutil::terminal_safe;
+use crate::{Format, Outcome, Render, TextStyle};
+
+/// What `liveproof stale` found and, with `--restart`, did.
+#[derive(Debug, Clone, Default)]
+pub struct StaleOutcome {
+    /// One row per container of each workload checked.
+    pub rows: Vec<DigestRow>,
+    /// With `--restart`: what was restarted (or would be), and the wait's report.
+    pub restart: Option<RestartOutcome>,
+}
+
+impl Render for StaleOutcome {
+    const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
+
+    fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
+        match format {
+            Format::Text => render_stale_text(&self.rows, self.restart.as_ref(), style, out),
+            Format::Json => render_stale_json(&self.rows, self.restart.as_ref(), out),
+            _ => Err(crate::unsupported("stale's table", format, Self::FORMATS)),
+        }
+    }
+}
+
+impl Outcome for StaleOutcome {
+    /// 0 nothing stale (or every stale workload restarted, and live with `--wait`); 1 stale
+    /// workloads left (a dry run restarts nothing); 3 some digests could not be compared.
+    fn exit_code(&self) -> u8 {
+        let stale = self.rows.iter().any(|r| r.verdict == RowVerdict::Stale);
+        let unknown = self.rows.iter().any(|r| r.verdict == RowVerdict::Unknown);
+        let untouched = if stale {
+            1
+        } else if unknown {
+            3
+        } else {
+            0
+        };
+        match &self.restart {
+            Some(restart) if stale => {
+                let live = restart
+                    .report
+                    .as_ref()
+                    .is_none_or(|r| r.verdict == liveproof_evidence::Verdict::Live);
+                u8::from(restart.dry_run || !restart.failed.is_empty() || !live)
+            }
+            _ => untouched,
+        }
+    }
+}
 
 /// Text: a fixed-column table, stale rows first, then the reasons under it.
 fn render_rows_text(rows: &[DigestRow], out: &mut dyn Write) -> io::Result<()> {

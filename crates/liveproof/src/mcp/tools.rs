@@ -300,7 +300,7 @@ async fn execute(
             .map_err(|e| format!("internal error: {e}"))?
             .map_err(|e| cli_error(&e.into()))?;
             let config = crate::config::VerifyConfig { progress, ..config };
-            let report = crate::verify::report(&config)
+            let report = crate::verifier::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;
             let mut out = Vec::new();
@@ -314,7 +314,7 @@ async fn execute(
                 .map_err(|e| cli_error(&e))?;
             // The CLI's hint names a flag this server never passes.
             let text = text.replace(
-                liveproof_helm::show::VALUES_REDACTED_HEADER,
+                liveproof_report::VALUES_REDACTED_HEADER,
                 "# values redacted: they are never shown over MCP",
             );
             Ok(tool_result(text, None))
@@ -822,7 +822,7 @@ mod tests {
         assert_eq!(args.targets, ["--from=/etc", "deploy/a"]);
         assert_eq!(args.change.since.as_deref(), Some("--wait"));
         assert!(args.from.is_none() && !args.wait);
-        assert_eq!(args.output, crate::cli::OutputFormat::Json);
+        assert_eq!(args.output, liveproof_report::Format::Json);
     }
 
     #[test]
