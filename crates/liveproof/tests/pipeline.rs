@@ -5,6 +5,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -194,14 +196,14 @@ fn writes(sim: &liveproof_sim::SimHandle) -> Vec<(String, String, u64)> {
 }
 
 struct Pipeline {
-    cluster: common::Cluster,
+    cluster: SimCluster,
     dir: tempfile::TempDir,
 }
 
 impl Pipeline {
     async fn start() -> Pipeline {
         Pipeline {
-            cluster: common::Cluster::start(before(), NS).await,
+            cluster: SimCluster::start(before(), NS).await,
             dir: tempfile::tempdir().expect("tempdir"),
         }
     }
@@ -213,7 +215,7 @@ impl Pipeline {
     async fn run(&self, args: &[&str]) -> common::Run {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--kubeconfig", self.cluster.kubeconfig()]);
-        common::liveproof(&all).await
+        common::liveproof().args(&all).run().await
     }
 
     async fn snapshot(&self) {

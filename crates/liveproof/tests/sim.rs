@@ -97,7 +97,7 @@ async fn sim_demo_is_a_place_to_try_a_rollout() {
     let env = [("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))];
     let run = |args: Vec<String>| async move {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::liveproof_with_env(&args, &env).await
+        common::liveproof().args(&args).envs(&env).run().await
     };
     let before = run(verify_lines[0].clone()).await;
     assert_eq!(
@@ -294,8 +294,8 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    let run = common::liveproof_with_env(
-        &[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "sts/db",
             "sts/cache",
@@ -313,10 +313,10 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
             "60s",
             "-o",
             "json",
-        ],
-        &[("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))],
-    )
-    .await;
+        ])
+        .env("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.as_str()).collect();

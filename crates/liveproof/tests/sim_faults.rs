@@ -44,11 +44,15 @@ impl Sim {
             kubeconfig,
         }
     }
+}
 
-    fn kubeconfig(&self) -> &str {
-        self.kubeconfig.to_str().expect("utf-8")
+impl liveproof_testkit::cli::Kubeconfig for Sim {
+    fn kubeconfig_path(&self) -> &std::path::Path {
+        &self.kubeconfig
     }
+}
 
+impl Sim {
     /// `host:port` the kubeconfig points at.
     fn addr(&self) -> String {
         let text = std::fs::read_to_string(&self.kubeconfig).expect("kubeconfig");
@@ -108,7 +112,7 @@ async fn bad_fault_values_exit_2_naming_the_flag() {
             value_arg = value;
             vec!["sim", "--demo", flag, value_arg]
         };
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_eq!(run.code, 2, "{flag} {value}: {}", run.stderr);
         assert!(run.stderr.contains(flag), "{flag} {value}: {}", run.stderr);
     }
@@ -116,7 +120,7 @@ async fn bad_fault_values_exit_2_naming_the_flag() {
 
 #[tokio::test]
 async fn help_says_what_each_fault_flag_does() {
-    let run = common::liveproof(&["sim", "--help"]).await;
+    let run = common::liveproof().args(&["sim", "--help"]).run().await;
     assert_eq!(run.code, 0);
     for flag in [
         "--latency",
@@ -136,19 +140,14 @@ async fn help_says_what_each_fault_flag_does() {
 async fn failed_and_slow_requests_are_injected_and_logged() {
     let sim = Sim::start(&["--fail-requests", "2:503", "--latency", "300ms", "-vv"]).await;
     let started = Instant::now();
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "--kubeconfig",
-        sim.kubeconfig(),
-        "--since",
-        "1h",
-        "--image",
-        liveproof::demo::NEW_IMAGE,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory"])
+        .on(&sim)
+        .since("1h")
+        .args(&["--image", liveproof::demo::NEW_IMAGE])
+        .json()
+        .run()
+        .await;
     let took = started.elapsed();
     let log = sim.stop().await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
