@@ -10,7 +10,6 @@ use liveproof_testkit::git::git;
 
 use liveproof_testkit::SimCluster;
 
-
 use liveproof_evidence::{Check, Status, Verdict};
 
 const SINCE: &str = "2026-07-12T10:00:00Z";

@@ -5,6 +5,10 @@
 
 mod common;
 
+use std::time::Duration;
+
+use liveproof_testkit::wait_for;
+
 use liveproof_testkit::SimCluster;
 
 use liveproof_evidence::{Check, Status};
@@ -515,25 +519,19 @@ async fn restart_then_wait_until_the_new_build_is_live() {
     ];
     let restarting = common::liveproof().args(&args).run();
     let controller = async {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(50);
-        let patched = loop {
+        let patched = wait_for("the restart patch", Duration::from_secs(50), || async {
             let d = s
                 .cluster
                 .sim
                 .get("apps/v1", "Deployment", Some(NS), "panel")
                 .expect("panel");
-            if d.pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
+            d.pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
                 .is_some()
-            {
-                break d;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no restart patch arrived"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        };
-        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+                .then_some(d)
+        })
+        .await;
+        // Time passing is the point: the new pods start in a later second than the restart.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
         let started = jiff::Timestamp::now()
             .round(jiff::Unit::Second)
             .expect("now")

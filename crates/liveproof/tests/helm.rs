@@ -4,6 +4,8 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
 use liveproof_testkit::git::git_at;
 
 use liveproof_testkit::SimCluster;
@@ -436,7 +438,13 @@ async fn wait_on_a_helmrelease_until_the_upgrade_is_live() {
     ];
     let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), play the controller.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         demo::reconcile(&cluster.sim, now());
     };
     let (run, ()) = tokio::join!(waiting, reconcile);

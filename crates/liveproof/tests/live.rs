@@ -3,6 +3,8 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
 use liveproof_testkit::SimCluster;
 
 use std::path::PathBuf;
@@ -168,13 +170,13 @@ async fn wait_outlasts_watches_that_keep_failing_for_a_while() {
     ];
     let waiting = common::liveproof().args(&args).run();
     let outage = async {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while cluster.sim.requests().count("watch", "/") < 3 {
-            assert!(std::time::Instant::now() < deadline, "no watches opened");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_async("three watches opened", Duration::from_secs(30), || {
+            cluster.sim.requests().count("watch", "/") >= 3
+        })
+        .await;
         cluster.sim.faults().fail_next(40, 503, None);
         touch_every_scope(&cluster.sim);
+        // The outage lasting (retries failing again and again) is the point.
         tokio::time::sleep(Duration::from_secs(10)).await;
         demo::reconcile(&cluster.sim, now());
     };
@@ -228,11 +230,10 @@ async fn wait_ends_with_an_error_when_watches_are_still_failing_at_the_timeout()
     ];
     let waiting = common::liveproof().args(&args).run();
     let outage = async {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while cluster.sim.requests().count("watch", "/") < 3 {
-            assert!(std::time::Instant::now() < deadline, "no watches opened");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_async("three watches opened", Duration::from_secs(30), || {
+            cluster.sim.requests().count("watch", "/") >= 3
+        })
+        .await;
         cluster.sim.faults().fail_next(u64::MAX, 503, None);
         touch_every_scope(&cluster.sim);
     };
@@ -274,6 +275,7 @@ async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Du
     ];
     let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
+        // The rollout coming only after `delay`, while the fault keeps hitting, is the point.
         tokio::time::sleep(delay).await;
         demo::reconcile(&cluster.sim, now());
     };
@@ -310,8 +312,13 @@ async fn wait_until_live(close_watches: bool) {
     ];
     let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
-        // Let verify see the not-live state first, then play the controller.
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), play the controller.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         demo::reconcile(&cluster.sim, now());
     };
     let (run, ()) = tokio::join!(waiting, reconcile);
@@ -484,14 +491,12 @@ async fn sim_subcommand_serves_fixtures_to_another_process() {
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !kubeconfig.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no kubeconfig written"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_async(
+        "liveproof sim writing its kubeconfig",
+        Duration::from_secs(30),
+        || kubeconfig.exists(),
+    )
+    .await;
     let run = common::liveproof()
         .args(&["verify", "deploy/inventory"])
         .kubeconfig(&kubeconfig)
@@ -634,7 +639,13 @@ async fn wait_notices_a_workload_created_after_it_started() {
     ];
     let waiting = common::liveproof().args(&args).run();
     let deploy = async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), the first deploy lands.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         for object in created_later {
             cluster.sim.apply(object);
         }

@@ -371,6 +371,7 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
     // The rebuild, then the redeploy of byte-identical manifests: nothing restarts.
     push_multiarch(&pusher, "acme/web", "latest", "build-2").await;
     world.apply(&manifests);
+    // Time for a wrong restart to show is the point: nothing may change in it.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = [
         pod_uids(&world, "web"),
@@ -1468,6 +1469,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
                 .create(&PostParams::default(), &map)
                 .await
                 .expect("churn write");
+            // The pace is the point: writes spread over the wait, not one burst.
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         world.kubectl(&["-n", "apps", "rollout", "resume", "deploy/web"]);
@@ -1717,6 +1719,7 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         let watch_path = format!("/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf&watch=true&resourceVersion={rv}&timeoutSeconds=3&allowWatchBookmarks=false");
         let watch = raw(&client, "GET", &watch_path, None);
         let create = async {
+            // The real API server shows no client when its watch is open: give it time to.
             tokio::time::sleep(Duration::from_millis(500)).await;
             raw(
                 &client,
@@ -2191,6 +2194,7 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
     ];
     let waiting = common::liveproof().args(&fresh_args).on(&world).run();
     let create = async {
+        // The real API server shows no client when its watches are open: give verify time to.
         tokio::time::sleep(Duration::from_secs(2)).await;
         world.apply(&deployment("fresh", &v1, ""));
     };

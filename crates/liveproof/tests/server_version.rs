@@ -3,6 +3,8 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
 use liveproof_testkit::SimCluster;
 
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,14 @@ use liveproof_evidence::{Check, Status, Verdict};
 
 /// Serves `/version` as plain text and `/info` as JSON, reporting whatever `version` holds.
 async fn service(version: Arc<Mutex<String>>) -> String {
+    service_counted(version, Arc::default()).await
+}
+
+/// [`service`], counting the reads of `/version` in `reads`.
+async fn service_counted(
+    version: Arc<Mutex<String>>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -24,6 +34,7 @@ async fn service(version: Arc<Mutex<String>>) -> String {
         .route(
             "/version",
             axum::routing::get(move || {
+                reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let v = text.lock().map(|v| v.clone()).unwrap_or_default();
                 async move { format!("inventory {v} (build 7f3c)") }
             }),
@@ -174,7 +185,8 @@ async fn the_server_must_report_the_expected_version() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_until_the_server_reports_it() {
     let version = Arc::new(Mutex::new("1.3.9".to_string()));
-    let base = service(version.clone()).await;
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let base = service_counted(version.clone(), reads.clone()).await;
     let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
@@ -204,7 +216,11 @@ async fn wait_until_the_server_reports_it() {
     ];
     let waiting = common::liveproof().args(&args).run();
     let upgrade = async {
-        tokio::time::sleep(Duration::from_millis(2500)).await;
+        // The upgrade lands after verify has read the old version (and is waiting).
+        wait_until_async("verify reading 1.3.9", Duration::from_secs(60), || {
+            reads.load(std::sync::atomic::Ordering::SeqCst) > 0
+        })
+        .await;
         *version.lock().expect("lock") = "1.4.0".into();
     };
     let (run, ()) = tokio::join!(waiting, upgrade);

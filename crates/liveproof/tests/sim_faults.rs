@@ -3,6 +3,8 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -31,18 +33,27 @@ impl Sim {
             .kill_on_drop(true)
             .spawn()
             .expect("liveproof sim starts");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !kubeconfig.exists() {
-            assert!(Instant::now() < deadline, "no kubeconfig written");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // Written before the listener is asked for: give the write a moment to finish.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Sim {
+        // Written before the listener is asked for: wait for the whole file, then for the
+        // server it names to answer.
+        wait_until_async(
+            "liveproof sim writing its kubeconfig",
+            Duration::from_secs(30),
+            || std::fs::read_to_string(&kubeconfig).is_ok_and(|text| text.contains("token:")),
+        )
+        .await;
+        let sim = Sim {
             child,
             _dir: dir,
             kubeconfig,
-        }
+        };
+        let addr = sim.addr();
+        wait_until_async(
+            "liveproof sim accepting connections",
+            Duration::from_secs(30),
+            || std::net::TcpStream::connect(&addr).is_ok(),
+        )
+        .await;
+        sim
     }
 }
 
