@@ -9,8 +9,6 @@
 
 mod common;
 
-use liveproof_testkit::wait_until_async;
-
 use liveproof_testkit::SimCluster;
 
 use std::io::Read as _;
@@ -290,13 +288,9 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
     }
     let rollout = async {
         if let (Some(c), Story::Live, Mode::Wait) = (&cluster, story, mode) {
-            // Once verify is waiting (its watches open), play the controller.
-            wait_until_async(
-                "verify --wait watching the cluster",
-                Duration::from_secs(60),
-                || c.sim.requests().count("watch", "/") > 0,
-            )
-            .await;
+            // Some faults keep verify from ever watching (a hung credential plugin, a dead
+            // server), so there is no condition to wait on: the rollout comes after a while.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
             demo::reconcile(&c.sim, now());
         }
     };
