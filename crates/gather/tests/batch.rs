@@ -5,7 +5,7 @@
 
 use liveproof_evidence::{judge, resolve_targets, Change, Report, Target, TargetKind};
 use liveproof_gather::{Cluster, ClusterOptions};
-use liveproof_sim::Simulator;
+use liveproof_testkit::SimCluster;
 use liveproof_testkit::Story;
 use serde_json::Value;
 
@@ -54,17 +54,9 @@ async fn batched_and_per_object_gathers_give_the_same_reports_on_every_story() {
     for story in stories.iter().filter(|s| s.runs("live")) {
         let objects =
             liveproof_gather::offline::read_objects(&story.cluster_yaml()).expect("objects");
-        let sim = Simulator::new()
-            .with_objects(objects.clone())
-            .start()
-            .await
-            .expect("simulator");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let kubeconfig = dir.path().join("kubeconfig");
-        sim.write_kubeconfig(&kubeconfig, &story.namespace())
-            .expect("kubeconfig");
+        let kube = SimCluster::start(objects.clone(), &story.namespace()).await;
         let cluster = Cluster::connect(&ClusterOptions {
-            kubeconfig: Some(kubeconfig),
+            kubeconfig: Some(kube.kubeconfig.clone()),
             ..ClusterOptions::default()
         })
         .await
@@ -99,7 +91,7 @@ async fn batched_and_per_object_gathers_give_the_same_reports_on_every_story() {
             batched_somewhere |= batched_requests < alone_requests;
             compared += 1;
         }
-        sim.shutdown().await;
+        kube.sim.shutdown().await;
     }
     assert!(
         compared >= 24,

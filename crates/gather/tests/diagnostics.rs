@@ -3,10 +3,10 @@
 
 use liveproof_evidence::Observed;
 use liveproof_gather::{Cluster, ClusterOptions};
-use liveproof_sim::{SimHandle, Simulator};
+use liveproof_testkit::SimCluster;
 use serde_json::json;
 
-async fn start() -> (SimHandle, Cluster, tempfile::TempDir) {
+async fn start() -> (SimCluster, Cluster) {
     let logs = json!({
         "app": "2026-07-12T10:06:01Z starting\n2026-07-12T10:06:02Z reading DB_PASSWORD from env\n2026-07-12T10:06:03Z panic: no such host db",
         "app/previous": "2026-07-12T10:05:00Z the run before"
@@ -24,29 +24,21 @@ async fn start() -> (SimHandle, Cluster, tempfile::TempDir) {
                "regarding": {"kind": "Deployment", "name": "inventory"}, "type": "Warning", "reason": "ProgressDeadlineExceeded", "note": "timed out",
                "eventTime": "2026-07-12T10:30:00.000000Z", "reportingController": "deployment-controller", "reportingInstance": "kcm", "action": "Progressing"}),
     ];
-    let sim = Simulator::new()
-        .with_objects(objects)
-        .start()
-        .await
-        .expect("sim");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig, "apps")
-        .expect("kubeconfig");
+    let sim = SimCluster::start(objects, "apps").await;
     let cluster = Cluster::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig),
+        kubeconfig: Some(sim.kubeconfig.clone()),
         ..ClusterOptions::default()
     })
     .await
     .expect("connect");
-    (sim, cluster, dir)
+    (sim, cluster)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warning_events_from_both_apis_in_two_requests() {
-    let (sim, cluster, _dir) = start().await;
+    let (sim, cluster) = start().await;
     let mut observed = Observed::default();
-    sim.requests().reset();
+    sim.sim.requests().reset();
     cluster.gather_warning_events("apps", &mut observed).await;
     let reasons: Vec<&str> = observed
         .others
@@ -58,12 +50,17 @@ async fn warning_events_from_both_apis_in_two_requests() {
         reasons.contains(&"BackOff") && reasons.contains(&"ProgressDeadlineExceeded"),
         "{reasons:?}"
     );
-    assert_eq!(sim.requests().total(), 2, "{:?}", sim.requests().snapshot());
+    assert_eq!(
+        sim.sim.requests().total(),
+        2,
+        "{:?}",
+        sim.sim.requests().snapshot()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn container_logs_tail_and_previous() {
-    let (_sim, cluster, _dir) = start().await;
+    let (_sim, cluster) = start().await;
     let lines = cluster
         .container_log("apps", "inventory-1", "app", 2, false)
         .await

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
 use liveproof_gather::{Cluster, ClusterOptions, GatherError};
-use liveproof_sim::{SimHandle, Simulator};
+use liveproof_testkit::SimCluster;
 use serde_json::{json, Value};
 
 fn deployment(ns: &str, name: &str) -> Value {
@@ -69,24 +69,16 @@ fn inventory_story() -> Vec<Value> {
     ]
 }
 
+/// The simulator (with its kubeconfig) and the gatherer connected to it.
 struct Harness {
-    sim: SimHandle,
+    kube: SimCluster,
     cluster: Cluster,
-    _dir: tempfile::TempDir,
 }
 
 async fn harness(objects: Vec<Value>) -> Harness {
-    let sim = Simulator::new()
-        .with_objects(objects)
-        .start()
-        .await
-        .expect("simulator starts");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig, "apps")
-        .expect("kubeconfig written");
+    let kube = SimCluster::start(objects, "apps").await;
     let cluster = Cluster::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig),
+        kubeconfig: Some(kube.kubeconfig.clone()),
         context: None,
         namespace: None,
         request_timeout: None,
@@ -94,11 +86,7 @@ async fn harness(objects: Vec<Value>) -> Harness {
     })
     .await
     .expect("connects");
-    Harness {
-        sim,
-        cluster,
-        _dir: dir,
-    }
+    Harness { kube, cluster }
 }
 
 fn deploy(name: &str) -> Target {
@@ -138,7 +126,7 @@ async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requ
 
     // 1 GET + 1 LIST of ReplicaSets + 1 LIST of pods, as both sides count it.
     assert_eq!(h.cluster.request_count(), 3);
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(log.total(), 3, "{:?}", log.snapshot());
     assert_eq!(
         log.count("get", "/apis/apps/v1/namespaces/apps/deployments/inventory"),
@@ -149,7 +137,7 @@ async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requ
         1
     );
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 1);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -161,7 +149,7 @@ async fn two_deployments_in_one_namespace_are_a_get_each_and_a_pod_list_per_sele
     let observed = h.cluster.gather(&targets, false).await.expect("gathers");
 
     assert_eq!(observed.deployments.len(), 2);
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(
         log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
         2
@@ -174,7 +162,7 @@ async fn two_deployments_in_one_namespace_are_a_get_each_and_a_pod_list_per_sele
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 2);
     assert_eq!(log.count("get", "/api/v1/namespaces/apps/pods/"), 0);
     assert_eq!(h.cluster.request_count(), 5);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 /// From three targets of a kind in a namespace, the namespace is listed once per kind
@@ -213,7 +201,7 @@ async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
         "the pods the targets select, not the stranger's"
     );
     assert!(observed.is_complete("apps", ResourceKind::Pod));
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(
         log.count("list", "/apis/apps/v1/namespaces/apps/deployments"),
         1,
@@ -242,7 +230,7 @@ async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
     assert_eq!(pod_names(&alone), pod_names(&observed));
     assert_eq!(alone.deployments, observed.deployments);
     assert_eq!(alone.replicasets, observed.replicasets);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -260,13 +248,13 @@ async fn a_missing_target_is_absent_and_authoritatively_so() {
     assert!(observed.is_complete("apps", ResourceKind::Deployment));
     assert!(observed.pods.is_empty() && observed.replicasets.is_empty());
     assert_eq!(h.cluster.request_count(), 1, "nothing to follow");
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_refused_pod_list_is_recorded_not_an_error() {
     let h = harness(inventory_story()).await;
-    h.sim.deny("list", "pods", Some("apps"));
+    h.kube.sim.deny("list", "pods", Some("apps"));
     let observed = h
         .cluster
         .gather(&[deploy("inventory")], false)
@@ -282,13 +270,13 @@ async fn a_refused_pod_list_is_recorded_not_an_error() {
     // The rest was still read.
     assert_eq!(observed.deployments.len(), 1);
     assert_eq!(observed.replicasets.len(), 2);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_refused_workload_get_is_recorded() {
     let h = harness(inventory_story()).await;
-    h.sim.deny("get", "deployments", None);
+    h.kube.sim.deny("get", "deployments", None);
     let observed = h
         .cluster
         .gather(&[deploy("inventory")], false)
@@ -299,13 +287,13 @@ async fn a_refused_workload_get_is_recorded() {
         .expect("denial recorded");
     assert_eq!(denied.verb, "get");
     assert!(!observed.is_complete("apps", ResourceKind::Deployment));
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
 async fn transient_failures_are_retried_and_counted() {
     let h = harness(inventory_story()).await;
-    h.sim.faults().fail_next(2, 503, None);
+    h.kube.sim.faults().fail_next(2, 503, None);
     let observed = h
         .cluster
         .gather(&[deploy("inventory")], false)
@@ -314,7 +302,7 @@ async fn transient_failures_are_retried_and_counted() {
     assert_eq!(observed.pods.len(), 3);
     assert_eq!(h.cluster.request_count(), 5, "3 reads + 2 retries");
 
-    h.sim.faults().fail_next(1, 429, Some(1));
+    h.kube.sim.faults().fail_next(1, 429, Some(1));
     let started = std::time::Instant::now();
     h.cluster
         .gather(&[deploy("inventory")], false)
@@ -326,7 +314,7 @@ async fn transient_failures_are_retried_and_counted() {
     );
 
     // Bounded: a server that keeps failing is an error, after a few tries.
-    h.sim.faults().fail_next(100, 500, None);
+    h.kube.sim.faults().fail_next(100, 500, None);
     let before = h.cluster.request_count();
     let err = h
         .cluster
@@ -339,8 +327,8 @@ async fn transient_failures_are_retried_and_counted() {
         err.to_string().contains("Deployment apps/inventory"),
         "{err}"
     );
-    h.sim.faults().clear();
-    h.sim.shutdown().await;
+    h.kube.sim.faults().clear();
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -394,12 +382,8 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
     );
 
     let h = harness(vec![]).await;
-    let kubeconfig = dir.path().join("kubeconfig");
-    h.sim
-        .write_kubeconfig(&kubeconfig, "apps")
-        .expect("written");
     let err = Cluster::connect(&ClusterOptions {
-        kubeconfig: Some(kubeconfig),
+        kubeconfig: Some(h.kube.kubeconfig.clone()),
         context: Some("prod".into()),
         namespace: None,
         request_timeout: None,
@@ -409,7 +393,7 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
     .expect_err("unknown context");
     let msg = err.to_string();
     assert!(msg.contains("prod") && msg.contains("hint:"), "{msg}");
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -438,7 +422,7 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
             Target::new(TargetKind::Deployment, Some("staging"), "inventory"),
         ]
     );
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(log.count("list", "/apis/apps/v1/deployments"), 1);
     // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST + 1 pod LIST.
     assert_eq!(h.cluster.request_count(), 5, "{:?}", log.snapshot());
@@ -454,7 +438,7 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
         resolve_targets(&observed, &[deploy("nowhere")], "apps", true),
         [Target::new(TargetKind::Deployment, Some(""), "nowhere")]
     );
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -472,8 +456,8 @@ async fn watch_yields_a_fresh_snapshot_when_a_pod_appears() {
         .expect("ok");
     assert_eq!(first.pods.len(), 3);
 
-    h.sim.apply(pod("apps", "inventory", "new", "d"));
-    h.sim.apply(pod("apps", "billing", "x", "y"));
+    h.kube.sim.apply(pod("apps", "inventory", "new", "d"));
+    h.kube.sim.apply(pod("apps", "billing", "x", "y"));
     let updated = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(snapshot) = snapshots.next().await {
             let snapshot = snapshot.expect("no watch error");
@@ -492,7 +476,8 @@ async fn watch_yields_a_fresh_snapshot_when_a_pod_appears() {
     assert!(updated.is_complete("apps", ResourceKind::Pod));
 
     // A deleted pod leaves the next snapshot.
-    h.sim
+    h.kube
+        .sim
         .delete("v1", "Pod", Some("apps"), "inventory-old-c")
         .expect("deleted");
     let after_delete = tokio::time::timeout(Duration::from_secs(20), async {
@@ -510,13 +495,14 @@ async fn watch_yields_a_fresh_snapshot_when_a_pod_appears() {
     assert_eq!(after_delete.pods.len(), 3);
     // Watches, not polling: no repeated GETs of the deployment.
     assert_eq!(
-        h.sim
+        h.kube
+            .sim
             .requests()
             .count("get", "/apis/apps/v1/namespaces/apps/deployments/inventory"),
         1
     );
     drop(snapshots);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 // ---- Helm and GitOps targets ----
@@ -611,11 +597,11 @@ async fn a_release_target_lists_exactly_its_storage_in_two_requests() {
     assert_eq!(observed.others.len(), 2);
     assert!(observed.is_complete("apps", ResourceKind::Secret));
     assert!(observed.is_complete("apps", ResourceKind::ConfigMap));
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/secrets"), 1);
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/configmaps"), 1);
     assert_eq!(h.cluster.request_count(), 2, "{:?}", log.snapshot());
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -669,7 +655,7 @@ async fn a_helmrelease_brings_its_git_repository_and_the_release_it_manages() {
     assert!(observed.is_complete("flux", ResourceKind::Secret));
     assert!(observed.denied.is_empty(), "{:?}", observed.denied);
     // 3 HelmRelease GETs, then 1 GitRepository GET (shared) and per release 2 storage LISTs.
-    let log = h.sim.requests();
+    let log = h.kube.sim.requests();
     assert_eq!(
         log.count(
             "get",
@@ -678,7 +664,7 @@ async fn a_helmrelease_brings_its_git_repository_and_the_release_it_manages() {
         1
     );
     assert_eq!(h.cluster.request_count(), 10, "{:?}", log.snapshot());
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -711,9 +697,9 @@ async fn kustomization_and_application_targets_land_raw() {
         ["argocd/inventory"]
     );
     // No Helm storage for Argo CD: it renders charts itself.
-    assert_eq!(h.sim.requests().count("list", "/api/v1/"), 0);
+    assert_eq!(h.kube.sim.requests().count("list", "/api/v1/"), 0);
     assert_eq!(h.cluster.request_count(), 3);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -736,7 +722,7 @@ async fn a_missing_object_or_an_uninstalled_crd_is_absent_and_complete() {
         2,
         "the GET and its discovery; nothing to follow"
     );
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 
     // Flux installed, that HelmRelease not there.
     let h = harness(vec![helmrelease("flux", "other", json!({}))]).await;
@@ -751,7 +737,7 @@ async fn a_missing_object_or_an_uninstalled_crd_is_absent_and_complete() {
     assert!(observed.others.is_empty());
     assert!(observed.is_complete("flux", ResourceKind::HelmRelease));
     assert_eq!(h.cluster.request_count(), 1);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -764,7 +750,7 @@ async fn a_refused_storage_list_is_recorded_as_denied() {
         SERVICE_ONLY,
     )])
     .await;
-    h.sim.deny("list", "secrets", Some("apps"));
+    h.kube.sim.deny("list", "secrets", Some("apps"));
     let observed = h
         .cluster
         .gather(
@@ -779,7 +765,7 @@ async fn a_refused_storage_list_is_recorded_as_denied() {
     assert_eq!(denied.verb, "list");
     assert!(!observed.is_complete("apps", ResourceKind::Secret));
     assert!(observed.is_complete("apps", ResourceKind::ConfigMap));
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -814,9 +800,9 @@ async fn an_application_leads_to_its_deployment_its_replicasets_and_its_pods() {
         h.cluster.request_count(),
         4,
         "{:?}",
-        h.sim.requests().snapshot()
+        h.kube.sim.requests().snapshot()
     );
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -838,7 +824,7 @@ async fn a_release_leads_to_the_workloads_its_newest_manifest_names() {
     assert_eq!(observed.pods.len(), 3);
     // 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
     assert_eq!(h.cluster.request_count(), 5);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 async fn next_matching(
@@ -886,7 +872,7 @@ async fn watch_sees_a_helmrelease_status_change() {
     let mut updated = hr;
     updated["status"] = json!({"conditions": [{"type": "Ready", "status": "True",
         "reason": "UpgradeSucceeded", "lastTransitionTime": "2026-07-12T10:06:00Z"}]});
-    h.sim.apply(updated);
+    h.kube.sim.apply(updated);
     let snapshot = next_matching(&mut snapshots, "the new HelmRelease status", |s| {
         s.find_other(ResourceKind::HelmRelease, "flux", "inventory")
             .and_then(|hr| hr.pointer("/status/conditions/0/reason"))
@@ -897,14 +883,15 @@ async fn watch_sees_a_helmrelease_status_change() {
     assert_eq!(other_names(&snapshot, ResourceKind::Secret).len(), 1);
 
     // A new revision's storage Secret shows up too.
-    h.sim
+    h.kube
+        .sim
         .apply(release_secret("flux", "flux", "inventory", 2, SERVICE_ONLY));
     next_matching(&mut snapshots, "the new release revision", |s| {
         other_names(s, ResourceKind::Secret).len() == 2
     })
     .await;
     drop(snapshots);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -928,7 +915,7 @@ async fn watch_follows_a_workload_an_application_starts_naming() {
     synced["status"]["resources"] = json!([
         {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "apps", "name": "inventory"}
     ]);
-    h.sim.apply(synced);
+    h.kube.sim.apply(synced);
     let snapshot = next_matching(&mut snapshots, "the followed deployment's pods", |s| {
         s.deployments.len() == 1 && s.pods.len() == 3
     })
@@ -936,7 +923,7 @@ async fn watch_follows_a_workload_an_application_starts_naming() {
     assert_eq!(snapshot.replicasets.len(), 2);
     assert!(snapshot.is_complete("apps", ResourceKind::Pod));
     drop(snapshots);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -953,7 +940,7 @@ async fn watch_without_flux_installed_keeps_going_without_errors() {
         .expect("watch starts");
     let first = snapshots.next().await.expect("initial").expect("ok");
     assert!(first.is_complete("flux", ResourceKind::HelmRelease));
-    h.sim.apply(pod("apps", "inventory", "new", "d"));
+    h.kube.sim.apply(pod("apps", "inventory", "new", "d"));
     let snapshot = next_matching(&mut snapshots, "the new pod", |s| s.pods.len() == 4).await;
     assert!(
         snapshot.is_complete("flux", ResourceKind::HelmRelease),
@@ -961,18 +948,20 @@ async fn watch_without_flux_installed_keeps_going_without_errors() {
     );
     // The HelmRelease watch ended at its 404 instead of retrying.
     assert!(
-        h.sim
+        h.kube
+            .sim
             .requests()
             .count("watch", "/apis/helm.toolkit.fluxcd.io/")
-            + h.sim
+            + h.kube
+                .sim
                 .requests()
                 .count("list", "/apis/helm.toolkit.fluxcd.io/")
             <= 2,
         "{:?}",
-        h.sim.requests().snapshot()
+        h.kube.sim.requests().snapshot()
     );
     drop(snapshots);
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }
 
 #[tokio::test]
@@ -1008,7 +997,7 @@ async fn a_helmrelease_with_a_target_namespace_leads_to_the_workloads_installed_
         h.cluster.request_count(),
         6,
         "{:?}",
-        h.sim.requests().snapshot()
+        h.kube.sim.requests().snapshot()
     );
-    h.sim.shutdown().await;
+    h.kube.sim.shutdown().await;
 }

@@ -2,17 +2,18 @@
 //! the evidence itself is missing), a message on stderr that names the file, object or flag at
 //! fault, never a panic, and never a `live` verdict on stdout.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+mod common;
 
-use liveproof_evidence::{Report, Status, Verdict};
+use std::path::{Path, PathBuf};
+
+use liveproof_evidence::{Status, Verdict};
+use liveproof_testkit::git::{git, git_with};
+use liveproof_testkit::{Run, SimCluster};
 
 const SINCE: &str = "2026-07-12T10:00:00Z";
 
 fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../test-data/scenarios")
+    liveproof_testkit::story::scenarios_dir()
         .join(name)
         .join("cluster.yaml")
 }
@@ -26,49 +27,19 @@ fn path_str(p: &Path) -> String {
     p.to_str().expect("utf-8 path").to_string()
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl From<Output> for Run {
-    fn from(out: Output) -> Run {
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-}
-
-fn command(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_liveproof"));
-    cmd.args(args)
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
-}
-
+/// The harness runs the binary; the arguments stay hand-written here, since what a person
+/// types is what these tests are about.
 fn liveproof(args: &[&str]) -> Run {
-    command(args).output().expect("liveproof runs").into()
+    common::liveproof().args(args).run_blocking()
 }
 
-/// Runs the binary off the async runtime, so an in-process simulator keeps serving.
-async fn liveproof_async(args: &[&str]) -> Run {
-    let mut cmd = tokio::process::Command::from(command(args));
-    cmd.kill_on_drop(true);
-    tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("liveproof finished within 120s")
-        .expect("liveproof runs")
-        .into()
+/// What every refusal must look like.
+trait Refusal {
+    fn assert_refused(&self, code: i32, what: &str) -> &Self;
+    fn assert_stderr_names(&self, needles: &[&str], what: &str) -> &Self;
 }
 
-impl Run {
+impl Refusal for Run {
     /// No panic, no `live` verdict anywhere on stdout, and the expected exit code.
     fn assert_refused(&self, code: i32, what: &str) -> &Self {
         assert!(
@@ -101,15 +72,6 @@ impl Run {
         }
         self
     }
-
-    fn report(&self) -> Report {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not a liveproof/v1 report ({e}):\n{}\nstderr:\n{}",
-                self.stdout, self.stderr
-            )
-        })
-    }
 }
 
 fn verify_offline(from: &str, extra: &[&str]) -> Run {
@@ -128,48 +90,11 @@ fn verify_offline(from: &str, extra: &[&str]) -> Run {
     liveproof(&args)
 }
 
-fn git(repo: &Path, args: &[&str], env: &[(&str, &str)]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=liveproof tests",
-            "-c",
-            "user.email=tests@liveproof.invalid",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .envs(env.iter().copied())
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdout(Stdio::null())
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?} failed");
-}
-
-fn git_output(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A fresh repository with one commit, committed at `committed_at`.
 fn repo_with_one_commit(committed_at: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
-    git(dir.path(), &["init", "-q"], &[]);
-    git(
+    git(dir.path(), &["init", "-q"]);
+    git_with(
         dir.path(),
         &[
             "commit",
@@ -178,12 +103,10 @@ fn repo_with_one_commit(committed_at: &str) -> (tempfile::TempDir, String) {
             "-m",
             "bump inventory to 1.4.0",
         ],
-        &[
-            ("GIT_COMMITTER_DATE", committed_at),
-            ("GIT_AUTHOR_DATE", "2026-07-11T16:00:00Z"),
-        ],
+        committed_at,
+        &[("GIT_AUTHOR_DATE", "2026-07-11T16:00:00Z")],
     );
-    let sha = git_output(dir.path(), &["rev-parse", "HEAD"]);
+    let sha = git(dir.path(), &["rev-parse", "HEAD"]);
     (dir, sha)
 }
 
@@ -590,23 +513,21 @@ fn commit_time_becomes_since() {
 #[test]
 fn commit_prefix_from_the_current_directory() {
     let (repo, sha) = repo_with_one_commit("2026-07-12T10:00:00Z");
-    let out = command(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &live_dump(),
-        "--commit",
-        &sha[..7],
-        "-o",
-        "json",
-    ])
-    .current_dir(repo.path())
-    .output()
-    .expect("liveproof runs");
-    let run = Run::from(out);
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "apps",
+            "--from",
+            &live_dump(),
+            "--commit",
+            &sha[..7],
+            "-o",
+            "json",
+        ])
+        .current_dir(repo.path())
+        .run_blocking();
     assert_eq!(
         run.report().change.since.as_deref(),
         Some("2026-07-12T10:00:00Z")
@@ -681,35 +602,18 @@ fn kubeconfig_that_does_not_exist_is_named() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rbac_denied_pods_is_unproven_naming_the_permission() {
-    let objects =
-        liveproof_gather::offline::read_objects(&scenario("gitops-reconciled-new-tag-rolled-out"))
-            .expect("fixture objects");
-    let sim = liveproof_sim::Simulator::new()
-        .with_objects(objects)
-        .start()
-        .await
-        .expect("simulator starts");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    sim.write_kubeconfig(&kubeconfig, "apps")
-        .expect("kubeconfig");
-    sim.deny("list", "pods", None);
+    let cluster =
+        SimCluster::from_file(&scenario("gitops-reconciled-new-tag-rolled-out"), "apps").await;
+    cluster.sim.deny("list", "pods", None);
 
-    let run = liveproof_async(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--kubeconfig",
-        &path_str(&kubeconfig),
-        "--since",
-        SINCE,
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory", "-n", "apps"])
+        .on(&cluster)
+        .since(SINCE)
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0"])
+        .json()
+        .run()
+        .await;
     run.assert_refused(3, "pods denied");
     let report = run.report();
     assert_eq!(report.verdict, Verdict::Unproven);
@@ -731,7 +635,7 @@ async fn rbac_denied_pods_is_unproven_naming_the_permission() {
     {
         assert_ne!(e.status, Status::Pass, "{e:?}");
     }
-    sim.shutdown().await;
+    cluster.sim.shutdown().await;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,10 @@
 
 mod common;
 
+use liveproof_testkit::git::git;
+
+use liveproof_testkit::SimCluster;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -152,10 +156,6 @@ fn objects() -> Vec<Value> {
     ]
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    common::git_at(repo, args, "2026-07-12T10:00:00Z")
-}
-
 /// A repository whose remote URL carries a credential, with a manifest declaring `api`.
 fn repo(dir: &Path) -> (PathBuf, String) {
     let root = dir.join("repo");
@@ -223,14 +223,20 @@ impl Matrix {
 
 async fn liveproof_env(args: &[&str], log: Option<&str>) -> common::Run {
     match log {
-        Some(level) => common::liveproof_with_env(args, &[("LIVEPROOF_LOG", level)]).await,
-        None => common::liveproof(args).await,
+        Some(level) => {
+            common::liveproof()
+                .args(args)
+                .env("LIVEPROOF_LOG", level)
+                .run()
+                .await
+        }
+        None => common::liveproof().args(args).run().await,
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
-    let cluster = common::Cluster::start(objects(), NS).await;
+    let cluster = SimCluster::start(objects(), NS).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let kc = dir.path().join("kubeconfig");
     kubeconfig_with_token(cluster.sim.url().trim_end_matches('/'), &kc);
@@ -282,7 +288,7 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
             let mut args: Vec<&str> = verbosity.into_iter().collect();
             args.extend(verify_base.iter().map(String::as_str));
             args.extend(["-o", format, "--report", report.to_str().expect("utf-8")]);
-            let run = common::liveproof(&args).await;
+            let run = common::liveproof().args(&args).run().await;
             m.check_run(&format!("verify -o {format} {verbosity:?}"), &run);
             let written = std::fs::read_to_string(&report).unwrap_or_default();
             m.check(
@@ -319,7 +325,7 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
             args.extend_from_slice(extra);
             m.check_run(
                 &format!("verify release/web {extra:?} -o {format}"),
-                &common::liveproof(&args).await,
+                &common::liveproof().args(&args).run().await,
             );
         }
     }
@@ -334,20 +340,16 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         args.extend(section);
         m.check_run(
             &format!("release show {section:?}"),
-            &common::liveproof(&args).await,
+            &common::liveproof().args(&args).run().await,
         );
     }
     for format in ["text", "json"] {
-        let run = common::liveproof(&[
-            "-vv",
-            "stale",
-            "--kubeconfig",
-            &kc,
-            "-o",
-            format,
-            "--check-digests",
-        ])
-        .await;
+        let run = common::liveproof()
+            .args(&["-vv", "stale"])
+            .kubeconfig(&kc)
+            .args(&["-o", format, "--check-digests"])
+            .run()
+            .await;
         m.check_run(&format!("stale -o {format}"), &run);
     }
 
@@ -356,17 +358,11 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
     let snapshots = snapshots.to_str().expect("utf-8");
     m.check_run(
         "snapshot",
-        &common::liveproof(&[
-            "-vv",
-            "snapshot",
-            "--dir",
-            snapshots,
-            "--commit",
-            &sha,
-            "--kubeconfig",
-            &kc,
-        ])
-        .await,
+        &common::liveproof()
+            .args(&["-vv", "snapshot", "--dir", snapshots, "--commit", &sha])
+            .kubeconfig(&kc)
+            .run()
+            .await,
     );
     let file = Path::new(snapshots).join(&sha).join("snapshot.json");
     let held = std::fs::read_to_string(&file).expect("snapshot.json written");
@@ -377,58 +373,47 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
     );
     m.check_run(
         "verify --snapshot",
-        &common::liveproof(&[
-            "-vv",
-            "verify",
-            "--snapshot",
-            snapshots,
-            "--commit",
-            &sha,
-            "--kubeconfig",
-            &kc,
-            "-o",
-            "json",
-        ])
-        .await,
+        &common::liveproof()
+            .args(&["-vv", "verify", "--snapshot", snapshots, "--commit", &sha])
+            .kubeconfig(&kc)
+            .json()
+            .run()
+            .await,
     );
     m.check_run(
         "rollback --dry-run",
-        &common::liveproof(&[
-            "-vv",
-            "rollback",
-            "--snapshot",
-            snapshots,
-            "--commit",
-            &sha,
-            "--kubeconfig",
-            &kc,
-            "--dry-run",
-        ])
-        .await,
+        &common::liveproof()
+            .args(&["-vv", "rollback", "--snapshot", snapshots, "--commit", &sha])
+            .kubeconfig(&kc)
+            .args(&["--dry-run"])
+            .run()
+            .await,
     );
 
     // --commit read from a repository whose remote carries a credential; lint of it.
     m.check_run(
         "verify --commit --repo",
-        &common::liveproof(&[
-            "-vv",
-            "verify",
-            "deploy/api",
-            "--kubeconfig",
-            &kc,
-            "--commit",
-            &sha,
-            "--repo",
-            &repo,
-            "--image",
-            "127.0.0.1:9/acme/api:latest",
-        ])
-        .await,
+        &common::liveproof()
+            .args(&["-vv", "verify", "deploy/api"])
+            .kubeconfig(&kc)
+            .args(&[
+                "--commit",
+                &sha,
+                "--repo",
+                &repo,
+                "--image",
+                "127.0.0.1:9/acme/api:latest",
+            ])
+            .run()
+            .await,
     );
     for format in ["text", "json", "sarif"] {
         m.check_run(
             &format!("lint -o {format}"),
-            &common::liveproof(&["-vv", "lint", &repo, "-o", format]).await,
+            &common::liveproof()
+                .args(&["-vv", "lint", &repo, "-o", format])
+                .run()
+                .await,
         );
     }
 
@@ -459,13 +444,13 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
             args.extend(["--kubeconfig", path.to_str().expect("utf-8")]);
             m.check_run(
                 &format!("{what}: {command:?}"),
-                &common::liveproof(&args).await,
+                &common::liveproof().args(&args).run().await,
             );
-            let with_env = common::liveproof_with_env(
-                &args[..args.len() - 2],
-                &[("KUBECONFIG", path.to_str().expect("utf-8"))],
-            )
-            .await;
+            let with_env = common::liveproof()
+                .args(&args[..args.len() - 2])
+                .env("KUBECONFIG", path.to_str().expect("utf-8"))
+                .run()
+                .await;
             m.check_run(&format!("{what} via KUBECONFIG: {command:?}"), &with_env);
         }
     }
@@ -545,7 +530,7 @@ fn answer(run: &common::Run, probe: &str) -> String {
 /// is a pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expectation_is_no_oracle_over_redacted_values() {
-    let cluster = common::Cluster::start(objects(), NS).await;
+    let cluster = SimCluster::start(objects(), NS).await;
     let kc = cluster.kubeconfig().to_string();
     let mut probes = 0;
     for (target, place) in [
@@ -559,20 +544,14 @@ async fn an_expectation_is_no_oracle_over_redacted_values() {
             let mut out = Vec::new();
             for class in ["[a-f]", "[g-z]"] {
                 let probe = format!("re:canary-{place}-7d3{class}");
-                let run = common::liveproof(&[
-                    "verify",
-                    target,
-                    "--kubeconfig",
-                    &kc,
-                    "--since",
-                    "2026-07-12T10:00:00Z",
-                    "--no-registry",
-                    "--expect",
-                    &probe,
-                    "-o",
-                    "json",
-                ])
-                .await;
+                let run = common::liveproof()
+                    .args(&["verify", target])
+                    .kubeconfig(&kc)
+                    .since("2026-07-12T10:00:00Z")
+                    .args(&["--no-registry", "--expect", &probe])
+                    .json()
+                    .run()
+                    .await;
                 probes += 1;
                 assert!(
                     !answer(&run, &probe).contains("\"pass\""),
@@ -631,7 +610,7 @@ fn fleet_kubeconfig(path: &Path, servers: &[(&str, String)]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_server_url_never_shows_its_credentials_on_any_path() {
     use common::{canned_server, http_response};
-    let cluster = common::Cluster::start(objects(), NS).await;
+    let cluster = SimCluster::start(objects(), NS).await;
     let sim = cluster.sim.url();
     let sim = sim
         .trim_start_matches("http://")
@@ -718,7 +697,7 @@ async fn the_api_server_url_never_shows_its_credentials_on_any_path() {
                 args.extend(verify(kc));
                 args.extend(["-o".to_string(), format.to_string()]);
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let run = common::liveproof(&args).await;
+                let run = common::liveproof().args(&args).run().await;
                 if *name == "success" {
                     assert_ne!(run.code, 2, "{}{}", run.stdout, run.stderr);
                 } else {
@@ -744,7 +723,7 @@ async fn the_api_server_url_never_shows_its_credentials_on_any_path() {
             args.extend(["--kubeconfig", kc]);
             m.check_run(
                 &format!("{name}: {command:?}"),
-                &common::liveproof(&args).await,
+                &common::liveproof().args(&args).run().await,
             );
         }
     }
@@ -756,7 +735,7 @@ async fn the_api_server_url_never_shows_its_credentials_on_any_path() {
         args.extend(verify(fleet.to_str().expect("utf-8")));
         args.extend(["--all-contexts", "-o", format].map(String::from));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert!(
             run.stdout.contains("127.0.0.1:1"),
             "the fleet names each cluster's server: {}",

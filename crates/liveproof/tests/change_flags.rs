@@ -5,14 +5,17 @@
 
 mod common;
 
-use std::path::Path;
+// Commits at the change time the tests state (`SINCE`, testkit::git::DATE).
+use liveproof_testkit::git::git;
+
+use liveproof_testkit::SimCluster;
 
 use liveproof_evidence::{Check, Status, Verdict};
 
 const SINCE: &str = "2026-07-12T10:00:00Z";
 
 fn ledger_dump() -> String {
-    common::scenarios_dir()
+    liveproof_testkit::story::scenarios_dir()
         .join("statefulset-rolled-out/cluster.yaml")
         .to_string_lossy()
         .into_owned()
@@ -71,24 +74,18 @@ fn spec_readback(run: &common::Run) -> liveproof_evidence::Evidence {
 
 #[tokio::test]
 async fn chart_version_on_a_workload_is_refused_before_any_request() {
-    let cluster = common::Cluster::from_file(
-        &common::scenarios_dir().join("statefulset-rolled-out/cluster.yaml"),
+    let cluster = SimCluster::from_file(
+        &liveproof_testkit::story::scenarios_dir().join("statefulset-rolled-out/cluster.yaml"),
         "payments",
     )
     .await;
-    let run = common::liveproof(&[
-        "verify",
-        "statefulset/ledger",
-        "-n",
-        "payments",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        SINCE,
-        "--chart-version",
-        "3.2.0",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "statefulset/ledger", "-n", "payments"])
+        .on(&cluster)
+        .since(SINCE)
+        .args(&["--chart-version", "3.2.0"])
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains(
@@ -104,18 +101,20 @@ async fn chart_version_on_a_workload_is_refused_before_any_request() {
         "refused before any request"
     );
     // Next to a release it is still refused: it would say nothing about the workload.
-    let run = common::liveproof(&[
-        "verify",
-        "release/ledger",
-        "deploy/ledger",
-        "-n",
-        "payments",
-        "--from",
-        &ledger_dump(),
-        "--chart-version",
-        "3.2.0",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "release/ledger",
+            "deploy/ledger",
+            "-n",
+            "payments",
+            "--from",
+            &ledger_dump(),
+            "--chart-version",
+            "3.2.0",
+        ])
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("not deployment/ledger"),
@@ -127,17 +126,19 @@ async fn chart_version_on_a_workload_is_refused_before_any_request() {
 #[tokio::test]
 async fn expect_on_a_kustomization_or_application_is_refused() {
     for target in ["kustomization/apps", "app/inventory"] {
-        let run = common::liveproof(&[
-            "verify",
-            target,
-            "-n",
-            "flux-system",
-            "--from",
-            &ledger_dump(),
-            "--expect",
-            "secretKeyRef",
-        ])
-        .await;
+        let run = common::liveproof()
+            .args(&[
+                "verify",
+                target,
+                "-n",
+                "flux-system",
+                "--from",
+                &ledger_dump(),
+                "--expect",
+                "secretKeyRef",
+            ])
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         let kind = target.split('/').next().unwrap_or_default();
         let kind = if kind == "app" { "application" } else { kind };
@@ -153,21 +154,20 @@ async fn expect_on_a_kustomization_or_application_is_refused() {
 #[tokio::test]
 async fn expect_on_a_workload_is_held_to_its_pod_template() {
     let verify = |expect: &'static str| async move {
-        common::liveproof(&[
-            "verify",
-            "statefulset/ledger",
-            "-n",
-            "payments",
-            "--from",
-            &ledger_dump(),
-            "--since",
-            SINCE,
-            "--expect",
-            expect,
-            "-o",
-            "json",
-        ])
-        .await
+        common::liveproof()
+            .args(&[
+                "verify",
+                "statefulset/ledger",
+                "-n",
+                "payments",
+                "--from",
+                &ledger_dump(),
+            ])
+            .since(SINCE)
+            .args(&["--expect", expect])
+            .json()
+            .run()
+            .await
     };
     let run = verify("image: ghcr.io/acme/ledger:3.2.0").await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -179,19 +179,19 @@ async fn expect_on_a_workload_is_held_to_its_pod_template() {
 
 #[tokio::test]
 async fn nothing_stated_is_unproven_and_says_how_to_state_it() {
-    let run = common::liveproof(&[
-        "verify",
-        "statefulset/ledger",
-        "-n",
-        "payments",
-        "--from",
-        &ledger_dump(),
-        "--since",
-        SINCE,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "statefulset/ledger",
+            "-n",
+            "payments",
+            "--from",
+            &ledger_dump(),
+        ])
+        .since(SINCE)
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     let next = run.report().targets[0]
         .next_step
@@ -221,7 +221,7 @@ async fn manifests_state_the_change_field_by_field() {
         let dump = ledger_dump();
         args[4] = &dump;
         args.extend_from_slice(extra);
-        common::liveproof(&args).await
+        common::liveproof().args(&args).run().await
     };
     let run = verify(same.clone(), &[]).await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -264,32 +264,23 @@ async fn manifests_state_the_change_field_by_field() {
 
 #[tokio::test]
 async fn manifests_against_the_simulated_cluster() {
-    let cluster = common::Cluster::from_file(
-        &common::scenarios_dir().join("statefulset-rolled-out/cluster.yaml"),
+    let cluster = SimCluster::from_file(
+        &liveproof_testkit::story::scenarios_dir().join("statefulset-rolled-out/cluster.yaml"),
         "payments",
     )
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("ledger.yaml");
     std::fs::write(&path, ledger_manifest("ghcr.io/acme/ledger:3.2.0")).expect("write");
-    let run = common::liveproof(&[
-        "verify",
-        "-f",
-        &path.to_string_lossy(),
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        SINCE,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "-f", &path.to_string_lossy()])
+        .on(&cluster)
+        .since(SINCE)
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.report().verdict, Verdict::Live);
-}
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    common::git_at(repo, args, SINCE)
 }
 
 /// With --commit the manifests are read as committed: an uncommitted edit does not count.
@@ -319,7 +310,7 @@ async fn manifests_are_read_as_of_the_commit() {
                 Some(c) => args.extend(["--commit", c.as_str()]),
                 None => args.extend(["--since", SINCE]),
             }
-            common::liveproof(&args).await
+            common::liveproof().args(&args).run().await
         }
     };
     let run = verify(Some(rolled_out.clone())).await;
@@ -349,7 +340,7 @@ async fn manifests_are_read_as_of_the_commit() {
 
 #[tokio::test]
 async fn verify_help_says_where_each_change_flag_applies() {
-    let run = common::liveproof(&["verify", "--help"]).await;
+    let run = common::liveproof().args(&["verify", "--help"]).run().await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     for line in [
         "--chart-version   release/, helmrelease/ only; refused with any other target",

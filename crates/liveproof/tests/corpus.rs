@@ -7,6 +7,10 @@
 
 mod common;
 
+use common::RunExt;
+
+use liveproof_testkit::SimCluster;
+
 use std::collections::BTreeSet;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -110,7 +114,7 @@ async fn story_problems(story: &Story) -> Vec<String> {
     let mut problems = Vec::new();
     let mut verdicts = Vec::new();
     if story.runs("offline") {
-        let run = common::verify()
+        let run = common::liveproof()
             .story(&story.name)
             .offline()
             .json()
@@ -132,8 +136,8 @@ async fn story_problems(story: &Story) -> Vec<String> {
         verdicts.push(report.verdict);
     }
     if story.runs("live") {
-        let cluster = common::Cluster::from_file(&story.cluster_yaml(), &story.namespace()).await;
-        let run = common::verify()
+        let cluster = SimCluster::from_file(&story.cluster_yaml(), &story.namespace()).await;
+        let run = common::liveproof()
             .story(&story.name)
             .on(&cluster)
             .json()

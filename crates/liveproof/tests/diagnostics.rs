@@ -3,12 +3,14 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use liveproof_evidence::Verdict;
 use serde_json::{json, Value};
 
 fn crashloop_story() -> Vec<Value> {
-    let path =
-        common::scenarios_dir().join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
+    let path = liveproof_testkit::story::scenarios_dir()
+        .join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
     let mut objects = liveproof_gather::offline::read_objects(&path).expect("story");
     for o in &mut objects {
         if o["kind"] == "Pod" && o["metadata"]["name"] == "inventory-4dxbdm5glx-tqtkw" {
@@ -28,7 +30,7 @@ fn crashloop_story() -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_loop_explains_itself_with_events_and_opt_in_logs() {
-    let cluster = common::Cluster::start(crashloop_story(), "apps").await;
+    let cluster = SimCluster::start(crashloop_story(), "apps").await;
     let base = [
         "verify",
         "deploy/inventory",
@@ -40,7 +42,10 @@ async fn a_crash_loop_explains_itself_with_events_and_opt_in_logs() {
         "2026-07-12T10:00:00Z",
     ];
 
-    let run = common::liveproof(&[&base[..], &["-o", "json"]].concat()).await;
+    let run = common::liveproof()
+        .args(&[&base[..], &["-o", "json"]].concat())
+        .run()
+        .await;
     assert_eq!(run.code, 1);
     let report = run.report();
     let diagnostics = &report.targets[0].diagnostics;
@@ -60,7 +65,10 @@ async fn a_crash_loop_explains_itself_with_events_and_opt_in_logs() {
         "no logs unless asked"
     );
 
-    let run = common::liveproof(&[&base[..], &["-o", "json", "--logs"]].concat()).await;
+    let run = common::liveproof()
+        .args(&[&base[..], &["-o", "json", "--logs"]].concat())
+        .run()
+        .await;
     let report = run.report();
     let logs = report.targets[0]
         .diagnostics
@@ -75,7 +83,7 @@ async fn a_crash_loop_explains_itself_with_events_and_opt_in_logs() {
     );
 
     // The text report ends each not-live target with a "why" block.
-    let run = common::liveproof(&base).await;
+    let run = common::liveproof().args(&base).run().await;
     let why = run.stdout.find("  why:").expect("a why block");
     assert!(
         run.stdout[why..].contains("BackOff") && run.stdout[why..].contains("CrashLoopBackOff"),
@@ -86,24 +94,17 @@ async fn a_crash_loop_explains_itself_with_events_and_opt_in_logs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_target_costs_no_extra_request() {
-    let path = common::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
-    let cluster = common::Cluster::from_file(&path, "apps").await;
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "--logs",
-        "-o",
-        "json",
-    ])
-    .await;
+    let path = liveproof_testkit::story::scenarios_dir()
+        .join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
+    let cluster = SimCluster::from_file(&path, "apps").await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory", "-n", "apps"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0", "--logs"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.report().verdict, Verdict::Live, "{}", run.stdout);
     assert!(run.report().targets[0].diagnostics.is_empty());
     assert_eq!(

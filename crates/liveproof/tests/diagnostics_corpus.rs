@@ -6,6 +6,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -146,7 +148,7 @@ fn namespace_of(args: &[String]) -> String {
 }
 
 fn diagnostic_stories() -> Vec<(PathBuf, Story)> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(common::scenarios_dir())
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(liveproof_testkit::story::scenarios_dir())
         .expect("test-data/scenarios")
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -189,10 +191,13 @@ async fn every_diagnostics_story_explains_itself_offline_and_live() {
             .collect();
         if story.modes.iter().any(|m| m == "offline") {
             let args = [&base[..], &["--from", fixture, "-o", "json"]].concat();
-            let run = common::liveproof(&args).await;
+            let run = common::liveproof().args(&args).run().await;
             problems.extend(check(&name, "offline", story, &secrets, &run.stdout));
             // The text report's "why" block must not print a value either.
-            let text = common::liveproof(&[&base[..], &["--from", fixture]].concat()).await;
+            let text = common::liveproof()
+                .args(&[&base[..], &["--from", fixture]].concat())
+                .run()
+                .await;
             problems.extend(
                 secrets
                     .iter()
@@ -201,14 +206,13 @@ async fn every_diagnostics_story_explains_itself_offline_and_live() {
             );
         }
         if story.modes.iter().any(|m| m == "live") {
-            let cluster =
-                common::Cluster::from_file(&cluster_yaml, &namespace_of(&story.args)).await;
+            let cluster = SimCluster::from_file(&cluster_yaml, &namespace_of(&story.args)).await;
             let args = [
                 &base[..],
                 &["--kubeconfig", cluster.kubeconfig(), "-o", "json"],
             ]
             .concat();
-            let run = common::liveproof(&args).await;
+            let run = common::liveproof().args(&args).run().await;
             problems.extend(check(&name, "live", story, &secrets, &run.stdout));
             // Opt-in logs must not leak a Secret's value either (the simulator serves none).
             let args = [
@@ -216,7 +220,7 @@ async fn every_diagnostics_story_explains_itself_offline_and_live() {
                 &["--kubeconfig", cluster.kubeconfig(), "-o", "json", "--logs"],
             ]
             .concat();
-            let run = common::liveproof(&args).await;
+            let run = common::liveproof().args(&args).run().await;
             problems.extend(check(&name, "live --logs", story, &secrets, &run.stdout));
             cluster.sim.shutdown().await;
         }
@@ -237,7 +241,8 @@ async fn every_diagnostics_story_explains_itself_offline_and_live() {
 /// `--logs` (GET the Deployment, LIST its ReplicaSets, LIST its pods).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_corpus_story_costs_no_diagnostics_request() {
-    let dir = common::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out");
+    let dir =
+        liveproof_testkit::story::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out");
     let text = std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml");
     let story: Story = serde_norway::from_str(&text).expect("story.yaml parses");
     assert_eq!(story.verdict, "live");
@@ -247,14 +252,14 @@ async fn a_live_corpus_story_costs_no_diagnostics_request() {
     let mut counts = Vec::new();
     for extra in [&[][..], &["--logs"][..], &["--logs=5"][..]] {
         let cluster =
-            common::Cluster::from_file(&dir.join("cluster.yaml"), &namespace_of(&story.args)).await;
+            SimCluster::from_file(&dir.join("cluster.yaml"), &namespace_of(&story.args)).await;
         let args = [
             &base[..],
             &["--kubeconfig", cluster.kubeconfig(), "-o", "json"],
             extra,
         ]
         .concat();
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         let report = run.report();
         assert_eq!(report.verdict, Verdict::Live, "{}", run.stdout);
         assert!(diagnostics(&report).is_empty(), "{}", run.stdout);

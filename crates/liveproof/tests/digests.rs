@@ -5,6 +5,12 @@
 
 mod common;
 
+use std::time::Duration;
+
+use liveproof_testkit::wait_for;
+
+use liveproof_testkit::SimCluster;
+
 use liveproof_evidence::{Check, Status};
 use liveproof_testkit::registry::{push_multiarch, push_single, PushedIndex, RegistryServer};
 use serde_json::{json, Value};
@@ -72,7 +78,7 @@ fn workload(
 
 struct Story {
     registry: RegistryServer,
-    cluster: common::Cluster,
+    cluster: SimCluster,
     old: PushedIndex,
     new: PushedIndex,
 }
@@ -113,7 +119,7 @@ async fn story() -> Story {
         &[("node-amd", worker.digest.as_str())],
         None,
     ));
-    let cluster = common::Cluster::start(objects, NS).await;
+    let cluster = SimCluster::start(objects, NS).await;
     Story {
         registry,
         cluster,
@@ -122,7 +128,7 @@ async fn story() -> Story {
     }
 }
 
-fn writes(cluster: &common::Cluster) -> u64 {
+fn writes(cluster: &SimCluster) -> u64 {
     let log = cluster.sim.requests();
     ["patch", "update", "create", "delete"]
         .iter()
@@ -134,18 +140,13 @@ fn writes(cluster: &common::Cluster) -> u64 {
 async fn exactly_the_pods_on_the_old_digest_are_stale() {
     let s = story().await;
     let host = s.registry.host.clone();
-    let run = common::liveproof(&[
-        "stale",
-        "-n",
-        NS,
-        "--kubeconfig",
-        s.cluster.kubeconfig(),
-        "--insecure-registry",
-        &host,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "-n", NS])
+        .kubeconfig(s.cluster.kubeconfig())
+        .args(&["--insecure-registry", &host])
+        .json()
+        .run()
+        .await;
     assert_eq!(
         run.code, 1,
         "stale workloads exit 1: {}{}",
@@ -177,22 +178,14 @@ async fn exactly_the_pods_on_the_old_digest_are_stale() {
     assert_eq!(writes(&s.cluster), 0, "reading never writes");
 
     // verify's image_digest_current says the same, per workload.
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/panel",
-        "deploy/panel-fresh",
-        "-n",
-        NS,
-        "--kubeconfig",
-        s.cluster.kubeconfig(),
-        "--insecure-registry",
-        &host,
-        "--since",
-        "2026-09-01T00:00:00Z",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/panel", "deploy/panel-fresh", "-n", NS])
+        .kubeconfig(s.cluster.kubeconfig())
+        .args(&["--insecure-registry", &host])
+        .since("2026-09-01T00:00:00Z")
+        .json()
+        .run()
+        .await;
     let report = run.report();
     let digest_status = |i: usize| {
         report.targets[i]
@@ -211,18 +204,12 @@ async fn restart_patches_only_the_stale_workload() {
     let host = s.registry.host.clone();
     let kc = s.cluster.kubeconfig().to_string();
 
-    let dry = common::liveproof(&[
-        "stale",
-        "-n",
-        NS,
-        "--kubeconfig",
-        &kc,
-        "--insecure-registry",
-        &host,
-        "--restart",
-        "--dry-run",
-    ])
-    .await;
+    let dry = common::liveproof()
+        .args(&["stale", "-n", NS])
+        .kubeconfig(&kc)
+        .args(&["--insecure-registry", &host, "--restart", "--dry-run"])
+        .run()
+        .await;
     assert!(
         dry.stdout
             .contains("would PATCH deployment bots/panel (strategic merge):"),
@@ -244,20 +231,13 @@ async fn restart_patches_only_the_stale_workload() {
 
     // -o json with --restart: one JSON document on stdout, nothing else, what would be
     // patched under `restart`.
-    let json = common::liveproof(&[
-        "stale",
-        "-n",
-        NS,
-        "--kubeconfig",
-        &kc,
-        "--insecure-registry",
-        &host,
-        "--restart",
-        "--dry-run",
-        "-o",
-        "json",
-    ])
-    .await;
+    let json = common::liveproof()
+        .args(&["stale", "-n", NS])
+        .kubeconfig(&kc)
+        .args(&["--insecure-registry", &host, "--restart", "--dry-run"])
+        .json()
+        .run()
+        .await;
     let doc: serde_json::Value = serde_json::from_str(&json.stdout)
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", json.stdout));
     assert_eq!(doc["schema"], "liveproof/stale/v1", "{doc}");
@@ -269,17 +249,12 @@ async fn restart_patches_only_the_stale_workload() {
     );
     assert_eq!(writes(&s.cluster), 0, "--dry-run sends nothing");
 
-    let run = common::liveproof(&[
-        "stale",
-        "-n",
-        NS,
-        "--kubeconfig",
-        &kc,
-        "--insecure-registry",
-        &host,
-        "--restart",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "-n", NS])
+        .kubeconfig(&kc)
+        .args(&["--insecure-registry", &host, "--restart"])
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         writes(&s.cluster),
@@ -319,19 +294,12 @@ async fn restart_patches_only_the_stale_workload() {
 async fn nothing_stale_means_no_request_at_all() {
     let s = story().await;
     let host = s.registry.host.clone();
-    let run = common::liveproof(&[
-        "stale",
-        "deploy/panel-fresh",
-        "deploy/worker",
-        "-n",
-        NS,
-        "--kubeconfig",
-        s.cluster.kubeconfig(),
-        "--insecure-registry",
-        &host,
-        "--restart",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "deploy/panel-fresh", "deploy/worker", "-n", NS])
+        .kubeconfig(s.cluster.kubeconfig())
+        .args(&["--insecure-registry", &host, "--restart"])
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("nothing to restart"), "{}", run.stdout);
     assert_eq!(
@@ -356,19 +324,13 @@ async fn manifests_scope_what_is_checked_and_restarted() {
         format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: panel-fresh\n  namespace: bots\nspec:\n  selector:\n    matchLabels: {{app: panel-fresh}}\n  template:\n    metadata:\n      labels: {{app: panel-fresh}}\n    spec:\n      containers:\n      - name: app\n        image: {image}\n"),
     )
     .expect("manifest");
-    let run = common::liveproof(&[
-        "stale",
-        "-f",
-        dir.path().to_str().expect("utf-8"),
-        "--kubeconfig",
-        s.cluster.kubeconfig(),
-        "--insecure-registry",
-        &host,
-        "--restart",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "-f", dir.path().to_str().expect("utf-8")])
+        .kubeconfig(s.cluster.kubeconfig())
+        .args(&["--insecure-registry", &host, "--restart"])
+        .json()
+        .run()
+        .await;
     // `stale -o json --restart` is one JSON document: parsed whole, nothing cut out.
     let verdicts = common::stale_rows(&run.stdout);
     assert_eq!(
@@ -410,22 +372,20 @@ async fn registry_trouble_is_unknown_never_current() {
     ))
     .chain([node("node-amd", "amd64")])
     .collect();
-    let cluster = common::Cluster::start(objects, NS).await;
-    let run = common::liveproof(&[
-        "stale",
-        "-n",
-        NS,
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--insecure-registry",
-        &s.registry.host,
-        "--insecure-registry",
-        "127.0.0.1:1",
-        "--restart",
-        "-o",
-        "json",
-    ])
-    .await;
+    let cluster = SimCluster::start(objects, NS).await;
+    let run = common::liveproof()
+        .args(&["stale", "-n", NS])
+        .on(&cluster)
+        .args(&[
+            "--insecure-registry",
+            &s.registry.host,
+            "--insecure-registry",
+            "127.0.0.1:1",
+            "--restart",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 3, "unknown only: {}{}", run.stdout, run.stderr);
     // `stale -o json --restart` is one JSON document: parsed whole, nothing cut out.
     let verdicts = common::stale_rows(&run.stdout);
@@ -475,11 +435,11 @@ async fn pull_secrets_authenticate_and_never_print() {
         Some("pull"),
     );
     with_secret.extend([node("node-amd", "amd64"), secret]);
-    let cluster = common::Cluster::start(with_secret, NS).await;
+    let cluster = SimCluster::start(with_secret, NS).await;
     let home = tempfile::tempdir().expect("tempdir");
     let env = [("DOCKER_CONFIG", home.path().to_str().expect("utf-8"))];
-    let run = common::liveproof_with_env(
-        &[
+    let run = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             NS,
@@ -489,10 +449,10 @@ async fn pull_secrets_authenticate_and_never_print() {
             &registry.host,
             "-o",
             "json",
-        ],
-        &env,
-    )
-    .await;
+        ])
+        .envs(&env)
+        .run()
+        .await;
     assert_eq!(
         common::stale_rows(&run.stdout)
             .get("worker")
@@ -508,9 +468,9 @@ async fn pull_secrets_authenticate_and_never_print() {
         .into_iter()
         .chain([node("node-amd", "amd64")])
         .collect();
-    let cluster = common::Cluster::start(without, NS).await;
-    let run = common::liveproof_with_env(
-        &[
+    let cluster = SimCluster::start(without, NS).await;
+    let run = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             NS,
@@ -520,10 +480,10 @@ async fn pull_secrets_authenticate_and_never_print() {
             &registry.host,
             "-o",
             "json",
-        ],
-        &env,
-    )
-    .await;
+        ])
+        .envs(&env)
+        .run()
+        .await;
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         common::stale_rows(&run.stdout)
@@ -557,27 +517,21 @@ async fn restart_then_wait_until_the_new_build_is_live() {
         "--timeout",
         "60s",
     ];
-    let restarting = common::liveproof(&args);
+    let restarting = common::liveproof().args(&args).run();
     let controller = async {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(50);
-        let patched = loop {
+        let patched = wait_for("the restart patch", Duration::from_secs(50), || async {
             let d = s
                 .cluster
                 .sim
                 .get("apps/v1", "Deployment", Some(NS), "panel")
                 .expect("panel");
-            if d.pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
+            d.pointer("/spec/template/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
                 .is_some()
-            {
-                break d;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no restart patch arrived"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        };
-        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+                .then_some(d)
+        })
+        .await;
+        // Time passing is the point: the new pods start in a later second than the restart.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
         let started = jiff::Timestamp::now()
             .round(jiff::Unit::Second)
             .expect("now")
@@ -646,23 +600,14 @@ async fn an_image_given_by_digest_matches_the_index_or_its_platform_entry() {
         let kubeconfig = s.cluster.kubeconfig().to_string();
         let host = host.clone();
         async move {
-            common::liveproof(&[
-                "verify",
-                "deploy/panel-fresh",
-                "-n",
-                NS,
-                "--kubeconfig",
-                &kubeconfig,
-                "--since",
-                "2026-09-01T00:00:00Z",
-                "--image",
-                &image,
-                "--insecure-registry",
-                &host,
-                "-o",
-                "json",
-            ])
-            .await
+            common::liveproof()
+                .args(&["verify", "deploy/panel-fresh", "-n", NS])
+                .kubeconfig(&kubeconfig)
+                .since("2026-09-01T00:00:00Z")
+                .args(&["--image", &image, "--insecure-registry", &host])
+                .json()
+                .run()
+                .await
         }
     };
     let pod_spec = |run: &common::Run| {

@@ -82,17 +82,19 @@ async fn release_show_manifest_redacts_every_secret_it_cannot_rule_out() {
         dir.path(),
         &release_json(&hostile_manifest(), "2026-07-08T14:22:06Z"),
     );
-    let run = common::liveproof(&[
-        "release",
-        "show",
-        "inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--manifest",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+            "--manifest",
+        ])
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_no_canary(&run.stdout, "stdout");
     assert_no_canary(&run.stderr, "stderr");
@@ -173,7 +175,7 @@ async fn decode_errors_name_the_field_never_the_value() {
             "2026-07-12T10:00:00Z",
         ][..],
     ] {
-        let run = common::liveproof(args).await;
+        let run = common::liveproof().args(args).run().await;
         assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
         assert_no_canary(&run.stdout, "stdout");
         assert_no_canary(&run.stderr, "stderr");
@@ -208,21 +210,13 @@ async fn a_deeply_nested_manifest_is_unknown_not_a_hang() {
         size < 16 * 1024,
         "the hostile Secret is small: {size} bytes"
     );
-    let run = common::liveproof(&[
-        "verify",
-        "release/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--expect",
-        "name: deep",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "release/inventory", "-n", "apps", "--from", &dump])
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--expect", "name: deep"])
+        .json()
+        .run()
+        .await;
     let report = run.report();
     assert_ne!(report.verdict, Verdict::Live, "{}", run.stdout);
     let found = report.targets[0]
@@ -238,21 +232,13 @@ async fn a_deeply_nested_manifest_is_unknown_not_a_hang() {
     );
     // What is in a readable document is found and said, but the release stays unknown: the
     // document that could not be read may render a workload that is never followed.
-    let run = common::liveproof(&[
-        "verify",
-        "release/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--expect",
-        "name: inventory-flags",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "release/inventory", "-n", "apps", "--from", &dump])
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--expect", "name: inventory-flags"])
+        .json()
+        .run()
+        .await;
     let report = run.report();
     let found = report.targets[0]
         .evidence
@@ -293,17 +279,18 @@ async fn a_deeply_nested_from_file_is_a_usage_error() {
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, text).expect("write");
-        let run = common::liveproof(&[
-            "verify",
-            "deploy/inventory",
-            "-n",
-            "apps",
-            "--from",
-            path.to_str().expect("utf-8"),
-            "--since",
-            "2026-07-12T10:00:00Z",
-        ])
-        .await;
+        let run = common::liveproof()
+            .args(&[
+                "verify",
+                "deploy/inventory",
+                "-n",
+                "apps",
+                "--from",
+                path.to_str().expect("utf-8"),
+            ])
+            .since("2026-07-12T10:00:00Z")
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&format!(
@@ -347,7 +334,7 @@ async fn type_errors_name_the_field_never_the_value() {
         ][..],
         &["release", "show", "inventory", "-n", "apps", "--from", file][..],
     ] {
-        let run = common::liveproof(args).await;
+        let run = common::liveproof().args(args).run().await;
         assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
         assert_no_canary(&run.stdout, "stdout");
         assert_no_canary(&run.stderr, "stderr");
@@ -454,7 +441,7 @@ async fn mcp_reads_files_only_under_allow_from() {
 async fn mcp_runs_git_only_under_allow_from() {
     let allowed = tempfile::tempdir().expect("tempdir");
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    common::git_at(elsewhere.path(), &["init", "-q"], "2026-07-12T10:00:00Z");
+    liveproof_testkit::git::git_at(elsewhere.path(), &["init", "-q"], "2026-07-12T10:00:00Z");
     let root = allowed.path().to_str().expect("utf-8");
     let dump = write_dump(
         allowed.path(),

@@ -9,6 +9,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::io::Read as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -185,7 +187,7 @@ impl BareServer {
 }
 
 /// A FIFO beside `cluster`'s kubeconfig, which nothing ever writes to.
-fn fifo_beside(cluster: &common::Cluster, name: &str) -> PathBuf {
+fn fifo_beside(cluster: &SimCluster, name: &str) -> PathBuf {
     let path = cluster.kubeconfig.with_file_name(name);
     let made = std::process::Command::new("mkfifo")
         .arg(&path)
@@ -196,7 +198,7 @@ fn fifo_beside(cluster: &common::Cluster, name: &str) -> PathBuf {
 }
 
 /// `cluster`'s kubeconfig with its user's credential from an exec plugin that never returns.
-fn hung_plugin_kubeconfig(cluster: &common::Cluster) -> PathBuf {
+fn hung_plugin_kubeconfig(cluster: &SimCluster) -> PathBuf {
     let path = cluster.kubeconfig.with_file_name("hung-plugin-kubeconfig");
     let text = std::fs::read_to_string(&cluster.kubeconfig)
         .expect("kubeconfig")
@@ -235,7 +237,7 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
             out
         }
         _ => {
-            let c = common::Cluster::start(
+            let c = SimCluster::start(
                 demo::story_before(now() - SignedDuration::from_hours(96)),
                 demo::NS,
             )
@@ -286,12 +288,14 @@ async fn run_one(fault: Fault, story: Story, mode: Mode) -> Outcome {
     }
     let rollout = async {
         if let (Some(c), Story::Live, Mode::Wait) = (&cluster, story, mode) {
+            // Some faults keep verify from ever watching (a hung credential plugin, a dead
+            // server), so there is no condition to wait on: the rollout comes after a while.
             tokio::time::sleep(Duration::from_millis(1500)).await;
             demo::reconcile(&c.sim, now());
         }
     };
     let (run, ()) = tokio::join!(
-        tokio::time::timeout(BOUND, common::liveproof(&args)),
+        tokio::time::timeout(BOUND, common::liveproof().args(&args).run()),
         rollout
     );
     drop(bare);

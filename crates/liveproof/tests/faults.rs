@@ -3,6 +3,10 @@
 
 mod common;
 
+use common::RunExt;
+
+use liveproof_testkit::SimCluster;
+
 use jiff::{SignedDuration, Timestamp};
 use liveproof::demo;
 
@@ -12,7 +16,7 @@ fn now() -> Timestamp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_404_without_a_name_is_an_error_not_a_missing_helmrelease() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -29,7 +33,7 @@ async fn a_404_without_a_name_is_an_error_not_a_missing_helmrelease() {
     ];
     // The first request is the HelmRelease GET: a proxy answers it with a bare 404.
     cluster.sim.faults().fail_next(1, 404, None);
-    let run = common::liveproof(&args).await;
+    let run = common::liveproof().args(&args).run().await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     // No verdict on a read that failed: the error document.
     let doc = run.error_document();
@@ -40,7 +44,7 @@ async fn a_404_without_a_name_is_an_error_not_a_missing_helmrelease() {
         run.stderr
     );
     // Without the fault the same command reads the HelmRelease (and judges it not live).
-    let clean = common::liveproof(&args).await;
+    let clean = common::liveproof().args(&args).run().await;
     assert_eq!(clean.code, 1, "{}{}", clean.stdout, clean.stderr);
 }
 
@@ -56,18 +60,14 @@ async fn a_crd_that_is_not_installed_still_means_absent() {
                     .is_some_and(|v| !v.contains("fluxcd"))
             })
             .collect();
-    let cluster = common::Cluster::start(objects, demo::NS).await;
-    let run = common::liveproof(&[
-        "verify",
-        "helmrelease/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "1h",
-        "-o",
-        "json",
-    ])
-    .await;
+    let cluster = SimCluster::start(objects, demo::NS).await;
+    let run = common::liveproof()
+        .args(&["verify", "helmrelease/inventory"])
+        .on(&cluster)
+        .since("1h")
+        .json()
+        .run()
+        .await;
     // Absent is absent: an input error (exit 2) naming it, never a verdict and never live.
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
@@ -93,7 +93,7 @@ async fn verify_at(addr: &str, extra: &[&str]) -> common::Run {
         "--no-registry",
     ];
     args.extend_from_slice(extra);
-    common::liveproof(&args).await
+    common::liveproof().args(&args).run().await
 }
 
 fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
@@ -141,7 +141,11 @@ async fn a_huge_status_message_is_cut_and_says_so() {
         "--image",
         "a/b:1",
     ];
-    let traced = common::liveproof_with_env(&args, &[("LIVEPROOF_LOG", "trace")]).await;
+    let traced = common::liveproof()
+        .args(&args)
+        .env("LIVEPROOF_LOG", "trace")
+        .run()
+        .await;
     assert!(
         traced.stderr.len() < 256 << 10,
         "{} bytes logged",
@@ -227,7 +231,7 @@ async fn a_page_that_is_not_json_is_named_as_such() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_too_short_to_read_anything_says_so_and_blames_no_server() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -235,20 +239,13 @@ async fn a_timeout_too_short_to_read_anything_says_so_and_blames_no_server() {
     // 1ns is spent before the first read starts. (1ms is not a test of this: a fast machine
     // reads the simulator in less.)
     for timeout in ["1ns"] {
-        let run = common::liveproof(&[
-            "verify",
-            "deploy/inventory",
-            "--kubeconfig",
-            cluster.kubeconfig(),
-            "--since",
-            "1h",
-            "--image",
-            demo::NEW_IMAGE,
-            "--wait",
-            "--timeout",
-            timeout,
-        ])
-        .await;
+        let run = common::liveproof()
+            .args(&["verify", "deploy/inventory"])
+            .on(&cluster)
+            .since("1h")
+            .args(&["--image", demo::NEW_IMAGE, "--wait", "--timeout", timeout])
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&format!(

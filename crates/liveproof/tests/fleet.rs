@@ -76,7 +76,7 @@ fn fleet_report(run: &common::Run) -> FleetReport {
 /// The fleet report validates against `liveproof schema`, which describes `clusters`: a
 /// cluster with a verdict no report has, or without its context, does not.
 async fn assert_matches_the_printed_schema(run: &common::Run) {
-    let schema = common::liveproof(&["schema"]).await;
+    let schema = common::liveproof().args(&["schema"]).run().await;
     let schema: serde_json::Value = serde_json::from_str(&schema.stdout).expect("schema is JSON");
     let validator = jsonschema::draft202012::new(&schema).expect("a draft 2020-12 schema");
     let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
@@ -110,20 +110,22 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
     let f = fleet().await;
     let kc = f.kubeconfig.to_str().expect("utf-8");
 
-    let run = common::liveproof(&verify_args(
-        kc,
-        &[
-            "--context",
-            "prod-eu",
-            "--context",
-            "prod-us",
-            "--context",
-            "prod-ap",
-            "-o",
-            "json",
-        ],
-    ))
-    .await;
+    let run = common::liveproof()
+        .args(&verify_args(
+            kc,
+            &[
+                "--context",
+                "prod-eu",
+                "--context",
+                "prod-us",
+                "--context",
+                "prod-ap",
+                "-o",
+                "json",
+            ],
+        ))
+        .run()
+        .await;
     assert_matches_the_printed_schema(&run).await;
     let report = fleet_report(&run);
     let verdicts: Vec<(&str, Verdict, bool)> = report
@@ -164,16 +166,21 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
     );
 
     // A reachable cluster live and an unreachable one: not proven, never live.
-    let run = common::liveproof(&verify_args(
-        kc,
-        &["--context", "prod-eu", "--context", "prod-ap", "-o", "json"],
-    ))
-    .await;
+    let run = common::liveproof()
+        .args(&verify_args(
+            kc,
+            &["--context", "prod-eu", "--context", "prod-ap", "-o", "json"],
+        ))
+        .run()
+        .await;
     assert_eq!(fleet_report(&run).verdict, Verdict::Unproven);
     assert_eq!(run.code, 3);
 
     // Every context of the kubeconfig, in its order; text names each cluster.
-    let run = common::liveproof(&verify_args(kc, &["--all-contexts"])).await;
+    let run = common::liveproof()
+        .args(&verify_args(kc, &["--all-contexts"]))
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stdout);
     for section in [
         "=== cluster prod-eu",
@@ -193,18 +200,20 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
 async fn fleet_flags_are_refused_where_they_cannot_apply() {
     let f = fleet().await;
     let kc = f.kubeconfig.to_str().expect("utf-8");
-    let run = common::liveproof(&verify_args(
-        kc,
-        &[
-            "--context",
-            "prod-eu",
-            "--context",
-            "prod-us",
-            "-o",
-            "markdown",
-        ],
-    ))
-    .await;
+    let run = common::liveproof()
+        .args(&verify_args(
+            kc,
+            &[
+                "--context",
+                "prod-eu",
+                "--context",
+                "prod-us",
+                "-o",
+                "markdown",
+            ],
+        ))
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("-o markdown with several clusters"),
@@ -212,16 +221,11 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
         run.stderr
     );
 
-    let run = common::liveproof(&[
-        "stale",
-        "--context",
-        "prod-eu",
-        "--context",
-        "prod-us",
-        "--kubeconfig",
-        kc,
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "--context", "prod-eu", "--context", "prod-us"])
+        .kubeconfig(kc)
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr
@@ -230,11 +234,13 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
         run.stderr
     );
 
-    let run = common::liveproof(&verify_args(
-        kc,
-        &["--context", "prod-eu", "--context", "prod-uss"],
-    ))
-    .await;
+    let run = common::liveproof()
+        .args(&verify_args(
+            kc,
+            &["--context", "prod-eu", "--context", "prod-uss"],
+        ))
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr
@@ -244,7 +250,10 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
         run.stderr
     );
     // One cluster too (issue 20): the contexts it has, and the nearest.
-    let run = common::liveproof(&verify_args(kc, &["--context", "prod-uss"])).await;
+    let run = common::liveproof()
+        .args(&verify_args(kc, &["--context", "prod-uss"]))
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr
@@ -258,11 +267,13 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
     let empty = tempfile::tempdir().expect("tempdir");
     let none = empty.path().join("kubeconfig");
     std::fs::write(&none, "apiVersion: v1\nkind: Config\n").expect("write");
-    let run = common::liveproof(&verify_args(
-        none.to_str().expect("utf-8"),
-        &["--all-contexts"],
-    ))
-    .await;
+    let run = common::liveproof()
+        .args(&verify_args(
+            none.to_str().expect("utf-8"),
+            &["--all-contexts"],
+        ))
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("the kubeconfig names no context"),
@@ -306,27 +317,22 @@ async fn each_cluster_is_judged_on_its_own_helm_release() {
     )
     .expect("kubeconfig");
     let kc = kubeconfig.to_str().expect("utf-8");
-    let run = common::liveproof(&[
-        "verify",
-        "release/web",
-        "--chart-version",
-        "1.1.0",
-        "--since",
-        CHANGE_AT,
-        "--kubeconfig",
-        kc,
-        "--context",
-        "old",
-        "--context",
-        "new",
-        // One at a time: the second cluster is judged after the first one's release is
-        // decoded.
-        "--max-concurrency",
-        "1",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "release/web", "--chart-version", "1.1.0"])
+        .since(CHANGE_AT)
+        .kubeconfig(kc)
+        .args(&[
+            "--context",
+            "old",
+            "--context",
+            "new", // One at a time: the second cluster is judged after the first one's release is
+            // decoded.
+            "--max-concurrency",
+            "1",
+        ])
+        .json()
+        .run()
+        .await;
     let report = fleet_report(&run);
     let chart_version = |context: &str| {
         let cluster = report

@@ -7,8 +7,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{liveproof_with_env, scenarios_dir};
+use common::{liveproof, RunExt};
 use liveproof_evidence::{Report, Verdict};
+use liveproof_testkit::story::scenarios_dir;
 
 const SINCE: &str = "2026-07-12T10:00:00Z";
 const IMAGE: &str = "ghcr.io/acme/inventory:1.4.0";
@@ -69,7 +70,7 @@ async fn verify(home: &Path, dump: &Path, extra: &[&str], env: &[(&str, &str)]) 
     args.extend_from_slice(extra);
     let mut env = env.to_vec();
     env.push(("HOME", utf8(home)));
-    liveproof_with_env(&args, &env).await
+    liveproof().args(&args).envs(&env).run().await
 }
 
 fn target_namespace(report: &Report) -> &str {

@@ -8,8 +8,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{git_at, liveproof};
+use common::liveproof;
 use liveproof_evidence::{Check, Evidence, Report, Status};
+use liveproof_testkit::git::git_at;
 use serde_json::json;
 
 /// A repository where main moved on: `base` ← `change` ← `later` on main, and `side`, a branch
@@ -121,7 +122,7 @@ async fn revisions_with(
             "json",
         ];
         args.extend_from_slice(extra);
-        let run = liveproof(&args).await;
+        let run = liveproof().args(&args).run().await;
         assert_ne!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
         let report = run.report();
         let e = report.targets[0]
@@ -212,19 +213,21 @@ async fn commit_refs_resolve_in_the_repository() {
         // Its committer time is the change time.
         assert!(report.change.since.is_some(), "--commit {given}");
     }
-    let run = liveproof(&[
-        "verify",
-        "application/inventory",
-        "-n",
-        "argocd",
-        "--from",
-        &dump,
-        "--commit",
-        "no-such-branch",
-        "--repo",
-        h.repo(),
-    ])
-    .await;
+    let run = liveproof()
+        .args(&[
+            "verify",
+            "application/inventory",
+            "-n",
+            "argocd",
+            "--from",
+            &dump,
+            "--commit",
+            "no-such-branch",
+            "--repo",
+            h.repo(),
+        ])
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("no-such-branch") && run.stderr.contains("hint:"),

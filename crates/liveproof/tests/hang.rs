@@ -6,6 +6,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -102,7 +104,7 @@ users:
 
 /// Runs liveproof, failing the test if it has not ended within `bound`.
 async fn bounded(bound: Duration, args: &[&str]) -> common::Run {
-    tokio::time::timeout(bound, common::liveproof(args))
+    tokio::time::timeout(bound, common::liveproof().args(args).run())
         .await
         .unwrap_or_else(|_| panic!("liveproof {args:?} still running after {bound:?}: it hangs"))
 }
@@ -267,7 +269,8 @@ async fn a_bad_request_timeout_is_refused_naming_the_flag() {
 
 /// The rolled-out inventory story, its image moved to the silent server as a registry.
 fn dump_with_images_on(server: &SilentServer) -> PathBuf {
-    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("expect-env-present-rolled-out/cluster.yaml");
     let host = server
         .url
         .trim_start_matches("http://")
@@ -323,7 +326,8 @@ async fn registry_reads_are_bounded_by_the_request_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn version_url_reads_are_bounded_by_the_request_timeout() {
     let server = SilentServer::start(Silence::ReadsForever);
-    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("expect-env-present-rolled-out/cluster.yaml");
     let url = format!("{}/version", server.url);
     let run = bounded(
         BOUND,
@@ -410,7 +414,7 @@ fn huge_release() -> Vec<serde_json::Value> {
 /// the first judgement alone outlasted the bound below several times over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_release_manifest_does_not_hold_wait_past_its_timeout() {
-    let cluster = common::Cluster::start(huge_release(), "apps").await;
+    let cluster = SimCluster::start(huge_release(), "apps").await;
     let run = bounded(
         Duration::from_secs(30),
         &[
@@ -624,7 +628,7 @@ async fn an_exec_plugin_whose_child_holds_stdout_is_not_waited_for() {
     use jiff::{SignedDuration, Timestamp};
     use liveproof::demo;
     let now = Timestamp::now();
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -704,7 +708,7 @@ async fn an_expiring_exec_token_is_refreshed_by_running_the_plugin_again() {
     use jiff::{SignedDuration, Timestamp};
     use liveproof::demo;
     let now = Timestamp::now();
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -751,11 +755,11 @@ async fn an_expiring_exec_token_is_refreshed_by_running_the_plugin_again() {
 }
 
 /// The demo cluster after its rollout, on the simulator.
-async fn demo_cluster() -> common::Cluster {
+async fn demo_cluster() -> SimCluster {
     use jiff::{SignedDuration, Timestamp};
     use liveproof::demo;
     let now = Timestamp::now();
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -911,7 +915,7 @@ async fn special_files_are_refused_naming_the_path() {
         ),
     ];
     for (args, env, path, kind) in cases {
-        let run = tokio::time::timeout(BOUND, common::liveproof_with_env(&args, env))
+        let run = tokio::time::timeout(BOUND, common::liveproof().args(&args).envs(env).run())
             .await
             .unwrap_or_else(|_| panic!("liveproof {args:?} {env:?} blocked on {path}"));
         assert_eq!(
@@ -935,7 +939,8 @@ async fn special_files_are_refused_naming_the_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_inside_a_from_directory_is_skipped_with_a_warning() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("expect-env-present-rolled-out/cluster.yaml");
     std::fs::copy(&story, dir.path().join("cluster.yaml")).expect("dump copied");
     let fifo = fifo(dir.path(), "more.yaml");
     let run = bounded(
@@ -970,7 +975,8 @@ async fn fifo_calls_over_mcp_do_not_stall_the_server() {
     use tokio::io::AsyncWriteExt as _;
     let dir = tempfile::tempdir().expect("tempdir");
     let fifo = fifo(dir.path(), "dump.yaml");
-    let story = common::scenarios_dir().join("expect-env-present-rolled-out/cluster.yaml");
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("expect-env-present-rolled-out/cluster.yaml");
     let story = story.to_str().expect("utf-8");
     let call = |id: u32, from: &str| {
         serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -993,7 +999,7 @@ async fn fifo_calls_over_mcp_do_not_stall_the_server() {
         .arg("--allow-from")
         .arg(dir.path())
         .arg("--allow-from")
-        .arg(common::scenarios_dir())
+        .arg(liveproof_testkit::story::scenarios_dir())
         .env_remove("KUBECONFIG")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -1037,7 +1043,7 @@ async fn fifo_calls_over_mcp_do_not_stall_the_server() {
 async fn a_watch_line_without_end_is_cut_and_the_wait_ends_in_time() {
     use jiff::{SignedDuration, Timestamp};
     // Not live at first: the wait goes on to the watches, which answer the endless line.
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         liveproof::demo::story_before(Timestamp::now() - SignedDuration::from_hours(96)),
         liveproof::demo::NS,
     )

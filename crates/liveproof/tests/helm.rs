@@ -4,6 +4,12 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
+use liveproof_testkit::git::git_at;
+
+use liveproof_testkit::SimCluster;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -42,7 +48,7 @@ fn write_dump(dir: &Path, objects: &[Value]) -> String {
 async fn show_inventory(dump: &str, flags: &[&str]) -> common::Run {
     let mut args = vec!["release", "show", "inventory", "-n", "apps", "--from", dump];
     args.extend_from_slice(flags);
-    common::liveproof(&args).await
+    common::liveproof().args(&args).run().await
 }
 
 /// `release` stored as Helm stores it, with the Helm layer cut short: base64 still valid,
@@ -80,7 +86,7 @@ async fn release_show_never_prints_a_value_unless_asked() {
         dump.as_str(),
     ];
 
-    let run = common::liveproof(&base).await;
+    let run = common::liveproof().args(&base).run().await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains("REVISION: 2") && run.stdout.contains("VERSION: 0.4.2"),
@@ -93,7 +99,7 @@ async fn release_show_never_prints_a_value_unless_asked() {
         .copied()
         .chain(["--values", "--manifest", "--history", "--metadata"])
         .collect();
-    let run = common::liveproof(&all).await;
+    let run = common::liveproof().args(&all).run().await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         !run.stdout.contains(PASSWORD) && !run.stderr.contains(PASSWORD),
@@ -127,7 +133,7 @@ async fn release_show_never_prints_a_value_unless_asked() {
         .copied()
         .chain(["--values", "--show-values"])
         .collect();
-    let run = common::liveproof(&shown).await;
+    let run = common::liveproof().args(&shown).run().await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains(PASSWORD),
@@ -136,7 +142,7 @@ async fn release_show_never_prints_a_value_unless_asked() {
     );
 
     let older: Vec<&str> = base.iter().copied().chain(["--revision", "1"]).collect();
-    let run = common::liveproof(&older).await;
+    let run = common::liveproof().args(&older).run().await;
     assert!(
         run.stdout.contains("REVISION: 1") && run.stdout.contains("superseded"),
         "{}",
@@ -148,8 +154,10 @@ async fn release_show_never_prints_a_value_unless_asked() {
 async fn release_show_errors_name_what_is_wrong() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = two_revisions(dir.path());
-    let run =
-        common::liveproof(&["release", "show", "payments", "-n", "apps", "--from", &dump]).await;
+    let run = common::liveproof()
+        .args(&["release", "show", "payments", "-n", "apps", "--from", &dump])
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("apps/payments") && run.stderr.contains("hint:"),
@@ -175,17 +183,11 @@ async fn a_corrupt_release_is_never_live() {
     let corrupt = truncated_secret(&release_json(2, "deployed", "2026-07-12T10:30:00Z"));
     let dump = write_dump(dir.path(), &[corrupt]);
 
-    let run = common::liveproof(&[
-        "verify",
-        "release/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        "2026-07-12T10:00:00Z",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "release/inventory", "-n", "apps", "--from", &dump])
+        .since("2026-07-12T10:00:00Z")
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("sh.helm.release.v1.inventory.v2"),
@@ -206,20 +208,20 @@ async fn a_corrupt_release_is_never_live() {
         run.stderr
     );
 
-    let run = common::liveproof(&[
-        "verify",
-        "release/inventory",
-        "deploy/other",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "release/inventory",
+            "deploy/other",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .json()
+        .run()
+        .await;
     let report = run.report();
     assert_eq!(report.verdict, Verdict::Unproven, "{}", run.stdout);
     let revision = report.targets[0]
@@ -306,10 +308,6 @@ fn base64_encode(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-fn git(repo: &Path, args: &[&str], date: &str) -> String {
-    common::git_at(repo, args, date)
-}
-
 /// Seed 002 with a real repository: the chart committed, then a template changed without a
 /// version bump. `--commit` gives the change time and the diagnosis cites the commit.
 #[tokio::test]
@@ -327,9 +325,9 @@ async fn chartversion_diagnosis_is_confirmed_from_git() {
         "env:\n- name: DATABASE_HOST\n",
     )
     .expect("write");
-    git(root, &["init", "-q"], "2026-11-01T09:00:00Z");
-    git(root, &["add", "-A"], "2026-11-01T09:00:00Z");
-    git(
+    git_at(root, &["init", "-q"], "2026-11-01T09:00:00Z");
+    git_at(root, &["add", "-A"], "2026-11-01T09:00:00Z");
+    git_at(
         root,
         &["commit", "-q", "-m", "inventory chart"],
         "2026-11-01T09:00:00Z",
@@ -340,33 +338,34 @@ async fn chartversion_diagnosis_is_confirmed_from_git() {
     )
     .expect("write");
     let merged = now() - SignedDuration::from_secs(60);
-    git(
+    git_at(
         root,
         &["commit", "-q", "-am", "read the password from the Secret"],
         &merged.to_string(),
     );
-    let sha = git(root, &["rev-parse", "HEAD"], &merged.to_string());
+    let sha = git_at(root, &["rev-parse", "HEAD"], &merged.to_string());
 
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = write_dump(
         dir.path(),
         &demo::story_before(now() - SignedDuration::from_hours(96)),
     );
-    let run = common::liveproof(&[
-        "verify",
-        "helmrelease/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--commit",
-        &sha[..8],
-        "--repo",
-        root.to_str().expect("utf-8"),
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "helmrelease/inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+            "--commit",
+            &sha[..8],
+            "--repo",
+            root.to_str().expect("utf-8"),
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     assert_eq!(
@@ -420,7 +419,7 @@ async fn chartversion_diagnosis_is_confirmed_from_git() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_on_a_helmrelease_until_the_upgrade_is_live() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -441,9 +440,15 @@ async fn wait_on_a_helmrelease_until_the_upgrade_is_live() {
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), play the controller.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         demo::reconcile(&cluster.sim, now());
     };
     let (run, ()) = tokio::join!(waiting, reconcile);
@@ -475,19 +480,12 @@ async fn no_chartversion_diagnosis_while_the_spec_is_unobserved() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = write_dump(dir.path(), &objects);
     let since = (now() - SignedDuration::from_secs(60)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "hr/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        &since,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "hr/inventory", "-n", "apps", "--from", &dump])
+        .since(&since)
+        .json()
+        .run()
+        .await;
     let report = run.report();
     let own = &report.targets[0];
     let generation = own
@@ -537,7 +535,7 @@ async fn release_show_views_as_rendered() {
             &dump,
         ];
         args.extend(view);
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         rendered.push_str(&format!(
             "$ liveproof release show inventory {}\nexit {}\n{}{}\n",
             view.join(" "),
@@ -565,7 +563,7 @@ async fn release_show_errors_as_rendered() {
     ] {
         let mut args = vec!["release", "show", name, "-n", "apps", "--from", &dump];
         args.extend(extra);
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert!(
             run.stdout.is_empty(),
             "an error prints no report: {}",

@@ -4,30 +4,10 @@
 
 mod common;
 
+use liveproof_testkit::git::git;
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-07-12T10:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_DATE", "2026-07-12T10:00:00Z")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn write(dir: &Path, path: &str, text: &str) {
     let full = dir.join(path);

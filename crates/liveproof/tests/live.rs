@@ -3,6 +3,10 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
+use liveproof_testkit::SimCluster;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,7 +23,7 @@ fn now() -> Timestamp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_is_not_live_then_live() {
-    let run = common::liveproof(&["demo"]).await;
+    let run = common::liveproof().args(&["demo"]).run().await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let not_live = run
         .stdout
@@ -37,9 +41,9 @@ async fn demo_is_not_live_then_live() {
 /// reads the template back and says not live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_status_succeeds_where_verify_says_not_live() {
-    let story =
-        common::scenarios_dir().join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
-    let cluster = common::Cluster::from_file(&story, "apps").await;
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
+    let cluster = SimCluster::from_file(&story, "apps").await;
     let home = tempfile::tempdir().expect("tempdir");
     let kubectl = tokio::process::Command::new(kubectl_path())
         .args([
@@ -71,21 +75,14 @@ async fn rollout_status_succeeds_where_verify_says_not_live() {
         "{kubectl_out}"
     );
 
-    let run = common::liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "-n",
-        "apps",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deployment/inventory", "-n", "apps"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let readback = report.targets[0]
@@ -148,7 +145,7 @@ async fn wait_survives_watches_answered_410_gone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_outlasts_watches_that_keep_failing_for_a_while() {
     let merged = now() - SignedDuration::from_secs(90);
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -171,15 +168,15 @@ async fn wait_outlasts_watches_that_keep_failing_for_a_while() {
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let outage = async {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while cluster.sim.requests().count("watch", "/") < 3 {
-            assert!(std::time::Instant::now() < deadline, "no watches opened");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_async("three watches opened", Duration::from_secs(30), || {
+            cluster.sim.requests().count("watch", "/") >= 3
+        })
+        .await;
         cluster.sim.faults().fail_next(40, 503, None);
         touch_every_scope(&cluster.sim);
+        // The outage lasting (retries failing again and again) is the point.
         tokio::time::sleep(Duration::from_secs(10)).await;
         demo::reconcile(&cluster.sim, now());
     };
@@ -210,7 +207,7 @@ fn touch_every_scope(sim: &liveproof_sim::SimHandle) {
 /// (exit 2), not the stale judgement of before the outage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_ends_with_an_error_when_watches_are_still_failing_at_the_timeout() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -231,13 +228,12 @@ async fn wait_ends_with_an_error_when_watches_are_still_failing_at_the_timeout()
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let outage = async {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while cluster.sim.requests().count("watch", "/") < 3 {
-            assert!(std::time::Instant::now() < deadline, "no watches opened");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_async("three watches opened", Duration::from_secs(30), || {
+            cluster.sim.requests().count("watch", "/") >= 3
+        })
+        .await;
         cluster.sim.faults().fail_next(u64::MAX, 503, None);
         touch_every_scope(&cluster.sim);
     };
@@ -255,7 +251,7 @@ async fn wait_ends_with_an_error_when_watches_are_still_failing_at_the_timeout()
 /// `live`.
 async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Duration) {
     let merged = now() - SignedDuration::from_secs(90);
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -277,8 +273,9 @@ async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Du
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
+        // The rollout coming only after `delay`, while the fault keeps hitting, is the point.
         tokio::time::sleep(delay).await;
         demo::reconcile(&cluster.sim, now());
     };
@@ -289,7 +286,7 @@ async fn wait_through_fault(fault: impl Fn(&liveproof_sim::SimHandle), delay: Du
 
 async fn wait_until_live(close_watches: bool) {
     let merged = now() - SignedDuration::from_secs(90);
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -313,10 +310,15 @@ async fn wait_until_live(close_watches: bool) {
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let reconcile = async {
-        // Let verify see the not-live state first, then play the controller.
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), play the controller.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         demo::reconcile(&cluster.sim, now());
     };
     let (run, ()) = tokio::join!(waiting, reconcile);
@@ -347,28 +349,20 @@ async fn wait_until_live(close_watches: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-        "--image",
-        demo::NEW_IMAGE,
-        "--wait",
-        "--timeout",
-        "2s",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "apps/deploy/inventory"])
+        .on(&cluster)
+        .since(&since)
+        .args(&["--image", demo::NEW_IMAGE, "--wait", "--timeout", "2s"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     let report = run.report();
     assert_eq!(report.verdict, Verdict::NotLive);
@@ -383,24 +377,18 @@ async fn wait_gives_up_at_the_timeout_with_the_last_evidence() {
 /// Waits on a story with a ten-minute timeout: the harness's own two-minute bound fails the
 /// test if the timeout is waited out instead of the failure being seen as final.
 async fn wait_on_story(story: &str) -> (common::Run, liveproof_evidence::Report) {
-    let path = common::scenarios_dir().join(story).join("cluster.yaml");
-    let cluster = common::Cluster::from_file(&path, "apps").await;
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--wait",
-        "--timeout",
-        "10m",
-        "-o",
-        "json",
-    ])
-    .await;
+    let path = liveproof_testkit::story::scenarios_dir()
+        .join(story)
+        .join("cluster.yaml");
+    let cluster = SimCluster::from_file(&path, "apps").await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory", "-n", "apps"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--wait", "--timeout", "10m"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     let report = run.report();
     (run, report)
@@ -440,22 +428,18 @@ async fn wait_stops_early_on_a_final_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verbose_counts_requests_and_gathers_with_few() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "-v",
-        "verify",
-        "apps/deploy/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["-v", "verify", "apps/deploy/inventory"])
+        .on(&cluster)
+        .since(&since)
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector; and,
     // because it is not live, one LIST of Warning events per event API for the "why".
@@ -495,8 +479,8 @@ async fn verbose_counts_requests_and_gathers_with_few() {
 async fn sim_subcommand_serves_fixtures_to_another_process() {
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
-    let fixtures =
-        common::scenarios_dir().join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
+    let fixtures = liveproof_testkit::story::scenarios_dir()
+        .join("gitops-reconciled-new-tag-rolled-out/cluster.yaml");
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
         .args(["sim", "--fixtures"])
         .arg(&fixtures)
@@ -507,27 +491,20 @@ async fn sim_subcommand_serves_fixtures_to_another_process() {
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !kubeconfig.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no kubeconfig written"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "--kubeconfig",
-        kubeconfig.to_str().expect("utf-8"),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "-o",
-        "json",
-    ])
+    wait_until_async(
+        "liveproof sim writing its kubeconfig",
+        Duration::from_secs(30),
+        || kubeconfig.exists(),
+    )
     .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory"])
+        .kubeconfig(&kubeconfig)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0"])
+        .json()
+        .run()
+        .await;
     server.kill().await.expect("stops");
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
@@ -540,9 +517,9 @@ async fn sim_subcommand_serves_fixtures_to_another_process() {
 /// docs/design.md: a `kubectl-liveproof` binary on PATH makes `kubectl liveproof …` work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_as_a_kubectl_plugin() {
-    let story =
-        common::scenarios_dir().join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
-    let cluster = common::Cluster::from_file(&story, "apps").await;
+    let story = liveproof_testkit::story::scenarios_dir()
+        .join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
+    let cluster = SimCluster::from_file(&story, "apps").await;
     let plugin = PathBuf::from(env!("CARGO_BIN_EXE_kubectl-liveproof"));
     let bin_dir = plugin.parent().expect("bin dir").to_path_buf();
     let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
@@ -588,31 +565,29 @@ async fn runs_as_a_kubectl_plugin() {
 /// with the last evidence, each watch opened once and never cut by the read timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_watch_outlives_the_request_timeout() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-        "--image",
-        demo::NEW_IMAGE,
-        "--wait",
-        "--timeout",
-        "6s",
-        "--request-timeout",
-        "1s",
-        "-v",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "apps/deploy/inventory"])
+        .on(&cluster)
+        .since(&since)
+        .args(&[
+            "--image",
+            demo::NEW_IMAGE,
+            "--wait",
+            "--timeout",
+            "6s",
+            "--request-timeout",
+            "1s",
+            "-v",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.report().verdict, Verdict::NotLive);
     assert!(!run.stderr.contains("did not answer"), "{}", run.stderr);
@@ -645,7 +620,7 @@ async fn wait_notices_a_workload_created_after_it_started() {
                 )
             });
     assert!(!created_later.is_empty());
-    let cluster = common::Cluster::start(present, demo::NS).await;
+    let cluster = SimCluster::start(present, demo::NS).await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
     let args = [
         "verify",
@@ -662,9 +637,15 @@ async fn wait_notices_a_workload_created_after_it_started() {
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let deploy = async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Once verify is waiting (its watches open), the first deploy lands.
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") > 0,
+        )
+        .await;
         for object in created_later {
             cluster.sim.apply(object);
         }
@@ -685,24 +666,19 @@ async fn wait_notices_a_workload_created_after_it_started() {
 /// `-A` looked in every namespace, so a missing target says so — not "not in default".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/nowhere",
-        "-A",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/nowhere", "-A"])
+        .on(&cluster)
+        .since(&since)
+        .json()
+        .run()
+        .await;
     // Not a verdict (exit 1 starts a rollback): an input error naming where it looked.
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
@@ -717,26 +693,19 @@ async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched(
 /// As kubectl: `-A` wins over `-n` (kubectl 1.37 lists every namespace and ignores `-n`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_namespaces_wins_over_namespace_as_in_kubectl() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "elsewhere",
-        "-A",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory", "-n", "elsewhere", "-A"])
+        .on(&cluster)
+        .since(&since)
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     let report = run.report();
     assert_eq!(report.targets[0].namespace, "apps", "{:?}", report.targets);
@@ -771,7 +740,7 @@ async fn all_namespaces_wins_over_namespace_as_in_kubectl() {
 /// missing file is skipped; a list where every file is missing is an error naming them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -788,7 +757,11 @@ async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
         "-o",
         "json",
     ];
-    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &list)]).await;
+    let run = common::liveproof()
+        .args(&args)
+        .env("KUBECONFIG", &list)
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.report().targets[0].namespace, "apps");
     let out = std::process::Command::new(kubectl_path())
@@ -807,7 +780,11 @@ async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
         missing.display(),
         dir.path().join("also").display()
     );
-    let run = common::liveproof_with_env(&args, &[("KUBECONFIG", &all_missing)]).await;
+    let run = common::liveproof()
+        .args(&args)
+        .env("KUBECONFIG", &all_missing)
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("KUBECONFIG") && run.stderr.contains(&missing.display().to_string()),
@@ -820,7 +797,7 @@ async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
 /// namespaces that do — for verify, stale and release show alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -860,7 +837,7 @@ async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() 
             k,
         ],
     ] {
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains("namespace `aps` does not exist")
@@ -875,26 +852,20 @@ async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() 
 /// not found where it was looked for (exit 2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_namespace_check_does_not_block() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     cluster.sim.deny("get", "namespaces", None);
     let since = (now() - SignedDuration::from_secs(90)).to_string();
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "elsewhere",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        &since,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory", "-n", "elsewhere"])
+        .on(&cluster)
+        .since(&since)
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr
@@ -916,18 +887,26 @@ async fn a_refused_namespace_check_does_not_block() {
 /// holding one are listed, and -n is asked for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
     .await;
     let k = cluster.kubeconfig();
-    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    let run = common::liveproof()
+        .args(&["release", "show", "inventory", "-A"])
+        .kubeconfig(k)
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("inventory"), "{}", run.stdout);
     assert!(run.stdout.contains("apps"), "{}", run.stdout);
 
-    let run = common::liveproof(&["release", "show", "nowhere", "-A", "--kubeconfig", k]).await;
+    let run = common::liveproof()
+        .args(&["release", "show", "nowhere", "-A"])
+        .kubeconfig(k)
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("not found in any namespace"),
@@ -951,7 +930,11 @@ async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
         }
     }
     cluster.sim.apply(copy);
-    let run = common::liveproof(&["release", "show", "inventory", "-A", "--kubeconfig", k]).await;
+    let run = common::liveproof()
+        .args(&["release", "show", "inventory", "-A"])
+        .kubeconfig(k)
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("apps, staging") && run.stderr.contains("-n"),
@@ -964,7 +947,7 @@ async fn release_show_all_namespaces_finds_the_release_or_asks_which() {
 /// pipeline go on without a way back; it is a usage error with a did-you-mean instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -982,7 +965,10 @@ async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
         "--kubeconfig",
         k,
     ];
-    let run = common::liveproof(&[&base[..], &["-n", "aps"]].concat()).await;
+    let run = common::liveproof()
+        .args(&[&base[..], &["-n", "aps"]].concat())
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("namespace `aps` does not exist")
@@ -990,7 +976,10 @@ async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
         "{}",
         run.stderr
     );
-    let run = common::liveproof(&[&base[..], &["-n", "apps"]].concat()).await;
+    let run = common::liveproof()
+        .args(&[&base[..], &["-n", "apps"]].concat())
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
         cluster

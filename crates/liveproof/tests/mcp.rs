@@ -4,6 +4,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -61,7 +63,7 @@ async fn mcp_client(kubeconfig: &str, since: &str, extra: &[&str]) {
 /// verify of the story's Deployment (old pods, merged 90s ago) is not_live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_verifies_over_mcp() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -86,7 +88,7 @@ async fn the_python_sdk_verifies_over_mcp() {
 /// `--allow-writes` lists restart_stale; its dry run sends nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_writes_offers_restart_stale() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -107,7 +109,7 @@ async fn allow_writes_offers_restart_stale() {
 /// that gives none is sent none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_sends_progress_to_a_client_that_asked_for_it() {
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )

@@ -5,8 +5,9 @@
 mod common;
 
 use clap::Parser;
-use common::{scenarios_dir, Cluster};
 use liveproof::cli::Cli;
+use liveproof_testkit::story::scenarios_dir;
+use liveproof_testkit::SimCluster;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -79,7 +80,7 @@ async fn every_suggested_command_in_the_corpus_parses() {
         let mut args: Vec<&str> = vec!["verify"];
         args.extend(story.args.iter().map(String::as_str));
         args.extend(["--from", cluster.to_str().expect("utf-8"), "-o", "json"]);
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         if run.code == 2 {
             continue;
         }
@@ -105,10 +106,10 @@ async fn every_suggested_command_in_the_corpus_parses() {
 
 /// A Deployment whose controller has not acted (observedGeneration behind): the next step is
 /// to wait for it with liveproof.
-async fn stuck() -> Cluster {
+async fn stuck() -> SimCluster {
     let path = scenarios_dir()
         .join("observed-generation-behind-no-replicaset-for-new-template/cluster.yaml");
-    Cluster::from_file(&path, "apps").await
+    SimCluster::from_file(&path, "apps").await
 }
 
 fn next_step(run: &common::Run) -> String {
@@ -122,22 +123,20 @@ fn next_step(run: &common::Run) -> String {
 #[tokio::test]
 async fn suggestions_carry_the_flags_the_user_gave() {
     let cluster = stuck().await;
-    let run = common::liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T12:00:00+02:00",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "--insecure-registry",
-        "localhost:5000",
-        "--no-registry",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deployment/inventory"])
+        .on(&cluster)
+        .since("2026-07-12T12:00:00+02:00")
+        .args(&[
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+            "--insecure-registry",
+            "localhost:5000",
+            "--no-registry",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let step = next_step(&run);
     let commands = suggested(&step, "liveproof");
@@ -199,22 +198,20 @@ async fn the_plugin_suggests_kubectl_liveproof() {
 #[tokio::test]
 async fn after_a_wait_ran_out_it_never_suggests_the_same_wait() {
     let cluster = stuck().await;
-    let run = common::liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "--wait",
-        "--timeout",
-        "2s",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deployment/inventory"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&[
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+            "--wait",
+            "--timeout",
+            "2s",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let step = next_step(&run);
     for command in suggested(&step, "liveproof") {

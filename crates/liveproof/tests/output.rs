@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{liveproof, scenarios_dir, Cluster};
+use common::{liveproof, RunExt};
+use liveproof_testkit::story::scenarios_dir;
+use liveproof_testkit::SimCluster;
 
 fn story(name: &str) -> std::path::PathBuf {
     scenarios_dir().join(name).join("cluster.yaml")
@@ -51,19 +53,19 @@ fn the_text_report_wraps_to_the_terminal_width() {
 #[tokio::test]
 async fn not_a_terminal_means_100_columns() {
     let dump = story("flux-chartversion-not-bumped");
-    let run = liveproof(&[
-        "verify",
-        "hr/inventory",
-        "-n",
-        "apps",
-        "--from",
-        dump.to_str().expect("utf-8"),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--expect",
-        "secretKeyRef",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&[
+            "verify",
+            "hr/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--expect", "secretKeyRef"])
+        .run()
+        .await;
     let longest = run
         .stdout
         .lines()
@@ -78,21 +80,16 @@ async fn json_says_when_which_version_and_which_cluster() {
     let objects =
         liveproof_gather::offline::read_objects(&story("gitops-reconciled-new-tag-rolled-out"))
             .expect("objects");
-    let cluster = Cluster::start(objects, "apps").await;
+    let cluster = SimCluster::start(objects, "apps").await;
     let before = jiff::Timestamp::now();
-    let run = liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&["verify", "deployment/inventory"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let at: jiff::Timestamp = report
@@ -116,20 +113,20 @@ async fn json_says_when_which_version_and_which_cluster() {
 
     // Offline, the report says which files it read instead.
     let dump = story("gitops-reconciled-new-tag-rolled-out");
-    let offline = liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "-n",
-        "apps",
-        "--from",
-        dump.to_str().expect("utf-8"),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "-o",
-        "json",
-    ])
-    .await
-    .report();
+    let offline = liveproof()
+        .args(&[
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .json()
+        .run()
+        .await
+        .report();
     let from = offline.cluster.expect("cluster");
     assert_eq!(from.from.as_deref(), dump.to_str());
     assert!(from.server.is_none() && from.context.is_none());
@@ -137,7 +134,7 @@ async fn json_says_when_which_version_and_which_cluster() {
 
 #[tokio::test]
 async fn demo_json_is_one_document_with_both_reports() {
-    let run = liveproof(&["demo", "-o", "json"]).await;
+    let run = liveproof().args(&["demo"]).json().run().await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("demo -o json is not JSON ({e}):\n{}", run.stdout));
@@ -152,7 +149,7 @@ async fn demo_json_is_one_document_with_both_reports() {
 
 #[tokio::test]
 async fn demo_refuses_a_format_it_cannot_make_one_document_of() {
-    let run = liveproof(&["demo", "-o", "junit"]).await;
+    let run = liveproof().args(&["demo", "-o", "junit"]).run().await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("junit") && run.stderr.contains("json"),
@@ -167,19 +164,19 @@ async fn report_with_an_extension_that_names_no_format_is_refused() {
     let dump = story("gitops-reconciled-new-tag-rolled-out");
     for file in ["report.yaml", "report"] {
         let path = dir.path().join(file);
-        let run = liveproof(&[
-            "verify",
-            "deployment/inventory",
-            "-n",
-            "apps",
-            "--from",
-            dump.to_str().expect("utf-8"),
-            "--since",
-            "2026-07-12T10:00:00Z",
-            "--report",
-            path.to_str().expect("utf-8"),
-        ])
-        .await;
+        let run = liveproof()
+            .args(&[
+                "verify",
+                "deployment/inventory",
+                "-n",
+                "apps",
+                "--from",
+                dump.to_str().expect("utf-8"),
+            ])
+            .since("2026-07-12T10:00:00Z")
+            .args(&["--report", path.to_str().expect("utf-8")])
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{file}: {}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains("--report") && run.stderr.contains("--report-format"),
@@ -206,7 +203,7 @@ async fn report_with_an_extension_that_names_no_format_is_refused() {
         if let Some(f) = extra {
             args.extend(["--report-format", f]);
         }
-        let run = liveproof(&args).await;
+        let run = liveproof().args(&args).run().await;
         assert_ne!(run.code, 2, "{file}: {}", run.stderr);
         let written = std::fs::read_to_string(&path).expect("written");
         assert!(written.starts_with(starts), "{file}: {written}");
@@ -240,7 +237,7 @@ async fn arguments_clap_refuses_are_answered_with_one_error_document() {
         &["lint", "--bogus", "-o", "json"],
         &["demo", "-o", "json", "--bogus"],
     ] {
-        let run = liveproof(args).await;
+        let run = liveproof().args(args).run().await;
         let doc = run.error_document();
         assert!(!doc.error.message.is_empty(), "{args:?}");
         assert!(
@@ -254,7 +251,11 @@ async fn arguments_clap_refuses_are_answered_with_one_error_document() {
             run.stderr
         );
     }
-    let run = liveproof(&["verify", "deploy/inventory", "--bogus", "-o", "json"]).await;
+    let run = liveproof()
+        .args(&["verify", "deploy/inventory", "--bogus"])
+        .json()
+        .run()
+        .await;
     let doc = run.error_document();
     assert_eq!(doc.error.message, "unexpected argument '--bogus' found");
     assert!(doc.error.hint.is_some(), "{doc:?}");
@@ -268,14 +269,14 @@ async fn arguments_clap_refuses_are_answered_with_one_error_document() {
         &["release", "show", "x", "-o", "json"],
         &["verify", "deploy/inventory", "--", "--bogus", "-o", "json"],
     ] {
-        let run = liveproof(args).await;
+        let run = liveproof().args(args).run().await;
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     }
 
     // --help and --version are answers, not errors.
     for args in [&["verify", "--help", "-o", "json"][..], &["--version"]] {
-        let run = liveproof(args).await;
+        let run = liveproof().args(args).run().await;
         assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
         assert!(
             serde_json::from_str::<serde_json::Value>(&run.stdout).is_err(),
@@ -288,15 +289,12 @@ async fn arguments_clap_refuses_are_answered_with_one_error_document() {
 #[tokio::test]
 async fn an_error_after_parsing_is_answered_in_the_format_asked() {
     let refused = |format: &'static str| async move {
-        liveproof(&[
-            "verify",
-            "deploy/inventory",
-            "--since",
-            "tomorrow",
-            "-o",
-            format,
-        ])
-        .await
+        liveproof()
+            .args(&["verify", "deploy/inventory"])
+            .since("tomorrow")
+            .args(&["-o", format])
+            .run()
+            .await
     };
     let json = refused("json").await;
     let doc = json.error_document();
@@ -364,15 +362,12 @@ async fn an_error_after_parsing_is_answered_in_the_format_asked() {
 async fn stale_json_answers_an_error_with_the_error_document() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("no-kubeconfig");
-    let run = liveproof(&[
-        "stale",
-        "deploy/inventory",
-        "--kubeconfig",
-        missing.to_str().expect("utf-8"),
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&["stale", "deploy/inventory"])
+        .kubeconfig(&missing)
+        .json()
+        .run()
+        .await;
     let doc = run.error_document();
     assert!(
         doc.error.message.contains("no-kubeconfig"),
@@ -386,25 +381,27 @@ async fn stale_json_answers_an_error_with_the_error_document() {
 #[tokio::test]
 async fn a_version_url_source_is_a_url_without_its_secrets() {
     let dump = story("gitops-reconciled-new-tag-rolled-out");
-    let run = liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "-n",
-        "apps",
-        "--from",
-        dump.to_str().expect("utf-8"),
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--version-url",
-        "http://deploy:hunter2@127.0.0.1:1/version?token=s3cret",
-        "--expect-version",
-        "1.4.0",
-        "--version-json",
-        ".version",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&[
+            "verify",
+            "deploy/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump.to_str().expect("utf-8"),
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .args(&[
+            "--version-url",
+            "http://deploy:hunter2@127.0.0.1:1/version?token=s3cret",
+            "--expect-version",
+            "1.4.0",
+            "--version-json",
+            ".version",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.source_ref_problems(), Vec::<String>::new());
     for secret in ["hunter2", "s3cret"] {
         assert!(!run.stdout.contains(secret), "{}", run.stdout);

@@ -6,6 +6,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use liveproof_sim::PagingFault;
 
 /// kubernetes/kubectl#1628's story: the Deployment counts 3/3 updated and available, but a
@@ -15,9 +17,9 @@ const STORY: &str = "old-pod-terminating-still-running";
 
 async fn verify_with(fault: PagingFault) -> common::Run {
     let story = liveproof_testkit::Story::load(STORY).expect("story");
-    let cluster = common::Cluster::from_file(&story.cluster_yaml(), "apps").await;
+    let cluster = SimCluster::from_file(&story.cluster_yaml(), "apps").await;
     cluster.sim.faults().misbehave_lists("pods", fault);
-    common::verify()
+    common::liveproof()
         .story(STORY)
         .on(&cluster)
         .args(&["--request-timeout", "5s"])

@@ -5,6 +5,10 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
+use liveproof_testkit::SimCluster;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -194,14 +198,14 @@ fn writes(sim: &liveproof_sim::SimHandle) -> Vec<(String, String, u64)> {
 }
 
 struct Pipeline {
-    cluster: common::Cluster,
+    cluster: SimCluster,
     dir: tempfile::TempDir,
 }
 
 impl Pipeline {
     async fn start() -> Pipeline {
         Pipeline {
-            cluster: common::Cluster::start(before(), NS).await,
+            cluster: SimCluster::start(before(), NS).await,
             dir: tempfile::tempdir().expect("tempdir"),
         }
     }
@@ -213,7 +217,7 @@ impl Pipeline {
     async fn run(&self, args: &[&str]) -> common::Run {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--kubeconfig", self.cluster.kubeconfig()]);
-        common::liveproof(&all).await
+        common::liveproof().args(&all).run().await
     }
 
     async fn snapshot(&self) {
@@ -304,24 +308,16 @@ async fn snapshot_apply_verify_rollback_verify() {
     ];
     let rollback = p.run(&args);
     let controller = async {
-        let deadline = std::time::Instant::now() + Duration::from_secs(25);
-        loop {
+        wait_until_async("the rollback patch", Duration::from_secs(25), || {
             let api = p
                 .cluster
                 .sim
                 .get("apps/v1", "Deployment", Some(NS), "api")
                 .expect("api");
-            if api["spec"]["template"]["spec"]["containers"][0]["image"]
+            api["spec"]["template"]["spec"]["containers"][0]["image"]
                 == "registry.shop.example/api:1.0"
-            {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no rollback patch arrived"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
         // The Deployment controller finds the old ReplicaSet's template again and scales it up.
         p.cluster.sim.delete("v1", "Pod", Some(NS), "api-b2-0");
         p.cluster.sim.apply(replicaset(

@@ -4,6 +4,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -92,7 +94,7 @@ const VERIFY: [&str; 6] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kubeconfig_proxy_url_carries_every_request() {
-    let cluster = common::Cluster::start(story(), demo::NS).await;
+    let cluster = SimCluster::start(story(), demo::NS).await;
     let (proxy, relayed) = forward_proxy().await;
     let text = std::fs::read_to_string(&cluster.kubeconfig).expect("kubeconfig");
     let server_line = format!("    server: {}\n", cluster.sim.url());
@@ -107,7 +109,7 @@ async fn the_kubeconfig_proxy_url_carries_every_request() {
     .expect("write");
     let mut args = VERIFY.to_vec();
     args.extend(["--kubeconfig", cluster.kubeconfig()]);
-    let run = common::liveproof(&args).await;
+    let run = common::liveproof().args(&args).run().await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
         relayed.load(Ordering::SeqCst) > 0,
@@ -117,7 +119,7 @@ async fn the_kubeconfig_proxy_url_carries_every_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_environment_proxy_never_takes_a_loopback_server() {
-    let cluster = common::Cluster::start(story(), demo::NS).await;
+    let cluster = SimCluster::start(story(), demo::NS).await;
     let mut args = VERIFY.to_vec();
     args.extend(["--kubeconfig", cluster.kubeconfig()]);
     let env = [
@@ -127,9 +129,9 @@ async fn an_environment_proxy_never_takes_a_loopback_server() {
         ("http_proxy", DEAD_PROXY),
         ("NO_PROXY", "example.invalid"),
     ];
-    let run = common::liveproof_with_env(&args, &env).await;
+    let run = common::liveproof().args(&args).envs(&env).run().await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let demo = common::liveproof_with_env(&["demo"], &env).await;
+    let demo = common::liveproof().args(&["demo"]).envs(&env).run().await;
     assert_eq!(
         demo.code, 0,
         "the demo never depends on a proxy:\n{}{}",
@@ -139,7 +141,7 @@ async fn an_environment_proxy_never_takes_a_loopback_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_proxy_is_named_not_the_api_server() {
-    let cluster = common::Cluster::start(story(), demo::NS).await;
+    let cluster = SimCluster::start(story(), demo::NS).await;
     let refusing = format!(
         "http://{}",
         common::canned_server(Some(common::http_response("403 Forbidden", &[], b"")))
@@ -166,7 +168,7 @@ async fn an_unreachable_proxy_is_named_not_the_api_server() {
         .expect("write");
         let mut args = VERIFY.to_vec();
         args.extend(["--kubeconfig", cluster.kubeconfig()]);
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains(&said),

@@ -142,7 +142,7 @@ fn cluster_role(path: &Path, name: &str) -> Role {
 }
 
 fn repo_file(path: &str) -> PathBuf {
-    common::repo_root().join(path)
+    liveproof_testkit::story::repo_root().join(path)
 }
 
 /// What the authorizer sees in a request path: `Some((group, resource))` for a resource
@@ -244,7 +244,9 @@ async fn sim(objects: Vec<Value>, namespace: &str) -> Sim {
 }
 
 fn scenario_objects(story: &str) -> Vec<Value> {
-    let path = common::scenarios_dir().join(story).join("cluster.yaml");
+    let path = liveproof_testkit::story::scenarios_dir()
+        .join(story)
+        .join("cluster.yaml");
     liveproof_gather::offline::read_objects(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
 
@@ -464,7 +466,7 @@ async fn run(case: Case) -> Sent {
     args.extend(case.args.iter().copied());
     let kubeconfig = s.kubeconfig.to_str().expect("utf-8 path").to_string();
     args.extend(["--kubeconfig", &kubeconfig, "-o", "json"]);
-    let out = common::liveproof(&args).await;
+    let out = common::liveproof().args(&args).run().await;
     let requests = s
         .sim
         .requests()
@@ -698,27 +700,17 @@ async fn snapshot_and_verify_snapshot_need_only_the_read_only_role() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path().to_str().expect("utf-8").to_string();
     let commit = "3f2c1ab9d04e";
-    let snap = common::liveproof(&[
-        "snapshot",
-        "--dir",
-        &dir,
-        "--commit",
-        commit,
-        "--kubeconfig",
-        &kubeconfig,
-    ])
-    .await;
+    let snap = common::liveproof()
+        .args(&["snapshot", "--dir", &dir, "--commit", commit])
+        .kubeconfig(&kubeconfig)
+        .run()
+        .await;
     assert_eq!(snap.code, 0, "{}", snap.stderr);
-    let verify = common::liveproof(&[
-        "verify",
-        "--snapshot",
-        &dir,
-        "--commit",
-        commit,
-        "--kubeconfig",
-        &kubeconfig,
-    ])
-    .await;
+    let verify = common::liveproof()
+        .args(&["verify", "--snapshot", &dir, "--commit", commit])
+        .kubeconfig(&kubeconfig)
+        .run()
+        .await;
     assert!(verify.code != 2, "{}", verify.stderr);
     for (verb, path, _) in s.sim.requests().snapshot() {
         assert!(

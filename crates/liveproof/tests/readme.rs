@@ -12,7 +12,7 @@ const BEGIN: &str = "<!-- BEGIN demo-output";
 const END: &str = "<!-- END demo-output -->";
 
 fn readme_path() -> PathBuf {
-    common::repo_root().join("README.md")
+    liveproof_testkit::story::repo_root().join("README.md")
 }
 
 /// Every RFC 3339 time and date in `text` made one placeholder: the demo plays at "now".
@@ -73,7 +73,7 @@ fn readme_block(readme: &str) -> (usize, usize) {
 
 #[tokio::test]
 async fn the_real_output_block_is_what_the_demo_prints() {
-    let run = common::liveproof(&["demo"]).await;
+    let run = common::liveproof().args(&["demo"]).run().await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let printed = first_verification(&run.stdout);
     let readme = std::fs::read_to_string(readme_path()).expect("README.md");
@@ -104,7 +104,7 @@ fn cargo_run_picks_the_liveproof_binary() {
             "1",
             "--offline",
         ])
-        .current_dir(common::repo_root())
+        .current_dir(liveproof_testkit::story::repo_root())
         .output()
         .expect("cargo metadata runs");
     assert!(

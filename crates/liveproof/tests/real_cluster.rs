@@ -7,6 +7,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use std::time::Duration;
 
 use liveproof_e2e::registry::{push_multiarch, RegistryServer};
@@ -61,12 +63,6 @@ impl World {
 
     fn apply(&self, yaml: &str) {
         self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
-    }
-
-    async fn liveproof(&self, args: &[&str]) -> common::Run {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend(["--kubeconfig", self.kubeconfig()]);
-        common::liveproof(&all).await
     }
 
     /// Fails the test unless `run` exited `code`, showing its output and the cluster's state.
@@ -156,6 +152,12 @@ impl World {
     }
 }
 
+impl liveproof_testkit::cli::Kubeconfig for World {
+    fn kubeconfig_path(&self) -> &std::path::Path {
+        &self.plane.kubeconfig
+    }
+}
+
 /// Now, in whole seconds (what Kubernetes records), as RFC 3339; a second later, so that
 /// what starts after it is strictly after it.
 async fn change_time() -> String {
@@ -236,19 +238,13 @@ async fn paused_rollout(world: &World, extra_spec: &str) -> (String, String) {
 async fn story_1_a_deployment_rolled_by_the_real_controller() {
     let world = World::start().await;
     let (v2, since) = paused_rollout(&world, "progressDeadlineSeconds: 8").await;
-    let paused = world
-        .liveproof(&[
-            "verify",
-            "deploy/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "--image",
-            &v2,
-            "-o",
-            "json",
-        ])
+    let paused = common::liveproof()
+        .args(&["verify", "deploy/web", "-n", "apps"])
+        .since(&since)
+        .args(&["--image", &v2])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(paused.code, 1, "{}\n{}", paused.stdout, paused.stderr);
     assert_eq!(paused.report().verdict, Verdict::NotLive);
@@ -256,14 +252,10 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
     assert_eq!(evidence(&paused, Check::PodsCurrent).status, Status::Fail);
 
     world.kubectl(&["-n", "apps", "rollout", "resume", "deploy/web"]);
-    let waited = world
-        .liveproof(&[
-            "verify",
-            "deploy/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
+    let waited = common::liveproof()
+        .args(&["verify", "deploy/web", "-n", "apps"])
+        .since(&since)
+        .args(&[
             "--image",
             &v2,
             "--check-digests",
@@ -272,9 +264,10 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
             "--wait",
             "--timeout",
             "90s",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(waited.code, 0, "{}\n{}", waited.stdout, waited.stderr);
     // At the moment it said live: no pod of the old template left, Terminating or not.
@@ -309,22 +302,13 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
         "deploy/web",
         &format!("app={missing}"),
     ]);
-    let failed = world
-        .liveproof(&[
-            "verify",
-            "deploy/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "--image",
-            &missing,
-            "--wait",
-            "--timeout",
-            "100s",
-            "-o",
-            "json",
-        ])
+    let failed = common::liveproof()
+        .args(&["verify", "deploy/web", "-n", "apps"])
+        .since(&since)
+        .args(&["--image", &missing, "--wait", "--timeout", "100s"])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
     let rollout = evidence(&failed, Check::RolloutComplete);
@@ -387,6 +371,7 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
     // The rebuild, then the redeploy of byte-identical manifests: nothing restarts.
     push_multiarch(&pusher, "acme/web", "latest", "build-2").await;
     world.apply(&manifests);
+    // Time for a wrong restart to show is the point: nothing may change in it.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = [
         pod_uids(&world, "web"),
@@ -398,16 +383,11 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
         "re-applying the same manifests restarted pods"
     );
 
-    let stale = world
-        .liveproof(&[
-            "stale",
-            "-n",
-            "apps",
-            "--insecure-registry",
-            &host,
-            "-o",
-            "json",
-        ])
+    let stale = common::liveproof()
+        .args(&["stale", "-n", "apps", "--insecure-registry", &host])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(stale.code, 1, "{}\n{}", stale.stdout, stale.stderr);
     let rows = common::stale_rows(&stale.stdout);
@@ -427,8 +407,8 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
         "{rows:?}"
     );
 
-    let restarted = world
-        .liveproof(&[
+    let restarted = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             "apps",
@@ -438,9 +418,10 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
             "--wait",
             "--timeout",
             "120s",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(
         restarted.code, 0,
@@ -463,8 +444,8 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
         "the pinned workload was not bounced"
     );
 
-    let verify = world
-        .liveproof(&[
+    let verify = common::liveproof()
+        .args(&[
             "verify",
             "deploy/web",
             "deploy/worker",
@@ -472,29 +453,32 @@ async fn story_3_a_latest_rebuild_is_found_stale_and_restarted() {
             "apps",
             "--insecure-registry",
             &host,
-            "--since",
-            doc["restart"]["at"].as_str().expect("restart time"),
+        ])
+        .since(doc["restart"]["at"].as_str().expect("restart time"))
+        .args(&[
             // A separate verify states the change itself (else unproven, by contract).
             "--image",
             &format!("{host}/acme/web:latest"),
             "--check-digests",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
 
-    let again = world
-        .liveproof(&[
+    let again = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             "apps",
             "--insecure-registry",
             &host,
             "--restart",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
     let doc: serde_json::Value = serde_json::from_str(&again.stdout).expect("one JSON document");
@@ -554,7 +538,7 @@ async fn assert_show_agrees(world: &World, which: &str, driver: &str, ns: &str, 
         if section == "--values" {
             args.push("--show-values");
         }
-        let run = world.liveproof(&args).await;
+        let run = common::liveproof().args(&args).on(&world).run().await;
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
         run.stdout
     };
@@ -675,22 +659,13 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
         "--set",
         "feature=on",
     ]);
-    let live = world
-        .liveproof(&[
-            "verify",
-            "release/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "--expect",
-            "name: FEATURE",
-            "--wait",
-            "--timeout",
-            "90s",
-            "-o",
-            "json",
-        ])
+    let live = common::liveproof()
+        .args(&["verify", "release/web", "-n", "apps"])
+        .since(&since)
+        .args(&["--expect", "name: FEATURE", "--wait", "--timeout", "90s"])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
     let report = live.report();
@@ -728,17 +703,12 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
         "--set",
         "feature=on",
     ]);
-    let noop = world
-        .liveproof(&[
-            "verify",
-            "release/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "-o",
-            "json",
-        ])
+    let noop = common::liveproof()
+        .args(&["verify", "release/web", "-n", "apps"])
+        .since(&since)
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(noop.code, 1, "{}\n{}", noop.stdout, noop.stderr);
     let restarted = evidence(&noop, Check::PodRestarted);
@@ -755,19 +725,13 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
     // Rolled back to revision 1 (no FEATURE): revision 4, and the expectation is gone.
     let since = change_time().await;
     h(&["rollback", "web", "1", "-n", "apps"]);
-    let rolled = world
-        .liveproof(&[
-            "verify",
-            "release/web",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "--expect",
-            "name: FEATURE",
-            "-o",
-            "json",
-        ])
+    let rolled = common::liveproof()
+        .args(&["verify", "release/web", "-n", "apps"])
+        .since(&since)
+        .args(&["--expect", "name: FEATURE"])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(rolled.code, 1, "{}\n{}", rolled.stdout, rolled.stderr);
     let manifest = evidence(&rolled, Check::ManifestContains);
@@ -776,8 +740,10 @@ async fn story_4_helm_install_upgrade_noop_and_rollback() {
         manifest.source_ref.name, "sh.helm.release.v1.web.v4",
         "{manifest:?}"
     );
-    let history = world
-        .liveproof(&["release", "show", "web", "-n", "apps", "--history"])
+    let history = common::liveproof()
+        .args(&["release", "show", "web", "-n", "apps", "--history"])
+        .on(&world)
+        .run()
         .await;
     assert!(
         history.stdout.contains("Rollback to 1"),
@@ -941,10 +907,13 @@ spec:
             Duration::from_secs(60),
         )
         .await;
-    let partitioned = world
-        .liveproof(&[
-            "verify", "sts/db", "-n", "apps", "--since", &since, "--image", &v2, "-o", "json",
-        ])
+    let partitioned = common::liveproof()
+        .args(&["verify", "sts/db", "-n", "apps"])
+        .since(&since)
+        .args(&["--image", &v2])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(
         partitioned.code, 1,
@@ -964,19 +933,13 @@ spec:
     );
 
     // OnDelete: nothing moves until the pods are deleted.
-    let on_delete = world
-        .liveproof(&[
-            "verify",
-            "sts/cache",
-            "-n",
-            "apps",
-            "--since",
-            &since,
-            "--image",
-            &v2,
-            "-o",
-            "json",
-        ])
+    let on_delete = common::liveproof()
+        .args(&["verify", "sts/cache", "-n", "apps"])
+        .since(&since)
+        .args(&["--image", &v2])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(
         on_delete.code, 1,
@@ -1011,16 +974,10 @@ spec:
         "app=cache",
         "--wait=false",
     ]);
-    let live = world
-        .liveproof(&[
-            "verify",
-            "sts/db",
-            "sts/cache",
-            "ds/agent",
-            "-n",
-            "apps",
-            "--since",
-            &since,
+    let live = common::liveproof()
+        .args(&["verify", "sts/db", "sts/cache", "ds/agent", "-n", "apps"])
+        .since(&since)
+        .args(&[
             "--image",
             &v2,
             "--insecure-registry",
@@ -1029,9 +986,10 @@ spec:
             "--wait",
             "--timeout",
             "120s",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(live.code, 0, "{}\n{}", live.stdout, live.stderr);
     // The DaemonSet ran on both platforms, and each pod's digest is current for its node.
@@ -1102,12 +1060,6 @@ current-context: e2e
     )
     .expect("write kubeconfig");
     path
-}
-
-async fn liveproof_as(kubeconfig: &std::path::Path, args: &[&str]) -> common::Run {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--kubeconfig", kubeconfig.to_str().expect("utf-8")]);
-    common::liveproof(&all).await
 }
 
 /// Whether `text` says a read was refused: the server's words for it, or 403 as a number of its
@@ -1197,40 +1149,22 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
     let sa = service_account_kubeconfig(&world);
     let since = "2020-01-01T00:00:00Z";
 
-    let verify = liveproof_as(
-        &sa,
-        &[
-            "verify",
-            "release/web",
-            "deploy/web",
-            "-n",
-            "apps",
-            "--since",
-            since,
-            "--insecure-registry",
-            &host,
-            "--check-digests",
-            "--logs",
-            "-o",
-            "json",
-        ],
-    )
-    .await;
+    let verify = common::liveproof()
+        .args(&["verify", "release/web", "deploy/web", "-n", "apps"])
+        .since(since)
+        .args(&["--insecure-registry", &host, "--check-digests", "--logs"])
+        .json()
+        .kubeconfig(&sa)
+        .run()
+        .await;
     assert_ne!(verify.code, 2, "{}\n{}", verify.stdout, verify.stderr);
     assert_not_refused(&verify, "verify");
-    let stale = liveproof_as(
-        &sa,
-        &[
-            "stale",
-            "-n",
-            "apps",
-            "--insecure-registry",
-            &host,
-            "-o",
-            "json",
-        ],
-    )
-    .await;
+    let stale = common::liveproof()
+        .args(&["stale", "-n", "apps", "--insecure-registry", &host])
+        .json()
+        .kubeconfig(&sa)
+        .run()
+        .await;
     assert_eq!(
         stale.code, 1,
         "web runs the old :latest: {}\n{}",
@@ -1238,9 +1172,8 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
     );
     assert_not_refused(&stale, "stale");
     let dir = world.plane.dir.path().join("snapshots");
-    let snapshot = liveproof_as(
-        &sa,
-        &[
+    let snapshot = common::liveproof()
+        .args(&[
             "snapshot",
             "--dir",
             dir.to_str().expect("utf-8"),
@@ -1248,30 +1181,35 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
             "0123456789abcdef",
             "-n",
             "apps",
-        ],
-    )
-    .await;
+        ])
+        .kubeconfig(&sa)
+        .run()
+        .await;
     assert_eq!(snapshot.code, 0, "{}\n{}", snapshot.stdout, snapshot.stderr);
     assert_not_refused(&snapshot, "snapshot");
     for section in ["--metadata", "--manifest", "--values", "--history"] {
-        let show = liveproof_as(&sa, &["release", "show", "web", "-n", "apps", section]).await;
+        let show = common::liveproof()
+            .args(&["release", "show", "web", "-n", "apps", section])
+            .kubeconfig(&sa)
+            .run()
+            .await;
         assert_eq!(show.code, 0, "{section}: {}\n{}", show.stdout, show.stderr);
         assert_not_refused(&show, "release show");
     }
 
     // A write without the restart role: the server refuses it, and liveproof says so.
-    let refused = liveproof_as(
-        &sa,
-        &[
+    let refused = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             "apps",
             "--insecure-registry",
             &host,
             "--restart",
-        ],
-    )
-    .await;
+        ])
+        .kubeconfig(&sa)
+        .run()
+        .await;
     assert_ne!(refused.code, 0, "{}\n{}", refused.stdout, refused.stderr);
     assert!(
         refused.stdout.contains("forbidden") || refused.stderr.contains("forbidden"),
@@ -1284,20 +1222,19 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
         "-f",
         &root.join("deploy/rbac-restart.yaml").display().to_string(),
     ]);
-    let restarted = liveproof_as(
-        &sa,
-        &[
+    let restarted = common::liveproof()
+        .args(&[
             "stale",
             "-n",
             "apps",
             "--insecure-registry",
             &host,
             "--restart",
-            "-o",
-            "json",
-        ],
-    )
-    .await;
+        ])
+        .json()
+        .kubeconfig(&sa)
+        .run()
+        .await;
     assert_eq!(
         restarted.code, 0,
         "{}\n{}",
@@ -1347,8 +1284,10 @@ async fn story_6_snapshot_apply_verify_rollback() {
     let dir = world.plane.dir.path().join("snapshots");
     let dir = dir.to_str().expect("utf-8");
     let commit = "89abcdef01234567";
-    let snap = world
-        .liveproof(&["snapshot", "--dir", dir, "--commit", commit, "-n", "apps"])
+    let snap = common::liveproof()
+        .args(&["snapshot", "--dir", dir, "--commit", commit, "-n", "apps"])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(snap.code, 0, "{}\n{}", snap.stdout, snap.stderr);
     // No pause: a pod that starts in the snapshot's own second is ordered by its template
@@ -1381,8 +1320,8 @@ async fn story_6_snapshot_apply_verify_rollback() {
         assert!(std::time::Instant::now() < deadline, "{}", world.state());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let verify = world
-        .liveproof(&[
+    let verify = common::liveproof()
+        .args(&[
             "verify",
             "--snapshot",
             dir,
@@ -1390,9 +1329,10 @@ async fn story_6_snapshot_apply_verify_rollback() {
             commit,
             "-n",
             "apps",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(verify.code, 1, "{}\n{}", verify.stdout, verify.stderr);
     let report = verify.report();
@@ -1408,8 +1348,8 @@ async fn story_6_snapshot_apply_verify_rollback() {
     assert_eq!(verdict_of("back"), Verdict::NotLive, "{}", verify.stdout);
 
     let front_pods = pod_uids(&world, "front");
-    let rollback = world
-        .liveproof(&[
+    let rollback = common::liveproof()
+        .args(&[
             "rollback",
             "--snapshot",
             dir,
@@ -1420,6 +1360,8 @@ async fn story_6_snapshot_apply_verify_rollback() {
             "--timeout",
             "90s",
         ])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(rollback.code, 0, "{}\n{}", rollback.stdout, rollback.stderr);
     assert_eq!(
@@ -1513,7 +1455,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
         "-o",
         "json",
     ];
-    let verify = world.liveproof(&args);
+    let verify = common::liveproof().args(&args).on(&world).run();
     let meanwhile = async {
         // Past the 60 s the server gives each watch, with etcd's revision moving on and
         // compacted every 5 s; then the rollout goes on.
@@ -1527,6 +1469,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
                 .create(&PostParams::default(), &map)
                 .await
                 .expect("churn write");
+            // The pace is the point: writes spread over the wait, not one burst.
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         world.kubectl(&["-n", "apps", "rollout", "resume", "deploy/web"]);
@@ -1607,7 +1550,7 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         }
     }
     assert!(child.wait().expect("kubectl").success());
-    let sim = common::Cluster::start(objects.clone(), "apps").await;
+    let sim = SimCluster::start(objects.clone(), "apps").await;
     let simulated = client_for(&sim.kubeconfig).await.expect("sim client");
 
     let both =
@@ -1776,6 +1719,7 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         let watch_path = format!("/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf&watch=true&resourceVersion={rv}&timeoutSeconds=3&allowWatchBookmarks=false");
         let watch = raw(&client, "GET", &watch_path, None);
         let create = async {
+            // The real API server shows no client when its watch is open: give it time to.
             tokio::time::sleep(Duration::from_millis(500)).await;
             raw(
                 &client,
@@ -1926,22 +1870,20 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
     // 1. The idiom, exactly.
     let t = pipeline_change_time();
     world.set_image("web", &image("v2"));
-    let run = world
-        .liveproof(&[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "deploy/web",
             "-n",
             "apps",
             "--image",
             &image("v2"),
-            "--since",
-            &t,
-            "--wait",
-            "--timeout",
-            "90s",
-            "-o",
-            "json",
         ])
+        .since(&t)
+        .args(&["--wait", "--timeout", "90s"])
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(
         run.code,
@@ -1970,19 +1912,19 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
         .unwrap_or_else(|| panic!("no started pod: {starts}"));
     let in_its_second = first + jiff::SignedDuration::from_millis(640);
     for since in [first.to_string(), in_its_second.to_string()] {
-        let run = world
-            .liveproof(&[
+        let run = common::liveproof()
+            .args(&[
                 "verify",
                 "deploy/web",
                 "-n",
                 "apps",
                 "--image",
                 &image("v2"),
-                "--since",
-                &since,
-                "-o",
-                "json",
             ])
+            .since(&since)
+            .json()
+            .on(&world)
+            .run()
             .await;
         assert_eq!(
             run.code, 0,
@@ -1994,19 +1936,19 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
         assert!(restarted.detail.contains("own second"), "{restarted:?}");
     }
     let a_second_later = (first + jiff::SignedDuration::from_secs(1)).to_string();
-    let run = world
-        .liveproof(&[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "deploy/web",
             "-n",
             "apps",
             "--image",
             &image("v2"),
-            "--since",
-            &a_second_later,
-            "-o",
-            "json",
         ])
+        .since(&a_second_later)
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(evidence(&run, Check::PodRestarted).status, Status::Fail);
@@ -2017,33 +1959,33 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
     let base_date = (before_everything - jiff::SignedDuration::from_secs(60))
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    common::git_at(r, &["init", "-q", "-b", "main"], &base_date);
+    liveproof_testkit::git::git_at(r, &["init", "-q", "-b", "main"], &base_date);
     std::fs::create_dir_all(r.join("k8s")).expect("mkdir");
     std::fs::write(r.join("k8s/web.yaml"), deployment("web", &image("v2"), "")).expect("write");
-    common::git_at(r, &["add", "-A"], &base_date);
-    common::git_at(r, &["commit", "-q", "-m", "web v2"], &base_date);
-    let base = common::git_at(r, &["rev-parse", "HEAD"], &base_date);
+    liveproof_testkit::git::git_at(r, &["add", "-A"], &base_date);
+    liveproof_testkit::git::git_at(r, &["commit", "-q", "-m", "web v2"], &base_date);
+    let base = liveproof_testkit::git::git_at(r, &["rev-parse", "HEAD"], &base_date);
     let now = jiff::Timestamp::now();
     let change_date = jiff::Timestamp::from_second(now.as_second())
         .expect("a time")
         .to_string();
     std::fs::write(r.join("k8s/web.yaml"), deployment("web", &image("v3"), "")).expect("write");
-    common::git_at(r, &["commit", "-q", "-am", "web v3"], &change_date);
-    let change = common::git_at(r, &["rev-parse", "HEAD"], &change_date);
+    liveproof_testkit::git::git_at(r, &["commit", "-q", "-am", "web v3"], &change_date);
+    let change = liveproof_testkit::git::git_at(r, &["rev-parse", "HEAD"], &change_date);
     world.kubectl(&[
         "apply",
         "-f",
         r.join("k8s/web.yaml").to_str().expect("utf-8"),
     ]);
     std::fs::write(r.join("README"), "someone else's change\n").expect("write");
-    common::git_at(r, &["add", "README"], &change_date);
-    common::git_at(r, &["commit", "-q", "-m", "docs"], &change_date);
-    let later = common::git_at(r, &["rev-parse", "HEAD"], &change_date);
+    liveproof_testkit::git::git_at(r, &["add", "README"], &change_date);
+    liveproof_testkit::git::git_at(r, &["commit", "-q", "-m", "docs"], &change_date);
+    let later = liveproof_testkit::git::git_at(r, &["rev-parse", "HEAD"], &change_date);
     let repo_path = r.to_str().expect("utf-8");
     let manifests = r.join("k8s");
     let manifests = manifests.to_str().expect("utf-8");
-    let run = world
-        .liveproof(&[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "-f",
             manifests,
@@ -2054,9 +1996,10 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
             "--wait",
             "--timeout",
             "90s",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     world.expect_exit(&run, 0);
     assert_eq!(run.report().change.commit.as_deref(), Some(change.as_str()));
@@ -2064,13 +2007,15 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
     // 3. snapshot → apply → verify --snapshot, no pause between; rollback proposes nothing.
     let dir = world.plane.dir.path().join("story-9-snapshots");
     let dir = dir.to_str().expect("utf-8");
-    let snap = world
-        .liveproof(&["snapshot", "--dir", dir, "--commit", &later, "-n", "apps"])
+    let snap = common::liveproof()
+        .args(&["snapshot", "--dir", dir, "--commit", &later, "-n", "apps"])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(snap.code, 0, "{}\n{}", snap.stdout, snap.stderr);
     world.set_image("web", &image("v4"));
-    let run = world
-        .liveproof(&[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "--snapshot",
             dir,
@@ -2081,13 +2026,14 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
             "--wait",
             "--timeout",
             "90s",
-            "-o",
-            "json",
         ])
+        .json()
+        .on(&world)
+        .run()
         .await;
     world.expect_exit(&run, 0);
-    let rollback = world
-        .liveproof(&[
+    let rollback = common::liveproof()
+        .args(&[
             "rollback",
             "--snapshot",
             dir,
@@ -2099,6 +2045,8 @@ async fn story_9_verdicts_a_pipeline_can_act_on() {
             "--timeout",
             "60s",
         ])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(rollback.code, 0, "{}\n{}", rollback.stdout, rollback.stderr);
     assert!(
@@ -2162,7 +2110,7 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
         let world = &world;
         async move {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            world.liveproof(&refs).await
+            common::liveproof().args(&refs).on(&world).run().await
         }
     };
     flux_synced_to(&world, &later);
@@ -2183,17 +2131,12 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
     );
 
     // 5. Names that do not exist.
-    let run = world
-        .liveproof(&[
-            "verify",
-            "deploy/wbe",
-            "-n",
-            "apps",
-            "--since",
-            "10m",
-            "--image",
-            &image("v4"),
-        ])
+    let run = common::liveproof()
+        .args(&["verify", "deploy/wbe", "-n", "apps"])
+        .since("10m")
+        .args(&["--image", &image("v4")])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
@@ -2202,17 +2145,12 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
         "{}",
         run.stderr
     );
-    let run = world
-        .liveproof(&[
-            "verify",
-            "ks/aps",
-            "-n",
-            "flux-system",
-            "--since",
-            "10m",
-            "-o",
-            "json",
-        ])
+    let run = common::liveproof()
+        .args(&["verify", "ks/aps", "-n", "flux-system"])
+        .since("10m")
+        .json()
+        .on(&world)
+        .run()
         .await;
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
@@ -2223,8 +2161,11 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
         message.contains("not found") && hint.contains("`apps`"),
         "{doc}"
     );
-    let run = world
-        .liveproof(&["verify", "app/inventory", "-n", "apps", "--since", "10m"])
+    let run = common::liveproof()
+        .args(&["verify", "app/inventory", "-n", "apps"])
+        .since("10m")
+        .on(&world)
+        .run()
         .await;
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
@@ -2251,28 +2192,28 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
         "-o",
         "json",
     ];
-    let waiting = world.liveproof(&fresh_args);
+    let waiting = common::liveproof().args(&fresh_args).on(&world).run();
     let create = async {
+        // The real API server shows no client when its watches are open: give verify time to.
         tokio::time::sleep(Duration::from_secs(2)).await;
         world.apply(&deployment("fresh", &v1, ""));
     };
     let (run, ()) = tokio::join!(waiting, create);
     world.expect_exit(&run, 0);
     // One that never comes is still not found when the wait runs out: exit 2, not 1.
-    let run = world
-        .liveproof(&[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "deploy/never",
             "-n",
             "apps",
             "--image",
             &image("v1"),
-            "--since",
-            "1m",
-            "--wait",
-            "--timeout",
-            "5s",
         ])
+        .since("1m")
+        .args(&["--wait", "--timeout", "5s"])
+        .on(&world)
+        .run()
         .await;
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("not found"), "{}", run.stderr);

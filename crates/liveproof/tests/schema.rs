@@ -3,38 +3,13 @@
 //! validate against it, and a document that breaks the contract does not. So do the error
 //! documents `-o json` prints on exit 2.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod common;
 
 use serde_json::Value;
 
-fn scenarios() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-data/scenarios")
-}
-
-fn liveproof(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("liveproof runs");
-    assert!(
-        out.status.code() != Some(2),
-        "liveproof {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("utf-8"),
-    )
-}
-
 fn schema() -> Value {
-    let (code, text) = liveproof(&["schema"]);
-    assert_eq!(code, 0);
-    serde_json::from_str(&text).expect("the schema is JSON")
+    let run = common::liveproof().arg("schema").run_blocking();
+    run.expect_code(0).json()
 }
 
 fn validator() -> jsonschema::Validator {
@@ -44,29 +19,13 @@ fn validator() -> jsonschema::Validator {
 
 /// The story's own arguments, offline on its cluster dump, as JSON.
 fn story_report(story: &str) -> Value {
-    let dir = scenarios().join(story);
-    let story_yaml: serde_norway::Value = serde_norway::from_str(
-        &std::fs::read_to_string(dir.join("story.yaml")).expect("story.yaml"),
-    )
-    .expect("story.yaml parses");
-    let mut args: Vec<String> = vec!["verify".to_string()];
-    args.extend(
-        story_yaml["args"]
-            .as_sequence()
-            .expect("args")
-            .iter()
-            .map(|a| a.as_str().expect("string arg").to_string()),
-    );
-    let cluster = dir.join("cluster.yaml");
-    args.extend([
-        "--from".to_string(),
-        cluster.to_str().expect("utf-8 path").to_string(),
-        "-o".to_string(),
-        "json".to_string(),
-    ]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (_, text) = liveproof(&args);
-    serde_json::from_str(&text).expect("the report is JSON")
+    let run = common::liveproof()
+        .story(story)
+        .offline()
+        .json()
+        .run_blocking();
+    assert_ne!(run.code, 2, "{story} failed: {}", run.stderr);
+    run.json()
 }
 
 fn assert_valid(validator: &jsonschema::Validator, story: &str, report: &Value) {
@@ -201,21 +160,15 @@ fn a_report_that_breaks_the_contract_is_rejected() {
 
 /// `liveproof ARGS`, which must exit 2: its stdout, the error document.
 fn error_document(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("liveproof runs");
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    serde_json::from_slice(&out.stdout).expect("the error document is JSON")
+    let run = common::liveproof().args(args).run_blocking();
+    assert_eq!(run.code, 2, "{args:?}");
+    run.json()
 }
 
 #[test]
 fn error_documents_validate_against_the_printed_schema() {
     let validator = validator();
-    let missing = scenarios().join("no-such-dump.yaml");
+    let missing = liveproof_testkit::story::scenarios_dir().join("no-such-dump.yaml");
     for (what, args) in [
         (
             "a refused --since",

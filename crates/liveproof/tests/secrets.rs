@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{liveproof, scenarios_dir};
+use common::liveproof;
+use liveproof_testkit::story::scenarios_dir;
 
 const CANARY: &str = "DB_PASSWORD=canary-4f1d9a7c";
 
@@ -39,21 +40,19 @@ async fn a_termination_message_is_logs_shown_only_with_logs() {
     let dump = oomkilled_with_a_termination_message(dir.path());
     let dump = dump.to_str().expect("utf-8");
     for format in ["text", "json", "markdown", "junit"] {
-        let run = liveproof(&[
-            "verify",
-            "deployment/inventory",
-            "-n",
-            "apps",
-            "--from",
-            dump,
-            "--since",
-            "2026-07-12T10:00:00Z",
-            "--image",
-            "ghcr.io/acme/inventory:1.4.0",
-            "-o",
-            format,
-        ])
-        .await;
+        let run = liveproof()
+            .args(&[
+                "verify",
+                "deployment/inventory",
+                "-n",
+                "apps",
+                "--from",
+                dump,
+            ])
+            .since("2026-07-12T10:00:00Z")
+            .args(&["--image", "ghcr.io/acme/inventory:1.4.0", "-o", format])
+            .run()
+            .await;
         assert_eq!(run.code, 1, "{format}: {}{}", run.stdout, run.stderr);
         assert!(
             !leaked(&run.stdout) && !leaked(&run.stderr),
@@ -66,20 +65,19 @@ async fn a_termination_message_is_logs_shown_only_with_logs() {
             run.stdout
         );
     }
-    let asked = liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "-n",
-        "apps",
-        "--from",
-        dump,
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--image",
-        "ghcr.io/acme/inventory:1.4.0",
-        "--logs",
-    ])
-    .await;
+    let asked = liveproof()
+        .args(&[
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            dump,
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0", "--logs"])
+        .run()
+        .await;
     assert!(leaked(&asked.stdout), "--logs shows it:\n{}", asked.stdout);
 }
 
@@ -90,26 +88,29 @@ async fn a_version_url_shows_neither_its_password_nor_its_query() {
     let url =
         "http://ops:canary-4f1d9a7c@127.0.0.1:9/version?token=canary-4f1d9a7c#canary-4f1d9a7c";
     for format in ["text", "json", "markdown", "junit"] {
-        let run = liveproof(&[
-            "-v",
-            "verify",
-            "deployment/inventory",
-            "-n",
-            "apps",
-            "--from",
-            dump.to_str().expect("utf-8"),
-            "--since",
-            "2026-07-12T10:00:00Z",
-            "--image",
-            "ghcr.io/acme/inventory:1.4.0",
-            "--version-url",
-            url,
-            "--expect-version",
-            "1.4.0",
-            "-o",
-            format,
-        ])
-        .await;
+        let run = liveproof()
+            .args(&[
+                "-v",
+                "verify",
+                "deployment/inventory",
+                "-n",
+                "apps",
+                "--from",
+                dump.to_str().expect("utf-8"),
+            ])
+            .since("2026-07-12T10:00:00Z")
+            .args(&[
+                "--image",
+                "ghcr.io/acme/inventory:1.4.0",
+                "--version-url",
+                url,
+                "--expect-version",
+                "1.4.0",
+                "-o",
+                format,
+            ])
+            .run()
+            .await;
         assert_eq!(run.code, 3, "{format}: {}{}", run.stdout, run.stderr);
         assert!(
             !leaked(&run.stdout) && !leaked(&run.stderr),

@@ -4,6 +4,8 @@
 
 mod common;
 
+use liveproof_testkit::SimCluster;
+
 use serde_json::{json, Value};
 
 /// A Deployment `name` in `ns` labelled `part-of`, with one pod started after the change; its
@@ -66,7 +68,7 @@ fn names(report: &liveproof_evidence::Report) -> Vec<String> {
 
 #[tokio::test]
 async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
-    let cluster = common::Cluster::start(shop(), "shop").await;
+    let cluster = SimCluster::start(shop(), "shop").await;
     let kubeconfig = cluster.kubeconfig();
     // `verify ARGS… --since … -o json` against the simulator.
     let verify = |args: &[&str]| {
@@ -86,7 +88,7 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
     };
     let run_with = |args: Vec<String>| async move {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::liveproof(&args).await
+        common::liveproof().args(&args).run().await
     };
     cluster.sim.requests().reset();
     let run = run_with(verify(&[
@@ -150,20 +152,19 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
             .expect("json"),
     )
     .expect("write");
-    let offline = common::liveproof(&[
-        "verify",
-        "-l",
-        "app.kubernetes.io/part-of=shop",
-        "-n",
-        "shop",
-        "--since",
-        "2026-07-12T10:00:00Z",
-        "--from",
-        path.to_str().expect("utf-8"),
-        "-o",
-        "json",
-    ])
-    .await;
+    let offline = common::liveproof()
+        .args(&[
+            "verify",
+            "-l",
+            "app.kubernetes.io/part-of=shop",
+            "-n",
+            "shop",
+        ])
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--from", path.to_str().expect("utf-8")])
+        .json()
+        .run()
+        .await;
     assert_eq!(
         names(&offline.report()),
         ["shop/cart", "shop/checkout", "shop/search"],
@@ -175,22 +176,20 @@ async fn verify_takes_every_workload_the_selector_matches_live_and_offline() {
 
 #[tokio::test]
 async fn stale_checks_every_workload_the_selector_matches() {
-    let cluster = common::Cluster::start(shop(), "shop").await;
-    let run = common::liveproof(&[
-        "stale",
-        "-l",
-        "app.kubernetes.io/part-of=finance",
-        "-n",
-        "shop",
-        "--kubeconfig",
-        cluster.kubeconfig(),
-        "-o",
-        "json",
-        "--check-digests",
-        "--insecure-registry",
-        "127.0.0.1:1",
-    ])
-    .await;
+    let cluster = SimCluster::start(shop(), "shop").await;
+    let run = common::liveproof()
+        .args(&[
+            "stale",
+            "-l",
+            "app.kubernetes.io/part-of=finance",
+            "-n",
+            "shop",
+        ])
+        .on(&cluster)
+        .json()
+        .args(&["--check-digests", "--insecure-registry", "127.0.0.1:1"])
+        .run()
+        .await;
     let rows = common::stale_rows(&run.stdout);
     assert_eq!(
         rows.keys().collect::<Vec<_>>(),
@@ -203,7 +202,7 @@ async fn stale_checks_every_workload_the_selector_matches() {
 
 #[tokio::test]
 async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
-    let cluster = common::Cluster::start(shop(), "shop").await;
+    let cluster = SimCluster::start(shop(), "shop").await;
     let kubeconfig = cluster.kubeconfig();
     let select = |command: &'static str, selector: &'static str| {
         let mut args = vec![
@@ -221,7 +220,10 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
         args
     };
     for command in ["verify", "stale"] {
-        let run = common::liveproof(&select(command, "team=nobody")).await;
+        let run = common::liveproof()
+            .args(&select(command, "team=nobody"))
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{command}: {}", run.stdout);
         assert!(
             run.stderr.contains("no Deployment, StatefulSet or DaemonSet in namespace shop has labels matching `team=nobody`"),
@@ -235,7 +237,10 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
             run.stderr
         );
 
-        let run = common::liveproof(&select(command, "team in nobody")).await;
+        let run = common::liveproof()
+            .args(&select(command, "team in nobody"))
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{command}: {}", run.stdout);
         assert!(
             run.stderr.contains(
@@ -245,15 +250,11 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
             run.stderr
         );
     }
-    let run = common::liveproof(&[
-        "stale",
-        "deploy/cart",
-        "-l",
-        "app=cart",
-        "--kubeconfig",
-        kubeconfig,
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["stale", "deploy/cart", "-l", "app=cart"])
+        .kubeconfig(kubeconfig)
+        .run()
+        .await;
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
     cluster.sim.shutdown().await;

@@ -3,6 +3,10 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
+use liveproof_testkit::SimCluster;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,6 +16,14 @@ use liveproof_evidence::{Check, Status, Verdict};
 
 /// Serves `/version` as plain text and `/info` as JSON, reporting whatever `version` holds.
 async fn service(version: Arc<Mutex<String>>) -> String {
+    service_counted(version, Arc::default()).await
+}
+
+/// [`service`], counting the reads of `/version` in `reads`.
+async fn service_counted(
+    version: Arc<Mutex<String>>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -22,6 +34,7 @@ async fn service(version: Arc<Mutex<String>>) -> String {
         .route(
             "/version",
             axum::routing::get(move || {
+                reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let v = text.lock().map(|v| v.clone()).unwrap_or_default();
                 async move { format!("inventory {v} (build 7f3c)") }
             }),
@@ -62,24 +75,20 @@ async fn the_server_must_report_the_expected_version() {
     let info = format!("{base}/info");
 
     // The workload is live by its pods, but the server still reports the old build.
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        // What the workload rolled out (200h after --since): its change, stated (issue 10).
-        "--image",
-        demo::OLD_IMAGE,
-        "--from",
-        &dump,
-        "--since",
-        &since,
-        "--version-url",
-        &url,
-        "--expect-version",
-        "1.4.0",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "apps/deploy/inventory", // What the workload rolled out (200h after --since): its change, stated (issue 10).
+            "--image",
+            demo::OLD_IMAGE,
+            "--from",
+            &dump,
+        ])
+        .since(&since)
+        .args(&["--version-url", &url, "--expect-version", "1.4.0"])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let server = report
@@ -96,76 +105,79 @@ async fn the_server_must_report_the_expected_version() {
     );
 
     *version.lock().expect("lock") = "1.4.0".into();
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        // What the workload rolled out (200h after --since): its change, stated (issue 10).
-        "--image",
-        demo::OLD_IMAGE,
-        "--from",
-        &dump,
-        "--since",
-        &since,
-        "--version-url",
-        &url,
-        "--version-url",
-        &info,
-        "--expect-version",
-        "1.4.0",
-        "--version-json",
-        ".build..version",
-        "--version-json",
-        ".build.version",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "apps/deploy/inventory", // What the workload rolled out (200h after --since): its change, stated (issue 10).
+            "--image",
+            demo::OLD_IMAGE,
+            "--from",
+            &dump,
+        ])
+        .since(&since)
+        .args(&[
+            "--version-url",
+            &url,
+            "--version-url",
+            &info,
+            "--expect-version",
+            "1.4.0",
+            "--version-json",
+            ".build..version",
+            "--version-json",
+            ".build.version",
+        ])
+        .json()
+        .run()
+        .await;
     // A path with an empty step is no JSON path: a usage error naming the flag.
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--version-json"), "{}", run.stderr);
 
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        // What the workload rolled out (200h after --since): its change, stated (issue 10).
-        "--image",
-        demo::OLD_IMAGE,
-        "--from",
-        &dump,
-        "--since",
-        &since,
-        "--version-url",
-        &info,
-        "--expect-version",
-        "1.4.0",
-        "--version-json",
-        ".build.version",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "apps/deploy/inventory", // What the workload rolled out (200h after --since): its change, stated (issue 10).
+            "--image",
+            demo::OLD_IMAGE,
+            "--from",
+            &dump,
+        ])
+        .since(&since)
+        .args(&[
+            "--version-url",
+            &info,
+            "--expect-version",
+            "1.4.0",
+            "--version-json",
+            ".build.version",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.report().verdict, Verdict::Live);
 
     // A server that does not answer: unknown, never pass.
-    let run = common::liveproof(&[
-        "verify",
-        "apps/deploy/inventory",
-        // What the workload rolled out (200h after --since): its change, stated (issue 10).
-        "--image",
-        demo::OLD_IMAGE,
-        "--from",
-        &dump,
-        "--since",
-        &since,
-        "--version-url",
-        "http://127.0.0.1:1/version",
-        "--expect-version",
-        "1.4.0",
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "apps/deploy/inventory", // What the workload rolled out (200h after --since): its change, stated (issue 10).
+            "--image",
+            demo::OLD_IMAGE,
+            "--from",
+            &dump,
+        ])
+        .since(&since)
+        .args(&[
+            "--version-url",
+            "http://127.0.0.1:1/version",
+            "--expect-version",
+            "1.4.0",
+        ])
+        .json()
+        .run()
+        .await;
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
 }
 
@@ -173,8 +185,9 @@ async fn the_server_must_report_the_expected_version() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_until_the_server_reports_it() {
     let version = Arc::new(Mutex::new("1.3.9".to_string()));
-    let base = service(version.clone()).await;
-    let cluster = common::Cluster::start(
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let base = service_counted(version.clone(), reads.clone()).await;
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -201,9 +214,13 @@ async fn wait_until_the_server_reports_it() {
         "-o",
         "json",
     ];
-    let waiting = common::liveproof(&args);
+    let waiting = common::liveproof().args(&args).run();
     let upgrade = async {
-        tokio::time::sleep(Duration::from_millis(2500)).await;
+        // The upgrade lands after verify has read the old version (and is waiting).
+        wait_until_async("verify reading 1.3.9", Duration::from_secs(60), || {
+            reads.load(std::sync::atomic::Ordering::SeqCst) > 0
+        })
+        .await;
         *version.lock().expect("lock") = "1.4.0".into();
     };
     let (run, ()) = tokio::join!(waiting, upgrade);
@@ -231,7 +248,7 @@ async fn a_server_that_never_answers_before_the_timeout_is_not_proven() {
             held.push(socket);
         }
     });
-    let cluster = common::Cluster::start(
+    let cluster = SimCluster::start(
         demo::story_before(now() - SignedDuration::from_hours(96)),
         demo::NS,
     )
@@ -259,7 +276,7 @@ async fn a_server_that_never_answers_before_the_timeout_is_not_proven() {
         "-o",
         "json",
     ];
-    let run = common::liveproof(&args).await;
+    let run = common::liveproof().args(&args).run().await;
     let report: serde_json::Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr));
     let server = report["targets"]

@@ -4,8 +4,10 @@
 
 mod common;
 
+use liveproof_testkit::{wait_for, wait_until_async};
+
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use liveproof::demo;
 
@@ -60,15 +62,15 @@ async fn sim_demo_is_a_place_to_try_a_rollout() {
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let banner = loop {
-        let text = std::fs::read_to_string(&stdout).unwrap_or_default();
-        if text.contains("press Ctrl-C to stop") {
-            break text;
-        }
-        assert!(Instant::now() < deadline, "no banner: {text}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let banner = wait_for(
+        "liveproof sim's banner",
+        Duration::from_secs(30),
+        || async {
+            let text = std::fs::read_to_string(&stdout).unwrap_or_default();
+            text.contains("press Ctrl-C to stop").then_some(text)
+        },
+    )
+    .await;
     let kubeconfig = PathBuf::from(
         banner
             .lines()
@@ -97,7 +99,7 @@ async fn sim_demo_is_a_place_to_try_a_rollout() {
     let env = [("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))];
     let run = |args: Vec<String>| async move {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::liveproof_with_env(&args, &env).await
+        common::liveproof().args(&args).envs(&env).run().await
     };
     let before = run(verify_lines[0].clone()).await;
     assert_eq!(
@@ -187,15 +189,15 @@ async fn sim_demo_namespace_flag_wins() {
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let text = loop {
-        let text = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
-        if text.contains("current-context") {
-            break text;
-        }
-        assert!(Instant::now() < deadline, "no kubeconfig written");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let text = wait_for(
+        "the kubeconfig written",
+        Duration::from_secs(30),
+        || async {
+            let text = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
+            text.contains("current-context").then_some(text)
+        },
+    )
+    .await;
     server.kill().await.expect("stops");
     assert!(text.contains("namespace: default"), "{text}");
 }
@@ -213,14 +215,12 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&kubeconfig)
-        .unwrap_or_default()
-        .contains("current-context")
-    {
-        assert!(Instant::now() < deadline, "no kubeconfig written");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
+        std::fs::read_to_string(&kubeconfig)
+            .unwrap_or_default()
+            .contains("current-context")
+    })
+    .await;
     let manifests = dir.path().join("workloads.yaml");
     std::fs::write(
         &manifests,
@@ -269,6 +269,7 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     let since = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())
         .expect("time")
         .to_string();
+    // Time passing is the point: pods must start in a later second than `since`.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     for (target, image) in [
         ("sts/db", "db=postgres:17"),
@@ -294,8 +295,8 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    let run = common::liveproof_with_env(
-        &[
+    let run = common::liveproof()
+        .args(&[
             "verify",
             "sts/db",
             "sts/cache",
@@ -313,10 +314,10 @@ async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
             "60s",
             "-o",
             "json",
-        ],
-        &[("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))],
-    )
-    .await;
+        ])
+        .env("KUBECONFIG", kubeconfig.to_str().expect("utf-8"))
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let report = run.report();
     let kinds: Vec<&str> = report.targets.iter().map(|t| t.kind.name()).collect();

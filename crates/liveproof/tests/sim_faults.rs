@@ -3,6 +3,8 @@
 
 mod common;
 
+use liveproof_testkit::wait_until_async;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -31,24 +33,37 @@ impl Sim {
             .kill_on_drop(true)
             .spawn()
             .expect("liveproof sim starts");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !kubeconfig.exists() {
-            assert!(Instant::now() < deadline, "no kubeconfig written");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // Written before the listener is asked for: give the write a moment to finish.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Sim {
+        // Written before the listener is asked for: wait for the whole file, then for the
+        // server it names to answer.
+        wait_until_async(
+            "liveproof sim writing its kubeconfig",
+            Duration::from_secs(30),
+            || std::fs::read_to_string(&kubeconfig).is_ok_and(|text| text.contains("token:")),
+        )
+        .await;
+        let sim = Sim {
             child,
             _dir: dir,
             kubeconfig,
-        }
+        };
+        let addr = sim.addr();
+        wait_until_async(
+            "liveproof sim accepting connections",
+            Duration::from_secs(30),
+            || std::net::TcpStream::connect(&addr).is_ok(),
+        )
+        .await;
+        sim
     }
+}
 
-    fn kubeconfig(&self) -> &str {
-        self.kubeconfig.to_str().expect("utf-8")
+impl liveproof_testkit::cli::Kubeconfig for Sim {
+    fn kubeconfig_path(&self) -> &std::path::Path {
+        &self.kubeconfig
     }
+}
 
+impl Sim {
     /// `host:port` the kubeconfig points at.
     fn addr(&self) -> String {
         let text = std::fs::read_to_string(&self.kubeconfig).expect("kubeconfig");
@@ -108,7 +123,7 @@ async fn bad_fault_values_exit_2_naming_the_flag() {
             value_arg = value;
             vec!["sim", "--demo", flag, value_arg]
         };
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_eq!(run.code, 2, "{flag} {value}: {}", run.stderr);
         assert!(run.stderr.contains(flag), "{flag} {value}: {}", run.stderr);
     }
@@ -116,7 +131,7 @@ async fn bad_fault_values_exit_2_naming_the_flag() {
 
 #[tokio::test]
 async fn help_says_what_each_fault_flag_does() {
-    let run = common::liveproof(&["sim", "--help"]).await;
+    let run = common::liveproof().args(&["sim", "--help"]).run().await;
     assert_eq!(run.code, 0);
     for flag in [
         "--latency",
@@ -136,19 +151,14 @@ async fn help_says_what_each_fault_flag_does() {
 async fn failed_and_slow_requests_are_injected_and_logged() {
     let sim = Sim::start(&["--fail-requests", "2:503", "--latency", "300ms", "-vv"]).await;
     let started = Instant::now();
-    let run = common::liveproof(&[
-        "verify",
-        "deploy/inventory",
-        "--kubeconfig",
-        sim.kubeconfig(),
-        "--since",
-        "1h",
-        "--image",
-        liveproof::demo::NEW_IMAGE,
-        "-o",
-        "json",
-    ])
-    .await;
+    let run = common::liveproof()
+        .args(&["verify", "deploy/inventory"])
+        .on(&sim)
+        .since("1h")
+        .args(&["--image", liveproof::demo::NEW_IMAGE])
+        .json()
+        .run()
+        .await;
     let took = started.elapsed();
     let log = sim.stop().await;
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);

@@ -4,7 +4,7 @@
 mod common;
 
 async fn text_of(story: &str, extra: &[&str]) -> String {
-    let run = common::verify()
+    let run = common::liveproof()
         .story(story)
         .offline()
         .args(extra)
@@ -39,7 +39,7 @@ async fn markdown_for_a_ci_summary() {
 /// what was wrong, and a hint that fixes it. All offline, so nothing but the input varies.
 #[tokio::test]
 async fn usage_errors_as_rendered() {
-    let dir = common::scenarios_dir().join("no-change-time-given-rollout-done");
+    let dir = liveproof_testkit::story::scenarios_dir().join("no-change-time-given-rollout-done");
     let from = dir.join("cluster.yaml").to_string_lossy().into_owned();
     let verify = |extra: &[&str]| -> Vec<String> {
         ["verify"]
@@ -113,7 +113,7 @@ async fn usage_errors_as_rendered() {
     let mut rendered = String::new();
     for args in cases {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let run = common::liveproof(&refs).await;
+        let run = common::liveproof().args(&refs).run().await;
         assert_eq!(run.code, 2, "{args:?} is a usage error: {}", run.stderr);
         assert!(
             run.stdout.is_empty(),

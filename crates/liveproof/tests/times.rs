@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{liveproof, scenarios_dir};
+use common::{liveproof, RunExt};
 use jiff::{SignedDuration, Timestamp};
+use liveproof_testkit::story::scenarios_dir;
 
 /// A dump whose pods started at 10:06 on 2026-07-12 and whose verdict is live after 10:00.
 fn live_dump() -> String {
@@ -33,7 +34,7 @@ async fn verify(since: &str, extra: &[&str]) -> common::Run {
         "json",
     ];
     args.extend_from_slice(extra);
-    liveproof(&args).await
+    liveproof().args(&args).run().await
 }
 
 #[tokio::test]
@@ -80,17 +81,18 @@ async fn a_duration_ago_is_now_minus_it_to_the_second() {
 #[tokio::test]
 async fn the_text_report_prints_times_to_the_second() {
     let dump = live_dump();
-    let run = liveproof(&[
-        "verify",
-        "deployment/inventory",
-        "-n",
-        "apps",
-        "--from",
-        &dump,
-        "--since",
-        "10m",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&[
+            "verify",
+            "deployment/inventory",
+            "-n",
+            "apps",
+            "--from",
+            &dump,
+        ])
+        .since("10m")
+        .run()
+        .await;
     let change = run
         .stdout
         .lines()
@@ -160,18 +162,18 @@ async fn wait_without_a_change_time_is_refused_before_any_request() {
          contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n",
     )
     .expect("write");
-    let run = liveproof(&[
-        "verify",
-        "deploy/api",
-        "--kubeconfig",
-        kubeconfig.to_str().expect("utf-8"),
-        "--image",
-        "ghcr.io/acme/api:2",
-        "--wait",
-        "--timeout",
-        "10m",
-    ])
-    .await;
+    let run = liveproof()
+        .args(&["verify", "deploy/api"])
+        .kubeconfig(&kubeconfig)
+        .args(&[
+            "--image",
+            "ghcr.io/acme/api:2",
+            "--wait",
+            "--timeout",
+            "10m",
+        ])
+        .run()
+        .await;
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     for needle in ["--wait needs a change time", "--since", "--commit"] {
         assert!(

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// The rolled-out inventory story, offline: `verify` of it needs no cluster.
 fn story() -> String {
-    common::scenarios_dir()
+    liveproof_testkit::story::scenarios_dir()
         .join("expect-env-present-rolled-out/cluster.yaml")
         .to_str()
         .expect("utf-8")
@@ -97,7 +97,7 @@ async fn a_report_that_cannot_be_written_is_an_error_naming_it() {
         missing.to_str().expect("utf-8"),
     ] {
         let args = [&verify_args(&dump)[..], &["--report", path]].concat();
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_eq!(run.code, 2, "{path}: {}\n{}", run.stdout, run.stderr);
         assert!(
             run.stderr
@@ -133,7 +133,7 @@ async fn a_link_planted_beside_the_report_is_never_written_through() {
             &["--report", path.to_str().expect("utf-8")],
         ]
         .concat();
-        let run = common::liveproof(&args).await;
+        let run = common::liveproof().args(&args).run().await;
         assert_ne!(run.code, 2, "{}", run.stderr);
         assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
         assert!(

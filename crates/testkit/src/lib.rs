@@ -5,13 +5,25 @@
 //!   of real image content (single images, multi-arch indexes, attestations, Docker lists);
 //! - [`kubectl`]: where the real `kubectl` is;
 //! - [`story`]: the story corpus under `test-data/scenarios`, one typed [`Story`] per folder;
-//! - [`fleet`]: clusters at scale (thousands of Deployments) for the benchmarks.
+//! - [`fleet`]: clusters at scale (thousands of Deployments) for the benchmarks;
+//! - [`cli`]: a program run as the test tells it (`liveproof().story(..).on(&cluster).run()`),
+//!   and how it ended ([`Run`]);
+//! - [`sim`]: the API simulator with a kubeconfig pointing at it ([`SimCluster`]);
+//! - [`git`]: real git repositories with fixed identities and dates;
+//! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps.
 //!
 //! A new harness goes here when a second crate's tests need it.
 
+pub mod cli;
 pub mod fleet;
+pub mod git;
 pub mod kubectl;
 pub mod registry;
+pub mod sim;
 pub mod story;
+pub mod wait;
 
+pub use cli::{kubectl, Cli, Run};
+pub use sim::SimCluster;
 pub use story::Story;
+pub use wait::{wait_for, wait_until, wait_until_async};

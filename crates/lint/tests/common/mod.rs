@@ -1,66 +1,7 @@
-//! A real git repository for a test, told as a story: `Repo::new().file(..).commit(..)`.
+//! Seed 002 as lint's tests tell it: the HelmRelease, its chart and the template change, in a
+//! real repository (the testkit's [`Repo`]).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-pub struct Repo {
-    pub dir: tempfile::TempDir,
-}
-
-impl Repo {
-    pub fn new() -> Repo {
-        let repo = Repo {
-            dir: tempfile::tempdir().expect("tempdir"),
-        };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo
-    }
-
-    pub fn path(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-
-    pub fn file(&self, path: &str, text: &str) -> &Repo {
-        let full = self.dir.path().join(path);
-        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-        std::fs::write(full, text).expect("write");
-        self
-    }
-
-    /// Commits everything with fixed dates and identity; returns the SHA.
-    pub fn commit(&self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
-        self.git(&["rev-parse", "HEAD"]).trim().to_string()
-    }
-
-    pub fn git(&self, args: &[&str]) -> String {
-        git_in(self.dir.path(), args)
-    }
-}
-
-pub fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-07-12T10:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_DATE", "2026-07-12T10:00:00Z")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+pub use liveproof_testkit::git::Repo;
 
 /// Seed 002's HelmRelease: a chart from the repository, ChartVersion strategy.
 pub fn helmrelease(strategy: Option<&str>) -> String {

@@ -1,20 +1,14 @@
-//! A small harness that reads like the story: run the real binary, optionally against the
-//! in-process simulator, and decode its JSON report back into types.
+//! What only this crate's tests need on top of the testkit: its binary (cargo tells only this
+//! crate where it is), the oracles of its own output (error documents, `source_ref`s, `stale`
+//! rows), its MCP server driven over stdio, and servers that are not an API server.
 
 #![allow(dead_code, reason = "each test file uses its own part of the harness")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use liveproof_evidence::Report;
-use liveproof_sim::{SimHandle, Simulator};
-
-#[allow(
-    unused_imports,
-    reason = "each test file uses its own part of the harness"
-)]
-pub use liveproof_testkit::story::{repo_root, scenarios_dir};
+pub use liveproof_testkit::{Cli, Run};
 
 /// `text` as a literal insta filter pattern (a path, say).
 pub fn literal_pattern(text: &str) -> String {
@@ -29,27 +23,20 @@ pub fn literal_pattern(text: &str) -> String {
         .collect()
 }
 
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    pub fn report(&self) -> Report {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not a liveproof/v1 report ({e}):\n{}\nstderr:\n{}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-}
-
-impl Run {
+/// What this crate's binary prints, read back: the error document and where evidence was read.
+pub trait RunExt {
     /// The one document `-o json` prints on exit 2 instead of a report (nothing else on
     /// stdout): what was wrong, and the hint.
-    pub fn error_document(&self) -> liveproof_report::ErrorReport {
+    fn error_document(&self) -> liveproof_report::ErrorReport;
+
+    /// What is wrong with where the `-o json` report on stdout says its evidence was read:
+    /// every item must carry a `source_ref` that says what its prose `source` says, read apart
+    /// here as a person reads it, with the apiVersion its kind is served at. Empty when right.
+    fn source_ref_problems(&self) -> Vec<String>;
+}
+
+impl RunExt for Run {
+    fn error_document(&self) -> liveproof_report::ErrorReport {
         assert_eq!(self.code, 2, "{}{}", self.stdout, self.stderr);
         let doc: liveproof_report::ErrorReport =
             serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
@@ -62,13 +49,8 @@ impl Run {
         assert!(!self.stdout.contains("\"verdict\""), "{}", self.stdout);
         doc
     }
-}
 
-impl Run {
-    /// What is wrong with where the `-o json` report on stdout says its evidence was read:
-    /// every item must carry a `source_ref` that says what its prose `source` says, read apart
-    /// here as a person reads it, with the apiVersion its kind is served at. Empty when right.
-    pub fn source_ref_problems(&self) -> Vec<String> {
+    fn source_ref_problems(&self) -> Vec<String> {
         let report: serde_json::Value = match serde_json::from_str(&self.stdout) {
             Ok(report) => report,
             Err(e) => return vec![format!("stdout is not JSON ({e}):\n{}", self.stdout)],
@@ -183,168 +165,9 @@ pub fn stale_row(json: &str, workload: &str) -> liveproof_evidence::DigestRow {
         .unwrap_or_else(|| panic!("no row for {workload}: {json}"))
 }
 
-/// Runs `liveproof ARGS…` to completion (bounded), with a clean environment for kubeconfig.
-pub async fn liveproof(args: &[&str]) -> Run {
-    liveproof_with_env(args, &[]).await
-}
-
-pub async fn liveproof_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"));
-    cmd.args(args)
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("liveproof did not finish within 120s")
-        .expect("liveproof runs");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !run.stderr.contains("panicked"),
-        "liveproof panicked:\n{}",
-        run.stderr
-    );
-    run
-}
-
-/// A simulator serving `objects`, with a kubeconfig pointing at it.
-pub struct Cluster {
-    pub sim: SimHandle,
-    pub kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Cluster {
-    pub async fn start(objects: Vec<serde_json::Value>, namespace: &str) -> Cluster {
-        let sim = Simulator::new()
-            .with_objects(objects)
-            .start()
-            .await
-            .expect("simulator starts");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let kubeconfig = dir.path().join("kubeconfig");
-        sim.write_kubeconfig(&kubeconfig, namespace)
-            .expect("kubeconfig");
-        Cluster {
-            sim,
-            kubeconfig,
-            _dir: dir,
-        }
-    }
-
-    pub async fn from_file(path: &Path, namespace: &str) -> Cluster {
-        let objects = liveproof_gather::offline::read_objects(path).expect("fixture objects");
-        Cluster::start(objects, namespace).await
-    }
-
-    pub fn kubeconfig(&self) -> &str {
-        self.kubeconfig.to_str().expect("utf-8 path")
-    }
-}
-
-/// Runs `git ARGS` in `repo` as a test author committing at `date` (RFC 3339), with no
-/// user or system configuration read; its stdout, trimmed. Fails the test when git fails.
-pub fn git_at(repo: &Path, args: &[&str], date: &str) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "liveproof tests")
-        .env("GIT_AUTHOR_EMAIL", "tests@example.invalid")
-        .env("GIT_COMMITTER_NAME", "liveproof tests")
-        .env("GIT_COMMITTER_EMAIL", "tests@example.invalid")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// `liveproof verify` as a story is told: `verify().story("name").offline().json().run()`.
-/// The story's own arguments come first, then what the test adds.
-#[derive(Default)]
-pub struct Verify {
-    story: Option<liveproof_testkit::Story>,
-    args: Vec<String>,
-    offline: bool,
-    kubeconfig: Option<String>,
-}
-
-pub fn verify() -> Verify {
-    Verify::default()
-}
-
-impl Verify {
-    /// The story in `test-data/scenarios/NAME`: its arguments, and its cluster for `offline`.
-    pub fn story(mut self, name: &str) -> Verify {
-        self.story = Some(liveproof_testkit::Story::load(name).expect("story"));
-        self
-    }
-
-    /// Read the story's `cluster.yaml` (`--from`).
-    pub fn offline(mut self) -> Verify {
-        self.offline = true;
-        self
-    }
-
-    /// Read the cluster a kubeconfig points at (a [`Cluster`]).
-    pub fn on(mut self, cluster: &Cluster) -> Verify {
-        self.kubeconfig = Some(cluster.kubeconfig().to_string());
-        self
-    }
-
-    pub fn since(self, time: &str) -> Verify {
-        self.args(&["--since", time])
-    }
-
-    pub fn json(self) -> Verify {
-        self.args(&["-o", "json"])
-    }
-
-    pub fn args(mut self, args: &[&str]) -> Verify {
-        self.args.extend(args.iter().map(|a| a.to_string()));
-        self
-    }
-
-    /// The command line this builds.
-    pub fn argv(&self) -> Vec<String> {
-        let mut argv = vec!["verify".to_string()];
-        if let Some(story) = &self.story {
-            argv.extend(story.args.iter().cloned());
-            if self.offline {
-                argv.push("--from".into());
-                argv.push(story.cluster_yaml().to_string_lossy().into_owned());
-            }
-        }
-        if let Some(kubeconfig) = &self.kubeconfig {
-            argv.extend(["--kubeconfig".to_string(), kubeconfig.clone()]);
-        }
-        argv.extend(self.args.iter().cloned());
-        argv
-    }
-
-    pub async fn run(self) -> Run {
-        let argv = self.argv();
-        let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-        liveproof(&refs).await
-    }
+/// This crate's binary, as a test tells it: `liveproof().story(..).on(&cluster).json().run()`.
+pub fn liveproof() -> Cli {
+    Cli::liveproof(env!("CARGO_BIN_EXE_liveproof"))
 }
 
 /// An HTTP response as bytes: `status` (`500 Internal Server Error`), extra header lines, and
