@@ -438,7 +438,7 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
             "text, json, markdown, junit",
         ),
     ] {
-        let run = liveproof(args).await;
+        let run = liveproof().args(args).run().await;
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(
             run.stderr
@@ -455,19 +455,19 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
 #[tokio::test]
 async fn a_fleet_in_a_format_it_is_not_drawn_in_is_refused() {
     for format in ["markdown", "junit"] {
-        let run = liveproof(&[
-            "verify",
-            "deploy/inventory",
-            "--context",
-            "a",
-            "--context",
-            "b",
-            "--kubeconfig",
-            "/nonexistent/kubeconfig",
-            "-o",
-            format,
-        ])
-        .await;
+        let run = liveproof()
+            .args(&[
+                "verify",
+                "deploy/inventory",
+                "--context",
+                "a",
+                "--context",
+                "b",
+            ])
+            .kubeconfig("/nonexistent/kubeconfig")
+            .args(&["-o", format])
+            .run()
+            .await;
         assert_eq!(run.code, 2, "{format}: {}{}", run.stdout, run.stderr);
         assert!(
             run.stderr.contains("text or json"),
