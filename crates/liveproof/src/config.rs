@@ -333,6 +333,36 @@ impl VerifyRequest {
         })
     }
 
+    /// The request a `verify` command line states (its words after `liveproof verify`),
+    /// parsed by the CLI's own parser and checked as [`VerifyRequest::parse`] checks it: no
+    /// file, process or kubeconfig is read. The story corpus reads stories with it.
+    pub fn from_argv<S: AsRef<str>>(args: &[S]) -> anyhow::Result<VerifyRequest> {
+        use clap::Parser as _;
+        let argv = ["liveproof", "verify"]
+            .into_iter()
+            .chain(args.iter().map(AsRef::as_ref));
+        let cli = crate::cli::Cli::try_parse_from(argv)?;
+        let crate::cli::Command::Verify(args) = cli.command else {
+            anyhow::bail!("not a verify command line");
+        };
+        Ok(VerifyRequest::parse(&args)?)
+    }
+
+    /// What to verify, as given.
+    pub fn targets(&self) -> &[Target] {
+        &self.targets
+    }
+
+    /// The change and what it must show.
+    pub fn change(&self) -> &Change {
+        &self.change
+    }
+
+    /// `-n`, when given (else the kubeconfig's namespace, read when resolved).
+    pub fn namespace(&self) -> Option<&str> {
+        self.args.cluster.namespace.as_deref()
+    }
+
     /// The I/O a configuration needs, then the checks that need it: `--commit` read in
     /// `--repo`, the `-f` manifests, `--from`'s path, and the kubeconfig's contexts.
     pub fn resolve(self, style: TextStyle) -> Result<VerifyConfig, ConfigError> {

@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use liveproof_report::{Format, Outcome, Problem, Render, RollbackPrinter, TextStyle};
 
-pub use config::ConfigError;
+pub use config::{ConfigError, VerifyRequest};
 
 /// Exit code for usage and operational errors (docs/design.md).
 pub const EXIT_ERROR: u8 = 2;

@@ -1,117 +1,25 @@
 //! The scenario corpus, pure tier: every story under `test-data/scenarios/*/` whose modes
 //! include `offline` is judged from its `cluster.yaml` exactly as `liveproof verify --from`
-//! would, and must give the verdict and the fail/unknown sets its `story.yaml` records.
-//! (Live-mode parity runs the same stories through the CLI against the simulator.)
+//! would, and must give the verdict and the fail/unknown sets its `story.yaml` records. A
+//! story's arguments are read by the CLI's own parser into the CLI's own request
+//! ([`liveproof::VerifyRequest`], no I/O), so a story states what a user would type.
+//! (`corpus.rs` runs the same stories through the binary, offline and against the simulator.)
 //!
 //! One test case per story (libtest-mimic), named after its folder: a story fails alone, with
-//! the evidence that explains it, and runs alone (`cargo test -p liveproof-evidence --test
-//! corpus -- NAME`).
+//! the evidence that explains it, and runs alone (`cargo test -p liveproof --test
+//! corpus_judged -- NAME`).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use liveproof_evidence::{
-    judge, Change, ExpectedImage, ManifestExpectation, Observed, Report, SecretRefExpectation,
-    Status, Target,
-};
+use liveproof_evidence::{judge, Observed, Report, Status};
 use liveproof_testkit::Story;
 use serde::Deserialize as _;
 
 /// Fewer stories than this means the corpus was not found or lost stories.
 const MIN_STORIES: usize = 40;
-
-/// What `liveproof verify` would be asked, parsed from a story's `args`.
-struct Invocation {
-    targets: Vec<Target>,
-    namespace: String,
-    change: Change,
-}
-
-fn parse_args(args: &[String]) -> Result<Invocation, String> {
-    let mut targets = Vec::new();
-    let mut namespace = "default".to_string();
-    let mut change = Change::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        // `--flag=value` and `--flag value` are both what a shell would pass.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if arg.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if !flag.starts_with('-') {
-            targets.push(Target::parse(arg).map_err(|e| e.to_string())?);
-            continue;
-        }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag {
-            // Switches, taking no value.
-            "--no-registry" => change.digests = liveproof_evidence::digest::DigestPolicy::Off,
-            "--check-digests" => change.digests = liveproof_evidence::digest::DigestPolicy::AllTags,
-            "-n" | "--namespace" => namespace = value()?,
-            "--since" => {
-                let v = value()?;
-                change.since = Some(
-                    v.parse()
-                        .map_err(|e| format!("--since {v}: not RFC 3339: {e}"))?,
-                );
-            }
-            // The CLI reads the committer time of --commit from a repository unless --since is
-            // given too; stories always give both, so the commit is only matched.
-            "--commit" => {
-                let v = value()?;
-                if !liveproof_evidence::is_commit_sha(&v) {
-                    return Err(format!("--commit {v}: not 7 to 40 hex digits"));
-                }
-                change.commit = Some(v.to_ascii_lowercase());
-            }
-            "--chart-version" => change.chart_version = Some(value()?),
-            "--expect" => {
-                let v = value()?;
-                change.manifest.push(
-                    ManifestExpectation::parse(&v).map_err(|e| format!("--expect {v}: {e}"))?,
-                );
-            }
-            "--image" => {
-                let v = value()?;
-                change.images.push(
-                    ExpectedImage::parse(&v)
-                        .ok_or_else(|| format!("--image {v}: bad reference"))?,
-                );
-            }
-            "--expect-env" => change.env.push(value()?),
-            "--expect-secret-ref" => {
-                let v = value()?;
-                change.secret_refs.push(
-                    SecretRefExpectation::parse(&v)
-                        .ok_or_else(|| format!("--expect-secret-ref {v}: not SECRET[/KEY]"))?,
-                );
-            }
-            other => {
-                return Err(format!(
-                    "flag {other} is not understood by the corpus runner"
-                ))
-            }
-        }
-    }
-    if targets.is_empty() {
-        return Err("no target in args".into());
-    }
-    if change.commit.is_some() && change.since.is_none() {
-        return Err("--commit without --since: the CLI would read the commit's time from git, which a story cannot hold".into());
-    }
-    Ok(Invocation {
-        targets,
-        namespace,
-        change,
-    })
-}
 
 fn load_cluster(path: &Path) -> Result<Observed, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -175,9 +83,13 @@ fn render_evidence(report: &Report) -> String {
 
 /// Judges one story; `Ok(None)` when it matches, `Ok(Some(diff))` when it does not.
 fn judged(story: &Story) -> Result<Option<String>, String> {
-    let inv = parse_args(&story.args)?;
+    let request = liveproof::VerifyRequest::from_argv(&story.args).map_err(|e| format!("{e:#}"))?;
+    if request.change().commit.is_some() && request.change().since.is_none() {
+        return Err("--commit without --since: the CLI would read the commit's time from git, which a story cannot hold".into());
+    }
     let observed = load_cluster(&story.cluster_yaml())?;
-    let report = judge(&observed, &inv.change, &inv.targets, &inv.namespace);
+    let namespace = request.namespace().unwrap_or("default");
+    let report = judge(&observed, request.change(), request.targets(), namespace);
 
     let want_fail: BTreeSet<String> = story.fail.iter().cloned().collect();
     let want_unknown: BTreeSet<String> = story.unknown.iter().cloned().collect();
