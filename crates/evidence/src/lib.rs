@@ -30,7 +30,7 @@ pub use change::{
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
     short_digest, verify_again, DigestRow, ReleaseHistory, Revision, RowVerdict,
-    CRASH_LOOP_RESTARTS, NOT_FOUND,
+    CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;
 pub use model::{

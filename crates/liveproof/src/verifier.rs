@@ -659,7 +659,11 @@ pub async fn wait(
         // the report is not live (it never is on the workloads alone).
         let _ = tokio::time::timeout_at(deadline.at, read_versions(config, observed)).await;
         let (report, final_reason) = judge_snapshot(config, &facts, observed, ns).await?;
-        progress.say(&waiting_for(&report));
+        let absent = liveproof_evidence::absent::absent_targets(
+            observed,
+            &resolved(config, cluster, observed),
+        );
+        progress.say(&waiting_for(&report, &absent));
         let finished = done(&report);
         last = Some(report);
         if let Some(reason) = final_reason.filter(|_| !finished) {
@@ -769,7 +773,7 @@ use liveproof_gather::live::humanize;
 
 /// What a waiting person wants to read: per target not yet live, the pods and the first
 /// thing still missing.
-fn waiting_for(report: &Report) -> String {
+fn waiting_for(report: &Report, absent: &[liveproof_evidence::absent::Absent]) -> String {
     let parts: Vec<String> = report
         .targets
         .iter()
@@ -788,7 +792,12 @@ fn waiting_for(report: &Report) -> String {
                         && e.check != Check::PodsCurrent
                 })
                 .map(|e| {
-                    if e.observed == liveproof_evidence::NOT_FOUND {
+                    let missing = absent.iter().any(|a| {
+                        t.kind.target() == Some(a.target.kind)
+                            && a.target.name == t.name
+                            && a.target.namespace.as_deref().unwrap_or_default() == t.namespace
+                    });
+                    if missing {
                         // A target that does not exist (yet): say where it was looked for.
                         e.detail.clone()
                     } else {
@@ -817,6 +826,47 @@ fn waiting_for(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// While waiting, a target the cluster says is not there (yet) is told by where it was
+    /// looked for, known from the absent targets, not from the words of its evidence.
+    #[test]
+    fn a_wait_for_a_target_not_there_yet_says_where_it_was_looked_for() {
+        use liveproof_evidence::{absent::Absent, Evidence, ReportKind, SourceRef, TargetReport};
+        let looked = "there is no Deployment named web in namespace apps (looked only there)";
+        let report = Report::new(
+            Default::default(),
+            vec![TargetReport {
+                kind: ReportKind::Target(TargetKind::Deployment),
+                namespace: "apps".into(),
+                name: "web".into(),
+                verdict: Verdict::NotLive,
+                via: None,
+                evidence: vec![Evidence {
+                    check: Check::SpecReadback,
+                    status: Status::Fail,
+                    observed: "nothing".into(),
+                    expected: "Deployment web".into(),
+                    source_ref: SourceRef::object(ResourceKind::Deployment, "apps", "web"),
+                    detail: looked.into(),
+                }],
+                diagnostics: Vec::new(),
+                next_step: None,
+            }],
+        );
+        let absent = [Absent {
+            target: Target::new(TargetKind::Deployment, Some("apps"), "web"),
+            namespace: "apps".into(),
+            resource: ResourceKind::Deployment,
+        }];
+        assert_eq!(
+            waiting_for(&report, &absent),
+            format!("Deployment apps/web: {looked}")
+        );
+        assert_eq!(
+            waiting_for(&report, &[]),
+            "Deployment apps/web: spec_readback: nothing"
+        );
+    }
 
     /// Chart facts are read from git once per command and kept, answers and failures alike:
     /// a `--wait` judges many snapshots, and ran about six git processes per HelmRelease on

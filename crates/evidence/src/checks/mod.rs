@@ -41,7 +41,7 @@ pub use pods::CRASH_LOOP_RESTARTS;
 
 /// What a check observed of a target the input does not hold: its evidence's `observed`, which
 /// the progress line of a wait reads to say where the target was looked for instead.
-pub const NOT_FOUND: &str = "not found";
+pub(crate) const NOT_FOUND: &str = "not found";
 pub use release::{ReleaseHistory, Revision};
 
 use finding::Finding;
