@@ -2,34 +2,9 @@
 //! rendered Secret data stay hidden. (The sections' layout is tested in the report crate.)
 
 use liveproof_helm::show;
-use liveproof_helm::{decode, encode_secret, Limits, Release, StoredRelease, Values};
-use serde_json::{json, Value};
-
-const SECRETS: [&str; 3] = [
-    "hunter2-s3cr3t",
-    "tok_live_9f8e7d",
-    // base64 of hunter2-s3cr3t, as the rendered Secret carries it.
-    "aHVudGVyMi1zM2NyM3Q=",
-];
-
-fn inventory_json() -> Value {
-    serde_json::from_str(include_str!("fixtures/helm3-release-inventory-v34.json"))
-        .expect("fixture is JSON")
-}
-
-fn stored(release: &Value) -> StoredRelease {
-    decode(&encode_secret(release), &Limits::default()).expect("decodes")
-}
-
-fn inventory() -> Release {
-    stored(&inventory_json()).release
-}
-
-fn assert_no_secret(text: &str) {
-    for secret in SECRETS {
-        assert!(!text.contains(secret), "{secret} leaked in:\n{text}");
-    }
-}
+use liveproof_helm::{Release, Values};
+use liveproof_testkit::helm::{assert_no_secret, inventory, inventory_json, stored, SECRETS};
+use serde_json::json;
 
 #[test]
 fn values_debug_and_display_never_show_a_value() {

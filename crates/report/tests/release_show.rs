@@ -1,37 +1,9 @@
 //! `liveproof release show`'s sections as helm prints them: `helm get metadata`, `helm get
 //! values` (redacted unless asked for) and `helm history`, drawn from decoded releases.
 
-use liveproof_helm::{decode, encode_secret, Limits, Release, StoredRelease};
 use liveproof_report::release::{history, metadata, values, VALUES_REDACTED_HEADER};
+use liveproof_testkit::helm::{assert_no_secret, inventory, inventory_json, stored};
 use serde_json::{json, Value};
-
-const SECRETS: [&str; 3] = [
-    "hunter2-s3cr3t",
-    "tok_live_9f8e7d",
-    // base64 of hunter2-s3cr3t, as the rendered Secret carries it.
-    "aHVudGVyMi1zM2NyM3Q=",
-];
-
-fn inventory_json() -> Value {
-    serde_json::from_str(include_str!(
-        "../../helm/tests/fixtures/helm3-release-inventory-v34.json"
-    ))
-    .expect("fixture is JSON")
-}
-
-fn stored(release: &Value) -> StoredRelease {
-    decode(&encode_secret(release), &Limits::default()).expect("decodes")
-}
-
-fn inventory() -> Release {
-    stored(&inventory_json()).release
-}
-
-fn assert_no_secret(text: &str) {
-    for secret in SECRETS {
-        assert!(!text.contains(secret), "{secret} leaked in:\n{text}");
-    }
-}
 
 #[test]
 fn values_are_redacted_unless_asked_for() {

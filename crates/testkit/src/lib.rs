@@ -10,6 +10,7 @@
 //!   and how it ended ([`Run`]);
 //! - [`sim`]: the API simulator with a kubeconfig pointing at it ([`SimCluster`]);
 //! - [`git`]: real git repositories with fixed identities and dates;
+//! - [`helm`]: a real Helm release in its storage, and the secrets it must never show;
 //! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps.
 //!
 //! A new harness goes here when a second crate's tests need it.
@@ -17,6 +18,7 @@
 pub mod cli;
 pub mod fleet;
 pub mod git;
+pub mod helm;
 pub mod kubectl;
 pub mod registry;
 pub mod sim;

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};
 use crate::order::{order, Order};
-use crate::suggestion::{Command, Suggestion};
+use crate::suggestion::Suggestion;
 use crate::{Change, Check, ResourceKind, SourceRef, Status};
 
 /// What can decide a start in the change's own second.
@@ -178,13 +178,7 @@ impl Starts {
             ))
             .next(
                 Suggestion::text("restart the workload so its pods read the change: ").command(
-                    Command::kubectl([
-                        "-n",
-                        w.namespace,
-                        "rollout",
-                        "restart",
-                        &format!("{}/{}", w.kind, w.name),
-                    ]),
+                    w.kubectl(&["rollout", "restart"], &[]),
                 ),
             );
         }
@@ -202,16 +196,7 @@ impl Starts {
             ))
             .next(
                 Suggestion::text("read the pods again (")
-                    .command(Command::kubectl([
-                        "-n",
-                        w.namespace,
-                        "get",
-                        "pods",
-                        "-l",
-                        &crate::selector::describe(w.selector),
-                        "-o",
-                        "yaml",
-                    ]))
+                    .command(w.kubectl_pods(&["-o", "yaml"]))
                     .then("): a pod's status records each container's start once the kubelet reports it"),
             );
         }
@@ -251,14 +236,7 @@ impl Starts {
                 w.source()
             ))
             .next(
-                Suggestion::text("see why the pods are not running: ").command(Command::kubectl([
-                    "-n",
-                    w.namespace,
-                    "get",
-                    "pods",
-                    "-l",
-                    &crate::selector::describe(w.selector),
-                ])),
+                Suggestion::text("see why the pods are not running: ").command(w.kubectl_pods(&[])),
             ),
             (n, Some((pod, container, earliest))) => {
                 let detail = match (self.ties_decided, &tie.shown_by) {

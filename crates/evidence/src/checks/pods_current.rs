@@ -66,12 +66,7 @@ fn not_created(w: &Workload, why: &str, expected: String, source: SourceRef) -> 
             w.kind.kind_name(),
             w.source(),
         ))
-        .command(Command::kubectl([
-            "-n",
-            w.namespace,
-            "describe",
-            &format!("{}/{}", w.kind, w.name),
-        ]))
+        .command(w.kubectl(&["describe"], &[]))
         .then(")"),
     )
 }
@@ -96,13 +91,7 @@ fn without_pods(
             .detail("the workload is scaled to zero: no pod runs the change")
             .next(
                 Suggestion::text("scale it up (")
-                    .command(Command::kubectl([
-                        "-n",
-                        w.namespace,
-                        "scale",
-                        &format!("{}/{}", w.kind, w.name),
-                        "--replicas=1",
-                    ]))
+                    .command(w.kubectl(&["scale"], &["--replicas=1"]))
                     .then(") if it should serve"),
             ),
         );
@@ -197,12 +186,7 @@ impl<'a> Census<'a> {
                         p.split(' ').next().unwrap_or_default(),
                     ])),
                     None => Suggestion::text(format!("check why {} has no pods: ", w.source()))
-                        .command(Command::kubectl([
-                            "-n",
-                            w.namespace,
-                            "describe",
-                            &format!("{}/{}", w.kind, w.name),
-                        ])),
+                        .command(w.kubectl(&["describe"], &[])),
                 });
         }
         Finding::new(Check::PodsCurrent, Status::Pass, observed, expected)

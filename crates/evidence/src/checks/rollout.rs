@@ -3,7 +3,7 @@
 
 use super::workload::{Revision, UpdateStrategy, Workload, WorkloadObject};
 use super::{verify_again, Finding};
-use crate::suggestion::{Command, Suggestion};
+use crate::suggestion::Suggestion;
 use crate::{Check, Status};
 
 pub(crate) fn observed_generation(w: &Workload) -> Finding {
@@ -31,14 +31,7 @@ pub(crate) fn observed_generation(w: &Workload) -> Finding {
             .detail("metadata.generation or status.observedGeneration is missing, so whether the controller saw the spec is unknown")
             .next(
                 Suggestion::text("read the live object (")
-                    .command(Command::kubectl([
-                        "-n",
-                        w.namespace,
-                        "get",
-                        &format!("{}/{}", w.kind, w.name),
-                        "-o",
-                        "yaml",
-                    ]))
+                    .command(w.kubectl(&["get"], &["-o", "yaml"]))
                     .then("): a dump without status cannot show it"),
             ),
     }
@@ -138,12 +131,7 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
     if let Some(failure) = failure {
         let next = if failure.starts_with("ProgressDeadlineExceeded") {
             Suggestion::text("the rollout gave up; see why the new pods are not available: ")
-                .command(Command::kubectl([
-                    "-n",
-                    w.namespace,
-                    "describe",
-                    &format!("{}/{}", w.kind, w.name),
-                ]))
+                .command(w.kubectl(&["describe"], &[]))
         } else {
             Suggestion::text(format!("delete the old pods so the controller replaces them, or change the update strategy of {}", w.source()))
         };

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::pods;
 use crate::selector;
+use crate::suggestion::Command;
 use crate::{Observed, ResourceKind, SourceRef, TargetKind};
 
 /// The label a Deployment's ReplicaSets and pods carry their template hash in.
@@ -55,6 +56,25 @@ pub enum UpdateStrategy {
 }
 
 impl<'a> Workload<'a> {
+    /// `kubectl -n NS BEFORE… KIND/NAME AFTER…`: a command about this workload, as next
+    /// steps suggest it.
+    pub(crate) fn kubectl(&self, before: &[&str], after: &[&str]) -> Command {
+        let object = format!("{}/{}", self.kind, self.name);
+        let words = before
+            .iter()
+            .copied()
+            .chain([object.as_str()])
+            .chain(after.iter().copied());
+        Command::kubectl(["-n", self.namespace].into_iter().chain(words))
+    }
+
+    /// `kubectl -n NS get pods -l SELECTOR AFTER…`: a command about this workload's pods.
+    pub(crate) fn kubectl_pods(&self, after: &[&str]) -> Command {
+        let selector = selector::describe(self.selector);
+        let words = ["-n", self.namespace, "get", "pods", "-l", selector.as_str()];
+        Command::kubectl(words.into_iter().chain(after.iter().copied()))
+    }
+
     /// The workload as a source: `apps/Deployment/inventory`.
     pub fn source(&self) -> SourceRef {
         SourceRef::object(self.kind.resource(), self.namespace, self.name)
@@ -211,7 +231,7 @@ impl<'a> Workload<'a> {
             format!("the input holds no {} of {}", kind.plural(), self.source()),
             Some(
                 crate::Suggestion::text("include them (")
-                    .command(crate::suggestion::Command::kubectl([
+                    .command(Command::kubectl([
                         "-n",
                         self.namespace,
                         "get",

@@ -172,16 +172,8 @@ fn pods_readable(
     if pods.is_empty() && !observed.is_complete(w.namespace, ResourceKind::Pod) {
         return Err((
             format!("the input holds no pods of {}", w.source()),
-            Suggestion::text("include the pods in the dump: ").command(Command::kubectl([
-                "-n",
-                w.namespace,
-                "get",
-                "pods",
-                "-l",
-                &crate::selector::describe(w.selector),
-                "-o",
-                "yaml",
-            ])),
+            Suggestion::text("include the pods in the dump: ")
+                .command(w.kubectl_pods(&["-o", "yaml"])),
         ));
     }
     Ok(())
