@@ -15,8 +15,6 @@ use liveproof::demo;
 use liveproof_evidence::{Check, Status, Verdict};
 use liveproof_sim::WatchExpiry;
 
-use liveproof_testkit::kubectl::kubectl_path;
-
 fn now() -> Timestamp {
     Timestamp::from_second(Timestamp::now().as_second()).expect("rounds")
 }
@@ -45,8 +43,8 @@ async fn rollout_status_succeeds_where_verify_says_not_live() {
         .join("gitops-never-reconciled-template-on-old-tag/cluster.yaml");
     let cluster = SimCluster::from_file(&story, "apps").await;
     let home = tempfile::tempdir().expect("tempdir");
-    let kubectl = tokio::process::Command::new(kubectl_path())
-        .args([
+    let kubectl = liveproof_testkit::kubectl()
+        .args(&[
             "rollout",
             "status",
             "deployment/inventory",
@@ -57,22 +55,18 @@ async fn rollout_status_succeeds_where_verify_says_not_live() {
         .env("KUBECONFIG", cluster.kubeconfig())
         .env("HOME", home.path())
         .env("KUBECACHEDIR", home.path().join("cache"))
-        .kill_on_drop(true)
-        .output();
-    let kubectl = tokio::time::timeout(Duration::from_secs(60), kubectl)
-        .await
-        .expect("kubectl finishes")
-        .expect("kubectl runs");
-    let kubectl_out = String::from_utf8_lossy(&kubectl.stdout);
+        .timeout(Duration::from_secs(60))
+        .run()
+        .await;
     assert_eq!(
-        kubectl.status.code(),
-        Some(0),
-        "kubectl: {kubectl_out}{}",
-        String::from_utf8_lossy(&kubectl.stderr)
+        kubectl.code, 0,
+        "kubectl: {}{}",
+        kubectl.stdout, kubectl.stderr
     );
     assert!(
-        kubectl_out.contains("successfully rolled out"),
-        "{kubectl_out}"
+        kubectl.stdout.contains("successfully rolled out"),
+        "{}",
+        kubectl.stdout
     );
 
     let run = common::liveproof()
@@ -527,36 +521,27 @@ async fn runs_as_a_kubectl_plugin() {
     )))
     .expect("PATH");
     let home = tempfile::tempdir().expect("tempdir");
-    let out = tokio::process::Command::new(kubectl_path())
-        .args([
+    let out = liveproof_testkit::kubectl()
+        .args(&[
             "liveproof",
             "verify",
             "deploy/inventory",
             "-n",
             "apps",
-            "--kubeconfig",
-            cluster.kubeconfig(),
             "--since",
             "2026-07-12T10:00:00Z",
             "--image",
             "ghcr.io/acme/inventory:1.4.0",
         ])
+        .on(&cluster)
         .env("PATH", path)
         .env("HOME", home.path())
         .env("NO_COLOR", "1")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out)
-        .await
-        .expect("finishes")
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .timeout(Duration::from_secs(60))
+        .run()
+        .await;
+    let stdout = &out.stdout;
+    assert_eq!(out.code, 1, "{stdout}{}", out.stderr);
     assert!(stdout.contains("verdict: not_live"), "{stdout}");
 }
 
@@ -710,29 +695,16 @@ async fn all_namespaces_wins_over_namespace_as_in_kubectl() {
     let report = run.report();
     assert_eq!(report.targets[0].namespace, "apps", "{:?}", report.targets);
     // And kubectl itself does the same with the same flags.
-    let out = std::process::Command::new(kubectl_path())
-        .args([
-            "--kubeconfig",
-            cluster.kubeconfig(),
-            "get",
-            "deployments",
-            "-n",
-            "elsewhere",
-            "-A",
-            "-o",
-            "name",
-        ])
-        .output()
-        .expect("kubectl runs");
+    let out = liveproof_testkit::kubectl()
+        .on(&cluster)
+        .args(&["get", "deployments", "-n", "elsewhere", "-A", "-o", "name"])
+        .run()
+        .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.status.success(),
+        out.stdout.contains("deployment.apps/inventory"),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("deployment.apps/inventory"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
     );
 }
 
@@ -764,16 +736,12 @@ async fn a_kubeconfig_list_with_a_missing_file_skips_it_as_kubectl_does() {
         .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.report().targets[0].namespace, "apps");
-    let out = std::process::Command::new(kubectl_path())
-        .args(["get", "deployments", "-o", "name"])
+    let out = liveproof_testkit::kubectl()
+        .args(&["get", "deployments", "-o", "name"])
         .env("KUBECONFIG", &list)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl too: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run()
+        .await;
+    assert_eq!(out.code, 0, "kubectl too: {}", out.stderr);
 
     let all_missing = format!(
         "{}:{}",

@@ -1246,22 +1246,19 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
         let mut args = vec!["auth", "can-i"];
         args.extend_from_slice(verb_resource);
         args.extend([as_sa, "-n", "apps"]);
-        std::process::Command::new(std::env::var("LIVEPROOF_KUBECTL").expect("kubectl"))
-            .arg("--kubeconfig")
-            .arg(world.kubeconfig())
+        liveproof_testkit::kubectl()
+            .kubeconfig(world.kubeconfig())
             .args(&args)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .expect("kubectl auth can-i")
+            .run()
     };
-    assert_eq!(can(&["patch", "deployments"]), "yes");
+    assert_eq!(can(&["patch", "deployments"]).await.stdout.trim(), "yes");
     for denied in [
         ["delete", "pods"],
         ["update", "deployments"],
         ["create", "deployments"],
         ["patch", "secrets"],
     ] {
-        assert_eq!(can(&denied), "no", "{denied:?}");
+        assert_eq!(can(&denied).await.stdout.trim(), "no", "{denied:?}");
     }
 }
 
@@ -1529,27 +1526,17 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         }
         objects
     };
-    let yaml: Vec<String> = objects
+    let yaml: String = objects
         .iter()
-        .map(|o| serde_json::to_string(o).expect("JSON"))
+        .map(|o| format!("---\n{}\n", serde_json::to_string(o).expect("JSON")))
         .collect();
-    let kubectl = std::env::var("LIVEPROOF_KUBECTL").expect("LIVEPROOF_KUBECTL");
-    let mut child = std::process::Command::new(kubectl)
-        .arg("--kubeconfig")
-        .arg(&plane.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("kubectl");
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().expect("stdin");
-        for doc in &yaml {
-            writeln!(stdin, "---\n{doc}").expect("write");
-        }
-    }
-    assert!(child.wait().expect("kubectl").success());
+    let applied = liveproof_testkit::kubectl()
+        .kubeconfig(&plane.kubeconfig)
+        .args(&["apply", "-f", "-"])
+        .stdin(yaml)
+        .run()
+        .await;
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
     let sim = SimCluster::start(objects.clone(), "apps").await;
     let simulated = client_for(&sim.kubeconfig).await.expect("sim client");
 

@@ -11,27 +11,16 @@ use std::time::Duration;
 
 use liveproof::demo;
 
-use liveproof_testkit::kubectl::kubectl_path;
-
 /// Runs the real kubectl against `kubeconfig` with no `-n`: the kubeconfig's namespace applies.
 async fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = tokio::time::timeout(
-        Duration::from_secs(45),
-        tokio::process::Command::new(kubectl_path())
-            .args(args)
-            .env("KUBECONFIG", kubeconfig)
-            .env("HOME", home)
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("kubectl finishes")
-    .expect("kubectl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = liveproof_testkit::kubectl()
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", home)
+        .timeout(Duration::from_secs(45))
+        .run()
+        .await;
+    (out.code, out.stdout, out.stderr)
 }
 
 /// The printed `  liveproof verify …` lines, as argument lists (comments dropped).
