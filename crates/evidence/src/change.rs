@@ -136,6 +136,17 @@ impl Change {
     }
 }
 
+/// The reference as the checks compare it: registry and repository in one name.
+impl From<&liveproof_oci::Reference> for ImageRef {
+    fn from(r: &liveproof_oci::Reference) -> ImageRef {
+        ImageRef {
+            repository: format!("{}/{}", r.registry, r.repository),
+            tag: r.tag.clone(),
+            digest: r.digest.as_ref().map(|d| d.as_str().to_string()),
+        }
+    }
+}
+
 impl ImageRef {
     /// The key `Observed::tags` holds a digest's resolution under: `repository@sha256:…`.
     pub fn digest_key(&self) -> Option<String> {
@@ -158,32 +169,10 @@ impl ImageRef {
     /// Parses `nginx`, `nginx:1.27`, `ghcr.io/o/app@sha256:…`, `host:5000/app:tag@sha256:…`.
     /// Returns `None` for an empty string or one with whitespace.
     pub fn parse(reference: &str) -> Option<ImageRef> {
-        let reference = reference.trim();
-        if reference.is_empty() || reference.contains(char::is_whitespace) {
-            return None;
-        }
-        let (name_tag, digest) = match reference.split_once('@') {
-            Some((n, d)) if !d.is_empty() => (n, Some(d.to_string())),
-            Some(_) => return None,
-            None => (reference, None),
-        };
-        // A ':' after the last '/' separates the tag; one before it is a registry port.
-        let last_slash = name_tag.rfind('/').map_or(0, |i| i + 1);
-        let (name, tag) = match name_tag[last_slash..].rfind(':') {
-            Some(i) => (
-                &name_tag[..last_slash + i],
-                Some(name_tag[last_slash + i + 1..].to_string()),
-            ),
-            None => (name_tag, None),
-        };
-        if name.is_empty() || tag.as_deref() == Some("") {
-            return None;
-        }
-        Some(ImageRef {
-            repository: normalize_repository(name),
-            tag,
-            digest,
-        })
+        // One parser for image references: the OCI crate's, as runtimes normalise them.
+        liveproof_oci::Reference::parse(reference.trim())
+            .ok()
+            .map(|r| ImageRef::from(&r))
     }
 
     /// The key `Observed::tags` uses: `repository:tag`.
@@ -211,26 +200,6 @@ impl ImageRef {
             Some(d) => running.digest.as_deref() == Some(d.as_str()),
             None => self.effective_tag() == running.effective_tag(),
         }
-    }
-}
-
-/// `nginx` → `docker.io/library/nginx`, `index.docker.io/x/y` → `docker.io/x/y`.
-fn normalize_repository(name: &str) -> String {
-    let (first, rest) = match name.split_once('/') {
-        Some((f, r)) => (f, Some(r)),
-        None => (name, None),
-    };
-    let is_registry = first.contains('.') || first.contains(':') || first == "localhost";
-    match (is_registry, rest) {
-        (true, Some(rest)) if first == "index.docker.io" || first == "registry-1.docker.io" => {
-            normalize_repository(&format!("docker.io/{rest}"))
-        }
-        (true, Some(rest)) if first == "docker.io" && !rest.contains('/') => {
-            format!("docker.io/library/{rest}")
-        }
-        (true, Some(_)) => name.to_string(),
-        (_, None) => format!("docker.io/library/{name}"),
-        (false, Some(_)) => format!("docker.io/{name}"),
     }
 }
 
@@ -293,10 +262,11 @@ mod tests {
         assert_eq!(r.effective_tag(), Some("latest"));
         let r = ImageRef::parse("index.docker.io/acme/app:2").expect("parses");
         assert_eq!(r.repository, "docker.io/acme/app");
-        let r = ImageRef::parse("localhost:5000/app:1.2@sha256:abc").expect("parses");
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let r = ImageRef::parse(&format!("localhost:5000/app:1.2@{digest}")).expect("parses");
         assert_eq!(r.repository, "localhost:5000/app");
         assert_eq!(r.tag.as_deref(), Some("1.2"));
-        assert_eq!(r.digest.as_deref(), Some("sha256:abc"));
+        assert_eq!(r.digest.as_deref(), Some(digest.as_str()));
         let r = ImageRef::parse("registry.local:5000/team/app").expect("parses");
         assert_eq!(
             (r.repository.as_str(), r.tag),
@@ -304,6 +274,9 @@ mod tests {
         );
         assert!(ImageRef::parse("app:").is_none());
         assert!(ImageRef::parse("").is_none());
+        // What no runtime would pull is no reference: a digest that is not one, a capital.
+        assert!(ImageRef::parse("app@sha256:abc").is_none());
+        assert!(ImageRef::parse("ghcr.io/Acme/app:1").is_none());
     }
 
     #[test]
@@ -314,8 +287,11 @@ mod tests {
         assert!(!want.satisfied_by(&old));
         let other_repo = ImageRef::parse("ghcr.io/acme/other:1.4.0").expect("parses");
         assert!(!want.satisfied_by(&other_repo));
-        let by_digest = ImageRef::parse("ghcr.io/acme/inventory@sha256:aa").expect("parses");
-        let running = ImageRef::parse("ghcr.io/acme/inventory:1.4.0@sha256:aa").expect("parses");
+        let digest = format!("sha256:{}", "aa".repeat(32));
+        let by_digest =
+            ImageRef::parse(&format!("ghcr.io/acme/inventory@{digest}")).expect("parses");
+        let running =
+            ImageRef::parse(&format!("ghcr.io/acme/inventory:1.4.0@{digest}")).expect("parses");
         assert!(by_digest.satisfied_by(&running));
     }
 

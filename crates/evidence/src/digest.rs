@@ -210,7 +210,7 @@ mod tests {
         assert!(DigestPolicy::Mutable.covers(&r("nginx:latest")));
         assert!(!DigestPolicy::Mutable.covers(&r("nginx:1.27")));
         assert!(DigestPolicy::AllTags.covers(&r("nginx:1.27")));
-        assert!(!DigestPolicy::AllTags.covers(&r("nginx@sha256:abc")));
+        assert!(!DigestPolicy::AllTags.covers(&r(&format!("nginx@sha256:{}", "ab".repeat(32)))));
         assert!(!DigestPolicy::Off.covers(&r("nginx")));
     }
 }

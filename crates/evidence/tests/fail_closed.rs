@@ -126,3 +126,26 @@ fn a_digest_never_read_is_unknown_not_a_match() {
         "a pod whose digest was not read cannot make the workload current: {rows:#?}"
     );
 }
+
+/// A container whose image is no reference a runtime could pull is never left out of the
+/// digest check (a row skipped is a workload that looks current): its row is unknown.
+#[test]
+fn an_image_no_runtime_could_pull_is_an_unknown_digest_row_not_a_skipped_one() {
+    let mut observed = common::story("gitops-reconciled-new-tag-rolled-out");
+    let deployment = std::sync::Arc::make_mut(&mut observed.deployments[0]);
+    let containers = deployment
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.spec.as_mut())
+        .map(|s| &mut s.containers)
+        .expect("a pod template");
+    containers[0].image = Some("ghcr.io/Acme/Inventory:1.4.0".into());
+    let rows =
+        liveproof_evidence::digest_rows(&observed, &inventory(), "apps", DigestPolicy::AllTags);
+    assert!(
+        rows.iter()
+            .any(|r| r.image == "ghcr.io/Acme/Inventory:1.4.0"
+                && r.verdict == liveproof_evidence::RowVerdict::Unknown),
+        "{rows:#?}"
+    );
+}

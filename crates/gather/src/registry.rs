@@ -112,33 +112,23 @@ pub async fn resolve_tags(
     if policy == DigestPolicy::Off {
         return;
     }
-    // image → (key in Observed::tags, registry reference, pull-secret credentials)
+    // key in Observed::tags → (registry reference, pull-secret credentials). An image that is
+    // no reference is left out: the digest check says so for its container.
     let mut wanted: BTreeMap<String, (Reference, Option<Credentials>)> = BTreeMap::new();
-    let mut failed: BTreeMap<String, String> = BTreeMap::new();
     for (image, namespace, secrets) in images(observed) {
-        let Some(key) = ImageRef::parse(&image)
-            .filter(|r| policy.covers(r))
-            .and_then(|r| r.tag_key())
-        else {
+        let Ok(reference) = Reference::parse(&image) else {
             continue;
         };
-        if wanted.contains_key(&key) || failed.contains_key(&key) {
+        let image_ref = ImageRef::from(&reference);
+        let Some(key) = image_ref.tag_key().filter(|_| policy.covers(&image_ref)) else {
+            continue;
+        };
+        if wanted.contains_key(&key) {
             continue;
         }
-        match Reference::parse(&image) {
-            Ok(reference) => {
-                let credentials = pull_secret_credentials(
-                    pull_secrets,
-                    &namespace,
-                    &secrets,
-                    &reference.registry,
-                );
-                wanted.insert(key, (reference, credentials));
-            }
-            Err(e) => {
-                failed.insert(key, e.to_string());
-            }
-        }
+        let credentials =
+            pull_secret_credentials(pull_secrets, &namespace, &secrets, &reference.registry);
+        wanted.insert(key, (reference, credentials));
     }
     let keys: BTreeMap<ResolveKey, String> = wanted
         .iter()
@@ -151,9 +141,6 @@ pub async fn resolve_tags(
         };
         observed.tags.insert(key.clone(), resolved_tag(result));
     }
-    for (key, why) in failed {
-        observed.tags.insert(key, Err(why));
-    }
 }
 
 /// Resolves each `--image` given by digest (`repo@sha256:…`, `repo:tag@sha256:…`) into
@@ -163,18 +150,14 @@ pub async fn resolve_digests(observed: &mut Observed, client: &Client, images: &
     let mut wanted = Vec::new();
     let mut keys: BTreeMap<ResolveKey, String> = BTreeMap::new();
     for given in images {
-        let Some(key) = ImageRef::parse(given).and_then(|r| r.digest_key()) else {
+        let Ok(reference) = Reference::parse(given) else {
             continue;
         };
-        match Reference::parse(given) {
-            Ok(reference) => {
-                keys.insert(ResolveKey::of(&reference), key);
-                wanted.push((reference, None));
-            }
-            Err(e) => {
-                observed.tags.insert(key, Err(e.to_string()));
-            }
-        }
+        let Some(key) = ImageRef::from(&reference).digest_key() else {
+            continue;
+        };
+        keys.insert(ResolveKey::of(&reference), key);
+        wanted.push((reference, None));
     }
     for (resolve_key, result) in client.resolve_all(wanted).await {
         if let Some(key) = keys.get(&resolve_key) {

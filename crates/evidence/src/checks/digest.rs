@@ -87,10 +87,8 @@ pub fn rows(
         let Some(image) = c.image.as_deref() else {
             continue;
         };
-        let Some(reference) = ImageRef::parse(image) else {
-            continue;
-        };
-        if !policy.covers(&reference) {
+        let reference = ImageRef::parse(image);
+        if reference.as_ref().is_some_and(|r| !policy.covers(r)) || policy == DigestPolicy::Off {
             continue;
         }
         let mut row = DigestRow {
@@ -104,6 +102,13 @@ pub fn rows(
             platforms: Vec::new(),
             verdict: RowVerdict::Current,
             why: String::new(),
+        };
+        // An image no runtime could pull is never a match: what runs it is unknown.
+        let Some(reference) = reference else {
+            row.verdict = RowVerdict::Unknown;
+            row.why = "its image is not a reference a runtime can pull".into();
+            out.push(row);
+            continue;
         };
         let resolved = reference.tag_key().and_then(|k| observed.tags.get(&k));
         let tag = match resolved {
