@@ -107,13 +107,12 @@ fn image_digest(cfg: &ControllerConfig, image: &str) -> String {
     format!("sha256:{hex}")
 }
 
-/// `imageID` as containerd reports it: the repository (no tag) @ the digest.
+/// `imageID` as containerd reports it: the normalised repository (no tag) @ the digest. An
+/// image no runtime could pull keeps its name as written (a real kubelet never starts it).
 fn image_id(cfg: &ControllerConfig, image: &str) -> String {
-    let repo = image.split('@').next().unwrap_or(image);
-    let last_slash = repo.rfind('/').map_or(0, |i| i + 1);
-    let repo = match repo[last_slash..].rfind(':') {
-        Some(colon) => &repo[..last_slash + colon],
-        None => repo,
+    let repo = match liveproof_oci::Reference::parse(image) {
+        Ok(r) => format!("{}/{}", r.registry, r.repository),
+        Err(_) => image.to_string(),
     };
     format!("{repo}@{}", image_digest(cfg, image))
 }
@@ -933,7 +932,7 @@ mod tests {
             .insert("nginx:1.28".into(), format!("sha256:{}", "a".repeat(64)));
         assert_eq!(
             image_id(&c, "nginx:1.28"),
-            format!("nginx@sha256:{}", "a".repeat(64))
+            format!("docker.io/library/nginx@sha256:{}", "a".repeat(64))
         );
         let default = image_id(&c, "localhost:5000/shop/web:2");
         assert!(
@@ -944,5 +943,7 @@ mod tests {
         assert_eq!(default, image_id(&c, "localhost:5000/shop/web:2"));
         let pinned = format!("ghcr.io/a/b@sha256:{}", "b".repeat(64));
         assert_eq!(image_id(&c, &pinned), pinned);
+        let tagged_and_pinned = format!("ghcr.io/a/b:1@sha256:{}", "b".repeat(64));
+        assert_eq!(image_id(&c, &tagged_and_pinned), pinned);
     }
 }
