@@ -5,9 +5,8 @@
 //! repository format, and it is the choice `liveproof_gather::git` made for `--commit`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::LintError;
 
@@ -125,42 +124,37 @@ impl Repo {
         if paths.is_empty() {
             return Ok(files);
         }
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(&self.dir)
-            .args(["cat-file", "--batch"])
-            .env("LC_ALL", "C")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| LintError::GitNotInstalled { source })?;
         let input: String = paths
             .iter()
             .map(|p| format!("{rev}:{}{p}\n", self.prefix))
             .collect();
-        let mut stdin = child.stdin.take();
-        // Written from its own thread: git answers while we write, and a full pipe both ways
-        // would deadlock.
-        let writer = std::thread::spawn(move || {
-            if let Some(stdin) = stdin.as_mut() {
-                let _ = stdin.write_all(input.as_bytes());
-            }
-        });
-        let io = |source| LintError::Io {
-            path: self.dir.clone(),
-            source,
+        let mut command = Command::new("git");
+        command
+            .arg("-C")
+            .arg(&self.dir)
+            .args(["cat-file", "--batch"])
+            .env("LC_ALL", "C")
+            .env("GIT_TERMINAL_PROMPT", "0");
+        // Bounded as every git command is: a deadline and an output cap, the group killed past
+        // either (its stdin is written while its output is read).
+        let bounds = liveproof_process::Bounds {
+            stdin: Some(input.as_bytes()),
+            capture_stderr: false,
+            timeout: liveproof_process::GIT_TIMEOUT,
+            max_output: liveproof_process::MAX_GIT_OUTPUT,
         };
-        let Some(stdout) = child.stdout.take() else {
-            return Err(failed(&self.dir, "git cat-file --batch", String::new()));
-        };
-        let mut reader = BufReader::new(stdout);
+        let out = liveproof_process::run(command, bounds).map_err(|cause| match cause {
+            liveproof_process::ProgramError::Start(source) => LintError::GitNotInstalled { source },
+            cause => failed(&self.dir, "git cat-file --batch", format!("git {cause}")),
+        })?;
+        let mut rest = out.stdout.as_slice();
         for path in paths {
-            let mut header = String::new();
-            if reader.read_line(&mut header).map_err(io)? == 0 {
+            // `<oid> <type> <size>\n<body>\n`, or `<name> missing\n`.
+            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
                 break;
-            }
-            // `<oid> <type> <size>`, or `<name> missing`.
+            };
+            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+            rest = &rest[end + 1..];
             let mut fields = header.split_whitespace();
             let (Some(_), Some(kind), Some(size)) = (fields.next(), fields.next(), fields.next())
             else {
@@ -169,18 +163,21 @@ impl Repo {
             let Ok(size) = size.parse::<usize>() else {
                 continue;
             };
-            let mut body = vec![0; size];
-            reader.read_exact(&mut body).map_err(io)?;
-            let mut newline = [0u8; 1];
-            reader.read_exact(&mut newline).map_err(io)?;
+            if rest.len() < size + 1 {
+                return Err(failed(
+                    &self.dir,
+                    "git cat-file --batch",
+                    "its output ended early".into(),
+                ));
+            }
+            let body = &rest[..size];
+            rest = &rest[size + 1..];
             if kind == "blob" && size <= max_len {
-                if let Ok(text) = String::from_utf8(body) {
-                    files.insert(path.clone(), text);
+                if let Ok(text) = std::str::from_utf8(body) {
+                    files.insert(path.clone(), text.to_string());
                 }
             }
         }
-        let _ = writer.join();
-        let _ = child.wait();
         Ok(files)
     }
 }
