@@ -98,7 +98,7 @@ pub enum LoadError {
     #[error(transparent)]
     Object(#[from] ObjectError),
     /// `-f` manifests that declare nothing with pods to check.
-    #[error("{}: declares no Deployment, StatefulSet or DaemonSet\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", path.display())]
+    #[error("{}: declares no {}\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", path.display(), crate::live::workload_kinds("or", false))]
     NoWorkloads { path: PathBuf },
 }
 

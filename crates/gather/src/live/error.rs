@@ -182,7 +182,10 @@ pub enum GatherError {
     },
     #[error("{target}: the snapshot's pod template cannot be sent as a patch: {reason}")]
     BadPatch { target: String, reason: String },
-    #[error("{target} cannot be restarted: only Deployments, StatefulSets and DaemonSets have a pod template to restart")]
+    #[error(
+        "{target} cannot be restarted: only {} have a pod template to restart",
+        super::kinds::workload_kinds("and", true)
+    )]
     NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
     Watch {

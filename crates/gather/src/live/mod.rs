@@ -12,6 +12,9 @@
 //! `unknown` and name the permission. Anything else that stops a read (unreachable server,
 //! TLS, expired credentials) is a [`GatherError`] with a hint.
 
+// First: its macros (the kind table and the dispatch from it) are used by the modules below.
+#[macro_use]
+mod kinds;
 mod error;
 mod exec_plugin;
 mod objects;
@@ -31,22 +34,21 @@ use std::time::Duration;
 
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
-use k8s_openapi::api::apps::v1::{
-    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
-};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::Resource;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use liveproof_redacted::DisplaySafeUrl;
 
 use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use exec_plugin::ExecPluginError;
+pub(crate) use kinds::workload_kinds;
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
-use objects::{normalize, AnyObject, Kind};
+use objects::{normalize, AnyObject, InTable, Kind};
 pub(crate) use plan::plan_related;
 use plan::{plan_lookups, plan_reads, Keep, Lookup, LookupRead, PodRead};
 
@@ -611,15 +613,9 @@ impl Cluster {
                 }
             };
             // Read in place: 10,000 pods are not copied to learn a few namespaces.
-            observed.deployments.iter().for_each(|o| hold(&o.metadata));
-            observed.statefulsets.iter().for_each(|o| hold(&o.metadata));
-            observed.daemonsets.iter().for_each(|o| hold(&o.metadata));
-            observed.replicasets.iter().for_each(|o| hold(&o.metadata));
-            observed
-                .controller_revisions
-                .iter()
-                .for_each(|o| hold(&o.metadata));
-            observed.pods.iter().for_each(|o| hold(&o.metadata));
+            for_each_typed_kind!(T => {
+                T::held(observed).iter().for_each(|o| hold(o.meta()));
+            });
         }
         holding.extend(observed.others.iter().filter_map(|o| {
             o.pointer("/metadata/namespace")
@@ -869,23 +865,13 @@ impl Cluster {
         ns: &'a str,
         name: &'a str,
     ) -> BoxFuture<'a, Result<Read<Option<AnyObject>>, GatherError>> {
-        match resource {
-            ResourceKind::Deployment => self.get::<Deployment>(ns, name).boxed(),
-            ResourceKind::StatefulSet => self.get::<StatefulSet>(ns, name).boxed(),
-            ResourceKind::DaemonSet => self.get::<DaemonSet>(ns, name).boxed(),
-            ResourceKind::ReplicaSet => self.get::<ReplicaSet>(ns, name).boxed(),
-            ResourceKind::ControllerRevision => self.get::<ControllerRevision>(ns, name).boxed(),
-            ResourceKind::Pod => self.get::<Pod>(ns, name).boxed(),
-            // Nodes are cluster-scoped and not gathered here; raw kinds (Helm storage, GitOps
-            // objects) are not typed objects.
-            ResourceKind::Node
-            | ResourceKind::Secret
-            | ResourceKind::ConfigMap
-            | ResourceKind::HelmRelease
-            | ResourceKind::Kustomization
-            | ResourceKind::GitRepository
-            | ResourceKind::Application => futures::future::ready(Ok(Read::Got(None))).boxed(),
-        }
+        // Nodes are cluster-scoped and not gathered here; raw kinds (Helm storage, GitOps
+        // objects) are not typed objects.
+        dispatch!(
+            resource,
+            T => self.get::<T>(ns, name).boxed(),
+            else => futures::future::ready(Ok(Read::Got(None))).boxed(),
+        )
     }
 
     fn list_dyn(
@@ -896,25 +882,11 @@ impl Cluster {
         keep: Keep,
         what: String,
     ) -> BoxFuture<'_, Result<Read<Vec<AnyObject>>, GatherError>> {
-        match resource {
-            ResourceKind::Deployment => self.list::<Deployment>(ns, lp, keep, what).boxed(),
-            ResourceKind::StatefulSet => self.list::<StatefulSet>(ns, lp, keep, what).boxed(),
-            ResourceKind::DaemonSet => self.list::<DaemonSet>(ns, lp, keep, what).boxed(),
-            ResourceKind::ReplicaSet => self.list::<ReplicaSet>(ns, lp, keep, what).boxed(),
-            ResourceKind::ControllerRevision => {
-                self.list::<ControllerRevision>(ns, lp, keep, what).boxed()
-            }
-            ResourceKind::Pod => self.list::<Pod>(ns, lp, keep, what).boxed(),
-            ResourceKind::Node
-            | ResourceKind::Secret
-            | ResourceKind::ConfigMap
-            | ResourceKind::HelmRelease
-            | ResourceKind::Kustomization
-            | ResourceKind::GitRepository
-            | ResourceKind::Application => {
-                futures::future::ready(Ok(Read::Got(Vec::new()))).boxed()
-            }
-        }
+        dispatch!(
+            resource,
+            T => self.list::<T>(ns, lp, keep, what).boxed(),
+            else => futures::future::ready(Ok(Read::Got(Vec::new()))).boxed(),
+        )
     }
 
     async fn get<K: Kind>(

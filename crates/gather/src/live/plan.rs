@@ -9,9 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::Resource;
 use liveproof_evidence::{Observed, ResourceKind, Target};
 
-use super::objects::{revisions_of, workload_resource};
+use super::objects::{workload_resource, InTable, Kind};
 
 /// From this many targets of a kind in a namespace (or pod selectors in a namespace), one
 /// LIST of the namespace is sent instead of one request each.
@@ -185,25 +186,21 @@ impl RelatedPlan {
 /// What to LIST for the workloads `observed` holds (read in place: they are not copied).
 pub(crate) fn plan_related(observed: &Observed) -> RelatedPlan {
     let mut plan = RelatedPlan::default();
-    for d in &observed.deployments {
-        let selector = d.spec.as_ref().map(|s| &s.selector);
-        plan.add(ResourceKind::Deployment, &d.metadata, selector);
-    }
-    for s in &observed.statefulsets {
-        let selector = s.spec.as_ref().map(|s| &s.selector);
-        plan.add(ResourceKind::StatefulSet, &s.metadata, selector);
-    }
-    for d in &observed.daemonsets {
-        let selector = d.spec.as_ref().map(|s| &s.selector);
-        plan.add(ResourceKind::DaemonSet, &d.metadata, selector);
+    for spec in liveproof_evidence::KINDS.iter().filter(|k| k.workload) {
+        // A workload kind is typed (`kinds::tests::every_workload_kind_is_typed`).
+        dispatch!(spec.resource, T => {
+            for workload in T::held(observed) {
+                plan.add::<T>(workload.meta(), workload.pod_selector());
+            }
+        }, else => {});
     }
     plan
 }
 
 impl RelatedPlan {
     /// A workload's revisions and pods.
-    fn add(&mut self, resource: ResourceKind, meta: &ObjectMeta, selector: Option<&LabelSelector>) {
-        let Some(revisions) = revisions_of(resource) else {
+    fn add<K: Kind>(&mut self, meta: &ObjectMeta, selector: Option<&LabelSelector>) {
+        let Some(revisions) = K::REVISIONS else {
             return;
         };
         let ns = meta.namespace.as_deref().unwrap_or("default").to_string();
@@ -222,7 +219,7 @@ impl RelatedPlan {
             Err(err) => {
                 tracing::warn!(
                     "{} {ns}/{}: pods not read: {err}",
-                    resource.kind_name(),
+                    K::RESOURCE.kind_name(),
                     meta.name.as_deref().unwrap_or_default()
                 );
                 self.pods_incomplete.insert(ns);

@@ -119,8 +119,11 @@ pub(crate) fn source_reads(
     let ns = target.namespace_or(default_ns);
     let name = target.name.as_str();
     let mut reads = Vec::new();
+    if target.kind.is_workload() {
+        // Read by the workload plan (`plan::plan_lookups`), not here.
+        return reads;
+    }
     match target.kind {
-        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => {}
         TargetKind::Release => reads.extend(storage(ns, name)),
         TargetKind::HelmRelease => {
             reads.push(object(ResourceKind::HelmRelease, ns, name));
@@ -137,6 +140,9 @@ pub(crate) fn source_reads(
             }
         }
         TargetKind::Application => reads.push(object(ResourceKind::Application, ns, name)),
+        // The workload kinds, returned above: which they are is `KINDS`' to say. A source
+        // kind left out here reads nothing (`every_source_kind_is_read`).
+        _ => {}
     }
     reads
 }
@@ -391,6 +397,20 @@ mod tests {
             release: "inventory".into()
         }));
         assert_eq!(reads.len(), 4, "{reads:?}");
+    }
+
+    #[test]
+    fn every_source_kind_is_read() {
+        for spec in liveproof_evidence::KINDS {
+            let target = Target::new(spec.kind, None, "inventory");
+            let reads = source_reads(&target, "flux", &Observed::default());
+            assert_eq!(
+                reads.is_empty(),
+                spec.workload,
+                "{}: {reads:?}",
+                spec.kind_name
+            );
+        }
     }
 
     #[test]

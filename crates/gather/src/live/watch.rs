@@ -20,10 +20,6 @@ use std::time::Duration;
 
 use futures::stream::{self, BoxStream, SelectAll};
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::{
-    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
-};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
@@ -686,23 +682,12 @@ fn watch_dyn(
     namespace: Option<String>,
     config: watcher::Config,
 ) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
-    match resource {
-        ResourceKind::Deployment => watch_kind::<Deployment>(client, namespace, config),
-        ResourceKind::StatefulSet => watch_kind::<StatefulSet>(client, namespace, config),
-        ResourceKind::DaemonSet => watch_kind::<DaemonSet>(client, namespace, config),
-        ResourceKind::ReplicaSet => watch_kind::<ReplicaSet>(client, namespace, config),
-        ResourceKind::ControllerRevision => {
-            watch_kind::<ControllerRevision>(client, namespace, config)
-        }
-        ResourceKind::Pod => watch_kind::<Pod>(client, namespace, config),
-        ResourceKind::Secret
-        | ResourceKind::ConfigMap
-        | ResourceKind::HelmRelease
-        | ResourceKind::Kustomization
-        | ResourceKind::GitRepository
-        | ResourceKind::Application => watch_raw(client, resource, namespace, config),
-        ResourceKind::Node => stream::empty().boxed(),
-    }
+    dispatch!(
+        resource,
+        T => watch_kind::<T>(client, namespace, config),
+        raw => watch_raw(client, resource, namespace, config),
+        apart => stream::empty().boxed(),
+    )
 }
 
 /// One raw kind's watch over `Api<DynamicObject>`, as [`watch_kind`].
@@ -832,7 +817,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use k8s_openapi::api::core::v1::Node;
+    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+    use k8s_openapi::api::core::v1::{Node, Pod};
     use kube::core::Status;
     use liveproof_evidence::{Denied, TargetKind};
     use serde_json::{json, Value};

@@ -2,12 +2,12 @@
 //! platforms), every workload of a namespace (for `liveproof stale` without targets), the
 //! pull secrets their pods name, and the one write liveproof makes, a restart.
 
+use futures::FutureExt;
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use liveproof_evidence::snapshot::ReleaseState;
-use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
+use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind, KINDS};
 use serde_json::{json, Value};
 
 use super::objects::Kind;
@@ -66,14 +66,19 @@ impl Cluster {
             params = params.labels(selector);
         }
         let whole = selector.is_some();
-        let (deployments, statefulsets, daemonsets) = futures::try_join!(
-            self.workloads_of::<Deployment>(namespace, selector, &params, whole),
-            self.workloads_of::<StatefulSet>(namespace, selector, &params, whole),
-            self.workloads_of::<DaemonSet>(namespace, selector, &params, whole),
-        )?;
-        let mut out = deployments;
-        out.extend(statefulsets);
-        out.extend(daemonsets);
+        let lists = KINDS.iter().filter(|k| k.workload).map(|spec| {
+            // A workload kind is typed (`kinds::tests::every_workload_kind_is_typed`).
+            dispatch!(
+                spec.resource,
+                T => self.workloads_of::<T>(namespace, selector, &params, whole).boxed(),
+                else => futures::future::ready(Ok(Vec::new())).boxed(),
+            )
+        });
+        let mut out: Vec<Target> = futures::future::try_join_all(lists)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
         out.sort();
         Ok(out)
     }
@@ -353,21 +358,17 @@ impl Cluster {
             .unwrap_or(self.default_namespace());
         let what = format!("{target}");
         let params = PatchParams::default();
-        let result = match target.kind {
-            TargetKind::Deployment => Api::<Deployment>::namespaced(self.client.clone(), ns)
+        if !target.kind.is_workload() {
+            return Err(GatherError::NotRestartable { target: what });
+        }
+        let result = dispatch!(
+            target.kind.resource(),
+            T => Api::<T>::namespaced(self.client.clone(), ns)
                 .patch(&target.name, &params, patch)
                 .await
                 .map(|_| ()),
-            TargetKind::StatefulSet => Api::<StatefulSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, patch)
-                .await
-                .map(|_| ()),
-            TargetKind::DaemonSet => Api::<DaemonSet>::namespaced(self.client.clone(), ns)
-                .patch(&target.name, &params, patch)
-                .await
-                .map(|_| ()),
-            _ => return Err(GatherError::NotRestartable { target: what }),
-        };
+            else => return Err(GatherError::NotRestartable { target: what }),
+        );
         result.map_err(|e| self.kube_error(&what, e))
     }
 }

@@ -1,0 +1,437 @@
+//! The kinds the live gather reads, as one table.
+//!
+//! [`with_kind_table!`] names every [`ResourceKind`] once: read typed (a `k8s_openapi` type,
+//! with the `Observed` list it lands in), read raw (JSON in `Observed::others`), or read apart
+//! (nodes). Everything that used to be a hand-kept match over the kinds is expanded from it:
+//! the [`AnyObject`] enum and its matches, and through [`dispatch!`] the GET, LIST and watch of
+//! a kind, the listing of every workload and the restart PATCH. What a typed kind is beyond
+//! its place in the table (its revisions, its pod selector and template) is its [`Kind`] impl
+//! below; what a workload is called and where it lives in the API is evidence's `KINDS` row.
+//!
+//! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
+//! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a
+//! table line without a `Kind` impl does not either, and a workload kind of `KINDS` that is not
+//! typed here fails `every_workload_kind_is_typed`.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+pub(crate) use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+pub(crate) use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::NamespaceResourceScope;
+use kube::api::DynamicObject;
+use kube::Resource;
+use liveproof_evidence::{Observed, ResourceKind};
+use serde::de::DeserializeOwned;
+
+/// The table: calls `$callback! { { $args } typed: [..] raw: [..] apart: [..] }`.
+macro_rules! with_kind_table {
+    ($callback:ident ! { $($args:tt)* }) => {
+        $callback! {
+            { $($args)* }
+            // Read as `k8s_openapi` types, each a `Kind`, into its own list of `Observed`; in
+            // `Observed`'s order, which is the order snapshots and prunes walk them in.
+            typed: [
+                Deployment => deployments,
+                StatefulSet => statefulsets,
+                DaemonSet => daemonsets,
+                ReplicaSet => replicasets,
+                ControllerRevision => controller_revisions,
+                Pod => pods,
+            ]
+            // Read as JSON into `Observed::others`: Helm storage, GitOps objects.
+            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application]
+            // Cluster-scoped, read by `Cluster::gather_nodes` alone: no GET, LIST or watch here.
+            apart: [Node]
+        }
+    };
+}
+
+/// `$typed` with `$T` the [`Kind`] whose objects `$resource` names; for a raw kind `$raw`, for
+/// one read apart `$apart` (or `else => $other` for both). The one match from a
+/// [`ResourceKind`] to its type, exhaustive over the table.
+macro_rules! dispatch {
+    ($resource:expr, $T:ident => $typed:expr, raw => $raw:expr, apart => $apart:expr $(,)?) => {
+        with_kind_table!(dispatch_match! { ($resource) $T ($typed) ($raw) ($apart) })
+    };
+    ($resource:expr, $T:ident => $typed:expr, else => $other:expr $(,)?) => {
+        with_kind_table!(dispatch_match! { ($resource) $T ($typed) ($other) })
+    };
+}
+
+/// [`dispatch!`]'s expansion, given the table.
+macro_rules! dispatch_match {
+    (
+        { ($resource:expr) $T:ident ($typed:expr) ($raw:expr) ($apart:expr) }
+        typed: [$($ty:ident => $field:ident),* $(,)?]
+        raw: [$($r:ident),* $(,)?]
+        apart: [$($a:ident),* $(,)?]
+    ) => {
+        match $resource {
+            $(::liveproof_evidence::ResourceKind::$ty => {
+                type $T = $crate::live::kinds::$ty;
+                $typed
+            })*
+            $(::liveproof_evidence::ResourceKind::$r)|* => $raw,
+            $(::liveproof_evidence::ResourceKind::$a)|* => $apart,
+        }
+    };
+    (
+        { ($resource:expr) $T:ident ($typed:expr) ($other:expr) }
+        typed: [$($ty:ident => $field:ident),* $(,)?]
+        raw: [$($r:ident),* $(,)?]
+        apart: [$($a:ident),* $(,)?]
+    ) => {
+        match $resource {
+            $(::liveproof_evidence::ResourceKind::$ty => {
+                type $T = $crate::live::kinds::$ty;
+                $typed
+            })*
+            $(::liveproof_evidence::ResourceKind::$r)|* | $(::liveproof_evidence::ResourceKind::$a)|* => $other,
+        }
+    };
+}
+
+/// `$body` once per typed kind, in the table's order, with `$T` that kind.
+macro_rules! for_each_typed_kind {
+    ($T:ident => $body:block) => {
+        with_kind_table!(for_each_typed_kind_expand! { $T $body })
+    };
+}
+
+/// [`for_each_typed_kind!`]'s expansion, given the table.
+macro_rules! for_each_typed_kind_expand {
+    (
+        { $T:ident $body:block }
+        typed: [$($ty:ident => $field:ident),* $(,)?]
+        raw: [$($r:ident),* $(,)?]
+        apart: [$($a:ident),* $(,)?]
+    ) => {
+        $({
+            type $T = $crate::live::kinds::$ty;
+            $body
+        })*
+    };
+}
+
+/// The enum, the table's own facts of each typed kind ([`InTable`]) and the kind lists.
+macro_rules! kinds_from_table {
+    (
+        {}
+        typed: [$($ty:ident => $field:ident),* $(,)?]
+        raw: [$($r:ident),* $(,)?]
+        apart: [$($a:ident),* $(,)?]
+    ) => {
+        /// One object of a kind we gather: GETs, LISTs and watch events of different kinds
+        /// travel together as these.
+        #[derive(Debug, Clone)]
+        pub(crate) enum AnyObject {
+            $($ty(Arc<$ty>),)*
+            /// A kind the checks read as raw JSON (`Observed::others`): Helm storage, GitOps
+            /// objects.
+            Raw(ResourceKind, Box<DynamicObject>),
+        }
+
+        impl AnyObject {
+            pub(crate) fn meta(&self) -> &ObjectMeta {
+                match self {
+                    $(AnyObject::$ty(o) => o.meta(),)*
+                    AnyObject::Raw(_, o) => &o.metadata,
+                }
+            }
+
+            pub(crate) fn resource(&self) -> ResourceKind {
+                match self {
+                    $(AnyObject::$ty(_) => ResourceKind::$ty,)*
+                    AnyObject::Raw(kind, _) => *kind,
+                }
+            }
+
+            pub(crate) fn push_into(self, observed: &mut Observed) {
+                match self {
+                    $(AnyObject::$ty(o) => $ty::held_mut(observed).push(o),)*
+                    AnyObject::Raw(kind, o) => {
+                        observed.others.push(super::objects::raw_value(kind, *o))
+                    }
+                }
+            }
+        }
+
+        $(impl InTable for $ty {
+            const RESOURCE: ResourceKind = ResourceKind::$ty;
+            fn wrap(object: Arc<Self>) -> AnyObject {
+                AnyObject::$ty(object)
+            }
+            fn held(observed: &Observed) -> &Vec<Arc<Self>> {
+                &observed.$field
+            }
+            fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
+                &mut observed.$field
+            }
+        })*
+
+        /// The typed kinds, in the table's order.
+        #[cfg(test)]
+        pub(crate) const TYPED_KINDS: &[ResourceKind] = &[$(ResourceKind::$ty),*];
+        /// The raw kinds: what `Api<DynamicObject>` reads.
+        pub(crate) const RAW_KINDS: &[ResourceKind] = &[$(ResourceKind::$r),*];
+        /// Every kind, typed, raw and apart: every `ResourceKind` (the dispatch is exhaustive).
+        #[cfg(test)]
+        pub(crate) const ALL_KINDS: &[ResourceKind] =
+            &[$(ResourceKind::$ty,)* $(ResourceKind::$r,)* $(ResourceKind::$a,)*];
+    };
+}
+
+with_kind_table!(kinds_from_table! {});
+
+/// What the table says of a typed kind, implemented from it: its [`ResourceKind`], its
+/// [`AnyObject`] variant and its list in `Observed`. A [`Kind`] needs it, so a kind cannot be
+/// gathered typed without its line in the table.
+pub(crate) trait InTable: Sized {
+    const RESOURCE: ResourceKind;
+    /// The shared object as an [`AnyObject`].
+    fn wrap(object: Arc<Self>) -> AnyObject;
+    /// Its objects in `observed`.
+    fn held(observed: &Observed) -> &Vec<Arc<Self>>;
+    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
+}
+
+/// A kind the gather reads typed: what kube's `Api<K>` needs, its line in the table
+/// ([`InTable`]), and what it is beyond that.
+pub(crate) trait Kind:
+    kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + InTable
+    + Clone
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// For a workload, where its revisions live (listed with it, per namespace).
+    const REVISIONS: Option<ResourceKind> = None;
+
+    fn into_any(self) -> AnyObject {
+        Self::wrap(Arc::new(self))
+    }
+
+    /// For a workload, the selector of its pods (`None` without a spec).
+    fn pod_selector(&self) -> Option<&LabelSelector> {
+        None
+    }
+
+    /// The pod spec it carries (a workload's template), for [`Kind::shrink`].
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        None
+    }
+
+    /// Lists no longer than they are (see [`slim`](super::objects::slim)).
+    fn shrink(&mut self) {
+        if let Some(spec) = self.pod_spec_mut() {
+            shrink_pod_spec(spec);
+        }
+    }
+}
+
+impl Kind for Deployment {
+    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ReplicaSet);
+    fn pod_selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
+    }
+}
+
+impl Kind for StatefulSet {
+    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ControllerRevision);
+    fn pod_selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
+    }
+}
+
+impl Kind for DaemonSet {
+    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ControllerRevision);
+    fn pod_selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
+    }
+}
+
+impl Kind for ReplicaSet {
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec
+            .as_mut()
+            .and_then(|s| s.template.as_mut())
+            .and_then(|t| t.spec.as_mut())
+    }
+}
+
+impl Kind for ControllerRevision {}
+
+impl Kind for Pod {
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec.as_mut()
+    }
+    fn shrink(&mut self) {
+        if let Some(spec) = self.spec.as_mut() {
+            shrink_pod_spec(spec);
+        }
+        if let Some(status) = self.status.as_mut() {
+            for list in [
+                &mut status.container_statuses,
+                &mut status.init_container_statuses,
+                &mut status.ephemeral_container_statuses,
+            ] {
+                list.iter_mut().for_each(Vec::shrink_to_fit);
+            }
+            status.conditions.iter_mut().for_each(Vec::shrink_to_fit);
+        }
+    }
+}
+
+fn shrink_pod_spec(spec: &mut PodSpec) {
+    spec.containers.shrink_to_fit();
+    spec.init_containers.iter_mut().for_each(Vec::shrink_to_fit);
+    spec.volumes.iter_mut().for_each(Vec::shrink_to_fit);
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
+        c.env.iter_mut().for_each(Vec::shrink_to_fit);
+        c.ports.iter_mut().for_each(Vec::shrink_to_fit);
+        c.volume_mounts.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+}
+
+/// The workload kinds of evidence's `KINDS`, for messages: `Deployment, StatefulSet or
+/// DaemonSet` (`last`: the word before the last one; `plural`: `Deployments`, …).
+pub(crate) fn workload_kinds(last: &str, plural: bool) -> String {
+    let names: Vec<String> = liveproof_evidence::KINDS
+        .iter()
+        .filter(|k| k.workload)
+        .map(|k| match plural {
+            true => format!("{}s", k.kind_name),
+            false => k.kind_name.to_string(),
+        })
+        .collect();
+    match names.split_last() {
+        Some((only, [])) => only.clone(),
+        Some((final_one, rest)) => format!("{} {last} {final_one}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use liveproof_evidence::{TargetKind, KINDS};
+    use serde_json::json;
+
+    fn revisions_of(workload: ResourceKind) -> Option<ResourceKind> {
+        dispatch!(workload, T => T::REVISIONS, else => None)
+    }
+
+    /// The typed kind `resource` dispatches to, if it is typed.
+    fn typed_as(resource: ResourceKind) -> Option<ResourceKind> {
+        dispatch!(resource, T => Some(T::RESOURCE), else => None)
+    }
+
+    #[test]
+    fn every_workload_kind_is_typed() {
+        for spec in KINDS.iter().filter(|k| k.workload) {
+            assert_eq!(
+                typed_as(spec.resource),
+                Some(spec.resource),
+                "{}: a workload kind of evidence's KINDS, not typed in the gather's table",
+                spec.kind_name
+            );
+            let revisions = revisions_of(spec.resource);
+            assert!(
+                revisions.is_some_and(|r| typed_as(r).is_some()),
+                "{}: a workload whose revisions ({revisions:?}) are not a typed kind",
+                spec.kind_name
+            );
+            assert_eq!(TargetKind::workload_of(spec.resource), Some(spec.kind));
+        }
+    }
+
+    /// Each kind of the table dispatches to itself, and what evidence takes into a typed list
+    /// of `Observed` the table reads typed, into that list (and back out in kind order).
+    #[test]
+    fn every_kind_evidence_holds_typed_is_typed_here() {
+        for &kind in ALL_KINDS {
+            let typed = typed_as(kind);
+            assert_eq!(typed.is_some(), TYPED_KINDS.contains(&kind), "{kind:?}");
+            assert!(
+                typed.is_none_or(|t| t == kind),
+                "{kind:?} dispatches to {typed:?}"
+            );
+            assert!(
+                typed.is_none() || !RAW_KINDS.contains(&kind),
+                "{kind:?}: typed and raw"
+            );
+            let mut observed = Observed::default();
+            // Enough of an object for evidence to take any kind (a workload needs its spec).
+            let object = json!({
+                "apiVersion": kind.api_version(),
+                "kind": kind.kind_name(),
+                "metadata": {"name": "inventory", "namespace": "shop"},
+                "spec": {"selector": {}, "template": {}},
+            });
+            observed.add_value(object, "test").expect("a valid object");
+            let raw = observed.others.len() + observed.nodes.len();
+            let taken = AnyObject::take_all(&mut observed);
+            match typed {
+                Some(_) => {
+                    assert_eq!(raw, 0, "{kind:?}: typed here, raw in evidence");
+                    assert_eq!(taken.len(), 1, "{kind:?}: not held where the table says");
+                    assert_eq!(taken[0].resource(), kind);
+                    assert_eq!(taken[0].name(), "inventory");
+                }
+                None => assert!(
+                    taken.is_empty() && raw == 1,
+                    "{kind:?}: evidence holds it in a typed list, the gather's table does not"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn messages_name_the_workload_kinds() {
+        assert_eq!(
+            workload_kinds("or", false),
+            "Deployment, StatefulSet or DaemonSet"
+        );
+        assert_eq!(
+            workload_kinds("and", true),
+            "Deployments, StatefulSets and DaemonSets"
+        );
+    }
+
+    #[test]
+    fn each_typed_kind_wraps_as_itself() {
+        let mut seen = Vec::new();
+        for_each_typed_kind!(T => {
+            let object: T = serde_json::from_value(json!({"metadata": {"name": "x"}}))
+                .expect("a bare object");
+            let any = object.into_any();
+            assert_eq!(any.resource(), T::RESOURCE);
+            let mut observed = Observed::default();
+            any.push_into(&mut observed);
+            assert_eq!(T::held(&observed).len(), 1);
+            seen.push(T::RESOURCE);
+        });
+        assert_eq!(seen, TYPED_KINDS);
+    }
+}
