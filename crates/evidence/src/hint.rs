@@ -14,7 +14,10 @@ pub trait Hinted: std::error::Error {
 
     /// The message, then each hint line as `hint: …`: the error as a person reads it whole
     /// (a log line, an error field in a report).
-    fn with_hint(&self) -> WithHint<'_, Self> {
+    fn with_hint(&self) -> WithHint<'_, Self>
+    where
+        Self: Sized,
+    {
         WithHint(self)
     }
 }

@@ -211,7 +211,9 @@ pub enum ObjectError {
 impl crate::hint::Hinted for ObjectError {
     fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
         match self {
-            ObjectError::Invalid { .. } => Some("fix that field in the file; the Kubernetes API reference gives its type".into()),
+            ObjectError::Invalid { .. } => Some(
+                "fix that field in the file; the Kubernetes API reference gives its type".into(),
+            ),
             ObjectError::NoKind { .. } | ObjectError::Missing { .. } => None,
         }
     }

@@ -660,7 +660,10 @@ mod tests {
             assert!(got.contains(hint), "{given}: {got}");
         }
         let err = Target::parse_all(&["deploy"]).expect_err("no name");
-        assert!(err.hint().is_some_and(|h| h.contains("`deploy NAME`")), "{err:?}");
+        assert!(
+            err.hint().is_some_and(|h| h.contains("`deploy NAME`")),
+            "{err:?}"
+        );
         let no_fix = TargetError::BadName {
             given: "deploy/@".into(),
             part: "@".into(),

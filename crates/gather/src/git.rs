@@ -376,7 +376,11 @@ mod tests {
             text.contains("`git rev-parse`") && text.contains("did not finish within 0.3s"),
             "{text}"
         );
-        assert!(err.hint().is_some_and(|h| h.contains("did not answer in time")), "{err}");
+        assert!(
+            err.hint()
+                .is_some_and(|h| h.contains("did not answer in time")),
+            "{err}"
+        );
     }
 
     fn repo_with_commits() -> (tempfile::TempDir, String, String) {

@@ -872,6 +872,9 @@ spec:
         write(dir.path(), "only/notes.txt", b"hello");
         let err = load(dir.path()).expect_err("no manifests");
         assert!(matches!(err, LoadError::NoManifests { .. }), "{err:?}");
-        assert!(err.hint().is_some_and(|h| h.contains("kubectl get")), "{err}");
+        assert!(
+            err.hint().is_some_and(|h| h.contains("kubectl get")),
+            "{err}"
+        );
     }
 }

@@ -362,7 +362,8 @@ async fn an_unreachable_cluster_is_an_error_naming_the_server() {
     assert!(matches!(err, GatherError::Unreachable { .. }), "{err:?}");
     assert!(msg.contains("http://127.0.0.1:1"), "{msg}");
     assert!(
-        err.hint().is_some_and(|h| h.contains("kubectl cluster-info")),
+        err.hint()
+            .is_some_and(|h| h.contains("kubectl cluster-info")),
         "{msg}"
     );
 }

@@ -86,7 +86,9 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("the API server at {server} rejected the credentials (401 Unauthorized) reading {what}")]
+    #[error(
+        "the API server at {server} rejected the credentials (401 Unauthorized) reading {what}"
+    )]
     Unauthorized {
         server: DisplaySafeUrl,
         what: String,
