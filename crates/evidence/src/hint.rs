@@ -9,7 +9,7 @@ use std::fmt;
 /// wraps another (`#[source]`, `#[from]`, `transparent`) gives the inner one's hint too.
 pub trait Hinted: std::error::Error {
     /// What to do about it; `None` when there is nothing better than the message. Several
-    /// hints are one line each, the inner error's first.
+    /// hints are one line each.
     fn hint(&self) -> Option<Cow<'_, str>>;
 
     /// The message, then each hint line as `hint: …`: the error as a person reads it whole
@@ -33,14 +33,6 @@ impl<E: Hinted + ?Sized> fmt::Display for WithHint<'_, E> {
         }
         Ok(())
     }
-}
-
-/// The hints of an error that has its own and wraps one with its own: the inner's first.
-pub fn both<'a>(inner: Option<Cow<'a, str>>, own: &'a str) -> Option<Cow<'a, str>> {
-    Some(match inner {
-        Some(inner) => Cow::Owned(format!("{inner}\n{own}")),
-        None => Cow::Borrowed(own),
-    })
 }
 
 /// An error made where it is raised, with no enum of its own (a command's own refusal): a

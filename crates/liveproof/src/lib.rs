@@ -288,7 +288,7 @@ pub(crate) fn problem(err: &anyhow::Error) -> Problem {
 
 /// The hint of one error in a chain, when it is one of ours that has one. An error reaches the
 /// top as `anyhow::Error`, which keeps no trait of it but its type: each error type that can
-/// carry a hint is named here (a test in `tests` holds every one to it).
+/// carry a hint is named here; a new one that is not gets no hint on exit 2.
 fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, str>> {
     use liveproof_evidence::hint::{Hinted, HintedMessage};
     fn typed<'a, E: Hinted + 'static>(
