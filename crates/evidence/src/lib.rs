@@ -12,6 +12,7 @@ mod commit;
 pub mod diagnose;
 pub mod digest;
 pub mod fleet;
+pub mod hint;
 mod model;
 mod observed;
 pub mod order;

@@ -197,7 +197,7 @@ pub enum ObjectError {
     },
     // Named by field, never by value: serde's message quotes the value (`invalid type: string
     // "DB_PASSWORD=…"`), and a manifest's values may be secrets.
-    #[error("{what}: not a valid {kind}: `{field}` {problem}\nhint: fix that field in the file; the Kubernetes API reference gives its type")]
+    #[error("{what}: not a valid {kind}: `{field}` {problem}")]
     Invalid {
         what: String,
         kind: String,
@@ -206,6 +206,17 @@ pub enum ObjectError {
         /// What is wrong there, quoting none of it: `has the wrong type (expected i32)`.
         problem: String,
     },
+}
+
+impl crate::hint::Hinted for ObjectError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            ObjectError::Invalid { .. } => Some(
+                "fix that field in the file; the Kubernetes API reference gives its type".into(),
+            ),
+            ObjectError::NoKind { .. } | ObjectError::Missing { .. } => None,
+        }
+    }
 }
 
 /// `value` as a `T`, or where and why not.

@@ -15,8 +15,17 @@ pub enum SelectorError {
         "an empty label selector selects every pod; refusing to treat that as the workload's pods"
     )]
     Empty,
-    #[error("label selector `{selector}`: {reason}\nhint: write it as kubectl takes it: app=web, tier!=cache, env in (prod,staging), release, !canary (terms joined by commas)")]
+    #[error("label selector `{selector}`: {reason}")]
     Syntax { selector: String, reason: String },
+}
+
+impl crate::hint::Hinted for SelectorError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            SelectorError::Syntax { .. } => Some("write it as kubectl takes it: app=web, tier!=cache, env in (prod,staging), release, !canary (terms joined by commas)".into()),
+            SelectorError::UnknownOperator { .. } | SelectorError::NoValues { .. } | SelectorError::Empty => None,
+        }
+    }
 }
 
 /// Parses a label selector as `kubectl get -l` takes it: `k=v` (or `k==v`), `k!=v`,
@@ -223,6 +232,7 @@ pub fn describe(selector: &LabelSelector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hinted as _;
 
     #[test]
     fn parses_what_kubectl_takes_and_matches_as_the_server_does() {
@@ -266,9 +276,10 @@ mod tests {
             ("-app=web", "`-app`"),
             ("app web x", "`app web x`"),
         ] {
-            let err = parse(text).expect_err(text).to_string();
-            assert!(err.contains(names), "{text}: {err}");
-            assert!(err.contains("hint: write it as kubectl takes it"), "{err}");
+            let err = parse(text).expect_err(text);
+            assert!(err.to_string().contains(names), "{text}: {err}");
+            let hint = err.hint().unwrap_or_default();
+            assert!(hint.starts_with("write it as kubectl takes it"), "{hint}");
         }
     }
 

@@ -1,5 +1,6 @@
 //! What the user asked about: `deployment/NAME`, `NS/sts/NAME`, ...
 
+use std::borrow::Cow;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -294,25 +295,38 @@ pub struct Target {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TargetError {
-    #[error("target `{given}` is not KIND/NAME or NAMESPACE/KIND/NAME\nhint: e.g. `deployment/inventory`, `apps/deploy/inventory`, `deploy/a,deploy/b` or `deploy a b`")]
+    #[error("target `{given}` is not KIND/NAME or NAMESPACE/KIND/NAME")]
     Shape { given: String },
-    #[error("target `{given}`: a kind with no name after it\nhint: name what to verify, as kubectl does: `{given} NAME`, `{given}/NAME`, or -l SELECTOR for every one with a label")]
+    #[error("target `{given}`: a kind with no name after it")]
     KindWithoutName { given: String },
     /// An unknown or ambiguous kind; `why` says which, `hint` what to write instead.
-    #[error("target `{given}`: {why}\nhint: {hint}")]
+    #[error("target `{given}`: {why}")]
     UnknownKind {
         given: String,
         kind: String,
         why: String,
         hint: String,
     },
-    #[error("target `{given}`: `{part}` is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', at most 253 characters){}", did_you_mean.as_ref().map(|d| format!("\nhint: did you mean `{d}`?")).unwrap_or_default())]
+    #[error("target `{given}`: `{part}` is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', at most 253 characters)")]
     BadName {
         given: String,
         part: String,
         /// The target with the name made valid, when lowercasing or `_` → `-` does it.
         did_you_mean: Option<String>,
     },
+}
+
+impl crate::hint::Hinted for TargetError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(match self {
+            TargetError::Shape { .. } => Cow::Borrowed("e.g. `deployment/inventory`, `apps/deploy/inventory`, `deploy/a,deploy/b` or `deploy a b`"),
+            TargetError::KindWithoutName { given } => Cow::Owned(format!("name what to verify, as kubectl does: `{given} NAME`, `{given}/NAME`, or -l SELECTOR for every one with a label")),
+            TargetError::UnknownKind { hint, .. } => Cow::Borrowed(hint),
+            TargetError::BadName { did_you_mean, .. } => {
+                Cow::Owned(format!("did you mean `{}`?", did_you_mean.as_ref()?))
+            }
+        })
+    }
 }
 
 /// Why a kind kubectl knows is not a target, and what to verify instead.
@@ -565,6 +579,7 @@ fn is_dns_subdomain(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hinted as _;
 
     /// kubectl's spellings of several targets, each the same targets as `KIND/NAME` words.
     #[test]
@@ -626,14 +641,42 @@ mod tests {
             Target::parse("deploy/Inventory"),
             Err(TargetError::BadName { .. })
         ));
-        let msg = Target::parse("cronjob/x")
-            .expect_err("unknown kind")
-            .to_string();
-        assert!(msg.contains("cronjob") && msg.contains("hint:"), "{msg}");
+        let err = Target::parse("cronjob/x").expect_err("unknown kind");
+        assert!(err.to_string().contains("cronjob"), "{err}");
+        assert!(err.hint().is_some(), "{err}");
+    }
+
+    /// Each kind's hint is its own field, never a line of the message.
+    #[test]
+    fn each_error_says_its_hint_apart_from_its_message() {
+        for (given, hint) in [
+            ("inventory", "e.g. `deployment/inventory`"),
+            ("deploy/In_ventory", "did you mean `deploy/in-ventory`?"),
+            ("pod/x", "deploy/x"),
+        ] {
+            let err = Target::parse(given).expect_err(given);
+            assert!(!err.to_string().contains("hint:"), "{err}");
+            let got = err.hint().expect("a hint");
+            assert!(got.contains(hint), "{given}: {got}");
+        }
+        let err = Target::parse_all(&["deploy"]).expect_err("no name");
+        assert!(
+            err.hint().is_some_and(|h| h.contains("`deploy NAME`")),
+            "{err:?}"
+        );
+        let no_fix = TargetError::BadName {
+            given: "deploy/@".into(),
+            part: "@".into(),
+            did_you_mean: None,
+        };
+        assert_eq!(no_fix.hint(), None);
     }
 
     fn error(given: &str) -> String {
-        Target::parse(given).expect_err(given).to_string()
+        Target::parse(given)
+            .expect_err(given)
+            .with_hint()
+            .to_string()
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `--commit SHA`: the committer time of the change, read with the `git` binary.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -18,14 +19,14 @@ pub struct CommitInfo {
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("cannot run `git`: {source}\nhint: install git, or pass the change time with --since")]
+    #[error("cannot run `git`: {source}")]
     NotInstalled {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: not a git repository\nhint: pass --repo DIR for the repository that holds the commit, or pass --since", repo.display())]
+    #[error("{}: not a git repository", repo.display())]
     NotARepository { repo: PathBuf, stderr: String },
-    #[error("commit `{commit}` not found in the repository at {}\nhint: give its SHA (7 to 40 hex digits) or a ref the repository has (HEAD, a branch, a tag); fetch it (`git fetch`) if it is new, or pass --since", repo.display())]
+    #[error("commit `{commit}` not found in the repository at {}", repo.display())]
     CommitNotFound { repo: PathBuf, commit: String },
     #[error("`{command}` in {} failed: {stderr}", repo.display())]
     Failed {
@@ -33,7 +34,7 @@ pub enum GitError {
         command: String,
         stderr: String,
     },
-    #[error("`{command}` in {}: {cause}\nhint: git did not answer in time; check the repository (a network file system, a lock left by another git), or pass --since", repo.display())]
+    #[error("`{command}` in {}: {cause}", repo.display())]
     Bounded {
         repo: PathBuf,
         command: String,
@@ -46,6 +47,21 @@ pub enum GitError {
         #[source]
         source: jiff::Error,
     },
+}
+
+use liveproof_evidence::hint::Hinted;
+
+impl Hinted for GitError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            GitError::NotInstalled { .. } => Some(Cow::Borrowed("install git, or pass the change time with --since")),
+            GitError::NotARepository { .. } => Some(Cow::Borrowed("pass --repo DIR for the repository that holds the commit, or pass --since")),
+            GitError::CommitNotFound { .. } => Some(Cow::Borrowed("give its SHA (7 to 40 hex digits) or a ref the repository has (HEAD, a branch, a tag); fetch it (`git fetch`) if it is new, or pass --since")),
+            GitError::Bounded { .. } => Some(Cow::Borrowed("git did not answer in time; check the repository (a network file system, a lock left by another git), or pass --since")),
+            GitError::Failed { .. }
+            | GitError::BadTime { .. } => None,
+        }
+    }
 }
 
 /// Resolves `commit` (a full or abbreviated SHA, or any revision git accepts) in `repo` and
@@ -233,7 +249,7 @@ pub fn containment(repo: &Path, commit: &str, revision: &str) -> Containment {
                     "run verify in a clone of the repository the controller follows, or pass --repo DIR".into(),
                 )
             }
-            Err(e) => return unknown(e.to_string(), fetch),
+            Err(e) => return unknown(e.with_hint().to_string(), fetch),
         }
     }
     let is_ancestor = |older: &str, newer: &str| -> Result<Option<bool>, GitError> {
@@ -360,7 +376,11 @@ mod tests {
             text.contains("`git rev-parse`") && text.contains("did not finish within 0.3s"),
             "{text}"
         );
-        assert!(text.contains("hint:"), "{text}");
+        assert!(
+            err.hint()
+                .is_some_and(|h| h.contains("did not answer in time")),
+            "{err}"
+        );
     }
 
     fn repo_with_commits() -> (tempfile::TempDir, String, String) {
@@ -487,7 +507,8 @@ mod tests {
         assert!(
             msg.contains("deadbeefdeadbeef") && msg.contains(&dir.path().display().to_string())
         );
-        assert!(msg.contains("hint:") && msg.contains("fetch it"), "{msg}");
+        assert!(!msg.contains("hint:"), "{msg}");
+        assert!(err.hint().is_some_and(|h| h.contains("fetch it")), "{err}");
         // Option injection is refused as not found, not run.
         let err = commit_time(dir.path(), "--output=/tmp/x").expect_err("option");
         assert!(matches!(err, GitError::CommitNotFound { .. }), "{err:?}");

@@ -8,6 +8,7 @@
 //! Nothing is marked complete: a dump may be partial, so an object it lacks is unknown, never
 //! "does not exist".
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -21,18 +22,18 @@ const MAX_DEPTH: usize = 64;
 /// Why `--from` could not be read. Each names the file, and the document when it is about one.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{}: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests", path.display())]
+    #[error("{}: no such file or directory", path.display())]
     NotFound {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{source}\nhint: give a regular file, or a directory of them; save a stream (a pipe, a process substitution) to a file first")]
+    #[error("{source}")]
     NotRegular {
         #[source]
         source: crate::files::NotRegular,
     },
-    #[error("{}: {size} bytes of {what}, more than the {limit} such a file may have: {why}\nhint: {hint}", path.display())]
+    #[error("{}: {size} bytes of {what}, more than the {limit} such a file may have: {why}", path.display())]
     TooLarge {
         path: PathBuf,
         size: u64,
@@ -47,7 +48,7 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: no .yaml, .yml or .json files found\nhint: dump objects with e.g. `kubectl get deploy,rs,pods -o yaml > dump.yaml`", path.display())]
+    #[error("{}: no .yaml, .yml or .json files found", path.display())]
     NoManifests { path: PathBuf },
     #[error("{}: not UTF-8 text (is it a binary file?)", path.display())]
     NotText {
@@ -86,7 +87,7 @@ pub enum LoadError {
     },
     /// Refused before parsing: libyaml's cost grows with the square of the depth for some
     /// shapes, so a small file could hold the CPU for minutes.
-    #[error("{}: document {document}: {source}\nhint: Kubernetes objects are far shallower; check what produced this file", path.display())]
+    #[error("{}: document {document}: {source}", path.display())]
     TooDeep {
         path: PathBuf,
         /// 1-based.
@@ -98,8 +99,30 @@ pub enum LoadError {
     #[error(transparent)]
     Object(#[from] ObjectError),
     /// `-f` manifests that declare nothing with pods to check.
-    #[error("{}: declares no {}\nhint: -f takes the manifests the repository applies (plain YAML, not Helm templates)", path.display(), crate::live::workload_kinds("or", false))]
+    #[error("{}: declares no {}", path.display(), crate::live::workload_kinds("or", false))]
     NoWorkloads { path: PathBuf },
+}
+
+use liveproof_evidence::hint::Hinted;
+
+impl Hinted for LoadError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            LoadError::NotFound { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests")),
+            LoadError::NotRegular { .. } => Some(Cow::Borrowed("give a regular file, or a directory of them; save a stream (a pipe, a process substitution) to a file first")),
+            LoadError::TooLarge { hint, .. } => Some(Cow::Borrowed(hint)),
+            LoadError::NoManifests { .. } => Some(Cow::Borrowed("dump objects with e.g. `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
+            LoadError::TooDeep { .. } => Some(Cow::Borrowed("Kubernetes objects are far shallower; check what produced this file")),
+            LoadError::NoWorkloads { .. } => Some(Cow::Borrowed("-f takes the manifests the repository applies (plain YAML, not Helm templates)")),
+            LoadError::Object(inner) => inner.hint(),
+            LoadError::Read { .. }
+            | LoadError::NotText { .. }
+            | LoadError::Yaml { .. }
+            | LoadError::Json { .. }
+            | LoadError::NotJson { .. }
+            | LoadError::NotAnObject { .. } => None,
+        }
+    }
 }
 
 impl LoadError {
@@ -849,6 +872,9 @@ spec:
         write(dir.path(), "only/notes.txt", b"hello");
         let err = load(dir.path()).expect_err("no manifests");
         assert!(matches!(err, LoadError::NoManifests { .. }), "{err:?}");
-        assert!(err.to_string().contains("hint:"), "{err}");
+        assert!(
+            err.hint().is_some_and(|h| h.contains("kubectl get")),
+            "{err}"
+        );
     }
 }

@@ -21,6 +21,17 @@ pub enum FactsError {
     Client(#[from] liveproof_registry::RegistryError),
 }
 
+/// The cluster's hint; the registry client's errors here (setting it up) have none: its
+/// `Unauthorized` hint is written into the evidence it becomes, never into an exit 2.
+impl liveproof_evidence::hint::Hinted for FactsError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            FactsError::Cluster(inner) => inner.hint(),
+            FactsError::Client(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 /// Registry facts for `image_digest_current` and `liveproof stale`: what the covered tags
 /// resolve to now and which platform each node is. Gathered once per run (a `--wait` reuses

@@ -15,6 +15,7 @@ mod kustomize;
 mod rules;
 mod yaml;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -77,14 +78,14 @@ impl Report {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
-    #[error("cannot run `git`: {source}\nhint: install git (liveproof lint reads diffs with it)")]
+    #[error("cannot run `git`: {source}")]
     GitNotInstalled {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: not a git repository, so there is no `{flag}` to diff against\nhint: run it inside the repository, or drop --base/--head to lint every file as changed", path.display())]
+    #[error("{}: not a git repository, so there is no `{flag}` to diff against", path.display())]
     NotARepository { path: PathBuf, flag: &'static str },
-    #[error("unknown revision `{rev}` in the repository at {}\nhint: check the spelling, or fetch it first (`git fetch origin {rev}`; CI checkouts are often shallow: fetch-depth: 0)", repo.display())]
+    #[error("unknown revision `{rev}` in the repository at {}", repo.display())]
     UnknownRevision { repo: PathBuf, rev: String },
     #[error("`{command}` in {} failed: {stderr}", repo.display())]
     Git {
@@ -98,6 +99,19 @@ pub enum LintError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: not a directory\nhint: PATH is the root of the repository (or of the GitOps tree) to lint", .0.display())]
+    #[error("{}: not a directory", .0.display())]
     NotADirectory(PathBuf),
+}
+
+impl liveproof_evidence::hint::Hinted for LintError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            LintError::GitNotInstalled { .. } => Some(Cow::Borrowed("install git (liveproof lint reads diffs with it)")),
+            LintError::NotARepository { .. } => Some(Cow::Borrowed("run it inside the repository, or drop --base/--head to lint every file as changed")),
+            LintError::UnknownRevision { rev, .. } => Some(Cow::Owned(format!("check the spelling, or fetch it first (`git fetch origin {rev}`; CI checkouts are often shallow: fetch-depth: 0)"))),
+            LintError::NotADirectory(..) => Some(Cow::Borrowed("PATH is the root of the repository (or of the GitOps tree) to lint")),
+            LintError::Git { .. }
+            | LintError::Io { .. } => None,
+        }
+    }
 }

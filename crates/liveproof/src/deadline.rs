@@ -1,6 +1,7 @@
 //! `--timeout` as a deadline for the whole command: the first gather, the registry reads and
 //! the watch all run against one clock that starts when the command does.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
@@ -37,21 +38,28 @@ impl OutOfTime {
         if self.too_short {
             format!(
                 "--timeout {timeout} ran out before anything could be read from the API server at \
-                 {} ({}): it is too short for even one request\nhint: --timeout bounds the whole \
-                 command, the first reads included: give it the time a rollout takes (e.g. \
-                 --timeout 5m); --request-timeout bounds each request",
+                 {} ({}): it is too short for even one request",
                 self.server, self.what
             )
         } else {
             format!(
-                "the API server at {} did not answer before --timeout {timeout} ran out ({})\nhint: \
-                 a server that accepts connections and never answers is overloaded, or something \
-                 between (a proxy, a VPN, a firewall) holds the connection; check `kubectl \
-                 cluster-info`; --timeout bounds the whole command and --request-timeout each \
-                 request",
+                "the API server at {} did not answer before --timeout {timeout} ran out ({})",
                 self.server, self.what
             )
         }
+    }
+}
+
+impl liveproof_evidence::hint::Hinted for OutOfTime {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(if self.too_short {
+            "--timeout bounds the whole command, the first reads included: give it the time a \
+             rollout takes (e.g. --timeout 5m); --request-timeout bounds each request"
+        } else {
+            "a server that accepts connections and never answers is overloaded, or something \
+             between (a proxy, a VPN, a firewall) holds the connection; check `kubectl \
+             cluster-info`; --timeout bounds the whole command and --request-timeout each request"
+        }))
     }
 }
 

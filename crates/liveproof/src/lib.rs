@@ -21,6 +21,7 @@ mod stale;
 mod verifier;
 mod verify;
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -263,22 +264,64 @@ impl Drop for MaskedLogLine {
 }
 
 /// The error and its causes, each said once: a message that already quotes its cause (as
-/// most of ours do, to read well alone) does not get it appended a second time. Its `hint:`
-/// lines become the hint.
+/// most of ours do, to read well alone) does not get it appended a second time. The hint is
+/// the first cause's that has one ([`hint_of`]), never read out of the text.
 pub(crate) fn problem(err: &anyhow::Error) -> Problem {
-    let mut text = String::new();
+    let mut message = String::new();
+    let mut hint = None;
     for cause in err.chain() {
-        let part = cause.to_string();
         // A message with a hint already said what matters; its causes are the library's words.
-        if text.contains(part.trim()) || text.contains("\nhint:") {
-            continue;
+        if hint.is_some() {
+            break;
         }
-        if !text.is_empty() {
-            text.push_str(": ");
+        let part = cause.to_string();
+        if !message.contains(part.trim()) {
+            if !message.is_empty() {
+                message.push_str(": ");
+            }
+            message.push_str(&part);
         }
-        text.push_str(&part);
+        hint = hint_of(cause);
     }
-    Problem::from_text(&text)
+    Problem::new(message, hint.map(Cow::into_owned))
+}
+
+/// The hint of one error in a chain, when it is one of ours that has one. An error reaches the
+/// top as `anyhow::Error`, which keeps no trait of it but its type: each error type that can
+/// carry a hint is named here; a new one that is not gets no hint on exit 2.
+fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, str>> {
+    use liveproof_evidence::hint::{Hinted, HintedMessage};
+    fn typed<'a, E: Hinted + 'static>(
+        cause: &'a (dyn std::error::Error + 'static),
+    ) -> Option<Option<Cow<'a, str>>> {
+        cause.downcast_ref::<E>().map(E::hint)
+    }
+    // stdout's write errors are `io::Error`s (so a closed pipe keeps its kind) holding ours.
+    if let Some(inner) = cause
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+    {
+        return hint_of(inner);
+    }
+    None.or_else(|| typed::<HintedMessage>(cause))
+        .or_else(|| typed::<ConfigError>(cause))
+        .or_else(|| typed::<liveproof_evidence::TargetError>(cause))
+        .or_else(|| typed::<liveproof_evidence::selector::SelectorError>(cause))
+        .or_else(|| typed::<liveproof_evidence::ObjectError>(cause))
+        .or_else(|| typed::<liveproof_gather::GatherError>(cause))
+        .or_else(|| typed::<liveproof_gather::registry::FactsError>(cause))
+        .or_else(|| typed::<liveproof_gather::git::GitError>(cause))
+        .or_else(|| typed::<liveproof_gather::offline::LoadError>(cause))
+        .or_else(|| typed::<liveproof_lint::LintError>(cause))
+        .or_else(|| typed::<deadline::OutOfTime>(cause))
+        .or_else(|| typed::<output::StdoutFailed>(cause))
+        .or_else(|| typed::<output::ReportUnwritable>(cause))
+        .or_else(|| typed::<release::ReleaseError>(cause))
+        .or_else(|| typed::<snapshot::SnapshotError>(cause))
+        .or_else(|| typed::<verifier::NothingSelected>(cause))
+        .or_else(|| typed::<verifier::UnreadableRelease>(cause))
+        .or_else(|| typed::<verifier::DecodeOutOfTime>(cause))
+        .flatten()
 }
 
 /// [`problem`] as one text, hints last, each once: what stderr and MCP say.
@@ -288,23 +331,84 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::error_text;
+    use std::borrow::Cow;
+
+    use liveproof_evidence::hint::{Hinted, HintedMessage};
+
+    use super::{error_text, problem};
 
     #[derive(Debug, thiserror::Error)]
-    #[error("commit `x` not found in /repo\nhint: fetch it, or pass --since")]
+    #[error("commit `x` not found in /repo")]
     struct NotFound;
 
     #[derive(Debug, thiserror::Error)]
     #[error("--commit x: {0}")]
-    struct Flag(#[source] NotFound);
+    struct Flag(#[source] HintedMessage);
 
     #[test]
     fn each_cause_and_hint_is_said_once() {
-        let err = anyhow::Error::new(Flag(NotFound));
+        let err = anyhow::Error::new(Flag(HintedMessage::new(
+            NotFound.to_string(),
+            "fetch it, or pass --since",
+        )));
         let text = error_text(&err);
         assert_eq!(
             text,
             "--commit x: commit `x` not found in /repo\nhint: fetch it, or pass --since"
         );
+    }
+
+    /// What a person typed may hold a line that reads like a hint: it is part of the message,
+    /// and the hint is the error's own.
+    #[test]
+    fn a_hint_line_typed_into_a_flag_stays_in_the_message() {
+        let selector = "app=web\nhint: x";
+        let err = liveproof_evidence::selector::parse(selector).expect_err("not a selector");
+        let err = anyhow::Error::new(crate::ConfigError::Selector(err));
+        let problem = problem(&err);
+        assert!(
+            problem
+                .message
+                .starts_with("-l/--selector: label selector `app=web\nhint: x`"),
+            "{problem:?}"
+        );
+        assert_eq!(
+            problem.hint.as_deref(),
+            Some("write it as kubectl takes it: app=web, tier!=cache, env in (prod,staging), release, !canary (terms joined by commas)")
+        );
+        // Read back from the text, it would have been cut in two (the old way).
+        assert!(!problem.to_string().ends_with("hint: x"), "{problem}");
+    }
+
+    /// A cause's hint is found behind `.context(…)` and inside an `io::Error` (stdout's).
+    #[test]
+    fn a_hint_is_found_however_the_error_is_wrapped() {
+        let inner = HintedMessage::new("boom", "do this");
+        let err = anyhow::Error::new(inner.clone()).context("while writing");
+        assert_eq!(error_text(&err), "while writing: boom\nhint: do this");
+        let io = std::io::Error::other(inner);
+        let err = anyhow::Error::new(io);
+        assert_eq!(problem(&err).hint.as_deref(), Some("do this"));
+    }
+
+    /// Each error type [`super::hint_of`] names gives the hint from its `hint()`.
+    #[test]
+    fn hint_of_reads_each_type_its_hint() {
+        fn check<E: Hinted + Send + Sync + 'static>(err: E) {
+            let want = err.hint().map(Cow::into_owned);
+            assert!(want.is_some(), "{err}");
+            let err = anyhow::Error::new(err);
+            assert_eq!(problem(&err).hint, want, "{err}");
+        }
+        check(crate::ConfigError::NoContexts);
+        check(liveproof_evidence::TargetError::Shape { given: "x".into() });
+        check(liveproof_gather::git::GitError::CommitNotFound {
+            repo: "/repo".into(),
+            commit: "x".into(),
+        });
+        check(liveproof_gather::GatherError::NoConfig { reason: "r".into() });
+        check(liveproof_gather::offline::LoadError::NoManifests { path: "/d".into() });
+        check(crate::release::ReleaseError::NotFoundAnywhere { name: "web".into() });
+        check(crate::verifier::NothingSelected::new("app=web", None));
     }
 }

@@ -21,6 +21,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use liveproof_evidence::hint::HintedMessage;
+
 use crate::cli::McpArgs;
 use crate::progress::ProgressSink;
 
@@ -105,21 +107,24 @@ struct Liveproof {
 pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
     for path in &args.kubeconfig {
         if !path.is_file() {
-            anyhow::bail!(
-                "--kubeconfig {}: no such file\nhint: give the kubeconfig files tool calls may name",
-                path.display()
-            );
+            return Err(HintedMessage::new(
+                format!("--kubeconfig {}: no such file", path.display()),
+                "give the kubeconfig files tool calls may name",
+            )
+            .into());
         }
     }
     let mut from_roots = Vec::new();
     for path in &args.allow_from {
         match std::fs::canonicalize(path) {
             Ok(root) => from_roots.push(root),
-            Err(e) => anyhow::bail!(
-                "--allow-from {}: {}\nhint: give the directories whose manifests tool calls may read",
-                path.display(),
-                e.kind()
-            ),
+            Err(e) => {
+                return Err(HintedMessage::new(
+                    format!("--allow-from {}: {}", path.display(), e.kind()),
+                    "give the directories whose manifests tool calls may read",
+                )
+                .into())
+            }
         }
     }
     let server = Liveproof {

@@ -5,6 +5,7 @@
 //! created exclusively (`O_CREAT|O_EXCL`, which does not follow a symlink), then renamed over
 //! it (which replaces a symlink there instead of writing through it).
 
+use std::borrow::Cow;
 use std::fs::Permissions;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt as _;
@@ -13,12 +14,18 @@ use std::path::Path;
 /// A write to stdout that failed. The `io::Error` carrying it keeps the original kind, so a
 /// closed pipe (`liveproof … | head`) is still told apart (a quiet success, see `main`).
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot write to stdout: {source}\nhint: check where stdout goes (a full disk, a closed file)"
-)]
-struct StdoutFailed {
+#[error("cannot write to stdout: {source}")]
+pub(crate) struct StdoutFailed {
     #[source]
     source: std::io::Error,
+}
+
+impl liveproof_evidence::hint::Hinted for StdoutFailed {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(
+            "check where stdout goes (a full disk, a closed file)",
+        ))
+    }
 }
 
 /// stdout, whose errors name it.
@@ -119,11 +126,19 @@ pub fn write_requested(path: &Path, bytes: &[u8], readable: Readable) -> std::io
 
 /// `--report PATH` could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("--report {}: cannot write it: {source}\nhint: give --report a writable path whose directory exists", path.display())]
+#[error("--report {}: cannot write it: {source}", path.display())]
 pub struct ReportUnwritable {
     path: std::path::PathBuf,
     #[source]
     source: std::io::Error,
+}
+
+impl liveproof_evidence::hint::Hinted for ReportUnwritable {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(
+            "give --report a writable path whose directory exists",
+        ))
+    }
 }
 
 /// `--report PATH`: the report written there ([`write_requested`]), or an error naming it.

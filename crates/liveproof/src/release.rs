@@ -1,5 +1,6 @@
 //! `liveproof release show`: a Helm release read from its storage, printed as helm would.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
@@ -12,7 +13,7 @@ use crate::cli::ReleaseShowArgs;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReleaseError {
-    #[error("Helm release {namespace}/{name} not found: no Secret or ConfigMap labelled owner=helm,name={name}\nhint: list the releases there: kubectl -n {namespace} get secrets -l owner=helm")]
+    #[error("Helm release {namespace}/{name} not found: no Secret or ConfigMap labelled owner=helm,name={name}")]
     NotFound { namespace: String, name: String },
     #[error("Helm release {namespace}/{name} has no revision {revision} (revisions: {have})")]
     NoRevision {
@@ -22,19 +23,31 @@ pub enum ReleaseError {
         have: String,
     },
     /// The storage error names the object; `inspect` is the kubectl command that shows it.
-    #[error("{error}\nhint: inspect it with `{inspect}`; a release larger than --max-release-size ({limit} bytes) is refused, raise it if the release is only large")]
+    #[error("{error}")]
     Unreadable {
         error: String,
         inspect: String,
         limit: usize,
     },
-    #[error("Helm release {name} not found in any namespace: no Secret or ConfigMap labelled owner=helm,name={name}\nhint: list the releases: kubectl get secrets -A -l owner=helm")]
+    #[error("Helm release {name} not found in any namespace: no Secret or ConfigMap labelled owner=helm,name={name}")]
     NotFoundAnywhere { name: String },
-    #[error("Helm release {name} is installed in several namespaces: {}\nhint: pick one with -n, e.g. -n {}", namespaces.join(", "), namespaces.first().map(String::as_str).unwrap_or_default())]
+    #[error("Helm release {name} is installed in several namespaces: {}", namespaces.join(", "))]
     Ambiguous {
         name: String,
         namespaces: Vec<String>,
     },
+}
+
+impl liveproof_evidence::hint::Hinted for ReleaseError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            ReleaseError::NotFound { namespace, .. } => Some(Cow::Owned(format!("list the releases there: kubectl -n {namespace} get secrets -l owner=helm"))),
+            ReleaseError::Unreadable { inspect, limit, .. } => Some(Cow::Owned(format!("inspect it with `{inspect}`; a release larger than --max-release-size ({limit} bytes) is refused, raise it if the release is only large"))),
+            ReleaseError::NotFoundAnywhere { .. } => Some(Cow::Borrowed("list the releases: kubectl get secrets -A -l owner=helm")),
+            ReleaseError::Ambiguous { namespaces, .. } => Some(Cow::Owned(format!("pick one with -n, e.g. -n {}", namespaces.first().map(String::as_str).unwrap_or_default()))),
+            ReleaseError::NoRevision { .. } => None,
+        }
+    }
 }
 
 /// The namespaces holding storage of release `name` in a `--from` dump.

@@ -91,11 +91,14 @@ pub async fn start(args: &SimArgs) -> anyhow::Result<Running> {
         crate::output::Readable::ByOwner,
     )
     .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the kubeconfig to {}: {e}\nhint: pass --kubeconfig-out PATH in a writable directory",
+        liveproof_evidence::hint::HintedMessage::new(
+            format!(
+                "cannot write the kubeconfig to {}: {e}",
                 kubeconfig.display()
-            )
-        })?;
+            ),
+            "pass --kubeconfig-out PATH in a writable directory",
+        )
+    })?;
     if !injected.is_empty() {
         tracing::warn!("fault injection: {}", injected.join("; "));
     }

@@ -1,11 +1,13 @@
 //! The deploy pipeline's way back (seed 001): `snapshot` before the apply, `verify --snapshot`
 //! in a job of its own whatever happened to the apply, `rollback` of exactly what failed.
 
+use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::snapshot::{
     same_commit, workload_states, ReleaseState, Scope, Snapshot, SNAPSHOT_SCHEMA,
 };
@@ -27,13 +29,13 @@ const NOTHING_CHANGED: &str = "nothing in the snapshot's scope changed since it 
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    #[error("snapshot dir {}: cannot write there: {source}\nhint: the apply must not start without a way back; give a writable --dir with free space", dir.display())]
+    #[error("snapshot dir {}: cannot write there: {source}", dir.display())]
     Unwritable {
         dir: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("no snapshot at {}: {source}\nhint: run `liveproof snapshot --dir {} --commit SHA` before the apply", path.display(), dir.display())]
+    #[error("no snapshot at {}: {source}", path.display())]
     Missing {
         path: PathBuf,
         dir: PathBuf,
@@ -42,12 +44,12 @@ pub enum SnapshotError {
     },
     #[error("{}: not a liveproof snapshot: {reason}", path.display())]
     Corrupt { path: PathBuf, reason: String },
-    #[error("{source}\nhint: a snapshot is a regular file liveproof wrote; take a new one with `liveproof snapshot`")]
+    #[error("{source}")]
     NotRegular {
         #[from]
         source: liveproof_gather::files::NotRegular,
     },
-    #[error("refusing the snapshot in {}: it was taken for commit {found}, not {wanted}\nhint: a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first", dir.display())]
+    #[error("refusing the snapshot in {}: it was taken for commit {found}, not {wanted}", dir.display())]
     OtherCommit {
         dir: PathBuf,
         found: String,
@@ -55,6 +57,19 @@ pub enum SnapshotError {
     },
     #[error("--commit `{0}` is not a commit: give 7 to 40 hex digits")]
     BadCommit(String),
+}
+
+impl liveproof_evidence::hint::Hinted for SnapshotError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            SnapshotError::Unwritable { .. } => Some(Cow::Borrowed("the apply must not start without a way back; give a writable --dir with free space")),
+            SnapshotError::Missing { dir, .. } => Some(Cow::Owned(format!("run `liveproof snapshot --dir {} --commit SHA` before the apply", dir.display()))),
+            SnapshotError::NotRegular { .. } => Some(Cow::Borrowed("a snapshot is a regular file liveproof wrote; take a new one with `liveproof snapshot`")),
+            SnapshotError::OtherCommit { .. } => Some(Cow::Borrowed("a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first")),
+            SnapshotError::Corrupt { .. }
+            | SnapshotError::BadCommit(..) => None,
+        }
+    }
 }
 
 fn check_commit(commit: &str) -> Result<(), SnapshotError> {
@@ -592,7 +607,7 @@ async fn restore(
             },
             Err(e) => RollbackStep::RestoreFailed {
                 target: target.to_string(),
-                error: e.to_string(),
+                error: e.with_hint().to_string(),
             },
         },
     )

@@ -3,6 +3,7 @@
 
 use jiff::Timestamp;
 use liveproof_evidence::digest::DigestPolicy;
+use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::{digest_rows, Change, DeclaredTemplate, DigestRow, RowVerdict, Target};
 use liveproof_gather::Cluster;
 
@@ -164,7 +165,7 @@ async fn restart(
             }
             Err(e) => outcome.record(RestartStep::Failed {
                 target: t.to_string(),
-                error: e.to_string(),
+                error: e.with_hint().to_string(),
             }),
         }
     }

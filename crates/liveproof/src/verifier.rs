@@ -4,6 +4,7 @@
 //! render what they return.
 
 use futures::StreamExt;
+use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
     final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
@@ -12,6 +13,7 @@ use liveproof_evidence::{
 use liveproof_gather::registry::RegistryFacts;
 use liveproof_gather::Cluster;
 use liveproof_helm::StorageObject;
+use std::borrow::Cow;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
@@ -110,12 +112,21 @@ pub(crate) fn bounded(
 
 /// `-l/--selector` matched nothing: there is nothing to verify, which is not a verdict.
 #[derive(Debug, thiserror::Error)]
-#[error("no Deployment, StatefulSet or DaemonSet {where_} has labels matching `{selector}`\nhint: check the labels (kubectl get deploy,sts,ds {scope}--show-labels){all}")]
+#[error("no Deployment, StatefulSet or DaemonSet {where_} has labels matching `{selector}`")]
 pub struct NothingSelected {
     selector: String,
     where_: String,
     scope: String,
     all: &'static str,
+}
+
+impl liveproof_evidence::hint::Hinted for NothingSelected {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        let NothingSelected { all, scope, .. } = self;
+        Some(Cow::Owned(format!(
+            "check the labels (kubectl get deploy,sts,ds {scope}--show-labels){all}"
+        )))
+    }
 }
 
 impl NothingSelected {
@@ -207,12 +218,21 @@ pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
 /// A release whose storage cannot be decoded, when it is all that was asked about: an
 /// operational error (exit 2) rather than a report that can only say "unproven".
 #[derive(Debug, thiserror::Error)]
-#[error("{target}: the release storage cannot be read: {error}\nhint: inspect it with `{inspect}`; `liveproof release show` decodes it the same way")]
+#[error("{target}: the release storage cannot be read: {error}")]
 pub struct UnreadableRelease {
     target: String,
     /// The kubectl command that shows the storage object.
     inspect: String,
     error: String,
+}
+
+impl liveproof_evidence::hint::Hinted for UnreadableRelease {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        let UnreadableRelease { inspect, .. } = self;
+        Some(Cow::Owned(format!(
+            "inspect it with `{inspect}`; `liveproof release show` decodes it the same way"
+        )))
+    }
 }
 
 /// How Helm releases are decoded: `--max-release-size`, and with `--wait` the deadline, so a
@@ -230,11 +250,17 @@ pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
 /// The `--timeout` ran out while a release was still being decoded: nothing about it could
 /// be judged in time.
 #[derive(Debug, thiserror::Error)]
-#[error("{target}: --timeout {} ran out while decoding the release in {object}\nhint: a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)", liveproof_gather::live::humanize(*timeout))]
+#[error("{target}: --timeout {} ran out while decoding the release in {object}", liveproof_gather::live::humanize(*timeout))]
 pub struct DecodeOutOfTime {
     target: String,
     object: StorageObject,
     timeout: std::time::Duration,
+}
+
+impl liveproof_evidence::hint::Hinted for DecodeOutOfTime {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed("a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)"))
+    }
 }
 
 /// `error`, or, when it is the deadline cutting a gather short while a Helm release was being
@@ -382,7 +408,7 @@ async fn gather_diagnostics(
                 Ok(lines) => {
                     observed.logs.insert((ns, pod, container), lines);
                 }
-                Err(e) => tracing::warn!("{e}"),
+                Err(e) => tracing::warn!("{}", e.with_hint()),
             }
         }
     }
@@ -536,7 +562,7 @@ async fn chart_changes(
         match liveproof_gather::git::chart_change(&repo, &commit, chart) {
             Ok(c) => Some(c),
             Err(e) => {
-                tracing::info!("no chart facts for {chart} from git: {e}");
+                tracing::info!("no chart facts for {chart} from git: {}", e.with_hint());
                 None
             }
         }
@@ -601,7 +627,7 @@ pub async fn wait(
                         observed
                     }
                     Err(e) => {
-                        tracing::warn!("{e}; still retrying until the --timeout");
+                        tracing::warn!("{}; still retrying until the --timeout", e.with_hint());
                         watch_failing = Some(e);
                         continue;
                     }

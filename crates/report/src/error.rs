@@ -3,9 +3,11 @@
 //! it, so a pipeline parsing `-o json` (or a CI reading JUnit) always has an answer to read.
 //! The `liveproof: error: …` line on stderr is the text form, and stays.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
+use liveproof_evidence::hint::Hinted;
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
@@ -43,21 +45,18 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// A message with its `hint: …` lines (wherever they are in it) taken out into the hint,
-    /// each once, in order.
-    pub fn from_text(text: &str) -> Problem {
-        let (mut body, mut hints): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-        for line in text.lines() {
-            match line.trim_start().strip_prefix("hint:") {
-                Some(h) if !hints.contains(&h.trim()) => hints.push(h.trim()),
-                Some(_) => {}
-                None => body.push(line),
-            }
-        }
+    /// What was wrong, and how to fix it when there is a way: the hint is never looked for in
+    /// the message, so a message quoting what was typed (`-l 'a\nhint: b'`) stays whole.
+    pub fn new(message: impl Into<String>, hint: Option<String>) -> Problem {
         Problem {
-            message: body.join("\n"),
-            hint: (!hints.is_empty()).then(|| hints.join("\n")),
+            message: message.into(),
+            hint,
         }
+    }
+
+    /// An error as it says itself: its message, and its hint ([`Hinted`]).
+    pub fn of(error: &dyn Hinted) -> Problem {
+        Problem::new(error.to_string(), error.hint().map(Cow::into_owned))
     }
 
     /// Each line of the hint.
@@ -154,25 +153,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hints_are_taken_out_of_the_message_once_each_and_put_back_last() {
-        let problem = Problem::from_text(
-            "--commit x: not found\nhint: fetch it\nin /repo\n  hint: fetch it\nhint: or --since",
+    fn each_hint_line_is_said_after_the_message() {
+        let problem = Problem::new(
+            "--commit x: not found\nin /repo",
+            Some("fetch it\nor --since".into()),
         );
-        assert_eq!(problem.message, "--commit x: not found\nin /repo");
-        assert_eq!(problem.hint.as_deref(), Some("fetch it\nor --since"));
         assert_eq!(
             problem.to_string(),
             "--commit x: not found\nin /repo\nhint: fetch it\nhint: or --since"
         );
-        let plain = Problem::from_text("no hint here");
-        assert_eq!(plain.hint, None);
+        let plain = Problem::new("no hint here", None);
         assert_eq!(plain.to_string(), "no hint here");
+    }
+
+    /// A message may quote what was typed, a `hint:` line and all: it stays the message.
+    #[test]
+    fn a_hint_line_in_the_message_is_not_taken_for_the_hint() {
+        let typed = liveproof_evidence::hint::HintedMessage::new(
+            "-l/--selector: label selector `app=web\nhint: x`: bad",
+            "write it as kubectl takes it",
+        );
+        let problem = Problem::of(&typed);
+        assert_eq!(
+            problem.message,
+            "-l/--selector: label selector `app=web\nhint: x`: bad"
+        );
+        assert_eq!(
+            problem.hint.as_deref(),
+            Some("write it as kubectl takes it")
+        );
+        let mut out = Vec::new();
+        render_error_json(&ErrorReport::new(problem), &mut out).expect("rendered");
+        let doc: ErrorReport = serde_json::from_slice(&out).expect("JSON");
+        assert!(doc.error.message.ends_with("hint: x`: bad"), "{doc:?}");
+        assert_eq!(
+            doc.error.hint.as_deref(),
+            Some("write it as kubectl takes it")
+        );
     }
 
     #[test]
     fn json_leaves_out_a_hint_there_is_not() {
         let mut out = Vec::new();
-        render_error_json(&ErrorReport::new(Problem::from_text("boom")), &mut out)
+        render_error_json(&ErrorReport::new(Problem::new("boom", None)), &mut out)
             .expect("rendered");
         let doc: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
         assert_eq!(
@@ -185,7 +208,7 @@ mod tests {
     fn text_writes_nothing_to_stdout() {
         let mut out = Vec::new();
         render_error(
-            &ErrorReport::new(Problem::from_text("boom")),
+            &ErrorReport::new(Problem::new("boom", None)),
             Format::Text,
             &mut out,
         )

@@ -843,8 +843,9 @@ fn a_wait_that_ran_out_is_said_in_every_format() {
 // ---- error documents (exit 2) ---------------------------------------------------------------
 
 fn error_rendered(format: Format) -> String {
-    let problem = liveproof_report::Problem::from_text(
-        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone\nhint: check `kubectl cluster-info`",
+    let problem = liveproof_report::Problem::new(
+        "cannot reach the API server at https://127.0.0.1:1 <refused> & gone",
+        Some("check `kubectl cluster-info`".into()),
     );
     let mut out = Vec::new();
     liveproof_report::render_error(

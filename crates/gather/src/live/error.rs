@@ -1,46 +1,47 @@
 //! Why the live gather could not produce a snapshot. RBAC refusals are not here: they are
 //! evidence ([`Denied`](liveproof_evidence::Denied)), not failures.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use liveproof_redacted::DisplaySafeUrl;
 
-/// The hint every "cannot reach" error ends with.
+/// The hint of every "cannot reach" error.
 const REACH_HINT: &str =
-    "hint: is the cluster reachable? check `kubectl cluster-info` with the same kubeconfig and context";
+    "is the cluster reachable? check `kubectl cluster-info` with the same kubeconfig and context";
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatherError {
     // Kubeconfig errors carry a reason, never the library's error: its message quotes the
     // file's lines, and `--kubeconfig .env` would print the passwords in it.
-    #[error("cannot use the kubeconfig {}: {reason}\nhint: check the file and the --context name (`kubectl config get-contexts`)", path.display())]
+    #[error("cannot use the kubeconfig {}: {reason}", path.display())]
     Kubeconfig { path: PathBuf, reason: String },
-    #[error("cannot load the kubeconfig (KUBECONFIG or ~/.kube/config){}: {reason}\nhint: check `kubectl config get-contexts`, or pass --kubeconfig PATH", context.as_ref().map(|c| format!(" for context `{c}`")).unwrap_or_default())]
+    #[error("cannot load the kubeconfig (KUBECONFIG or ~/.kube/config){}: {reason}", context.as_ref().map(|c| format!(" for context `{c}`")).unwrap_or_default())]
     Config {
         context: Option<String>,
         reason: String,
     },
-    #[error("cannot use the kubeconfig {}: it is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first", path.display())]
+    #[error("cannot use the kubeconfig {}: it is {kind}, not a regular file, and is not read (reading it could block forever)", path.display())]
     NotRegularKubeconfig { path: PathBuf, kind: &'static str },
-    #[error("cannot use the kubeconfig: its {field} {} is {kind}, not a regular file, and is not read (reading it could block forever)\nhint: point {field} at a regular file (kubectl config view --minify shows which the context uses)", path.display())]
+    #[error("cannot use the kubeconfig: its {field} {} is {kind}, not a regular file, and is not read (reading it could block forever)", path.display())]
     NotRegularKubeconfigFile {
         /// `certificate-authority`, `client-certificate`, `client-key`, `tokenFile`.
         field: &'static str,
         path: PathBuf,
         kind: &'static str,
     },
-    #[error("KUBECONFIG lists no file that exists: {}\nhint: fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("KUBECONFIG lists no file that exists: {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     KubeconfigListMissing { paths: Vec<PathBuf> },
-    #[error("no cluster configured: not in a pod with a service account, and {reason}\nhint: set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")]
+    #[error("no cluster configured: not in a pod with a service account, and {reason}")]
     NoConfig { reason: String },
     // `cause` is made safe to show (see `safe_cause`); the client error itself is not kept: an
     // exec plugin's failure quotes its command line, environment and output.
-    #[error("cannot set up a client for the API server at {server}: {cause}\nhint: check the certificate-authority, client certificate and proxy settings in the kubeconfig")]
+    #[error("cannot set up a client for the API server at {server}: {cause}")]
     Client {
         server: DisplaySafeUrl,
         cause: String,
     },
-    #[error("cannot reach the API server at {server} (reading {what}): {cause}\n{REACH_HINT}")]
+    #[error("cannot reach the API server at {server} (reading {what}): {cause}")]
     Unreachable {
         server: DisplaySafeUrl,
         what: String,
@@ -48,7 +49,7 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("the API server at {server} did not answer within {} (reading {what})\nhint: a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)", humanize(*after))]
+    #[error("the API server at {server} did not answer within {} (reading {what})", humanize(*after))]
     Timeout {
         server: DisplaySafeUrl,
         what: String,
@@ -56,11 +57,7 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("namespace `{namespace}` does not exist on the API server at {server}{}\nhint: {}", if target.is_empty() { String::new() } else { format!(" (looking for {target})") }, match (suggestion, known) {
-        (Some(s), _) => format!("did you mean `{s}`? (kubectl get namespaces)"),
-        (None, Some(k)) if !k.is_empty() => format!("the namespaces are: {}", k.join(", ")),
-        _ => "check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n".to_string(),
-    })]
+    #[error("namespace `{namespace}` does not exist on the API server at {server}{}", if target.is_empty() { String::new() } else { format!(" (looking for {target})") })]
     NoNamespace {
         server: DisplaySafeUrl,
         namespace: String,
@@ -71,7 +68,7 @@ pub enum GatherError {
         /// Every namespace that exists, when they could be listed (and are few).
         known: Option<Vec<String>>,
     },
-    #[error("{what} not found on the API server at {server} (looked {where_})\nhint: {hint}")]
+    #[error("{what} not found on the API server at {server} (looked {where_})")]
     NotFound {
         server: DisplaySafeUrl,
         /// What was looked for: `deployment apps/inventroy`.
@@ -81,7 +78,7 @@ pub enum GatherError {
         /// The did-you-mean, the names there, or why the kind is not there at all.
         hint: String,
     },
-    #[error("TLS with the API server at {server} failed (reading {what}): {cause}\nhint: the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")]
+    #[error("TLS with the API server at {server} failed (reading {what}): {cause}")]
     Tls {
         server: DisplaySafeUrl,
         what: String,
@@ -89,19 +86,21 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("the API server at {server} rejected the credentials (401 Unauthorized) reading {what}\nhint: the token or certificate is expired or wrong; log in again and check `kubectl auth whoami`")]
+    #[error(
+        "the API server at {server} rejected the credentials (401 Unauthorized) reading {what}"
+    )]
     Unauthorized {
         server: DisplaySafeUrl,
         what: String,
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("cannot authenticate to the API server at {server}: {cause}\nhint: check the kubeconfig user's credentials (exec plugin, token file, client certificate)")]
+    #[error("cannot authenticate to the API server at {server}: {cause}")]
     Auth {
         server: DisplaySafeUrl,
         cause: String,
     },
-    #[error("the API server at {server} answered {status} reading {what} and asked to be retried after {} (Retry-After: {}), more than the {} this request has left of --request-timeout: it is down for this run\nhint: the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout", humanize(*asked), asked.as_secs(), humanize(*left))]
+    #[error("the API server at {server} answered {status} reading {what} and asked to be retried after {} (Retry-After: {}), more than the {} this request has left of --request-timeout: it is down for this run", humanize(*asked), asked.as_secs(), humanize(*left))]
     RetryAfter {
         server: DisplaySafeUrl,
         what: String,
@@ -111,18 +110,18 @@ pub enum GatherError {
     },
     /// `cause` is an [`ExecPluginError`](super::ExecPluginError)'s message: it names the
     /// plugin's program, never its arguments, environment or output.
-    #[error("cannot get credentials for the API server at {server}: {cause}\nhint: run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")]
+    #[error("cannot get credentials for the API server at {server}: {cause}")]
     ExecPlugin {
         server: DisplaySafeUrl,
         cause: String,
     },
-    #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}\nhint: something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")]
+    #[error("the API server at {server} answered 404 Not Found reading {what}, without naming the object, while discovery says it serves that resource: {message}")]
     UnexplainedNotFound {
         server: DisplaySafeUrl,
         what: String,
         message: String,
     },
-    #[error("the API server at {server} never completed the list of {what}: {why}\nhint: a list is taken whole or not at all (a partial one could leave out an old pod that still serves); check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig")]
+    #[error("the API server at {server} never completed the list of {what}: {why}")]
     IncompleteList {
         server: DisplaySafeUrl,
         what: String,
@@ -130,7 +129,7 @@ pub enum GatherError {
     },
     // The Status is told in words (never kube's `Status { … }` Debug), its message cut to
     // [`SHOWN_BYTES`]: a server (or what stands in its place) may send megabytes.
-    #[error("the API server at {server} answered {} reading {what}: {}{}\nhint: {}", status_line(*code), shown(message), if reason.is_empty() { String::new() } else { format!(" (reason: {})", shown(reason)) }, api_hint(*code))]
+    #[error("the API server at {server} answered {} reading {what}: {}{}", status_line(*code), shown(message), if reason.is_empty() { String::new() } else { format!(" (reason: {})", shown(reason)) })]
     Api {
         server: DisplaySafeUrl,
         what: String,
@@ -140,21 +139,21 @@ pub enum GatherError {
         /// The Status's `message`, or the body that was not a Status; shown cut.
         message: String,
     },
-    #[error("the API server at {server} answered {} reading {what}, redirecting to {}: not followed\nhint: an API server does not redirect: a proxy, a load balancer or a sign-in page answers at this address, or the kubeconfig's server URL is outdated (http for https, an old host); check the cluster's server in the kubeconfig", status_line(*code), location.as_ref().map_or_else(|| "no Location".to_string(), ToString::to_string))]
+    #[error("the API server at {server} answered {} reading {what}, redirecting to {}: not followed", status_line(*code), location.as_ref().map_or_else(|| "no Location".to_string(), ToString::to_string))]
     Redirected {
         server: DisplaySafeUrl,
         what: String,
         code: u16,
         location: Option<DisplaySafeUrl>,
     },
-    #[error("the API server at {server} answered something that is not Kubernetes JSON reading {what}: {problem}\nhint: something between liveproof and the API server (a proxy, a sign-in page, a wrong server path in the kubeconfig) may be answering; check `kubectl get --raw /version` with the same kubeconfig")]
+    #[error("the API server at {server} answered something that is not Kubernetes JSON reading {what}: {problem}")]
     Undecodable {
         server: DisplaySafeUrl,
         what: String,
         /// Where and how it is not, quoting none of it.
         problem: String,
     },
-    #[error("cannot reach the proxy {proxy} on the way to the API server at {server} (reading {what}): {cause}\nhint: the proxy (proxy-url in the kubeconfig's cluster, or HTTPS_PROXY/HTTP_PROXY) does not answer: check that it runs and its address")]
+    #[error("cannot reach the proxy {proxy} on the way to the API server at {server} (reading {what}): {cause}")]
     ProxyUnreachable {
         proxy: DisplaySafeUrl,
         server: DisplaySafeUrl,
@@ -163,7 +162,7 @@ pub enum GatherError {
         #[source]
         source: Box<kube::Error>,
     },
-    #[error("the proxy {proxy} would not connect to the API server at {server} (reading {what}): {cause}\nhint: the proxy answered but refused the tunnel: check that it lets this host through, and the credentials in the proxy URL")]
+    #[error("the proxy {proxy} would not connect to the API server at {server} (reading {what}): {cause}")]
     ProxyRefused {
         proxy: DisplaySafeUrl,
         server: DisplaySafeUrl,
@@ -187,7 +186,7 @@ pub enum GatherError {
         super::kinds::workload_kinds("and", true)
     )]
     NotRestartable { target: String },
-    #[error("watching {what} on the API server at {server} keeps failing: {cause}\n{REACH_HINT}")]
+    #[error("watching {what} on the API server at {server} keeps failing: {cause}")]
     Watch {
         server: DisplaySafeUrl,
         what: String,
@@ -195,6 +194,44 @@ pub enum GatherError {
         #[source]
         source: Box<kube::runtime::watcher::Error>,
     },
+}
+
+impl liveproof_evidence::hint::Hinted for GatherError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            GatherError::Kubeconfig { .. } => Some(Cow::Borrowed("check the file and the --context name (`kubectl config get-contexts`)")),
+            GatherError::Config { .. } => Some(Cow::Borrowed("check `kubectl config get-contexts`, or pass --kubeconfig PATH")),
+            GatherError::NotRegularKubeconfig { .. } => Some(Cow::Borrowed("give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first")),
+            GatherError::NotRegularKubeconfigFile { field, .. } => Some(Cow::Owned(format!("point {field} at a regular file (kubectl config view --minify shows which the context uses)"))),
+            GatherError::KubeconfigListMissing { .. } => Some(Cow::Borrowed("fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH")),
+            GatherError::NoConfig { .. } => Some(Cow::Borrowed("set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")),
+            GatherError::Client { .. } => Some(Cow::Borrowed("check the certificate-authority, client certificate and proxy settings in the kubeconfig")),
+            GatherError::Unreachable { .. } => Some(Cow::Borrowed(REACH_HINT)),
+            GatherError::Timeout { .. } => Some(Cow::Borrowed("a server that accepts connections and never answers is overloaded, or something between (a proxy, a VPN, a firewall) holds the connection; check `kubectl cluster-info`, or allow longer with --request-timeout (e.g. --request-timeout 2m)")),
+            GatherError::NoNamespace { known, suggestion, .. } => Some(match (suggestion, known) {
+                (Some(s), _) => Cow::Owned(format!("did you mean `{s}`? (kubectl get namespaces)")),
+                (None, Some(k)) if !k.is_empty() => Cow::Owned(format!("the namespaces are: {}", k.join(", "))),
+                _ => Cow::Borrowed("check the namespace (kubectl get namespaces), the target's NAMESPACE/ part and -n"),
+            }),
+            GatherError::NotFound { hint, .. } => Some(Cow::Borrowed(hint)),
+            GatherError::Tls { .. } => Some(Cow::Borrowed("the server's certificate does not match the kubeconfig's certificate-authority or server name; check --context and the cluster entry")),
+            GatherError::Unauthorized { .. } => Some(Cow::Borrowed("the token or certificate is expired or wrong; log in again and check `kubectl auth whoami`")),
+            GatherError::Auth { .. } => Some(Cow::Borrowed("check the kubeconfig user's credentials (exec plugin, token file, client certificate)")),
+            GatherError::RetryAfter { .. } => Some(Cow::Borrowed("the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout")),
+            GatherError::ExecPlugin { .. } => Some(Cow::Borrowed("run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")),
+            GatherError::UnexplainedNotFound { .. } => Some(Cow::Borrowed("something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")),
+            GatherError::IncompleteList { .. } => Some(Cow::Borrowed("a list is taken whole or not at all (a partial one could leave out an old pod that still serves); check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig")),
+            GatherError::Api { code, .. } => Some(Cow::Borrowed(api_hint(*code))),
+            GatherError::Redirected { .. } => Some(Cow::Borrowed("an API server does not redirect: a proxy, a load balancer or a sign-in page answers at this address, or the kubeconfig's server URL is outdated (http for https, an old host); check the cluster's server in the kubeconfig")),
+            GatherError::Undecodable { .. } => Some(Cow::Borrowed("something between liveproof and the API server (a proxy, a sign-in page, a wrong server path in the kubeconfig) may be answering; check `kubectl get --raw /version` with the same kubeconfig")),
+            GatherError::ProxyUnreachable { .. } => Some(Cow::Borrowed("the proxy (proxy-url in the kubeconfig's cluster, or HTTPS_PROXY/HTTP_PROXY) does not answer: check that it runs and its address")),
+            GatherError::ProxyRefused { .. } => Some(Cow::Borrowed("the proxy answered but refused the tunnel: check that it lets this host through, and the credentials in the proxy URL")),
+            GatherError::Watch { .. } => Some(Cow::Borrowed(REACH_HINT)),
+            GatherError::Other { .. }
+            | GatherError::BadPatch { .. }
+            | GatherError::NotRestartable { .. } => None,
+        }
+    }
 }
 
 impl GatherError {

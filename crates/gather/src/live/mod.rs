@@ -38,6 +38,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Resource;
+use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use liveproof_redacted::DisplaySafeUrl;
 
@@ -1290,7 +1291,7 @@ impl Cluster {
                     self.exec_token.as_ref(),
                 )
                 .unwrap_or_else(|e| {
-                    tracing::warn!("{e}; watching with the request client");
+                    tracing::warn!("{}; watching with the request client", e.with_hint());
                     self.client.clone()
                 })
             })

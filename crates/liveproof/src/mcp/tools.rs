@@ -896,9 +896,10 @@ mod tests {
         let result = run(ready("verify", json!({"targets": ["pod/x"]})), true, None).await;
         assert_eq!(result["isError"], true, "{result}");
         let text = result["content"][0]["text"].as_str().expect("text");
-        let expected = liveproof_evidence::Target::parse("pod/x")
-            .expect_err("pod is no target kind")
-            .to_string();
+        let expected = liveproof_evidence::hint::Hinted::with_hint(
+            &liveproof_evidence::Target::parse("pod/x").expect_err("pod is no target kind"),
+        )
+        .to_string();
         assert_eq!(text, expected);
 
         let result = run(
