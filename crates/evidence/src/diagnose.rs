@@ -113,15 +113,8 @@ pub fn workload(
         pods.iter()
             .filter_map(|p| Some(("Pod".to_string(), p.metadata.name.clone()?))),
     );
-    // Every kind named: a new workload kind must say what records its revisions.
-    let revision_kind = match target.kind {
-        TargetKind::Deployment => Some(ResourceKind::ReplicaSet),
-        TargetKind::StatefulSet | TargetKind::DaemonSet => Some(ResourceKind::ControllerRevision),
-        TargetKind::Release
-        | TargetKind::HelmRelease
-        | TargetKind::Kustomization
-        | TargetKind::Application => None,
-    };
+    // What records its revisions is a fact of its kind's row.
+    let revision_kind = target.kind.spec().revisions;
     let owned_by = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         meta.owner_references
             .iter()

@@ -252,7 +252,7 @@ impl Observed {
         let is_list = liveproof_helm::yaml::is_list_kind(&kind);
         let required: &[(&str, &'static str)] = match kind.as_str() {
             _ if is_list => &[],
-            "Deployment" | "StatefulSet" | "DaemonSet" => &[
+            k if crate::KINDS.iter().any(|s| s.workload && s.kind_name == k) => &[
                 ("/metadata/name", "metadata.name"),
                 ("/spec", "spec"),
                 ("/spec/selector", "spec.selector"),

@@ -61,15 +61,10 @@ pub fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> 
             .map(str::to_string)
     };
     let mut found: Vec<String> = match kind {
-        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => observed
+        kind if kind.is_workload() => observed
             .workloads()
             .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
             .map(|(_, m, _)| namespace(m.namespace.as_deref()))
-            .collect(),
-        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application => observed
-            .others_of(kind.resource())
-            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
-            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
             .collect(),
         TargetKind::Release => observed
             .others_of(ResourceKind::Secret)
@@ -79,6 +74,12 @@ pub fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> 
                     && str_at(o, "/metadata/labels/name").as_deref() == Some(name)
                     && liveproof_helm::is_release_storage(o)
             })
+            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .collect(),
+        // A Helm or GitOps object, kept raw: its kind's resource, by name.
+        kind => observed
+            .others_of(kind.resource())
+            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
             .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
             .collect(),
     };

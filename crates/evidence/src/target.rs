@@ -36,6 +36,9 @@ pub struct KindSpec {
     pub resource: crate::ResourceKind,
     /// Whether its pods are judged directly (Deployment, StatefulSet, DaemonSet).
     pub workload: bool,
+    /// For a workload, what records its revisions (which pods are of the current template):
+    /// ReplicaSets for a Deployment, ControllerRevisions for a StatefulSet or DaemonSet.
+    pub revisions: Option<crate::ResourceKind>,
 }
 
 impl KindSpec {
@@ -58,6 +61,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["deploy"],
         resource: crate::ResourceKind::Deployment,
         workload: true,
+        revisions: Some(crate::ResourceKind::ReplicaSet),
     },
     KindSpec {
         kind: TargetKind::StatefulSet,
@@ -67,6 +71,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["sts"],
         resource: crate::ResourceKind::StatefulSet,
         workload: true,
+        revisions: Some(crate::ResourceKind::ControllerRevision),
     },
     KindSpec {
         kind: TargetKind::DaemonSet,
@@ -76,6 +81,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["ds"],
         resource: crate::ResourceKind::DaemonSet,
         workload: true,
+        revisions: Some(crate::ResourceKind::ControllerRevision),
     },
     KindSpec {
         kind: TargetKind::Release,
@@ -85,6 +91,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &[],
         resource: crate::ResourceKind::Secret,
         workload: false,
+        revisions: None,
     },
     KindSpec {
         kind: TargetKind::HelmRelease,
@@ -94,6 +101,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["hr"],
         resource: crate::ResourceKind::HelmRelease,
         workload: false,
+        revisions: None,
     },
     KindSpec {
         kind: TargetKind::Kustomization,
@@ -103,6 +111,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["ks"],
         resource: crate::ResourceKind::Kustomization,
         workload: false,
+        revisions: None,
     },
     // Not `apps` as a short name: that is the API group of Deployments (kubectl refuses it as
     // a resource too), and `apps/inventory` must not be read as an Argo CD Application.
@@ -114,6 +123,7 @@ pub const KINDS: &[KindSpec] = &[
         short: &["app"],
         resource: crate::ResourceKind::Application,
         workload: false,
+        revisions: None,
     },
 ];
 

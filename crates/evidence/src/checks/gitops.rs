@@ -118,13 +118,12 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
     out
 }
 
+/// The workload kind an object's `kind` names, from the kind table.
 fn workload_kind(kind: &str) -> Option<TargetKind> {
-    match kind {
-        "Deployment" => Some(TargetKind::Deployment),
-        "StatefulSet" => Some(TargetKind::StatefulSet),
-        "DaemonSet" => Some(TargetKind::DaemonSet),
-        _ => None,
-    }
+    crate::KINDS
+        .iter()
+        .find(|k| k.workload && k.kind_name == kind)
+        .map(|k| k.kind)
 }
 
 /// A kustomize-controller inventory id: `<namespace>_<name>_<group>_<kind>`.
@@ -134,7 +133,7 @@ fn inventory_workload(id: &str) -> Option<Target> {
     let group = parts.next()?;
     let ns_name = parts.next()?;
     let (ns, name) = ns_name.split_once('_')?;
-    (group == "apps" && !ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
+    (group == kind.resource().group() && !ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
 }
 
 /// The GitOps target's own evidence.

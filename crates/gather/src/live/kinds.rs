@@ -362,6 +362,11 @@ mod tests {
                 "{}: a workload whose revisions ({revisions:?}) are not a typed kind",
                 spec.kind_name
             );
+            assert_eq!(
+                revisions, spec.revisions,
+                "{}: the gather reads other revisions than KINDS says record them",
+                spec.kind_name
+            );
             assert_eq!(TargetKind::workload_of(spec.resource), Some(spec.kind));
         }
     }
