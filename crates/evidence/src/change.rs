@@ -211,10 +211,12 @@ pub struct ExpectedImage {
 }
 
 impl ExpectedImage {
-    pub fn parse(given: &str) -> Option<ExpectedImage> {
-        ImageRef::parse(given).map(|image| ExpectedImage {
+    /// `--image`: a reference as runtimes read it, or why it is none.
+    pub fn parse(given: &str) -> Result<ExpectedImage, liveproof_oci::ReferenceError> {
+        let image = liveproof_oci::Reference::parse(given.trim())?;
+        Ok(ExpectedImage {
             given: given.to_string(),
-            image,
+            image: ImageRef::from(&image),
         })
     }
 }

@@ -65,8 +65,8 @@ pub enum ConfigError {
         #[source]
         source: liveproof_gather::git::GitError,
     },
-    #[error("--image `{given}` is not an image reference")]
-    Image { given: String },
+    #[error("--image `{given}` is not an image reference: {reason}")]
+    Image { given: String, reason: String },
     #[error("--expect `{given}`: {reason}")]
     Expect { given: String, reason: String },
     #[error("--chart-version `{given}` is empty or has spaces")]
@@ -989,7 +989,12 @@ fn change(args: &ChangeArgs, now: Timestamp) -> Result<(Change, Option<String>),
     let images = args
         .image
         .iter()
-        .map(|i| ExpectedImage::parse(i).ok_or_else(|| ConfigError::Image { given: i.clone() }))
+        .map(|i| {
+            ExpectedImage::parse(i).map_err(|e| ConfigError::Image {
+                given: i.clone(),
+                reason: e.reason,
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     for e in &args.expect_env {
         let valid = !e.is_empty() && !e.contains('=') && !e.contains(char::is_whitespace);
@@ -1151,6 +1156,27 @@ mod tests {
             .resolve(TextStyle::plain())
             .expect_err("resolving reads them");
         assert!(matches!(error, ConfigError::CommitTime { .. }), "{error}");
+    }
+
+    /// `--image` is read as runtimes read a reference, and a refusal says what is wrong with
+    /// it, not only that something is.
+    #[test]
+    fn an_image_no_runtime_would_pull_is_refused_saying_why() {
+        for (given, why) in [
+            ("ghcr.io/Acme/inventory:1.4.0", "must be lowercase"),
+            ("ghcr.io/acme/inventory@sha256:abc", "sha256"),
+            ("ghcr.io/acme/inventory:-1", "tag"),
+        ] {
+            let args = crate::cli::ChangeArgs {
+                image: vec![given.into()],
+                ..Default::default()
+            };
+            let err = change(&args, Timestamp::now()).expect_err(given);
+            let text = err.to_string();
+            assert!(text.starts_with(&format!("--image `{given}`")), "{text}");
+            assert!(text.contains(why), "{given}: {text}");
+            assert!(err.hint().is_some(), "{given}: a hint with an example");
+        }
     }
 
     #[test]
