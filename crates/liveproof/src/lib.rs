@@ -391,6 +391,50 @@ mod tests {
         assert_eq!(problem(&err).hint.as_deref(), Some("do this"));
     }
 
+    /// Every error type of the workspace that carries a hint is one [`super::hint_of`] names:
+    /// anyhow keeps only an error's type, so a type left out would lose its hint on exit 2.
+    /// Read from the sources, as a new `impl Hinted for NewError` is written.
+    #[test]
+    fn every_hinted_error_type_is_one_hint_of_names() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let listed = include_str!("lib.rs");
+        let listed = &listed[listed.find("fn hint_of").expect("hint_of")..];
+        let listed = &listed[..listed.find("\n}\n").expect("its end")];
+        let mut files = vec![crates];
+        let mut seen = 0;
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                let skip = path.ends_with("target") || path.ends_with("tests");
+                if !skip {
+                    for entry in std::fs::read_dir(&path).expect("readable") {
+                        files.push(entry.expect("entry").path());
+                    }
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("source");
+            for line in text.lines() {
+                let Some((_, rest)) = line.trim_start().split_once("Hinted for ") else {
+                    continue;
+                };
+                if !line.trim_start().starts_with("impl ") {
+                    continue;
+                }
+                let name = rest.trim_end_matches(" {").trim();
+                seen += 1;
+                assert!(
+                    listed.contains(&format!("{name}>(cause)")),
+                    "{}: {name} implements Hinted but hint_of does not name it",
+                    path.display()
+                );
+            }
+        }
+        assert!(seen >= 18, "found only {seen} Hinted error types");
+    }
+
     /// Each error type [`super::hint_of`] names gives the hint from its `hint()`.
     #[test]
     fn hint_of_reads_each_type_its_hint() {
