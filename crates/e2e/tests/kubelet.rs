@@ -106,6 +106,8 @@ async fn the_kubelet_standin_plays_the_nodes() {
 
     // The tag moves: the running container keeps what it pulled.
     push_multiarch(&pusher, "acme/web", "v1", "build-2").await;
+    // Time for a kubelet that wrongly re-pulled to show it: what is checked is that nothing
+    // changes, which no condition can wait for.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = pod_json(&pods, "arm").await.expect("still there");
     assert_eq!(
@@ -166,6 +168,7 @@ async fn the_kubelet_standin_plays_the_nodes() {
     pods.delete("arm", &DeleteParams::default())
         .await
         .expect("delete");
+    // Inside the 3 s grace period on purpose: the pod must still be running and Ready there.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let terminating = pod_json(&pods, "arm").await.expect("still there");
     assert!(terminating.pointer("/metadata/deletionTimestamp").is_some());

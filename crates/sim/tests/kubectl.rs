@@ -683,6 +683,8 @@ async fn controller_rolls_out_set_image_restart_undo_and_scale() {
     .await;
     let k = Kubectl::new(&sim);
     let rv = sim.resource_version();
+    // Longer than the controllers' tick: that nothing changes is the point, and no condition
+    // can be waited for.
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(
         sim.resource_version(),
@@ -862,6 +864,7 @@ async fn controller_pause_resume_and_cascading_delete() {
     k.ok(&["rollout", "pause", "deployment/web"]).await;
     k.ok(&["set", "image", "deployment/web", "web=nginx:1.28"])
         .await;
+    // Longer than the controllers' tick: a paused rollout creating nothing is the point.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(
         web_objects(&sim, "ReplicaSet").len(),
