@@ -46,11 +46,15 @@ impl DecodeCache {
 pub async fn decode(observed: &mut Observed, limits: Limits, cache: &DecodeCache) {
     let mut releases = Releases::default();
     let mut pending: Vec<(StorageObject, Option<String>, Value)> = Vec::new();
+    let mut current = std::collections::HashSet::new();
     for (object, obj) in liveproof_evidence::releases::storage(observed) {
         let version = obj
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
             .map(str::to_string);
+        if let Some(v) = &version {
+            current.insert((object.clone(), v.clone()));
+        }
         let known = version
             .as_ref()
             .and_then(|v| cache.get(&(object.clone(), v.clone())));
@@ -90,6 +94,9 @@ pub async fn decode(observed: &mut Observed, limits: Limits, cache: &DecodeCache
             Err(e) => tracing::warn!("decoding Helm release storage failed: {e}"),
         }
     }
+    // What this snapshot no longer holds (a superseded resourceVersion, a deleted revision)
+    // is never asked for again: a long --wait over many upgrades keeps only what is current.
+    cache.lock().retain(|key, _| current.contains(key));
     observed.releases = releases;
 }
 
@@ -147,6 +154,8 @@ mod tests {
             panic!("decoded: {:?}", third.releases);
         };
         assert!(!Arc::ptr_eq(a, c));
+        // And the superseded one is no longer kept.
+        assert_eq!(cache.lock().len(), 1);
     }
 
     #[tokio::test]
