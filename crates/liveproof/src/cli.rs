@@ -997,6 +997,28 @@ mod tests {
 
     use super::*;
 
+    /// `verify --help` names every kind of the kind table, with its short names: a kind added
+    /// to `KINDS` and not to the help fails here.
+    #[test]
+    fn the_targets_help_names_every_kind_of_the_table() {
+        let cli = Cli::command();
+        let verify = cli.find_subcommand("verify").expect("verify");
+        let targets = verify
+            .get_arguments()
+            .find(|a| a.get_id() == "targets")
+            .expect("targets");
+        let help = targets
+            .get_long_help()
+            .or(targets.get_help())
+            .expect("help")
+            .to_string();
+        for kind in liveproof_evidence::KINDS {
+            for name in std::iter::once(&kind.cli_name).chain(kind.short) {
+                assert!(help.contains(name), "{name} missing from: {help}");
+            }
+        }
+    }
+
     /// `-o`'s values, as clap offers them to `command`.
     fn offered(command: &str) -> Vec<String> {
         let cli = Cli::command();

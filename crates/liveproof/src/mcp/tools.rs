@@ -801,6 +801,24 @@ fn stale_schema(restart: bool) -> Value {
 mod tests {
     use super::*;
 
+    /// The verify tool's `targets` description names every kind of the kind table, with its
+    /// short names, as `verify --help` does.
+    #[test]
+    fn the_targets_description_names_every_kind_of_the_table() {
+        let schema = input_schema::<VerifyInput>();
+        let description = schema["properties"]["targets"]["description"]
+            .as_str()
+            .expect("a description");
+        for kind in liveproof_evidence::KINDS {
+            for name in std::iter::once(&kind.cli_name).chain(kind.short) {
+                assert!(
+                    description.contains(name),
+                    "{name} missing from: {description}"
+                );
+            }
+        }
+    }
+
     pub(super) fn ready(name: &str, arguments: Value) -> Call {
         match prepare(name, arguments, true) {
             Prepared::Ready(call) => call,
