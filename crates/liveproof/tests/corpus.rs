@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use liveproof_evidence::{Report, Status};
+use liveproof_testkit::story::checks_with;
 use liveproof_testkit::Story;
 
 /// Fewer stories, or fewer of them run against the simulator, means the corpus lost some
@@ -47,16 +48,6 @@ fn main() -> std::process::ExitCode {
         })],
     };
     libtest_mimic::run(&args, trials).exit_code()
-}
-
-fn checks_with(report: &Report, status: Status) -> BTreeSet<String> {
-    report
-        .targets
-        .iter()
-        .flat_map(|t| t.evidence.iter())
-        .filter(|e| e.status == status)
-        .map(|e| e.check.name().to_string())
-        .collect()
 }
 
 fn describe(report: &Report) -> String {

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use liveproof_evidence::{judge, Observed, Report, Status};
+use liveproof_testkit::story::checks_with;
 use liveproof_testkit::Story;
 use serde::Deserialize as _;
 
@@ -42,16 +43,6 @@ fn load_cluster(path: &Path) -> Result<Observed, String> {
         ))
     });
     Ok(observed)
-}
-
-fn statuses(report: &Report, status: Status) -> BTreeSet<String> {
-    report
-        .targets
-        .iter()
-        .flat_map(|t| t.evidence.iter())
-        .filter(|e| e.status == status)
-        .map(|e| e.check.name().to_string())
-        .collect()
 }
 
 fn render_evidence(report: &Report) -> String {
@@ -93,8 +84,8 @@ fn judged(story: &Story) -> Result<Option<String>, String> {
 
     let want_fail: BTreeSet<String> = story.fail.iter().cloned().collect();
     let want_unknown: BTreeSet<String> = story.unknown.iter().cloned().collect();
-    let got_fail = statuses(&report, Status::Fail);
-    let got_unknown = statuses(&report, Status::Unknown);
+    let got_fail = checks_with(&report, Status::Fail);
+    let got_unknown = checks_with(&report, Status::Unknown);
     let got_verdict = report.verdict.name();
 
     if got_verdict == story.verdict && got_fail == want_fail && got_unknown == want_unknown {

@@ -95,3 +95,18 @@ impl Story {
             .unwrap_or_else(|| "default".to_string())
     }
 }
+
+/// The names of the checks of `report` with `status`: what a story's `fail` and `unknown`
+/// lists are compared with.
+pub fn checks_with(
+    report: &liveproof_evidence::Report,
+    status: liveproof_evidence::Status,
+) -> std::collections::BTreeSet<String> {
+    report
+        .targets
+        .iter()
+        .flat_map(|t| t.evidence.iter())
+        .filter(|e| e.status == status)
+        .map(|e| e.check.name().to_string())
+        .collect()
+}
