@@ -127,6 +127,9 @@ impl Reference {
         if input.is_empty() {
             return Err(ReferenceError::new(input, "empty"));
         }
+        if input.contains(char::is_whitespace) {
+            return Err(ReferenceError::new(input, "a reference has no spaces"));
+        }
         if input.len() == 64 && input.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(ReferenceError::new(
                 input,
@@ -500,6 +503,9 @@ mod tests {
             assert!(!err.reason.is_empty());
             assert!(err.to_string().contains("invalid image reference"), "{err}");
         }
+        // Said as what it is, not as a capital somewhere in a normalised name.
+        let err = Reference::parse("Not An Image").expect_err("spaces");
+        assert_eq!(err.reason, "a reference has no spaces");
     }
 
     #[test]
