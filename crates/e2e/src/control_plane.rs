@@ -80,6 +80,11 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Whether a start failed because a component could not bind the port it was given.
+fn lost_a_port(err: &anyhow::Error) -> bool {
+    format!("{err:#}").contains("address already in use")
+}
+
 pub fn free_port() -> anyhow::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
@@ -159,17 +164,30 @@ impl ControlPlane {
     /// As [`ControlPlane::start`], with more kube-apiserver flags (later flags win), e.g.
     /// `--watch-cache=false` and `--etcd-compaction-interval=5s` for watches that expire.
     pub async fn start_with(apiserver_args: &[&str]) -> anyhow::Result<ControlPlane> {
-        let peers = Peers::locate()?;
-        let dir = tempfile::tempdir()?;
-        let mut plane = ControlPlane {
-            children: Vec::new(),
-            server: String::new(),
-            kubeconfig: dir.path().join("kubeconfig"),
-            dir,
-            peers,
-        };
-        plane.launch(apiserver_args).await?;
-        Ok(plane)
+        const ATTEMPTS: usize = 3;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let peers = Peers::locate()?;
+            let dir = tempfile::tempdir()?;
+            let mut plane = ControlPlane {
+                children: Vec::new(),
+                server: String::new(),
+                kubeconfig: dir.path().join("kubeconfig"),
+                dir,
+                peers,
+            };
+            match plane.launch(apiserver_args).await {
+                Ok(()) => return Ok(plane),
+                // A free port is found by binding and letting go: another process (a test
+                // running beside this one) can take it before etcd or the API server binds
+                // it. Start again on other ports; dropping the plane stops what did start.
+                Err(e) if attempt < ATTEMPTS && lost_a_port(&e) => {
+                    tracing::warn!("a port was taken while the control plane started; again");
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn spawn(&mut self, name: &str, args: &[String]) -> anyhow::Result<()> {
