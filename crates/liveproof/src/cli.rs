@@ -421,7 +421,8 @@ pub struct VerifyArgs {
     /// Verify the same change in every context of the kubeconfig, up to --max-concurrency
     /// clusters at a time: a section per cluster, the verdict the worst of them; a cluster that
     /// cannot be reached is an error for that cluster (and makes the fleet unproven), never a
-    /// pass. Text or JSON (`clusters[]`) output.
+    /// pass. JSON output has a `clusters[]` section per cluster; Markdown and JUnit a section
+    /// (or suites) per cluster.
     #[arg(long, conflicts_with_all = ["context", "from", "snapshot"])]
     pub all_contexts: bool,
 

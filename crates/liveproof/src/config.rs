@@ -25,7 +25,7 @@ pub enum ConfigError {
     Target(#[from] liveproof_evidence::TargetError),
     #[error("--context is given {given} times; only `verify` checks several clusters")]
     ManyContexts { given: usize },
-    #[error("-o {format} with several clusters: the fleet's report is text or json")]
+    #[error("-o {format} with several clusters: a fleet's report is not drawn in {format}")]
     FleetFormat { format: String },
     #[error("--context {name}: the kubeconfig has no such context{}", if known.is_empty() { String::new() } else { format!(" (it has: {})", known.join(", ")) })]
     UnknownContext {

@@ -201,27 +201,6 @@ async fn fleet_flags_are_refused_where_they_cannot_apply() {
     let f = fleet().await;
     let kc = f.kubeconfig.to_str().expect("utf-8");
     let run = common::liveproof()
-        .args(&verify_args(
-            kc,
-            &[
-                "--context",
-                "prod-eu",
-                "--context",
-                "prod-us",
-                "-o",
-                "markdown",
-            ],
-        ))
-        .run()
-        .await;
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("-o markdown with several clusters"),
-        "{}",
-        run.stderr
-    );
-
-    let run = common::liveproof()
         .args(&["stale", "--context", "prod-eu", "--context", "prod-us"])
         .kubeconfig(kc)
         .run()
@@ -361,4 +340,66 @@ async fn each_cluster_is_judged_on_its_own_helm_release() {
         "{}",
         run.stdout
     );
+}
+
+/// A fleet is drawn in every format one cluster's report is: Markdown a table of the clusters
+/// then a section per cluster, JUnit each cluster's suites named after it, and a cluster that
+/// could not be verified an error, never a pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_is_drawn_in_markdown_and_junit_a_section_per_cluster() {
+    let fleet = fleet().await;
+    let kubeconfig = fleet.kubeconfig.to_str().expect("utf-8");
+    let contexts = [
+        "--context",
+        "prod-eu",
+        "--context",
+        "prod-us",
+        "--context",
+        "prod-ap",
+    ];
+
+    let mut args = verify_args(kubeconfig, &contexts);
+    args.extend(["-o", "markdown"]);
+    let run = common::liveproof().args(&args).run().await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let md = &run.stdout;
+    assert!(md.contains("across 3 clusters"), "{md}");
+    for row in [
+        "| prod-eu | ✅ live |",
+        "| prod-us | ❌ not live |",
+        "| prod-ap | ⚠️ not verified (error) |",
+    ] {
+        assert!(md.contains(row), "{row} in:\n{md}");
+    }
+    for section in [
+        "# Cluster prod-eu",
+        "# Cluster prod-us",
+        "# Cluster prod-ap",
+    ] {
+        assert!(md.contains(section), "{section} in:\n{md}");
+    }
+    assert!(md.contains("**Not verified:**"), "{md}");
+
+    let mut args = verify_args(kubeconfig, &contexts);
+    args.extend(["-o", "junit"]);
+    let run = common::liveproof().args(&args).run().await;
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let xml = &run.stdout;
+    assert!(
+        xml.contains("<testsuite name=\"prod-eu: Deployment shop/svc-0\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<testsuite name=\"prod-us: Deployment shop/svc-0\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<testsuite name=\"prod-ap: cluster\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<error"),
+        "the unreachable cluster is an error: {xml}"
+    );
+    assert!(xml.contains("<failure"), "the stale cluster fails: {xml}");
 }

@@ -449,30 +449,3 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     }
 }
-
-/// Several clusters' report is text or JSON: another format is refused before any cluster
-/// is asked, never drawn as text.
-#[tokio::test]
-async fn a_fleet_in_a_format_it_is_not_drawn_in_is_refused() {
-    for format in ["markdown", "junit"] {
-        let run = liveproof()
-            .args(&[
-                "verify",
-                "deploy/inventory",
-                "--context",
-                "a",
-                "--context",
-                "b",
-            ])
-            .kubeconfig("/nonexistent/kubeconfig")
-            .args(&["-o", format])
-            .run()
-            .await;
-        assert_eq!(run.code, 2, "{format}: {}{}", run.stdout, run.stderr);
-        assert!(
-            run.stderr.contains("text or json"),
-            "{format}: {}",
-            run.stderr
-        );
-    }
-}

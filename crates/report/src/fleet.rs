@@ -9,16 +9,18 @@ use liveproof_evidence::Verdict;
 use crate::textutil::terminal_safe;
 use crate::{Format, Outcome, Render, TextStyle};
 
-/// `verify` over several clusters. Text and JSON only: `verify` refuses the other formats
-/// with several clusters (exit 2, naming these), and nothing is drawn as another format.
+/// `verify` over several clusters, in every format one cluster's report is drawn in.
 impl Render for FleetReport {
-    const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
+    const FORMATS: &'static [Format] =
+        &[Format::Text, Format::Json, Format::Markdown, Format::Junit];
 
     fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
         match format {
             Format::Text => render_fleet_text(self, style, out),
             Format::Json => render_fleet_json(self, out),
-            _ => Err(crate::unsupported("a fleet report", format, Self::FORMATS)),
+            Format::Markdown => crate::markdown::render_fleet_markdown(self, out),
+            Format::Junit => crate::junit::render_fleet_junit(self, out),
+            Format::Sarif => Err(crate::unsupported("a fleet report", format, Self::FORMATS)),
         }
     }
 }

@@ -20,9 +20,45 @@ pub fn render_junit(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
+/// Several clusters: each cluster's suites, named after their cluster; a cluster that could
+/// not be verified is a suite of its own whose one case is an error.
+pub fn render_fleet_junit(
+    fleet: &liveproof_evidence::fleet::FleetReport,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut junit = quick_junit::Report::new("liveproof");
+    for cluster in &fleet.clusters {
+        let prefix = format!("{}: ", cluster.context);
+        match (&cluster.report, &cluster.error) {
+            (Some(report), _) => junit.add_test_suites(
+                report
+                    .targets
+                    .iter()
+                    .map(|t| suite_named(report, t, &prefix)),
+            ),
+            (None, Some(error)) => {
+                let mut suite = TestSuite::new(attribute(&format!("{}cluster", prefix)));
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                status.set_message(attribute(error));
+                suite.add_test_case(TestCase::new("verified", status));
+                junit.add_test_suite(suite)
+            }
+            (None, None) => &mut junit,
+        };
+    }
+    let mut out = io::BufWriter::new(out);
+    junit.serialize(&mut out).map_err(io::Error::other)?;
+    writeln!(out)?;
+    out.flush()
+}
+
 fn suite(report: &Report, target: &TargetReport) -> TestSuite {
+    suite_named(report, target, "")
+}
+
+fn suite_named(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
     let mut suite = TestSuite::new(attribute(&format!(
-        "{} {}",
+        "{prefix}{} {}",
         target.kind,
         qualified_name(target)
     )));

@@ -152,7 +152,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
     Ok(())
 }
 
-fn verdict_emoji(verdict: Verdict) -> &'static str {
+pub(crate) fn verdict_emoji(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Live => "✅",
         Verdict::NotLive => "❌",
@@ -160,7 +160,7 @@ fn verdict_emoji(verdict: Verdict) -> &'static str {
     }
 }
 
-fn verdict_words(verdict: Verdict) -> &'static str {
+pub(crate) fn verdict_words(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Live => "live",
         Verdict::NotLive => "not live",
@@ -210,6 +210,49 @@ fn code(s: &str) -> String {
         return escape(s);
     }
     format!("`{}`", s.replace('|', "\\|"))
+}
+
+/// Several clusters for a CI summary: the fleet's verdict and a table of its clusters, then
+/// each cluster's report as one cluster's would read (or why it could not be verified).
+pub fn render_fleet_markdown(
+    fleet: &liveproof_evidence::fleet::FleetReport,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut buf = io::BufWriter::new(&mut *out);
+    writeln!(
+        buf,
+        "# {} liveproof: {} across {} clusters",
+        verdict_emoji(fleet.verdict),
+        verdict_words(fleet.verdict),
+        fleet.clusters.len()
+    )?;
+    writeln!(buf)?;
+    writeln!(buf, "| cluster | verdict |")?;
+    writeln!(buf, "|---|---|")?;
+    for cluster in &fleet.clusters {
+        let verdict = match &cluster.error {
+            Some(_) => "⚠️ not verified (error)".to_string(),
+            None => format!(
+                "{} {}",
+                verdict_emoji(cluster.verdict),
+                verdict_words(cluster.verdict)
+            ),
+        };
+        writeln!(buf, "| {} | {verdict} |", escape(&cluster.context))?;
+    }
+    buf.flush()?;
+    drop(buf);
+    for cluster in &fleet.clusters {
+        writeln!(out)?;
+        writeln!(out, "# Cluster {}", escape(&cluster.context))?;
+        writeln!(out)?;
+        match (&cluster.report, &cluster.error) {
+            (Some(report), _) => render_markdown(report, out)?,
+            (None, Some(error)) => writeln!(out, "**Not verified:** {}", escape(error))?,
+            (None, None) => {}
+        }
+    }
+    out.flush()
 }
 
 #[cfg(test)]
