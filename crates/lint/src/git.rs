@@ -134,7 +134,9 @@ impl Repo {
             .arg(&self.dir)
             .args(["cat-file", "--batch"])
             .env("LC_ALL", "C")
-            .env("GIT_TERMINAL_PROMPT", "0");
+            .env("GIT_TERMINAL_PROMPT", "0")
+            // As before: what is missing is said on stdout; git's complaints are not ours.
+            .stderr(std::process::Stdio::null());
         // Bounded as every git command is: a deadline and an output cap, the group killed past
         // either (its stdin is written while its output is read).
         let bounds = liveproof_process::Bounds {
