@@ -122,20 +122,9 @@ impl Suggestion {
         self
     }
 
-    pub fn parts(&self) -> &[Part] {
-        &self.parts
-    }
-
+    /// Its parts, for the CLI to complete the commands in place.
     pub fn parts_mut(&mut self) -> &mut [Part] {
         &mut self.parts
-    }
-
-    /// The commands it suggests, in order.
-    pub fn commands(&self) -> impl Iterator<Item = &Command> {
-        self.parts.iter().filter_map(|p| match p {
-            Part::Command(c) => Some(c),
-            _ => None,
-        })
     }
 }
 
@@ -201,7 +190,7 @@ impl schemars::JsonSchema for Suggestion {
 }
 
 /// A word as a POSIX shell reads it back: as is when it is plain, else single-quoted.
-pub fn shell_word(word: &str) -> String {
+fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
@@ -238,7 +227,6 @@ mod tests {
             serde_json::to_value(&step).expect("json"),
             serde_json::Value::String(step.to_string())
         );
-        assert_eq!(step.commands().count(), 1);
     }
 
     #[test]

@@ -13,11 +13,8 @@ use crate::textutil::qualified_name;
 /// dropped, counts kept by the suites).
 pub fn render_junit(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut junit = quick_junit::Report::new("liveproof");
-    junit.add_test_suites(report.targets.iter().map(|t| suite(report, t)));
-    let mut out = io::BufWriter::new(out);
-    junit.serialize(&mut out).map_err(io::Error::other)?;
-    writeln!(out)?;
-    out.flush()
+    junit.add_test_suites(report.targets.iter().map(|t| suite(report, t, "")));
+    write(&junit, out)
 }
 
 /// Several clusters: each cluster's suites, named after their cluster; a cluster that could
@@ -29,34 +26,29 @@ pub fn render_fleet_junit(
     let mut junit = quick_junit::Report::new("liveproof");
     for cluster in &fleet.clusters {
         let prefix = format!("{}: ", cluster.context);
-        match (&cluster.report, &cluster.error) {
-            (Some(report), _) => junit.add_test_suites(
-                report
-                    .targets
-                    .iter()
-                    .map(|t| suite_named(report, t, &prefix)),
-            ),
-            (None, Some(error)) => {
-                let mut suite = TestSuite::new(attribute(&format!("{}cluster", prefix)));
-                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-                status.set_message(attribute(error));
-                suite.add_test_case(TestCase::new("verified", status));
-                junit.add_test_suite(suite)
-            }
-            (None, None) => &mut junit,
-        };
+        if let Some(report) = &cluster.report {
+            junit.add_test_suites(report.targets.iter().map(|t| suite(report, t, &prefix)));
+        } else if let Some(error) = &cluster.error {
+            let mut suite = TestSuite::new(attribute(&format!("{prefix}cluster")));
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status.set_message(attribute(error));
+            suite.add_test_case(TestCase::new("verified", status));
+            junit.add_test_suite(suite);
+        }
     }
+    write(&junit, out)
+}
+
+/// The XML quick-junit writes, and a final newline.
+fn write(junit: &quick_junit::Report, out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     junit.serialize(&mut out).map_err(io::Error::other)?;
     writeln!(out)?;
     out.flush()
 }
 
-fn suite(report: &Report, target: &TargetReport) -> TestSuite {
-    suite_named(report, target, "")
-}
-
-fn suite_named(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
+/// A target's suite, its name after `prefix` (a fleet's cluster, or nothing).
+fn suite(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
     let mut suite = TestSuite::new(attribute(&format!(
         "{prefix}{} {}",
         target.kind,

@@ -218,7 +218,7 @@ pub fn render_fleet_markdown(
     fleet: &liveproof_evidence::fleet::FleetReport,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let mut buf = io::BufWriter::new(&mut *out);
+    let mut buf = io::BufWriter::new(out);
     writeln!(
         buf,
         "# {} liveproof: {} across {} clusters",
@@ -240,19 +240,17 @@ pub fn render_fleet_markdown(
         };
         writeln!(buf, "| {} | {verdict} |", escape(&cluster.context))?;
     }
-    buf.flush()?;
-    drop(buf);
     for cluster in &fleet.clusters {
-        writeln!(out)?;
-        writeln!(out, "# Cluster {}", escape(&cluster.context))?;
-        writeln!(out)?;
-        match (&cluster.report, &cluster.error) {
-            (Some(report), _) => render_markdown(report, out)?,
-            (None, Some(error)) => writeln!(out, "**Not verified:** {}", escape(error))?,
-            (None, None) => {}
+        writeln!(buf)?;
+        writeln!(buf, "# Cluster {}", escape(&cluster.context))?;
+        writeln!(buf)?;
+        if let Some(report) = &cluster.report {
+            render_markdown(report, &mut buf)?;
+        } else if let Some(error) = &cluster.error {
+            writeln!(buf, "**Not verified:** {}", escape(error))?;
         }
     }
-    out.flush()
+    buf.flush()
 }
 
 #[cfg(test)]
