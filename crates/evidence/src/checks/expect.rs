@@ -79,6 +79,29 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Find
         })
         .collect();
     let expected = format!("image {given}");
+    // An image that is no reference (one the parser does not read) may still be the
+    // repository: whether the template runs it cannot be told, which is unknown, not a fail.
+    let unreadable: Vec<String> = spec
+        .containers
+        .iter()
+        .filter_map(|c| {
+            let image = c.image.as_deref()?;
+            ImageRef::parse(image)
+                .is_none()
+                .then(|| format!("{}={image}", c.name))
+        })
+        .collect();
+    if same_repo.is_empty() && !unreadable.is_empty() {
+        return Finding {
+            status: Status::Unknown,
+            expected,
+            observed: format!(
+                "no container runs {} readably ({} is no image reference liveproof reads)",
+                want.repository,
+                unreadable.join(", ")
+            ),
+        };
+    }
     if same_repo.is_empty() {
         let all: Vec<String> = spec
             .containers
@@ -337,5 +360,44 @@ fn worst_of(statuses: impl Iterator<Item = Status>) -> Status {
         Status::Skip
     } else {
         Status::Pass
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Container;
+
+    use super::*;
+
+    fn spec(images: &[&str]) -> PodSpec {
+        PodSpec {
+            containers: images
+                .iter()
+                .enumerate()
+                .map(|(i, image)| Container {
+                    name: format!("c{i}"),
+                    image: Some((*image).to_string()),
+                    ..Container::default()
+                })
+                .collect(),
+            ..PodSpec::default()
+        }
+    }
+
+    /// A container whose image the parser does not read may be the repository asked about:
+    /// unknown, never a fail (a false not_live is a rollback of what may be live).
+    #[test]
+    fn an_image_the_parser_does_not_read_is_unknown_not_another_repository() {
+        let observed = Observed::default();
+        let subject = Subject::Template {
+            observed: &observed,
+        };
+        let want = ImageRef::parse("ghcr.io/acme/inventory:1.4.0").expect("a reference");
+        let sha512 = format!("ghcr.io/acme/inventory:1.4.0@sha512:{}", "a".repeat(128));
+        let found = image(&spec(&["sidecar:1", &sha512]), &want, "inv", subject);
+        assert_eq!(found.status, Status::Unknown, "{}", found.observed);
+        // With every image read, another repository is a fail, as before.
+        let found = image(&spec(&["sidecar:1"]), &want, "inv", subject);
+        assert_eq!(found.status, Status::Fail, "{}", found.observed);
     }
 }
