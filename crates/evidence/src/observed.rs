@@ -219,6 +219,18 @@ impl crate::hint::Hinted for ObjectError {
     }
 }
 
+/// The workload kind's row an object of `kind` with `value`'s `apiVersion` is, if any: by
+/// kind name and API group (an `argoproj.io` Rollout, not any kind called Rollout).
+fn workload_kind(kind: &str, value: &Value) -> Option<&'static crate::KindSpec> {
+    let group = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
+    crate::KINDS.iter().find(|s| {
+        s.workload.is_some() && s.kind_name == kind && group.is_none_or(|g| g == s.resource.group())
+    })
+}
+
 /// `value` as a `T`, or where and why not.
 fn typed<T: serde::de::DeserializeOwned>(
     value: Value,
@@ -252,12 +264,17 @@ impl Observed {
         let is_list = liveproof_helm::yaml::is_list_kind(&kind);
         let required: &[(&str, &'static str)] = match kind.as_str() {
             _ if is_list => &[],
-            k if crate::KINDS.iter().any(|s| s.workload && s.kind_name == k) => &[
-                ("/metadata/name", "metadata.name"),
-                ("/spec", "spec"),
-                ("/spec/selector", "spec.selector"),
-                ("/spec/template", "spec.template"),
-            ],
+            k if crate::KINDS
+                .iter()
+                .any(|s| s.workload.is_some() && s.kind_name == k) =>
+            {
+                &[
+                    ("/metadata/name", "metadata.name"),
+                    ("/spec", "spec"),
+                    ("/spec/selector", "spec.selector"),
+                    ("/spec/template", "spec.template"),
+                ]
+            }
             "ReplicaSet" | "Pod" | "ControllerRevision" | "Node" => {
                 &[("/metadata/name", "metadata.name")]
             }
@@ -291,15 +308,12 @@ impl Observed {
                     self.add_value(item, &format!("{what}: items[{i}]"))?;
                 }
             }
-            "Deployment" => self
-                .deployments
-                .push(Arc::new(typed(value).map_err(invalid)?)),
-            "StatefulSet" => self
-                .statefulsets
-                .push(Arc::new(typed(value).map_err(invalid)?)),
-            "DaemonSet" => self
-                .daemonsets
-                .push(Arc::new(typed(value).map_err(invalid)?)),
+            k if workload_kind(k, &value).is_some() => {
+                let add = workload_kind(k, &value).and_then(|spec| spec.workload);
+                if let Some(fns) = add {
+                    (fns.add)(self, value).map_err(invalid)?;
+                }
+            }
             "ReplicaSet" => self
                 .replicasets
                 .push(Arc::new(typed(value).map_err(invalid)?)),
@@ -355,8 +369,8 @@ impl Observed {
         out
     }
 
-    /// Every Deployment, StatefulSet and DaemonSet: its kind, metadata and pod template (when
-    /// it has a spec) — the one walk over the three workload kinds.
+    /// Every workload of every workload kind: its kind, metadata and pod template (when it
+    /// has a spec), through the kinds' rows — the one walk over the workload kinds.
     pub fn workloads(
         &self,
     ) -> impl Iterator<
@@ -366,29 +380,18 @@ impl Observed {
             Option<&k8s_openapi::api::core::v1::PodTemplateSpec>,
         ),
     > {
-        use crate::TargetKind;
-        let deployments = self.deployments.iter().map(|d| {
-            (
-                TargetKind::Deployment,
-                &d.metadata,
-                d.spec.as_ref().map(|s| &s.template),
-            )
-        });
-        let statefulsets = self.statefulsets.iter().map(|s| {
-            (
-                TargetKind::StatefulSet,
-                &s.metadata,
-                s.spec.as_ref().map(|s| &s.template),
-            )
-        });
-        let daemonsets = self.daemonsets.iter().map(|d| {
-            (
-                TargetKind::DaemonSet,
-                &d.metadata,
-                d.spec.as_ref().map(|s| &s.template),
-            )
-        });
-        deployments.chain(statefulsets).chain(daemonsets)
+        self.workload_objects()
+            .into_iter()
+            .map(|(kind, meta, template, _)| (kind, meta, template))
+    }
+
+    /// [`Observed::workloads`] with each one's status, for the kind's own reading of it.
+    pub(crate) fn workload_objects(&self) -> Vec<crate::checks::kinds::Listed<'_>> {
+        crate::KINDS
+            .iter()
+            .filter_map(|k| k.workload)
+            .flat_map(|fns| (fns.list)(self))
+            .collect()
     }
 
     /// Objects kept raw (`others`) of `kind` — matched by kind and API group, any version.

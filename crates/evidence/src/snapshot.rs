@@ -91,36 +91,11 @@ pub fn workload_states(observed: &Observed) -> Vec<WorkloadState> {
             revision,
         });
     };
-    for d in &observed.deployments {
-        let template = d
-            .spec
-            .as_ref()
-            .map(|s| serde_json::to_value(&s.template).unwrap_or(Value::Null))
+    for (kind, meta, template, status) in observed.workload_objects() {
+        let template = template
+            .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
             .unwrap_or(Value::Null);
-        let revision = d
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get("deployment.kubernetes.io/revision"))
-            .cloned();
-        push("Deployment", &d.metadata, template, revision);
-    }
-    for s in &observed.statefulsets {
-        let template = s
-            .spec
-            .as_ref()
-            .map(|s| serde_json::to_value(&s.template).unwrap_or(Value::Null))
-            .unwrap_or(Value::Null);
-        let revision = s.status.as_ref().and_then(|st| st.update_revision.clone());
-        push("StatefulSet", &s.metadata, template, revision);
-    }
-    for d in &observed.daemonsets {
-        let template = d
-            .spec
-            .as_ref()
-            .map(|s| serde_json::to_value(&s.template).unwrap_or(Value::Null))
-            .unwrap_or(Value::Null);
-        push("DaemonSet", &d.metadata, template, None);
+        push(kind.kind_name(), meta, template, status.revision_name());
     }
     out.sort_by_key(WorkloadState::key);
     out

@@ -34,8 +34,9 @@ pub struct KindSpec {
     /// The resource a target of the kind is read as: the object itself, or for `release/`
     /// the storage Secrets of Helm's default driver.
     pub resource: crate::ResourceKind,
-    /// Whether its pods are judged directly (Deployment, StatefulSet, DaemonSet).
-    pub workload: bool,
+    /// For a kind whose pods are judged directly (Deployment, StatefulSet, DaemonSet): how
+    /// its objects are found, listed and read, from its own file under `checks/kinds/`.
+    pub workload: Option<crate::checks::WorkloadFns>,
     /// For a workload, what records its revisions (which pods are of the current template):
     /// ReplicaSets for a Deployment, ControllerRevisions for a StatefulSet or DaemonSet.
     pub revisions: Option<crate::ResourceKind>,
@@ -60,7 +61,9 @@ pub const KINDS: &[KindSpec] = &[
         plural: "deployments",
         short: &["deploy"],
         resource: crate::ResourceKind::Deployment,
-        workload: true,
+        workload: Some(crate::checks::kinds::fns::<
+            k8s_openapi::api::apps::v1::Deployment,
+        >()),
         revisions: Some(crate::ResourceKind::ReplicaSet),
     },
     KindSpec {
@@ -70,7 +73,9 @@ pub const KINDS: &[KindSpec] = &[
         plural: "statefulsets",
         short: &["sts"],
         resource: crate::ResourceKind::StatefulSet,
-        workload: true,
+        workload: Some(crate::checks::kinds::fns::<
+            k8s_openapi::api::apps::v1::StatefulSet,
+        >()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
     },
     KindSpec {
@@ -80,7 +85,9 @@ pub const KINDS: &[KindSpec] = &[
         plural: "daemonsets",
         short: &["ds"],
         resource: crate::ResourceKind::DaemonSet,
-        workload: true,
+        workload: Some(crate::checks::kinds::fns::<
+            k8s_openapi::api::apps::v1::DaemonSet,
+        >()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
     },
     KindSpec {
@@ -90,7 +97,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "releases",
         short: &[],
         resource: crate::ResourceKind::Secret,
-        workload: false,
+        workload: None,
         revisions: None,
     },
     KindSpec {
@@ -100,7 +107,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "helmreleases",
         short: &["hr"],
         resource: crate::ResourceKind::HelmRelease,
-        workload: false,
+        workload: None,
         revisions: None,
     },
     KindSpec {
@@ -110,7 +117,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "kustomizations",
         short: &["ks"],
         resource: crate::ResourceKind::Kustomization,
-        workload: false,
+        workload: None,
         revisions: None,
     },
     // Not `apps` as a short name: that is the API group of Deployments (kubectl refuses it as
@@ -122,7 +129,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "applications",
         short: &["app"],
         resource: crate::ResourceKind::Application,
-        workload: false,
+        workload: None,
         revisions: None,
     },
 ];
@@ -150,7 +157,7 @@ impl TargetKind {
 
     /// Deployment, StatefulSet and DaemonSet: the kinds whose pods we judge directly.
     pub const fn is_workload(self) -> bool {
-        self.spec().workload
+        self.spec().workload.is_some()
     }
 
     /// Every spelling accepted on the command line, for `--help` and error messages:
@@ -176,7 +183,7 @@ impl TargetKind {
     pub fn workload_of(resource: crate::ResourceKind) -> Option<TargetKind> {
         KINDS
             .iter()
-            .find(|k| k.workload && k.resource == resource)
+            .find(|k| k.workload.is_some() && k.resource == resource)
             .map(|k| k.kind)
     }
 
@@ -754,7 +761,7 @@ mod tests {
         for (i, row) in KINDS.iter().enumerate() {
             assert_eq!(row.kind as usize, i, "{row:?} out of order");
             assert_eq!(row.kind.spec().cli_name, row.cli_name);
-            if row.workload {
+            if row.workload.is_some() {
                 assert_eq!(TargetKind::workload_of(row.resource), Some(row.kind));
             }
             for word in row.spellings() {

@@ -122,7 +122,7 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
 fn workload_kind(kind: &str) -> Option<TargetKind> {
     crate::KINDS
         .iter()
-        .find(|k| k.workload && k.kind_name == kind)
+        .find(|k| k.workload.is_some() && k.kind_name == kind)
         .map(|k| k.kind)
 }
 

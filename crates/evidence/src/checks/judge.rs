@@ -22,21 +22,10 @@ pub fn final_failure(
         .find_map(|t| {
             let ns = t.namespace_or(default_namespace);
             let w = Workload::find(observed, t.kind, ns, &t.name)?;
-            let deployment = match w.object {
-                super::workload::WorkloadObject::Deployment(d) => Some(d),
-                _ => None,
-            };
-            let deadline = deployment
-                .and_then(|d| d.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .into_iter()
-                .flatten()
-                .any(|c| {
-                    c.type_ == "Progressing"
-                        && c.reason.as_deref() == Some("ProgressDeadlineExceeded")
-                });
-            if deadline && w.generation_caught_up() == Some(true) {
-                return Some(format!("{}: ProgressDeadlineExceeded", w.source()));
+            if let Some(failure) = w.status.gave_up() {
+                if w.generation_caught_up() == Some(true) {
+                    return Some(format!("{}: {failure}", w.source()));
+                }
             }
             let Revision::Current(current) = w.current_revision(observed) else {
                 return None;

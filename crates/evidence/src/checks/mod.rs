@@ -6,6 +6,7 @@
 //!   own evidence, then the workloads it leads to), and what `--wait` stops on;
 //! - `verdict.rs`: the verdict and next-step rules for one target's findings;
 //! - `finding.rs`: the evidence-plus-next-step builder every check returns;
+//! - each workload kind in its own file under `kinds/` (its view, revision, rollout progress);
 //! - a workload's checks: `workload_checks.rs` (the list, in order, and the template checks),
 //!   `rollout.rs`, `pods_current.rs`, `pod_restarted.rs`, `digest.rs`, with `workload.rs` (the
 //!   workload model: revisions, strategies) and `pods.rs` (pod facts);
@@ -23,6 +24,7 @@ mod expect;
 mod finding;
 mod gitops;
 mod judge;
+pub(crate) mod kinds;
 mod pod_restarted;
 pub(crate) mod pods;
 mod pods_current;
@@ -37,6 +39,7 @@ mod workload_checks;
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace};
 pub use judge::{final_failure, judge, verify_again};
+pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;
 
 /// What a check observed of a target the input does not hold: its evidence's `observed`, which

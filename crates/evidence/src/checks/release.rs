@@ -599,7 +599,9 @@ pub fn workloads(release: &ReadRelease) -> Vec<(crate::TargetKind, String, Strin
             let kind = crate::KINDS
                 .iter()
                 .find(|k| {
-                    k.workload && k.resource.kind_name() == o.kind && k.resource.group() == group
+                    k.workload.is_some()
+                        && k.resource.kind_name() == o.kind
+                        && k.resource.group() == group
                 })?
                 .kind;
             let ns = o

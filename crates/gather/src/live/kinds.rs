@@ -319,7 +319,7 @@ fn shrink_pod_spec(spec: &mut PodSpec) {
 pub(crate) fn workload_kinds(last: &str, plural: bool) -> String {
     let names: Vec<String> = liveproof_evidence::KINDS
         .iter()
-        .filter(|k| k.workload)
+        .filter(|k| k.workload.is_some())
         .map(|k| match plural {
             true => format!("{}s", k.kind_name),
             false => k.kind_name.to_string(),
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn every_workload_kind_is_typed() {
-        for spec in KINDS.iter().filter(|k| k.workload) {
+        for spec in KINDS.iter().filter(|k| k.workload.is_some()) {
             assert_eq!(
                 typed_as(spec.resource),
                 Some(spec.resource),

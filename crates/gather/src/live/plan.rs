@@ -186,7 +186,10 @@ impl RelatedPlan {
 /// What to LIST for the workloads `observed` holds (read in place: they are not copied).
 pub(crate) fn plan_related(observed: &Observed) -> RelatedPlan {
     let mut plan = RelatedPlan::default();
-    for spec in liveproof_evidence::KINDS.iter().filter(|k| k.workload) {
+    for spec in liveproof_evidence::KINDS
+        .iter()
+        .filter(|k| k.workload.is_some())
+    {
         // A workload kind is typed (`kinds::tests::every_workload_kind_is_typed`).
         dispatch!(spec.resource, T => {
             for workload in T::held(observed) {

@@ -406,7 +406,7 @@ mod tests {
             let reads = source_reads(&target, "flux", &Observed::default());
             assert_eq!(
                 reads.is_empty(),
-                spec.workload,
+                spec.workload.is_some(),
                 "{}: {reads:?}",
                 spec.kind_name
             );

@@ -66,7 +66,7 @@ impl Cluster {
             params = params.labels(selector);
         }
         let whole = selector.is_some();
-        let lists = KINDS.iter().filter(|k| k.workload).map(|spec| {
+        let lists = KINDS.iter().filter(|k| k.workload.is_some()).map(|spec| {
             // A workload kind is typed (`kinds::tests::every_workload_kind_is_typed`).
             dispatch!(
                 spec.resource,

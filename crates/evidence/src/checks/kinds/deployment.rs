@@ -1,0 +1,161 @@
+//! A Deployment: its current revision is the ReplicaSet whose pod template equals its own.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::{Progress, WorkloadStatus, WorkloadType};
+use crate::checks::workload::{
+    template_ignoring, CurrentRevision, Revision, UpdateStrategy, Workload, POD_TEMPLATE_HASH,
+};
+use crate::suggestion::Suggestion;
+use crate::{Observed, ResourceKind, TargetKind};
+
+const DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision";
+
+impl WorkloadType for Deployment {
+    const KIND: TargetKind = TargetKind::Deployment;
+
+    fn held(observed: &Observed) -> &[Arc<Self>] {
+        &observed.deployments
+    }
+    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
+        &mut observed.deployments
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn template(&self) -> Option<&PodTemplateSpec> {
+        self.spec.as_ref().map(|s| &s.template)
+    }
+
+    fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>> {
+        let spec = self.spec.as_ref()?;
+        Some(Workload {
+            kind: Self::KIND,
+            namespace,
+            name,
+            meta: &self.metadata,
+            template: &spec.template,
+            selector: &spec.selector,
+            generation: self.metadata.generation,
+            observed_generation: self.status.as_ref().and_then(|s| s.observed_generation),
+            desired: Some(spec.replicas.unwrap_or(1)),
+            update_strategy: UpdateStrategy::Rolling,
+            status: self,
+        })
+    }
+}
+
+impl WorkloadStatus for Deployment {
+    /// The ReplicaSet whose pod template equals the Deployment's, ignoring the hash label —
+    /// the controller's own test (`EqualIgnoreHash`).
+    fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
+        let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
+        if owned.is_empty() {
+            if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
+                return missing;
+            }
+        }
+        let want = template_ignoring(w.template, POD_TEMPLATE_HASH);
+        let current = owned.iter().find(|rs| {
+            rs.spec
+                .as_ref()
+                .and_then(|s| s.template.as_ref())
+                .is_some_and(|t| template_ignoring(t, POD_TEMPLATE_HASH) == want)
+        });
+        let Some(rs) = current else {
+            return Revision::NotCreated(w.not_created_reason(&format!(
+                "none of its {} ReplicaSet(s) carries the current pod template",
+                owned.len()
+            )));
+        };
+        replicaset_revision(rs, POD_TEMPLATE_HASH)
+    }
+
+    fn progress(&self, w: &Workload) -> Progress {
+        let s = self.status.clone().unwrap_or_default();
+        let desired = w.desired.unwrap_or(1);
+        let updated = s.updated_replicas.unwrap_or(0);
+        let total = s.replicas.unwrap_or(0);
+        let available = s.available_replicas.unwrap_or(0);
+        Progress {
+            counts: format!("{updated}/{desired} updated, {total} total, {available} available"),
+            complete: updated == desired && total == desired && available == desired,
+            stuck: self.gave_up().map(|failure| {
+                (
+                    failure,
+                    Suggestion::text(
+                        "the rollout gave up; see why the new pods are not available: ",
+                    )
+                    .command(w.kubectl(&["describe"], &[])),
+                )
+            }),
+        }
+    }
+
+    fn gave_up(&self) -> Option<String> {
+        self.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| {
+                c.type_ == "Progressing" && c.reason.as_deref() == Some("ProgressDeadlineExceeded")
+            })
+            .map(|c| {
+                format!(
+                    "ProgressDeadlineExceeded: {}",
+                    c.message.as_deref().unwrap_or("ProgressDeadlineExceeded")
+                )
+            })
+    }
+
+    fn revision_name(&self) -> Option<String> {
+        self.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(DEPLOYMENT_REVISION))
+            .cloned()
+    }
+}
+
+/// A ReplicaSet as the current revision: its pods carry its `label` (the hash), and its
+/// status counts only once its controller caught up with its spec.
+pub(crate) fn replicaset_revision(rs: &ReplicaSet, label: &'static str) -> Revision {
+    let rs_name = rs.metadata.name.clone().unwrap_or_default();
+    let hash = rs
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(label))
+        .cloned();
+    let Some(hash) = hash else {
+        return Revision::Unknown(format!("ReplicaSet {rs_name} has no {label} label"), None);
+    };
+    let revision = rs
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DEPLOYMENT_REVISION))
+        .map(|r| format!(" (revision {r})"))
+        .unwrap_or_default();
+    // Status read before the ReplicaSet controller caught up describes the previous spec
+    // (Shopify/krane#325).
+    let rs_gen = rs.metadata.generation;
+    let rs_observed = rs.status.as_ref().and_then(|s| s.observed_generation);
+    let status_stale = match (rs_gen, rs_observed) {
+        (Some(g), Some(o)) if o < g => Some(format!(
+            "ReplicaSet {rs_name} status.observedGeneration {o} < generation {g}"
+        )),
+        _ => None,
+    };
+    Revision::Current(CurrentRevision {
+        label,
+        hash,
+        describe: format!("ReplicaSet {rs_name}{revision}"),
+        status_stale,
+    })
+}

@@ -1,0 +1,131 @@
+//! Each workload kind in its own file: how its object reads as a [`Workload`], how its
+//! controller records the current revision, and how far its rollout got. The kind's row of
+//! [`KINDS`](crate::KINDS) names these through [`WorkloadFns`], so the checks, `-l`, the
+//! snapshot and `--from` reach every workload kind through the table, never by a match.
+//!
+//! A new workload kind is a file here implementing [`WorkloadType`] and [`WorkloadStatus`],
+//! its `KINDS` row with `workload: Some(fns::<Type>())`, and the list `Observed` holds it in.
+
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
+
+use super::workload::{Revision, Workload};
+use crate::suggestion::Suggestion;
+use crate::{Observed, TargetKind};
+
+pub(crate) mod daemonset;
+pub(crate) mod deployment;
+pub(crate) mod statefulset;
+
+/// What the checks read of a workload object beyond its common view ([`Workload`]).
+pub(crate) trait WorkloadStatus: Sync {
+    /// The current revision and the label its pods carry, the way the kind's controller
+    /// works it out.
+    fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision;
+
+    /// How far the controller says the rollout got (`rollout_complete`).
+    fn progress(&self, w: &Workload) -> Progress;
+
+    /// A failure the controller reports that waiting will not fix (`--wait` stops on it).
+    fn gave_up(&self) -> Option<String> {
+        None
+    }
+
+    /// The revision the kind names for its template, for `snapshot`: a Deployment's
+    /// `deployment.kubernetes.io/revision`, a StatefulSet's update revision.
+    fn revision_name(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A rollout's state as its controller reports it.
+pub(crate) struct Progress {
+    /// The counts, as evidence shows them: `3/3 updated, 3 total, 3 available`.
+    pub counts: String,
+    pub complete: bool,
+    /// Why it will not complete on its own, and what would.
+    pub stuck: Option<(String, Suggestion)>,
+}
+
+/// A workload kind's object type: where `Observed` keeps it and how it reads as a
+/// [`Workload`].
+pub(crate) trait WorkloadType:
+    serde::de::DeserializeOwned + WorkloadStatus + 'static
+{
+    const KIND: TargetKind;
+
+    fn held(observed: &Observed) -> &[Arc<Self>];
+    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
+    fn meta(&self) -> &ObjectMeta;
+    fn template(&self) -> Option<&PodTemplateSpec>;
+    /// The common view, `None` without a spec.
+    fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>>;
+}
+
+/// One workload object: its kind, metadata, template and status.
+pub(crate) type Listed<'a> = (
+    TargetKind,
+    &'a ObjectMeta,
+    Option<&'a PodTemplateSpec>,
+    &'a dyn WorkloadStatus,
+);
+
+/// The functions a workload kind's `KINDS` row carries (see [`fns`]).
+#[derive(Clone, Copy)]
+pub struct WorkloadFns {
+    pub(crate) find: for<'a> fn(&'a Observed, &'a str, &'a str) -> Option<Workload<'a>>,
+    pub(crate) list: for<'a> fn(&'a Observed) -> Vec<Listed<'a>>,
+    pub(crate) add: fn(&mut Observed, Value) -> Result<(), JsonPathError>,
+}
+
+pub(crate) type JsonPathError = serde_path_to_error::Error<serde_json::Error>;
+
+impl fmt::Debug for WorkloadFns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WorkloadFns")
+    }
+}
+
+/// The row functions of workload type `T`.
+pub(crate) const fn fns<T: WorkloadType>() -> WorkloadFns {
+    WorkloadFns {
+        find: find::<T>,
+        list: list::<T>,
+        add: add::<T>,
+    }
+}
+
+fn find<'a, T: WorkloadType>(
+    observed: &'a Observed,
+    namespace: &'a str,
+    name: &'a str,
+) -> Option<Workload<'a>> {
+    T::held(observed)
+        .iter()
+        .find(|o| {
+            let m = o.meta();
+            m.name.as_deref() == Some(name)
+                && m.namespace.as_deref().unwrap_or(namespace) == namespace
+        })
+        .and_then(|o| o.view(namespace, name))
+}
+
+fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
+    T::held(observed)
+        .iter()
+        .map(|o| {
+            let o: &T = o;
+            (T::KIND, o.meta(), o.template(), o as &dyn WorkloadStatus)
+        })
+        .collect()
+}
+
+fn add<T: WorkloadType>(observed: &mut Observed, value: Value) -> Result<(), JsonPathError> {
+    let object: T = serde_path_to_error::deserialize(value)?;
+    T::held_mut(observed).push(Arc::new(object));
+    Ok(())
+}
