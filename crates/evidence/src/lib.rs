@@ -28,6 +28,7 @@ mod target;
 pub use change::{
     Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
 };
+pub use checks::kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 pub use checks::{
     digest_rows, final_failure, followed_workloads, helmrelease_release, judge, revisions_to_trace,
     short_digest, verify_again, DigestRow, ReleaseHistory, Revision, RowVerdict,

@@ -16,6 +16,8 @@ pub enum ResourceKind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// Argo Rollouts `argoproj.io/v1alpha1`.
+    Rollout,
     ReplicaSet,
     ControllerRevision,
     Pod,
@@ -50,7 +52,7 @@ impl ResourceKind {
             ResourceKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
             ResourceKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
             ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
-            ResourceKind::Application => "argoproj.io/v1alpha1",
+            ResourceKind::Application | ResourceKind::Rollout => "argoproj.io/v1alpha1",
         }
     }
 
@@ -77,6 +79,7 @@ impl ResourceKind {
             ResourceKind::Kustomization => "Kustomization",
             ResourceKind::GitRepository => "GitRepository",
             ResourceKind::Application => "Application",
+            ResourceKind::Rollout => "Rollout",
         }
     }
 
@@ -96,6 +99,7 @@ impl ResourceKind {
             ResourceKind::Kustomization => "kustomizations",
             ResourceKind::GitRepository => "gitrepositories",
             ResourceKind::Application => "applications",
+            ResourceKind::Rollout => "rollouts",
         }
     }
 }
@@ -119,6 +123,7 @@ pub struct Observed {
     pub deployments: Vec<Arc<Deployment>>,
     pub statefulsets: Vec<Arc<StatefulSet>>,
     pub daemonsets: Vec<Arc<DaemonSet>>,
+    pub rollouts: Vec<Arc<crate::Rollout>>,
     pub replicasets: Vec<Arc<ReplicaSet>>,
     pub controller_revisions: Vec<Arc<ControllerRevision>>,
     pub pods: Vec<Arc<Pod>>,
@@ -264,17 +269,18 @@ impl Observed {
         let is_list = liveproof_helm::yaml::is_list_kind(&kind);
         let required: &[(&str, &'static str)] = match kind.as_str() {
             _ if is_list => &[],
-            k if crate::KINDS
-                .iter()
-                .any(|s| s.workload.is_some() && s.kind_name == k) =>
+            // A Rollout may take its template from another object (`spec.workloadRef`).
+            k if workload_kind(k, &value).is_some()
+                && value.pointer("/spec/workloadRef").is_some() =>
             {
-                &[
-                    ("/metadata/name", "metadata.name"),
-                    ("/spec", "spec"),
-                    ("/spec/selector", "spec.selector"),
-                    ("/spec/template", "spec.template"),
-                ]
+                &[("/metadata/name", "metadata.name"), ("/spec", "spec")]
             }
+            k if workload_kind(k, &value).is_some() => &[
+                ("/metadata/name", "metadata.name"),
+                ("/spec", "spec"),
+                ("/spec/selector", "spec.selector"),
+                ("/spec/template", "spec.template"),
+            ],
             "ReplicaSet" | "Pod" | "ControllerRevision" | "Node" => {
                 &[("/metadata/name", "metadata.name")]
             }

@@ -8,6 +8,8 @@ pub enum TargetKind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// Argo Rollouts' `Rollout`.
+    Rollout,
     /// A Helm release, read from its storage Secret/ConfigMap.
     Release,
     /// Flux `HelmRelease`.
@@ -89,6 +91,16 @@ pub const KINDS: &[KindSpec] = &[
             k8s_openapi::api::apps::v1::DaemonSet,
         >()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
+    },
+    KindSpec {
+        kind: TargetKind::Rollout,
+        kind_name: "Rollout",
+        cli_name: "rollout",
+        plural: "rollouts",
+        short: &["ro"],
+        resource: crate::ResourceKind::Rollout,
+        workload: Some(crate::checks::kinds::fns::<crate::Rollout>()),
+        revisions: Some(crate::ResourceKind::ReplicaSet),
     },
     KindSpec {
         kind: TargetKind::Release,
@@ -773,7 +785,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(TargetKind::spellings().count(), 20);
+        assert_eq!(TargetKind::spellings().count(), 23);
         assert_eq!(
             TargetKind::parse("apps"),
             None,
@@ -781,8 +793,8 @@ mod tests {
         );
         assert_eq!(
             TargetKind::accepted(),
-            "deployment (deploy), statefulset (sts), daemonset (ds), release, helmrelease (hr), \
-             kustomization (ks), application (app)"
+            "deployment (deploy), statefulset (sts), daemonset (ds), rollout (ro), release, \
+             helmrelease (hr), kustomization (ks), application (app)"
         );
     }
 

@@ -412,7 +412,7 @@ Examples:
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME, or as kubectl takes them: KIND NAME…,
     /// KIND/a,KIND/b. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
+    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "selector"])]

@@ -378,6 +378,21 @@ fn cases() -> Vec<Case> {
             ),
         ),
         case(
+            "rollout, --wait",
+            "argo-rollout-canary-paused-at-20-percent",
+            "shop",
+            &with(
+                &[
+                    "rollout/checkout",
+                    "-n",
+                    "shop",
+                    "--image",
+                    "ghcr.io/acme/checkout:2.4.0",
+                ],
+                &[&SINCE, &WAIT],
+            ),
+        ),
+        case(
             "release in a Secret, --wait",
             "helm-upgrade-pending",
             "apps",

@@ -262,7 +262,7 @@ pub(crate) fn builtins() -> Vec<ResourceInfo> {
         .collect()
 }
 
-/// The Flux and Argo CD custom resources liveproof reads, as their CRDs declare them
+/// The Flux, Argo CD and Argo Rollouts custom resources liveproof reads, as their CRDs declare them
 /// (group, version, kind, plural, shortNames): served even with no object, as on a cluster
 /// where the controllers are installed.
 const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
@@ -301,6 +301,8 @@ const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
         "applications",
         &["app", "apps"],
     ),
+    // Argo Rollouts' CRD (manifests/crds/rollout-crd.yaml).
+    ("argoproj.io", "v1alpha1", "Rollout", "rollouts", &["ro"]),
 ];
 
 pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {

@@ -77,7 +77,7 @@ pub fn rows(
         return Vec::new();
     };
     let serving: Vec<&Pod> = w
-        .pods(observed)
+        .routed_pods(&w.pods(observed))
         .into_iter()
         .filter(|p| pods::is_serving(p))
         .collect();

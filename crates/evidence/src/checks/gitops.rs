@@ -150,15 +150,12 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
             let Some(obj) = observed.find_other(resource, ns, &target.name) else {
                 return vec![absent(observed, resource, ns, &target.name)];
             };
-            // Every kind named: a new GitOps kind must say how it is judged.
+            // A workload kind is judged by its pods (`workload_findings`), never here.
             match kind {
                 TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
                 TargetKind::Kustomization => kustomization(observed, change, obj, ns),
                 TargetKind::Application => application(observed, change, obj, ns),
-                TargetKind::Release
-                | TargetKind::Deployment
-                | TargetKind::StatefulSet
-                | TargetKind::DaemonSet => Vec::new(),
+                _ => Vec::new(),
             }
         }
     }

@@ -24,7 +24,7 @@ mod expect;
 mod finding;
 mod gitops;
 mod judge;
-pub(crate) mod kinds;
+pub mod kinds;
 mod pod_restarted;
 pub(crate) mod pods;
 mod pods_current;

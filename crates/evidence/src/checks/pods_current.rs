@@ -2,6 +2,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
+use super::kinds::Routed;
 use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, verify_again, Finding};
 use crate::suggestion::{Command, Suggestion};
@@ -43,7 +44,7 @@ pub(crate) fn pods_current(
     if let Some(finding) = without_pods(w, readable, &expected, source.clone()) {
         return finding;
     }
-    let census = Census::of(current, pods);
+    let census = Census::of(current, pods, w.status.routed());
     census.judge(w, current, expected, source)
 }
 
@@ -120,18 +121,32 @@ struct Census<'a> {
     old_serving: Vec<&'a Pod>,
     /// On the current revision but not Ready: `name (reason)`.
     not_ready: Vec<String>,
+    /// Old pods that would serve but the workload routes no traffic to (an Argo Rollout's
+    /// old ReplicaSet under `scaleDownDelaySeconds`).
+    idle: usize,
+    /// Where the workload routes traffic, when it decides that.
+    routed: Option<Routed>,
 }
 
 impl<'a> Census<'a> {
-    fn of(current: &CurrentRevision, pods: &[&'a Pod]) -> Census<'a> {
+    fn of(current: &CurrentRevision, pods: &[&'a Pod], routed: Option<Routed>) -> Census<'a> {
         let (on_current, old): (Vec<&Pod>, Vec<&Pod>) =
             pods.iter().partition(|p| current.is_current(p));
+        let (old_routed, idle): (Vec<&Pod>, Vec<&Pod>) = old
+            .into_iter()
+            .filter(|p| pods::is_serving(p))
+            .partition(|p| {
+                routed
+                    .as_ref()
+                    .is_none_or(|r| r.serves(pods::label(p, r.label)))
+            });
         Census {
+            idle: idle.len(),
             current_ready: on_current
                 .iter()
                 .filter(|p| pods::is_ready(p) && !pods::is_terminating(p))
                 .count(),
-            old_serving: old.into_iter().filter(|p| pods::is_serving(p)).collect(),
+            old_serving: old_routed,
             not_ready: on_current
                 .iter()
                 .filter(|p| !pods::is_ready(p))
@@ -140,6 +155,7 @@ impl<'a> Census<'a> {
                     None => pods::name(p).to_string(),
                 })
                 .collect(),
+            routed,
         }
     }
 
@@ -151,12 +167,25 @@ impl<'a> Census<'a> {
         expected: String,
         source: SourceRef,
     ) -> Finding {
-        let observed = format!(
+        let mut observed = format!(
             "{}/{} Ready on the current revision, {} old pod(s) serving",
             self.current_ready,
             w.desired.map_or_else(|| "?".to_string(), |d| d.to_string()),
             self.old_serving.len()
         );
+        if let Some(routed) = &self.routed {
+            let routes: Vec<String> = routed
+                .weights
+                .iter()
+                .map(|(hash, weight)| format!("{hash} {weight}%"))
+                .collect();
+            observed.push_str(&format!(
+                ", {} old pod(s) idle; traffic by {}: {}",
+                self.idle,
+                routed.source.trim_start_matches('.'),
+                routes.join(", ")
+            ));
+        }
         let not_ready_note = if self.not_ready.is_empty() {
             String::new()
         } else {
@@ -208,7 +237,13 @@ impl<'a> Census<'a> {
                 } else {
                     "Ready"
                 };
-                format!("{} ({rev}, {state})", pods::name(p))
+                let share = self
+                    .routed
+                    .as_ref()
+                    .and_then(|r| r.weights.get(pods::label(p, r.label)?))
+                    .map(|w| format!(", its revision gets {w}% of the traffic"))
+                    .unwrap_or_default();
+                format!("{} ({rev}, {state}{share})", pods::name(p))
             })
             .collect()
     }

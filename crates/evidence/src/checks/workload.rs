@@ -119,6 +119,19 @@ impl<'a> Workload<'a> {
         observed.pods_selected(self.namespace, self.selector)
     }
 
+    /// Of `pods`, those the workload sends traffic to: all of them, unless the workload
+    /// routes by revision (an Argo Rollout), then those of a revision with a share.
+    pub fn routed_pods(&self, pods: &[&'a Pod]) -> Vec<&'a Pod> {
+        match self.status.routed() {
+            None => pods.to_vec(),
+            Some(routed) => pods
+                .iter()
+                .copied()
+                .filter(|p| routed.serves(pods::label(p, routed.label)))
+                .collect(),
+        }
+    }
+
     /// Works out the current revision and how its pods are labelled.
     pub fn current_revision(&self, observed: &'a Observed) -> Revision {
         self.status.current_revision(self, observed)

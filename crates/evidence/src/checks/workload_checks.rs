@@ -24,7 +24,29 @@ pub(crate) fn workload_findings(
     let resource = target.kind.resource();
     let source = SourceRef::object(resource, namespace, &target.name);
     let Some(w) = Workload::find(observed, target.kind, namespace, &target.name) else {
-        let (status, detail, next) = if let Some(d) = observed.denial(namespace, resource) {
+        let present = observed.workloads().any(|(kind, meta, _)| {
+            kind == target.kind
+                && meta.name.as_deref() == Some(target.name.as_str())
+                && meta.namespace.as_deref().unwrap_or(namespace) == namespace
+        });
+        let (status, detail, next) = if present {
+            // There, but not readable as a workload: an Argo Rollout whose template lives in
+            // another object (`spec.workloadRef`), which is not followed yet.
+            (
+                Status::Unknown,
+                format!("{kind} {namespace}/{} has no pod template and selector of its own to judge (a spec.workloadRef is not followed)", target.name),
+                Suggestion::text("verify the workload it refers to instead (")
+                    .command(Command::kubectl([
+                        "-n",
+                        namespace,
+                        "get",
+                        &format!("{}/{}", target.kind, target.name),
+                        "-o",
+                        "jsonpath={.spec.workloadRef}",
+                    ]))
+                    .then(" names it)"),
+            )
+        } else if let Some(d) = observed.denial(namespace, resource) {
             (
                 Status::Unknown,
                 format!("reading it was refused: {}", d.message),
@@ -99,7 +121,11 @@ pub(crate) fn workload_findings(
         return vec![Finding::new(
             Check::SpecReadback,
             status,
-            super::NOT_FOUND,
+            if present {
+                "no pod template of its own"
+            } else {
+                super::NOT_FOUND
+            },
             format!("{kind} {}", target.name),
         )
         .source(source)
@@ -118,7 +144,10 @@ pub(crate) fn workload_findings(
             _ => None,
         },
     };
-    let running = pod_spec(observed, &w, change, &pods, &pods_readable);
+    // What the pods run and when they started counts for the pods that get traffic: an
+    // Argo Rollout's old ReplicaSet idling under scaleDownDelaySeconds serves nothing.
+    let routed = w.routed_pods(&pods);
+    let running = pod_spec(observed, &w, change, &routed, &pods_readable);
     let tie = TieBreak {
         shown_by: tie.shown_by.or_else(|| {
             (running.evidence.status == Status::Pass).then(|| {
@@ -130,7 +159,7 @@ pub(crate) fn workload_findings(
         }),
         ..tie
     };
-    let restarted = pod_restarted(&w, change, &pods, &pods_readable, &tie);
+    let restarted = pod_restarted(&w, change, &routed, &pods_readable, &tie);
     let mut findings = vec![
         spec,
         observed_generation(&w),

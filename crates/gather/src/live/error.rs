@@ -182,8 +182,7 @@ pub enum GatherError {
     #[error("{target}: the snapshot's pod template cannot be sent as a patch: {reason}")]
     BadPatch { target: String, reason: String },
     #[error(
-        "{target} cannot be restarted: only {} have a pod template to restart",
-        super::kinds::workload_kinds("and", true)
+        "{target} cannot be restarted: only Deployments, StatefulSets and DaemonSets are restarted by writing their pod template (an Argo Rollout restarts through its own controller: `kubectl argo rollouts restart NAME`)"
     )]
     NotRestartable { target: String },
     #[error("watching {what} on the API server at {server} keeps failing: {cause}")]

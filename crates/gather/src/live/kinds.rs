@@ -25,6 +25,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::DynamicObject;
 use kube::Resource;
+pub(crate) use liveproof_evidence::Rollout;
 use liveproof_evidence::{Observed, ResourceKind};
 use serde::de::DeserializeOwned;
 
@@ -39,6 +40,7 @@ macro_rules! with_kind_table {
                 Deployment => deployments,
                 StatefulSet => statefulsets,
                 DaemonSet => daemonsets,
+                Rollout => rollouts,
                 ReplicaSet => replicasets,
                 ControllerRevision => controller_revisions,
                 Pod => pods,
@@ -267,6 +269,19 @@ impl Kind for DaemonSet {
     }
 }
 
+impl Kind for Rollout {
+    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ReplicaSet);
+    fn pod_selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().and_then(|s| s.selector.as_ref())
+    }
+    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+        self.spec
+            .as_mut()
+            .and_then(|s| s.template.as_mut())
+            .and_then(|t| t.spec.as_mut())
+    }
+}
+
 impl Kind for ReplicaSet {
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec
@@ -416,11 +431,11 @@ mod tests {
     fn messages_name_the_workload_kinds() {
         assert_eq!(
             workload_kinds("or", false),
-            "Deployment, StatefulSet or DaemonSet"
+            "Deployment, StatefulSet, DaemonSet or Rollout"
         );
         assert_eq!(
             workload_kinds("and", true),
-            "Deployments, StatefulSets and DaemonSets"
+            "Deployments, StatefulSets, DaemonSets and Rollouts"
         );
     }
 

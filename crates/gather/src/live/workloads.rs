@@ -119,7 +119,7 @@ impl Cluster {
                     params,
                     |page: ListParams| {
                         let api = api.clone();
-                        async move { api.list_metadata(&page).await }
+                        async move { none_if_not_served::<K, _>(api.list_metadata(&page).await) }
                     },
                     |item| target(&item.metadata),
                 )
@@ -131,7 +131,7 @@ impl Cluster {
                 params,
                 |page: ListParams| {
                     let api = api.clone();
-                    async move { api.list(&page).await }
+                    async move { none_if_not_served::<K, _>(api.list(&page).await) }
                 },
                 |mut object: K| {
                     super::objects::slim(&mut object);
@@ -358,7 +358,9 @@ impl Cluster {
             .unwrap_or(self.default_namespace());
         let what = format!("{target}");
         let params = PatchParams::default();
-        if !target.kind.is_workload() {
+        // A template write is a restart only for the built-in kinds: on an Argo Rollout it
+        // starts a new canary or blue-green rollout of its own.
+        if !target.kind.is_workload() || target.kind.resource().group() != "apps" {
             return Err(GatherError::NotRestartable { target: what });
         }
         let result = dispatch!(
@@ -370,6 +372,26 @@ impl Cluster {
             else => return Err(GatherError::NotRestartable { target: what }),
         );
         result.map_err(|e| self.kube_error(&what, e))
+    }
+}
+
+/// A LIST of a custom resource the server does not serve (404: Argo Rollouts not installed)
+/// as the empty list it is: there are no objects of a kind the cluster does not have. A
+/// built-in kind is always served, so its 404 stays an error.
+fn none_if_not_served<K: Kind, T: Clone>(
+    list: Result<kube::api::ObjectList<T>, kube::Error>,
+) -> Result<kube::api::ObjectList<T>, kube::Error> {
+    match list {
+        Err(kube::Error::Api(status))
+            if status.code == 404 && !matches!(K::RESOURCE.group(), "" | "apps") =>
+        {
+            Ok(kube::api::ObjectList {
+                types: Default::default(),
+                metadata: Default::default(),
+                items: Vec::new(),
+            })
+        }
+        other => other,
     }
 }
 

@@ -423,7 +423,7 @@ fn cluster(
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 struct VerifyInput {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), release (a Helm release, read from its storage),
+    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
     /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
     /// GitOps target is followed to the workloads it installs, and those are verified too.
     /// May be empty when `selector` is given.

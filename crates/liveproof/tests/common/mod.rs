@@ -107,7 +107,7 @@ fn served_at(kind: &str) -> Option<&'static str> {
         "HelmRelease" => "helm.toolkit.fluxcd.io/v2",
         "Kustomization" => "kustomize.toolkit.fluxcd.io/v1",
         "GitRepository" => "source.toolkit.fluxcd.io/v1",
-        "Application" => "argoproj.io/v1alpha1",
+        "Application" | "Rollout" => "argoproj.io/v1alpha1",
         "URL" => "",
         _ => return None,
     })

@@ -17,6 +17,7 @@ use super::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 
+pub mod argo_rollout;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
 pub(crate) mod statefulset;
@@ -39,6 +40,27 @@ pub(crate) trait WorkloadStatus: Sync {
     /// `deployment.kubernetes.io/revision`, a StatefulSet's update revision.
     fn revision_name(&self) -> Option<String> {
         None
+    }
+
+    /// Which revisions the workload itself sends traffic to, when it decides that (an Argo
+    /// Rollout's active selector or canary weights); `None`: every Ready pod serves.
+    fn routed(&self) -> Option<Routed> {
+        None
+    }
+}
+
+/// The revisions a workload routes traffic to: by the pod label carrying the revision, each
+/// hash with its share in percent (0: routed none), and the status field that says so.
+pub(crate) struct Routed {
+    pub label: &'static str,
+    pub weights: std::collections::BTreeMap<String, i32>,
+    pub source: &'static str,
+}
+
+impl Routed {
+    /// Whether a pod with `hash` gets traffic.
+    pub fn serves(&self, hash: Option<&str>) -> bool {
+        hash.is_some_and(|h| self.weights.get(h).is_some_and(|w| *w > 0))
     }
 }
 

@@ -1,0 +1,552 @@
+//! An Argo Rollout (`rollouts.argoproj.io/v1alpha1`), read by the field names of argo-rollouts'
+//! `pkg/apis/rollouts/v1alpha1/types.go`.
+//!
+//! Its status says `Healthy` while old pods still run under `scaleDownDelaySeconds`
+//! (argoproj/argo-rollouts#1180, #3836), so what is read here is structural: the current
+//! revision is the ReplicaSet carrying the Rollout's template (its pods labelled
+//! `rollouts-pod-template-hash`); it is fully promoted when `stableRS == currentPodHash`, a
+//! canary's `currentStepIndex` is past its last step and a blue-green's
+//! `blueGreen.activeSelector` is the current hash; and the pods that serve are the hashes the
+//! Rollout routes traffic to ([`WorkloadStatus::routed`]), not every Ready pod.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::deployment::replicaset_revision;
+use super::{Progress, Routed, WorkloadStatus, WorkloadType};
+use crate::checks::workload::{template_ignoring, Revision, UpdateStrategy, Workload};
+use crate::suggestion::Suggestion;
+use crate::{Observed, ResourceKind, TargetKind};
+
+/// The label Argo Rollouts puts on a Rollout's ReplicaSets and pods.
+pub const ROLLOUTS_POD_TEMPLATE_HASH: &str = "rollouts-pod-template-hash";
+
+/// An Argo Rollout: the fields liveproof reads, the rest kept as they came.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rollout {
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<RolloutSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<RolloutStatus>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<PodTemplateSpec>,
+    /// The template comes from another object (`spec.workloadRef`): not followed yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_ref: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<RolloutStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanaryStrategy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blue_green: Option<BlueGreenStrategy>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanaryStrategy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_routing: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable_service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_service: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlueGreenStrategy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview_service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_promotion_enabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStatus {
+    /// A string in Argo Rollouts' API (some older objects have a number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_pod_hash: Option<String>,
+    #[serde(default, rename = "stableRS", skip_serializing_if = "Option::is_none")]
+    pub stable_rs: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_step_index: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_conditions: Option<Vec<PauseCondition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<RolloutCondition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanaryStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blue_green: Option<BlueGreenStatus>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseCondition {
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanaryStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<TrafficWeights>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrafficWeights {
+    pub canary: WeightDestination,
+    pub stable: WeightDestination,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WeightDestination {
+    #[serde(default)]
+    pub weight: i32,
+    #[serde(default)]
+    pub pod_template_hash: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlueGreenStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview_selector: Option<String>,
+}
+
+impl k8s_openapi::Resource for Rollout {
+    const API_VERSION: &'static str = "argoproj.io/v1alpha1";
+    const GROUP: &'static str = "argoproj.io";
+    const KIND: &'static str = "Rollout";
+    const VERSION: &'static str = "v1alpha1";
+    const URL_PATH_SEGMENT: &'static str = "rollouts";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for Rollout {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Rollout {
+    fn status(&self) -> RolloutStatus {
+        self.status.clone().unwrap_or_default()
+    }
+
+    fn strategy(&self) -> RolloutStrategy {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.strategy.clone())
+            .unwrap_or_default()
+    }
+
+    /// The canary's steps, when it is a canary.
+    fn steps(&self) -> Option<usize> {
+        self.strategy()
+            .canary
+            .map(|c| c.steps.map_or(0, |s| s.len()))
+    }
+
+    fn condition(&self, type_: &str) -> Option<RolloutCondition> {
+        self.status()
+            .conditions
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == type_)
+    }
+
+    /// Why it waits for somebody: a pause with no end, or `spec.paused`.
+    fn paused(&self) -> Option<String> {
+        let status = self.status();
+        if self.spec.as_ref().and_then(|s| s.paused) == Some(true) {
+            return Some("spec.paused is true".into());
+        }
+        let reasons: Vec<String> = status
+            .pause_conditions
+            .into_iter()
+            .flatten()
+            .map(|p| p.reason)
+            .collect();
+        (!reasons.is_empty()).then(|| format!("paused ({})", reasons.join(", ")))
+    }
+}
+
+impl WorkloadType for Rollout {
+    const KIND: TargetKind = TargetKind::Rollout;
+
+    fn held(observed: &Observed) -> &[Arc<Self>] {
+        &observed.rollouts
+    }
+    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
+        &mut observed.rollouts
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn template(&self) -> Option<&PodTemplateSpec> {
+        self.spec.as_ref().and_then(|s| s.template.as_ref())
+    }
+
+    fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>> {
+        let spec = self.spec.as_ref()?;
+        Some(Workload {
+            kind: Self::KIND,
+            namespace,
+            name,
+            meta: &self.metadata,
+            template: spec.template.as_ref()?,
+            selector: spec.selector.as_ref()?,
+            generation: self.metadata.generation,
+            observed_generation: self
+                .status
+                .as_ref()
+                .and_then(|s| s.observed_generation.as_ref())
+                .and_then(|g| match g {
+                    Value::String(s) => s.parse().ok(),
+                    other => other.as_i64(),
+                }),
+            desired: Some(spec.replicas.unwrap_or(1)),
+            update_strategy: UpdateStrategy::Rolling,
+            status: self,
+        })
+    }
+}
+
+impl WorkloadStatus for Rollout {
+    /// The ReplicaSet carrying the Rollout's template (ignoring the hash label), as for a
+    /// Deployment; its hash is what `status.currentPodHash` names once the controller caught up.
+    fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
+        let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
+        if owned.is_empty() {
+            if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
+                return missing;
+            }
+        }
+        let want = template_ignoring(w.template, ROLLOUTS_POD_TEMPLATE_HASH);
+        let current = owned.iter().find(|rs| {
+            rs.spec
+                .as_ref()
+                .and_then(|s| s.template.as_ref())
+                .is_some_and(|t| template_ignoring(t, ROLLOUTS_POD_TEMPLATE_HASH) == want)
+        });
+        match current {
+            Some(rs) => replicaset_revision(rs, ROLLOUTS_POD_TEMPLATE_HASH),
+            None => Revision::NotCreated(w.not_created_reason(&format!(
+                "none of its {} ReplicaSet(s) carries the current pod template",
+                owned.len()
+            ))),
+        }
+    }
+
+    fn progress(&self, w: &Workload) -> Progress {
+        let s = self.status();
+        let desired = w.desired.unwrap_or(1);
+        let updated = s.updated_replicas.unwrap_or(0);
+        let available = s.available_replicas.unwrap_or(0);
+        let current = s.current_pod_hash.clone().unwrap_or_default();
+        let stable = s.stable_rs.clone().unwrap_or_default();
+        let mut facts = vec![format!(
+            "phase {}",
+            s.phase.as_deref().unwrap_or("not reported")
+        )];
+        let promoted = !current.is_empty() && current == stable;
+        facts.push(match promoted {
+            true => format!("stableRS {stable} is the current hash"),
+            false => format!(
+                "stableRS {} is not the current hash {}",
+                or_none(&stable),
+                or_none(&current)
+            ),
+        });
+        let mut complete = promoted;
+        if let Some(steps) = self.steps() {
+            let at = s.current_step_index.unwrap_or(steps as i32);
+            facts.push(format!("step {at}/{steps}"));
+            complete &= at >= steps as i32;
+            if let Some(weights) = s.canary.as_ref().and_then(|c| c.weights.as_ref()) {
+                facts.push(format!(
+                    "canary weight {}%, stable {}%",
+                    weights.canary.weight, weights.stable.weight
+                ));
+            }
+        }
+        if self.strategy().blue_green.is_some() {
+            let active = s
+                .blue_green
+                .as_ref()
+                .and_then(|b| b.active_selector.clone())
+                .unwrap_or_default();
+            facts.push(format!("activeSelector {}", or_none(&active)));
+            complete &= !current.is_empty() && active == current;
+        }
+        facts.push(format!(
+            "{updated}/{desired} updated, {available} available"
+        ));
+        complete &= updated >= desired && available >= desired;
+        // The condition's status, not its reason: Completed=False also carries reason
+        // RolloutCompleted.
+        if let Some(c) = self.condition("Completed") {
+            facts.push(format!("Completed={}", c.status));
+        }
+        let paused = self.paused();
+        complete &= paused.is_none() && self.gave_up().is_none();
+        let stuck = self
+            .gave_up()
+            .map(|why| {
+                (
+                    why,
+                    Suggestion::text("see why the rollout stopped: ")
+                        .command(w.kubectl(&["describe"], &[])),
+                )
+            })
+            .or_else(|| {
+                paused.map(|why| {
+                    (
+                        format!("{why}: the rollout waits at this step until it is promoted or its pause ends"),
+                        Suggestion::text("promote it when the new version is good (`kubectl argo rollouts promote ")
+                            .then(format!("{} -n {}`), then verify again", w.name, w.namespace)),
+                    )
+                })
+            });
+        Progress {
+            counts: facts.join(", "),
+            complete,
+            stuck,
+        }
+    }
+
+    fn gave_up(&self) -> Option<String> {
+        let s = self.status();
+        if s.abort == Some(true) {
+            return Some(format!(
+                "the rollout was aborted{}",
+                s.message.map(|m| format!(": {m}")).unwrap_or_default()
+            ));
+        }
+        if s.phase.as_deref() == Some("Degraded") {
+            return Some(format!(
+                "phase Degraded{}",
+                s.message.map(|m| format!(": {m}")).unwrap_or_default()
+            ));
+        }
+        None
+    }
+
+    fn revision_name(&self) -> Option<String> {
+        self.status
+            .as_ref()
+            .and_then(|s| s.current_pod_hash.clone())
+    }
+
+    /// Blue-green: the active selector's hash alone. A canary with traffic routing: the hashes
+    /// its weights give traffic. A basic canary routes by replica count through the Services,
+    /// so every Ready pod serves (`None`).
+    fn routed(&self) -> Option<Routed> {
+        let s = self.status();
+        let strategy = self.strategy();
+        if strategy.blue_green.is_some() {
+            let active = s.blue_green.and_then(|b| b.active_selector)?;
+            return Some(Routed {
+                label: ROLLOUTS_POD_TEMPLATE_HASH,
+                weights: BTreeMap::from([(active, 100)]),
+                source: ".status.blueGreen.activeSelector",
+            });
+        }
+        let canary = strategy.canary?;
+        canary.traffic_routing.as_ref()?;
+        if let Some(w) = s.canary.and_then(|c| c.weights) {
+            let mut weights = BTreeMap::new();
+            for d in [w.stable, w.canary] {
+                if !d.pod_template_hash.is_empty() {
+                    *weights.entry(d.pod_template_hash).or_insert(0) += d.weight;
+                }
+            }
+            return Some(Routed {
+                label: ROLLOUTS_POD_TEMPLATE_HASH,
+                weights,
+                source: ".status.canary.weights",
+            });
+        }
+        // Without weights reported, a fully promoted rollout sends everything to stable.
+        let stable = s.stable_rs?;
+        (s.current_pod_hash.as_deref() == Some(stable.as_str())).then(|| Routed {
+            label: ROLLOUTS_POD_TEMPLATE_HASH,
+            weights: BTreeMap::from([(stable, 100)]),
+            source: ".status.stableRS",
+        })
+    }
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() {
+        "(none)"
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Target;
+
+    /// A corpus story's objects.
+    fn story(name: &str) -> Observed {
+        let path = format!(
+            "{}/../../test-data/scenarios/{name}/cluster.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the story's cluster.yaml");
+        let mut observed = Observed::default();
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let value = Value::deserialize(doc).expect("YAML");
+            observed.add_value(value, &path).expect("an object");
+        }
+        observed
+    }
+
+    fn rollout(observed: &Observed) -> &Rollout {
+        observed.rollouts.first().expect("the story's Rollout")
+    }
+
+    #[test]
+    fn observed_generation_is_read_as_a_string_or_a_number() {
+        let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
+        let view = |o: &Observed| {
+            rollout(o)
+                .view("shop", "checkout")
+                .and_then(|w| w.observed_generation)
+        };
+        assert_eq!(view(&observed), Some(7));
+        let mut r = rollout(&observed).clone();
+        r.status.as_mut().expect("status").observed_generation = Some(serde_json::json!(6));
+        observed.rollouts = vec![Arc::new(r.clone())];
+        assert_eq!(view(&observed), Some(6));
+        r.status.as_mut().expect("status").observed_generation = Some(serde_json::json!("x"));
+        observed.rollouts = vec![Arc::new(r)];
+        assert_eq!(
+            view(&observed),
+            None,
+            "unreadable is unknown, never caught up"
+        );
+    }
+
+    /// `Completed=False` carries reason `RolloutCompleted` too: the status decides.
+    #[test]
+    fn completed_false_is_not_complete_whatever_its_reason() {
+        let observed = story("argo-rollout-canary-promoted-old-pods-idle");
+        let mut r = rollout(&observed).clone();
+        let w = r.view("shop", "checkout").expect("a view");
+        assert!(r.progress(&w).complete);
+        let status = r.status.as_mut().expect("status");
+        status.stable_rs = Some(OLD_HASH.into());
+        let w = r.view("shop", "checkout").expect("a view");
+        assert!(!r.progress(&w).complete, "stableRS not the current hash");
+    }
+
+    const OLD_HASH: &str = "5c6d7f8b9";
+
+    /// `--wait` stops on an aborted rollout, and keeps waiting on a paused one: somebody may
+    /// promote it.
+    #[test]
+    fn wait_stops_on_an_abort_not_on_a_pause() {
+        let target = [Target::new(TargetKind::Rollout, Some("shop"), "checkout")];
+        let aborted = story("argo-rollout-canary-aborted");
+        let failure = crate::final_failure(&aborted, &target, "default").expect("a final failure");
+        assert!(failure.contains("aborted"), "{failure}");
+        let paused = story("argo-rollout-canary-paused-at-20-percent");
+        assert_eq!(crate::final_failure(&paused, &target, "default"), None);
+    }
+
+    /// The serving pods of a blue-green are the active selector's alone; a basic canary (no
+    /// traffic routing) sends to every Ready pod.
+    #[test]
+    fn routing_follows_the_strategy() {
+        let observed = story("argo-rollout-bluegreen-awaiting-promotion");
+        let routed = rollout(&observed).routed().expect("blue-green routes");
+        assert!(routed.serves(Some(OLD_HASH)));
+        assert!(!routed.serves(Some("7b9f4d6c8")));
+        assert!(!routed.serves(None));
+        let observed = story("argo-rollout-canary-paused-at-20-percent");
+        let mut r = rollout(&observed).clone();
+        let routed = r.routed().expect("weights");
+        assert_eq!(routed.weights.get(OLD_HASH), Some(&80));
+        r.spec
+            .as_mut()
+            .and_then(|s| s.strategy.as_mut())
+            .and_then(|s| s.canary.as_mut())
+            .expect("a canary")
+            .traffic_routing = None;
+        assert!(r.routed().is_none(), "a basic canary routes by replicas");
+    }
+}
