@@ -177,9 +177,8 @@ impl Starts {
                 "pod {pod} started before the change, so it runs configuration read before the change"
             ))
             .next(
-                Suggestion::text("restart the workload so its pods read the change: ").command(
-                    w.kubectl(&["rollout", "restart"], &[]),
-                ),
+                Suggestion::text("restart the workload so its pods read the change: ")
+                    .command(w.status.restart(w)),
             );
         }
         if let Some((pod, container, missing)) = self.unreadable.first() {

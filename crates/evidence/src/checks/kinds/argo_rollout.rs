@@ -12,17 +12,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::deployment::replicaset_revision;
+use super::deployment::replicaset_with_template;
 use super::{Progress, Routed, WorkloadStatus, WorkloadType};
-use crate::checks::workload::{template_ignoring, Revision, UpdateStrategy, Workload};
+use crate::checks::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
-use crate::{Observed, ResourceKind, TargetKind};
+use crate::{Observed, TargetKind};
 
 /// The label Argo Rollouts puts on a Rollout's ReplicaSets and pods.
 pub const ROLLOUTS_POD_TEMPLATE_HASH: &str = "rollouts-pod-template-hash";
@@ -286,26 +285,7 @@ impl WorkloadStatus for Rollout {
     /// The ReplicaSet carrying the Rollout's template (ignoring the hash label), as for a
     /// Deployment; its hash is what `status.currentPodHash` names once the controller caught up.
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
-        let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
-        if owned.is_empty() {
-            if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
-                return missing;
-            }
-        }
-        let want = template_ignoring(w.template, ROLLOUTS_POD_TEMPLATE_HASH);
-        let current = owned.iter().find(|rs| {
-            rs.spec
-                .as_ref()
-                .and_then(|s| s.template.as_ref())
-                .is_some_and(|t| template_ignoring(t, ROLLOUTS_POD_TEMPLATE_HASH) == want)
-        });
-        match current {
-            Some(rs) => replicaset_revision(rs, ROLLOUTS_POD_TEMPLATE_HASH),
-            None => Revision::NotCreated(w.not_created_reason(&format!(
-                "none of its {} ReplicaSet(s) carries the current pod template",
-                owned.len()
-            ))),
-        }
+        replicaset_with_template(w, observed, ROLLOUTS_POD_TEMPLATE_HASH)
     }
 
     fn progress(&self, w: &Workload) -> Progress {
@@ -373,8 +353,11 @@ impl WorkloadStatus for Rollout {
                 paused.map(|why| {
                     (
                         format!("{why}: the rollout waits at this step until it is promoted or its pause ends"),
-                        Suggestion::text("promote it when the new version is good (`kubectl argo rollouts promote ")
-                            .then(format!("{} -n {}`), then verify again", w.name, w.namespace)),
+                        Suggestion::text("promote it when the new version is good (")
+                            .command(crate::suggestion::Command::kubectl([
+                                "argo", "rollouts", "promote", w.name, "-n", w.namespace,
+                            ]))
+                            .then("), then verify again"),
                     )
                 })
             });
@@ -406,6 +389,19 @@ impl WorkloadStatus for Rollout {
         self.status
             .as_ref()
             .and_then(|s| s.current_pod_hash.clone())
+    }
+
+    /// `kubectl rollout restart` does not know a Rollout; its plugin restarts it through
+    /// `spec.restartAt`.
+    fn restart(&self, w: &Workload) -> crate::suggestion::Command {
+        crate::suggestion::Command::kubectl([
+            "argo",
+            "rollouts",
+            "restart",
+            w.name,
+            "-n",
+            w.namespace,
+        ])
     }
 
     /// Blue-green: the active selector's hash alone. A canary with traffic routing: the hashes
@@ -548,5 +544,33 @@ mod tests {
             .expect("a canary")
             .traffic_routing = None;
         assert!(r.routed().is_none(), "a basic canary routes by replicas");
+    }
+
+    /// A Rollout's pods started before the change: the restart it is told to run is the
+    /// plugin's, which `kubectl rollout restart` (Deployments' own) is not.
+    #[test]
+    fn a_rollout_is_restarted_through_its_plugin() {
+        let observed = story("argo-rollout-canary-promoted-old-pods-idle");
+        let target = [Target::new(TargetKind::Rollout, Some("shop"), "checkout")];
+        let change = crate::Change {
+            since: Some("2026-07-12T12:00:00Z".parse().expect("a time")),
+            ..Default::default()
+        };
+        let report = crate::judge(&observed, &change, &target, "shop");
+        let restarted = report.targets[0]
+            .evidence
+            .iter()
+            .find(|e| e.check == crate::Check::PodRestarted)
+            .expect("pod_restarted");
+        assert_eq!(restarted.status, crate::Status::Fail);
+        let next = report.targets[0]
+            .next_step
+            .as_ref()
+            .expect("a next step")
+            .to_string();
+        assert!(
+            next.contains("kubectl argo rollouts restart checkout -n shop"),
+            "{next}"
+        );
     }
 }

@@ -53,26 +53,7 @@ impl WorkloadStatus for Deployment {
     /// The ReplicaSet whose pod template equals the Deployment's, ignoring the hash label —
     /// the controller's own test (`EqualIgnoreHash`).
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
-        let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
-        if owned.is_empty() {
-            if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
-                return missing;
-            }
-        }
-        let want = template_ignoring(w.template, POD_TEMPLATE_HASH);
-        let current = owned.iter().find(|rs| {
-            rs.spec
-                .as_ref()
-                .and_then(|s| s.template.as_ref())
-                .is_some_and(|t| template_ignoring(t, POD_TEMPLATE_HASH) == want)
-        });
-        let Some(rs) = current else {
-            return Revision::NotCreated(w.not_created_reason(&format!(
-                "none of its {} ReplicaSet(s) carries the current pod template",
-                owned.len()
-            )));
-        };
-        replicaset_revision(rs, POD_TEMPLATE_HASH)
+        replicaset_with_template(w, observed, POD_TEMPLATE_HASH)
     }
 
     fn progress(&self, w: &Workload) -> Progress {
@@ -119,6 +100,35 @@ impl WorkloadStatus for Deployment {
             .as_ref()
             .and_then(|a| a.get(DEPLOYMENT_REVISION))
             .cloned()
+    }
+}
+
+/// The ReplicaSet `w` owns whose pod template is `w`'s, ignoring the hash `label` its
+/// controller adds: the current revision of a workload whose revisions are ReplicaSets.
+pub(crate) fn replicaset_with_template(
+    w: &Workload,
+    observed: &Observed,
+    label: &'static str,
+) -> Revision {
+    let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
+    if owned.is_empty() {
+        if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
+            return missing;
+        }
+    }
+    let want = template_ignoring(w.template, label);
+    let current = owned.iter().find(|rs| {
+        rs.spec
+            .as_ref()
+            .and_then(|s| s.template.as_ref())
+            .is_some_and(|t| template_ignoring(t, label) == want)
+    });
+    match current {
+        Some(rs) => replicaset_revision(rs, label),
+        None => Revision::NotCreated(w.not_created_reason(&format!(
+            "none of its {} ReplicaSet(s) carries the current pod template",
+            owned.len()
+        ))),
     }
 }
 

@@ -42,6 +42,12 @@ pub(crate) trait WorkloadStatus: Sync {
         None
     }
 
+    /// The command that restarts its pods: `kubectl rollout restart KIND/NAME`, unless its
+    /// controller has its own.
+    fn restart(&self, w: &Workload) -> crate::suggestion::Command {
+        w.kubectl(&["rollout", "restart"], &[])
+    }
+
     /// Which revisions the workload itself sends traffic to, when it decides that (an Argo
     /// Rollout's active selector or canary weights); `None`: every Ready pod serves.
     fn routed(&self) -> Option<Routed> {
