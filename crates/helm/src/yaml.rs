@@ -100,7 +100,7 @@ pub fn split_documents(text: &str) -> Vec<&str> {
 
 /// [`split_documents`], as byte ranges of `text`: a chunk after the first starts 3 bytes after
 /// its `---`.
-pub(crate) fn document_ranges(text: &str) -> Vec<Range<usize>> {
+pub fn document_ranges(text: &str) -> Vec<Range<usize>> {
     let mut documents = Vec::new();
     let mut start = 0;
     // Only a line can start with `---`: at the start of the text or after a newline. Searching

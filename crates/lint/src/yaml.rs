@@ -16,26 +16,25 @@ pub(crate) struct Doc<'a> {
     pub value: Option<Value>,
 }
 
-/// Splits `text` into documents; parses each unless `templated`.
+/// Splits `text` into documents where YAML does (helm's `document_ranges`: a line starting
+/// with `---` and a space, a tab or its end); parses each unless `templated`.
 pub(crate) fn split<'a>(file: &'a str, text: &'a str, templated: bool) -> Vec<Doc<'a>> {
-    let mut docs = Vec::new();
-    let mut current: Vec<&str> = Vec::new();
-    let mut first_line = 1;
-    for (index, line) in text.lines().enumerate() {
-        let trimmed = line.trim_end();
-        if trimmed == "---" || trimmed.starts_with("--- ") || trimmed == "..." {
-            docs.push(make(
-                file,
-                first_line,
-                std::mem::take(&mut current),
-                templated,
-            ));
-            first_line = index + 2;
-            continue;
-        }
-        current.push(line);
-    }
-    docs.push(make(file, first_line, current, templated));
+    let mut docs: Vec<Doc<'a>> = liveproof_helm::yaml::document_ranges(text)
+        .into_iter()
+        .map(|mut range| {
+            // After a `---` the chunk starts on the marker's line: when nothing but blanks
+            // follows the marker there, the document starts on the next line.
+            if range.start > 0 {
+                if let Some(end) = text[range.clone()].find('\n') {
+                    if text[range.start..range.start + end].trim().is_empty() {
+                        range.start += end + 1;
+                    }
+                }
+            }
+            let first_line = text[..range.start].matches('\n').count() + 1;
+            make(file, first_line, text[range].lines().collect(), templated)
+        })
+        .collect();
     docs.retain(|d| {
         d.lines
             .iter()
@@ -191,6 +190,29 @@ pub(crate) fn key_value<'l>(line: &'l str, key: &str) -> Option<&'l str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Split where helm and the API server's YAML split: what follows a `---` on its line
+    /// belongs to the next document (the old line splitter dropped it).
+    #[test]
+    fn a_document_may_start_on_the_marker_line() {
+        let text = "kind: A\n--- {kind: B, metadata: {name: b}}\n--- # c\nkind: C\n";
+        let docs = split("f.yaml", text, false);
+        let kinds: Vec<_> = docs.iter().map(|d| d.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                Some("A".to_string()),
+                Some("B".to_string()),
+                Some("C".to_string())
+            ]
+        );
+        assert_eq!(docs[1].first_line, 2);
+        assert_eq!(docs[1].name(), "b");
+        assert_eq!(
+            docs[2].first_line, 3,
+            "the comment after the marker is its line"
+        );
+    }
 
     #[test]
     fn locates_nested_keys_per_document() {
