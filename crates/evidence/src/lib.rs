@@ -39,7 +39,9 @@ pub use model::{
     ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, SourceRef, Status,
     TargetReport, Tier, Verdict, WaitRecord, SCHEMA,
 };
-pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind};
+pub use observed::{
+    api_group, ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind,
+};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
 pub use suggestion::Suggestion;
 pub use target::{closest, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};

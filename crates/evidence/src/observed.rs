@@ -58,10 +58,7 @@ impl ResourceKind {
 
     /// The API group, `""` for core.
     pub fn group(self) -> &'static str {
-        match self.api_version().split_once('/') {
-            Some((group, _)) => group,
-            None => "",
-        }
+        api_group(self.api_version())
     }
 
     pub const fn kind_name(self) -> &'static str {
@@ -102,6 +99,11 @@ impl ResourceKind {
             ResourceKind::Rollout => "rollouts",
         }
     }
+}
+
+/// The API group of an `apiVersion`: `apps` of `apps/v1`, `""` of core's `v1`.
+pub fn api_group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
 /// A read the cluster refused (RBAC 403): the checks that need it become `unknown` and name it.
@@ -224,18 +226,6 @@ impl crate::hint::Hinted for ObjectError {
     }
 }
 
-/// The workload kind's row an object of `kind` with `value`'s `apiVersion` is, if any: by
-/// kind name and API group (an `argoproj.io` Rollout, not any kind called Rollout).
-fn workload_kind(kind: &str, value: &Value) -> Option<&'static crate::KindSpec> {
-    let group = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
-    crate::KINDS.iter().find(|s| {
-        s.workload.is_some() && s.kind_name == kind && group.is_none_or(|g| g == s.resource.group())
-    })
-}
-
 /// `value` as a `T`, or where and why not.
 fn typed<T: serde::de::DeserializeOwned>(
     value: Value,
@@ -267,15 +257,19 @@ impl Observed {
         // The typed structs fill a missing required field with a default, which would turn a
         // broken document into a quietly wrong workload: refuse what no API server returns.
         let is_list = liveproof_helm::yaml::is_list_kind(&kind);
+        let group = value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .map(api_group);
+        let workload =
+            crate::TargetKind::workload_named(&kind, group).and_then(|k| k.spec().workload);
         let required: &[(&str, &'static str)] = match kind.as_str() {
             _ if is_list => &[],
             // A Rollout may take its template from another object (`spec.workloadRef`).
-            k if workload_kind(k, &value).is_some()
-                && value.pointer("/spec/workloadRef").is_some() =>
-            {
+            _ if workload.is_some() && value.pointer("/spec/workloadRef").is_some() => {
                 &[("/metadata/name", "metadata.name"), ("/spec", "spec")]
             }
-            k if workload_kind(k, &value).is_some() => &[
+            _ if workload.is_some() => &[
                 ("/metadata/name", "metadata.name"),
                 ("/spec", "spec"),
                 ("/spec/selector", "spec.selector"),
@@ -314,9 +308,8 @@ impl Observed {
                     self.add_value(item, &format!("{what}: items[{i}]"))?;
                 }
             }
-            k if workload_kind(k, &value).is_some() => {
-                let add = workload_kind(k, &value).and_then(|spec| spec.workload);
-                if let Some(fns) = add {
+            _ if workload.is_some() => {
+                if let Some(fns) = workload {
                     (fns.add)(self, value).map_err(invalid)?;
                 }
             }
@@ -388,7 +381,23 @@ impl Observed {
     > {
         self.workload_objects()
             .into_iter()
-            .map(|(kind, meta, template, _)| (kind, meta, template))
+            .map(|w| (w.kind, w.meta, w.template))
+    }
+
+    /// Every workload of every workload kind with the selector of its pods (`None` without a
+    /// spec): what the gather lists their revisions and pods by.
+    pub fn workload_selectors(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            crate::TargetKind,
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        ),
+    > {
+        self.workload_objects()
+            .into_iter()
+            .map(|w| (w.kind, w.meta, w.selector))
     }
 
     /// [`Observed::workloads`] with each one's status, for the kind's own reading of it.
@@ -405,10 +414,7 @@ impl Observed {
         let group = kind.group();
         self.others.iter().filter(move |o| {
             o.get("kind").and_then(Value::as_str) == Some(kind.kind_name())
-                && o.get("apiVersion")
-                    .and_then(Value::as_str)
-                    .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g))
-                    == Some(group)
+                && o.get("apiVersion").and_then(Value::as_str).map(api_group) == Some(group)
         })
     }
 

@@ -91,11 +91,17 @@ pub fn workload_states(observed: &Observed) -> Vec<WorkloadState> {
             revision,
         });
     };
-    for (kind, meta, template, status) in observed.workload_objects() {
-        let template = template
+    for w in observed.workload_objects() {
+        let template = w
+            .template
             .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
             .unwrap_or(Value::Null);
-        push(kind.kind_name(), meta, template, status.revision_name());
+        push(
+            w.kind.kind_name(),
+            w.meta,
+            template,
+            w.status.revision_name(),
+        );
     }
     out.sort_by_key(WorkloadState::key);
     out

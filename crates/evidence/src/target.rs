@@ -191,6 +191,19 @@ impl TargetKind {
         KINDS.iter().flat_map(KindSpec::spellings)
     }
 
+    /// The workload kind an object of kind `kind_name` is: in API group `group`, or in any
+    /// group when the object does not say (an Argo Rollout, not any kind called Rollout).
+    pub fn workload_named(kind_name: &str, group: Option<&str>) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| {
+                k.workload.is_some()
+                    && k.kind_name == kind_name
+                    && group.is_none_or(|g| g == k.resource.group())
+            })
+            .map(|k| k.kind)
+    }
+
     /// The workload kind whose objects are `resource`, if it is one.
     pub fn workload_of(resource: crate::ResourceKind) -> Option<TargetKind> {
         KINDS

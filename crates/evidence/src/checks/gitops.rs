@@ -101,9 +101,10 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .filter(|r| str_at(r, "/group") == Some("apps"))
                 .filter_map(|r| {
-                    let kind = workload_kind(str_at(r, "/kind")?)?;
+                    // Argo CD writes the group of a core kind as "" or leaves it out.
+                    let group = str_at(r, "/group").unwrap_or_default();
+                    let kind = TargetKind::workload_named(str_at(r, "/kind")?, Some(group))?;
                     let ns = str_at(r, "/namespace")
                         .filter(|n| !n.is_empty())
                         .unwrap_or(dest);
@@ -118,22 +119,15 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
     out
 }
 
-/// The workload kind an object's `kind` names, from the kind table.
-fn workload_kind(kind: &str) -> Option<TargetKind> {
-    crate::KINDS
-        .iter()
-        .find(|k| k.workload.is_some() && k.kind_name == kind)
-        .map(|k| k.kind)
-}
-
 /// A kustomize-controller inventory id: `<namespace>_<name>_<group>_<kind>`.
 fn inventory_workload(id: &str) -> Option<Target> {
     let mut parts = id.rsplitn(3, '_');
-    let kind = workload_kind(parts.next()?)?;
+    let kind_name = parts.next()?;
     let group = parts.next()?;
+    let kind = TargetKind::workload_named(kind_name, Some(group))?;
     let ns_name = parts.next()?;
     let (ns, name) = ns_name.split_once('_')?;
-    (group == kind.resource().group() && !ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
+    (!ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
 }
 
 /// The GitOps target's own evidence.

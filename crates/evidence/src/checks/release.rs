@@ -592,18 +592,8 @@ pub fn workloads(release: &ReadRelease) -> Vec<(crate::TargetKind, String, Strin
         .iter()
         .filter_map(|o| {
             // By group and kind, as the kind table names them (any version of the group).
-            let group = o
-                .api_version
-                .rsplit_once('/')
-                .map_or("", |(group, _)| group);
-            let kind = crate::KINDS
-                .iter()
-                .find(|k| {
-                    k.workload.is_some()
-                        && k.resource.kind_name() == o.kind
-                        && k.resource.group() == group
-                })?
-                .kind;
+            let kind =
+                crate::TargetKind::workload_named(&o.kind, Some(crate::api_group(&o.api_version)))?;
             let ns = o
                 .namespace
                 .clone()

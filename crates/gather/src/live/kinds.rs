@@ -5,8 +5,9 @@
 //! (nodes). Everything that used to be a hand-kept match over the kinds is expanded from it:
 //! the [`AnyObject`] enum and its matches, and through [`dispatch!`] the GET, LIST and watch of
 //! a kind, the listing of every workload and the restart PATCH. What a typed kind is beyond
-//! its place in the table (its revisions, its pod selector and template) is its [`Kind`] impl
-//! below; what a workload is called and where it lives in the API is evidence's `KINDS` row.
+//! its place in the table (the pod template it carries, for slimming) is its [`Kind`] impl
+//! below; what a workload is called, where it lives in the API, what records its revisions and
+//! how its pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
 //!
 //! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
 //! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a
@@ -21,7 +22,7 @@ pub(crate) use k8s_openapi::api::apps::v1::{
 };
 pub(crate) use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::core::v1::PodSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::DynamicObject;
 use kube::Resource;
@@ -214,16 +215,8 @@ pub(crate) trait Kind:
     + Sync
     + 'static
 {
-    /// For a workload, where its revisions live (listed with it, per namespace).
-    const REVISIONS: Option<ResourceKind> = None;
-
     fn into_any(self) -> AnyObject {
         Self::wrap(Arc::new(self))
-    }
-
-    /// For a workload, the selector of its pods (`None` without a spec).
-    fn pod_selector(&self) -> Option<&LabelSelector> {
-        None
     }
 
     /// The pod spec it carries (a workload's template), for [`Kind::shrink`].
@@ -240,40 +233,24 @@ pub(crate) trait Kind:
 }
 
 impl Kind for Deployment {
-    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ReplicaSet);
-    fn pod_selector(&self) -> Option<&LabelSelector> {
-        self.spec.as_ref().map(|s| &s.selector)
-    }
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for StatefulSet {
-    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ControllerRevision);
-    fn pod_selector(&self) -> Option<&LabelSelector> {
-        self.spec.as_ref().map(|s| &s.selector)
-    }
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for DaemonSet {
-    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ControllerRevision);
-    fn pod_selector(&self) -> Option<&LabelSelector> {
-        self.spec.as_ref().map(|s| &s.selector)
-    }
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for Rollout {
-    const REVISIONS: Option<ResourceKind> = Some(ResourceKind::ReplicaSet);
-    fn pod_selector(&self) -> Option<&LabelSelector> {
-        self.spec.as_ref().and_then(|s| s.selector.as_ref())
-    }
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec
             .as_mut()
@@ -353,10 +330,6 @@ mod tests {
     use liveproof_evidence::{TargetKind, KINDS};
     use serde_json::json;
 
-    fn revisions_of(workload: ResourceKind) -> Option<ResourceKind> {
-        dispatch!(workload, T => T::REVISIONS, else => None)
-    }
-
     /// The typed kind `resource` dispatches to, if it is typed.
     fn typed_as(resource: ResourceKind) -> Option<ResourceKind> {
         dispatch!(resource, T => Some(T::RESOURCE), else => None)
@@ -371,15 +344,10 @@ mod tests {
                 "{}: a workload kind of evidence's KINDS, not typed in the gather's table",
                 spec.kind_name
             );
-            let revisions = revisions_of(spec.resource);
+            let revisions = spec.revisions;
             assert!(
                 revisions.is_some_and(|r| typed_as(r).is_some()),
                 "{}: a workload whose revisions ({revisions:?}) are not a typed kind",
-                spec.kind_name
-            );
-            assert_eq!(
-                revisions, spec.revisions,
-                "{}: the gather reads other revisions than KINDS says record them",
                 spec.kind_name
             );
             assert_eq!(TargetKind::workload_of(spec.resource), Some(spec.kind));

@@ -96,7 +96,7 @@ pub(crate) fn raw_object(value: &Value) -> Option<AnyObject> {
     let group = value
         .get("apiVersion")
         .and_then(Value::as_str)
-        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g))?;
+        .map(liveproof_evidence::api_group)?;
     let kind = RAW_KINDS
         .iter()
         .copied()
@@ -171,9 +171,7 @@ fn raw_sort_key(value: &Value) -> [String; 5] {
             .unwrap_or_default()
             .to_string()
     };
-    let group = field("/apiVersion")
-        .rsplit_once('/')
-        .map_or(String::new(), |(g, _)| g.to_string());
+    let group = liveproof_evidence::api_group(&field("/apiVersion")).to_string();
     [
         field("/kind"),
         group,

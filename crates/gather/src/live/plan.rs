@@ -9,10 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::Resource;
-use liveproof_evidence::{Observed, ResourceKind, Target};
+use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
 
-use super::objects::{workload_resource, InTable, Kind};
+use super::objects::workload_resource;
 
 /// From this many targets of a kind in a namespace (or pod selectors in a namespace), one
 /// LIST of the namespace is sent instead of one request each.
@@ -186,24 +185,16 @@ impl RelatedPlan {
 /// What to LIST for the workloads `observed` holds (read in place: they are not copied).
 pub(crate) fn plan_related(observed: &Observed) -> RelatedPlan {
     let mut plan = RelatedPlan::default();
-    for spec in liveproof_evidence::KINDS
-        .iter()
-        .filter(|k| k.workload.is_some())
-    {
-        // A workload kind is typed (`kinds::tests::every_workload_kind_is_typed`).
-        dispatch!(spec.resource, T => {
-            for workload in T::held(observed) {
-                plan.add::<T>(workload.meta(), workload.pod_selector());
-            }
-        }, else => {});
+    for (kind, meta, selector) in observed.workload_selectors() {
+        plan.add(kind, meta, selector);
     }
     plan
 }
 
 impl RelatedPlan {
-    /// A workload's revisions and pods.
-    fn add<K: Kind>(&mut self, meta: &ObjectMeta, selector: Option<&LabelSelector>) {
-        let Some(revisions) = K::REVISIONS else {
+    /// A workload's revisions (of the kind `KINDS` says records them) and pods.
+    fn add(&mut self, kind: TargetKind, meta: &ObjectMeta, selector: Option<&LabelSelector>) {
+        let Some(revisions) = kind.spec().revisions else {
             return;
         };
         let ns = meta.namespace.as_deref().unwrap_or("default").to_string();
@@ -222,7 +213,7 @@ impl RelatedPlan {
             Err(err) => {
                 tracing::warn!(
                     "{} {ns}/{}: pods not read: {err}",
-                    K::RESOURCE.kind_name(),
+                    kind.kind_name(),
                     meta.name.as_deref().unwrap_or_default()
                 );
                 self.pods_incomplete.insert(ns);

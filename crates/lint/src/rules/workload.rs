@@ -329,10 +329,9 @@ impl Restarts {
             return true;
         }
         // Every spelling of the kind a target may use, from the kind table.
-        let spec = liveproof_evidence::KINDS
-            .iter()
-            .find(|k| k.workload.is_some() && k.kind_name == kind)
-            .unwrap_or(liveproof_evidence::TargetKind::DaemonSet.spec());
+        let spec = liveproof_evidence::TargetKind::workload_named(kind, None)
+            .unwrap_or(liveproof_evidence::TargetKind::DaemonSet)
+            .spec();
         let name = name.to_ascii_lowercase();
         self.tokens.contains(&name)
             || spec

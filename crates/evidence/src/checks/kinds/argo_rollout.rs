@@ -255,6 +255,9 @@ impl WorkloadType for Rollout {
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().and_then(|s| s.template.as_ref())
     }
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().and_then(|s| s.selector.as_ref())
+    }
 
     fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>> {
         let spec = self.spec.as_ref()?;

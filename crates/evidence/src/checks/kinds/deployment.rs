@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
 use crate::checks::workload::{
@@ -29,6 +29,9 @@ impl WorkloadType for Deployment {
     }
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().map(|s| &s.template)
+    }
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
     }
 
     fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>> {

@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::Value;
 
 use super::workload::{Revision, Workload};
@@ -90,17 +90,20 @@ pub(crate) trait WorkloadType:
     fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
     fn meta(&self) -> &ObjectMeta;
     fn template(&self) -> Option<&PodTemplateSpec>;
+    /// The selector of its pods (what the gather lists its pods by).
+    fn selector(&self) -> Option<&LabelSelector>;
     /// The common view, `None` without a spec.
     fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>>;
 }
 
-/// One workload object: its kind, metadata, template and status.
-pub(crate) type Listed<'a> = (
-    TargetKind,
-    &'a ObjectMeta,
-    Option<&'a PodTemplateSpec>,
-    &'a dyn WorkloadStatus,
-);
+/// One workload object, of any workload kind, as the walks over all of them read it.
+pub(crate) struct Listed<'a> {
+    pub kind: TargetKind,
+    pub meta: &'a ObjectMeta,
+    pub template: Option<&'a PodTemplateSpec>,
+    pub selector: Option<&'a LabelSelector>,
+    pub status: &'a dyn WorkloadStatus,
+}
 
 /// The functions a workload kind's `KINDS` row carries (see [`fns`]).
 #[derive(Clone, Copy)]
@@ -147,7 +150,13 @@ fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
         .iter()
         .map(|o| {
             let o: &T = o;
-            (T::KIND, o.meta(), o.template(), o as &dyn WorkloadStatus)
+            Listed {
+                kind: T::KIND,
+                meta: o.meta(),
+                template: o.template(),
+                selector: o.selector(),
+                status: o,
+            }
         })
         .collect()
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
 use crate::checks::workload::{
@@ -27,6 +27,9 @@ impl WorkloadType for StatefulSet {
     }
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().map(|s| &s.template)
+    }
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
     }
 
     fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>> {
