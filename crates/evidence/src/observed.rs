@@ -61,6 +61,11 @@ impl ResourceKind {
         api_group(self.api_version())
     }
 
+    /// Served by every API server (core and `apps`), not by a CRD a controller installs.
+    pub fn is_builtin(self) -> bool {
+        matches!(self.group(), "" | "apps")
+    }
+
     pub const fn kind_name(self) -> &'static str {
         match self {
             ResourceKind::Deployment => "Deployment",

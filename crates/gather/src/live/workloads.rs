@@ -360,7 +360,7 @@ impl Cluster {
         let params = PatchParams::default();
         // A template write is a restart only for the built-in kinds: on an Argo Rollout it
         // starts a new canary or blue-green rollout of its own.
-        if !target.kind.is_workload() || target.kind.resource().group() != "apps" {
+        if !target.kind.is_workload() || !target.kind.resource().is_builtin() {
             return Err(GatherError::NotRestartable { target: what });
         }
         let result = dispatch!(
@@ -382,9 +382,7 @@ fn none_if_not_served<K: Kind, T: Clone>(
     list: Result<kube::api::ObjectList<T>, kube::Error>,
 ) -> Result<kube::api::ObjectList<T>, kube::Error> {
     match list {
-        Err(kube::Error::Api(status))
-            if status.code == 404 && !matches!(K::RESOURCE.group(), "" | "apps") =>
-        {
+        Err(kube::Error::Api(status)) if status.code == 404 && !K::RESOURCE.is_builtin() => {
             Ok(kube::api::ObjectList {
                 types: Default::default(),
                 metadata: Default::default(),

@@ -10,7 +10,7 @@
 //! Rollout routes traffic to ([`WorkloadStatus::routed`]), not every Ready pod.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -197,44 +197,49 @@ impl k8s_openapi::Metadata for Rollout {
     }
 }
 
+/// What a Rollout without a status or strategy reads as: every field unset.
+static NO_STATUS: LazyLock<RolloutStatus> = LazyLock::new(RolloutStatus::default);
+static NO_STRATEGY: LazyLock<RolloutStrategy> = LazyLock::new(RolloutStrategy::default);
+
 impl Rollout {
-    fn status(&self) -> RolloutStatus {
-        self.status.clone().unwrap_or_default()
+    fn status(&self) -> &RolloutStatus {
+        self.status.as_ref().unwrap_or(&NO_STATUS)
     }
 
-    fn strategy(&self) -> RolloutStrategy {
+    fn strategy(&self) -> &RolloutStrategy {
         self.spec
             .as_ref()
-            .and_then(|s| s.strategy.clone())
-            .unwrap_or_default()
+            .and_then(|s| s.strategy.as_ref())
+            .unwrap_or(&NO_STRATEGY)
     }
 
     /// The canary's steps, when it is a canary.
     fn steps(&self) -> Option<usize> {
         self.strategy()
             .canary
-            .map(|c| c.steps.map_or(0, |s| s.len()))
+            .as_ref()
+            .map(|c| c.steps.as_ref().map_or(0, Vec::len))
     }
 
-    fn condition(&self, type_: &str) -> Option<RolloutCondition> {
+    fn condition(&self, type_: &str) -> Option<&RolloutCondition> {
         self.status()
             .conditions
-            .into_iter()
+            .iter()
             .flatten()
             .find(|c| c.type_ == type_)
     }
 
     /// Why it waits for somebody: a pause with no end, or `spec.paused`.
     fn paused(&self) -> Option<String> {
-        let status = self.status();
         if self.spec.as_ref().and_then(|s| s.paused) == Some(true) {
             return Some("spec.paused is true".into());
         }
-        let reasons: Vec<String> = status
+        let reasons: Vec<&str> = self
+            .status()
             .pause_conditions
-            .into_iter()
+            .iter()
             .flatten()
-            .map(|p| p.reason)
+            .map(|p| p.reason.as_str())
             .collect();
         (!reasons.is_empty()).then(|| format!("paused ({})", reasons.join(", ")))
     }
@@ -342,9 +347,9 @@ impl WorkloadStatus for Rollout {
             facts.push(format!("Completed={}", c.status));
         }
         let paused = self.paused();
-        complete &= paused.is_none() && self.gave_up().is_none();
-        let stuck = self
-            .gave_up()
+        let gave_up = self.gave_up();
+        complete &= paused.is_none() && gave_up.is_none();
+        let stuck = gave_up
             .map(|why| {
                 (
                     why,
@@ -376,13 +381,19 @@ impl WorkloadStatus for Rollout {
         if s.abort == Some(true) {
             return Some(format!(
                 "the rollout was aborted{}",
-                s.message.map(|m| format!(": {m}")).unwrap_or_default()
+                s.message
+                    .as_ref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
             ));
         }
         if s.phase.as_deref() == Some("Degraded") {
             return Some(format!(
                 "phase Degraded{}",
-                s.message.map(|m| format!(": {m}")).unwrap_or_default()
+                s.message
+                    .as_ref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
             ));
         }
         None
@@ -414,20 +425,19 @@ impl WorkloadStatus for Rollout {
         let s = self.status();
         let strategy = self.strategy();
         if strategy.blue_green.is_some() {
-            let active = s.blue_green.and_then(|b| b.active_selector)?;
+            let active = s.blue_green.as_ref()?.active_selector.clone()?;
             return Some(Routed {
                 label: ROLLOUTS_POD_TEMPLATE_HASH,
                 weights: BTreeMap::from([(active, 100)]),
                 source: ".status.blueGreen.activeSelector",
             });
         }
-        let canary = strategy.canary?;
-        canary.traffic_routing.as_ref()?;
-        if let Some(w) = s.canary.and_then(|c| c.weights) {
+        strategy.canary.as_ref()?.traffic_routing.as_ref()?;
+        if let Some(w) = s.canary.as_ref().and_then(|c| c.weights.as_ref()) {
             let mut weights = BTreeMap::new();
-            for d in [w.stable, w.canary] {
+            for d in [&w.stable, &w.canary] {
                 if !d.pod_template_hash.is_empty() {
-                    *weights.entry(d.pod_template_hash).or_insert(0) += d.weight;
+                    *weights.entry(d.pod_template_hash.clone()).or_insert(0) += d.weight;
                 }
             }
             return Some(Routed {
@@ -437,7 +447,7 @@ impl WorkloadStatus for Rollout {
             });
         }
         // Without weights reported, a fully promoted rollout sends everything to stable.
-        let stable = s.stable_rs?;
+        let stable = s.stable_rs.clone()?;
         (s.current_pod_hash.as_deref() == Some(stable.as_str())).then(|| Routed {
             label: ROLLOUTS_POD_TEMPLATE_HASH,
             weights: BTreeMap::from([(stable, 100)]),
