@@ -204,6 +204,34 @@ impl TargetKind {
             .map(|k| k.kind)
     }
 
+    /// The workload kinds, for messages: `Deployment, StatefulSet, DaemonSet or Rollout`
+    /// (`last`: the word before the last one; `plural`: `Deployments`, …).
+    pub fn workload_kinds(last: &str, plural: bool) -> String {
+        let names: Vec<String> = KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| match plural {
+                true => format!("{}s", k.kind_name),
+                false => k.kind_name.to_string(),
+            })
+            .collect();
+        match names.split_last() {
+            Some((only, [])) => only.clone(),
+            Some((final_one, rest)) => format!("{} {last} {final_one}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
+    /// The workload kinds as one kubectl resource list: `deploy,sts,ds,ro`.
+    pub fn workload_resource_list() -> String {
+        KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| k.short.first().copied().unwrap_or(k.cli_name))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The workload kind whose objects are `resource`, if it is one.
     pub fn workload_of(resource: crate::ResourceKind) -> Option<TargetKind> {
         KINDS
@@ -799,6 +827,15 @@ mod tests {
             }
         }
         assert_eq!(TargetKind::spellings().count(), 23);
+        assert_eq!(
+            TargetKind::workload_kinds("or", false),
+            "Deployment, StatefulSet, DaemonSet or Rollout"
+        );
+        assert_eq!(
+            TargetKind::workload_kinds("and", true),
+            "Deployments, StatefulSets, DaemonSets and Rollouts"
+        );
+        assert_eq!(TargetKind::workload_resource_list(), "deploy,sts,ds,ro");
         assert_eq!(
             TargetKind::parse("apps"),
             None,

@@ -99,7 +99,7 @@ pub enum LoadError {
     #[error(transparent)]
     Object(#[from] ObjectError),
     /// `-f` manifests that declare nothing with pods to check.
-    #[error("{}: declares no {}", path.display(), crate::live::workload_kinds("or", false))]
+    #[error("{}: declares no {}", path.display(), liveproof_evidence::TargetKind::workload_kinds("or", false))]
     NoWorkloads { path: PathBuf },
 }
 

@@ -628,7 +628,7 @@ fn declared_templates(
         }
         if out.len() == before {
             return Err(hinted(
-                "declares no Deployment, StatefulSet or DaemonSet".into(),
+                format!("declares no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
                 Some("-f takes the manifests the repository applies (plain YAML, not Helm templates); for a Helm chart verify release/NAME or helmrelease/NAME".into()),
             ));
         }

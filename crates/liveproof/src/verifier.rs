@@ -112,7 +112,10 @@ pub(crate) fn bounded(
 
 /// `-l/--selector` matched nothing: there is nothing to verify, which is not a verdict.
 #[derive(Debug, thiserror::Error)]
-#[error("no Deployment, StatefulSet or DaemonSet {where_} has labels matching `{selector}`")]
+#[error(
+    "no {} {where_} has labels matching `{selector}`",
+    TargetKind::workload_kinds("or", false)
+)]
 pub struct NothingSelected {
     selector: String,
     where_: String,
@@ -124,7 +127,8 @@ impl liveproof_evidence::hint::Hinted for NothingSelected {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let NothingSelected { all, scope, .. } = self;
         Some(Cow::Owned(format!(
-            "check the labels (kubectl get deploy,sts,ds {scope}--show-labels){all}"
+            "check the labels (kubectl get {} {scope}--show-labels){all}",
+            TargetKind::workload_resource_list()
         )))
     }
 }

@@ -256,7 +256,7 @@ async fn manifests_state_the_change_field_by_field() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr
-            .contains("declares no Deployment, StatefulSet or DaemonSet"),
+            .contains("declares no Deployment, StatefulSet, DaemonSet or Rollout"),
         "{}",
         run.stderr
     );

@@ -226,13 +226,13 @@ async fn a_selector_matching_nothing_or_malformed_is_an_error_saying_so() {
             .await;
         assert_eq!(run.code, 2, "{command}: {}", run.stdout);
         assert!(
-            run.stderr.contains("no Deployment, StatefulSet or DaemonSet in namespace shop has labels matching `team=nobody`"),
+            run.stderr.contains("no Deployment, StatefulSet, DaemonSet or Rollout in namespace shop has labels matching `team=nobody`"),
             "{command}: {}",
             run.stderr
         );
         assert!(
             run.stderr
-                .contains("kubectl get deploy,sts,ds -n shop --show-labels"),
+                .contains("kubectl get deploy,sts,ds,ro -n shop --show-labels"),
             "{}",
             run.stderr
         );

@@ -147,8 +147,9 @@ fn judge_target(
                 .as_ref()
                 .map(|s| s.clone().after(format!("{} {}/{}: ", w.kind, w.namespace, w.name))),
             None if workloads.is_empty() => Some(crate::Suggestion::text(format!(
-                "{} leads to no Deployment, StatefulSet or DaemonSet, so no running pod can prove the change: verify the workloads that consume it directly",
-                target
+                "{} leads to no {}, so no running pod can prove the change: verify the workloads that consume it directly",
+                target,
+                crate::TargetKind::workload_kinds("or", false)
             ))),
             None => None,
         };

@@ -306,24 +306,6 @@ fn shrink_pod_spec(spec: &mut PodSpec) {
     }
 }
 
-/// The workload kinds of evidence's `KINDS`, for messages: `Deployment, StatefulSet or
-/// DaemonSet` (`last`: the word before the last one; `plural`: `Deployments`, …).
-pub(crate) fn workload_kinds(last: &str, plural: bool) -> String {
-    let names: Vec<String> = liveproof_evidence::KINDS
-        .iter()
-        .filter(|k| k.workload.is_some())
-        .map(|k| match plural {
-            true => format!("{}s", k.kind_name),
-            false => k.kind_name.to_string(),
-        })
-        .collect();
-    match names.split_last() {
-        Some((only, [])) => only.clone(),
-        Some((final_one, rest)) => format!("{} {last} {final_one}", rest.join(", ")),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,18 +375,6 @@ mod tests {
                 ),
             }
         }
-    }
-
-    #[test]
-    fn messages_name_the_workload_kinds() {
-        assert_eq!(
-            workload_kinds("or", false),
-            "Deployment, StatefulSet, DaemonSet or Rollout"
-        );
-        assert_eq!(
-            workload_kinds("and", true),
-            "Deployments, StatefulSets, DaemonSets and Rollouts"
-        );
     }
 
     #[test]

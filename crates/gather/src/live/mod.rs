@@ -45,7 +45,6 @@ use liveproof_redacted::DisplaySafeUrl;
 use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use exec_plugin::ExecPluginError;
-pub(crate) use kinds::workload_kinds;
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
