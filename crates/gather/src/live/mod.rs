@@ -17,6 +17,7 @@
 mod kinds;
 mod error;
 mod exec_plugin;
+mod in_cluster;
 mod objects;
 mod pager;
 mod plan;
@@ -192,14 +193,18 @@ impl Cluster {
                         reason: error::kubeconfig_reason(&source),
                     })?
             }
-            None => {
-                check_default_kubeconfig()?;
-                kube::Config::infer()
-                    .await
-                    .map_err(|source| GatherError::NoConfig {
-                        reason: error::infer_reason(&source),
-                    })?
-            }
+            // kubectl's rule: no kubeconfig at all, inside a pod, is the pod's ServiceAccount.
+            None => match in_cluster::service_env().filter(|_| !default_kubeconfig_exists()) {
+                Some((host, port)) => in_cluster::config(&host, &port)?,
+                None => {
+                    check_default_kubeconfig()?;
+                    kube::Config::infer()
+                        .await
+                        .map_err(|source| GatherError::NoConfig {
+                            reason: error::infer_reason(&source),
+                        })?
+                }
+            },
         };
         // kube reads HTTPS_PROXY for every server; kubectl (Go) never proxies loopback, reads
         // HTTP_PROXY for http servers and matches NO_PROXY against the server: do as kubectl.
@@ -1144,6 +1149,20 @@ fn check_default_kubeconfig() -> Result<(), GatherError> {
         Some(home) => check_kubeconfig(&PathBuf::from(home).join(".kube").join("config")),
         None => Ok(()),
     }
+}
+
+/// Whether `~/.kube/config` is there (whatever it is: what is not a regular file is refused
+/// later, not skipped).
+fn default_kubeconfig_exists() -> bool {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .is_some_and(|home| {
+            PathBuf::from(home)
+                .join(".kube")
+                .join("config")
+                .symlink_metadata()
+                .is_ok()
+        })
 }
 
 /// The `proxy-url` of the cluster the context in use names.
