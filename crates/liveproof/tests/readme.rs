@@ -149,3 +149,74 @@ fn the_readme_says_how_to_install_before_using_liveproof_on_path() {
         "install comes before the first `liveproof …` example"
     );
 }
+
+/// The MCP client configuration the README gives (Cursor's `mcp.json`, Claude Code's `claude
+/// mcp add`) starts a server that answers MCP: the command it names, with its arguments, is
+/// run (our binary standing for `liveproof` on PATH), initialised, and asked for its tools.
+#[test]
+fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
+    use std::io::{BufRead, BufReader, Write};
+    let readme = std::fs::read_to_string(readme_path()).expect("README.md");
+    let block = readme
+        .split("<!-- BEGIN mcp-json")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- END mcp-json -->").next())
+        .expect("README has the mcp-json block");
+    let json = block
+        .split("```json")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```json fence in the block");
+    let config: serde_json::Value = serde_json::from_str(json).expect("the block is JSON");
+    let server = &config["mcpServers"]["liveproof"];
+    assert_eq!(server["command"], "liveproof", "{config}");
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("string arg").to_owned())
+        .collect();
+    // Claude Code's line says the same command.
+    let claude = format!("claude mcp add liveproof -- liveproof {}", args.join(" "));
+    assert!(readme.contains(&claude), "README lacks `{claude}`");
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(&args)
+        .env("HOME", tempfile::tempdir().expect("home").path())
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "readme-test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("an answer");
+    let init: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+    assert_eq!(init["result"]["serverInfo"]["name"], "liveproof", "{init}");
+    ask(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    ask(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    line.clear();
+    stdout.read_line(&mut line).expect("an answer");
+    let tools: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"verify"), "{tools}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
