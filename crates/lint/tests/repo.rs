@@ -415,3 +415,81 @@ fn a_file_nested_past_the_limit_is_named_in_a_note_and_not_parsed() {
         input.notes
     );
 }
+
+const CANARY_ROLLOUT: &str = "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: checkout\n  namespace: shop\nspec:\n  replicas: 4\n  selector:\n    matchLabels: {app: checkout}\n  template:\n    metadata:\n      labels: {app: checkout}\n    spec:\n      containers:\n      - name: app\n        image: ghcr.io/acme/checkout:1.0.0\n  strategy:\n    canary:\n      steps:\n      - setWeight: 20\n      - pause: {duration: 1m}\n      - setWeight: 50\n      - pause: {}\n";
+
+#[test]
+fn a_rollout_that_waits_for_a_promotion_nobody_runs_is_reported_like_a_missing_bump() {
+    let repo = Repo::new();
+    repo.file("apps/checkout.yaml", CANARY_ROLLOUT)
+        .file("other/x.yaml", "a: 1\n");
+    repo.commit("checkout");
+    repo.file("other/x.yaml", "a: 2\n");
+    repo.commit("unrelated");
+    // Nothing it runs changed: a warning, at the pause without a duration (the timed one is
+    // not a gate).
+    assert_eq!(
+        ids(&run(&repo, None)),
+        vec![("manual-promotion", Level::Warning, "apps/checkout.yaml", 23)]
+    );
+    repo.file(
+        "apps/checkout.yaml",
+        &CANARY_ROLLOUT.replace("checkout:1.0.0", "checkout:1.1.0"),
+    );
+    repo.commit("release 1.1.0");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![("manual-promotion", Level::Error, "apps/checkout.yaml", 23)]
+    );
+    assert!(
+        report.findings[0].message.contains("canary step 4"),
+        "{report:?}"
+    );
+    assert!(
+        report.findings[0]
+            .fix
+            .contains("kubectl argo rollouts promote checkout"),
+        "{report:?}"
+    );
+
+    // The pipeline promotes it: nothing to report.
+    repo.file(
+        ".github/workflows/deploy.yml",
+        "jobs:\n  deploy:\n    steps:\n    - run: kubectl argo rollouts promote -n shop checkout\n",
+    );
+    repo.commit("promote in CI");
+    assert!(run(&repo, None).findings.is_empty());
+}
+
+#[test]
+fn blue_green_without_auto_promotion_and_flagger_confirm_gates_are_manual_promotions() {
+    let repo = Repo::new();
+    repo.file(
+        "apps/web.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: web\nspec:\n  strategy:\n    blueGreen:\n      activeService: web\n      previewService: web-preview\n      autoPromotionEnabled: false\n      autoPromotionSeconds: 300\n",
+    )
+    .file(
+        "apps/api.yaml",
+        "apiVersion: flagger.app/v1beta1\nkind: Canary\nmetadata:\n  name: api\nspec:\n  targetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: api\n  analysis:\n    interval: 1m\n    webhooks:\n    - name: gate\n      type: confirm-promotion\n      url: http://flagger-loadtester.test/gate/check\n",
+    )
+    .file(
+        "apps/timed.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: timed\nspec:\n  strategy:\n    blueGreen:\n      activeService: timed\n      autoPromotionSeconds: 300\n",
+    );
+    repo.commit("progressive");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![
+            ("manual-promotion", Level::Error, "apps/api.yaml", 14),
+            ("manual-promotion", Level::Error, "apps/web.yaml", 10),
+        ]
+    );
+    assert!(
+        report.findings[1]
+            .message
+            .contains("autoPromotionSeconds is ignored"),
+        "{report:?}"
+    );
+}

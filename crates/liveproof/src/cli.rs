@@ -865,6 +865,8 @@ Rules (ids as in the output):
   gitops-suspended         error    Flux spec.suspend: true (Argo CD skip-reconcile) over the change
   argocd-manual-sync       warning  Argo CD Application without syncPolicy.automated over the change
   argocd-pinned-revision   warning  Argo CD targetRevision pinned to a tag/commit over the change
+  manual-promotion         error    Argo Rollout (pause without a duration, autoPromotionEnabled:
+                                    false, paused) or Flagger confirm webhook, nobody promotes it
 
 What changed comes from `git diff --name-only BASE HEAD` (the git binary). --base defaults to the
 merge-base with origin/main when that exists, else HEAD~1; --head defaults to HEAD (committed

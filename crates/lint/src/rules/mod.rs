@@ -7,6 +7,7 @@ mod argocd;
 mod chartversion_not_bumped;
 mod config_without_restart;
 mod gitops_suspended;
+mod manual_promotion;
 mod mutable_tag_no_restart;
 mod workload;
 
@@ -22,6 +23,7 @@ use argocd::argocd_sync;
 use chartversion_not_bumped::chartversion_not_bumped;
 use config_without_restart::config_without_restart;
 use gitops_suspended::gitops_suspended;
+use manual_promotion::manual_promotion;
 use mutable_tag_no_restart::mutable_tag_no_restart;
 use workload::{ConfigRef, Restarts, Workload};
 
@@ -45,6 +47,7 @@ pub const CONFIG_WITHOUT_RESTART: &str = "config-without-restart";
 pub const GITOPS_SUSPENDED: &str = "gitops-suspended";
 pub const ARGOCD_MANUAL_SYNC: &str = "argocd-manual-sync";
 pub const ARGOCD_PINNED_REVISION: &str = "argocd-pinned-revision";
+pub const MANUAL_PROMOTION: &str = "manual-promotion";
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -95,6 +98,14 @@ pub const RULES: &[Rule] = &[
         help: "Move targetRevision to the new tag or commit in the same change, or track a branch.",
         source: "https://argo-cd.readthedocs.io/en/stable/user-guide/tracking_strategies/",
     },
+    Rule {
+        id: MANUAL_PROMOTION,
+        name: "ManualPromotion",
+        level: Level::Error,
+        summary: "An Argo Rollout (a canary pause without a duration, blueGreen autoPromotionEnabled: false, spec.paused) or a Flagger Canary (a confirm-rollout/confirm-promotion webhook) holds every change until someone promotes it, and nothing in the repository does.",
+        help: "Promote after the apply (`kubectl argo rollouts promote NAME`, or open the Flagger gate) in the pipeline, or give the pause a duration / enable auto-promotion.",
+        source: "https://argo-rollouts.readthedocs.io/en/stable/features/specification/",
+    },
 ];
 
 /// Judges `input`. Pure: everything read was read by [`crate::gather`].
@@ -110,6 +121,7 @@ pub fn lint(input: &Input) -> Report {
         chartversion_not_bumped(&ctx, doc, &mut report);
         gitops_suspended(&ctx, doc, &mut report.findings);
         argocd_sync(&ctx, doc, &mut report.findings);
+        manual_promotion(&ctx, doc, &mut report.findings);
         if let Some(workload) = Workload::read(doc) {
             mutable_tag_no_restart(&ctx, &workload, &mut report.findings);
             config_without_restart(&ctx, &workload, &mut report.findings);
