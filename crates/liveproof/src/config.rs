@@ -128,9 +128,9 @@ impl Hinted for ConfigError {
             ConfigError::Expect { .. } => Some(Cow::Borrowed("plain text is matched as is; `re:` starts a regular expression, e.g. --expect 're:secretKeyRef:\\s+name: inventory-db'")),
             ConfigError::Versions(..) => Some(Cow::Borrowed("give one --expect-version for all URLs or one per --version-url, in the same order")),
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
-            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m or 1h30m")),
+            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .xml (JUnit), .md or .txt, or say it: --report-format json|junit|markdown|text")),
-            ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s or 1m (0 is refused: every request is bounded)")),
+            ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::FromMissing { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
             ConfigError::FromContexts { .. } => Some(Cow::Borrowed("with --from, --context only names the kubeconfig context whose namespace targets without one are read in: give it once, or use -n")),
@@ -692,11 +692,23 @@ pub fn check_target_count(n: usize) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// `--request-timeout`, checked.
+/// What `--request-timeout 0` (no per-request limit, as kubectl) bounds a request to: nothing
+/// liveproof does waits without a bound, but a day is past any request's patience.
+pub const UNLIMITED_REQUEST: Duration = Duration::from_secs(24 * 3600);
+
+/// `--request-timeout`, checked: a duration, a bare number of seconds, or `0` for no
+/// per-request limit ([`UNLIMITED_REQUEST`]).
 pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
-    positive_duration(&args.request_timeout).map_err(|reason| ConfigError::RequestTimeout {
-        given: args.request_timeout.clone(),
-        reason,
+    let given = crate::duration::parse(&args.request_timeout).map_err(|reason| {
+        ConfigError::RequestTimeout {
+            given: args.request_timeout.clone(),
+            reason,
+        }
+    })?;
+    Ok(if given.is_zero() {
+        UNLIMITED_REQUEST
+    } else {
+        given
     })
 }
 
@@ -817,16 +829,13 @@ pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
     })
 }
 
-/// A duration such as `90s` or `1h30m`, more than zero.
+/// A duration such as `90s`, `1h30m` or `60` (seconds), more than zero.
 fn positive_duration(given: &str) -> Result<Duration, String> {
-    let d: jiff::SignedDuration = given
-        .trim()
-        .parse()
-        .map_err(|e: jiff::Error| e.to_string())?;
-    if d.is_negative() || d.is_zero() {
-        return Err("it must be positive".into());
+    let d = crate::duration::parse(given)?;
+    if d.is_zero() {
+        return Err("it must be more than zero".into());
     }
-    Duration::try_from(d).map_err(|e| e.to_string())
+    Ok(d)
 }
 
 /// Pairs the version flags: one value for all URLs, or one per URL in order.
@@ -939,20 +948,16 @@ fn parse_ago(text: &str) -> Option<Result<jiff::SignedDuration, String>> {
     if !shaped {
         return None;
     }
-    // A span, so `1d` is taken (as 24 hours, as kubectl takes it); years and months, whose
-    // length depends on the date, are refused.
-    let duration = text
-        .parse::<jiff::Span>()
-        .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()));
+    // Days are taken (`1d`, 24 hours); years and months, whose length depends on the date,
+    // are not units.
+    let duration = crate::duration::parse(text)
+        .and_then(|d| jiff::SignedDuration::try_from(d).map_err(|_| "is too long ago".into()));
     Some(match duration {
         Ok(d) if d.is_zero() => {
             Err("is no time ago: give how long ago the change was, e.g. 10m".into())
         }
-        Ok(d) if d.is_negative() => Err("is a negative duration".into()),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!(
-            "is not a duration in days, hours, minutes and seconds: {e}"
-        )),
+        Err(reason) => Err(format!("is not a duration: {reason}")),
     })
 }
 
@@ -1212,7 +1217,11 @@ mod tests {
             parse_duration("1h30m").expect("parses"),
             Duration::from_secs(5400)
         );
-        assert!(parse_duration("10").is_err());
+        // A bare number is seconds, as kubectl reads it.
+        assert_eq!(
+            parse_duration("10").expect("parses"),
+            std::time::Duration::from_secs(10)
+        );
         assert!(parse_duration("0s").is_err());
     }
 
