@@ -699,10 +699,15 @@ mod tests {
             vec!["deployment/a", "apps/statefulset/db", "daemonset/agent"]
         );
         // kubectl refuses a kind word beside KIND/NAME words.
-        for mixed in [&["deploy", "a", "apps/sts/db"][..], &["deploy/a", "deploy", "b"]] {
+        for mixed in [
+            &["deploy", "a", "apps/sts/db"][..],
+            &["deploy/a", "deploy", "b"],
+        ] {
             let err = Target::parse_all(mixed).expect_err("mixed forms");
             assert!(matches!(err, TargetError::Mixed { .. }), "{mixed:?}: {err}");
-            assert!(err.to_string().contains("no need to specify a resource type"));
+            assert!(err
+                .to_string()
+                .contains("no need to specify a resource type"));
         }
         assert!(matches!(
             Target::parse_all(&["deploy", "a,"]),

@@ -422,44 +422,26 @@ const VERIFY_LONG_ABOUT: &str = "\
 Collect the evidence for each target, print it, and exit with the verdict.
 
 Workload checks, in order (cheap to conclusive):
-  spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref/--expect
-                       and every field the -f manifests declare in it (a subset comparison:
-                       server defaults are not compared; the first differing field is named)
+  spec_readback        the pod template carries the expectations and what -f declares in it
   observed_generation  the controller has processed the current spec
   rollout_complete     updated/available replicas equal desired (status tier)
-  pods_current         every serving pod is on the current revision; none from an old one is
-                       Ready (a Terminating pod that still runs counts as serving)
-  pod_spec             the running pods show the expectations (presence only; values are
-                       never read or printed)
-  pod_restarted        every serving container started after the change (needs --since or
-                       --commit: config is read at start)
-
+  pods_current         every serving pod is on the current revision; none from an old one Ready
+  pod_spec             the running pods show the expectations (presence only; no values read)
+  pod_restarted        every serving container started after the change (needs --since/--commit)
 Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
-  condition_fresh      Ready/Released (or Argo's last sync) changed after the change; an older
-                       one describes an earlier deploy, whatever it says
+  condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
   release_revision     the newest Helm revision is deployed, and deployed after the change
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
-Then every Deployment/StatefulSet/DaemonSet the release or inventory names is verified too.
+Then every workload the release or inventory names is verified too.
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
-otherwise. Status fields alone never make a target live.
-
-What changed must be stated: a workload with no --image, -f, --expect-env, --expect-secret-ref
-or --expect, not reached through the Helm/GitOps object that deployed it (release_revision or
-gitops_revision checked, e.g. a Kustomization with --commit) and not verified by --snapshot, is
-unproven: restarted pods prove a rollout, not this change.
-
-Every change flag applies to every target it is given with, or the command is refused (exit 2):
-  --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
-  --expect          release/, helmrelease/ (installed manifest); workloads (the pod template
-                    rendered as YAML); refused with kustomization/, application/
-  --chart-version   release/, helmrelease/ only; refused with any other target
---image repo@sha256:D (or repo:tag@sha256:D) is matched by digest: a template naming D passes;
-with only a tag there, each serving pod's imageID must be D or D's entry for the node's
-platform (D is resolved at the registry; without it another digest is unknown).";
+otherwise. Status fields alone never make a target live. What changed must be stated (--image,
+-f, -k, --expect-env, --expect-secret-ref, --expect, a GitOps --commit, or --snapshot):
+restarted pods prove a rollout, not this change. A change flag that does not apply to a target
+given with it is refused (exit 2), never ignored.";
 
 const VERIFY_EXAMPLES: &str = "\
 Exit codes:
@@ -742,16 +724,31 @@ pub struct ChangeArgs {
     ///
     /// E.g. /version or /healthz; the server_version check passes only when it reports
     /// --expect-version. Repeatable.
-    #[arg(long, value_name = "URL", requires = "expect_version", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "expect_version",
+        hide_short_help = true
+    )]
     pub version_url: Vec<String>,
 
     /// The version the --version-url servers must report: one for all, or one per URL.
-    #[arg(long, value_name = "VERSION", requires = "version_url", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "VERSION",
+        requires = "version_url",
+        hide_short_help = true
+    )]
     pub expect_version: Vec<String>,
 
     /// Read the version from this JSON field of the response (e.g. .version or .build.tag):
     /// one for all URLs, or one per URL.
-    #[arg(long, value_name = "PATH", requires = "version_url", hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "version_url",
+        hide_short_help = true
+    )]
     pub version_json: Vec<String>,
 }
 

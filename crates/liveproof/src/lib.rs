@@ -4,9 +4,9 @@
 pub mod cli;
 mod config;
 mod deadline;
-mod duration;
 pub mod demo;
 mod dump_namespace;
+mod duration;
 mod fleet;
 mod lint;
 mod mcp;

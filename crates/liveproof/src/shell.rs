@@ -14,7 +14,10 @@ use crate::cli::Cli;
 /// `liveproof completion SHELL`: the script on `out`.
 pub fn completion(shell: clap_complete::Shell, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, "liveproof", out);
+    // Into memory first: clap_complete panics on a write error (a closed pipe), we do not.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "liveproof", &mut script);
+    out.write_all(&script)?;
     Ok(0)
 }
 
@@ -66,10 +69,11 @@ fn collect_pages(command: clap::Command, name: &str, pages: &mut Vec<(String, cl
     for sub in subcommands {
         let sub_name = format!("{name}-{}", sub.get_name());
         // The page's NAME and file are the full name; its usage line says it as typed.
-        let sub = sub
-            .clone()
-            .name(sub_name.clone())
-            .bin_name(format!("{} {}", name.replace('-', " "), sub.get_name()));
+        let sub = sub.clone().name(sub_name.clone()).bin_name(format!(
+            "{} {}",
+            name.replace('-', " "),
+            sub.get_name()
+        ));
         collect_pages(sub, &sub_name, pages);
     }
     pages.insert(0, (name.to_string(), command));

@@ -273,7 +273,7 @@ fn shown(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// The CLI's words for an error: what `liveproof` prints after `liveproof: error: `.
+/// The CLI's words for an error: what `liveproof` prints after `error: `.
 fn cli_error(err: &anyhow::Error) -> String {
     crate::error_text(err)
 }
