@@ -438,10 +438,17 @@ Then every workload the release or inventory names is verified too.
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
-otherwise. Status fields alone never make a target live. What changed must be stated (--image,
--f, -k, --expect-env, --expect-secret-ref, --expect, a GitOps --commit, or --snapshot):
-restarted pods prove a rollout, not this change. A change flag that does not apply to a target
-given with it is refused (exit 2), never ignored.";
+otherwise. Status fields alone never make a target live.
+
+What changed must be stated (--image, -f, -k, --expect-env, --expect-secret-ref, --expect, a
+GitOps target's --commit, or --snapshot):
+restarted pods prove a rollout, not this change.
+
+Every change flag applies to every target it is given with, or the command is refused (exit 2):
+  --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
+  --expect          release/, helmrelease/ (installed manifest); workloads (the pod template
+                    rendered as YAML); refused with kustomization/, application/
+  --chart-version   release/, helmrelease/ only; refused with any other target";
 
 const VERIFY_EXAMPLES: &str = "\
 Exit codes:

@@ -1531,8 +1531,8 @@ mod tests {
             ("2026-07-12", "date without a time"),
             ("yesterday", "neither"),
             ("0s", "no time ago"),
-            ("1y", "days, hours, minutes and seconds"),
-            ("2mo", "days, hours, minutes and seconds"),
+            ("1y", "`y` is not a unit"),
+            ("2mo", "`mo` is not a unit"),
         ] {
             let err = parse_since(given, now()).expect_err(given);
             let hint = err.hint().unwrap_or_default();

@@ -28,6 +28,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         return Err("it must not be negative".into());
     }
     let text = text.strip_prefix('+').unwrap_or(text);
+    // `1m 30s`, as our own messages write a duration, reads back as one.
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let text = text.as_str();
     // A bare number is seconds, as kubectl reads `--request-timeout 5`.
     if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let seconds = number(text)?;
@@ -100,6 +103,7 @@ mod tests {
             ("500ms", Duration::from_millis(500)),
             ("1.5h", secs(5400)),
             (" 10s ", secs(10)),
+            ("1m 30s", secs(90)),
         ] {
             assert_eq!(parse(text), Ok(want), "{text}");
         }

@@ -457,10 +457,14 @@ fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
             .filter(|h| order.contains(h))
             .collect();
         assert_eq!(found, order, "{headings:?}");
+        // A section's lines: from its heading to the next heading.
         let section = |name: &str| -> String {
             let start = help.find(&format!("\n{name}\n")).expect(name);
-            let rest = &help[start + name.len() + 2..];
-            rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+            help[start + name.len() + 2..]
+                .lines()
+                .take_while(|l| l.is_empty() || l.starts_with(' '))
+                .collect::<Vec<_>>()
+                .join("\n")
         };
         assert!(
             section("Targets:")

@@ -70,7 +70,7 @@ async fn usage_errors_as_rendered() {
             "1h".into(),
             "--wait".into(),
             "--timeout".into(),
-            "5".into(),
+            "5x".into(),
             "--kubeconfig".into(),
             "/nonexistent/kubeconfig".into(),
         ],
