@@ -332,33 +332,44 @@ pub struct StaleArgs {
     pub cluster: ClusterArgs,
 
     /// Check every tagged image, not only mutable ones (no tag, `:latest`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Registry")]
     pub check_digests: bool,
 
     /// A registry (HOST[:PORT]) spoken to over plain HTTP. Repeatable.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", help_heading = "Registry")]
     pub insecure_registry: Vec<String>,
 
     /// Restart the stale workloads (and only them): one PATCH of the pod template's
     /// kubectl.kubernetes.io/restartedAt annotation each.
-    #[arg(long)]
+    #[arg(long, help_heading = "Restarting")]
     pub restart: bool,
 
     /// With --restart: print the patches instead of sending them.
-    #[arg(long, requires = "restart")]
+    #[arg(long, requires = "restart", help_heading = "Restarting")]
     pub dry_run: bool,
 
     /// With --restart: wait until each restarted workload is live (new pods started after the
     /// restart) and report the ones that are not.
-    #[arg(long, requires = "restart", conflicts_with = "dry_run")]
+    #[arg(
+        long,
+        requires = "restart",
+        conflicts_with = "dry_run",
+        help_heading = "Restarting"
+    )]
     pub wait: bool,
 
     /// How long --wait waits, e.g. 90s, 5m.
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "wait")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        requires = "wait",
+        help_heading = "Restarting"
+    )]
     pub timeout: String,
 
     /// Output format.
-    #[arg(short, long, value_parser = formats::<StaleOutcome>(no_help), default_value = "text")]
+    #[arg(short, long, value_parser = formats::<StaleOutcome>(no_help), default_value = "text", help_heading = "Output")]
     pub output: Format,
 }
 

@@ -492,6 +492,26 @@ fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
     assert_eq!(commands, 3, "{examples}");
 }
 
+/// stale's own flags are not under "Cluster access" either.
+#[test]
+fn stale_help_keeps_its_own_flags_out_of_cluster_access() {
+    let run = liveproof(&["stale", "-h"]);
+    run.expect_code(0);
+    let cluster = &run.stdout[run
+        .stdout
+        .find("Cluster access (as kubectl):")
+        .expect("heading")..];
+    let cluster = &cluster[..cluster.find("\n\n").unwrap_or(cluster.len())];
+    for flag in ["--restart", "--wait", "--output", "--check-digests"] {
+        assert!(run.stdout.contains(flag), "{flag}");
+        assert!(
+            !cluster.contains(flag),
+            "{flag} under Cluster access:\n{}",
+            run.stdout
+        );
+    }
+}
+
 #[test]
 fn verbose_and_color_are_taken_only_where_they_do_something() {
     for args in [
