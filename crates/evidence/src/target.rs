@@ -369,6 +369,9 @@ pub enum TargetError {
     Shape { given: String },
     #[error("target `{given}`: a kind with no name after it")]
     KindWithoutName { given: String },
+    /// `deploy a deploy/b`: kubectl refuses a kind word beside `KIND/NAME` words, in these words.
+    #[error("target `{given}`: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")]
+    Mixed { given: String },
     /// An unknown or ambiguous kind; `why` says which, `hint` what to write instead.
     #[error("target `{given}`: {why}")]
     UnknownKind {
@@ -391,6 +394,7 @@ impl crate::hint::Hinted for TargetError {
         Some(match self {
             TargetError::Shape { .. } => Cow::Borrowed("e.g. `deployment/inventory`, `apps/deploy/inventory`, `deploy/a,deploy/b` or `deploy a b`"),
             TargetError::KindWithoutName { given } => Cow::Owned(format!("name what to verify, as kubectl does: `{given} NAME`, `{given}/NAME`, or -l SELECTOR for every one with a label")),
+            TargetError::Mixed { .. } => Cow::Borrowed("write every target as KIND/NAME (`deploy/a deploy/b`, `deploy/a,sts/b`) or the kind once and then its names (`deploy a b`)"),
             TargetError::UnknownKind { hint, .. } => Cow::Borrowed(hint),
             TargetError::BadName { did_you_mean, .. } => {
                 Cow::Owned(format!("did you mean `{}`?", did_you_mean.as_ref()?))
@@ -577,41 +581,49 @@ impl Target {
         Ok(Target::new(kind_parsed, namespace, name))
     }
 
-    /// Targets as kubectl users write them, every form at once: `KIND/NAME`,
-    /// `NAMESPACE/KIND/NAME`, `KIND/a,KIND/b` (comma-separated), and `KIND NAME…` (a kind word,
-    /// then the names of that kind until the next word with a `/` or a comma in it).
+    /// Targets as kubectl users write them, by kubectl's rules (its resource builder's
+    /// `ResourceTypeOrNameArgs`): either every word names a kind and a name (`KIND/NAME`,
+    /// `NAMESPACE/KIND/NAME`, comma-separated lists of them: `deploy/a,deploy/b`), or the
+    /// first word is a kind (or `KIND,KIND`) and every other word a name of it (`deploy a b`,
+    /// `deploy a,b`, `deploy,sts web` for both kinds). Mixing the two is refused with
+    /// kubectl's words.
     pub fn parse_all<S: AsRef<str>>(given: &[S]) -> Result<Vec<Target>, TargetError> {
-        let mut out = Vec::with_capacity(given.len());
-        let mut words = given.iter().map(AsRef::as_ref).peekable();
-        while let Some(word) = words.next() {
-            if word.contains('/') || word.contains(',') {
-                for part in word.split(',') {
-                    if part.is_empty() {
-                        return Err(TargetError::Shape {
-                            given: word.to_string(),
-                        });
-                    }
-                    out.push(Target::parse(part)?);
-                }
-                continue;
-            }
-            // A bare word: a kind, then its names (as `kubectl get deploy a b`).
-            let mut names = Vec::new();
-            while let Some(next) = words.next_if(|w| !w.contains('/') && !w.contains(',')) {
-                names.push(next);
-            }
-            if names.is_empty() {
-                return Err(match TargetKind::parse(word) {
-                    Some(_) => TargetError::KindWithoutName {
-                        given: word.to_string(),
-                    },
-                    None => TargetError::Shape {
-                        given: word.to_string(),
-                    },
+        let words: Vec<&str> = given.iter().map(AsRef::as_ref).collect();
+        let slashed = words.iter().filter(|w| w.contains('/')).count();
+        if slashed > 0 {
+            if let Some(bare) = words.iter().find(|w| !w.contains('/')) {
+                return Err(TargetError::Mixed {
+                    given: (*bare).to_string(),
                 });
             }
-            for name in names {
-                out.push(Target::parse(&format!("{word}/{name}"))?);
+            let mut out = Vec::with_capacity(words.len());
+            for word in words {
+                for part in list(word)? {
+                    out.push(Target::parse(part)?);
+                }
+            }
+            return Ok(out);
+        }
+        let Some((kinds, names)) = words.split_first() else {
+            return Ok(Vec::new());
+        };
+        let kinds = list(kinds)?;
+        if names.is_empty() {
+            return Err(match kinds.iter().all(|k| TargetKind::parse(k).is_some()) {
+                true => TargetError::KindWithoutName {
+                    given: words.join(" "),
+                },
+                false => TargetError::Shape {
+                    given: words.join(" "),
+                },
+            });
+        }
+        let mut out = Vec::new();
+        for kind in kinds {
+            for word in names {
+                for name in list(word)? {
+                    out.push(Target::parse(&format!("{kind}/{name}"))?);
+                }
             }
         }
         Ok(out)
@@ -630,6 +642,17 @@ impl fmt::Display for Target {
             None => write!(f, "{}/{}", self.kind, self.name),
         }
     }
+}
+
+/// The parts of a comma-separated word, none of them empty (`deploy/a,` names nothing last).
+fn list(word: &str) -> Result<Vec<&str>, TargetError> {
+    let parts: Vec<&str> = word.split(',').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(TargetError::Shape {
+            given: word.to_string(),
+        });
+    }
+    Ok(parts)
 }
 
 /// A namespace name: a DNS label (no dots, at most 63 characters).
@@ -665,10 +688,31 @@ mod tests {
         assert_eq!(names(&["deploy/a", "deploy/b"]), want);
         assert_eq!(names(&["deploy/a,deploy/b"]), want);
         assert_eq!(names(&["deploy", "a", "b"]), want);
+        assert_eq!(names(&["deploy", "a,b"]), want);
+        assert_eq!(names(&["deployments.apps", "a", "b"]), want);
         assert_eq!(
-            names(&["deploy", "a", "apps/sts/db", "ds", "agent"]),
+            names(&["deploy,sts", "web"]),
+            vec!["deployment/web", "statefulset/web"]
+        );
+        assert_eq!(
+            names(&["deploy/a,apps/sts/db", "ds/agent"]),
             vec!["deployment/a", "apps/statefulset/db", "daemonset/agent"]
         );
+        // kubectl refuses a kind word beside KIND/NAME words.
+        for mixed in [
+            &["deploy", "a", "apps/sts/db"][..],
+            &["deploy/a", "deploy", "b"],
+        ] {
+            let err = Target::parse_all(mixed).expect_err("mixed forms");
+            assert!(matches!(err, TargetError::Mixed { .. }), "{mixed:?}: {err}");
+            assert!(err
+                .to_string()
+                .contains("no need to specify a resource type"));
+        }
+        assert!(matches!(
+            Target::parse_all(&["deploy", "a,"]),
+            Err(TargetError::Shape { .. })
+        ));
         assert!(matches!(
             Target::parse_all(&["deploy"]),
             Err(TargetError::KindWithoutName { .. })

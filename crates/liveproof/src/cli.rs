@@ -31,15 +31,40 @@ Exit codes: 0 live, 1 not live, 2 usage or operational error, 3 unproven.";
 #[command(name = "liveproof", version, about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cli {
     /// More output on stderr: -v logs each API request and the request count, -vv more.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    /// Also taken after the subcommands that log (`verify -v`).
+    #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
-
-    /// When to colour the text report.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `-v`, on the subcommands that log something (not `skill`, `schema`, `completion`, …).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct Verbosity {
+    /// More output on stderr (-v: each API request, -vv: more).
+    ///
+    /// -v logs each API request and the request count, -vv more.
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
+    pub verbose: u8,
+}
+
+/// `--color`, on the subcommands whose text report has colour (verify, demo).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Colour {
+    /// When to colour the text report: auto, always, never.
+    ///
+    /// auto: when stdout is a terminal and NO_COLOR is unset (the default).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, hide_possible_values = true, hide_default_value = true, help_heading = "Output")]
+    pub color: ColorChoice,
+}
+
+impl Default for Colour {
+    fn default() -> Self {
+        Colour {
+            color: ColorChoice::Auto,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -122,6 +147,47 @@ pub enum Command {
         the schema is one of the two."
     )]
     Schema(SchemaArgs),
+    /// Print a shell completion script: bash, zsh, fish or powershell.
+    #[command(long_about = COMPLETION_LONG_ABOUT)]
+    Completion(CompletionArgs),
+    /// Write the man pages (liveproof.1 and one per subcommand) to DIR, or liveproof.1 to stdout.
+    #[command(
+        long_about = "Write the man pages, generated from this binary's own command line, so \
+        they cannot drift from it: liveproof.1 and one page per subcommand (liveproof-verify.1, \
+        …) into DIR, or, without DIR, liveproof.1 to stdout.\n\n\
+        Example: liveproof man /usr/local/share/man/man1 && man liveproof-verify"
+    )]
+    Man(ManArgs),
+    /// Print liveproof's version (as --version).
+    Version,
+}
+
+const COMPLETION_LONG_ABOUT: &str = "\
+Print a completion script for SHELL to stdout, generated from this binary's command line.
+
+  bash        source <(liveproof completion bash)    (or save it in /etc/bash_completion.d/)
+  zsh         liveproof completion zsh > \"${fpath[1]}/_liveproof\"
+  fish        liveproof completion fish > ~/.config/fish/completions/liveproof.fish
+  powershell  liveproof completion powershell | Out-String | Invoke-Expression
+
+As a kubectl plugin (kubectl 1.26+): put `kubectl_complete-liveproof`, installed beside
+`kubectl-liveproof`, on PATH, and `kubectl liveproof <TAB>` completes subcommands and flags.";
+
+/// `liveproof completion SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `liveproof man [DIR]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Where to write liveproof.1 and the subcommands' pages (created if missing); without
+    /// it, liveproof.1 goes to stdout.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 const SNAPSHOT_LONG_ABOUT: &str = "\
@@ -156,6 +222,9 @@ commit, a missing snapshot); 3 nothing failed but something could not be proven.
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// Where snapshots live (e.g. a path shared by the apply and verify jobs).
     #[arg(long, value_name = "DIR")]
     pub dir: PathBuf,
@@ -184,6 +253,9 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// The snapshot directory (`liveproof snapshot --dir`).
     #[arg(long, value_name = "DIR")]
     pub snapshot: PathBuf,
@@ -233,6 +305,9 @@ Examples:
 
 #[derive(Debug, Args)]
 pub struct StaleArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset, daemonset).
     /// Without targets, -f or -l: every workload in -n (or every namespace with -A).
     #[arg(value_name = "TARGET", conflicts_with_all = ["manifests", "selector"])]
@@ -257,33 +332,44 @@ pub struct StaleArgs {
     pub cluster: ClusterArgs,
 
     /// Check every tagged image, not only mutable ones (no tag, `:latest`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Registry")]
     pub check_digests: bool,
 
     /// A registry (HOST[:PORT]) spoken to over plain HTTP. Repeatable.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", help_heading = "Registry")]
     pub insecure_registry: Vec<String>,
 
     /// Restart the stale workloads (and only them): one PATCH of the pod template's
     /// kubectl.kubernetes.io/restartedAt annotation each.
-    #[arg(long)]
+    #[arg(long, help_heading = "Restarting")]
     pub restart: bool,
 
     /// With --restart: print the patches instead of sending them.
-    #[arg(long, requires = "restart")]
+    #[arg(long, requires = "restart", help_heading = "Restarting")]
     pub dry_run: bool,
 
     /// With --restart: wait until each restarted workload is live (new pods started after the
     /// restart) and report the ones that are not.
-    #[arg(long, requires = "restart", conflicts_with = "dry_run")]
+    #[arg(
+        long,
+        requires = "restart",
+        conflicts_with = "dry_run",
+        help_heading = "Restarting"
+    )]
     pub wait: bool,
 
     /// How long --wait waits, e.g. 90s, 5m.
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "wait")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        requires = "wait",
+        help_heading = "Restarting"
+    )]
     pub timeout: String,
 
     /// Output format.
-    #[arg(short, long, value_parser = formats::<StaleOutcome>(no_help), default_value = "text")]
+    #[arg(short, long, value_parser = formats::<StaleOutcome>(no_help), default_value = "text", help_heading = "Output")]
     pub output: Format,
 }
 
@@ -300,6 +386,9 @@ pub enum ReleaseCommand {
 
 #[derive(Debug, Args)]
 pub struct ReleaseShowArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// The release name.
     pub name: String,
 
@@ -344,64 +433,47 @@ const VERIFY_LONG_ABOUT: &str = "\
 Collect the evidence for each target, print it, and exit with the verdict.
 
 Workload checks, in order (cheap to conclusive):
-  spec_readback        the pod template carries --image/--expect-env/--expect-secret-ref/--expect
-                       and every field the -f manifests declare in it (a subset comparison:
-                       server defaults are not compared; the first differing field is named)
+  spec_readback        the pod template carries the expectations and what -f declares in it
   observed_generation  the controller has processed the current spec
   rollout_complete     updated/available replicas equal desired (status tier)
-  pods_current         every serving pod is on the current revision; none from an old one is
-                       Ready (a Terminating pod that still runs counts as serving)
-  pod_spec             the running pods show the expectations (presence only; values are
-                       never read or printed)
-  pod_restarted        every serving container started after the change (needs --since or
-                       --commit: config is read at start)
-
+  pods_current         every serving pod is on the current revision; none from an old one Ready
+  pod_spec             the running pods show the expectations (presence only; no values read)
+  pod_restarted        every serving container started after the change (needs --since/--commit)
 Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
-  condition_fresh      Ready/Released (or Argo's last sync) changed after the change; an older
-                       one describes an earlier deploy, whatever it says
+  condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
   release_revision     the newest Helm revision is deployed, and deployed after the change
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
-Then every Deployment/StatefulSet/DaemonSet the release or inventory names is verified too.
+Then every workload the release or inventory names is verified too.
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
 otherwise. Status fields alone never make a target live.
 
-What changed must be stated: a workload with no --image, -f, --expect-env, --expect-secret-ref
-or --expect, not reached through the Helm/GitOps object that deployed it (release_revision or
-gitops_revision checked, e.g. a Kustomization with --commit) and not verified by --snapshot, is
-unproven: restarted pods prove a rollout, not this change.
+What changed must be stated (--image, -f, -k, --expect-env, --expect-secret-ref, --expect, a
+GitOps target's --commit, or --snapshot):
+restarted pods prove a rollout, not this change.
 
 Every change flag applies to every target it is given with, or the command is refused (exit 2):
   --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
   --expect          release/, helmrelease/ (installed manifest); workloads (the pod template
                     rendered as YAML); refused with kustomization/, application/
-  --chart-version   release/, helmrelease/ only; refused with any other target
---image repo@sha256:D (or repo:tag@sha256:D) is matched by digest: a template naming D passes;
-with only a tag there, each serving pod's imageID must be D or D's entry for the node's
-platform (D is resolved at the registry; without it another digest is unknown).";
+  --chart-version   release/, helmrelease/ only; refused with any other target";
 
 const VERIFY_EXAMPLES: &str = "\
+Exit codes:
+  0  live          every target proven live by artifact evidence
+  1  not live      a check failed
+  2  error         bad input, the cluster unreachable, a request or --timeout ran out
+  3  unproven      nothing failed, but the evidence to call it live is missing
+
 Examples:
   # after a merge: is the new image running, in pods started after the merge?
-  liveproof verify deploy/inventory -n apps --since 2026-07-12T10:00:00Z \\
-      --image ghcr.io/acme/inventory:1.4.0
+  liveproof verify deploy inventory -n apps --since 1h --image ghcr.io/acme/inventory:1.4.0
 
-  # the manifests as of the merge commit state the change (and its committer time is --since)
-  liveproof verify -f k8s/ --commit 3f2c1ab
-
-  # CI verify job: wait for the rollout, fail the job unless it is live
-  liveproof verify -f k8s/ --commit $GITHUB_SHA --wait --timeout 10m -o markdown
-
-  # an image pinned by digest (the index digest the build printed)
-  liveproof verify deploy/api -n apps --since 2026-07-12T10:00:00Z \\
-      --image ghcr.io/acme/api@sha256:…
-
-  # a Flux HelmRelease, down to its pods: the merged template must be in the installed release
-  liveproof verify apps/hr/inventory --commit 3f2c1ab --expect secretKeyRef \\
-      --expect-secret-ref inventory-db/password
+  # CI verify job: the manifests as of the merge commit state the change; wait for it
+  liveproof verify -f k8s/ -R --commit $GITHUB_SHA --wait --timeout 10m -o markdown
 
   # offline, on what `kubectl get -o yaml` printed
   kubectl -n apps get deploy,rs,pods -o yaml > dump.yaml
@@ -410,105 +482,162 @@ Examples:
 
 #[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {
-    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME, or as kubectl takes them: KIND NAME…,
-    /// KIND/a,KIND/b. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
-    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
-    /// GitOps target is followed to the workloads it installs, and those are verified too.
-    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "selector"])]
+    /// What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).
+    ///
+    /// As kubectl takes them: `deploy/a deploy/b`, `deploy/a,sts/b`, `apps/deploy/a`, or the
+    /// kind once and then its names: `deploy a b`, `deploy a,b`, `deploy,sts web` (a kind word
+    /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
+    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
+    /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
+    /// (app, Argo CD). A Helm or GitOps target is followed to the workloads it installs, and
+    /// those are verified too.
+    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
     pub targets: Vec<String>,
 
-    /// Verify the same change in every context of the kubeconfig, up to --max-concurrency
-    /// clusters at a time: a section per cluster, the verdict the worst of them; a cluster that
-    /// cannot be reached is an error for that cluster (and makes the fleet unproven), never a
-    /// pass. JSON output has a `clusters[]` section per cluster; Markdown and JUnit a section
-    /// (or suites) per cluster.
-    #[arg(long, conflicts_with_all = ["context", "from", "snapshot"])]
-    pub all_contexts: bool,
-
-    /// With several clusters (--context repeated, --all-contexts): how many are verified at
-    /// the same time (1 to 64; default 16). Each is bounded as one cluster's verify is.
-    #[arg(long, value_name = "N")]
-    pub max_concurrency: Option<usize>,
-
-    /// Verify every Deployment, StatefulSet and DaemonSet whose labels match, in -n (or every
-    /// namespace with -A), as `kubectl get -l` selects: app=web, tier!=cache,
-    /// env in (prod,staging), release, !canary. Targets given too are verified as well; a
-    /// selector that matches nothing is an error. Example: -l app.kubernetes.io/part-of=shop
+    /// Every workload whose labels match (as `kubectl get -l`).
+    ///
+    /// Every Deployment, StatefulSet, DaemonSet and Rollout whose labels match, in -n (or every namespace with -A), as `kubectl get -l` selects: app=web,
+    /// tier!=cache, env in (prod,staging), release, !canary. Targets given too are verified
+    /// as well; a selector that matches nothing is an error. Example: -l
+    /// app.kubernetes.io/part-of=shop
     #[arg(
         short = 'l',
         long,
         value_name = "SELECTOR",
-        conflicts_with = "snapshot"
+        conflicts_with = "snapshot",
+        help_heading = "Targets"
     )]
     pub selector: Option<String>,
 
-    /// Verify the Deployments, StatefulSets and DaemonSets these manifests declare (a file or a
-    /// directory of YAML/JSON; repeatable), holding each live pod template to every field the
-    /// manifest declares in it (nothing is applied). With --commit, read as of that commit
-    /// from --repo (a dirty work tree does not count). Targets given too are verified as well.
-    /// Example: -f k8s/
+    /// Workloads these manifests declare: FILE, DIR, - (stdin); repeatable.
+    ///
+    /// As kubectl's -f: a file, a directory (its top level; with -R every directory under
+    /// it) of .yaml, .yml and .json, or `-` for stdin. Each live pod template is held to every
+    /// field the manifest declares in it (nothing is applied). With --commit, read as of that
+    /// commit from --repo (a dirty work tree does not count); a relative path that is not
+    /// there from the working directory is read from --repo. URLs are refused: liveproof
+    /// reads no remote manifests. Targets given too are verified as well. Example: -f k8s/
     #[arg(
         short = 'f',
         long = "filename",
         value_name = "PATH",
-        conflicts_with = "snapshot"
+        conflicts_with = "snapshot",
+        help_heading = "Targets"
     )]
     pub manifests: Vec<PathBuf>,
 
-    /// Verify every workload and Helm release that changed since the snapshot in DIR
-    /// (`liveproof snapshot`), with the snapshot's time as the change time. Needs --commit;
-    /// a snapshot of another commit is refused.
-    #[arg(long, value_name = "DIR", requires = "commit", conflicts_with_all = ["targets", "from"])]
+    /// With -f DIR: every directory under it too (as kubectl).
+    #[arg(short = 'R', long, help_heading = "Targets")]
+    pub recursive: bool,
+
+    /// The workloads `kubectl kustomize DIR` builds; repeatable.
+    ///
+    /// Built by the real kubectl (LIVEPROOF_KUBECTL, else `kubectl` on PATH) within
+    /// --request-timeout, then read as -f reads manifests. Refused with --commit (that reads
+    /// the manifests as committed; kustomize builds the work tree).
+    #[arg(
+        short = 'k',
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["snapshot", "commit"],
+        help_heading = "Targets"
+    )]
+    pub kustomize: Vec<PathBuf>,
+
+    /// Everything changed since the snapshot in DIR (needs --commit).
+    ///
+    /// Taken by `liveproof snapshot`; the snapshot's time is the change time. A snapshot of
+    /// another commit is refused.
+    #[arg(long, value_name = "DIR", requires = "commit", conflicts_with_all = ["targets", "from"], help_heading = "Targets")]
     pub snapshot: Option<PathBuf>,
-
-    /// Also write the report to FILE, in the format its extension names (.json, .xml for
-    /// JUnit, .md, .txt) or --report-format.
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-
-    /// The format of --report, when its extension does not say.
-    #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report")]
-    pub report_format: Option<Format>,
 
     #[command(flatten)]
     pub change: ChangeArgs,
 
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-
-    /// Read objects from a file or directory of YAML/JSON (what `kubectl get -o yaml` prints)
-    /// instead of a cluster. Objects the dump lacks make their checks unknown, never pass.
-    /// Targets that name no namespace are in -n, else the kubeconfig context's namespace (as
-    /// live; --kubeconfig/--context only choose that, nothing is sent), else the one namespace
-    /// of the dump that holds them (the report says so), else `default`.
-    #[arg(long, value_name = "PATH", conflicts_with = "wait")]
-    pub from: Option<PathBuf>,
-
-    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB (guards against a hostile
-    /// or corrupt Secret: a gzip bomb stops there with an error naming the object).
-    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size)]
-    pub max_release_size: usize,
-
-    /// When a workload is not live, add the last N log lines (default 25) of each crashing or
-    /// not-ready container. Off by default: logs can hold anything, secrets included — turn
-    /// this on only where the report may show them.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "25")]
-    pub logs: Option<i64>,
-
-    /// Watch until the verdict is live, a failure is final, or --timeout ends. Needs a change
-    /// time (--since, or --commit with its repository): without one nothing can become live.
-    #[arg(long)]
+    /// Watch until live, until a failure is final, or until --timeout.
+    ///
+    /// Needs a change time (--since, or --commit with its repository): without one nothing
+    /// can become live.
+    #[arg(long, help_heading = "Waiting")]
     pub wait: bool,
 
-    /// How long --wait waits, e.g. 90s, 5m, 1h30m.
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "wait")]
+    /// How long --wait waits: 90s, 5m, 1h30m, or seconds (300) [default: 5m].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        hide_default_value = true,
+        requires = "wait",
+        help_heading = "Waiting"
+    )]
     pub timeout: String,
 
     /// Report format.
-    #[arg(short, long, value_parser = formats::<Report>(report_help), default_value = "text")]
+    #[arg(short, long, value_parser = formats::<Report>(report_help), default_value = "text", help_heading = "Output")]
     pub output: Format,
+
+    /// Also write the report to FILE (its extension says the format).
+    ///
+    /// .json, .xml (JUnit), .md, .txt, or --report-format.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub report: Option<PathBuf>,
+
+    /// The format of --report, when its extension does not say.
+    #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
+    pub report_format: Option<Format>,
+
+    /// Add failing containers' last N log lines (default 25).
+    ///
+    /// When a workload is not live, of each crashing or not-ready container. Off by default: logs can hold
+    /// anything, secrets included — turn this on only where the report may show them.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "25", help_heading = "Output")]
+    pub logs: Option<i64>,
+
+    #[command(flatten)]
+    pub log: Verbosity,
+
+    #[command(flatten)]
+    pub colour: Colour,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
+    /// Verify the same change in every context of the kubeconfig.
+    ///
+    /// Up to --max-concurrency clusters at a time: a section per cluster, the verdict the
+    /// worst of them; a cluster that cannot be reached is an error for that cluster (and makes
+    /// the fleet unproven), never a pass. JSON output has a `clusters[]` section per cluster;
+    /// Markdown and JUnit a section (or suites) per cluster.
+    #[arg(long, conflicts_with_all = ["context", "from", "snapshot"], help_heading = CLUSTER_HEADING, hide_short_help = true)]
+    pub all_contexts: bool,
+
+    /// With several clusters (--context repeated, --all-contexts): how many at a time (1-64, 16).
+    ///
+    /// Each is bounded as one cluster's verify is.
+    #[arg(long, value_name = "N", help_heading = CLUSTER_HEADING, hide_short_help = true)]
+    pub max_concurrency: Option<usize>,
+
+    /// Read objects from YAML/JSON files, not a cluster.
+    ///
+    /// A file or a directory of what `kubectl get -o yaml` prints.
+    ///
+    /// Objects the dump lacks make their checks unknown, never pass. Targets that name no
+    /// namespace are in -n, else the kubeconfig context's namespace (as live;
+    /// --kubeconfig/--context only choose that, nothing is sent), else the one namespace of
+    /// the dump that holds them (the report says so), else `default`.
+    #[arg(long, value_name = "PATH", conflicts_with = "wait", help_heading = CLUSTER_HEADING)]
+    pub from: Option<PathBuf>,
+
+    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB.
+    ///
+    /// Guards against a hostile or corrupt Secret: a gzip bomb stops there with an error
+    /// naming the object.
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size, help_heading = CLUSTER_HEADING, hide_short_help = true)]
+    pub max_release_size: usize,
 }
+
+/// The heading of the kubectl-style flags, in every command that reaches a cluster.
+const CLUSTER_HEADING: &str = "Cluster access (as kubectl)";
 
 /// What each format of a verify report is.
 fn report_help(format: Format) -> &'static str {
@@ -546,16 +675,18 @@ fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser
 #[derive(
     Debug, Clone, PartialEq, Args, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
-#[command(next_help_heading = "The change")]
+#[command(next_help_heading = "What changed")]
 #[serde(default)]
 pub struct ChangeArgs {
-    /// When the change was merged or pushed: RFC 3339 with an offset (2026-07-12T10:00:00Z,
-    /// 2026-07-12T12:00:00+02:00) or how long ago, as kubectl writes durations (10m, 2h, 1h30m).
-    /// A time in the future is refused.
+    /// When the change merged: RFC 3339, or how long ago (10m, 2h, 1d).
+    ///
+    /// RFC 3339 with an offset (2026-07-12T10:00:00Z, 2026-07-12T12:00:00+02:00), or how long
+    /// ago, as kubectl writes durations, with days too (90s, 10m, 2h, 1h30m, 1d). A time in
+    /// the future is refused.
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
 
-    /// The change's commit (7+ hex). Its committer time becomes --since when --repo holds it.
+    /// The change's commit (SHA or ref); its committer time is --since.
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
 
@@ -563,29 +694,32 @@ pub struct ChangeArgs {
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub repo: PathBuf,
 
-    /// The image (tag or digest) the workload must run, matched per container by repository;
-    /// a digest (repo@sha256:…, repo:tag@sha256:…) is matched against the template and each
+    /// The image (tag or digest) the workload must run; repeatable.
+    ///
+    /// Matched per container by repository; a digest (repo@sha256:…, repo:tag@sha256:…) is matched against the template and each
     /// serving pod's running digest (index or platform entry). Repeatable.
     /// Example: --image ghcr.io/acme/inventory:1.4.0
     #[arg(long, value_name = "REF")]
     pub image: Vec<String>,
 
     /// An env var NAME the running containers must define (its value is never read). Repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", hide_short_help = true)]
     pub expect_env: Vec<String>,
 
     /// A Secret (and key) the containers must reference, by env or volume (presence only).
     /// Repeatable.
-    #[arg(long, value_name = "SECRET[/KEY]")]
+    #[arg(long, value_name = "SECRET[/KEY]", hide_short_help = true)]
     pub expect_secret_ref: Vec<String>,
 
-    /// The chart version the installed Helm release must carry (release/, helmrelease/
-    /// targets only: refused with any other). Example: --chart-version 0.4.3
+    /// The chart version the installed Helm release must carry.
+    ///
+    /// release/ and helmrelease/ targets only: refused with any other. Example: --chart-version 0.4.3
     #[arg(long, value_name = "VERSION")]
     pub chart_version: Option<String>,
 
-    /// Text (or `re:REGEX`) the installed release's rendered manifest must contain (release/,
-    /// helmrelease/), or a workload's pod template rendered as YAML (deployment/, statefulset/,
+    /// Text (or re:REGEX) the manifest or template must contain; repeatable.
+    ///
+    /// The installed release's rendered manifest (release/, helmrelease/), or a workload's pod template rendered as YAML (deployment/, statefulset/,
     /// daemonset/); refused with kustomization/, application/. Repeatable.
     /// Example: --expect secretKeyRef
     #[arg(long, value_name = "TEXT")]
@@ -593,29 +727,46 @@ pub struct ChangeArgs {
 
     /// Hold every tagged image to its tag's current digest, not only mutable ones (no tag,
     /// `:latest`). Images pinned by digest are never looked up.
-    #[arg(long, conflicts_with = "no_registry")]
+    #[arg(long, conflicts_with = "no_registry", hide_short_help = true)]
     pub check_digests: bool,
 
     /// Never ask a registry what a tag resolves to (image_digest_current is left out).
-    #[arg(long)]
+    #[arg(long, hide_short_help = true)]
     pub no_registry: bool,
 
     /// A registry (HOST[:PORT]) spoken to over plain HTTP, e.g. a local mirror. Repeatable.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", hide_short_help = true)]
     pub insecure_registry: Vec<String>,
 
-    /// A URL where the server reports its version (e.g. /version or /healthz); the
-    /// server_version check passes only when it reports --expect-version. Repeatable.
-    #[arg(long, value_name = "URL", requires = "expect_version")]
+    /// A URL where the server reports its version; it must report --expect-version.
+    ///
+    /// E.g. /version or /healthz; the server_version check passes only when it reports
+    /// --expect-version. Repeatable.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "expect_version",
+        hide_short_help = true
+    )]
     pub version_url: Vec<String>,
 
     /// The version the --version-url servers must report: one for all, or one per URL.
-    #[arg(long, value_name = "VERSION", requires = "version_url")]
+    #[arg(
+        long,
+        value_name = "VERSION",
+        requires = "version_url",
+        hide_short_help = true
+    )]
     pub expect_version: Vec<String>,
 
     /// Read the version from this JSON field of the response (e.g. .version or .build.tag):
     /// one for all URLs, or one per URL.
-    #[arg(long, value_name = "PATH", requires = "version_url")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "version_url",
+        hide_short_help = true
+    )]
     pub version_json: Vec<String>,
 }
 
@@ -697,33 +848,42 @@ impl ChangeArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Cluster access (as kubectl)")]
+#[command(next_help_heading = CLUSTER_HEADING)]
 pub struct ClusterArgs {
-    /// Namespace for targets that do not name one (default: the context's namespace).
+    /// Namespace for targets that name none (default: the context's).
     #[arg(short, long, value_name = "NS")]
     pub namespace: Option<String>,
 
-    /// Look targets that name no namespace up in every namespace. As with kubectl, -A wins
-    /// over -n (the namespace is then ignored).
+    /// Look targets that name no namespace up in every namespace.
+    ///
+    /// As with kubectl, -A wins over -n (the namespace is then ignored).
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
+    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config).
+    ///
+    /// Without any, the pod's service account when run in a cluster.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
-    /// The kubeconfig context to use. `verify` takes it more than once, to verify the same
-    /// change in each of those clusters (a section per cluster; the verdict the worst).
+    /// The kubeconfig context (verify: repeat it for several clusters).
+    ///
+    /// `verify` takes it more than once, to verify the same change in each of those clusters
+    /// (a section per cluster; the verdict the worst).
     #[arg(long, value_name = "NAME")]
     pub context: Vec<String>,
 
-    /// How long one API request may take before it is given up (connection, TLS, answer), as
-    /// kubectl's --request-timeout: e.g. 10s, 1m. Also bounds each registry and --version-url
-    /// read. `0` is refused: unlike kubectl, liveproof never waits without a bound.
+    /// Per-request bound: 10s, 1m, 5 (s); 0 = none [default: 30s].
+    ///
+    /// As kubectl's --request-timeout: the connection, TLS and the answer of each API
+    /// request, and each registry and --version-url read. A bare number is seconds. `0`
+    /// means no per-request limit, as in kubectl — but nothing waits without a bound: a
+    /// request then still ends after 24 hours, and with --wait when --timeout does.
     #[arg(
         long,
         value_name = "DURATION",
         default_value = "30s",
+        hide_default_value = true,
         allow_hyphen_values = true
     )]
     pub request_timeout: String,
@@ -731,6 +891,12 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
+    #[command(flatten)]
+    pub colour: Colour,
+
     /// Output format: the story with both reports (text, markdown), or one JSON document with
     /// both reports (`before`, `after`) and nothing else on stdout.
     #[arg(short, long, value_parser = formats::<DemoOutcome>(demo_help), default_value = "text")]
@@ -749,6 +915,9 @@ fn demo_help(format: Format) -> &'static str {
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// A file or directory of Kubernetes objects (YAML/JSON) to serve.
     #[arg(long, value_name = "PATH")]
     pub fixtures: Option<PathBuf>,
@@ -816,15 +985,8 @@ fn parse_fail_requests(given: &str) -> Result<FailRequests, String> {
 }
 
 fn parse_latency(given: &str) -> Result<std::time::Duration, String> {
-    let usage = |why: String| format!("`{given}` is not a duration ({why}); e.g. 500ms, 2s, 1m");
-    let d: jiff::SignedDuration = given
-        .trim()
-        .parse()
-        .map_err(|e: jiff::Error| usage(e.to_string()))?;
-    if d.is_negative() {
-        return Err(usage("it must not be negative".into()));
-    }
-    std::time::Duration::try_from(d).map_err(|e| usage(e.to_string()))
+    crate::duration::parse(given)
+        .map_err(|why| format!("`{given}` is not a duration ({why}); e.g. 500ms, 2s, 1m"))
 }
 
 /// `liveproof schema` takes no options yet.
@@ -833,6 +995,9 @@ pub struct SchemaArgs {}
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
     #[arg(long)]
     pub allow_writes: bool,
@@ -878,6 +1043,9 @@ revision, --base outside a repository).";
 /// `liveproof lint [PATH] [--base REF] [--head REF] [-o text|json|sarif]`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
+    #[command(flatten)]
+    pub log: Verbosity,
+
     /// The repository (or the directory in it holding the GitOps tree) to lint; chart paths in
     /// HelmReleases are read relative to it.
     #[arg(value_name = "PATH", default_value = ".")]
@@ -897,6 +1065,36 @@ pub struct LintArgs {
 }
 
 impl Cli {
+    /// How much `-v` asked for, given before the subcommand or after it.
+    pub fn verbosity(&self) -> u8 {
+        let after = match &self.command {
+            Command::Verify(args) => args.log,
+            Command::Demo(args) => args.log,
+            Command::Snapshot(args) => args.log,
+            Command::Rollback(args) => args.log,
+            Command::Stale(args) => args.log,
+            Command::Release(ReleaseCommand::Show(args)) => args.log,
+            Command::Sim(args) => args.log,
+            Command::Lint(args) => args.log,
+            Command::Mcp(args) => args.log,
+            Command::Skill
+            | Command::Schema(_)
+            | Command::Completion(_)
+            | Command::Man(_)
+            | Command::Version => Verbosity::default(),
+        };
+        self.verbose.saturating_add(after.verbose)
+    }
+
+    /// What `--color` asked for (only verify and demo draw colour).
+    pub fn color(&self) -> ColorChoice {
+        match &self.command {
+            Command::Verify(args) => args.colour.color,
+            Command::Demo(args) => args.colour.color,
+            _ => Colour::default().color,
+        }
+    }
+
     /// The document an error is answered in on stdout: what `-o` asked for, when that is a
     /// format an error document can be (json, markdown, junit; not text, not sarif).
     pub fn error_format(&self) -> Option<liveproof_report::Format> {

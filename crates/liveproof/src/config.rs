@@ -4,7 +4,7 @@
 //! local I/O a configuration needs (git, the `-f` manifests, the kubeconfig's contexts).
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -95,6 +95,12 @@ pub enum ConfigError {
         target: String,
         hint: &'static str,
     },
+    #[error("-k {}: {reason}", dir.display())]
+    Kustomize {
+        dir: PathBuf,
+        reason: String,
+        hint: Option<String>,
+    },
     #[error("-f {}: {reason}", path.display())]
     Manifests {
         path: PathBuf,
@@ -128,9 +134,9 @@ impl Hinted for ConfigError {
             ConfigError::Expect { .. } => Some(Cow::Borrowed("plain text is matched as is; `re:` starts a regular expression, e.g. --expect 're:secretKeyRef:\\s+name: inventory-db'")),
             ConfigError::Versions(..) => Some(Cow::Borrowed("give one --expect-version for all URLs or one per --version-url, in the same order")),
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
-            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m or 1h30m")),
+            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .xml (JUnit), .md or .txt, or say it: --report-format json|junit|markdown|text")),
-            ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s or 1m (0 is refused: every request is bounded)")),
+            ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::FromMissing { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
             ConfigError::FromContexts { .. } => Some(Cow::Borrowed("with --from, --context only names the kubeconfig context whose namespace targets without one are read in: give it once, or use -n")),
@@ -138,7 +144,9 @@ impl Hinted for ConfigError {
             ConfigError::Selector(inner) => inner.hint(),
             ConfigError::CommitTime { source, .. } => source.hint(),
             ConfigError::Contexts(inner) | ConfigError::FromKubeconfig(inner) => inner.hint(),
-            ConfigError::Manifests { hint, .. } => hint.as_deref().map(Cow::Borrowed),
+            ConfigError::Manifests { hint, .. } | ConfigError::Kustomize { hint, .. } => {
+                hint.as_deref().map(Cow::Borrowed)
+            }
             ConfigError::Env { given, with_value: true } => Some(Cow::Owned(format!("--expect-env {given}: the check is that the template sets it; values are never compared or printed, as they can be secrets"))),
             ConfigError::Env { with_value: false, .. } => Some(Cow::Borrowed("give the name of a variable the container's template sets, e.g. --expect-env DB_URL (no spaces, no `=`)")),
             ConfigError::ChartVersion { .. }
@@ -430,7 +438,7 @@ impl VerifyRequest {
         if wait.is_some() && change.since.is_none() && args.snapshot.is_none() {
             return Err(ConfigError::WaitWithoutSince);
         }
-        change.declared = declared_templates(&args, change.commit.as_deref())?;
+        change.declared = declared_templates(&args, change.commit.as_deref(), request_timeout)?;
         for d in &change.declared {
             if !targets.contains(&d.target) {
                 targets.push(d.target.clone());
@@ -561,71 +569,31 @@ fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(),
     Ok(())
 }
 
-/// `-f PATH`: the pod templates the manifests declare — from the work tree, or with `--commit`
-/// as of that commit in `--repo` (so uncommitted edits do not count).
+/// `-f PATH` and `-k DIR`: the pod templates the manifests declare — from the work tree, or
+/// with `--commit` as of that commit in `--repo` (so uncommitted edits do not count); `-f -`
+/// from stdin; `-k DIR` as `kubectl kustomize DIR` builds it.
 fn declared_templates(
     args: &VerifyArgs,
     commit: Option<&str>,
+    request_timeout: Duration,
 ) -> Result<Vec<liveproof_evidence::DeclaredTemplate>, ConfigError> {
     let mut out: Vec<liveproof_evidence::DeclaredTemplate> = Vec::new();
     for path in &args.manifests {
-        let err = |reason: String| ConfigError::Manifests {
-            path: path.clone(),
-            reason,
-            hint: None,
-        };
         let hinted = |reason: String, hint: Option<Cow<'_, str>>| ConfigError::Manifests {
             path: path.clone(),
             reason,
             hint: hint.map(Cow::into_owned),
         };
-        let (observed, at) = match commit {
-            Some(commit) => {
-                let relative = repo_relative(&args.change.repo, path)?;
-                let files = liveproof_gather::git::files_at(&args.change.repo, commit, &relative)
-                    .map_err(|e| {
-                    hinted(
-                        format!("cannot read it as of --commit {commit}: {e}"),
-                        e.hint(),
-                    )
-                })?;
-                if files.is_empty() {
-                    return Err(hinted(
-                        format!(
-                            "no .yaml, .yml or .json file there in commit {commit} of {}",
-                            args.change.repo.display()
-                        ),
-                        Some("-f with --commit reads the manifests as committed; commit them, or check --repo".into()),
-                    ));
-                }
-                let observed = liveproof_gather::offline::load_files(files)
-                    .map_err(|e| hinted(e.to_string(), e.hint()))?;
-                (observed, format!(" at {commit}"))
-            }
-            None => (
-                liveproof_gather::offline::load(path)
-                    .map_err(|e| hinted(e.to_string(), e.hint()))?,
-                String::new(),
-            ),
-        };
+        let (observed, source) = read_manifests(args, path, commit)?;
         let before = out.len();
-        for (kind, meta, template) in observed.workloads() {
-            let (Some(name), Some(template)) = (meta.name.as_deref(), template) else {
-                continue;
-            };
-            let namespace = meta
-                .namespace
-                .as_deref()
-                .or(args.cluster.namespace.as_deref());
-            let template = serde_json::to_value(template)
-                .map_err(|e| err(format!("{kind}/{name}: the pod template: {e}")))?;
-            out.push(liveproof_evidence::DeclaredTemplate {
-                target: Target::new(kind, namespace, name),
-                template,
-                source: format!("{}{at}", path.display()),
-                given: path.display().to_string(),
-            });
-        }
+        add_declared(
+            &mut out,
+            args,
+            &observed,
+            &source,
+            &path.display().to_string(),
+        )
+        .map_err(|reason| hinted(reason, None))?;
         if out.len() == before {
             return Err(hinted(
                 format!("declares no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
@@ -633,7 +601,300 @@ fn declared_templates(
             ));
         }
     }
+    for dir in &args.kustomize {
+        let refuse = |reason: String, hint: Option<String>| ConfigError::Kustomize {
+            dir: dir.clone(),
+            reason,
+            hint,
+        };
+        let built =
+            kustomize(dir, request_timeout).map_err(|(reason, hint)| refuse(reason, hint))?;
+        let observed = liveproof_gather::offline::load_files(vec![(
+            PathBuf::from(format!("kubectl kustomize {}", dir.display())),
+            built,
+        )])
+        .map_err(|e| refuse(e.to_string(), e.hint().map(Cow::into_owned)))?;
+        let before = out.len();
+        let source = format!("kubectl kustomize {}", dir.display());
+        add_declared(
+            &mut out,
+            args,
+            &observed,
+            &source,
+            &format!("-k {}", dir.display()),
+        )
+        .map_err(|reason| refuse(reason, None))?;
+        if out.len() == before {
+            return Err(refuse(
+                format!("builds no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
+                Some("-k takes a directory holding a kustomization.yaml whose resources include the workloads".into()),
+            ));
+        }
+    }
     Ok(out)
+}
+
+/// Each workload `observed` holds with a pod template, as a declared template read from
+/// `source` (given on the command line as `given`).
+fn add_declared(
+    out: &mut Vec<liveproof_evidence::DeclaredTemplate>,
+    args: &VerifyArgs,
+    observed: &liveproof_evidence::Observed,
+    source: &str,
+    given: &str,
+) -> Result<(), String> {
+    for (kind, meta, template) in observed.workloads() {
+        let (Some(name), Some(template)) = (meta.name.as_deref(), template) else {
+            continue;
+        };
+        let namespace = meta
+            .namespace
+            .as_deref()
+            .or(args.cluster.namespace.as_deref());
+        let template = serde_json::to_value(template)
+            .map_err(|e| format!("{kind}/{name}: the pod template: {e}"))?;
+        out.push(liveproof_evidence::DeclaredTemplate {
+            target: Target::new(kind, namespace, name),
+            template,
+            source: source.to_string(),
+            given: given.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The most read from stdin (`-f -`) or from `kubectl kustomize`: what a YAML file may be.
+const MAX_MANIFEST_STREAM: u64 = liveproof_gather::offline::MAX_YAML_FILE;
+
+/// The objects `-f path` names, and where they were read (for the evidence's `source`): stdin
+/// for `-`; the path as of `commit` in `--repo`; or the work tree (a directory's top level,
+/// every level with `-R`, as kubectl). A relative path that is not there from the working
+/// directory but is in `--repo` is read there, and stderr says so. A URL is refused.
+fn read_manifests(
+    args: &VerifyArgs,
+    path: &Path,
+    commit: Option<&str>,
+) -> Result<(liveproof_evidence::Observed, String), ConfigError> {
+    let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
+        path: path.to_path_buf(),
+        reason,
+        hint,
+    };
+    let text = path.to_string_lossy();
+    if text.contains("://") {
+        // Named without its credentials: a URL can carry a password or a token.
+        let shown = liveproof_redacted::DisplaySafeUrl::new(text.as_ref()).to_string();
+        let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
+            path: PathBuf::from(&shown),
+            reason,
+            hint,
+        };
+        return Err(hinted(
+            "is a URL, and liveproof reads no remote manifests: what it verifies against must be what you reviewed".into(),
+            Some(format!("download it first, e.g. `curl -fsSLo manifest.yaml '{}'`, then -f manifest.yaml", liveproof_redacted::DisplaySafeUrl::new(text.as_ref()))),
+        ));
+    }
+    if text == "-" {
+        if let Some(commit) = commit {
+            return Err(hinted(
+                format!("stdin is not in the repository, and with --commit {commit} -f reads the manifests as committed"),
+                Some("name the file in --repo, or leave --commit out and give --since".into()),
+            ));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin().lock(), MAX_MANIFEST_STREAM + 1),
+            &mut bytes,
+        )
+        .map_err(|e| hinted(format!("reading stdin: {e}"), None))?;
+        let observed = liveproof_gather::offline::load_files(vec![(PathBuf::from("-"), bytes)])
+            .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
+        return Ok((observed, "stdin".into()));
+    }
+    let path = &in_repo(path, &args.change.repo, commit.is_some());
+    let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
+        path: path.clone(),
+        reason,
+        hint,
+    };
+    match commit {
+        Some(commit) => {
+            let relative = repo_relative(&args.change.repo, path)?;
+            let mut files = liveproof_gather::git::files_at(&args.change.repo, commit, &relative)
+                .map_err(|e| {
+                hinted(
+                    format!("cannot read it as of --commit {commit}: {e}"),
+                    e.hint().map(Cow::into_owned),
+                )
+            })?;
+            if !args.recursive {
+                // Each is named as git names the blob: `SHA:./path/in/repo`.
+                files.retain(|(file, _)| {
+                    let name = file.to_string_lossy();
+                    let name = name.split_once(':').map_or(&*name, |(_, n)| n);
+                    at_top_level(Path::new(name.trim_start_matches("./")), &relative)
+                });
+            }
+            if files.is_empty() {
+                return Err(hinted(
+                    format!(
+                        "no .yaml, .yml or .json file there in commit {commit} of {}",
+                        args.change.repo.display()
+                    ),
+                    Some(match args.recursive {
+                        true => "-f with --commit reads the manifests as committed; commit them, or check --repo".into(),
+                        false => "-f with --commit reads the manifests as committed; commit them, or check --repo (add -R to read the directories under it)".into(),
+                    }),
+                ));
+            }
+            let observed = liveproof_gather::offline::load_files(files)
+                .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
+            Ok((observed, format!("{} at {commit}", path.display())))
+        }
+        None if path.is_dir() && !args.recursive => {
+            let files = top_level_files(path).map_err(|e| hinted(e, None))?;
+            if files.is_empty() {
+                return Err(hinted(
+                    "no .yaml, .yml or .json file at its top level".into(),
+                    Some("-R reads every directory under it too, as kubectl's -f DIR -R".into()),
+                ));
+            }
+            let observed = liveproof_gather::offline::load_files(files)
+                .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
+            Ok((observed, path.display().to_string()))
+        }
+        None => {
+            let observed = liveproof_gather::offline::load(path).map_err(|e| {
+                let missing = matches!(e, liveproof_gather::offline::LoadError::NotFound { .. });
+                let hint = match did_you_mean_in_repo(path, &args.change.repo) {
+                    Some(there) if missing => Some(format!("did you mean {}?", there.display())),
+                    _ => e.hint().map(Cow::into_owned),
+                };
+                hinted(e.to_string(), hint)
+            })?;
+            Ok((observed, path.display().to_string()))
+        }
+    }
+}
+
+/// A relative `-f` path that is not there from the working directory, but is in `--repo`
+/// (with `--commit`: any relative path not there, as git reads it from the repository): the
+/// path in `--repo`, said on stderr. Any other path as given.
+fn in_repo(path: &Path, repo: &Path, committed: bool) -> PathBuf {
+    if path.is_absolute() || path.exists() || repo == Path::new(".") {
+        return path.to_path_buf();
+    }
+    let there = repo.join(path);
+    if committed || there.exists() {
+        tracing::warn!(
+            "-f {}: not found from the working directory; reading {} (in --repo)",
+            path.display(),
+            there.display()
+        );
+        return there;
+    }
+    path.to_path_buf()
+}
+
+/// Where a relative `path` would be in `repo`, for a did-you-mean.
+fn did_you_mean_in_repo(path: &Path, repo: &Path) -> Option<PathBuf> {
+    (path.is_relative() && repo != Path::new(".")).then(|| repo.join(path))
+}
+
+/// Whether `file` (relative to the repository, as git lists it) is directly in `dir` (or is
+/// `dir` itself, a file): `-f DIR` without `-R` reads only the directory's top level.
+fn at_top_level(file: &Path, dir: &str) -> bool {
+    let dir = dir.trim_start_matches("./").trim_end_matches('/');
+    if file == Path::new(dir) {
+        return true;
+    }
+    let parent = file.parent().unwrap_or(Path::new(""));
+    match dir {
+        "" | "." => parent == Path::new(""),
+        dir => parent == Path::new(dir),
+    }
+}
+
+/// The manifest files directly in `dir`, read, in name order.
+fn top_level_files(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_file() && liveproof_gather::offline::is_manifest_name(&path) {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        let size = std::fs::metadata(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        // The exact limit per format is the loader's; this only keeps a huge file unread.
+        if size > liveproof_gather::offline::MAX_JSON_FILE {
+            return Err(format!(
+                "{}: {size} bytes is more than liveproof reads",
+                path.display()
+            ));
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push((path, bytes));
+    }
+    Ok(files)
+}
+
+/// How long `kubectl kustomize` may take at most, whatever --request-timeout says: it reads
+/// local files (remote bases are fetched by kubectl, and bounded here too).
+const KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `kubectl kustomize DIR`'s output, run with the real kubectl (`LIVEPROOF_KUBECTL`, else
+/// `kubectl` on PATH), bounded; or why not and what to do, in our words.
+fn kustomize(dir: &Path, request_timeout: Duration) -> Result<Vec<u8>, (String, Option<String>)> {
+    if !dir.is_dir() {
+        return Err((
+            "not a directory".into(),
+            Some(
+                "-k takes the directory holding a kustomization.yaml, as `kubectl apply -k DIR`"
+                    .into(),
+            ),
+        ));
+    }
+    let kubectl = std::env::var_os("LIVEPROOF_KUBECTL")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "kubectl".into());
+    let mut command = std::process::Command::new(&kubectl);
+    command
+        .arg("kustomize")
+        .arg(dir)
+        .stdin(std::process::Stdio::null());
+    let bounds = liveproof_process::Bounds {
+        stdin: None,
+        capture_stderr: true,
+        timeout: request_timeout.min(KUSTOMIZE_TIMEOUT),
+        max_output: usize::try_from(MAX_MANIFEST_STREAM).unwrap_or(usize::MAX),
+    };
+    let shown = PathBuf::from(&kubectl);
+    let done = liveproof_process::run(command, bounds).map_err(|e| match e {
+        liveproof_process::ProgramError::Start(ref io) if io.kind() == std::io::ErrorKind::NotFound => (
+            format!("-k builds the kustomization with kubectl, and there is none (`{}` not found)", shown.display()),
+            Some("install kubectl, or set LIVEPROOF_KUBECTL to its path; or build it yourself: kubectl kustomize DIR | liveproof verify -f - …".to_string()),
+        ),
+        e => (format!("`{} kustomize` failed: {e}", shown.display()), None),
+    })?;
+    if !done.status.success() {
+        let said = String::from_utf8_lossy(&done.stderr);
+        let said = said.trim();
+        let first = said.lines().next().unwrap_or("no message");
+        return Err((
+            format!(
+                "`kubectl kustomize {}` failed ({}): {first}",
+                dir.display(),
+                done.status
+            ),
+            Some("check that it builds: kubectl kustomize DIR".into()),
+        ));
+    }
+    Ok(done.stdout)
 }
 
 /// `path` relative to the `--repo` directory, for `git ls-tree` run there.
@@ -650,11 +911,13 @@ fn repo_relative(repo: &std::path::Path, path: &std::path::Path) -> Result<Strin
     };
     let repo_abs = absolute(repo)?;
     let path_abs = absolute(path)?;
-    let relative = path_abs.strip_prefix(&repo_abs).map_err(|_| {
-        err(
-            format!("outside --repo {}", repo.display()),
-            Some("-f with --commit reads the manifests from the repository that holds the commit: pass --repo"),
-        )
+    let relative = path_abs.strip_prefix(&repo_abs).map_err(|_| ConfigError::Manifests {
+        path: path.to_path_buf(),
+        reason: format!("outside --repo {}", repo.display()),
+        hint: Some(match did_you_mean_in_repo(path, repo) {
+            Some(there) => format!("did you mean {}? -f with --commit reads the manifests from the repository that holds the commit", there.display()),
+            None => "-f with --commit reads the manifests from the repository that holds the commit: pass --repo".into(),
+        }),
     })?;
     let text = relative.to_string_lossy().into_owned();
     Ok(if text.is_empty() { ".".into() } else { text })
@@ -692,11 +955,23 @@ pub fn check_target_count(n: usize) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// `--request-timeout`, checked.
+/// What `--request-timeout 0` (no per-request limit, as kubectl) bounds a request to: nothing
+/// liveproof does waits without a bound, but a day is past any request's patience.
+pub const UNLIMITED_REQUEST: Duration = Duration::from_secs(24 * 3600);
+
+/// `--request-timeout`, checked: a duration, a bare number of seconds, or `0` for no
+/// per-request limit ([`UNLIMITED_REQUEST`]).
 pub fn request_timeout(args: &ClusterArgs) -> Result<Duration, ConfigError> {
-    positive_duration(&args.request_timeout).map_err(|reason| ConfigError::RequestTimeout {
-        given: args.request_timeout.clone(),
-        reason,
+    let given = crate::duration::parse(&args.request_timeout).map_err(|reason| {
+        ConfigError::RequestTimeout {
+            given: args.request_timeout.clone(),
+            reason,
+        }
+    })?;
+    Ok(if given.is_zero() {
+        UNLIMITED_REQUEST
+    } else {
+        given
     })
 }
 
@@ -817,16 +1092,13 @@ pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
     })
 }
 
-/// A duration such as `90s` or `1h30m`, more than zero.
+/// A duration such as `90s`, `1h30m` or `60` (seconds), more than zero.
 fn positive_duration(given: &str) -> Result<Duration, String> {
-    let d: jiff::SignedDuration = given
-        .trim()
-        .parse()
-        .map_err(|e: jiff::Error| e.to_string())?;
-    if d.is_negative() || d.is_zero() {
-        return Err("it must be positive".into());
+    let d = crate::duration::parse(given)?;
+    if d.is_zero() {
+        return Err("it must be more than zero".into());
     }
-    Duration::try_from(d).map_err(|e| e.to_string())
+    Ok(d)
 }
 
 /// Pairs the version flags: one value for all URLs, or one per URL in order.
@@ -939,20 +1211,16 @@ fn parse_ago(text: &str) -> Option<Result<jiff::SignedDuration, String>> {
     if !shaped {
         return None;
     }
-    // A span, so `1d` is taken (as 24 hours, as kubectl takes it); years and months, whose
-    // length depends on the date, are refused.
-    let duration = text
-        .parse::<jiff::Span>()
-        .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()));
+    // Days are taken (`1d`, 24 hours); years and months, whose length depends on the date,
+    // are not units.
+    let duration = crate::duration::parse(text)
+        .and_then(|d| jiff::SignedDuration::try_from(d).map_err(|_| "is too long ago".into()));
     Some(match duration {
         Ok(d) if d.is_zero() => {
             Err("is no time ago: give how long ago the change was, e.g. 10m".into())
         }
-        Ok(d) if d.is_negative() => Err("is a negative duration".into()),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!(
-            "is not a duration in days, hours, minutes and seconds: {e}"
-        )),
+        Err(reason) => Err(format!("is not a duration: {reason}")),
     })
 }
 
@@ -1212,7 +1480,11 @@ mod tests {
             parse_duration("1h30m").expect("parses"),
             Duration::from_secs(5400)
         );
-        assert!(parse_duration("10").is_err());
+        // A bare number is seconds, as kubectl reads it.
+        assert_eq!(
+            parse_duration("10").expect("parses"),
+            std::time::Duration::from_secs(10)
+        );
         assert!(parse_duration("0s").is_err());
     }
 
@@ -1259,8 +1531,8 @@ mod tests {
             ("2026-07-12", "date without a time"),
             ("yesterday", "neither"),
             ("0s", "no time ago"),
-            ("1y", "days, hours, minutes and seconds"),
-            ("2mo", "days, hours, minutes and seconds"),
+            ("1y", "`y` is not a unit"),
+            ("2mo", "`mo` is not a unit"),
         ] {
             let err = parse_since(given, now()).expect_err(given);
             let hint = err.hint().unwrap_or_default();

@@ -6,6 +6,7 @@ mod config;
 mod deadline;
 pub mod demo;
 mod dump_namespace;
+mod duration;
 mod fleet;
 mod lint;
 mod mcp;
@@ -14,6 +15,7 @@ mod output;
 mod progress;
 mod release;
 mod schema;
+mod shell;
 mod sim_cmd;
 mod skill;
 mod snapshot;
@@ -59,10 +61,7 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let problem = problem(&err);
-            #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
-            {
-                eprintln!("liveproof: error: {problem}");
-            }
+            say_error(&problem);
             answer(problem, asked);
             ExitCode::from(EXIT_ERROR)
         }
@@ -73,15 +72,31 @@ pub fn main() -> ExitCode {
 /// it on stderr as ever, and the error document goes to stdout in the format the raw
 /// arguments asked for, as for any other exit 2.
 fn refused(err: &clap::Error) -> ExitCode {
-    if err.use_stderr() {
+    let is_error = err.use_stderr()
+        && err.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
+    if is_error {
         let argv: Vec<String> = std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        answer(cli::clap_problem(err), cli::error_format_in(&argv));
+        let problem = cli::clap_problem(err);
+        // Said as every other input error is: `error: …`, then `hint: …`.
+        say_error(&problem);
+        answer(problem, cli::error_format_in(&argv));
+    } else {
+        // Help and the version are answers (help without a subcommand goes to stderr).
+        // Printing can only fail on a closed stream: nothing is left to tell then.
+        let _ = err.print();
     }
-    // Printing can only fail on a closed stream: nothing is left to tell then.
-    let _ = err.print();
     ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(EXIT_ERROR))
+}
+
+/// An error on stderr, in the one form every error takes: `error: …`, then a `hint: …` line
+/// for each hint.
+fn say_error(problem: &Problem) {
+    #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
+    {
+        eprintln!("error: {problem}");
+    }
 }
 
 /// The error document on stdout, in `format` (nothing for text or when none was asked).
@@ -94,9 +109,23 @@ fn answer(problem: Problem, format: Option<liveproof_report::Format>) {
     let _ = liveproof_report::render_error(&report, format, &mut std::io::stdout().lock());
 }
 
+/// `kubectl_complete-liveproof WORD…`: the completions of the last word, as kubectl's plugin
+/// completion reads them. Nothing else is run.
+pub fn kubectl_complete() -> ExitCode {
+    let words: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    match shell::kubectl_complete(words, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err) => {
+            say_error(&Problem::new(format!("completing: {err}"), None));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
 /// Runs a parsed command; returns the process exit code.
 pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
-    init_logging(cli.verbose);
+    init_logging(cli.verbosity());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -111,7 +140,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
 }
 
 fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8> {
-    let style = config::text_style(cli.color, std::io::stdout().is_terminal());
+    let style = config::text_style(cli.color(), std::io::stdout().is_terminal());
     let mut out = output::Stdout::new();
     // Each command returns its model; it is printed here, and the exit code read off it.
     let code = match cli.command {
@@ -159,6 +188,9 @@ fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args))?,
         cli::Command::Skill => skill::run(&mut out)?,
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
+        cli::Command::Completion(args) => shell::completion(args.shell, &mut out)?,
+        cli::Command::Man(args) => shell::man(args.dir.as_deref(), &mut out)?,
+        cli::Command::Version => shell::version(&mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -267,14 +267,12 @@ pub async fn take(args: &SnapshotArgs) -> anyhow::Result<SnapshotTaken> {
     let given: Option<Vec<Target>> = if let Some(path) = &args.manifests {
         Some(liveproof_gather::offline::declared_workloads_off_runtime(path, &ns).await?)
     } else if !args.targets.is_empty() {
+        // As verify takes them: kubectl's forms (`deploy a b`, `deploy/a,deploy/b`).
         Some(
-            args.targets
-                .iter()
-                .map(|t| {
-                    Target::parse(t)
-                        .map(|t| Target::new(t.kind, Some(t.namespace_or(&ns)), &t.name))
-                })
-                .collect::<Result<_, _>>()?,
+            Target::parse_all(&args.targets)?
+                .into_iter()
+                .map(|t| Target::new(t.kind, Some(t.namespace_or(&ns)), &t.name))
+                .collect(),
         )
     } else {
         None

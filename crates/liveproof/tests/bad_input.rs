@@ -386,7 +386,7 @@ fn since_that_is_not_rfc3339_names_the_flag_with_an_example() {
 }
 
 #[test]
-fn timeout_without_a_unit_names_the_flag() {
+fn timeout_with_an_unknown_unit_names_the_flag() {
     // --wait cannot be combined with --from, so this one needs a kubeconfig: the duration is
     // refused before any connection is attempted.
     let dir = tempfile::tempdir().expect("tempdir");
@@ -400,15 +400,18 @@ fn timeout_without_a_unit_names_the_flag() {
         SINCE,
         "--wait",
         "--timeout",
-        "10",
+        "10x",
         "--kubeconfig",
         &kubeconfig,
     ]);
-    run.assert_refused(2, "--timeout 10")
-        .assert_stderr_names(&["--timeout", "`10`", "90s"], "--timeout 10");
+    // A bare number is seconds (kubectl's reading): a unit that is none is refused.
+    run.assert_refused(2, "--timeout 10x").assert_stderr_names(
+        &["--timeout", "`10x`", "`x` is not a unit", "90s"],
+        "--timeout 10x",
+    );
     assert!(
         !run.stderr.contains("127.0.0.1:1"),
-        "--timeout 10: the bad flag must be refused before connecting:\n{}",
+        "--timeout 10x: the bad flag must be refused before connecting:\n{}",
         run.stderr
     );
 }

@@ -241,7 +241,8 @@ async fn release_show_against_a_server_that_never_answers_ends_with_the_request_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_request_timeout_is_refused_naming_the_flag() {
-    for bad in ["abc", "-5s", "0", "0s"] {
+    // `0` is kubectl's "no per-request limit", and taken (kubectl_habits.rs); these are not.
+    for bad in ["abc", "-5s", "5x", "1y"] {
         let run = bounded(
             BOUND,
             &[

@@ -306,7 +306,7 @@ async fn an_error_after_parsing_is_answered_in_the_format_asked() {
     assert!(hint.contains("--since 10m"), "{hint}");
     assert!(
         json.stderr
-            .starts_with("liveproof: error: --since `tomorrow` is neither")
+            .starts_with("error: --since `tomorrow` is neither")
             && json.stderr.contains(&format!("\nhint: {hint}")),
         "the stderr line stays:\n{}",
         json.stderr

@@ -70,7 +70,7 @@ async fn usage_errors_as_rendered() {
             "1h".into(),
             "--wait".into(),
             "--timeout".into(),
-            "5".into(),
+            "5x".into(),
             "--kubeconfig".into(),
             "/nonexistent/kubeconfig".into(),
         ],
@@ -78,7 +78,7 @@ async fn usage_errors_as_rendered() {
         verify(&["deploy/api", "--expect", "re:("]),
         verify(&["deploy/api", "--chart-version", "1.2.0"]),
         verify(&["deploy/api", "--report", "out.pdf"]),
-        verify(&["deploy/api", "--request-timeout", "0s"]),
+        verify(&["deploy/api", "--request-timeout", "5x"]),
         verify(&[
             "deploy/api",
             "--version-url",

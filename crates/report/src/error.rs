@@ -1,7 +1,7 @@
 //! What `liveproof` prints on stdout when it exits 2 (a usage or operational error) and a
 //! format a program reads was asked for: one document saying what went wrong and how to fix
 //! it, so a pipeline parsing `-o json` (or a CI reading JUnit) always has an answer to read.
-//! The `liveproof: error: …` line on stderr is the text form, and stays.
+//! The `error: …` line on stderr is the text form, and stays.
 
 use std::borrow::Cow;
 use std::fmt;

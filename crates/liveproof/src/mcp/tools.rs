@@ -273,7 +273,7 @@ fn shown(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// The CLI's words for an error: what `liveproof` prints after `liveproof: error: `.
+/// The CLI's words for an error: what `liveproof` prints after `error: `.
 fn cli_error(err: &anyhow::Error) -> String {
     crate::error_text(err)
 }
@@ -455,6 +455,10 @@ struct VerifyInput {
     /// its declared template.
     #[serde(default)]
     manifests: Vec<String>,
+    /// With a directory in `manifests`: every directory under it too (kubectl's -R); without
+    /// it only the directory's top level is read.
+    #[serde(default)]
+    recursive: bool,
     /// Largest decoded Helm release accepted, in bytes (default 64 MiB, at most 512 MiB).
     #[schemars(range(min = 1, max = 536_870_912))]
     max_release_size: Option<u64>,
@@ -488,6 +492,12 @@ const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
         "one cluster a call; a fleet is one call per context",
     ),
     ("max_concurrency", "goes with all_contexts"),
+    (
+        "kustomize",
+        "runs kubectl on the server's machine; a client builds it (`kubectl kustomize DIR`) and names the output in `manifests`",
+    ),
+    ("verbose", "the server's own -v says what it logs"),
+    ("color", "the tool answers JSON, never coloured text"),
 ];
 
 impl VerifyInput {
@@ -504,6 +514,7 @@ impl VerifyInput {
         argv.0.extend(self.change.to_args());
         argv.opt("from", self.from.as_deref());
         argv.each("filename", &self.manifests);
+        argv.flag("recursive", self.recursive);
         argv.opt(
             "max-release-size",
             self.max_release_size.map(|n| n.to_string()).as_deref(),

@@ -1,0 +1,549 @@
+//! What a kubectl user types, taken as kubectl takes it (issue 23, "Speak kubectl"): targets
+//! in every kubectl form, `-f -`, `-f DIR -R`, `-k DIR`, a relative `-f` found in `--repo`,
+//! durations as kubectl reads them, completion, man pages, the version, kubectl's plugin
+//! completion, and a help that fits a screen. Each runs the real binary.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use liveproof_testkit::git::Repo;
+use liveproof_testkit::{Cli, Run};
+
+/// A dump holding Deployment apps/inventory, live.
+fn dump() -> String {
+    liveproof_testkit::story::scenarios_dir()
+        .join("gitops-reconciled-new-tag-rolled-out")
+        .join("cluster.yaml")
+        .to_str()
+        .expect("utf-8")
+        .to_string()
+}
+
+fn liveproof(args: &[&str]) -> Run {
+    common::liveproof().args(args).run_blocking()
+}
+
+/// `verify ARGS… -n apps --from DUMP -o json`: the targets the report names.
+fn verified(args: &[&str]) -> Vec<String> {
+    let dump = dump();
+    let mut all = vec!["verify"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-n", "apps", "--from", &dump, "-o", "json"]);
+    let run = liveproof(&all);
+    assert_ne!(run.code, 2, "{args:?} refused:\n{}", run.stderr);
+    let report: serde_json::Value = run.json();
+    report["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .map(|t| {
+            format!(
+                "{}/{}",
+                t["kind"].as_str().unwrap_or(""),
+                t["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// Every input error is said one way: `error: …`, then `hint: …`; no clap `tip:`, no
+/// library's words.
+fn assert_refused(run: &Run, says: &[&str]) {
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
+    assert!(!run.stderr.contains("tip:"), "{}", run.stderr);
+    for word in ["jiff", "friendly", "unit designator", "panicked"] {
+        assert!(!run.stderr.contains(word), "{word}: {}", run.stderr);
+    }
+    for needle in says {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn targets_are_taken_in_every_form_kubectl_takes() {
+    let one = vec!["Deployment/inventory".to_string()];
+    assert_eq!(verified(&["deploy", "inventory"]), one);
+    assert_eq!(verified(&["deployments.apps", "inventory"]), one);
+    let two = vec![
+        "Deployment/inventory".to_string(),
+        "Deployment/web".to_string(),
+    ];
+    assert_eq!(verified(&["deploy", "inventory", "web"]), two);
+    assert_eq!(verified(&["deploy", "inventory,web"]), two);
+    assert_eq!(verified(&["deploy/inventory,deploy/web"]), two);
+    assert_eq!(verified(&["deploy/inventory", "deployment/web"]), two);
+    assert_eq!(
+        verified(&["deploy,sts", "inventory"]),
+        vec!["Deployment/inventory", "StatefulSet/inventory"]
+    );
+}
+
+#[test]
+fn a_kind_word_beside_kind_slash_name_words_is_refused_as_kubectl_refuses_it() {
+    let run = liveproof(&[
+        "verify",
+        "deploy",
+        "inventory",
+        "deploy/web",
+        "--from",
+        &dump(),
+    ]);
+    assert_refused(
+        &run,
+        &[
+            "no need to specify a resource type as a separate argument",
+            "deploy a b",
+        ],
+    );
+    let run = liveproof(&["verify", "deploy", "--from", &dump()]);
+    assert_refused(&run, &["a kind with no name after it", "`deploy NAME`"]);
+}
+
+const WEB: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inventory
+  namespace: apps
+spec:
+  selector:
+    matchLabels: {app: inventory}
+  template:
+    metadata:
+      labels: {app: inventory}
+    spec:
+      containers:
+      - name: app
+        image: ghcr.io/acme/inventory:1.4.0
+";
+
+fn other(name: &str) -> String {
+    WEB.replace(
+        "name: inventory\n  namespace",
+        &format!("name: {name}\n  namespace"),
+    )
+}
+
+/// `-f`/`-k` runs: the workloads the report names, from `dir`.
+fn declared(dir: &Path, args: &[&str], stdin: Option<&str>) -> (Run, Vec<String>) {
+    let dump = dump();
+    let mut cli = common::liveproof()
+        .current_dir(dir)
+        .arg("verify")
+        .args(args)
+        .args(&["--from", &dump, "-o", "json"]);
+    if let Some(text) = stdin {
+        cli = cli.stdin(text.as_bytes().to_vec());
+    }
+    let run = cli.run_blocking();
+    if run.code == 2 {
+        return (run, Vec::new());
+    }
+    let report: serde_json::Value = run.json();
+    let names = report["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or("").to_string())
+        .collect();
+    (run, names)
+}
+
+#[test]
+fn f_dash_reads_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (run, names) = declared(dir.path(), &["-f", "-"], Some(WEB));
+    assert_eq!(names, ["inventory"], "{}", run.stderr);
+    let report: serde_json::Value = run.json();
+    assert!(
+        report.to_string().contains("stdin"),
+        "the source says stdin: {report}"
+    );
+}
+
+#[test]
+fn f_dir_reads_its_top_level_and_with_r_every_level() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k8s = dir.path().join("k8s");
+    std::fs::create_dir_all(k8s.join("nested")).expect("mkdir");
+    std::fs::write(k8s.join("inventory.yaml"), WEB).expect("write");
+    std::fs::write(k8s.join("nested/web.yaml"), other("web")).expect("write");
+    let (run, names) = declared(dir.path(), &["-f", "k8s"], None);
+    assert_eq!(names, ["inventory"], "{}", run.stderr);
+    let (run, mut names) = declared(dir.path(), &["-f", "k8s", "-R"], None);
+    names.sort();
+    assert_eq!(names, ["inventory", "web"], "{}", run.stderr);
+    // Only nested manifests: nothing at the top, and the hint says -R.
+    std::fs::remove_file(k8s.join("inventory.yaml")).expect("rm");
+    let (run, _) = declared(dir.path(), &["-f", "k8s"], None);
+    assert_refused(&run, &["top level", "-R"]);
+}
+
+#[test]
+fn k_dir_is_built_by_the_real_kubectl_or_refused_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base");
+    std::fs::create_dir_all(&base).expect("mkdir");
+    std::fs::write(base.join("inventory.yaml"), WEB).expect("write");
+    std::fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [inventory.yaml]\nnamePrefix: shop-\n",
+    )
+    .expect("write");
+    let kubectl = liveproof_testkit::kubectl::kubectl_path();
+    let dump = dump();
+    let args = ["verify", "-k", "base", "--from", &dump, "-o", "json"];
+    let run = common::liveproof()
+        .current_dir(dir.path())
+        .env("LIVEPROOF_KUBECTL", &kubectl)
+        .args(&args)
+        .run_blocking();
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    let report: serde_json::Value = run.json();
+    // kustomize's namePrefix shows it was built, not read as files.
+    assert_eq!(report["targets"][0]["name"], "shop-inventory", "{report}");
+    let run = common::liveproof()
+        .current_dir(dir.path())
+        .env("LIVEPROOF_KUBECTL", "/nonexistent/kubectl")
+        .args(&args[..5])
+        .run_blocking();
+    assert_refused(
+        &run,
+        &["-k base", "kubectl", "not found", "LIVEPROOF_KUBECTL"],
+    );
+}
+
+#[test]
+fn f_url_is_refused_with_the_reason_and_no_credentials() {
+    let run = liveproof(&[
+        "verify",
+        "-f",
+        "https://user:s3cret@example.com/web.yaml",
+        "--from",
+        &dump(),
+    ]);
+    assert_refused(&run, &["reads no remote manifests", "download it first"]);
+    assert!(!run.stderr.contains("s3cret"), "{}", run.stderr);
+}
+
+#[test]
+fn a_relative_f_not_here_is_read_from_repo_or_named_in_the_hint() {
+    let repo = Repo::new();
+    repo.file("manifests/web.yaml", WEB);
+    let sha = repo.commit("web");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let repo_path = repo.path();
+    let repo_str = repo_path.to_str().expect("utf-8");
+    for commit in [Some(sha.as_str()), None] {
+        let mut args = vec!["-f", "manifests/web.yaml", "--repo", repo_str];
+        if let Some(sha) = commit {
+            args.extend_from_slice(&["--commit", sha]);
+        }
+        let (run, names) = declared(elsewhere.path(), &args, None);
+        assert_eq!(names, ["inventory"], "{commit:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("in --repo"),
+            "{commit:?}: said on stderr: {}",
+            run.stderr
+        );
+    }
+    // Not in --repo either: the error names where it looked.
+    let (run, _) = declared(
+        elsewhere.path(),
+        &["-f", "manifests/db.yaml", "--repo", repo_str],
+        None,
+    );
+    let want = format!(
+        "did you mean {}",
+        repo_path.join("manifests/db.yaml").display()
+    );
+    assert_refused(&run, &[&want]);
+    // Found here but outside --repo with --commit: the hint names it in --repo.
+    std::fs::create_dir_all(elsewhere.path().join("manifests")).expect("mkdir");
+    std::fs::write(elsewhere.path().join("manifests/web.yaml"), WEB).expect("write");
+    let (run, _) = declared(
+        elsewhere.path(),
+        &[
+            "-f",
+            "manifests/web.yaml",
+            "--repo",
+            repo_str,
+            "--commit",
+            &sha,
+        ],
+        None,
+    );
+    let want = format!(
+        "did you mean {}",
+        repo_path.join("manifests/web.yaml").display()
+    );
+    assert_refused(&run, &["outside --repo", &want]);
+}
+
+#[test]
+fn durations_are_read_as_kubectl_reads_them() {
+    let dump = dump();
+    for args in [
+        &["--request-timeout", "5"][..],
+        &["--request-timeout", "0"],
+        &["--since", "1d"],
+        &["--since", "1d2h"],
+    ] {
+        let mut all = vec!["verify", "deploy/inventory", "-n", "apps", "--from", &dump];
+        all.extend_from_slice(args);
+        let run = liveproof(&all);
+        assert_ne!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+    // --timeout 60 is read (the command fails later, on the missing kubeconfig, not on it).
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "--wait",
+        "--timeout",
+        "60",
+        "--since",
+        "1h",
+        "--kubeconfig",
+        "/nonexistent/kubeconfig",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(!run.stderr.contains("--timeout"), "{}", run.stderr);
+    for (flag, value, says) in [
+        ("--since", "1x", "`x` is not a unit"),
+        ("--since", "1y", "`y` is not a unit"),
+        ("--request-timeout", "5x", "`x` is not a unit"),
+        ("--request-timeout", "-1", "negative"),
+    ] {
+        let run = liveproof(&["verify", "deploy/inventory", "--from", &dump, flag, value]);
+        assert_refused(&run, &[flag, says]);
+    }
+}
+
+#[test]
+fn completion_scripts_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let run = liveproof(&["completion", shell]);
+        run.expect_code(0);
+        assert!(run.stdout.contains("verify"), "{shell}: {}", run.stdout);
+        assert!(run.stdout.contains("--request-timeout"), "{shell}");
+    }
+    let run = liveproof(&["completion", "tcsh"]);
+    assert_refused(&run, &["tcsh"]);
+}
+
+#[test]
+fn man_pages_from_the_cli() {
+    let run = liveproof(&["man"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.starts_with(".ie") || run.stdout.contains(".TH liveproof 1"),
+        "{}",
+        run.stdout
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("man1");
+    let run = liveproof(&["man", out.to_str().expect("utf-8")]);
+    run.expect_code(0);
+    for page in [
+        "liveproof.1",
+        "liveproof-verify.1",
+        "liveproof-release-show.1",
+        "liveproof-completion.1",
+    ] {
+        let text =
+            std::fs::read_to_string(out.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let verify = std::fs::read_to_string(out.join("liveproof-verify.1")).expect("page");
+    assert!(verify.contains("request\\-timeout"), "the flags are in it");
+}
+
+#[test]
+fn version_as_a_subcommand_and_a_flag() {
+    let sub = liveproof(&["version"]);
+    sub.expect_code(0);
+    let flag = liveproof(&["--version"]);
+    flag.expect_code(0);
+    assert_eq!(sub.stdout, flag.stdout);
+    assert_eq!(
+        sub.stdout.trim(),
+        format!("liveproof {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+fn complete_helper() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubectl_complete-liveproof"))
+}
+
+/// Candidates from the completion helper's Cobra answer, the directive checked.
+fn candidates(stdout: &str) -> Vec<String> {
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.pop(), Some(":4"), "{stdout}");
+    lines
+        .iter()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn kubectl_complete_liveproof_completes_subcommands_and_flags() {
+    let run = Cli::new(complete_helper()).args(&["ve"]).run_blocking();
+    run.expect_code(0);
+    assert_eq!(candidates(&run.stdout), ["verify", "version"]);
+    let run = Cli::new(complete_helper())
+        .args(&["verify", "--request-t"])
+        .run_blocking();
+    assert_eq!(candidates(&run.stdout), ["--request-timeout"]);
+    let run = Cli::new(complete_helper()).args(&[""]).run_blocking();
+    let all = candidates(&run.stdout);
+    for sub in ["verify", "stale", "release", "completion", "man"] {
+        assert!(all.iter().any(|c| c == sub), "{sub}: {all:?}");
+    }
+}
+
+/// Through the real kubectl (1.26+ plugin completion): the plugin and its helper on PATH.
+#[test]
+fn kubectl_liveproof_tab_completes_through_the_real_kubectl() {
+    let bin = complete_helper();
+    let dir = bin.parent().expect("the binaries' directory");
+    assert!(dir.join("kubectl-liveproof").exists());
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = liveproof_testkit::cli::kubectl()
+        .env("PATH", &path)
+        .args(&["__complete", "liveproof", "ve"])
+        .run_blocking();
+    run.expect_code(0);
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("verify\t")),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(run.stdout.ends_with(":4\n"), "{}", run.stdout);
+}
+
+#[test]
+fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
+    let short = liveproof(&["verify", "-h"]);
+    short.expect_code(0);
+    let lines = short.stdout.lines().count();
+    assert!(lines <= 45, "verify -h is {lines} lines:\n{}", short.stdout);
+    let long = liveproof(&["verify", "--help"]);
+    long.expect_code(0);
+    // A regression guard: the long help says each flag in full, after its -h line.
+    assert!(long.stdout.lines().count() <= 280, "{}", long.stdout);
+    for help in [&short.stdout, &long.stdout] {
+        let headings: Vec<&str> = help
+            .lines()
+            .filter(|l| !l.starts_with(' ') && l.ends_with(':'))
+            .collect();
+        let order = [
+            "Targets:",
+            "What changed:",
+            "Waiting:",
+            "Output:",
+            "Cluster access (as kubectl):",
+        ];
+        let found: Vec<&str> = headings
+            .iter()
+            .copied()
+            .filter(|h| order.contains(h))
+            .collect();
+        assert_eq!(found, order, "{headings:?}");
+        // A section's lines: from its heading to the next heading.
+        let section = |name: &str| -> String {
+            let start = help.find(&format!("\n{name}\n")).expect(name);
+            help[start + name.len() + 2..]
+                .lines()
+                .take_while(|l| l.is_empty() || l.starts_with(' '))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(
+            section("Targets:")
+                .trim_start()
+                .starts_with("-l, --selector"),
+            "first option"
+        );
+        for flag in ["--wait", "--timeout"] {
+            assert!(section("Waiting:").contains(flag), "{flag}");
+        }
+        for flag in ["--output", "--logs", "--verbose"] {
+            assert!(section("Output:").contains(flag), "{flag}");
+            assert!(
+                !section("Cluster access (as kubectl):").contains(flag),
+                "{flag}"
+            );
+        }
+    }
+    assert!(long.stdout.contains("Exit codes:"), "{}", long.stdout);
+    let examples = &long.stdout[long.stdout.find("Examples:").expect("examples")..];
+    let commands = examples
+        .lines()
+        .filter(|l| l.trim_start().starts_with("liveproof verify"))
+        .count();
+    assert_eq!(commands, 3, "{examples}");
+}
+
+/// stale's own flags are not under "Cluster access" either.
+#[test]
+fn stale_help_keeps_its_own_flags_out_of_cluster_access() {
+    let run = liveproof(&["stale", "-h"]);
+    run.expect_code(0);
+    let cluster = &run.stdout[run
+        .stdout
+        .find("Cluster access (as kubectl):")
+        .expect("heading")..];
+    let cluster = &cluster[..cluster.find("\n\n").unwrap_or(cluster.len())];
+    for flag in ["--restart", "--wait", "--output", "--check-digests"] {
+        assert!(run.stdout.contains(flag), "{flag}");
+        assert!(
+            !cluster.contains(flag),
+            "{flag} under Cluster access:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn verbose_and_color_are_taken_only_where_they_do_something() {
+    for args in [
+        &["skill", "-v"][..],
+        &["schema", "--color", "never"],
+        &["stale", "--color", "never"],
+    ] {
+        let run = liveproof(args);
+        assert_refused(&run, &["unexpected argument"]);
+    }
+    let dump = dump();
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "-v",
+        "--color",
+        "never",
+    ]);
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    // Before the subcommand, as ever.
+    let run = liveproof(&[
+        "-v",
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+    ]);
+    assert_ne!(run.code, 2, "{}", run.stderr);
+}
