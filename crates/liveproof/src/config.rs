@@ -728,12 +728,16 @@ fn read_manifests(
                 )
             })?;
             if !args.recursive {
+                let all = files.len();
                 // Each is named as git names the blob: `SHA:./path/in/repo`.
                 files.retain(|(file, _)| {
                     let name = file.to_string_lossy();
                     let name = name.split_once(':').map_or(&*name, |(_, n)| n);
                     at_top_level(Path::new(name.trim_start_matches("./")), &relative)
                 });
+                if !files.is_empty() {
+                    warn_not_recursed(path, all - files.len());
+                }
             }
             if files.is_empty() {
                 return Err(hinted(
@@ -759,6 +763,8 @@ fn read_manifests(
                     Some("-R reads every directory under it too, as kubectl's -f DIR -R".into()),
                 ));
             }
+            let all = liveproof_gather::offline::manifest_files(path).len();
+            warn_not_recursed(path, all.saturating_sub(files.len()));
             let observed = liveproof_gather::offline::load_files(files)
                 .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
             Ok((observed, path.display().to_string()))
@@ -774,6 +780,18 @@ fn read_manifests(
             })?;
             Ok((observed, path.display().to_string()))
         }
+    }
+}
+
+/// Manifests under `-f DIR`'s subdirectories are not read without `-R` (kubectl's rule), and a
+/// workload left out is a workload not verified: said on stderr, never silently.
+fn warn_not_recursed(dir: &Path, skipped: usize) {
+    if skipped > 0 {
+        tracing::warn!(
+            "-f {}: {skipped} manifest file(s) in directories under it not read (as kubectl \
+             without -R); add -R to verify what they declare too",
+            dir.display()
+        );
     }
 }
 

@@ -173,6 +173,14 @@ fn f_dir_reads_its_top_level_and_with_r_every_level() {
     std::fs::write(k8s.join("nested/web.yaml"), other("web")).expect("write");
     let (run, names) = declared(dir.path(), &["-f", "k8s"], None);
     assert_eq!(names, ["inventory"], "{}", run.stderr);
+    // What was left out is said, never silent: a workload not read is a workload not verified.
+    assert!(
+        run.stderr
+            .contains("1 manifest file(s) in directories under it not read")
+            && run.stderr.contains("add -R"),
+        "{}",
+        run.stderr
+    );
     let (run, mut names) = declared(dir.path(), &["-f", "k8s", "-R"], None);
     names.sort();
     assert_eq!(names, ["inventory", "web"], "{}", run.stderr);
