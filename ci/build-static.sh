@@ -6,6 +6,8 @@
 #   ci/build-static.sh                    install this repository's HEAD into target/static
 #   ci/build-static.sh --root DIR         install into DIR (DIR/bin/liveproof, kubectl-liveproof)
 #   ci/build-static.sh --git URL --rev R  install from another repository or commit
+#   ci/build-static.sh --path DIR         install from a source tree without .git (the
+#                                         Dockerfile's builder stage: same flags, same checks)
 #
 # The default URL is this repository itself (file://…), so CI proves the git-URL install works
 # on every change. The C and assembly parts of `ring` (TLS) are compiled for the musl target by
@@ -17,21 +19,23 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 target=x86_64-unknown-linux-musl
 url="file://$repo"
 rev=""
+path=""
 root="$repo/target/static"
 
-usage() { echo "usage: ci/build-static.sh [--root DIR] [--git URL] [--rev REV]" >&2; }
+usage() { echo "usage: ci/build-static.sh [--root DIR] [--git URL [--rev REV] | --path DIR]" >&2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --root) root="${2:?--root needs a directory}"; shift 2 ;;
     --git) url="${2:?--git needs a URL}"; shift 2 ;;
     --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
+    --path) path="${2:?--path needs the source tree}"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "ci/build-static.sh: unknown argument '$1'" >&2; usage; exit 2 ;;
   esac
 done
 # From this repository, exactly the checked-out commit (not whatever its default branch is);
 # uncommitted edits are not in a git install, so say so rather than test something else.
-if [ -z "$rev" ] && [ "$url" = "file://$repo" ]; then
+if [ -z "$path" ] && [ -z "$rev" ] && [ "$url" = "file://$repo" ]; then
   rev="$(git -C "$repo" rev-parse HEAD)"
   if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
     echo "note: uncommitted changes are not installed; building commit $rev" >&2
@@ -43,8 +47,12 @@ if ! rustup target list --installed | grep -qx "$target"; then
 fi
 
 started=$SECONDS
-cargo install --locked --force --git "$url" ${rev:+--rev "$rev"} liveproof \
-  --target "$target" --root "$root"
+if [ -n "$path" ]; then
+  source_args=(--path "$path/crates/liveproof")
+else
+  source_args=(--git "$url" ${rev:+--rev "$rev"} liveproof)
+fi
+cargo install --locked --force "${source_args[@]}" --target "$target" --root "$root"
 echo "cargo install took $((SECONDS - started))s" >&2
 
 # Static: no program interpreter (ld.so) and no shared libraries needed. `file` says
