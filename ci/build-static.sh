@@ -10,10 +10,11 @@
 #                                         Dockerfile's builder stage: same flags, same checks)
 #
 # The default URL is this repository itself (file://…), so CI proves the git-URL install works
-# on every change. The C and assembly parts of `ring` (TLS) are compiled for the musl target by
-# cc-rs: with Debian's musl-tools installed it uses musl-gcc, otherwise the host gcc, which is
-# enough for ring (it needs no libc headers beyond the compiler's own). Prerequisites: Rust
-# (rustup), git, gcc, binutils (readelf). Output: the bin directory, on the last line.
+# on every change. The C and assembly parts of `ring` (TLS, through kube and reqwest) are
+# compiled for the musl target by cc-rs, which looks for `x86_64-linux-musl-gcc` and does not
+# fall back to the host gcc: Debian/Ubuntu's `musl-tools` provides it (musl-gcc and that name).
+# Prerequisites: Rust (rustup), git, gcc, musl-tools, file, binutils (readelf).
+# Output: the bin directory, on the last line.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 target=x86_64-unknown-linux-musl
@@ -42,6 +43,12 @@ if [ -z "$path" ] && [ -z "$rev" ] && [ "$url" = "file://$repo" ]; then
   fi
 fi
 
+musl_cc="${CC_x86_64_unknown_linux_musl:-x86_64-linux-musl-gcc}"
+if ! command -v "$musl_cc" >/dev/null; then
+  echo "error: no C compiler for $target ($musl_cc): ring's C and assembly need one" >&2
+  echo "hint: apt-get install musl-tools (Debian/Ubuntu), or set CC_x86_64_unknown_linux_musl" >&2
+  exit 2
+fi
 if ! rustup target list --installed | grep -qx "$target"; then
   rustup target add "$target"
 fi
