@@ -16,7 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
 names=(etcd kube-apiserver kube-controller-manager helm helm3)
-schemas=(sarif-schema-2.1.0.json)
+schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml validate-krew-manifest)
 
 key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
@@ -84,6 +84,24 @@ sed -n '/^const schema = `/,/^`$/p' "$sarif_dir/pkg/report/v210/sarif/schema.go"
 grep -q '"id": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/.*/sarif-schema-2.1.0.json"' \
   "$tmp/sarif-schema-2.1.0.json" \
   || { echo "no SARIF 2.1.0 schema found in $sarif_dir" >&2; exit 1; }
+
+# For the CI templates and the krew manifest (crates/liveproof/tests/ci_templates.rs).
+# The CRDs the CI templates (deploy/*.yaml) are dry-run against on the real API server
+# (crates/liveproof/tests/ci_templates.rs): Argo Rollouts' AnalysisTemplate and Flux's
+# Kustomization, copied out of the upstream modules pinned in e2e/peers/crds/go.mod (the
+# newest each that this Go serves without a newer toolchain), and checked to be those CRDs.
+crds_dir="$peers/crds"
+for crd in \
+  "github.com/argoproj/argo-rollouts manifests/crds/analysis-template-crd.yaml analysistemplates.argoproj.io" \
+  "github.com/fluxcd/kustomize-controller config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml kustomizations.kustomize.toolkit.fluxcd.io"; do
+  read -r crd_module crd_path crd_name <<<"$crd"
+  crd_src="$(cd "$crds_dir" && go mod download "$crd_module" && go list -m -f '{{.Dir}}' "$crd_module")/$crd_path"
+  grep -q "^  name: $crd_name\$" "$crd_src" || { echo "$crd_src is not the $crd_name CRD" >&2; exit 1; }
+  cp "$crd_src" "$tmp/$(basename "$crd_path")"
+done
+# krew's own manifest validator (what krew-index runs), pinned in e2e/peers/krew: the tests
+# validate plugins/liveproof.yaml with it.
+build krew -ldflags="-s -w" -o "$tmp/validate-krew-manifest" sigs.k8s.io/krew/cmd/validate-krew-manifest
 
 mkdir -p "$bin"
 for n in "${names[@]}" "${schemas[@]}"; do mv "$tmp/$n" "$bin/$n"; done

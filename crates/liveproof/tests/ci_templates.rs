@@ -1,0 +1,1038 @@
+//! The files users copy to run liveproof where pipelines run, each exercised for real:
+//!
+//! - `action.yml` (GitHub Action): its steps run with bash exactly as the runner runs a
+//!   composite action (expressions substituted, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`,
+//!   `GITHUB_PATH` files, `bash --noprofile --norc -eo pipefail`), installing the release archive
+//!   `ci/package-release.sh` packs, against the simulator: a live and a not-live story.
+//! - `ci/gitlab/liveproof.gitlab-ci.yml`: its `script:` run by `sh -e` as the runner does, the
+//!   archive served over HTTP, against the simulator.
+//! - `deploy/*.yaml` (the verify Job, the Argo CD PostSync hook, the Argo Rollouts
+//!   AnalysisTemplate, the Flux post-deploy Kustomization): `kubectl apply --dry-run=server` on
+//!   the real API server, with the real AnalysisTemplate and Kustomization CRDs from the pinned
+//!   upstream modules (`e2e/build-peers.sh`); and each Job's own arguments, filled in, run
+//!   against the simulator (no machine here runs containers).
+//! - `plugins/liveproof.yaml` (krew): rendered for a real archive and checked by krew's own
+//!   validator, `validate-krew-manifest`, built from sigs.k8s.io/krew.
+//! - The published names: every image is `ghcr.io/liveproof/liveproof:<workspace version>`,
+//!   and the Dockerfile builds it the way `ci/build-static.sh` does.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use liveproof_e2e::control_plane::repo_root;
+use liveproof_e2e::{ControlPlane, Peers};
+use liveproof_testkit::{Cli, Run, SimCluster};
+use serde_json::Value;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const IMAGE: &str = "ghcr.io/liveproof/liveproof";
+const PROJECT: &str = "https://github.com/liveproof/liveproof";
+
+fn read(path: &str) -> String {
+    let full = repo_root().join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// Every document of a (multi-document) YAML text, as JSON values.
+fn documents(text: &str) -> Vec<Value> {
+    serde_norway::Deserializer::from_str(text)
+        .map(|doc| {
+            let v: serde_norway::Value =
+                serde::Deserialize::deserialize(doc).expect("the YAML parses");
+            serde_json::to_value(v).expect("YAML as JSON")
+        })
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn document(path: &str) -> Value {
+    let mut docs = documents(&read(path));
+    assert_eq!(docs.len(), 1, "{path}: one document");
+    docs.remove(0)
+}
+
+/// Every string under a key named `key`, anywhere in `value`.
+fn strings_under(value: &Value, key: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match v {
+                    Value::String(s) if k == key => found.push(s.clone()),
+                    _ => strings_under(v, key, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| strings_under(v, key, found)),
+        _ => {}
+    }
+}
+
+/// The one container's `args` of a Job-like document (a Job, or the job an AnalysisTemplate
+/// runs).
+fn container_args(pod_spec_holder: &Value) -> Vec<String> {
+    let containers = &pod_spec_holder["spec"]["template"]["spec"]["containers"];
+    let args = containers[0]["args"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no container args in {pod_spec_holder}"));
+    assert_eq!(containers.as_array().map(Vec::len), Some(1));
+    args.iter()
+        .map(|a| a.as_str().expect("string args").to_string())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The published names
+
+/// Every image the repository's templates run is the project's image at the workspace version,
+/// and every other place that names the version or the project agrees: bumping the version
+/// without them (or them without it) fails here.
+#[test]
+fn every_template_runs_the_image_of_the_workspace_version() {
+    let want = format!("{IMAGE}:{VERSION}");
+    let mut images = Vec::new();
+    for file in [
+        "deploy/verify-job.yaml",
+        "deploy/argocd-postsync-verify.yaml",
+        "deploy/argo-rollouts-analysis.yaml",
+        "deploy/flux-post-deploy.yaml",
+    ] {
+        let text = read(file);
+        assert!(
+            !text.contains("PLACEHOLDER"),
+            "{file} still has a placeholder"
+        );
+        let mut found = Vec::new();
+        for doc in documents(&text) {
+            strings_under(&doc, "image", &mut found);
+        }
+        assert!(!found.is_empty(), "{file} runs no image");
+        images.extend(found.into_iter().map(|i| (file, i)));
+    }
+    for (file, image) in &images {
+        assert_eq!(image, &want, "{file}");
+    }
+
+    // The GitLab job downloads that version; the example workflow pins the action at it.
+    let gitlab = document("ci/gitlab/liveproof.gitlab-ci.yml");
+    assert_eq!(
+        gitlab[".liveproof-verify"]["variables"]["LIVEPROOF_VERSION"],
+        Value::from(VERSION)
+    );
+    let example = read(".github/workflows/verify-example.yml");
+    assert!(
+        example.contains(&format!("uses: liveproof/liveproof@v{VERSION}\n")),
+        "verify-example.yml must use liveproof/liveproof@v{VERSION}"
+    );
+    // The release workflow pushes exactly that image name, and the project URL is the one the
+    // manifests, the image label and Cargo.toml give.
+    let release = document(".github/workflows/release.yml");
+    assert_eq!(release["env"]["IMAGE"], Value::from(IMAGE));
+    let cargo = read("Cargo.toml");
+    for key in ["repository", "homepage"] {
+        assert!(
+            cargo.contains(&format!("{key} = \"{PROJECT}\"")),
+            "Cargo.toml {key}"
+        );
+    }
+    assert!(read("Dockerfile").contains(&format!("org.opencontainers.image.source=\"{PROJECT}\"")));
+    assert!(read("plugins/liveproof.yaml").contains(&format!("homepage: {PROJECT}\n")));
+}
+
+/// No Docker daemon runs where these tests run (`docker info` fails), so the image is not
+/// built here; its structure is held instead: a builder stage that builds with
+/// `ci/build-static.sh` (the static check and the demo run inside it), a final stage on
+/// distroless/static with nothing run in it (no shell needed), a numeric non-root user and the
+/// binary as the entrypoint. `.github/workflows/release.yml` builds and pushes it.
+#[test]
+fn the_dockerfile_builds_the_static_binary_onto_a_shell_less_non_root_image() {
+    let text = read("Dockerfile");
+    // Instructions with continuation lines joined; comments dropped.
+    let mut instructions: Vec<String> = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        pending.push_str(line.trim_end_matches('\\'));
+        pending.push(' ');
+        if !line.ends_with('\\') {
+            instructions.push(pending.trim().to_string());
+            pending.clear();
+        }
+    }
+    let mut stages: Vec<(String, Vec<String>)> = Vec::new();
+    for ins in &instructions {
+        if let Some(from) = ins.strip_prefix("FROM ") {
+            stages.push((from.to_string(), Vec::new()));
+        } else if let Some((_, body)) = stages.last_mut() {
+            body.push(ins.clone());
+        }
+    }
+    assert_eq!(
+        stages.len(),
+        2,
+        "a builder and a runtime stage: {stages:#?}"
+    );
+    let (builder_from, builder) = &stages[0];
+    let (runtime_from, runtime) = &stages[1];
+    assert!(builder_from.ends_with(" AS builder"), "{builder_from}");
+    assert!(
+        builder
+            .iter()
+            .any(|i| i.starts_with("RUN ci/build-static.sh --path /src --root /out")),
+        "the builder builds as CI does: {builder:#?}"
+    );
+    assert!(builder.iter().any(|i| i.contains("musl-tools")));
+    assert!(
+        runtime_from.starts_with("gcr.io/distroless/static-debian12:nonroot")
+            || runtime_from.starts_with("scratch"),
+        "{runtime_from}"
+    );
+    assert!(
+        !runtime.iter().any(|i| i.starts_with("RUN ")),
+        "nothing runs in the final stage: it has no shell"
+    );
+    let user = runtime
+        .iter()
+        .find_map(|i| i.strip_prefix("USER "))
+        .expect("a USER");
+    let uid: u32 = user
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .expect("a numeric UID");
+    assert_ne!(uid, 0, "not root");
+    let entrypoint = runtime
+        .iter()
+        .find_map(|i| i.strip_prefix("ENTRYPOINT "))
+        .expect("an ENTRYPOINT");
+    let entrypoint: Vec<String> = serde_json::from_str(entrypoint).expect("exec form");
+    assert_eq!(entrypoint, ["/usr/local/bin/liveproof"]);
+    assert!(runtime
+        .iter()
+        .any(|i| i == "COPY --from=builder /out/bin/liveproof /usr/local/bin/liveproof"));
+    // The Job templates run as that user.
+    let job = document("deploy/verify-job.yaml");
+    assert_eq!(
+        job["spec"]["template"]["spec"]["securityContext"]["runAsUser"],
+        Value::from(uid)
+    );
+    // The build context leaves out the git history and build output.
+    let ignore = read(".dockerignore");
+    for entry in [".git", "target"] {
+        assert!(ignore.lines().any(|l| l == entry), ".dockerignore: {entry}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The release archive (krew, the Action and the GitLab job install it)
+
+/// The release assets for this test binary's liveproof, packed by `ci/package-release.sh`
+/// into `<dir>/v<VERSION>/` (the layout of a GitHub release download URL), once per run.
+fn release_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ci-templates-release");
+        let out = base.join(format!("v{VERSION}"));
+        let _ = std::fs::remove_dir_all(&base);
+        let bin = Path::new(env!("CARGO_BIN_EXE_liveproof"))
+            .parent()
+            .expect("the binaries' directory");
+        assert!(bin.join("kubectl-liveproof").is_file());
+        // Plain std::process: this runs inside async tests too, where the test kit's blocking
+        // runner would nest a runtime.
+        let out = std::process::Command::new("bash")
+            .arg(repo_root().join("ci/package-release.sh"))
+            .arg(bin)
+            .arg(&out)
+            .output()
+            .expect("ci/package-release.sh runs");
+        Run::from(out).expect_code(0);
+        base
+    })
+}
+
+fn archive_name() -> String {
+    format!("liveproof-v{VERSION}-x86_64-unknown-linux-musl.tar.gz")
+}
+
+/// krew's own validator accepts the manifest rendered for a real archive (and rejects the
+/// unrendered template, so it is really checking); the sha256 it pins is the archive's, and
+/// the archive holds the `bin` and every `files` entry the manifest names.
+#[test]
+fn the_krew_manifest_passes_krews_validator() {
+    let peers = Peers::locate().unwrap_or_else(|e| panic!("{e:#}"));
+    let validator = peers.path("validate-krew-manifest");
+    assert!(
+        validator.is_file(),
+        "{} is missing\nhint: run e2e/build-peers.sh",
+        validator.display()
+    );
+    let out = release_dir().join(format!("v{VERSION}"));
+    let manifest = out.join("liveproof.yaml");
+    let run = Cli::new(&validator)
+        .args(&[
+            "-manifest",
+            manifest.to_str().expect("utf-8"),
+            "-skip-install",
+        ])
+        .run_blocking();
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("structural validation OK"),
+        "{}",
+        run.stderr
+    );
+
+    // The template itself is not a valid manifest (placeholders): the validator says so.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template = dir.path().join("liveproof.yaml");
+    std::fs::copy(repo_root().join("plugins/liveproof.yaml"), &template).expect("copied");
+    let run = Cli::new(&validator)
+        .args(&[
+            "-manifest",
+            template.to_str().expect("utf-8"),
+            "-skip-install",
+        ])
+        .run_blocking();
+    assert_ne!(run.code, 0, "the unrendered template must not validate");
+
+    let rendered = document_at(&manifest);
+    assert_eq!(
+        rendered["spec"]["version"],
+        Value::from(format!("v{VERSION}"))
+    );
+    let platform = &rendered["spec"]["platforms"][0];
+    let archive = out.join(archive_name());
+    let sha = Cli::new("sha256sum").arg(&archive).run_blocking();
+    let sha = sha
+        .stdout
+        .split_whitespace()
+        .next()
+        .expect("a sum")
+        .to_string();
+    assert_eq!(platform["sha256"], Value::from(sha.as_str()));
+    assert_eq!(
+        platform["uri"],
+        Value::from(format!(
+            "{PROJECT}/releases/download/v{VERSION}/{}",
+            archive_name()
+        ))
+    );
+    let listing = Cli::new("tar").arg("-tzf").arg(&archive).run_blocking();
+    let entries: Vec<&str> = listing.stdout.lines().collect();
+    let bin = platform["bin"].as_str().expect("bin");
+    assert!(entries.contains(&bin), "{entries:?}");
+    for file in platform["files"].as_array().expect("files") {
+        let from = file["from"].as_str().expect("from");
+        assert!(entries.contains(&from), "{from} not in {entries:?}");
+    }
+    assert!(
+        entries.contains(&"LICENSE"),
+        "krew installs require a LICENSE"
+    );
+}
+
+fn document_at(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    documents(&text).remove(0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stories the CI jobs verify, on the simulator
+
+/// A corpus story's cluster served by the simulator.
+async fn story_cluster(story: &str) -> SimCluster {
+    let path = repo_root().join(format!("test-data/scenarios/{story}/cluster.yaml"));
+    SimCluster::from_file(&path, "default").await
+}
+
+/// deployment/inventory runs 1.4.0 with FEATURE_RESERVATIONS, restarted after 10:00: live.
+const LIVE: &str = "expect-env-present-rolled-out";
+/// The chart was never upgraded (ChartVersion without a bump): not live.
+const NOT_LIVE: &str = "flux-chartversion-not-bumped";
+
+// ---------------------------------------------------------------------------------------------
+// The GitHub Action
+
+/// How a composite action's run ended: the failing step's exit code (0 when all passed), the
+/// action's outputs, and the job summary its steps wrote.
+struct ActionRun {
+    /// RUNNER_TEMP and the runner's files (the report an output names is in there).
+    _temp: tempfile::TempDir,
+    code: i32,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+    log: String,
+}
+
+/// `${{ … }}` expressions substituted the way the runner does for a composite action; any
+/// expression this emulation does not know fails the test rather than passing through.
+fn substitute(
+    text: &str,
+    inputs: &BTreeMap<String, String>,
+    steps: &BTreeMap<String, BTreeMap<String, String>>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${{") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("}}").expect("a closed expression") + start;
+        let expr = rest[start + 3..end].trim();
+        let value = if let Some(name) = expr.strip_prefix("inputs.") {
+            inputs
+                .get(name)
+                .unwrap_or_else(|| panic!("no input {name}"))
+                .clone()
+        } else if expr == "github.action_path" {
+            repo_root().to_str().expect("utf-8").to_string()
+        } else if let Some(path) = expr.strip_prefix("steps.") {
+            let (id, output) = path.split_once(".outputs.").expect("steps.ID.outputs.NAME");
+            steps
+                .get(id)
+                .and_then(|o| o.get(output))
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            panic!("action.yml uses an expression this test does not emulate: {expr}")
+        };
+        out.push_str(&value);
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `name=value` lines of a GITHUB_OUTPUT / GITHUB_ENV file.
+fn key_values(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Runs `action.yml` with `with` as the runner runs a composite action: inputs defaulted and
+/// required ones checked, each `run` step a script file run by `bash --noprofile --norc -eo
+/// pipefail`, its `env:` substituted, fresh GITHUB_OUTPUT/GITHUB_STEP_SUMMARY/GITHUB_PATH
+/// files per step, paths a step adds put in front of PATH for the next, the first failing
+/// step ending the action.
+async fn run_action(with: &[(&str, &str)], kubeconfig: &Path) -> ActionRun {
+    let action = document("action.yml");
+    assert_eq!(action["runs"]["using"], Value::from("composite"));
+    let mut inputs = BTreeMap::new();
+    for (name, spec) in action["inputs"].as_object().expect("inputs") {
+        let given = with
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.to_string());
+        let default = spec["default"].as_str().map(str::to_string);
+        if spec["required"] == Value::Bool(true) {
+            assert!(given.is_some(), "required input {name} not given");
+        }
+        inputs.insert(name.clone(), given.or(default).unwrap_or_default());
+    }
+    for (name, _) in with {
+        assert!(
+            inputs.contains_key(*name),
+            "{name} is not an input of action.yml"
+        );
+    }
+
+    let temp = tempfile::tempdir().expect("runner temp");
+    let runner_temp = temp.path().join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).expect("RUNNER_TEMP");
+    let mut path = "/usr/bin:/bin".to_string();
+    let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let (mut summary, mut log) = (String::new(), String::new());
+    let mut code = 0;
+    for (i, step) in action["runs"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(step["shell"], Value::from("bash"), "step {i}");
+        assert!(step.get("if").is_none(), "step {i}: `if:` is not emulated");
+        let script = temp.path().join(format!("step-{i}.sh"));
+        let run = substitute(step["run"].as_str().expect("a run step"), &inputs, &steps);
+        std::fs::write(&script, run).expect("script written");
+        let files =
+            ["output", "summary", "path", "env"].map(|f| temp.path().join(format!("{f}-{i}")));
+        for f in &files {
+            std::fs::write(f, "").expect("runner file");
+        }
+        let mut cli = Cli::new("bash")
+            .args(&["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&script)
+            .env("PATH", &path)
+            .env("KUBECONFIG", kubeconfig)
+            .env("NO_COLOR", "1")
+            .env("RUNNER_TEMP", &runner_temp)
+            .env("GITHUB_ACTION_PATH", repo_root())
+            .env("GITHUB_OUTPUT", &files[0])
+            .env("GITHUB_STEP_SUMMARY", &files[1])
+            .env("GITHUB_PATH", &files[2])
+            .env("GITHUB_ENV", &files[3])
+            .current_dir(temp.path())
+            .timeout(Duration::from_secs(300));
+        if let Some(env) = step["env"].as_object() {
+            for (k, v) in env {
+                let v = substitute(v.as_str().expect("string env"), &inputs, &steps);
+                cli = cli.env(k, v);
+            }
+        }
+        let run: Run = cli.run().await;
+        log.push_str(&format!("--- step {i}\n{}{}", run.stdout, run.stderr));
+        summary.push_str(&std::fs::read_to_string(&files[1]).expect("summary"));
+        for added in std::fs::read_to_string(&files[2]).expect("path").lines() {
+            path = format!("{added}:{path}");
+        }
+        if let Some(id) = step["id"].as_str() {
+            steps.insert(id.to_string(), key_values(&files[0]));
+        }
+        if run.code != 0 {
+            code = run.code;
+            break;
+        }
+    }
+    let outputs = action["outputs"]
+        .as_object()
+        .expect("outputs")
+        .iter()
+        .map(|(name, spec)| {
+            let value = spec["value"].as_str().expect("an output value");
+            (name.clone(), substitute(value, &inputs, &steps))
+        })
+        .collect();
+    ActionRun {
+        _temp: temp,
+        code,
+        outputs,
+        summary,
+        log,
+    }
+}
+
+/// The Action installs the release archive (sha256 checked), verifies, writes the Markdown
+/// report into the job summary, sets the verdict and exit code as outputs and fails the step
+/// with liveproof's exit code: live passes, not live fails with 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_github_action_reports_live_and_not_live() {
+    let release = format!("file://{}", release_dir().display());
+
+    let live = story_cluster(LIVE).await;
+    let run = run_action(
+        &[
+            ("targets", "deployment/inventory"),
+            ("namespace", "apps"),
+            ("since", "2026-07-12T10:00:00Z"),
+            ("image", "ghcr.io/acme/inventory:1.4.0\n"),
+            ("expect-env", "FEATURE_RESERVATIONS"),
+            ("wait", "false"),
+            ("release-url", &release),
+        ],
+        &live.kubeconfig,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.log);
+    assert_eq!(run.outputs["verdict"], "live", "{}", run.log);
+    assert_eq!(run.outputs["exit-code"], "0");
+    assert!(run.summary.contains("inventory"), "{}", run.summary);
+    assert!(run.summary.contains("live"), "{}", run.summary);
+    // The report the output names is the JSON report of the same run.
+    let report: liveproof_evidence::Report = serde_json::from_str(
+        &std::fs::read_to_string(&run.outputs["report"]).expect("the JSON report"),
+    )
+    .expect("a liveproof/v1 report");
+    assert_eq!(report.verdict, liveproof_evidence::Verdict::Live);
+
+    let not_live = story_cluster(NOT_LIVE).await;
+    let run = run_action(
+        &[
+            ("targets", "helmrelease/inventory"),
+            ("namespace", "apps"),
+            ("since", "2026-07-12T10:00:00Z"),
+            ("expect", "secretKeyRef"),
+            ("expect-secret-ref", "inventory-db/password"),
+            ("wait", "false"),
+            ("release-url", &release),
+        ],
+        &not_live.kubeconfig,
+    )
+    .await;
+    assert_eq!(run.code, 1, "{}", run.log);
+    assert_eq!(run.outputs["verdict"], "not_live", "{}", run.log);
+    assert_eq!(run.outputs["exit-code"], "1");
+    assert!(run.summary.contains("manifest_contains"), "{}", run.summary);
+    assert!(run.log.contains("::error::not live"), "{}", run.log);
+}
+
+/// A bad input is an error verdict with the reason in the summary, and a tampered archive is
+/// refused before anything runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
+    let release = format!("file://{}", release_dir().display());
+    let live = story_cluster(LIVE).await;
+    let run = run_action(
+        &[
+            ("targets", "deploymnet/inventory"),
+            ("namespace", "apps"),
+            ("wait", "false"),
+            ("release-url", &release),
+        ],
+        &live.kubeconfig,
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}", run.log);
+    assert_eq!(run.outputs["verdict"], "error");
+    assert!(
+        run.summary.contains("could not verify (exit 2)"),
+        "{}",
+        run.summary
+    );
+    assert!(run.summary.contains("hint:"), "{}", run.summary);
+
+    // A mirror whose archive is not the one its checksum names.
+    let mirror = tempfile::tempdir().expect("mirror");
+    let dir = mirror.path().join(format!("v{VERSION}"));
+    std::fs::create_dir_all(&dir).expect("mirror dir");
+    let real = release_dir().join(format!("v{VERSION}"));
+    std::fs::copy(
+        real.join(format!("{}.sha256", archive_name())),
+        dir.join(format!("{}.sha256", archive_name())),
+    )
+    .expect("checksum copied");
+    std::fs::write(dir.join(archive_name()), b"not the release").expect("tampered");
+    let run = run_action(
+        &[
+            ("targets", "deployment/inventory"),
+            ("namespace", "apps"),
+            (
+                "release-url",
+                &format!("file://{}", mirror.path().display()),
+            ),
+        ],
+        &live.kubeconfig,
+    )
+    .await;
+    assert_ne!(run.code, 0, "{}", run.log);
+    assert!(
+        run.log.contains("FAILED"),
+        "sha256sum must refuse it: {}",
+        run.log
+    );
+    assert!(run.outputs["verdict"].is_empty(), "verify never ran");
+}
+
+/// The example workflow uses only inputs the action declares, and every required one.
+#[test]
+fn the_example_workflow_uses_the_actions_inputs() {
+    let action = document("action.yml");
+    let inputs = action["inputs"].as_object().expect("inputs");
+    let workflow = document(".github/workflows/verify-example.yml");
+    let steps = workflow["jobs"]["verify"]["steps"]
+        .as_array()
+        .expect("steps");
+    let step = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("liveproof/liveproof@"))
+        })
+        .expect("a step using the action");
+    let with = step["with"].as_object().expect("with");
+    for key in with.keys() {
+        assert!(
+            inputs.contains_key(key),
+            "{key} is not an input of action.yml"
+        );
+    }
+    for (name, spec) in inputs {
+        if spec["required"] == Value::Bool(true) {
+            assert!(with.contains_key(name), "required input {name} missing");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GitLab CI job
+
+/// Serves the files under `dir` over HTTP on a loopback port (what a release download is).
+async fn serve_dir(dir: PathBuf) -> String {
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let file = dir.join(uri.path().trim_start_matches('/'));
+        async move {
+            match std::fs::read(&file) {
+                Ok(bytes) => (axum::http::StatusCode::OK, bytes),
+                Err(_) => (axum::http::StatusCode::NOT_FOUND, Vec::new()),
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+struct JobRun {
+    run: Run,
+    project: tempfile::TempDir,
+}
+
+/// Runs the `.liveproof-verify` job's script as the runner's shell does (one `sh -e` session,
+/// the job's variables, overridden by `variables`, in its environment; the project directory
+/// as working directory).
+async fn run_gitlab_job(variables: &[(&str, &str)], kubeconfig: &Path) -> JobRun {
+    let doc = document("ci/gitlab/liveproof.gitlab-ci.yml");
+    let job = &doc[".liveproof-verify"];
+    let script: Vec<&str> = job["script"]
+        .as_array()
+        .expect("script")
+        .iter()
+        .map(|l| l.as_str().expect("a script line"))
+        .collect();
+    let script = script.join("\n");
+    let project = tempfile::tempdir().expect("CI_PROJECT_DIR");
+    let mut cli = Cli::new("sh")
+        .args(&["-e", "-c", script.as_str()])
+        .env("PATH", "/usr/bin:/bin")
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_COLOR", "1")
+        .env("CI_PROJECT_DIR", project.path())
+        .current_dir(project.path())
+        .timeout(Duration::from_secs(300));
+    for (k, v) in job["variables"].as_object().expect("variables") {
+        cli = cli.env(k, v.as_str().expect("string variables"));
+    }
+    for (k, v) in variables {
+        assert!(
+            job["variables"].get(*k).is_some(),
+            "{k} is not a variable of the job"
+        );
+        cli = cli.env(k, v);
+    }
+    JobRun {
+        run: cli.run().await,
+        project,
+    }
+}
+
+/// The GitLab job downloads the release over HTTP (sha256 checked), verifies, leaves the
+/// Markdown and JUnit reports and the dotenv verdict, and exits with liveproof's code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gitlab_job_reports_live_and_not_live() {
+    let url = serve_dir(release_dir().to_path_buf()).await;
+
+    let live = story_cluster(LIVE).await;
+    let job = run_gitlab_job(
+        &[
+            ("LIVEPROOF_RELEASE_URL", &url),
+            ("LIVEPROOF_TARGETS", "deployment/inventory"),
+            (
+                "LIVEPROOF_ARGS",
+                "-n apps --since 2026-07-12T10:00:00Z --image ghcr.io/acme/inventory:1.4.0 --expect-env FEATURE_RESERVATIONS",
+            ),
+            ("LIVEPROOF_WAIT_ARGS", ""),
+        ],
+        &live.kubeconfig,
+    )
+    .await;
+    job.run.expect_code(0);
+    let dir = job.project.path();
+    let dotenv = std::fs::read_to_string(dir.join("liveproof.env")).expect("dotenv");
+    assert_eq!(dotenv, "LIVEPROOF_VERDICT=live\n");
+    let markdown = std::fs::read_to_string(dir.join("liveproof-report.md")).expect("markdown");
+    assert!(
+        job.run.stdout.contains(&markdown),
+        "the report is in the log"
+    );
+    assert!(markdown.contains("inventory"), "{markdown}");
+    let junit = std::fs::read_to_string(dir.join("liveproof-report.xml")).expect("junit");
+    assert!(junit.contains("<testsuites"), "{junit}");
+
+    let not_live = story_cluster(NOT_LIVE).await;
+    let job = run_gitlab_job(
+        &[
+            ("LIVEPROOF_RELEASE_URL", &url),
+            ("LIVEPROOF_TARGETS", "apps/helmrelease/inventory"),
+            (
+                "LIVEPROOF_ARGS",
+                "--since 2026-07-12T10:00:00Z --expect secretKeyRef --expect-secret-ref inventory-db/password",
+            ),
+            ("LIVEPROOF_WAIT_ARGS", "--wait --timeout 2s"),
+        ],
+        &not_live.kubeconfig,
+    )
+    .await;
+    job.run.expect_code(1);
+    let dotenv = std::fs::read_to_string(job.project.path().join("liveproof.env")).expect("dotenv");
+    assert_eq!(dotenv, "LIVEPROOF_VERDICT=not_live\n");
+    let junit =
+        std::fs::read_to_string(job.project.path().join("liveproof-report.xml")).expect("junit");
+    assert!(junit.contains("<failure"), "{junit}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The in-cluster templates: their Jobs' arguments on the simulator
+
+/// `args` with each placeholder replaced (as Argo CD's rendering, Argo Rollouts' `{{args.*}}`
+/// or Flux's post-build substitution would) and `--timeout` shortened, run against `cluster`
+/// as the container runs them (the in-cluster account replaced by the kubeconfig).
+async fn run_job_args(args: &[String], fill: &[(&str, &str)], cluster: &SimCluster) -> Run {
+    let mut argv: Vec<String> = args
+        .iter()
+        .map(|a| {
+            fill.iter()
+                .fold(a.clone(), |a, (from, to)| a.replace(from, to))
+        })
+        .collect();
+    if let Some(i) = argv.iter().position(|a| a == "--timeout") {
+        argv[i + 1] = "3s".into();
+    }
+    assert!(
+        !argv.iter().any(|a| a.contains("{{") || a.contains("${")),
+        "unfilled: {argv:?}"
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    common::liveproof()
+        .args(&argv)
+        .on(cluster)
+        .timeout(Duration::from_secs(60))
+        .run()
+        .await
+}
+
+/// The Argo CD PostSync hook's arguments, filled in: a synced-and-live Application passes the
+/// hook (0); one synced to an older commit fails it (1), which fails the sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_argocd_hook_passes_live_and_fails_an_older_commit() {
+    let hook = document("deploy/argocd-postsync-verify.yaml");
+    let annotations = &hook["metadata"]["annotations"];
+    assert_eq!(
+        annotations["argocd.argoproj.io/hook"],
+        Value::from("PostSync")
+    );
+    assert!(annotations["argocd.argoproj.io/hook-delete-policy"].is_string());
+    assert_eq!(hook["spec"]["backoffLimit"], Value::from(0));
+    let args = container_args(&hook);
+    let fill = [
+        ("argocd/app/APP", "argocd/app/inventory"),
+        ("COMMIT_SHA", "7453f92"),
+        ("CHANGE_TIME", "2026-07-12T10:00:00Z"),
+    ];
+    let live = story_cluster("argocd-synced-live").await;
+    run_job_args(&args, &fill, &live).await.expect_code(0);
+    let older = story_cluster("argocd-synced-to-older-commit").await;
+    run_job_args(&args, &fill, &older).await.expect_code(1);
+}
+
+/// The AnalysisTemplate's job, its `{{args.*}}` filled in: a live dependency is a Successful
+/// measurement (0), a not-live one Failed (1); and unproven (3) is Failed too, as documented.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rollouts_analysis_job_succeeds_only_when_live() {
+    let template = document("deploy/argo-rollouts-analysis.yaml");
+    let metric = &template["spec"]["metrics"][0];
+    assert_eq!(metric["failureLimit"], Value::from(0));
+    let job = &metric["provider"]["job"];
+    assert_eq!(job["spec"]["backoffLimit"], Value::from(0));
+    let args = container_args(job);
+    let declared: Vec<&str> = template["spec"]["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a["name"].as_str().expect("a name"))
+        .collect();
+    for arg in &args {
+        if let Some(name) = arg
+            .strip_prefix("{{args.")
+            .and_then(|a| a.strip_suffix("}}"))
+        {
+            assert!(
+                declared.contains(&name),
+                "{{{{args.{name}}}}} is not declared"
+            );
+        }
+    }
+    let text = read("deploy/argo-rollouts-analysis.yaml");
+    assert!(
+        text.contains("unproven (3)  -> Failed"),
+        "the mapping is stated"
+    );
+
+    let fill = |target: &'static str| {
+        [
+            ("{{args.target}}", target),
+            ("{{args.image}}", "ghcr.io/acme/inventory:1.4.0"),
+            ("{{args.since}}", "2026-07-12T10:00:00Z"),
+            ("{{args.timeout}}", "3s"),
+        ]
+    };
+    let live = story_cluster(LIVE).await;
+    run_job_args(&args, &fill("apps/deploy/inventory"), &live)
+        .await
+        .expect_code(0);
+    let stale = story_cluster("flux-kustomization-stale").await;
+    run_job_args(&args, &fill("apps/deploy/inventory"), &stale)
+        .await
+        .expect_code(1);
+}
+
+/// The Flux post-deploy Kustomization depends on the app's, waits, forces re-creation; its
+/// Job's arguments, substituted from `postBuild.substitute` as Flux does, pass on an applied
+/// Kustomization and fail on a stale one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flux_post_deploy_job_passes_live_and_fails_stale() {
+    let docs = documents(&read("deploy/flux-post-deploy.yaml"));
+    let ks = docs
+        .iter()
+        .find(|d| d["kind"] == "Kustomization")
+        .expect("a Kustomization");
+    let spec = &ks["spec"];
+    assert_eq!(spec["wait"], Value::Bool(true));
+    assert_eq!(spec["force"], Value::Bool(true));
+    assert!(spec["dependsOn"][0]["name"].is_string());
+    let job = docs.iter().find(|d| d["kind"] == "Job").expect("a Job");
+    let args = container_args(job);
+    let substitute: Vec<(String, String)> = spec["postBuild"]["substitute"]
+        .as_object()
+        .expect("postBuild.substitute")
+        .iter()
+        .map(|(k, v)| {
+            (
+                format!("${{{k}}}"),
+                v.as_str().expect("a string").to_string(),
+            )
+        })
+        .collect();
+    let fill: Vec<(&str, &str)> = substitute
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let live = story_cluster("flux-kustomization-applied-live").await;
+    run_job_args(&args, &fill, &live).await.expect_code(0);
+    let stale = story_cluster("flux-kustomization-stale").await;
+    run_job_args(&args, &fill, &stale).await.expect_code(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The in-cluster templates on the real API server
+
+/// Every in-cluster template is accepted by the real API server (`kubectl apply
+/// --dry-run=server`, so admission and the CRDs' OpenAPI schemas judge them), with the
+/// read-only RBAC they name applied for real; a broken AnalysisTemplate is refused, which shows
+/// the CRD's schema is really checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_cluster_templates_pass_a_server_side_dry_run() {
+    let peers = Peers::locate().unwrap_or_else(|e| panic!("{e:#}"));
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        liveproof_testkit::kubectl::run(&plane.kubeconfig, args, stdin)
+    };
+    for crd in [
+        "analysis-template-crd.yaml",
+        "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+    ] {
+        let path = peers.path(crd);
+        assert!(
+            path.is_file(),
+            "{} is missing\nhint: run e2e/build-peers.sh",
+            path.display()
+        );
+        // Server-side: the CRDs are larger than the last-applied annotation may be.
+        kubectl(
+            &[
+                "apply",
+                "--server-side",
+                "-f",
+                path.to_str().expect("utf-8"),
+            ],
+            None,
+        );
+    }
+    kubectl(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/analysistemplates.argoproj.io",
+            "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+        ],
+        None,
+    );
+    kubectl(
+        &["apply", "-f", "-"],
+        Some(&read("deploy/rbac-readonly.yaml")),
+    );
+    kubectl(&["create", "namespace", "flux-system"], None);
+
+    for file in [
+        "deploy/verify-job.yaml",
+        "deploy/argocd-postsync-verify.yaml",
+        "deploy/argo-rollouts-analysis.yaml",
+        "deploy/flux-post-deploy.yaml",
+    ] {
+        let out = kubectl(&["apply", "--dry-run=server", "-f", "-"], Some(&read(file)));
+        assert!(out.contains("(server dry run)"), "{file}: {out}");
+    }
+    // The Job would run as a ServiceAccount that may read what verify reads, and nothing else.
+    let sa = "system:serviceaccount:liveproof:liveproof";
+    for (question, answer) in [
+        (&["list", "pods", "-A"][..], "yes"),
+        (
+            &[
+                "get",
+                "kustomizations.kustomize.toolkit.fluxcd.io",
+                "-n",
+                "flux-system",
+            ][..],
+            "yes",
+        ),
+        (&["create", "jobs", "-n", "liveproof"][..], "no"),
+    ] {
+        let run = Cli::new(liveproof_testkit::kubectl::kubectl_path())
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig)
+            .args(&["auth", "can-i"])
+            .args(question)
+            .args(&["--as", sa])
+            .run()
+            .await;
+        assert_eq!(
+            run.stdout.trim(),
+            answer,
+            "can-i {question:?}: {}",
+            run.stderr
+        );
+    }
+
+    // The schema is enforced: a job metric without its Job spec is refused.
+    let mut broken = document("deploy/argo-rollouts-analysis.yaml");
+    broken["spec"]["metrics"][0]["provider"]["job"]["spec"] =
+        serde_json::json!({"backoffLimit": "zero"});
+    let out = Cli::new(liveproof_testkit::kubectl::kubectl_path())
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .args(&["apply", "--dry-run=server", "-f", "-"])
+        .stdin(serde_json::to_string(&broken).expect("json"))
+        .run()
+        .await;
+    assert_ne!(
+        out.code, 0,
+        "a broken AnalysisTemplate must be refused: {}",
+        out.stdout
+    );
+    assert!(out.stderr.contains("backoffLimit"), "{}", out.stderr);
+}

@@ -1,0 +1,7 @@
+//go:build tools
+
+// Package peers pins the upstream modules whose CustomResourceDefinitions the CI templates in
+// deploy/ are dry-run against: Argo Rollouts (AnalysisTemplate) and Flux's kustomize-controller
+// (Kustomization). e2e/build-peers.sh copies the CRD files out of them; nothing is built, and
+// nothing is imported (their packages would pull all of Kubernetes into go.sum).
+package peers
