@@ -30,7 +30,8 @@ pub const PEERS: [&str; 5] = [
 pub const SCHEMAS: [&str; 1] = ["sarif-schema-2.1.0.json"];
 
 /// Where the peer binaries are: `$LIVEPROOF_PEERS_BIN`, else what `e2e/build-peers.sh
-/// --check` prints (it fails, saying how to build them, when they are not built).
+/// --check` prints (it fails, naming each missing piece, when they are not built; `cargo xtask
+/// peers` builds them).
 #[derive(Debug, Clone)]
 pub struct Peers {
     pub bin: PathBuf,
@@ -38,32 +39,14 @@ pub struct Peers {
 
 impl Peers {
     pub fn locate() -> anyhow::Result<Peers> {
-        let bin = match std::env::var_os("LIVEPROOF_PEERS_BIN") {
-            Some(dir) => PathBuf::from(dir),
-            None => {
-                let script = repo_root().join("e2e/build-peers.sh");
-                let out = Command::new("bash")
-                    .arg(&script)
-                    .arg("--check")
-                    .stdin(Stdio::null())
-                    .output()
-                    .with_context(|| format!("cannot run {}", script.display()))?;
-                if !out.status.success() {
-                    bail!(
-                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager, helm, helm3 and sarif-schema-2.1.0.json",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
-                let printed = String::from_utf8_lossy(&out.stdout);
-                PathBuf::from(printed.lines().last().unwrap_or_default().trim())
-            }
-        };
+        let bin = liveproof_testkit::peers::peers_bin()?;
         let peers = Peers { bin };
         for name in PEERS.into_iter().chain(SCHEMAS) {
             if !peers.path(name).is_file() {
                 bail!(
-                    "{} is missing\nhint: run `e2e/build-peers.sh` (it builds every peer into its cache)",
-                    peers.path(name).display()
+                    "{} is missing\n{}",
+                    peers.path(name).display(),
+                    liveproof_testkit::peers::HINT
                 );
             }
         }
@@ -75,10 +58,27 @@ impl Peers {
     }
 }
 
-/// The repository's root (two levels above this crate).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// A fresh ECDSA P-256 private key, PKCS#8 in PEM: the service-account signing key. The API
+/// server takes PEM RSA or ECDSA keys for `--service-account-key-file` and
+/// `--service-account-signing-key-file` (an EC key signs tokens ES256), and the controller
+/// manager the same for `--service-account-private-key-file`.
+pub fn service_account_key() -> anyhow::Result<String> {
+    use base64::Engine as _;
+    use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_ASN1_SIGNING};
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng)
+        .map_err(|_| anyhow::anyhow!("cannot generate the service-account signing key"))?;
+    let body = base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref());
+    let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END PRIVATE KEY-----\n");
+    Ok(pem)
 }
+
+pub use liveproof_testkit::peers::repo_root;
 
 /// Whether a start failed because a component could not bind the port it was given.
 fn lost_a_port(err: &anyhow::Error) -> bool {
@@ -215,16 +215,8 @@ impl ControlPlane {
         let d = self.dir.path().to_path_buf();
         let path = |p: &str| d.join(p).display().to_string();
         let (etcd_port, peer_port, api_port) = (free_port()?, free_port()?, free_port()?);
-        // The service-account signing key.
-        let status = Command::new("openssl")
-            .args(["genrsa", "-out", &path("sa.key"), "2048"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .context("openssl genrsa (apt-get install openssl)")?;
-        if !status.success() {
-            bail!("openssl genrsa failed");
-        }
+        // The service-account signing key, made here rather than by `openssl` (one tool less).
+        std::fs::write(d.join("sa.key"), service_account_key()?)?;
         std::fs::write(
             d.join("tokens.csv"),
             format!("{ADMIN_TOKEN},admin,admin-uid,system:masters\n"),
