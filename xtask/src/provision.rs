@@ -312,10 +312,25 @@ pub fn run_tests(tools: &Tools, cargo_args: &[std::ffi::OsString]) -> Result<Exi
         .parent()
         .map(|cache| cache.join("venv/bin/python"))
         .unwrap_or_else(|| bin.join("../venv/bin/python"));
-    say("running cargo test --workspace");
+    // `-p NAME` narrows the run; cargo would ignore it beside --workspace.
+    let narrowed = cargo_args.iter().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a == "-p" || a.starts_with("--package") || a.starts_with("-p"))
+    });
+    let scope: &[&str] = if narrowed { &[] } else { &["--workspace"] };
+    say(&format!(
+        "running cargo test {}",
+        scope
+            .iter()
+            .copied()
+            .chain(cargo_args.iter().filter_map(|a| a.to_str()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
     let started = Instant::now();
     let status = Command::new(&cargo)
-        .args(["test", "--workspace"])
+        .arg("test")
+        .args(scope)
         .args(cargo_args)
         .current_dir(repo_root())
         .env("LIVEPROOF_PEERS_BIN", bin)

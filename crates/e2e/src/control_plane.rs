@@ -58,24 +58,38 @@ impl Peers {
     }
 }
 
-/// A fresh ECDSA P-256 private key, PKCS#8 in PEM: the service-account signing key. The API
-/// server takes PEM RSA or ECDSA keys for `--service-account-key-file` and
-/// `--service-account-signing-key-file` (an EC key signs tokens ES256), and the controller
-/// manager the same for `--service-account-private-key-file`.
-pub fn service_account_key() -> anyhow::Result<String> {
-    use base64::Engine as _;
-    use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_ASN1_SIGNING};
+/// A fresh service-account signing key, ECDSA P-256 (tokens are signed ES256): the private key
+/// as PKCS#8 PEM (the API server's `--service-account-signing-key-file` and the controller
+/// manager's `--service-account-private-key-file` read PKCS#8) and its public key as SPKI PEM
+/// (`--service-account-key-file` takes an EC private key only as SEC1, so it gets the public one).
+pub fn service_account_keys() -> anyhow::Result<(String, String)> {
+    use ring::signature::{EcdsaKeyPair, KeyPair as _, ECDSA_P256_SHA256_ASN1_SIGNING};
+    // SubjectPublicKeyInfo up to the key: id-ecPublicKey, prime256v1, a 66-byte BIT STRING.
+    const P256_SPKI_PREFIX: [u8; 26] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
+        0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ];
     let rng = ring::rand::SystemRandom::new();
-    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng)
-        .map_err(|_| anyhow::anyhow!("cannot generate the service-account signing key"))?;
-    let body = base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref());
-    let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
+    let failed = |_| anyhow::anyhow!("cannot generate the service-account signing key");
+    let pkcs8 =
+        EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).map_err(failed)?;
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8.as_ref(), &rng)
+        .map_err(|_| anyhow::anyhow!("cannot read back the service-account signing key"))?;
+    let mut spki = P256_SPKI_PREFIX.to_vec();
+    spki.extend_from_slice(pair.public_key().as_ref());
+    Ok((pem("PRIVATE KEY", pkcs8.as_ref()), pem("PUBLIC KEY", &spki)))
+}
+
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = format!("-----BEGIN {label}-----\n");
     for line in body.as_bytes().chunks(64) {
         pem.push_str(&String::from_utf8_lossy(line));
         pem.push('\n');
     }
-    pem.push_str("-----END PRIVATE KEY-----\n");
-    Ok(pem)
+    pem.push_str(&format!("-----END {label}-----\n"));
+    pem
 }
 
 pub use liveproof_testkit::peers::repo_root;
@@ -216,7 +230,9 @@ impl ControlPlane {
         let path = |p: &str| d.join(p).display().to_string();
         let (etcd_port, peer_port, api_port) = (free_port()?, free_port()?, free_port()?);
         // The service-account signing key, made here rather than by `openssl` (one tool less).
-        std::fs::write(d.join("sa.key"), service_account_key()?)?;
+        let (private_key, public_key) = service_account_keys()?;
+        std::fs::write(d.join("sa.key"), private_key)?;
+        std::fs::write(d.join("sa.pub"), public_key)?;
         std::fs::write(
             d.join("tokens.csv"),
             format!("{ADMIN_TOKEN},admin,admin-uid,system:masters\n"),
@@ -247,7 +263,7 @@ impl ControlPlane {
             format!("--token-auth-file={}", path("tokens.csv")),
             "--authorization-mode=Node,RBAC".into(),
             "--service-account-issuer=https://kubernetes.default.svc".into(),
-            format!("--service-account-key-file={}", path("sa.key")),
+            format!("--service-account-key-file={}", path("sa.pub")),
             format!("--service-account-signing-key-file={}", path("sa.key")),
             "--service-cluster-ip-range=10.96.0.0/16".into(),
             "--profiling=false".into(),
