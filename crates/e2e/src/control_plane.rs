@@ -30,7 +30,8 @@ pub const PEERS: [&str; 5] = [
 pub const SCHEMAS: [&str; 1] = ["sarif-schema-2.1.0.json"];
 
 /// Where the peer binaries are: `$LIVEPROOF_PEERS_BIN`, else what `e2e/build-peers.sh
-/// --check` prints (it fails, saying how to build them, when they are not built).
+/// --check` prints (it fails, naming each missing piece, when they are not built; `cargo xtask
+/// peers` builds them).
 #[derive(Debug, Clone)]
 pub struct Peers {
     pub bin: PathBuf,
@@ -38,32 +39,14 @@ pub struct Peers {
 
 impl Peers {
     pub fn locate() -> anyhow::Result<Peers> {
-        let bin = match std::env::var_os("LIVEPROOF_PEERS_BIN") {
-            Some(dir) => PathBuf::from(dir),
-            None => {
-                let script = repo_root().join("e2e/build-peers.sh");
-                let out = Command::new("bash")
-                    .arg(&script)
-                    .arg("--check")
-                    .stdin(Stdio::null())
-                    .output()
-                    .with_context(|| format!("cannot run {}", script.display()))?;
-                if !out.status.success() {
-                    bail!(
-                        "the real Kubernetes peers are not built: {}\nhint: build them once with `e2e/build-peers.sh` (about 15 minutes cold on 2 cores; cached after), or point LIVEPROOF_PEERS_BIN at a directory holding etcd, kube-apiserver, kube-controller-manager, helm, helm3 and sarif-schema-2.1.0.json",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
-                let printed = String::from_utf8_lossy(&out.stdout);
-                PathBuf::from(printed.lines().last().unwrap_or_default().trim())
-            }
-        };
+        let bin = liveproof_testkit::peers::peers_bin()?;
         let peers = Peers { bin };
         for name in PEERS.into_iter().chain(SCHEMAS) {
             if !peers.path(name).is_file() {
                 bail!(
-                    "{} is missing\nhint: run `e2e/build-peers.sh` (it builds every peer into its cache)",
-                    peers.path(name).display()
+                    "{} is missing\n{}",
+                    peers.path(name).display(),
+                    liveproof_testkit::peers::HINT
                 );
             }
         }
@@ -75,10 +58,41 @@ impl Peers {
     }
 }
 
-/// The repository's root (two levels above this crate).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// A fresh service-account signing key, ECDSA P-256 (tokens are signed ES256): the private key
+/// as PKCS#8 PEM (the API server's `--service-account-signing-key-file` and the controller
+/// manager's `--service-account-private-key-file` read PKCS#8) and its public key as SPKI PEM
+/// (`--service-account-key-file` takes an EC private key only as SEC1, so it gets the public one).
+pub fn service_account_keys() -> anyhow::Result<(String, String)> {
+    use ring::signature::{EcdsaKeyPair, KeyPair as _, ECDSA_P256_SHA256_ASN1_SIGNING};
+    // SubjectPublicKeyInfo up to the key: id-ecPublicKey, prime256v1, a 66-byte BIT STRING.
+    const P256_SPKI_PREFIX: [u8; 26] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
+        0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ];
+    let rng = ring::rand::SystemRandom::new();
+    let failed = |_| anyhow::anyhow!("cannot generate the service-account signing key");
+    let pkcs8 =
+        EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).map_err(failed)?;
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8.as_ref(), &rng)
+        .map_err(|_| anyhow::anyhow!("cannot read back the service-account signing key"))?;
+    let mut spki = P256_SPKI_PREFIX.to_vec();
+    spki.extend_from_slice(pair.public_key().as_ref());
+    Ok((pem("PRIVATE KEY", pkcs8.as_ref()), pem("PUBLIC KEY", &spki)))
 }
+
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str(&format!("-----END {label}-----\n"));
+    pem
+}
+
+pub use liveproof_testkit::peers::repo_root;
 
 /// Whether a start failed because a component could not bind the port it was given.
 fn lost_a_port(err: &anyhow::Error) -> bool {
@@ -215,16 +229,10 @@ impl ControlPlane {
         let d = self.dir.path().to_path_buf();
         let path = |p: &str| d.join(p).display().to_string();
         let (etcd_port, peer_port, api_port) = (free_port()?, free_port()?, free_port()?);
-        // The service-account signing key.
-        let status = Command::new("openssl")
-            .args(["genrsa", "-out", &path("sa.key"), "2048"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .context("openssl genrsa (apt-get install openssl)")?;
-        if !status.success() {
-            bail!("openssl genrsa failed");
-        }
+        // The service-account signing key, made here rather than by `openssl` (one tool less).
+        let (private_key, public_key) = service_account_keys()?;
+        std::fs::write(d.join("sa.key"), private_key)?;
+        std::fs::write(d.join("sa.pub"), public_key)?;
         std::fs::write(
             d.join("tokens.csv"),
             format!("{ADMIN_TOKEN},admin,admin-uid,system:masters\n"),
@@ -255,7 +263,7 @@ impl ControlPlane {
             format!("--token-auth-file={}", path("tokens.csv")),
             "--authorization-mode=Node,RBAC".into(),
             "--service-account-issuer=https://kubernetes.default.svc".into(),
-            format!("--service-account-key-file={}", path("sa.key")),
+            format!("--service-account-key-file={}", path("sa.pub")),
             format!("--service-account-signing-key-file={}", path("sa.key")),
             "--service-cluster-ip-range=10.96.0.0/16".into(),
             "--profiling=false".into(),

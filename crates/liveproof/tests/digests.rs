@@ -1,4 +1,4 @@
-//! Seed 001 end to end, with a real OCI registry (Debian's docker-registry) and the simulator
+//! Seed 001 end to end, with a real OCI registry (CNCF distribution, built by `cargo xtask`) and the simulator
 //! as the cluster: a `:latest` rebuild leaves templates byte-identical; exactly the pods on the
 //! old digest are stale, per node platform; `--restart` patches only those, and nothing at all
 //! when nothing is stale.

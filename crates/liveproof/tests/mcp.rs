@@ -1,5 +1,5 @@
-//! `liveproof mcp` driven by a real MCP client: the official MCP Python SDK (PyPI `mcp`,
-//! installed by `.ci/run`) runs tests/mcp_client.py, which starts the binary over stdio,
+//! `liveproof mcp` driven by a real MCP client: the official MCP Python SDK (PyPI `mcp`, pinned
+//! in e2e/peers/python/requirements.txt, installed into a venv by `cargo xtask`) runs tests/mcp_client.py, which starts the binary over stdio,
 //! initializes, lists the tools and calls them against the in-process simulator.
 
 mod common;
@@ -20,17 +20,20 @@ fn now() -> Timestamp {
 /// Runs the SDK client; fails (never skips) when the SDK is missing.
 async fn mcp_client(kubeconfig: &str, since: &str, extra: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let probe = tokio::process::Command::new("python3")
+    let python = liveproof_testkit::peers::python().unwrap_or_else(|missing| panic!("{missing}"));
+    let probe = tokio::process::Command::new(&python)
         .args(["-c", "import mcp.client.stdio"])
         .output()
         .await
-        .expect("python3 runs");
+        .expect("python runs");
     assert!(
         probe.status.success(),
-        "the MCP Python SDK is not importable: pip install mcp (the version .ci/run installs)\n{}",
-        String::from_utf8_lossy(&probe.stderr)
+        "the MCP Python SDK is not importable by {}\n{}\n{}",
+        python.display(),
+        String::from_utf8_lossy(&probe.stderr),
+        liveproof_testkit::peers::HINT
     );
-    let mut cmd = tokio::process::Command::new("python3");
+    let mut cmd = tokio::process::Command::new(&python);
     cmd.arg(&script)
         .args([
             env!("CARGO_BIN_EXE_liveproof"),
@@ -47,7 +50,7 @@ async fn mcp_client(kubeconfig: &str, since: &str, extra: &[&str]) {
     let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
         .await
         .expect("the MCP client finished within 300s")
-        .expect("python3 runs");
+        .expect("python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

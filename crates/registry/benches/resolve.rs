@@ -1,5 +1,5 @@
-//! Issue 4's efficiency: 500 workloads over 50 images against a real registry (Debian's
-//! docker-registry on loopback). Prints registry requests per run (one per unique tag for
+//! Issue 4's efficiency: 500 workloads over 50 images against a real registry (CNCF
+//! distribution on loopback). Prints registry requests per run (one per unique tag for
 //! single-manifest images, HEAD then GET for an index) and wall time, bounded concurrency
 //! against a sequential resolver.
 //!

