@@ -462,8 +462,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "DIR", requires = "commit", conflicts_with_all = ["targets", "from"])]
     pub snapshot: Option<PathBuf>,
 
-    /// Also write the report to FILE, in the format its extension names (.json, .xml for
-    /// JUnit, .md, .txt) or --report-format.
+    /// Also write the report to FILE, in the format its extension names (.json, .yaml/.yml,
+    /// .xml for JUnit, .md, .txt) or --report-format.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
@@ -515,7 +515,13 @@ fn report_help(format: Format) -> &'static str {
     match format {
         Format::Text => "A readable evidence table per target",
         Format::Json => "The liveproof/v1 JSON report",
-        Format::Markdown => "Tables for a CI step summary or a PR comment",
+        Format::Yaml => "The same liveproof/v1 report as YAML",
+        Format::Name => {
+            "One KIND.GROUP/NAME line per object (kubectl's -o name); the verdict is the exit code"
+        }
+        Format::Markdown => {
+            "A PR comment or CI step summary: a table of targets, evidence folded in <details>"
+        }
         Format::Junit => "JUnit XML, one testcase per check",
         Format::Sarif => "",
     }
@@ -896,7 +902,7 @@ pub struct LintArgs {
 
 impl Cli {
     /// The document an error is answered in on stdout: what `-o` asked for, when that is a
-    /// format an error document can be (json, markdown, junit; not text, not sarif).
+    /// format an error document can be (json, yaml, markdown, junit; not text, name, sarif).
     pub fn error_format(&self) -> Option<liveproof_report::Format> {
         let asked = match &self.command {
             Command::Verify(args) => args.output,
@@ -1058,7 +1064,7 @@ mod tests {
             ),
             (
                 &["liveproof", "verify", "deploy/x", "-o", "sarif"],
-                "text, json, markdown, junit",
+                "text, json, yaml, name, markdown, junit",
             ),
             (
                 &[
@@ -1070,7 +1076,7 @@ mod tests {
                     "--report-format",
                     "sarif",
                 ],
-                "text, json, markdown, junit",
+                "text, json, yaml, name, markdown, junit",
             ),
         ] {
             let err = Cli::try_parse_from(argv).expect_err("refused");
@@ -1091,6 +1097,14 @@ mod tests {
                 Format::Markdown,
             ),
             (&["liveproof", "verify", "deploy/x"], Format::Text),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "yaml"],
+                Format::Yaml,
+            ),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "name"],
+                Format::Name,
+            ),
             (&["liveproof", "demo", "-o", "md"], Format::Markdown),
             (&["liveproof", "lint", "-o", "sarif"], Format::Sarif),
             (&["liveproof", "stale", "-o", "json"], Format::Json),
@@ -1111,7 +1125,9 @@ mod tests {
     fn an_error_document_is_offered_only_in_a_format_a_program_reads() {
         assert_eq!(error_document("json"), Some(Format::Json));
         assert_eq!(error_document("junit"), Some(Format::Junit));
+        assert_eq!(error_document("yaml"), Some(Format::Yaml));
         assert_eq!(error_document("text"), None);
+        assert_eq!(error_document("name"), None);
         assert_eq!(error_document("sarif"), None);
     }
 }
