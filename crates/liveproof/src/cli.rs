@@ -516,12 +516,8 @@ fn report_help(format: Format) -> &'static str {
         Format::Text => "A readable evidence table per target",
         Format::Json => "The liveproof/v1 JSON report",
         Format::Yaml => "The same liveproof/v1 report as YAML",
-        Format::Name => {
-            "One KIND.GROUP/NAME line per object (kubectl's -o name); the verdict is the exit code"
-        }
-        Format::Markdown => {
-            "A PR comment or CI step summary: a table of targets, evidence folded in <details>"
-        }
+        Format::Name => "A KIND.GROUP/NAME line per object, as kubectl's; the verdict: exit code",
+        Format::Markdown => "For a PR comment or CI step summary, evidence folded",
         Format::Junit => "JUnit XML, one testcase per check",
         Format::Sarif => "",
     }
@@ -538,9 +534,14 @@ fn no_help(_: Format) -> &'static str {
 fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser<Value = Format> {
     let values = M::FORMATS.iter().map(move |f| {
         let value = PossibleValue::new(f.name()).aliases(f.aliases().iter().copied());
+        // clap hides aliases; help names them (`-o md`).
+        let aliases = match f.aliases() {
+            [] => String::new(),
+            names => format!(" (also: {})", names.join(", ")),
+        };
         match help(*f) {
             "" => value,
-            words => value.help(words),
+            words => value.help(format!("{words}{aliases}")),
         }
     });
     // Only names `Format::name` gave are possible, and each reads back as itself.
@@ -1119,6 +1120,19 @@ mod tests {
             };
             assert_eq!(asked, format, "{argv:?}");
         }
+    }
+
+    /// clap hides a value's aliases: help names them, so `-o md` is documented where `-o` is.
+    #[test]
+    fn help_names_the_format_aliases() {
+        let mut cli = <Cli as clap::CommandFactory>::command();
+        let verify = cli.find_subcommand_mut("verify").expect("verify");
+        let help = verify.render_long_help().to_string();
+        let markdown = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("- markdown:"))
+            .unwrap_or_else(|| panic!("no markdown value in:\n{help}"));
+        assert!(markdown.ends_with("(also: md)"), "{markdown}");
     }
 
     #[test]
