@@ -328,7 +328,7 @@ async fn an_error_after_parsing_is_answered_in_the_format_asked() {
         );
         assert!(
             md.stdout
-                .contains("**Error:** --since \\`tomorrow\\` is neither an RFC 3339 time"),
+                .contains("**Error:** --since `tomorrow` is neither an RFC 3339 time"),
             "{}",
             md.stdout
         );

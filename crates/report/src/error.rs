@@ -13,7 +13,7 @@ use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
 use crate::junit::{attribute, text};
-use crate::markdown::escape;
+use crate::markdown::words;
 use crate::Format;
 
 /// What `-o json` prints when liveproof exits 2: no report, and why (docs/design.md, exit codes).
@@ -121,10 +121,10 @@ pub fn render_error_markdown(report: &ErrorReport, out: &mut dyn Write) -> io::R
     let mut out = io::BufWriter::new(out);
     writeln!(out, "## ⛔ liveproof could not verify")?;
     writeln!(out)?;
-    writeln!(out, "**Error:** {}", escape(&report.error.message))?;
+    writeln!(out, "**Error:** {}", words(&report.error.message))?;
     for hint in report.error.hints() {
         writeln!(out)?;
-        writeln!(out, "**Hint:** {}", escape(hint))?;
+        writeln!(out, "**Hint:** {}", words(hint))?;
     }
     writeln!(out)?;
     writeln!(out, "Nothing was verified (exit 2).")?;

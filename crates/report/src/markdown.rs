@@ -43,7 +43,7 @@ fn write_report_body(out: &mut impl Write, report: &Report, level: usize) -> io:
     writeln!(out, "{}", change_line(report))?;
     for note in &report.notes {
         writeln!(out)?;
-        writeln!(out, "**Note:** {}", escape(note))?;
+        writeln!(out, "**Note:** {}", words(note))?;
     }
     if report.targets.is_empty() {
         writeln!(out)?;
@@ -171,7 +171,7 @@ fn write_step(out: &mut impl Write, lead: &str, step: &Suggestion) -> io::Result
     if prose.is_empty() {
         writeln!(out, "{lead}")?;
     } else {
-        writeln!(out, "{lead} {}", escape(&prose))?;
+        writeln!(out, "{lead} {}", words(&prose))?;
     }
     if !commands.is_empty() {
         writeln!(out)?;
@@ -285,9 +285,9 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
             let observed = if e.observed.is_empty() && e.expected.is_empty() && !e.detail.is_empty()
             {
                 // A skip usually has nothing observed; its detail says why it was skipped.
-                format!("*{}*", escape(&e.detail))
+                format!("*{}*", cell(&e.detail))
             } else {
-                escape(&e.observed)
+                cell(&e.observed)
             };
             writeln!(
                 out,
@@ -295,7 +295,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
                 status_emoji(e.status),
                 e.check.name(),
                 observed,
-                escape(&e.expected),
+                cell(&e.expected),
                 code(&e.source())
             )?;
         }
@@ -312,7 +312,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
                     "- {} `{}`: {}",
                     status_emoji(e.status),
                     e.check.name(),
-                    escape(&e.detail)
+                    words(&e.detail)
                 )?;
             }
         }
@@ -322,7 +322,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
         writeln!(out, "**Why:**")?;
         writeln!(out)?;
         for d in &target.diagnostics {
-            writeln!(out, "- {}", escape(&d.summary()))?;
+            writeln!(out, "- {}", words(&d.summary()))?;
             if !d.lines.is_empty() {
                 writeln!(out)?;
                 writeln!(out, "  ```text")?;
@@ -411,16 +411,53 @@ pub(crate) fn escape(s: &str) -> String {
     out
 }
 
-/// A code span when the text can be one (no backtick, no line break), else escaped text.
-/// Inside a table a `|` still needs its backslash, even in a code span (GFM).
+/// Words for a paragraph: their `code spans` kept as code spans (checks quote flags, fields
+/// and text that way), the rest escaped ([`escape`]). Backticks that do not pair up are
+/// escaped with the rest.
+pub(crate) fn words(s: &str) -> String {
+    with_code_spans(s, |span| format!("`{span}`"))
+}
+
+/// [`words`] for a table cell, where even a code span's `|` needs its backslash (GFM).
+fn cell(s: &str) -> String {
+    with_code_spans(s, code)
+}
+
+fn with_code_spans(s: &str, span: fn(&str) -> String) -> String {
+    if s.matches('`').count() % 2 != 0 {
+        return escape(s);
+    }
+    s.split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            0 => escape(part),
+            // A span over lines or control characters cannot be one: escaped, marks dropped.
+            _ if part.chars().any(char::is_control) => escape(part),
+            _ if part.is_empty() => String::new(),
+            _ => span(part),
+        })
+        .collect()
+}
+
+/// A code span when the text can be one (no line break, no control character), else escaped
+/// text. Backticks inside take a longer run of them around (CommonMark), with a space inside
+/// when it starts or ends with one. Inside a table a `|` still needs its backslash, even in a
+/// code span (GFM).
 fn code(s: &str) -> String {
     if s.is_empty() {
         return String::new();
     }
-    if s.contains('`') || s.chars().any(char::is_control) {
+    if s.chars().any(char::is_control) {
         return escape(s);
     }
-    format!("`{}`", s.replace('|', "\\|"))
+    let longest_run = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest_run + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{}{pad}{ticks}", s.replace('|', "\\|"))
 }
 
 /// Text inside an HTML element (`<summary>`): there Markdown is not read, so only `&`, `<`
@@ -504,7 +541,7 @@ pub fn render_fleet_markdown(fleet: &FleetReport, out: &mut dyn Write) -> io::Re
                 )?;
                 writeln!(out)?;
                 let error = error.as_deref().unwrap_or("no report was made");
-                writeln!(out, "**Not verified:** {}", escape(error))?;
+                writeln!(out, "**Not verified:** {}", words(error))?;
             }
         }
     }
@@ -520,7 +557,7 @@ mod tests {
 
     use liveproof_evidence::suggestion::Command;
 
-    fn words(step: Suggestion) -> (String, Vec<String>) {
+    fn step_said(step: Suggestion) -> (String, Vec<String>) {
         step_words(&step)
     }
 
@@ -568,11 +605,11 @@ mod tests {
             ),
         ];
         for (step, prose) in cases {
-            let (said, commands) = words(step);
+            let (said, commands) = step_said(step);
             assert_eq!(said, prose);
             assert_eq!(commands, ["kubectl -n apps rollout restart deploy/web"]);
         }
-        let (said, commands) = words(Suggestion::text("bump the chart version"));
+        let (said, commands) = step_said(Suggestion::text("bump the chart version"));
         assert_eq!(
             (said.as_str(), commands.len()),
             ("bump the chart version", 0)
@@ -588,11 +625,24 @@ mod tests {
         assert_eq!(text, "`````sh\necho ````x`  rm\n`````\n");
     }
 
+    /// A check's quoted words stay code; cluster text stays inert around them.
+    #[test]
+    fn code_spans_in_words_are_kept() {
+        assert_eq!(
+            words("bump `version:` in Chart.yaml <b>"),
+            "bump `version:` in Chart.yaml &lt;b&gt;"
+        );
+        assert_eq!(cell("missing `a|b`"), "missing `a\\|b`");
+        assert_eq!(words("a ` b"), "a \\` b");
+        assert_eq!(words("x `line\nbreak` y"), "x line<br>break y");
+    }
+
     #[test]
     fn escape_keeps_cells_whole() {
         assert_eq!(escape("a|b\r\nc"), "a\\|b<br>c");
         assert_eq!(escape("<img src=x>"), "&lt;img src=x&gt;");
         assert_eq!(code("a|b"), "`a\\|b`");
-        assert_eq!(code("a`b"), "a\\`b");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
     }
 }

@@ -820,6 +820,11 @@ fn markdown_shape(md: &str) -> MarkdownShape {
             let mut rows = 0;
             let mut j = i + 2;
             while j < lines.len() && lines[j].starts_with('|') {
+                assert!(
+                    !lines[j].contains("\\`"),
+                    "an escaped backtick: {}",
+                    lines[j]
+                );
                 assert_eq!(
                     cells(lines[j]),
                     cells(header),
@@ -1267,7 +1272,7 @@ fn an_error_is_one_document_in_every_format_but_text() {
         "{md}"
     );
     assert!(
-        md.contains("**Hint:** check \\`kubectl cluster-info\\`"),
+        md.contains("**Hint:** check `kubectl cluster-info`"),
         "{md}"
     );
 
