@@ -424,7 +424,7 @@ fn cell(s: &str) -> String {
 }
 
 fn with_code_spans(s: &str, span: fn(&str) -> String) -> String {
-    if s.matches('`').count() % 2 != 0 {
+    if !s.matches('`').count().is_multiple_of(2) {
         return escape(s);
     }
     s.split('`')
