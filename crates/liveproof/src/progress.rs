@@ -148,14 +148,15 @@ impl Log {
 }
 
 impl Line {
-    /// `liveproof: waiting [1m 5s]: 2 of 3 pods updated` on stderr.
+    /// `liveproof: waiting: [1m 5s] 2 of 3 pods updated` on stderr (`waiting:` as before the
+    /// time was added: a CI log filter may look for it).
     fn write(&mut self, what: &str) {
         let elapsed = Duration::from_secs(self.started.elapsed().as_secs());
         let elapsed = liveproof_gather::live::humanize(elapsed);
         // A closed stderr loses progress, never the report.
         let _ = writeln!(
             std::io::stderr(),
-            "liveproof: {what} [{elapsed}]: {}",
+            "liveproof: {what}: [{elapsed}] {}",
             self.message
         );
         self.written = Instant::now();

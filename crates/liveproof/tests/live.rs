@@ -989,9 +989,9 @@ async fn a_wait_off_a_terminal_keeps_saying_how_long_and_what_for() {
     let heartbeats: Vec<(u64, &str)> = run
         .stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("liveproof: still waiting ["))
+        .filter_map(|l| l.strip_prefix("liveproof: still waiting: ["))
         .map(|rest| {
-            let (elapsed, what) = rest.split_once("]: ").unwrap_or_else(|| panic!("{rest}"));
+            let (elapsed, what) = rest.split_once("] ").unwrap_or_else(|| panic!("{rest}"));
             (seconds(elapsed), what)
         })
         .collect();
