@@ -122,6 +122,12 @@ impl Suggestion {
         self
     }
 
+    /// Its parts, for a renderer that sets the commands apart from the prose (Markdown's
+    /// code blocks).
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
     /// Its parts, for the CLI to complete the commands in place.
     pub fn parts_mut(&mut self) -> &mut [Part] {
         &mut self.parts

@@ -578,7 +578,7 @@ pub struct VerifyArgs {
 
     /// Also write the report to FILE (its extension says the format).
     ///
-    /// .json, .xml (JUnit), .md, .txt, or --report-format.
+    /// .json, .yaml/.yml, .xml (JUnit), .md, .txt, or --report-format.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
@@ -644,7 +644,9 @@ fn report_help(format: Format) -> &'static str {
     match format {
         Format::Text => "A readable evidence table per target",
         Format::Json => "The liveproof/v1 JSON report",
-        Format::Markdown => "Tables for a CI step summary or a PR comment",
+        Format::Yaml => "The same liveproof/v1 report as YAML",
+        Format::Name => "A KIND.GROUP/NAME line per object, as kubectl's; the verdict: exit code",
+        Format::Markdown => "For a PR comment or CI step summary, evidence folded",
         Format::Junit => "JUnit XML, one testcase per check",
         Format::Sarif => "",
     }
@@ -661,9 +663,14 @@ fn no_help(_: Format) -> &'static str {
 fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser<Value = Format> {
     let values = M::FORMATS.iter().map(move |f| {
         let value = PossibleValue::new(f.name()).aliases(f.aliases().iter().copied());
+        // clap hides aliases; help names them (`-o md`).
+        let aliases = match f.aliases() {
+            [] => String::new(),
+            names => format!(" (also: {})", names.join(", ")),
+        };
         match help(*f) {
             "" => value,
-            words => value.help(words),
+            words => value.help(format!("{words}{aliases}")),
         }
     });
     // Only names `Format::name` gave are possible, and each reads back as itself.
@@ -1096,7 +1103,7 @@ impl Cli {
     }
 
     /// The document an error is answered in on stdout: what `-o` asked for, when that is a
-    /// format an error document can be (json, markdown, junit; not text, not sarif).
+    /// format an error document can be (json, yaml, markdown, junit; not text, name, sarif).
     pub fn error_format(&self) -> Option<liveproof_report::Format> {
         let asked = match &self.command {
             Command::Verify(args) => args.output,
@@ -1258,7 +1265,7 @@ mod tests {
             ),
             (
                 &["liveproof", "verify", "deploy/x", "-o", "sarif"],
-                "text, json, markdown, junit",
+                "text, json, yaml, name, markdown, junit",
             ),
             (
                 &[
@@ -1270,7 +1277,7 @@ mod tests {
                     "--report-format",
                     "sarif",
                 ],
-                "text, json, markdown, junit",
+                "text, json, yaml, name, markdown, junit",
             ),
         ] {
             let err = Cli::try_parse_from(argv).expect_err("refused");
@@ -1291,6 +1298,14 @@ mod tests {
                 Format::Markdown,
             ),
             (&["liveproof", "verify", "deploy/x"], Format::Text),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "yaml"],
+                Format::Yaml,
+            ),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "name"],
+                Format::Name,
+            ),
             (&["liveproof", "demo", "-o", "md"], Format::Markdown),
             (&["liveproof", "lint", "-o", "sarif"], Format::Sarif),
             (&["liveproof", "stale", "-o", "json"], Format::Json),
@@ -1307,11 +1322,26 @@ mod tests {
         }
     }
 
+    /// clap hides a value's aliases: help names them, so `-o md` is documented where `-o` is.
+    #[test]
+    fn help_names_the_format_aliases() {
+        let mut cli = <Cli as clap::CommandFactory>::command();
+        let verify = cli.find_subcommand_mut("verify").expect("verify");
+        let help = verify.render_long_help().to_string();
+        let markdown = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("- markdown:"))
+            .unwrap_or_else(|| panic!("no markdown value in:\n{help}"));
+        assert!(markdown.ends_with("(also: md)"), "{markdown}");
+    }
+
     #[test]
     fn an_error_document_is_offered_only_in_a_format_a_program_reads() {
         assert_eq!(error_document("json"), Some(Format::Json));
         assert_eq!(error_document("junit"), Some(Format::Junit));
+        assert_eq!(error_document("yaml"), Some(Format::Yaml));
         assert_eq!(error_document("text"), None);
+        assert_eq!(error_document("name"), None);
         assert_eq!(error_document("sarif"), None);
     }
 }

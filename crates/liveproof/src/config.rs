@@ -135,7 +135,7 @@ impl Hinted for ConfigError {
             ConfigError::Versions(..) => Some(Cow::Borrowed("give one --expect-version for all URLs or one per --version-url, in the same order")),
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
             ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
-            ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .xml (JUnit), .md or .txt, or say it: --report-format json|junit|markdown|text")),
+            ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::FromMissing { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
@@ -518,6 +518,7 @@ fn report_file(
     let extension = path.extension().and_then(|e| e.to_str());
     let by_extension = match extension.map(str::to_ascii_lowercase).as_deref() {
         Some("json") => Format::Json,
+        Some("yaml" | "yml") => Format::Yaml,
         Some("xml") => Format::Junit,
         Some("md" | "markdown") => Format::Markdown,
         Some("txt" | "text") => Format::Text,

@@ -37,7 +37,7 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// The whole program, for both binaries (`liveproof`, and `kubectl-liveproof` as a kubectl
 /// plugin): parse, run, map the result to an exit code. On exit 2 the error is said on stderr
-/// and, when `-o` asked for a document (json, markdown, junit), answered as one on stdout.
+/// and, when `-o` asked for a document (json, yaml, markdown, junit), answered as one on stdout.
 pub fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,

@@ -958,3 +958,65 @@ async fn snapshot_of_a_namespace_that_does_not_exist_is_refused() {
         "a snapshot that found something asks nothing more"
     );
 }
+
+/// Off a terminal a `--wait` that sees no change still says, at every heartbeat, how long it
+/// has waited and what for (a silent CI log reads as a hung job), on stderr: stdout stays the
+/// report alone. The interval is shortened for the test (`LIVEPROOF_TEST_HEARTBEAT_MS`); the
+/// assertions are on the lines, not on how fast they come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_off_a_terminal_keeps_saying_how_long_and_what_for() {
+    let cluster = SimCluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    let run = common::liveproof()
+        .args(&["verify", "apps/deploy/inventory"])
+        .on(&cluster)
+        .since(&since)
+        .args(&["--image", demo::NEW_IMAGE, "--wait", "--timeout", "6s"])
+        .env("LIVEPROOF_TEST_HEARTBEAT_MS", "1000")
+        .json()
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // stdout is the report and nothing else.
+    let report = run.report();
+    assert!(report.wait.is_some_and(|w| w.timed_out), "{}", run.stdout);
+    assert!(!run.stdout.contains("waiting"), "{}", run.stdout);
+
+    let heartbeats: Vec<(u64, &str)> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("liveproof: still waiting: ["))
+        .map(|rest| {
+            let (elapsed, what) = rest.split_once("] ").unwrap_or_else(|| panic!("{rest}"));
+            (seconds(elapsed), what)
+        })
+        .collect();
+    assert!(heartbeats.len() >= 2, "heartbeats:\n{}", run.stderr);
+    for pair in heartbeats.windows(2) {
+        assert!(pair[0].0 < pair[1].0, "elapsed goes up: {pair:?}");
+    }
+    for (_, what) in &heartbeats {
+        assert!(what.contains("inventory"), "says what it waits for: {what}");
+    }
+}
+
+/// `42s`, `1m 5s`, `1h 2m 3s` (the heartbeat's elapsed time) in seconds.
+fn seconds(elapsed: &str) -> u64 {
+    elapsed
+        .split_whitespace()
+        .map(|part| {
+            let (n, unit) = part.split_at(part.len() - 1);
+            let n: u64 = n.parse().unwrap_or_else(|_| panic!("{elapsed}"));
+            n * match unit {
+                "h" => 3600,
+                "m" => 60,
+                "s" => 1,
+                _ => panic!("{elapsed}"),
+            }
+        })
+        .sum()
+}

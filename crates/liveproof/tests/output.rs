@@ -162,7 +162,7 @@ async fn demo_refuses_a_format_it_cannot_make_one_document_of() {
 async fn report_with_an_extension_that_names_no_format_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dump = story("gitops-reconciled-new-tag-rolled-out");
-    for file in ["report.yaml", "report"] {
+    for file in ["report.toml", "report"] {
         let path = dir.path().join(file);
         let run = liveproof()
             .args(&[
@@ -186,7 +186,12 @@ async fn report_with_an_extension_that_names_no_format_is_refused() {
         assert!(!path.exists(), "nothing written for {file}");
     }
     // Said explicitly, any name is fine; a mapped extension needs nothing more.
-    for (file, extra, starts) in [("report.yaml", Some("json"), "{"), ("report.md", None, "#")] {
+    for (file, extra, starts) in [
+        ("report.toml", Some("json"), "{"),
+        ("report.md", None, "#"),
+        ("report.yaml", None, "schema: liveproof/v1\n"),
+        ("report.yml", None, "schema: liveproof/v1\n"),
+    ] {
         let path = dir.path().join(file);
         let mut args = vec![
             "verify",
@@ -263,7 +268,8 @@ async fn arguments_clap_refuses_are_answered_with_one_error_document() {
     // No document was asked for, or none this command can print: stdout stays empty.
     for args in [
         &["verify", "deploy/inventory", "--bogus"][..],
-        &["verify", "deploy/inventory", "-o", "yaml"],
+        &["verify", "deploy/inventory", "-o", "wide"],
+        &["verify", "deploy/inventory", "--bogus", "-o", "name"],
         &["lint", "-o", "sarif", "--bogus"],
         &["demo", "-o", "junit"],
         &["release", "show", "x", "-o", "json"],
@@ -322,7 +328,7 @@ async fn an_error_after_parsing_is_answered_in_the_format_asked() {
         );
         assert!(
             md.stdout
-                .contains("**Error:** --since \\`tomorrow\\` is neither an RFC 3339 time"),
+                .contains("**Error:** --since `tomorrow` is neither an RFC 3339 time"),
             "{}",
             md.stdout
         );
@@ -351,10 +357,84 @@ async fn an_error_after_parsing_is_answered_in_the_format_asked() {
         "an error, not a failed check: {xml}"
     );
 
-    // Text: the stderr line is the answer; stdout stays empty for a shell reading it.
-    let text = refused("text").await;
-    assert_eq!(text.code, 2);
-    assert!(text.stdout.is_empty(), "{}", text.stdout);
+    // YAML: the JSON error document, as YAML (also when clap refused the arguments).
+    let yaml = refused("yaml").await;
+    assert_eq!(yaml.code, 2);
+    let yaml_doc: liveproof_report::ErrorReport =
+        serde_norway::from_str(&yaml.stdout).expect("one YAML error document");
+    assert_eq!(
+        serde_json::to_value(&yaml_doc).expect("JSON"),
+        serde_json::from_str::<serde_json::Value>(&json.stdout).expect("JSON"),
+        "{}",
+        yaml.stdout
+    );
+    let clap_refused = liveproof()
+        .args(&["verify", "deploy/inventory", "--bogus", "-o", "yaml"])
+        .run()
+        .await;
+    assert_eq!(clap_refused.code, 2);
+    let doc: liveproof_report::ErrorReport =
+        serde_norway::from_str(&clap_refused.stdout).expect("one YAML error document");
+    assert_eq!(doc.error.message, "unexpected argument '--bogus' found");
+
+    // Text and names: the stderr line is the answer; stdout stays empty for a shell reading it.
+    for format in ["text", "name"] {
+        let run = refused(format).await;
+        assert_eq!(run.code, 2);
+        assert!(run.stdout.is_empty(), "{format}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("liveproof: error: --since"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+/// `-o yaml` is the `-o json` report in YAML (the same model, `liveproof/v1`), and `-o name`
+/// kubectl's list of objects, a GitOps target then the workloads reached through it, with the
+/// verdict in the exit code only.
+#[tokio::test]
+async fn yaml_is_the_json_report_and_name_lists_the_objects() {
+    let dump = story("flux-chartversion-not-bumped");
+    let verify = |format: &'static str| {
+        let dump = dump.clone();
+        async move {
+            liveproof()
+                .args(&["verify", "hr/inventory", "-n", "apps", "--from"])
+                .args(&[dump.to_str().expect("utf-8")])
+                .since("2026-07-12T10:00:00Z")
+                .args(&["--expect", "secretKeyRef", "-o", format])
+                .run()
+                .await
+        }
+    };
+    // When it was made is read to the second, and the runs are two.
+    let timeless = |mut doc: serde_json::Value| {
+        doc.as_object_mut()
+            .expect("a document")
+            .remove("generated_at");
+        doc
+    };
+    let json = verify("json").await;
+    let yaml = verify("yaml").await;
+    assert_eq!(yaml.code, json.code, "{}", yaml.stderr);
+    assert!(
+        !yaml.stdout.trim_start().starts_with('{'),
+        "{}",
+        yaml.stdout
+    );
+    let from_yaml: serde_json::Value =
+        serde_norway::from_str(&yaml.stdout).expect("one YAML document");
+    let from_json: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(timeless(from_yaml), timeless(from_json));
+
+    let name = verify("name").await;
+    assert_eq!(name.code, json.code, "the verdict is the exit code");
+    assert_eq!(
+        name.stdout, "helmrelease.helm.toolkit.fluxcd.io/inventory\ndeployment.apps/inventory\n",
+        "{}",
+        name.stderr
+    );
 }
 
 /// Commands with a JSON output of their own answer their errors with the same document.
@@ -435,7 +515,7 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
         (&["demo", "-o", "sarif"], "text, json, markdown"),
         (
             &["verify", "deploy/inventory", "-o", "sarif"],
-            "text, json, markdown, junit",
+            "text, json, yaml, name, markdown, junit",
         ),
     ] {
         let run = liveproof().args(args).run().await;

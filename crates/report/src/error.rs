@@ -1,7 +1,8 @@
 //! What `liveproof` prints on stdout when it exits 2 (a usage or operational error) and a
 //! format a program reads was asked for: one document saying what went wrong and how to fix
-//! it, so a pipeline parsing `-o json` (or a CI reading JUnit) always has an answer to read.
-//! The `error: …` line on stderr is the text form, and stays.
+//! it, so a pipeline parsing `-o json` or `-o yaml` (or a CI reading JUnit) always has an
+//! answer to read. The `error: …` line on stderr is the text form, and stays; as
+//! with text, `-o name` prints nothing on stdout (kubectl's errors are stderr's too).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -12,7 +13,7 @@ use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 
 use crate::junit::{attribute, text};
-use crate::markdown::escape;
+use crate::markdown::words;
 use crate::Format;
 
 /// What `-o json` prints when liveproof exits 2: no report, and why (docs/design.md, exit codes).
@@ -76,26 +77,29 @@ impl fmt::Display for Problem {
     }
 }
 
-/// The error document in `format`. Text writes nothing: the stderr line is the error's text
-/// form, and stdout stays empty for a shell reading it.
+/// The error document in `format`. Text and names write nothing: the stderr line is the
+/// error's text form, and stdout stays empty for a shell reading it.
 pub fn render_error(report: &ErrorReport, format: Format, out: &mut dyn Write) -> io::Result<()> {
-    if format == Format::Text {
+    if matches!(format, Format::Text | Format::Name) {
         return Ok(());
     }
     crate::Render::render(report, format, crate::TextStyle::plain(), out)
 }
 
 /// The documents an error is answered in: what a program reads (not text, whose form is the
-/// stderr line; not SARIF, which has no place for it).
+/// stderr line; not names, a list of objects with none to list; not SARIF, which has no place
+/// for it).
 impl crate::Render for ErrorReport {
-    const FORMATS: &'static [Format] = &[Format::Json, Format::Markdown, Format::Junit];
+    const FORMATS: &'static [Format] =
+        &[Format::Json, Format::Yaml, Format::Markdown, Format::Junit];
 
     fn render(&self, format: Format, _: crate::TextStyle, out: &mut dyn Write) -> io::Result<()> {
         match format {
             Format::Json => render_error_json(self, out),
+            Format::Yaml => crate::yaml::document(self, out),
             Format::Markdown => render_error_markdown(self, out),
             Format::Junit => render_error_junit(self, out),
-            Format::Text | Format::Sarif => Err(crate::unsupported(
+            Format::Text | Format::Name | Format::Sarif => Err(crate::unsupported(
                 "an error document",
                 format,
                 Self::FORMATS,
@@ -117,10 +121,10 @@ pub fn render_error_markdown(report: &ErrorReport, out: &mut dyn Write) -> io::R
     let mut out = io::BufWriter::new(out);
     writeln!(out, "## ⛔ liveproof could not verify")?;
     writeln!(out)?;
-    writeln!(out, "**Error:** {}", escape(&report.error.message))?;
+    writeln!(out, "**Error:** {}", words(&report.error.message))?;
     for hint in report.error.hints() {
         writeln!(out)?;
-        writeln!(out, "**Hint:** {}", escape(hint))?;
+        writeln!(out, "**Hint:** {}", words(hint))?;
     }
     writeln!(out)?;
     writeln!(out, "Nothing was verified (exit 2).")?;

@@ -11,13 +11,23 @@ use crate::{Format, Outcome, Render, TextStyle};
 
 /// `verify` over several clusters, in every format one cluster's report is drawn in.
 impl Render for FleetReport {
-    const FORMATS: &'static [Format] =
-        &[Format::Text, Format::Json, Format::Markdown, Format::Junit];
+    const FORMATS: &'static [Format] = &[
+        Format::Text,
+        Format::Json,
+        Format::Yaml,
+        Format::Name,
+        Format::Markdown,
+        Format::Junit,
+    ];
 
     fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
         match format {
             Format::Text => render_fleet_text(self, style, out),
             Format::Json => render_fleet_json(self, out),
+            Format::Yaml => crate::yaml::document(self, out),
+            // Every cluster's targets, cluster by cluster: an object verified in two clusters
+            // is listed twice, as each was verified.
+            Format::Name => crate::render_names(&self.targets, out),
             Format::Markdown => crate::markdown::render_fleet_markdown(self, out),
             Format::Junit => crate::junit::render_fleet_junit(self, out),
             Format::Sarif => Err(crate::unsupported("a fleet report", format, Self::FORMATS)),

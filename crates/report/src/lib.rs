@@ -1,5 +1,5 @@
 //! Renderers: every command's result (its model) drawn in the formats it has — a verify
-//! [`Report`] as a text evidence table, JSON, Markdown or JUnit XML; lint's as text, JSON or
+//! [`Report`] as a text evidence table, JSON, YAML, object names, Markdown or JUnit XML; lint's as text, JSON or
 //! SARIF; and so on. Commands produce, this crate prints (ripgrep's printer crate): each model
 //! implements [`Render`], which says which [`Format`]s it is drawn in and draws it.
 //!
@@ -19,6 +19,7 @@ mod json;
 mod junit;
 mod lint;
 mod markdown;
+mod name;
 pub mod release;
 mod rollback;
 mod sim;
@@ -26,6 +27,7 @@ mod snapshot;
 mod stale;
 mod text;
 mod textutil;
+mod yaml;
 
 pub use demo::DemoOutcome;
 pub use release::{ManifestSource, ReleaseShown, VALUES_REDACTED_HEADER};
@@ -44,12 +46,14 @@ pub use lint::{
     render_text as render_lint_text, JSON_SCHEMA as LINT_JSON_SCHEMA,
 };
 pub use markdown::render_markdown;
+pub use name::render_names;
 pub use rollback::{
     render_rollback_changed, render_rollback_end, render_rollback_event, render_rollback_step,
     render_rollback_waiting, Rollback, RollbackEnd, RollbackEvent, RollbackPrinter, RollbackStep,
 };
 pub use stale::{render_stale_json, render_stale_text, RestartOutcome, RestartStep, StaleOutcome};
 pub use text::render_text;
+pub use yaml::render_yaml;
 
 /// An output format (`-o FORMAT`): one type for every command; each model says which of them
 /// it is drawn in ([`Render::FORMATS`]), and the CLI offers a command exactly those.
@@ -60,6 +64,10 @@ pub enum Format {
     Text,
     /// One JSON document (a verify report's is the docs/design.md shape, `liveproof/v1`).
     Json,
+    /// The same document as [`Format::Json`], in YAML.
+    Yaml,
+    /// kubectl's `-o name`: one `kind.group/name` line per object, the verdict in the exit code.
+    Name,
     /// For `$GITHUB_STEP_SUMMARY` or a PR comment.
     Markdown,
     /// JUnit XML: one testsuite per target, one testcase per check.
@@ -70,23 +78,28 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order help text should list them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 7] = [
         Format::Text,
         Format::Json,
+        Format::Yaml,
+        Format::Name,
         Format::Markdown,
         Format::Junit,
         Format::Sarif,
     ];
 
     /// Every spelling [`Format::from_str`] accepts, aliases included (for a CLI's possible values).
-    pub const ACCEPTED_NAMES: &'static [&'static str] =
-        &["text", "json", "markdown", "md", "junit", "sarif"];
+    pub const ACCEPTED_NAMES: &'static [&'static str] = &[
+        "text", "json", "yaml", "name", "markdown", "md", "junit", "sarif",
+    ];
 
     /// The canonical name, as `-o` takes it.
     pub const fn name(self) -> &'static str {
         match self {
             Format::Text => "text",
             Format::Json => "json",
+            Format::Yaml => "yaml",
+            Format::Name => "name",
             Format::Markdown => "markdown",
             Format::Junit => "junit",
             Format::Sarif => "sarif",
@@ -115,6 +128,8 @@ impl FromStr for Format {
         let format = match s.trim().to_ascii_lowercase().as_str() {
             "text" => Format::Text,
             "json" => Format::Json,
+            "yaml" => Format::Yaml,
+            "name" => Format::Name,
             "markdown" | "md" => Format::Markdown,
             "junit" => Format::Junit,
             "sarif" => Format::Sarif,
@@ -138,7 +153,7 @@ impl fmt::Display for ParseFormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown output format `{}`; expected one of: text, json, markdown (md), junit, sarif",
+            "unknown output format `{}`; expected one of: text, json, yaml, name, markdown (md), junit, sarif",
             self.input
         )
     }
@@ -226,13 +241,21 @@ pub fn unsupported(what: &str, format: Format, formats: &[Format]) -> io::Error 
 }
 
 impl Render for Report {
-    const FORMATS: &'static [Format] =
-        &[Format::Text, Format::Json, Format::Markdown, Format::Junit];
+    const FORMATS: &'static [Format] = &[
+        Format::Text,
+        Format::Json,
+        Format::Yaml,
+        Format::Name,
+        Format::Markdown,
+        Format::Junit,
+    ];
 
     fn render(&self, format: Format, style: TextStyle, out: &mut dyn io::Write) -> io::Result<()> {
         match format {
             Format::Text => render_text(self, style, out),
             Format::Json => render_json(self, out),
+            Format::Yaml => render_yaml(self, out),
+            Format::Name => render_names(&self.targets, out),
             Format::Markdown => render_markdown(self, out),
             Format::Junit => render_junit(self, out),
             Format::Sarif => Err(unsupported("a verify report", format, Self::FORMATS)),
@@ -270,7 +293,7 @@ mod tests {
         }
         assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
         assert_eq!("JSON".parse::<Format>(), Ok(Format::Json));
-        let err = "yaml".parse::<Format>().expect_err("yaml is no format");
-        assert!(err.to_string().contains("`yaml`"), "{err}");
+        let err = "wide".parse::<Format>().expect_err("wide is no format");
+        assert!(err.to_string().contains("`wide`"), "{err}");
     }
 }

@@ -1,9 +1,18 @@
-//! `-o markdown`: for `$GITHUB_STEP_SUMMARY` or a PR comment. GitHub-flavoured tables,
-//! failures first, details listed under each table.
+//! `-o markdown`: for a PR comment or `$GITHUB_STEP_SUMMARY`, as GitHub renders it. The
+//! answer first (a heading with the verdict, a table of the targets with what failed and
+//! what is unknown), then what to do (each step's commands in a code block, to copy), then
+//! the evidence, each target's folded in a `<details>` block. Several clusters: a table of
+//! the clusters, then a section per cluster drawn the same way.
+//!
+//! GitHub's renderer needs blank lines around a table and inside `<details>` (after
+//! `<summary>`, before `</details>`), or it shows the Markdown as text; a `|` in a cell is
+//! escaped even inside a code span; `<summary>` holds HTML text, not Markdown.
 
 use std::io::{self, Write};
 
-use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
+use liveproof_evidence::fleet::FleetReport;
+use liveproof_evidence::suggestion::{Part, WAIT_FOR_IT};
+use liveproof_evidence::{Evidence, Report, Status, Suggestion, TargetReport, Verdict};
 
 use crate::textutil::{qualified_name, status_rank, wait_phrase};
 
@@ -16,23 +25,69 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         verdict_emoji(report.verdict),
         verdict_words(report.verdict)
     )?;
+    write_report_body(&mut out, report, 3)?;
+    writeln!(out)?;
+    write_verdict_line(&mut out, report.verdict, report.verdict.exit_code())?;
+    out.flush()
+}
+
+/// `Verdict: `not_live` (exit 1)`: the last line, as the text report's.
+fn write_verdict_line(out: &mut impl Write, verdict: Verdict, exit: u8) -> io::Result<()> {
+    writeln!(out, "Verdict: `{}` (exit {exit})", verdict.name())
+}
+
+/// Everything under a report's heading but its verdict line; its own headings at `level`.
+fn write_report_body(out: &mut impl Write, report: &Report, level: usize) -> io::Result<()> {
+    let heading = "#".repeat(level);
     writeln!(out)?;
     writeln!(out, "{}", change_line(report))?;
     for note in &report.notes {
         writeln!(out)?;
-        writeln!(out, "**Note:** {}", escape(note))?;
+        writeln!(out, "**Note:** {}", words(note))?;
     }
     if report.targets.is_empty() {
         writeln!(out)?;
         writeln!(out, "No targets were verified.")?;
+    } else {
+        writeln!(out)?;
+        write_summary_table(out, &report.targets)?;
     }
+
+    let steps: Vec<(&TargetReport, &Suggestion)> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict != Verdict::Live)
+        .filter_map(|t| t.next_step.as_ref().map(|step| (t, step)))
+        .collect();
     if let Some(step) = &report.next_step {
         writeln!(out)?;
-        writeln!(out, "**Next step:** {}", escape(&step.to_string()))?;
-    }
-    for target in &report.targets {
+        write_step(out, "**Next step:**", step)?;
+    } else if !steps.is_empty() {
         writeln!(out)?;
-        write_target(&mut out, target)?;
+        writeln!(
+            out,
+            "{heading} Next {}",
+            if steps.len() == 1 { "step" } else { "steps" }
+        )?;
+        for (target, step) in steps {
+            writeln!(out)?;
+            let lead = format!(
+                "**{} {} {}:**",
+                verdict_emoji(target.verdict),
+                escape(target.kind.name()),
+                escape(&qualified_name(target))
+            );
+            write_step(out, &lead, step)?;
+        }
+    }
+
+    if !report.targets.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{heading} Evidence")?;
+        for target in &report.targets {
+            writeln!(out)?;
+            write_target(out, target)?;
+        }
     }
     if let Some(wait) = &report.wait {
         writeln!(out)?;
@@ -42,14 +97,7 @@ pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             escape(&wait_phrase(wait, report.verdict))
         )?;
     }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "Verdict: `{}` (exit {})",
-        report.verdict.name(),
-        report.verdict.exit_code()
-    )?;
-    out.flush()
+    Ok(())
 }
 
 fn change_line(report: &Report) -> String {
@@ -67,19 +115,161 @@ fn change_line(report: &Report) -> String {
     format!("**Change:** {}", parts.join(" · "))
 }
 
+/// One row per target: what it is, its verdict, and the checks that failed or are unknown
+/// (what keeps it from being live), so a reviewer need not open anything to see the answer.
+fn write_summary_table(out: &mut impl Write, targets: &[TargetReport]) -> io::Result<()> {
+    writeln!(out, "| target | verdict | failed | unknown |")?;
+    writeln!(out, "|---|---|---|---|")?;
+    for target in targets {
+        writeln!(
+            out,
+            "| {} | {} {} | {} | {} |",
+            target_cell(target),
+            verdict_emoji(target.verdict),
+            verdict_words(target.verdict),
+            checks_with(target, Status::Fail),
+            checks_with(target, Status::Unknown),
+        )?;
+    }
+    Ok(())
+}
+
+/// `Deployment apps/web`, and the Helm or GitOps target it was reached from.
+fn target_cell(target: &TargetReport) -> String {
+    let via = target
+        .via
+        .as_deref()
+        .map(|v| format!(" (via {})", escape(v)))
+        .unwrap_or_default();
+    format!(
+        "{} {}{via}",
+        escape(target.kind.name()),
+        escape(&qualified_name(target))
+    )
+}
+
+/// The names of the target's checks with `status`, as code spans; `—` for none.
+fn checks_with(target: &TargetReport, status: Status) -> String {
+    let names: Vec<String> = target
+        .evidence
+        .iter()
+        .filter(|e| e.status == status)
+        .map(|e| format!("`{}`", e.check.name()))
+        .collect();
+    if names.is_empty() {
+        "—".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A next step: its words as a paragraph after `lead`, its commands in a code block to copy
+/// (never a code span with escaped backticks). Where the words held a command, they say "the
+/// command below" (or, for one in brackets or at the end, nothing).
+fn write_step(out: &mut impl Write, lead: &str, step: &Suggestion) -> io::Result<()> {
+    let (prose, commands) = step_words(step);
+    if prose.is_empty() {
+        writeln!(out, "{lead}")?;
+    } else {
+        writeln!(out, "{lead} {}", words(&prose))?;
+    }
+    if !commands.is_empty() {
+        writeln!(out)?;
+        write_code_block(out, "sh", &commands)?;
+    }
+    Ok(())
+}
+
+/// The step's words with its commands taken out, and its commands, in order.
+fn step_words(step: &Suggestion) -> (String, Vec<String>) {
+    let parts = step.parts();
+    let mut prose = String::new();
+    let mut commands = Vec::new();
+    // A closing bracket or backtick the command before it took away with its opening one.
+    let mut skip_close: Option<char> = None;
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            Part::Text(text) => {
+                let text = match skip_close.take() {
+                    Some(close) => text.strip_prefix(close).unwrap_or(text),
+                    None => text,
+                };
+                prose.push_str(text);
+            }
+            Part::WaitForIt => prose.push_str(WAIT_FOR_IT),
+            Part::Command(command) => {
+                commands.push(command.to_string());
+                let next = match parts.get(i + 1) {
+                    Some(Part::Text(t)) => Some(t.as_str()),
+                    _ => None,
+                };
+                let wrapped = [('(', ')'), ('`', '`')].into_iter().find(|(open, close)| {
+                    prose.ends_with(*open) && next.is_some_and(|t| t.starts_with(*close))
+                });
+                match wrapped {
+                    // `scale it up (CMD) if it should serve` → `scale it up if it should serve`.
+                    Some(('(', close)) => {
+                        prose.pop();
+                        let trimmed = prose.trim_end().len();
+                        prose.truncate(trimmed);
+                        skip_close = Some(close);
+                    }
+                    // `read it with `CMD` and fix …` → `read it with the command below and fix …`.
+                    Some((_, close)) => {
+                        prose.pop();
+                        prose.push_str("the command below");
+                        skip_close = Some(close);
+                    }
+                    None if i + 1 == parts.len() => {}
+                    // `CMD, then verify again` → `run the command below, then verify again`.
+                    None if prose.trim().is_empty() => prose.push_str("run the command below"),
+                    None => prose.push_str("the command below"),
+                }
+            }
+        }
+    }
+    let mut prose = prose.trim_end().trim_end_matches([':', ',']).to_string();
+    if !commands.is_empty() && !prose.is_empty() {
+        prose.push(':');
+    }
+    (prose, commands)
+}
+
+/// A fenced code block, its fence longer than any run of backticks in the lines (CommonMark),
+/// so no content can close it.
+fn write_code_block(out: &mut impl Write, info: &str, lines: &[String]) -> io::Result<()> {
+    let longest_run = lines
+        .iter()
+        .flat_map(|l| l.split(|c| c != '`'))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat((longest_run + 1).max(3));
+    writeln!(out, "{fence}{info}")?;
+    for line in lines {
+        // One command a line, whatever it holds.
+        writeln!(out, "{}", line.replace(['\n', '\r'], " "))?;
+    }
+    writeln!(out, "{fence}")
+}
+
+/// A target's evidence, folded: the summary says the verdict and the counts, the block holds
+/// the evidence table, what failed or is unknown and why, and the cluster's own words.
 fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
+    writeln!(out, "<details>")?;
     writeln!(
         out,
-        "### {} {} {}{} — {}",
+        "<summary>{} {} {}{} — {}{}</summary>",
         verdict_emoji(target.verdict),
-        escape(target.kind.name()),
-        escape(&qualified_name(target)),
+        html(target.kind.name()),
+        html(&qualified_name(target)),
         target
             .via
             .as_deref()
-            .map(|v| format!(" (via {})", escape(v)))
+            .map(|v| format!(" (via {})", html(v)))
             .unwrap_or_default(),
-        verdict_words(target.verdict)
+        verdict_words(target.verdict),
+        counts(target)
     )?;
     writeln!(out)?;
     if target.evidence.is_empty() {
@@ -95,9 +285,9 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
             let observed = if e.observed.is_empty() && e.expected.is_empty() && !e.detail.is_empty()
             {
                 // A skip usually has nothing observed; its detail says why it was skipped.
-                format!("*{}*", escape(&e.detail))
+                format!("*{}*", cell(&e.detail))
             } else {
-                escape(&e.observed)
+                cell(&e.observed)
             };
             writeln!(
                 out,
@@ -105,7 +295,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
                 status_emoji(e.status),
                 e.check.name(),
                 observed,
-                escape(&e.expected),
+                cell(&e.expected),
                 code(&e.source())
             )?;
         }
@@ -122,7 +312,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
                     "- {} `{}`: {}",
                     status_emoji(e.status),
                     e.check.name(),
-                    escape(&e.detail)
+                    words(&e.detail)
                 )?;
             }
         }
@@ -132,7 +322,7 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
         writeln!(out, "**Why:**")?;
         writeln!(out)?;
         for d in &target.diagnostics {
-            writeln!(out, "- {}", escape(&d.summary()))?;
+            writeln!(out, "- {}", words(&d.summary()))?;
             if !d.lines.is_empty() {
                 writeln!(out)?;
                 writeln!(out, "  ```text")?;
@@ -143,13 +333,34 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
             }
         }
     }
-    if target.verdict != Verdict::Live {
-        if let Some(step) = &target.next_step {
-            writeln!(out)?;
-            writeln!(out, "**Next step:** {}", escape(&step.to_string()))?;
-        }
+    writeln!(out)?;
+    writeln!(out, "</details>")
+}
+
+/// `: 2 failed, 1 unknown, 3 passed` (statuses with none left out).
+fn counts(target: &TargetReport) -> String {
+    let words = [
+        (Status::Fail, "failed"),
+        (Status::Unknown, "unknown"),
+        (Status::Pass, "passed"),
+        (Status::Skip, "skipped"),
+    ];
+    let said: Vec<String> = words
+        .iter()
+        .filter_map(|(status, word)| {
+            let n = target
+                .evidence
+                .iter()
+                .filter(|e| e.status == *status)
+                .count();
+            (n > 0).then(|| format!("{n} {word}"))
+        })
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", said.join(", "))
     }
-    Ok(())
 }
 
 pub(crate) fn verdict_emoji(verdict: Verdict) -> &'static str {
@@ -200,68 +411,238 @@ pub(crate) fn escape(s: &str) -> String {
     out
 }
 
-/// A code span when the text can be one (no backtick, no line break), else escaped text.
-/// Inside a table a `|` still needs its backslash, even in a code span (GFM).
+/// Words for a paragraph: their `code spans` kept as code spans (checks quote flags, fields
+/// and text that way), the rest escaped ([`escape`]). Backticks that do not pair up are
+/// escaped with the rest.
+pub(crate) fn words(s: &str) -> String {
+    with_code_spans(s, |span| format!("`{span}`"))
+}
+
+/// [`words`] for a table cell, where even a code span's `|` needs its backslash (GFM).
+fn cell(s: &str) -> String {
+    with_code_spans(s, code)
+}
+
+fn with_code_spans(s: &str, span: fn(&str) -> String) -> String {
+    if !s.matches('`').count().is_multiple_of(2) {
+        return escape(s);
+    }
+    s.split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            0 => escape(part),
+            // A span over lines or control characters cannot be one: escaped, marks dropped.
+            _ if part.chars().any(char::is_control) => escape(part),
+            _ if part.is_empty() => String::new(),
+            _ => span(part),
+        })
+        .collect()
+}
+
+/// A code span when the text can be one (no line break, no control character), else escaped
+/// text. Backticks inside take a longer run of them around (CommonMark), with a space inside
+/// when it starts or ends with one. Inside a table a `|` still needs its backslash, even in a
+/// code span (GFM).
 fn code(s: &str) -> String {
     if s.is_empty() {
         return String::new();
     }
-    if s.contains('`') || s.chars().any(char::is_control) {
+    if s.chars().any(char::is_control) {
         return escape(s);
     }
-    format!("`{}`", s.replace('|', "\\|"))
+    let longest_run = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest_run + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{}{pad}{ticks}", s.replace('|', "\\|"))
 }
 
-/// Several clusters for a CI summary: the fleet's verdict and a table of its clusters, then
-/// each cluster's report as one cluster's would read (or why it could not be verified).
-pub fn render_fleet_markdown(
-    fleet: &liveproof_evidence::fleet::FleetReport,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let mut buf = io::BufWriter::new(out);
+/// Text inside an HTML element (`<summary>`): there Markdown is not read, so only `&`, `<`
+/// and `>` need escaping, and a backslash would show.
+fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Several clusters: the fleet's verdict, a table of the clusters (each one's verdict and its
+/// targets' counts), then a section per cluster drawn as one cluster's report is (or why it
+/// could not be verified).
+pub fn render_fleet_markdown(fleet: &FleetReport, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
     writeln!(
-        buf,
-        "# {} liveproof: {} across {} clusters",
+        out,
+        "## {} liveproof: {} across {} clusters",
         verdict_emoji(fleet.verdict),
         verdict_words(fleet.verdict),
         fleet.clusters.len()
     )?;
-    writeln!(buf)?;
-    writeln!(buf, "| cluster | verdict |")?;
-    writeln!(buf, "|---|---|")?;
+    writeln!(out)?;
+    writeln!(out, "| cluster | verdict | live | not live | unproven |")?;
+    writeln!(out, "|---|---|---|---|---|")?;
     for cluster in &fleet.clusters {
-        let verdict = match &cluster.error {
-            Some(_) => "⚠️ not verified (error)".to_string(),
-            None => format!(
-                "{} {}",
-                verdict_emoji(cluster.verdict),
-                verdict_words(cluster.verdict)
+        let (verdict, counts) = match (&cluster.report, &cluster.error) {
+            (None, _) => (
+                "⚠️ not verified (error)".to_string(),
+                ["—"; 3].map(str::to_string),
+            ),
+            (Some(report), _) => (
+                format!(
+                    "{} {}",
+                    verdict_emoji(cluster.verdict),
+                    verdict_words(cluster.verdict)
+                ),
+                [Verdict::Live, Verdict::NotLive, Verdict::Unproven].map(|verdict| {
+                    let n = report
+                        .targets
+                        .iter()
+                        .filter(|t| t.verdict == verdict)
+                        .count();
+                    n.to_string()
+                }),
             ),
         };
-        writeln!(buf, "| {} | {verdict} |", escape(&cluster.context))?;
+        let [live, not_live, unproven] = counts;
+        writeln!(
+            out,
+            "| {} | {verdict} | {live} | {not_live} | {unproven} |",
+            escape(&cluster.context)
+        )?;
     }
     for cluster in &fleet.clusters {
-        writeln!(buf)?;
-        writeln!(buf, "# Cluster {}", escape(&cluster.context))?;
-        writeln!(buf)?;
-        if let Some(report) = &cluster.report {
-            render_markdown(report, &mut buf)?;
-        } else if let Some(error) = &cluster.error {
-            writeln!(buf, "**Not verified:** {}", escape(error))?;
+        writeln!(out)?;
+        match (&cluster.report, &cluster.error) {
+            (Some(report), _) => {
+                writeln!(
+                    out,
+                    "### Cluster {}: {} {}",
+                    escape(&cluster.context),
+                    verdict_emoji(report.verdict),
+                    verdict_words(report.verdict)
+                )?;
+                write_report_body(&mut out, report, 4)?;
+            }
+            (_, error) => {
+                writeln!(
+                    out,
+                    "### Cluster {}: ⚠️ not verified",
+                    escape(&cluster.context)
+                )?;
+                writeln!(out)?;
+                let error = error.as_deref().unwrap_or("no report was made");
+                writeln!(out, "**Not verified:** {}", words(error))?;
+            }
         }
     }
-    buf.flush()
+    // One verdict, the fleet's: a cluster's own is in its heading.
+    writeln!(out)?;
+    write_verdict_line(&mut out, fleet.verdict, fleet.exit_code())?;
+    out.flush()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use liveproof_evidence::suggestion::Command;
+
+    fn step_said(step: Suggestion) -> (String, Vec<String>) {
+        step_words(&step)
+    }
+
+    /// A step reads as a sentence without its commands, which go below it.
+    #[test]
+    fn a_step_says_its_commands_below_it() {
+        let restart = || Command::kubectl(["-n", "apps", "rollout", "restart", "deploy/web"]);
+        let cases = [
+            // In brackets: taken out with them.
+            (
+                Suggestion::text("scale it up (")
+                    .command(restart())
+                    .then(") if it should serve"),
+                "scale it up if it should serve:",
+            ),
+            // In backticks: named in its place.
+            (
+                Suggestion::text("read the manifest with `")
+                    .command(restart())
+                    .then("` and fix the chart"),
+                "read the manifest with the command below and fix the chart:",
+            ),
+            // At the end: the colon points at it.
+            (Suggestion::text("see why: ").command(restart()), "see why:"),
+            // First: run it.
+            (
+                Suggestion::run(restart()).then(", then verify again"),
+                "run the command below, then verify again:",
+            ),
+            // Only a command: no words at all.
+            (Suggestion::run(restart()), ""),
+            // A bracket the command does not close stays.
+            (
+                Suggestion::text("verify its workload instead (")
+                    .command(restart())
+                    .then(" names it)"),
+                "verify its workload instead (the command below names it):",
+            ),
+            (
+                Suggestion::text("wait for it (")
+                    .command(restart())
+                    .then(")")
+                    .wait_for_it(),
+                "wait for it (and wait for it: --wait):",
+            ),
+        ];
+        for (step, prose) in cases {
+            let (said, commands) = step_said(step);
+            assert_eq!(said, prose);
+            assert_eq!(commands, ["kubectl -n apps rollout restart deploy/web"]);
+        }
+        let (said, commands) = step_said(Suggestion::text("bump the chart version"));
+        assert_eq!(
+            (said.as_str(), commands.len()),
+            ("bump the chart version", 0)
+        );
+    }
+
+    /// No command can close its code block early, backticks and all.
+    #[test]
+    fn a_code_block_outlasts_any_backticks_in_it() {
+        let mut out = Vec::new();
+        write_code_block(&mut out, "sh", &["echo ````x` \nrm".to_string()]).expect("written");
+        let text = String::from_utf8(out).expect("UTF-8");
+        assert_eq!(text, "`````sh\necho ````x`  rm\n`````\n");
+    }
+
+    /// A check's quoted words stay code; cluster text stays inert around them.
+    #[test]
+    fn code_spans_in_words_are_kept() {
+        assert_eq!(
+            words("bump `version:` in Chart.yaml <b>"),
+            "bump `version:` in Chart.yaml &lt;b&gt;"
+        );
+        assert_eq!(cell("missing `a|b`"), "missing `a\\|b`");
+        assert_eq!(words("a ` b"), "a \\` b");
+        assert_eq!(words("x `line\nbreak` y"), "x line<br>break y");
+    }
+
     #[test]
     fn escape_keeps_cells_whole() {
         assert_eq!(escape("a|b\r\nc"), "a\\|b<br>c");
         assert_eq!(escape("<img src=x>"), "&lt;img src=x&gt;");
         assert_eq!(code("a|b"), "`a\\|b`");
-        assert_eq!(code("a`b"), "a\\`b");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
     }
 }

@@ -1,6 +1,7 @@
 //! Every format drawn from the same realistic reports, snapshotted, plus the properties each
 //! format promises (JSON round-trips, JUnit counts and escaping, Markdown cells, colour).
 
+use liveproof_evidence::suggestion::Command;
 use liveproof_evidence::ResourceKind::{
     self, Deployment, HelmRelease, Pod, ReplicaSet, Secret, StatefulSet,
 };
@@ -83,7 +84,17 @@ fn change(since: Option<&str>, commit: Option<&str>) -> ChangeSummary {
 /// Merged on the 12th, but the pods still run what they read on the 8th; the registry would
 /// not say which digest the tag points at now.
 fn inventory_never_restarted() -> TargetReport {
-    target(
+    // The step as the checks build it: a command (which Markdown sets in a code block), then
+    // words.
+    let step = liveproof_evidence::Suggestion::run(Command::kubectl([
+        "-n",
+        "apps",
+        "rollout",
+        "restart",
+        "deployment/inventory",
+    ]))
+    .then(", then run liveproof verify again");
+    let target = target(
         "Deployment",
         "apps",
         "inventory",
@@ -142,8 +153,12 @@ fn inventory_never_restarted() -> TargetReport {
                 "no --version-url given",
             ),
         ],
-        Some("kubectl -n apps rollout restart deployment/inventory, then run liveproof verify again"),
-    )
+        None,
+    );
+    TargetReport {
+        next_step: Some(step),
+        ..target
+    }
 }
 
 fn inventory_not_live() -> Report {
@@ -480,8 +495,21 @@ fn json_decodes_back_into_the_same_report() {
             "{story}: pretty JSON with a trailing newline"
         );
         let decoded: Report = serde_json::from_str(&json).expect("the JSON decodes as a Report");
-        assert_eq!(decoded, report, "{story}");
+        assert_eq!(decoded, as_sentences(report), "{story}");
     }
+}
+
+/// The report as JSON keeps it: a next step is the sentence a person reads (its commands
+/// are words in it).
+fn as_sentences(mut report: Report) -> Report {
+    let sentence = |step: Option<liveproof_evidence::Suggestion>| {
+        step.map(|s| liveproof_evidence::Suggestion::text(s.to_string()))
+    };
+    report.next_step = sentence(report.next_step.take());
+    for target in &mut report.targets {
+        target.next_step = sentence(target.next_step.take());
+    }
+    report
 }
 
 #[test]
@@ -667,7 +695,12 @@ fn markdown_escapes_pipes_and_newlines_in_cells() {
     let md = rendered(&hostile(), Format::Markdown, TextStyle::plain());
     let header = "| | check | observed | expected | source |";
     let columns = header.matches('|').count();
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    let rows: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != header)
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| l.starts_with("| "))
+        .collect();
     assert_eq!(rows.len(), 5, "header and four evidence rows:\n{md}");
     for row in rows {
         // Unescaped pipes only: every row has exactly the header's columns.
@@ -687,7 +720,367 @@ fn markdown_lists_failures_first() {
     assert!(position("image_digest_current") < position("spec_readback"));
     assert!(position("pods_current") < position("server_version"));
     assert!(md.starts_with("## ❌ "));
-    assert!(md.contains("**Next step:** kubectl -n apps rollout restart"));
+    assert!(
+        md.contains(
+            "**❌ Deployment apps/inventory:** run the command below, then run liveproof verify \
+             again:\n\n```sh\nkubectl -n apps rollout restart deployment/inventory\n```\n"
+        ),
+        "{md}"
+    );
+}
+
+/// A fleet of three clusters — live, not live, unreachable — as a PR comment.
+fn fleet_of_three() -> liveproof_evidence::fleet::FleetReport {
+    liveproof_evidence::fleet::FleetReport::new(vec![
+        ("prod-eu".into(), Ok(inventory_live())),
+        ("prod-us".into(), Ok(shop_release_multi_target())),
+        (
+            "prod-ap".into(),
+            Err("cannot reach the API server at https://10.0.3.1:6443 | timed out".into()),
+        ),
+    ])
+}
+
+fn fleet_rendered(fleet: &liveproof_evidence::fleet::FleetReport, format: Format) -> String {
+    let mut out = Vec::new();
+    fleet
+        .render(format, TextStyle::plain(), &mut out)
+        .expect("rendering to a Vec cannot fail");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn snapshot_of_a_fleet_in_markdown() {
+    insta::assert_snapshot!(fleet_rendered(&fleet_of_three(), Format::Markdown));
+}
+
+/// What GitHub needs to draw the Markdown as meant, read off the lines as its parser would:
+/// blocks (tables, `<details>`, code fences) with blank lines between them; every table row
+/// with the header's cells (escaped pipes do not count); `<details>` balanced, each opening
+/// with one `<summary>` and its Markdown set apart by blank lines; code fences closed; no
+/// backtick escaped outside a table cell (commands are in code blocks, not escaped).
+#[derive(Debug, Default, PartialEq)]
+struct MarkdownShape {
+    headings: Vec<String>,
+    /// Each table: its header, and how many body rows.
+    tables: Vec<(String, usize)>,
+    /// Each `<details>` block's summary.
+    details: Vec<String>,
+    /// Each code block: its info string and its lines.
+    code_blocks: Vec<(String, Vec<String>)>,
+}
+
+fn markdown_shape(md: &str) -> MarkdownShape {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut shape = MarkdownShape::default();
+    let blank_before = |i: usize| i == 0 || lines[i - 1].trim().is_empty();
+    let blank_after = |i: usize| i + 1 == lines.len() || lines[i + 1].trim().is_empty();
+    let cells = |row: &str| row.matches('|').count() - row.matches("\\|").count();
+    let mut in_details = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let fence = line.trim_start();
+        if fence.starts_with("```") {
+            let indent = &line[..line.len() - fence.len()];
+            let ticks = fence.chars().take_while(|c| *c == '`').count();
+            let info = fence[ticks..].to_string();
+            let close = format!("{indent}{}", "`".repeat(ticks));
+            let end = (i + 1..lines.len())
+                .find(|&j| lines[j] == close)
+                .unwrap_or_else(|| panic!("code block at line {} never closed:\n{md}", i + 1));
+            let body = lines[i + 1..end]
+                .iter()
+                .map(|l| l.strip_prefix(indent).unwrap_or(l).to_string())
+                .collect();
+            if indent.is_empty() {
+                assert!(
+                    blank_before(i) && blank_after(end),
+                    "code block at line {}:\n{md}",
+                    i + 1
+                );
+            }
+            shape.code_blocks.push((info, body));
+            i = end + 1;
+            continue;
+        }
+        if line.starts_with('|') {
+            assert!(
+                blank_before(i),
+                "no blank line before the table at line {}:\n{md}",
+                i + 1
+            );
+            let header = line;
+            let delimiter = lines.get(i + 1).copied().unwrap_or_default();
+            assert!(
+                delimiter.starts_with("|---") && cells(delimiter) == cells(header),
+                "table at line {} has no delimiter row:\n{md}",
+                i + 1
+            );
+            let mut rows = 0;
+            let mut j = i + 2;
+            while j < lines.len() && lines[j].starts_with('|') {
+                assert!(
+                    !lines[j].contains("\\`"),
+                    "an escaped backtick: {}",
+                    lines[j]
+                );
+                assert_eq!(
+                    cells(lines[j]),
+                    cells(header),
+                    "row {}: {}",
+                    j + 1,
+                    lines[j]
+                );
+                assert!(
+                    lines[j].ends_with(" |"),
+                    "row {} not closed: {}",
+                    j + 1,
+                    lines[j]
+                );
+                rows += 1;
+                j += 1;
+            }
+            assert!(
+                blank_after(j - 1),
+                "no blank line after the table at line {}:\n{md}",
+                j
+            );
+            shape.tables.push((header.to_string(), rows));
+            i = j;
+            continue;
+        }
+        if line == "<details>" {
+            assert!(!in_details, "<details> nested at line {}", i + 1);
+            in_details = true;
+            assert!(blank_before(i), "line {}:\n{md}", i + 1);
+            let summary = lines.get(i + 1).copied().unwrap_or_default();
+            let text = summary
+                .strip_prefix("<summary>")
+                .and_then(|s| s.strip_suffix("</summary>"))
+                .unwrap_or_else(|| panic!("no <summary> after <details> at line {}", i + 1));
+            assert!(
+                !text.contains('\\') && !text.contains('`'),
+                "Markdown in <summary>: {text}"
+            );
+            assert!(
+                blank_after(i + 1),
+                "no blank line after <summary> at line {}:\n{md}",
+                i + 2
+            );
+            shape.details.push(text.to_string());
+            i += 2;
+            continue;
+        }
+        if line == "</details>" {
+            assert!(in_details, "</details> without <details> at line {}", i + 1);
+            assert!(
+                blank_before(i),
+                "no blank line before </details> at line {}:\n{md}",
+                i + 1
+            );
+            in_details = false;
+        } else if line.starts_with('#') {
+            assert!(!in_details, "a heading inside <details> at line {}", i + 1);
+            assert!(
+                blank_before(i) && blank_after(i),
+                "heading at line {}:\n{md}",
+                i + 1
+            );
+            shape.headings.push(line.to_string());
+        } else {
+            assert!(
+                !line.contains("\\`"),
+                "an escaped backtick at line {}: {line}",
+                i + 1
+            );
+        }
+        i += 1;
+    }
+    assert!(!in_details, "<details> never closed:\n{md}");
+    shape
+}
+
+#[test]
+fn markdown_has_the_shape_github_draws_for_one_cluster() {
+    let md = rendered(
+        &shop_release_multi_target(),
+        Format::Markdown,
+        TextStyle::plain(),
+    );
+    let shape = markdown_shape(&md);
+    assert_eq!(
+        shape.headings,
+        [
+            "## ❌ liveproof: not live",
+            "### Next steps",
+            "### Evidence"
+        ]
+    );
+    // The summary of the targets comes first, one row each, before any evidence.
+    assert_eq!(
+        shape.tables[0],
+        ("| target | verdict | failed | unknown |".to_string(), 3)
+    );
+    assert!(md.find("| target |") < md.find("<details>"));
+    assert!(md.contains(
+        "| HelmRelease flux-system/shop | ❌ not live | `condition_fresh`, `release_version` | — |"
+    ));
+    assert!(md.contains(
+        "| StatefulSet apps/shop-cache (via helmrelease/flux-system/shop) | ⚠️ unproven | — | `pods_current`, `pod_restarted` |"
+    ));
+    // Each target's evidence table, folded.
+    assert_eq!(
+        shape.details,
+        [
+            "❌ HelmRelease flux-system/shop — not live: 2 failed, 2 passed",
+            "✅ Deployment apps/inventory — live: 5 passed",
+            "⚠️ StatefulSet apps/shop-cache (via helmrelease/flux-system/shop) — unproven: 2 unknown, 1 passed",
+        ]
+    );
+    let evidence_rows: Vec<usize> = shape.tables[1..].iter().map(|(_, rows)| *rows).collect();
+    assert_eq!(evidence_rows, [4, 5, 3]);
+
+    // A step's command is a code block to copy, not a code span with escaped backticks.
+    let md = rendered(&inventory_not_live(), Format::Markdown, TextStyle::plain());
+    let shape = markdown_shape(&md);
+    assert_eq!(
+        shape.code_blocks,
+        [(
+            "sh".to_string(),
+            vec!["kubectl -n apps rollout restart deployment/inventory".to_string()]
+        )]
+    );
+    assert_eq!(shape.details.len(), 1);
+
+    // Hostile strings keep the shape too (pipes, newlines, HTML in names and cells).
+    let md = rendered(&hostile(), Format::Markdown, TextStyle::plain());
+    let shape = markdown_shape(&md);
+    assert_eq!(
+        shape.details,
+        ["❌ Deployment apps/&lt;script&gt;&amp;\"' — not live: 1 failed, 1 unknown, 1 passed, 1 skipped"]
+    );
+}
+
+#[test]
+fn markdown_has_the_shape_github_draws_for_a_fleet() {
+    let md = fleet_rendered(&fleet_of_three(), Format::Markdown);
+    let shape = markdown_shape(&md);
+    assert_eq!(
+        shape.headings,
+        [
+            "## ❌ liveproof: not live across 3 clusters",
+            "### Cluster prod-eu: ✅ live",
+            "#### Evidence",
+            "### Cluster prod-us: ❌ not live",
+            "#### Next steps",
+            "#### Evidence",
+            "### Cluster prod-ap: ⚠️ not verified",
+        ]
+    );
+    // The summary across clusters first: each cluster's verdict and its targets' counts.
+    assert_eq!(
+        shape.tables[0],
+        (
+            "| cluster | verdict | live | not live | unproven |".to_string(),
+            3
+        )
+    );
+    for row in [
+        "| prod-eu | ✅ live | 1 | 0 | 0 |",
+        "| prod-us | ❌ not live | 1 | 1 | 1 |",
+        "| prod-ap | ⚠️ not verified (error) | — | — | — |",
+    ] {
+        assert!(md.contains(row), "{row} in:\n{md}");
+    }
+    // Then each cluster's own summary of its targets, and its evidence folded.
+    let target_tables: Vec<usize> = shape
+        .tables
+        .iter()
+        .filter(|(header, _)| header.starts_with("| target |"))
+        .map(|(_, rows)| *rows)
+        .collect();
+    assert_eq!(target_tables, [1, 3]);
+    assert_eq!(shape.details.len(), 4);
+    assert!(md.contains(
+        "**Not verified:** cannot reach the API server at https://10.0.3.1:6443 \\| timed out"
+    ));
+}
+
+/// `-o yaml` is the `-o json` document, key for key, value for value.
+#[test]
+fn yaml_is_the_json_document() {
+    for (story, report) in reports().into_iter().chain([("hostile", hostile())]) {
+        let json: serde_json::Value =
+            serde_json::from_str(&rendered(&report, Format::Json, TextStyle::plain()))
+                .expect("JSON");
+        let yaml: serde_json::Value =
+            serde_norway::from_str(&rendered(&report, Format::Yaml, TextStyle::plain()))
+                .unwrap_or_else(|e| panic!("{story}: YAML: {e}"));
+        assert_eq!(yaml, json, "{story}");
+        let back: Report =
+            serde_norway::from_str(&rendered(&report, Format::Yaml, TextStyle::plain()))
+                .expect("decodes into the model");
+        assert_eq!(back.verdict, report.verdict, "{story}");
+    }
+    let fleet = fleet_of_three();
+    let json: serde_json::Value =
+        serde_json::from_str(&fleet_rendered(&fleet, Format::Json)).expect("JSON");
+    let yaml: serde_json::Value =
+        serde_norway::from_str(&fleet_rendered(&fleet, Format::Yaml)).expect("YAML");
+    assert_eq!(yaml, json);
+}
+
+/// `-o name`: kubectl's `KIND.GROUP/NAME` per object; a release as the target liveproof takes
+/// back; a --version-url row is no object; a fleet lists each cluster's.
+#[test]
+fn names_are_kubectl_names_one_per_line() {
+    assert_eq!(
+        rendered(&shop_release_multi_target(), Format::Name, TextStyle::plain()),
+        "helmrelease.helm.toolkit.fluxcd.io/shop\ndeployment.apps/inventory\nstatefulset.apps/shop-cache\n"
+    );
+    let release = target("Release", "apps", "shop", Verdict::Live, Vec::new(), None);
+    let app = target(
+        "Application",
+        "argocd",
+        "shop",
+        Verdict::Live,
+        Vec::new(),
+        None,
+    );
+    let ks = target(
+        "Kustomization",
+        "flux-system",
+        "apps",
+        Verdict::Live,
+        Vec::new(),
+        None,
+    );
+    let ds = target(
+        "DaemonSet",
+        "kube-system",
+        "agent",
+        Verdict::Live,
+        Vec::new(),
+        None,
+    );
+    let server = target(
+        "Server",
+        "",
+        "https://inventory.example.com/version",
+        Verdict::Live,
+        Vec::new(),
+        None,
+    );
+    let report = Report::new(change(None, None), vec![release, app, ks, ds, server]);
+    assert_eq!(
+        rendered(&report, Format::Name, TextStyle::plain()),
+        "release/shop\napplication.argoproj.io/shop\nkustomization.kustomize.toolkit.fluxcd.io/apps\ndaemonset.apps/agent\n"
+    );
+    assert_eq!(
+        fleet_rendered(&fleet_of_three(), Format::Name),
+        "deployment.apps/inventory\nhelmrelease.helm.toolkit.fluxcd.io/shop\ndeployment.apps/inventory\nstatefulset.apps/shop-cache\n"
+    );
 }
 
 // ---- text -----------------------------------------------------------------------------------
@@ -760,7 +1153,8 @@ fn an_empty_report_renders_in_every_format() {
     let report = Report::new(ChangeSummary::default(), Vec::new());
     for format in <Report as Render>::FORMATS.iter().copied() {
         let output = rendered(&report, format, TextStyle::plain());
-        assert!(!output.is_empty(), "{format}");
+        // As kubectl's, `-o name` of nothing is nothing.
+        assert_eq!(output.is_empty(), format == Format::Name, "{format}");
         if format == Format::Junit {
             assert_well_formed(&output);
         }
@@ -878,7 +1272,7 @@ fn an_error_is_one_document_in_every_format_but_text() {
         "{md}"
     );
     assert!(
-        md.contains("**Hint:** check \\`kubectl cluster-info\\`"),
+        md.contains("**Hint:** check `kubectl cluster-info`"),
         "{md}"
     );
 
@@ -898,4 +1292,12 @@ fn an_error_is_one_document_in_every_format_but_text() {
         "",
         "text: the stderr line only"
     );
+    assert_eq!(
+        error_rendered(Format::Name),
+        "",
+        "name: the stderr line only"
+    );
+    let yaml: liveproof_report::ErrorReport =
+        serde_norway::from_str(&error_rendered(Format::Yaml)).expect("an error document");
+    assert_eq!(yaml, json, "-o yaml is the -o json error document");
 }
