@@ -635,12 +635,43 @@ async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
 /// The example workflow uses only inputs the action declares, and every required one.
 #[test]
 fn the_example_workflow_uses_the_actions_inputs() {
+    let workflow = document(".github/workflows/verify-example.yml");
+    uses_the_actions_inputs(
+        workflow["jobs"]["verify"]["steps"]
+            .as_array()
+            .expect("steps"),
+    );
+}
+
+/// The README's first screen shows the Action: its steps use this version of it, only inputs
+/// it declares and every required one, and the repository is checked out with the history
+/// `--commit` needs.
+#[test]
+fn the_readmes_action_snippet_uses_the_actions_inputs() {
+    let readme = read("README.md");
+    let section = readme
+        .split("## In CI")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README has an `## In CI` section");
+    let yaml = section
+        .split("```yaml")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```yaml block in it");
+    let steps: Value = serde_norway::from_str(yaml).expect("the snippet is YAML");
+    let steps = steps.as_array().expect("a list of steps");
+    assert!(
+        yaml.contains(&format!("uses: liveproof/liveproof@v{VERSION}\n")),
+        "{yaml}"
+    );
+    assert!(yaml.contains("fetch-depth: 0"), "{yaml}");
+    uses_the_actions_inputs(steps);
+}
+
+fn uses_the_actions_inputs(steps: &[Value]) {
     let action = document("action.yml");
     let inputs = action["inputs"].as_object().expect("inputs");
-    let workflow = document(".github/workflows/verify-example.yml");
-    let steps = workflow["jobs"]["verify"]["steps"]
-        .as_array()
-        .expect("steps");
     let step = steps
         .iter()
         .find(|s| {

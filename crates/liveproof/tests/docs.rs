@@ -49,7 +49,7 @@ fn words(command: &str) -> Vec<String> {
             skip_next = false;
             continue;
         }
-        if raw.starts_with('#') {
+        if raw.starts_with('#') || matches!(raw, "&&" | "||" | ";") {
             break;
         }
         if matches!(raw, ">" | ">>" | "2>" | "|") {

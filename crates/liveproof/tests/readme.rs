@@ -139,7 +139,7 @@ fn cargo_run_picks_the_liveproof_binary() {
 fn the_readme_says_how_to_install_before_using_liveproof_on_path() {
     let readme = std::fs::read_to_string(readme_path()).expect("README.md");
     let install = readme
-        .find("cargo install --path crates/liveproof")
+        .find("cargo install --locked --git https://github.com/liveproof/liveproof liveproof")
         .expect("README says how to install");
     let first_use = readme
         .find("\nliveproof ")
