@@ -26,6 +26,9 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
     bin/registry    the OCI registry, CNCF distribution v3       from e2e/peers/registry
     bin/helm, helm3                                             from e2e/peers/helm{4,3}
     bin/sarif-schema-2.1.0.json                                 from e2e/peers/sarif-schema
+    bin/analysis-template-crd.yaml, kustomize…_kustomizations.yaml   the CI templates' CRDs,
+                                                                from e2e/peers/crds
+    bin/validate-krew-manifest   krew's own manifest validator     from e2e/peers/krew
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
 The Go builds use the Go module proxy; the venv uses PyPI. Cold: about 30 minutes on 2 cores;
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
