@@ -18,8 +18,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
-names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3)
-schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml validate-krew-manifest)
+names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest)
+schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml)
 
 key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"

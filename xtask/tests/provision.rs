@@ -111,10 +111,17 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "kubectl",
         "helm",
         "helm3",
+        "validate-krew-manifest",
     ] {
         executable(&bin.join(name), "#!/bin/sh\n");
     }
-    std::fs::write(bin.join("sarif-schema-2.1.0.json"), "{}").expect("write");
+    for schema in [
+        "sarif-schema-2.1.0.json",
+        "analysis-template-crd.yaml",
+        "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+    ] {
+        std::fs::write(bin.join(schema), "{}").expect("write");
+    }
     std::fs::create_dir_all(key_dir.join("venv")).expect("mkdir");
     std::fs::write(key_dir.join("venv/complete"), "").expect("write");
     let out = check();
