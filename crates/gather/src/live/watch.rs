@@ -299,7 +299,7 @@ impl WatchState {
             }
         }
         let plan = plan_related(observed);
-        for (resource, namespace) in plan.revisions.iter().cloned() {
+        for (resource, namespace) in plan.namespace_lists().cloned() {
             wanted.push((
                 ScopeKey::Namespace {
                     resource,
