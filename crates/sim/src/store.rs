@@ -69,6 +69,9 @@ pub(crate) struct Store {
     uid_seed: u64,
     /// Deployments created or changed through the API: the built-in controller's to roll.
     pub managed: BTreeSet<ObjKey>,
+    /// Services created or changed through the API: the endpointslice controller keeps their
+    /// slices (a Service loaded as a fixture keeps the slices loaded with it, as they are).
+    pub routed: BTreeSet<ObjKey>,
     /// Feeds generated pod names.
     pub name_seq: u64,
 }
@@ -98,6 +101,7 @@ impl Store {
             tx,
             uid_seed,
             managed: BTreeSet::new(),
+            routed: BTreeSet::new(),
             name_seq: 0,
         }
     }
@@ -422,6 +426,9 @@ impl Store {
             )
         {
             self.managed.insert(key.clone());
+        }
+        if writer == Writer::Main && info.group.is_empty() && info.kind == "Service" {
+            self.routed.insert(key.clone());
         }
     }
 
