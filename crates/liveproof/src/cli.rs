@@ -355,6 +355,8 @@ Workload checks, in order (cheap to conclusive):
                        never read or printed)
   pod_restarted        every serving container started after the change (needs --since or
                        --commit: config is read at start)
+  traffic_current      every ready endpoint of the Services selecting its pods (their
+                       EndpointSlices) is a current pod; skip when no Service selects them
 
 Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
   condition_fresh      Ready/Released (or Argo's last sync) changed after the change; an older
