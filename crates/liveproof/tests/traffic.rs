@@ -43,8 +43,12 @@ async fn verify(kubeconfig: &Path, home: &Path, since: &str) -> (i32, Report, St
         .await
         .expect("liveproof runs");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let report: Report = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("a report ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let report: Report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "a report ({e}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     (out.status.code().unwrap_or(-1), report, stdout)
 }
 
@@ -101,7 +105,14 @@ async fn a_service_routing_to_a_pod_by_a_leftover_label_is_not_live_on_the_simul
     let (code, _, err) = kubectl(
         &kubeconfig,
         home,
-        &["-n", "apps", "rollout", "status", "deploy/web", "--timeout=30s"],
+        &[
+            "-n",
+            "apps",
+            "rollout",
+            "status",
+            "deploy/web",
+            "--timeout=30s",
+        ],
     )
     .await;
     assert_eq!(code, 0, "{err}");
@@ -200,11 +211,16 @@ async fn a_service_routing_to_a_pod_by_a_leftover_label_is_not_live_on_the_simul
         .flat_map(|t| &t.evidence)
         .find(|e| e.check == Check::PodsCurrent)
         .expect("pods_current");
-    assert_eq!(pods_current.status, Status::Pass, "the Deployment's own pods are current: {out}");
+    assert_eq!(
+        pods_current.status,
+        Status::Pass,
+        "the Deployment's own pods are current: {out}"
+    );
     let e = traffic(&report);
     assert_eq!(e.status, Status::Fail, "{out}");
     assert!(
-        e.observed.contains("pod web-legacy (not a pod of apps/Deployment/web"),
+        e.observed
+            .contains("pod web-legacy (not a pod of apps/Deployment/web"),
         "{}",
         e.observed
     );

@@ -391,6 +391,17 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["apps", "web"]
         );
+        // What routes traffic: one LIST of Services and one of EndpointSlices per namespace,
+        // however many workloads it holds.
+        assert_eq!(
+            many.routing.iter().cloned().collect::<Vec<_>>(),
+            [
+                (ResourceKind::Service, "apps".to_string()),
+                (ResourceKind::Service, "web".to_string()),
+                (ResourceKind::EndpointSlice, "apps".to_string()),
+                (ResourceKind::EndpointSlice, "web".to_string()),
+            ]
+        );
     }
 
     #[test]
