@@ -1640,6 +1640,20 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         "LIST empty"
     );
 
+    // What traffic_current LISTs per namespace: Services and EndpointSlices, served by both
+    // at the same group/version as the same list kind.
+    for path in [
+        "/api/v1/namespaces/apps/services?limit=2500",
+        "/apis/discovery.k8s.io/v1/namespaces/apps/endpointslices?limit=2500",
+    ] {
+        let ((rc, r), (sc, s)) = both("GET", path.into(), None).await;
+        assert_eq!(
+            (rc, r[0]["kind"].clone(), r[0]["apiVersion"].clone(), names(&r[0])),
+            (sc, s[0]["kind"].clone(), s[0]["apiVersion"].clone(), names(&s[0])),
+            "{path}"
+        );
+    }
+
     // Helm storage by label selector, and a field selector on the name.
     let ((rc, r), (sc, s)) = both(
         "GET",
