@@ -1648,8 +1648,18 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
     ] {
         let ((rc, r), (sc, s)) = both("GET", path.into(), None).await;
         assert_eq!(
-            (rc, r[0]["kind"].clone(), r[0]["apiVersion"].clone(), names(&r[0])),
-            (sc, s[0]["kind"].clone(), s[0]["apiVersion"].clone(), names(&s[0])),
+            (
+                rc,
+                r[0]["kind"].clone(),
+                r[0]["apiVersion"].clone(),
+                names(&r[0])
+            ),
+            (
+                sc,
+                s[0]["kind"].clone(),
+                s[0]["apiVersion"].clone(),
+                names(&s[0])
+            ),
             "{path}"
         );
     }

@@ -3,7 +3,8 @@
 //! controller writes it: label `kubernetes.io/service-name`, owned by the Service, an endpoint
 //! per pod (not for a finished one) with `targetRef` to the pod, `ready` for a Ready pod that is
 //! not terminating, `serving` for a Ready one, `terminating` for one being deleted. A Service
-//! loaded as a fixture keeps the slices loaded with it: fixtures tell their story as written.
+//! loaded as a fixture with slices keeps them as loaded (fixtures tell their story as written);
+//! one loaded without any gets them kept, as a real cluster would have them.
 //!
 //! Simulated pods carry no `podIP`; an endpoint's address is then made up from the pod's uid
 //! (in 10.244.0.0/16), where the real controller would wait for the kubelet to assign one.
@@ -16,6 +17,38 @@ use crate::store::{meta_str, ObjKey, Store, Writer};
 const SERVICE_NAME: &str = "kubernetes.io/service-name";
 const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
 const CONTROLLER: &str = "endpointslice-controller.k8s.io";
+
+/// Hands the controller the fixture Services with a selector that came without a slice: on a
+/// real cluster the controller would have written one.
+pub(crate) fn adopt_fixtures(st: &mut Store) {
+    let (Some(service_info), Some(slice_info)) = (
+        st.lookup("v1", "Service"),
+        st.lookup("discovery.k8s.io/v1", "EndpointSlice"),
+    ) else {
+        return;
+    };
+    let sliced: std::collections::BTreeSet<(String, String)> = st
+        .list(&slice_info, None)
+        .into_iter()
+        .filter_map(|(key, s)| {
+            let service = s.pointer("/metadata/labels")?.get(SERVICE_NAME)?.as_str()?;
+            Some((key.2.clone(), service.to_owned()))
+        })
+        .collect();
+    let adopted: Vec<ObjKey> = st
+        .list(&service_info, None)
+        .into_iter()
+        .filter(|(key, service)| {
+            service
+                .pointer("/spec/selector")
+                .and_then(Value::as_object)
+                .is_some_and(|s| !s.is_empty())
+                && !sliced.contains(&(key.2.clone(), key.3.clone()))
+        })
+        .map(|(key, _)| key.clone())
+        .collect();
+    st.routed.extend(adopted);
+}
 
 /// Brings the slices of every Service written through the API up to date; writes only what
 /// changed, so a quiet cluster makes no watch events.

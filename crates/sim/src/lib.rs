@@ -204,6 +204,7 @@ impl Simulator {
                 })?;
             }
         }
+        endpointslices::adopt_fixtures(&mut store);
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| SimError::Bind {

@@ -69,8 +69,9 @@ pub(crate) struct Store {
     uid_seed: u64,
     /// Deployments created or changed through the API: the built-in controller's to roll.
     pub managed: BTreeSet<ObjKey>,
-    /// Services created or changed through the API: the endpointslice controller keeps their
-    /// slices (a Service loaded as a fixture keeps the slices loaded with it, as they are).
+    /// Services whose slices the endpointslice controller keeps: those created or changed
+    /// through the API, and fixtures loaded without a slice (one loaded with slices keeps them
+    /// as they are).
     pub routed: BTreeSet<ObjKey>,
     /// Feeds generated pod names.
     pub name_seq: u64,
