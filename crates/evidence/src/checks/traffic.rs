@@ -609,6 +609,82 @@ mod tests {
         assert!(e.detail.contains("refused"), "{}", e.detail);
     }
 
+    /// An Argo Rollout's own Services are judged through its status (`pods_current`): left
+    /// out here. A Service outside it selecting every pod by `app=` still reaches the old pods
+    /// idling under scaleDownDelaySeconds: that one fails.
+    #[test]
+    fn a_rollouts_own_services_are_left_out_and_one_outside_it_is_judged() {
+        let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
+        for kind in [
+            ResourceKind::Pod,
+            ResourceKind::ReplicaSet,
+            ResourceKind::Service,
+            ResourceKind::EndpointSlice,
+        ] {
+            observed.mark_complete("shop", kind);
+        }
+        let service = |name: &str, selector: serde_json::Value| {
+            serde_json::json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": "shop"},
+                "spec": {"selector": selector}})
+        };
+        let old_pod = observed
+            .pods
+            .iter()
+            .find(|p| pods::label(p, "rollouts-pod-template-hash") == Some("5c6d7f8b9"))
+            .map(|p| pods::name(p).to_string())
+            .expect("an old pod");
+        let stable = service(
+            "checkout-stable",
+            serde_json::json!({"app": "checkout", "rollouts-pod-template-hash": "5c6d7f8b9"}),
+        );
+        observed.add_value(stable, "test").expect("a Service");
+        let judge = |o: &Observed| {
+            let target = Target::new(TargetKind::Rollout, Some("shop"), "checkout");
+            let report = crate::judge(o, &Change::default(), &[target], "shop");
+            report
+                .targets
+                .iter()
+                .flat_map(|t| &t.evidence)
+                .find(|e| e.check == Check::TrafficCurrent)
+                .cloned()
+                .expect("traffic_current")
+        };
+        let e = judge(&observed);
+        assert_eq!(e.status, Status::Skip, "{e:#?}");
+        assert!(
+            e.observed
+                .contains("besides its own (checkout-stable, checkout-canary)"),
+            "{}",
+            e.observed
+        );
+
+        observed
+            .add_value(
+                service("checkout", serde_json::json!({"app": "checkout"})),
+                "test",
+            )
+            .expect("a Service");
+        observed
+            .add_value(
+                serde_json::json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                    "metadata": {"name": "checkout-x1", "namespace": "shop",
+                                 "labels": {"kubernetes.io/service-name": "checkout"}},
+                    "addressType": "IPv4",
+                    "endpoints": [{"addresses": ["10.0.0.9"], "conditions": {"ready": true},
+                                   "targetRef": {"kind": "Pod", "name": old_pod, "namespace": "shop"}}]}),
+                "test",
+            )
+            .expect("a slice");
+        let e = judge(&observed);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert!(
+            e.observed.contains("old revision 5c6d7f8b9"),
+            "{}",
+            e.observed
+        );
+    }
+
     #[test]
     fn a_knative_service_is_not_taken_for_a_core_service() {
         let mut observed = Observed::default();
