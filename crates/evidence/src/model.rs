@@ -36,6 +36,7 @@ pub enum Check {
     PodRestarted,
     ImageDigestCurrent,
     ServerVersion,
+    TrafficCurrent,
 }
 
 /// How much a check can prove. Status-tier checks alone never make a target live.
@@ -63,6 +64,7 @@ impl Check {
             Check::PodRestarted => "pod_restarted",
             Check::ImageDigestCurrent => "image_digest_current",
             Check::ServerVersion => "server_version",
+            Check::TrafficCurrent => "traffic_current",
         }
     }
 
@@ -80,7 +82,8 @@ impl Check {
             | Check::PodSpec
             | Check::PodRestarted
             | Check::ImageDigestCurrent
-            | Check::ServerVersion => Tier::Artifact,
+            | Check::ServerVersion
+            | Check::TrafficCurrent => Tier::Artifact,
         }
     }
 }

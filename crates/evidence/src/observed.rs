@@ -7,7 +7,8 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
 
 /// The resources the workload checks read.
@@ -34,6 +35,10 @@ pub enum ResourceKind {
     GitRepository,
     /// Argo CD `argoproj.io/v1alpha1`.
     Application,
+    /// What routes traffic to a workload's pods (`traffic_current`).
+    Service,
+    /// `discovery.k8s.io/v1`: the endpoints a Service routes to.
+    EndpointSlice,
 }
 
 impl ResourceKind {
@@ -48,7 +53,9 @@ impl ResourceKind {
             ResourceKind::Pod
             | ResourceKind::Node
             | ResourceKind::Secret
-            | ResourceKind::ConfigMap => "v1",
+            | ResourceKind::ConfigMap
+            | ResourceKind::Service => "v1",
+            ResourceKind::EndpointSlice => "discovery.k8s.io/v1",
             ResourceKind::HelmRelease => "helm.toolkit.fluxcd.io/v2",
             ResourceKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
             ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
@@ -61,9 +68,10 @@ impl ResourceKind {
         api_group(self.api_version())
     }
 
-    /// Served by every API server (core and `apps`), not by a CRD a controller installs.
+    /// Served by every API server (core, `apps`, `discovery.k8s.io`), not by a CRD a
+    /// controller installs.
     pub fn is_builtin(self) -> bool {
-        matches!(self.group(), "" | "apps")
+        matches!(self.group(), "" | "apps" | "discovery.k8s.io")
     }
 
     pub const fn kind_name(self) -> &'static str {
@@ -82,6 +90,8 @@ impl ResourceKind {
             ResourceKind::GitRepository => "GitRepository",
             ResourceKind::Application => "Application",
             ResourceKind::Rollout => "Rollout",
+            ResourceKind::Service => "Service",
+            ResourceKind::EndpointSlice => "EndpointSlice",
         }
     }
 
@@ -102,6 +112,8 @@ impl ResourceKind {
             ResourceKind::GitRepository => "gitrepositories",
             ResourceKind::Application => "applications",
             ResourceKind::Rollout => "rollouts",
+            ResourceKind::Service => "services",
+            ResourceKind::EndpointSlice => "endpointslices",
         }
     }
 }
@@ -134,6 +146,10 @@ pub struct Observed {
     pub replicasets: Vec<Arc<ReplicaSet>>,
     pub controller_revisions: Vec<Arc<ControllerRevision>>,
     pub pods: Vec<Arc<Pod>>,
+    /// The Services of the workloads' namespaces, and their EndpointSlices: what routes
+    /// traffic to the pods (`traffic_current`).
+    pub services: Vec<Arc<Service>>,
+    pub endpoint_slices: Vec<Arc<EndpointSlice>>,
     pub nodes: Vec<Node>,
     /// Objects of kinds the workload checks do not read (kept for later stages, e.g. Helm
     /// storage Secrets or GitOps objects), as their raw JSON.
@@ -280,7 +296,7 @@ impl Observed {
                 ("/spec/selector", "spec.selector"),
                 ("/spec/template", "spec.template"),
             ],
-            "ReplicaSet" | "Pod" | "ControllerRevision" | "Node" => {
+            "ReplicaSet" | "Pod" | "ControllerRevision" | "Node" | "Service" | "EndpointSlice" => {
                 &[("/metadata/name", "metadata.name")]
             }
             _ => &[],
@@ -325,6 +341,13 @@ impl Observed {
                 .controller_revisions
                 .push(Arc::new(typed(value).map_err(invalid)?)),
             "Pod" => self.pods.push(Arc::new(typed(value).map_err(invalid)?)),
+            // Knative's `serving.knative.dev` Service is another kind of the same name.
+            "Service" if group == Some("") => {
+                self.services.push(Arc::new(typed(value).map_err(invalid)?))
+            }
+            "EndpointSlice" if group == Some("discovery.k8s.io") => self
+                .endpoint_slices
+                .push(Arc::new(typed(value).map_err(invalid)?)),
             "Node" => self.nodes.push(typed(value).map_err(invalid)?),
             _ => self.others.push(value),
         }

@@ -103,7 +103,7 @@ fn pod_names(observed: &Observed) -> Vec<&str> {
 }
 
 #[tokio::test]
-async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requests() {
+async fn gathers_the_workload_its_replicasets_its_pods_and_its_routing_in_five_requests() {
     let h = harness(inventory_story()).await;
     assert_eq!(h.cluster.default_namespace(), "apps", "from the context");
     assert_eq!(h.cluster.request_count(), 0, "connect sends nothing");
@@ -125,10 +125,22 @@ async fn gathers_the_workload_its_replicasets_and_exactly_its_pods_in_three_requ
     assert!(observed.is_complete("apps", ResourceKind::Pod));
     assert!(!observed.is_complete("apps", ResourceKind::ControllerRevision));
 
-    // 1 GET + 1 LIST of ReplicaSets + 1 LIST of pods, as both sides count it.
-    assert_eq!(h.cluster.request_count(), 3);
+    assert!(observed.is_complete("apps", ResourceKind::Service));
+    assert!(observed.is_complete("apps", ResourceKind::EndpointSlice));
+
+    // 1 GET + 1 LIST of ReplicaSets + 1 LIST of pods + 1 LIST each of Services and
+    // EndpointSlices (traffic_current), as both sides count it.
+    assert_eq!(h.cluster.request_count(), 5);
     let log = h.kube.sim.requests();
-    assert_eq!(log.total(), 3, "{:?}", log.snapshot());
+    assert_eq!(log.total(), 5, "{:?}", log.snapshot());
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/services"), 1);
+    assert_eq!(
+        log.count(
+            "list",
+            "/apis/discovery.k8s.io/v1/namespaces/apps/endpointslices"
+        ),
+        1
+    );
     assert_eq!(
         log.count("get", "/apis/apps/v1/namespaces/apps/deployments/inventory"),
         1
@@ -162,7 +174,8 @@ async fn two_deployments_in_one_namespace_are_a_get_each_and_a_pod_list_per_sele
     // One pod LIST per distinct selector, never one GET per pod.
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 2);
     assert_eq!(log.count("get", "/api/v1/namespaces/apps/pods/"), 0);
-    assert_eq!(h.cluster.request_count(), 5);
+    // And one LIST each of Services and EndpointSlices for the namespace.
+    assert_eq!(h.cluster.request_count(), 7);
     h.kube.sim.shutdown().await;
 }
 
@@ -218,7 +231,8 @@ async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
         1
     );
     assert_eq!(log.count("list", "/api/v1/namespaces/apps/pods"), 1);
-    assert_eq!(h.cluster.request_count(), 3);
+    assert_eq!(log.count("list", "/api/v1/namespaces/apps/services"), 1);
+    assert_eq!(h.cluster.request_count(), 5);
 
     // The same three, gathered one by one, are read into the same objects.
     let alone = h
@@ -301,7 +315,7 @@ async fn transient_failures_are_retried_and_counted() {
         .await
         .expect("retried past two 503s");
     assert_eq!(observed.pods.len(), 3);
-    assert_eq!(h.cluster.request_count(), 5, "3 reads + 2 retries");
+    assert_eq!(h.cluster.request_count(), 7, "5 reads + 2 retries");
 
     h.kube.sim.faults().fail_next(1, 429, Some(1));
     let started = std::time::Instant::now();
@@ -426,8 +440,9 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
     );
     let log = h.kube.sim.requests();
     assert_eq!(log.count("list", "/apis/apps/v1/deployments"), 1);
-    // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST + 1 pod LIST.
-    assert_eq!(h.cluster.request_count(), 5, "{:?}", log.snapshot());
+    // 1 LIST across namespaces + per namespace 1 ReplicaSet LIST, 1 pod LIST, 1 Service LIST
+    // and 1 EndpointSlice LIST.
+    assert_eq!(h.cluster.request_count(), 9, "{:?}", log.snapshot());
 
     // Found nowhere: absent, authoritatively, in every namespace (not only the default one).
     let observed = h
@@ -797,10 +812,11 @@ async fn an_application_leads_to_its_deployment_its_replicasets_and_its_pods() {
         ["inventory-new-a", "inventory-new-b", "inventory-old-c"]
     );
     assert_eq!(observed.others.len(), 1);
-    // 1 Application GET, then as for a workload target: 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
+    // 1 Application GET, then as for a workload target: 1 GET, 1 ReplicaSet LIST, 1 pod LIST,
+    // 1 Service LIST, 1 EndpointSlice LIST.
     assert_eq!(
         h.cluster.request_count(),
-        4,
+        6,
         "{:?}",
         h.kube.sim.requests().snapshot()
     );
@@ -824,8 +840,9 @@ async fn a_release_leads_to_the_workloads_its_newest_manifest_names() {
         .expect("gathers");
     assert_eq!(observed.deployments.len(), 1);
     assert_eq!(observed.pods.len(), 3);
-    // 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
-    assert_eq!(h.cluster.request_count(), 5);
+    // 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST, 1 Service LIST, 1
+    // EndpointSlice LIST.
+    assert_eq!(h.cluster.request_count(), 7);
     h.kube.sim.shutdown().await;
 }
 
@@ -994,10 +1011,11 @@ async fn a_helmrelease_with_a_target_namespace_leads_to_the_workloads_installed_
         .expect("gathers");
     assert_eq!(observed.deployments.len(), 1);
     assert_eq!(observed.pods.len(), 3);
-    // 1 HelmRelease GET, 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST.
+    // 1 HelmRelease GET, 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST, 1
+    // Service LIST, 1 EndpointSlice LIST.
     assert_eq!(
         h.cluster.request_count(),
-        6,
+        8,
         "{:?}",
         h.kube.sim.requests().snapshot()
     );

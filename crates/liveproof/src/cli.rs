@@ -439,6 +439,7 @@ Workload checks, in order (cheap to conclusive):
   pods_current         every serving pod is on the current revision; none from an old one Ready
   pod_spec             the running pods show the expectations (presence only; no values read)
   pod_restarted        every serving container started after the change (needs --since/--commit)
+  traffic_current      every ready endpoint of the Services selecting its pods is a current pod
 Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
   condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)

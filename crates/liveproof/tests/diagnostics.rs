@@ -109,8 +109,8 @@ async fn a_live_target_costs_no_extra_request() {
     assert!(run.report().targets[0].diagnostics.is_empty());
     assert_eq!(
         cluster.sim.requests().total(),
-        3,
-        "GET, LIST replicasets, LIST pods only: {:?}",
+        5,
+        "GET, LIST replicasets, LIST pods, LIST services, LIST endpointslices only: {:?}",
         cluster.sim.requests().snapshot()
     );
 }

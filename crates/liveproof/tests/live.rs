@@ -435,9 +435,10 @@ async fn verbose_counts_requests_and_gathers_with_few() {
         .run()
         .await;
     assert_eq!(run.code, 1, "{}", run.stderr);
-    // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector; and,
-    // because it is not live, one LIST of Warning events per event API for the "why".
-    assert!(run.stderr.contains("5 API requests"), "{}", run.stderr);
+    // One GET of the Deployment, one LIST of ReplicaSets, one LIST of pods by selector, one
+    // LIST each of Services and EndpointSlices (traffic_current); and, because it is not
+    // live, one LIST of Warning events per event API for the "why".
+    assert!(run.stderr.contains("7 API requests"), "{}", run.stderr);
     assert_eq!(
         cluster
             .sim
@@ -454,7 +455,7 @@ async fn verbose_counts_requests_and_gathers_with_few() {
     );
     assert_eq!(
         cluster.sim.requests().total(),
-        5,
+        7,
         "{:?}",
         cluster.sim.requests().snapshot()
     );

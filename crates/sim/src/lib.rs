@@ -5,6 +5,7 @@
 //! `kubectl` and the `kube` crate talk to it as to a real API server over plain HTTP.
 
 mod controller;
+mod endpointslices;
 mod openapi;
 mod patch;
 mod resource;
@@ -203,6 +204,7 @@ impl Simulator {
                 })?;
             }
         }
+        endpointslices::adopt_fixtures(&mut store);
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| SimError::Bind {
@@ -238,6 +240,7 @@ impl Simulator {
                         _ = tick.tick() => {
                             let mut st = lock(&shared.store);
                             controller::reconcile(&mut st, &config, jiff::Timestamp::now());
+                            endpointslices::reconcile(&mut st);
                         }
                         _ = stop.changed() => return,
                     }

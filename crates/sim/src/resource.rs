@@ -157,6 +157,16 @@ const BUILTINS: &[Builtin] = &[
     ),
     ("", "v1", "Service", "services", true, &["svc"], true, true),
     (
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+        &[],
+        false,
+        false,
+    ),
+    (
         "",
         "v1",
         "ServiceAccount",

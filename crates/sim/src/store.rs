@@ -69,6 +69,10 @@ pub(crate) struct Store {
     uid_seed: u64,
     /// Deployments created or changed through the API: the built-in controller's to roll.
     pub managed: BTreeSet<ObjKey>,
+    /// Services whose slices the endpointslice controller keeps: those created or changed
+    /// through the API, and fixtures loaded without a slice (one loaded with slices keeps them
+    /// as they are).
+    pub routed: BTreeSet<ObjKey>,
     /// Feeds generated pod names.
     pub name_seq: u64,
 }
@@ -98,6 +102,7 @@ impl Store {
             tx,
             uid_seed,
             managed: BTreeSet::new(),
+            routed: BTreeSet::new(),
             name_seq: 0,
         }
     }
@@ -422,6 +427,9 @@ impl Store {
             )
         {
             self.managed.insert(key.clone());
+        }
+        if writer == Writer::Main && info.group.is_empty() && info.kind == "Service" {
+            self.routed.insert(key.clone());
         }
     }
 

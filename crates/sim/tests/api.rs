@@ -784,3 +784,80 @@ async fn apply_assigns_identity_and_tracks_generation() {
     assert_eq!(rejected["kind"], "Status");
     sim.shutdown().await;
 }
+
+/// The endpointslice controller's part: a fixture Service loaded without a slice gets one
+/// listing the pods it selects (ready for a Ready pod, targetRef naming it), as a real cluster
+/// would have; a fixture Service loaded with its own slice keeps that slice as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn services_get_slices_as_the_endpointslice_controller_writes_them() {
+    let pod = |name: &str, ready: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "namespace": "apps", "labels": {"app": "web"}},
+               "status": {"phase": "Running", "podIP": "10.1.0.7",
+                          "conditions": [{"type": "Ready", "status": ready}]}})
+    };
+    let service = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": name, "namespace": "apps"},
+               "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}})
+    };
+    let hand_written = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "legacy-vm", "namespace": "apps",
+                     "labels": {"kubernetes.io/service-name": "legacy"}},
+        "addressType": "IPv4", "endpoints": [{"addresses": ["10.0.9.15"]}]});
+    let sim = start_with(Simulator::new().with_controllers().with_objects([
+        pod("web-1", "True"),
+        pod("web-2", "False"),
+        service("web"),
+        service("legacy"),
+        hand_written,
+    ]))
+    .await;
+    let h = Http::new(&sim);
+    let path = "/apis/discovery.k8s.io/v1/namespaces/apps/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let slice = loop {
+        let list = h.get(path).await.body;
+        if let Some(slice) = list["items"].get(0) {
+            break slice.clone();
+        }
+        assert!(Instant::now() < deadline, "no slice for Service web");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        slice["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"],
+        "endpointslice-controller.k8s.io"
+    );
+    assert_eq!(slice["metadata"]["ownerReferences"][0]["kind"], "Service");
+    assert_eq!(
+        slice["ports"],
+        json!([{"name": "http", "port": 8080, "protocol": "TCP"}])
+    );
+    let endpoints: Vec<(String, bool)> = slice["endpoints"]
+        .as_array()
+        .expect("endpoints")
+        .iter()
+        .map(|e| {
+            (
+                e["targetRef"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                e["conditions"]["ready"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        endpoints,
+        [("web-1".to_owned(), true), ("web-2".to_owned(), false)]
+    );
+    let legacy = h
+        .get("/apis/discovery.k8s.io/v1/namespaces/apps/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dlegacy")
+        .await
+        .body;
+    assert_eq!(
+        names(&legacy),
+        ["legacy-vm"],
+        "the hand-written slice alone"
+    );
+}

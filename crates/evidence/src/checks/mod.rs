@@ -11,7 +11,8 @@
 //!   `rollout.rs`, `pods_current.rs`, `pod_restarted.rs`, `digest.rs`, with `workload.rs` (the
 //!   workload model: revisions, strategies) and `pods.rs` (pod facts);
 //! - the other kinds' checks: `release.rs` (Helm storage), `gitops.rs` (Flux, Argo CD);
-//! - `server.rs`: `server_version`, the version a server reports.
+//! - `server.rs`: `server_version`, the version a server reports;
+//! - `traffic.rs`: `traffic_current`, what the Services selecting a workload route to.
 //!
 //! A new check is a function in its own file (or beside its kind's), returning a [`Finding`],
 //! called from its kind's list: `workload_findings` for workloads, `gitops::findings` for Helm
@@ -32,6 +33,7 @@ pub(crate) mod raw;
 mod release;
 mod rollout;
 pub mod server;
+mod traffic;
 mod verdict;
 pub(crate) mod workload;
 mod workload_checks;

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::pod_restarted::{pod_restarted, TieBreak};
 use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
+use super::traffic::traffic_current;
 use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
 use crate::suggestion::{Command, Suggestion};
@@ -173,6 +174,13 @@ pub(crate) fn workload_findings(
         target,
         namespace,
         change.digests,
+    ));
+    findings.push(traffic_current(
+        observed,
+        &w,
+        &revision,
+        &pods,
+        &pods_readable,
     ));
     findings
 }

@@ -20,8 +20,9 @@ use std::sync::Arc;
 pub(crate) use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
-pub(crate) use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::core::v1::PodSpec;
+pub(crate) use k8s_openapi::api::core::v1::{Pod, Service};
+pub(crate) use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::DynamicObject;
@@ -45,6 +46,8 @@ macro_rules! with_kind_table {
                 ReplicaSet => replicasets,
                 ControllerRevision => controller_revisions,
                 Pod => pods,
+                Service => services,
+                EndpointSlice => endpoint_slices,
             ]
             // Read as JSON into `Observed::others`: Helm storage, GitOps objects.
             raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application]
@@ -269,6 +272,10 @@ impl Kind for ReplicaSet {
 }
 
 impl Kind for ControllerRevision {}
+
+impl Kind for Service {}
+
+impl Kind for EndpointSlice {}
 
 impl Kind for Pod {
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {

@@ -506,7 +506,7 @@ impl Cluster {
 
         let plan = plan_related(&observed);
         let mut jobs: Vec<BoxFuture<'_, (Related, Listed)>> = Vec::new();
-        for (resource, ns) in &plan.revisions {
+        for (resource, ns) in plan.namespace_lists() {
             let what = format!("{} in namespace {ns}", resource.plural());
             let job = Related::Namespace(*resource, ns.clone());
             jobs.push(

@@ -144,6 +144,9 @@ impl Keep {
 pub(crate) struct RelatedPlan {
     /// `(ReplicaSet | ControllerRevision, namespace)`.
     pub(crate) revisions: BTreeSet<(ResourceKind, String)>,
+    /// `(Service | EndpointSlice, namespace)`: what routes traffic to the workloads' pods
+    /// (`traffic_current`), one LIST of each per namespace.
+    pub(crate) routing: BTreeSet<(ResourceKind, String)>,
     /// Per namespace, each distinct pod selector (rendered, and as given).
     pub(crate) pods: BTreeMap<String, BTreeMap<String, LabelSelector>>,
     /// Namespaces with a workload whose selector cannot be listed by.
@@ -160,6 +163,11 @@ pub(crate) enum PodRead {
 }
 
 impl RelatedPlan {
+    /// What is LISTed whole, per namespace: the revisions and what routes traffic.
+    pub(crate) fn namespace_lists(&self) -> impl Iterator<Item = &(ResourceKind, String)> {
+        self.revisions.iter().chain(&self.routing)
+    }
+
     /// The pod LISTs of each namespace: one per selector, or one for the namespace from
     /// `batch_at` ([`BATCH_AT`]) selectors.
     pub(crate) fn pod_reads(&self, batch_at: usize) -> Vec<(String, PodRead)> {
@@ -199,6 +207,9 @@ impl RelatedPlan {
         };
         let ns = meta.namespace.as_deref().unwrap_or("default").to_string();
         self.revisions.insert((revisions, ns.clone()));
+        for routing in [ResourceKind::Service, ResourceKind::EndpointSlice] {
+            self.routing.insert((routing, ns.clone()));
+        }
         let Some(selector) = selector else {
             self.pods_incomplete.insert(ns);
             return;
@@ -379,6 +390,17 @@ mod tests {
                 .map(|(_, ns)| ns.as_str())
                 .collect::<Vec<_>>(),
             ["apps", "web"]
+        );
+        // What routes traffic: one LIST of Services and one of EndpointSlices per namespace,
+        // however many workloads it holds.
+        assert_eq!(
+            many.routing.iter().cloned().collect::<Vec<_>>(),
+            [
+                (ResourceKind::Service, "apps".to_string()),
+                (ResourceKind::Service, "web".to_string()),
+                (ResourceKind::EndpointSlice, "apps".to_string()),
+                (ResourceKind::EndpointSlice, "web".to_string()),
+            ]
         );
     }
 

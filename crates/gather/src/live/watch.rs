@@ -336,6 +336,16 @@ impl WatchState {
                 }
             }
         }
+        // What routes traffic to the pods (traffic_current): each namespace whole.
+        for (resource, namespace) in plan.routing.iter().cloned() {
+            wanted.push((
+                ScopeKey::Namespace {
+                    resource,
+                    namespace,
+                },
+                None,
+            ));
+        }
         for (key, selector) in wanted {
             if self.scopes.iter().any(|s| s.key == key) {
                 continue;
@@ -1444,14 +1454,22 @@ mod tests {
                     namespace: SHOP.into(),
                 },
                 pods_of("inventory"),
+                ScopeKey::Namespace {
+                    resource: ResourceKind::Service,
+                    namespace: SHOP.into(),
+                },
+                ScopeKey::Namespace {
+                    resource: ResourceKind::EndpointSlice,
+                    namespace: SHOP.into(),
+                },
             ]
         );
         assert_eq!(state.scopes[2].selector, Some(app_selector("inventory")));
-        assert_eq!(state.streams.len(), 3);
+        assert_eq!(state.streams.len(), 5);
 
         state.ensure_scopes(&initial);
-        assert_eq!(state.scopes.len(), 3, "a scope is watched once");
-        assert_eq!(state.streams.len(), 3);
+        assert_eq!(state.scopes.len(), 5, "a scope is watched once");
+        assert_eq!(state.streams.len(), 5);
     }
 
     #[tokio::test]
@@ -1566,7 +1584,9 @@ mod tests {
             [
                 namespace(ResourceKind::Deployment),
                 namespace(ResourceKind::ReplicaSet),
-                namespace(ResourceKind::Pod)
+                namespace(ResourceKind::Pod),
+                namespace(ResourceKind::Service),
+                namespace(ResourceKind::EndpointSlice),
             ]
         );
         assert!(!state.scopes_capped);

@@ -100,7 +100,8 @@ impl RunExt for Run {
 /// are held to; a URL (`--version-url`) has none.
 fn served_at(kind: &str) -> Option<&'static str> {
     Some(match kind {
-        "Pod" | "Node" | "Secret" | "ConfigMap" => "v1",
+        "Pod" | "Node" | "Secret" | "ConfigMap" | "Service" => "v1",
+        "EndpointSlice" => "discovery.k8s.io/v1",
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ControllerRevision" => {
             "apps/v1"
         }

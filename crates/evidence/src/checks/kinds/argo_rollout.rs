@@ -290,6 +290,22 @@ impl WorkloadType for Rollout {
 }
 
 impl WorkloadStatus for Rollout {
+    fn own_services(&self) -> Vec<&str> {
+        let strategy = self.strategy();
+        let canary = strategy
+            .canary
+            .iter()
+            .flat_map(|c| [&c.stable_service, &c.canary_service]);
+        let blue_green = strategy
+            .blue_green
+            .iter()
+            .flat_map(|b| [&b.active_service, &b.preview_service]);
+        canary
+            .chain(blue_green)
+            .filter_map(|s| s.as_deref())
+            .collect()
+    }
+
     /// The ReplicaSet carrying the Rollout's template (ignoring the hash label), as for a
     /// Deployment; its hash is what `status.currentPodHash` names once the controller caught up.
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {

@@ -53,6 +53,13 @@ pub(crate) trait WorkloadStatus: Sync {
     fn routed(&self) -> Option<Routed> {
         None
     }
+
+    /// The Services the workload's own controller points at its revisions (an Argo Rollout's
+    /// stable, canary, active and preview Services): judged through `routed`, so
+    /// `traffic_current` leaves them out.
+    fn own_services(&self) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 /// The revisions a workload routes traffic to: by the pod label carrying the revision, each
