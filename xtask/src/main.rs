@@ -27,7 +27,7 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
     bin/helm, helm3                                             from e2e/peers/helm{4,3}
     bin/sarif-schema-2.1.0.json                                 from e2e/peers/sarif-schema
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
-The Go builds use the Go module proxy; the venv uses PyPI. Cold: about 30 minutes on 2 cores;
+The Go builds use the Go module proxy; the venv uses PyPI. Cold: about an hour on 2 shared cores;
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
 (at most 60 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
 
