@@ -9,7 +9,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a second run waits for the first one's build (a cold build took 62 min on 2 shared cores).
-const LOCK_WAIT: Duration = Duration::from_secs(60 * 60);
+const LOCK_WAIT: Duration = Duration::from_secs(120 * 60);
 
 /// Why provisioning or the tests could not go on.
 #[derive(Debug)]
