@@ -30,9 +30,9 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
                                                                 from e2e/peers/crds
     bin/validate-krew-manifest   krew's own manifest validator     from e2e/peers/krew
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
-The Go builds use the Go module proxy; the venv uses PyPI. Cold: about 30 minutes on 2 cores;
+The Go builds use the Go module proxy; the venv uses PyPI. Cold: about an hour on 2 shared cores;
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
-(at most 60 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
+(at most 120 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
 
 `cargo xtask test` sets, for the tests (they read these, else fall back to the cache):
     LIVEPROOF_PEERS_BIN   the bin directory above
