@@ -272,8 +272,8 @@ async fn a_live_corpus_story_costs_no_diagnostics_request() {
     }
     for (flags, total, requests) in &counts {
         assert_eq!(
-            *total, 3,
-            "verify {flags}: GET, LIST replicasets, LIST pods only: {requests}"
+            *total, 5,
+            "verify {flags}: GET, LIST replicasets, pods, services and endpointslices only: {requests}"
         );
     }
 }
