@@ -205,7 +205,7 @@ impl liveproof_evidence::hint::Hinted for GatherError {
             GatherError::NotRegularKubeconfig { .. } => Some(Cow::Borrowed("give --kubeconfig (or KUBECONFIG) a regular file; save a generated kubeconfig to a file first")),
             GatherError::NotRegularKubeconfigFile { field, .. } => Some(Cow::Owned(format!("point {field} at a regular file (kubectl config view --minify shows which the context uses)"))),
             GatherError::KubeconfigListMissing { .. } => Some(Cow::Borrowed("fix KUBECONFIG (files separated by `:`), or pass --kubeconfig PATH")),
-            GatherError::InCluster { .. } => Some(Cow::Borrowed("mount the ServiceAccount token (automountServiceAccountToken: true, the default) or point KUBECONFIG/--kubeconfig at a kubeconfig")),
+            GatherError::InCluster { .. } => Some(Cow::Borrowed("in a pod, the kubelet sets KUBERNETES_SERVICE_HOST/PORT and mounts the token, ca.crt and namespace (automountServiceAccountToken: true, the default); or point KUBECONFIG/--kubeconfig at a kubeconfig")),
             GatherError::NoConfig { .. } => Some(Cow::Borrowed("set KUBECONFIG or pass --kubeconfig as for kubectl, run in a pod with a service account, or read a dump with --from PATH")),
             GatherError::Client { .. } => Some(Cow::Borrowed("check the certificate-authority, client certificate and proxy settings in the kubeconfig")),
             GatherError::Unreachable { .. } => Some(Cow::Borrowed(REACH_HINT)),
