@@ -103,6 +103,11 @@ fn sarif_is_sarif_2_1_0_with_every_rule() {
     assert_eq!(v["version"], "2.1.0");
     let run = &v["runs"][0];
     assert_eq!(run["tool"]["driver"]["name"], "liveproof");
+    // Where a code-scanning UI links the tool: the project's home, as Cargo.toml states it.
+    assert_eq!(
+        run["tool"]["driver"]["informationUri"],
+        "https://github.com/liveproof/liveproof"
+    );
     let rules: Vec<&str> = run["tool"]["driver"]["rules"]
         .as_array()
         .expect("rules")
@@ -114,6 +119,7 @@ fn sarif_is_sarif_2_1_0_with_every_rule() {
         "mutable-tag-no-restart",
         "config-without-restart",
         "gitops-suspended",
+        "manual-promotion",
     ] {
         assert!(rules.contains(&id), "{id} in {rules:?}");
     }

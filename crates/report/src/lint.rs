@@ -157,7 +157,7 @@ pub fn render_sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let run = json!({
         "tool": {"driver": {
             "name": "liveproof",
-            "informationUri": "https://example.invalid/liveproof",
+            "informationUri": env!("CARGO_PKG_REPOSITORY"),
             "version": env!("CARGO_PKG_VERSION"),
             "rules": rules,
         }},
