@@ -4,7 +4,7 @@
 
 mod common;
 
-use liveproof_testkit::{wait_for, wait_until_async};
+use liveproof_testkit::wait_for;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -197,19 +197,7 @@ async fn sim_demo_namespace_flag_wins() {
 async fn sim_rolls_statefulsets_and_daemonsets_to_live() {
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kc");
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(["sim", "-n", "apps", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("liveproof sim starts");
-    wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
-        std::fs::read_to_string(&kubeconfig)
-            .unwrap_or_default()
-            .contains("current-context")
-    })
-    .await;
+    let mut server = common::sim_process(&["-n", "apps"], &kubeconfig).await;
     let manifests = dir.path().join("workloads.yaml");
     std::fs::write(
         &manifests,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use liveproof_evidence::{Check, Report, Status, Verdict};
-use liveproof_testkit::{wait_for, wait_until_async};
+use liveproof_testkit::wait_for;
 
 async fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> (i32, String, String) {
     let out = liveproof_testkit::kubectl()
@@ -66,19 +66,7 @@ async fn a_service_routing_to_a_pod_by_a_leftover_label_is_not_live_on_the_simul
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path();
     let kubeconfig = dir.path().join("kc");
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(["sim", "-n", "apps", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("liveproof sim starts");
-    wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
-        std::fs::read_to_string(&kubeconfig)
-            .unwrap_or_default()
-            .contains("current-context")
-    })
-    .await;
+    let mut server = common::sim_process(&["-n", "apps"], &kubeconfig).await;
     let since = jiff::Timestamp::now()
         .checked_sub(jiff::SignedDuration::from_secs(5))
         .expect("a time")

@@ -367,3 +367,24 @@ pub fn tool_text(result: &serde_json::Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("no text content: {result}"))
 }
+
+/// `liveproof sim ARGS --kubeconfig-out KUBECONFIG` in a process of its own (killed when the
+/// handle drops), returned once the kubeconfig it writes is whole.
+pub async fn sim_process(args: &[&str], kubeconfig: &Path) -> tokio::process::Child {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .arg("sim")
+        .args(args)
+        .arg("--kubeconfig-out")
+        .arg(kubeconfig)
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof sim starts");
+    liveproof_testkit::wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
+        std::fs::read_to_string(kubeconfig)
+            .unwrap_or_default()
+            .contains("current-context")
+    })
+    .await;
+    child
+}
