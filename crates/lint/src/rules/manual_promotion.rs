@@ -7,7 +7,8 @@
 //! and its webhooks docs ("manual gating"): a `confirm-rollout` or `confirm-promotion` webhook
 //! holds the canary until it answers 200. What we recognise as someone promoting:
 //! `kubectl argo rollouts promote NAME` (or `--full`) in the repository's scripts and
-//! workflows, and, for Flagger, a call that opens the load tester's gate (`/gate/open`).
+//! workflows, and, for Flagger, a call that opens the load tester's gate (`/gate/open`), both
+//! read with the restart paths (`Restarts`).
 
 use super::*;
 
@@ -81,29 +82,6 @@ fn gate(doc: &Doc<'_>, kind: &str, v: &Value) -> Option<(usize, String)> {
     None
 }
 
-/// Whether the repository's scripts or workflows promote `name` (`kind` Rollout) or open a
-/// Flagger gate.
-fn promoted_here(ctx: &Context<'_>, kind: &str, name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ctx.input.head.values().any(|text| {
-        text.lines().map(str::trim).any(|line| {
-            if line.starts_with('#') {
-                return false;
-            }
-            match kind {
-                "Rollout" => line
-                    .split_once("rollouts promote")
-                    .is_some_and(|(_, rest)| {
-                        rest.split_whitespace()
-                            .map(|t| t.trim_matches(['"', '\'', ';', '\\']).to_ascii_lowercase())
-                            .any(|t| t == name || t.ends_with(&format!("/{name}")))
-                    }),
-                _ => line.contains("/gate/open"),
-            }
-        })
-    })
-}
-
 pub(super) fn manual_promotion(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Finding>) {
     let Some(v) = &doc.value else { return };
     let Some(kind) = doc.kind() else { return };
@@ -111,11 +89,13 @@ pub(super) fn manual_promotion(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut 
         return;
     };
     let name = doc.display_name();
-    if promoted_here(
-        ctx,
-        &kind,
-        v["metadata"]["name"].as_str().unwrap_or_default(),
-    ) {
+    let promoted = match kind.as_str() {
+        "Rollout" => ctx
+            .restarts
+            .promotes(v["metadata"]["name"].as_str().unwrap_or_default()),
+        _ => ctx.restarts.gate_opened,
+    };
+    if promoted {
         return;
     }
     let (level, tail) = if ctx.input.changed.contains(doc.file) {

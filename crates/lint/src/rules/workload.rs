@@ -290,12 +290,23 @@ impl<'d, 'a> Workload<'d, 'a> {
     }
 }
 
-/// What the repository's scripts and CI workflows restart: `kubectl rollout restart …` lines
-/// naming a workload, or `liveproof stale … --restart` (which restarts whatever is stale).
+/// What the repository's scripts and CI workflows restart or promote, read in one pass over
+/// their lines: `kubectl rollout restart …` lines naming a workload, or `liveproof stale …
+/// --restart` (which restarts whatever is stale); `kubectl argo rollouts promote …` lines
+/// naming a Rollout, and calls opening a Flagger load tester's gate (`/gate/open`).
 #[derive(Default)]
 pub(super) struct Restarts {
     pub(super) everything: bool,
     pub(super) tokens: BTreeSet<String>,
+    /// The words after `rollouts promote`, lowercased (names, `NS/NAME`, flags).
+    pub(super) promoted: BTreeSet<String>,
+    pub(super) gate_opened: bool,
+}
+
+/// The words of `rest`, stripped of shell quoting and separators, lowercased.
+fn command_words(rest: &str) -> impl Iterator<Item = String> + '_ {
+    rest.split_whitespace()
+        .map(|t| t.trim_matches(['"', '\'', ';', '\\']).to_ascii_lowercase())
 }
 
 impl Restarts {
@@ -311,17 +322,30 @@ impl Restarts {
                     r.everything = true;
                 }
                 if let Some((_, rest)) = line.split_once("rollout restart") {
-                    for token in rest.split_whitespace() {
-                        let token = token.trim_matches(['"', '\'', ';', '\\']);
+                    for token in command_words(rest) {
                         if token == "--all" {
                             r.everything = true;
                         }
-                        r.tokens.insert(token.to_ascii_lowercase());
+                        r.tokens.insert(token);
                     }
+                }
+                if let Some((_, rest)) = line.split_once("rollouts promote") {
+                    r.promoted.extend(command_words(rest));
+                }
+                if line.contains("/gate/open") {
+                    r.gate_opened = true;
                 }
             }
         }
         r
+    }
+
+    /// Whether the Rollout `name` is promoted by something in the repository.
+    pub(super) fn promotes(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        self.promoted
+            .iter()
+            .any(|t| *t == name || t.ends_with(&format!("/{name}")))
     }
 
     pub(super) fn covers(&self, kind: &str, name: &str) -> bool {
