@@ -153,9 +153,8 @@ fn the_readme_says_how_to_install_before_using_liveproof_on_path() {
 /// The MCP client configuration the README gives (Cursor's `mcp.json`, Claude Code's `claude
 /// mcp add`) starts a server that answers MCP: the command it names, with its arguments, is
 /// run (our binary standing for `liveproof` on PATH), initialised, and asked for its tools.
-#[test]
-fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
-    use std::io::{BufRead, BufReader, Write};
+#[tokio::test]
+async fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
     let readme = std::fs::read_to_string(readme_path()).expect("README.md");
     let block = readme
         .split("<!-- BEGIN mcp-json")
@@ -180,35 +179,37 @@ fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
     let claude = format!("claude mcp add liveproof -- liveproof {}", args.join(" "));
     assert!(readme.contains(&claude), "README lacks `{claude}`");
 
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
-        .args(&args)
-        .env("HOME", tempfile::tempdir().expect("home").path())
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut ask = |message: serde_json::Value| {
-        writeln!(stdin, "{message}").expect("write");
-        stdin.flush().expect("flush");
-    };
-    ask(
+    // The handshake and a tools/list, as a client sends them; stdin closes after, and the
+    // server answers and exits (the test kit's runner bounds it).
+    let messages = [
         serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "readme-test", "version": "0"}}}),
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("an answer");
-    let init: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "readme-test", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    let home = tempfile::tempdir().expect("home");
+    let run = common::liveproof()
+        .args(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .env("HOME", home.path())
+        .stdin(input)
+        .run()
+        .await;
+    let answers: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let answer = |id: u64| {
+        answers
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer {id}: {}\n{}", run.stdout, run.stderr))
+    };
+    let init = answer(1);
     assert_eq!(init["result"]["serverInfo"]["name"], "liveproof", "{init}");
-    ask(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    ask(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
-    line.clear();
-    stdout.read_line(&mut line).expect("an answer");
-    let tools: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+    let tools = answer(2);
     let names: Vec<&str> = tools["result"]["tools"]
         .as_array()
         .expect("tools")
@@ -216,7 +217,4 @@ fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(names.contains(&"verify"), "{tools}");
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
 }
