@@ -34,10 +34,7 @@ impl fmt::Display for Missing {
 
 impl std::error::Error for Missing {}
 
-/// The repository's root (two levels above this crate).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use crate::story::repo_root;
 
 /// The peers' bin directory: `LIVEPROOF_PEERS_BIN`, else the cache for the current pins.
 pub fn peers_bin() -> Result<PathBuf, Missing> {
