@@ -513,7 +513,8 @@ pub struct VerifyArgs {
     /// Workloads these manifests declare: FILE, DIR, - (stdin); repeatable.
     ///
     /// As kubectl's -f: a file, a directory (its top level; with -R every directory under
-    /// it) of .yaml, .yml and .json, or `-` for stdin. Each live pod template is held to every
+    /// it; without -R, manifests below the top level are refused rather than left unverified)
+    /// of .yaml, .yml and .json, or `-` for stdin. Each live pod template is held to every
     /// field the manifest declares in it (nothing is applied). With --commit, read as of that
     /// commit from --repo (a dirty work tree does not count); a relative path that is not
     /// there from the working directory is read from --repo. URLs are refused: liveproof

@@ -737,7 +737,7 @@ fn read_manifests(
                     at_top_level(Path::new(name.trim_start_matches("./")), &relative)
                 });
                 if !files.is_empty() {
-                    warn_not_recursed(path, all - files.len());
+                    not_recursed(all - files.len()).map_err(|(r, h)| hinted(r, Some(h)))?;
                 }
             }
             if files.is_empty() {
@@ -765,7 +765,7 @@ fn read_manifests(
                 ));
             }
             let all = liveproof_gather::offline::manifest_files(path).len();
-            warn_not_recursed(path, all.saturating_sub(files.len()));
+            not_recursed(all.saturating_sub(files.len())).map_err(|(r, h)| hinted(r, Some(h)))?;
             let observed = liveproof_gather::offline::load_files(files)
                 .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
             Ok((observed, path.display().to_string()))
@@ -784,16 +784,17 @@ fn read_manifests(
     }
 }
 
-/// Manifests under `-f DIR`'s subdirectories are not read without `-R` (kubectl's rule), and a
-/// workload left out is a workload not verified: said on stderr, never silently.
-fn warn_not_recursed(dir: &Path, skipped: usize) {
-    if skipped > 0 {
-        tracing::warn!(
-            "-f {}: {skipped} manifest file(s) in directories under it not read (as kubectl \
-             without -R); add -R to verify what they declare too",
-            dir.display()
-        );
+/// Manifests under `-f DIR`'s subdirectories, which kubectl reads only with `-R`: refused
+/// rather than left out, since a workload left out is a workload not verified, and a verdict
+/// over the rest would be `live` for a change that may not be.
+fn not_recursed(skipped: usize) -> Result<(), (String, String)> {
+    if skipped == 0 {
+        return Ok(());
     }
+    Err((
+        format!("{skipped} manifest file(s) in directories under it would not be read (kubectl reads them only with -R)"),
+        "add -R to verify what they declare too, or name the files to verify".into(),
+    ))
 }
 
 /// A relative `-f` path that is not there from the working directory, but is in `--repo`

@@ -170,17 +170,13 @@ fn f_dir_reads_its_top_level_and_with_r_every_level() {
     let k8s = dir.path().join("k8s");
     std::fs::create_dir_all(k8s.join("nested")).expect("mkdir");
     std::fs::write(k8s.join("inventory.yaml"), WEB).expect("write");
-    std::fs::write(k8s.join("nested/web.yaml"), other("web")).expect("write");
     let (run, names) = declared(dir.path(), &["-f", "k8s"], None);
     assert_eq!(names, ["inventory"], "{}", run.stderr);
-    // What was left out is said, never silent: a workload not read is a workload not verified.
-    assert!(
-        run.stderr
-            .contains("1 manifest file(s) in directories under it not read")
-            && run.stderr.contains("add -R"),
-        "{}",
-        run.stderr
-    );
+    // A manifest below the top level that only -R reads: refused, never a verdict over part
+    // of what the directory declares (a workload not read is a workload not verified).
+    std::fs::write(k8s.join("nested/web.yaml"), other("web")).expect("write");
+    let (run, _) = declared(dir.path(), &["-f", "k8s"], None);
+    assert_refused(&run, &["1 manifest file(s) in directories under it", "-R"]);
     let (run, mut names) = declared(dir.path(), &["-f", "k8s", "-R"], None);
     names.sort();
     assert_eq!(names, ["inventory", "web"], "{}", run.stderr);
