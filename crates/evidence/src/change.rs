@@ -7,8 +7,14 @@ use jiff::Timestamp;
 pub struct Change {
     /// When the change was merged or pushed (`--since`, or the committer time of `--commit`).
     pub since: Option<Timestamp>,
+    /// Where `since` came from, as the timeline says it: `--since`, `committer time of SHA in
+    /// REPO`, `the snapshot`.
+    pub since_source: Option<String>,
     /// The change's commit (a 7+ hex prefix), matched against GitOps revisions.
     pub commit: Option<String>,
+    /// The commit's committer time, when `--repo` was read for it: what the lead time counts
+    /// from (set whether or not it is also `since`).
+    pub commit_time: Option<Timestamp>,
     /// `--image`: the image each container of that repository must run.
     pub images: Vec<ExpectedImage>,
     /// `--expect-env NAME`: env var names the containers must define (values never read).

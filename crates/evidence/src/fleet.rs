@@ -16,6 +16,10 @@ pub struct FleetReport {
     pub change: ChangeSummary,
     /// Every cluster's targets, cluster by cluster (`clusters` says which is which).
     pub targets: Vec<TargetReport>,
+    /// Seconds from the commit to `live_since` of the last target to go live in any cluster:
+    /// only when the fleet is live and every target in every cluster is dated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_time_seconds: Option<i64>,
     pub clusters: Vec<ClusterResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated_at: Option<String>,
@@ -59,17 +63,24 @@ impl FleetReport {
             })
             .collect();
         let reports = || clusters.iter().filter_map(|c| c.report.as_ref());
+        let verdict = clusters
+            .iter()
+            .map(|c| c.verdict)
+            .min()
+            .unwrap_or(Verdict::Unproven);
+        let change: ChangeSummary = reports()
+            .next()
+            .map(|r| r.change.clone())
+            .unwrap_or_default();
         FleetReport {
             schema: SCHEMA.to_string(),
-            verdict: clusters
-                .iter()
-                .map(|c| c.verdict)
-                .min()
-                .unwrap_or(Verdict::Unproven),
-            change: reports()
-                .next()
-                .map(|r| r.change.clone())
-                .unwrap_or_default(),
+            verdict,
+            lead_time_seconds: crate::model::lead_time(
+                verdict,
+                change.committed_at.as_deref(),
+                reports().flat_map(|r| r.targets.iter()),
+            ),
+            change,
             targets: reports().flat_map(|r| r.targets.iter().cloned()).collect(),
             generated_at: reports().find_map(|r| r.generated_at.clone()),
             liveproof_version: reports().find_map(|r| r.liveproof_version.clone()),
@@ -97,6 +108,7 @@ mod tests {
             verdict,
             change: ChangeSummary::default(),
             targets: Vec::new(),
+            lead_time_seconds: None,
             snapshot: None,
             next_step: None,
             generated_at: None,

@@ -36,8 +36,8 @@ pub use checks::{
 };
 pub use commit::is_commit_sha;
 pub use model::{
-    ChangeSummary, Check, ClusterRef, Evidence, Report, SnapshotSummary, SourceRef, Status,
-    TargetReport, Tier, Verdict, WaitRecord, SCHEMA,
+    lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
+    SourceRef, Status, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord, SCHEMA,
 };
 pub use observed::{
     api_group, ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind,

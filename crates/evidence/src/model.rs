@@ -347,6 +347,133 @@ pub struct TargetReport {
     /// When not live: the single most useful thing to do next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<crate::Suggestion>,
+    /// When live: the earliest time the evidence shows it live (RFC 3339): the last serving
+    /// pod's Ready transition, a progressive rollout's promotion when that came later, or the
+    /// moment `--wait` saw it. The `timeline` entry marked `live_since` says where it was read.
+    /// Absent when not live, or when a time it needs cannot be read (`live_since_unknown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_since: Option<String>,
+    /// When live but `live_since` cannot be told: why (never guessed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_since_unknown: Option<String>,
+    /// What the evidence dates about this target, oldest first, each with where it was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// A moment the evidence dates.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    /// The change: `--since`, the commit's committer time, or the snapshot's time.
+    Change,
+    /// The current revision's object was created (a ReplicaSet, a ControllerRevision): the
+    /// template was written.
+    TemplateWritten,
+    /// The Helm release's newest revision was deployed (`info.last_deployed`).
+    HelmDeployed,
+    /// The GitOps controller applied or synced (Flux `Ready` transition, Argo CD
+    /// `operationState.finishedAt`).
+    GitopsApplied,
+    /// The first serving pod of the current revision became Ready.
+    FirstPodReady,
+    /// The last serving pod of the current revision became Ready.
+    LastPodReady,
+    /// A progressive rollout was fully promoted (Argo Rollouts `Completed` turned True).
+    Promoted,
+    /// `--wait` saw the target live (liveproof's own clock, not the cluster's).
+    ObservedLive,
+}
+
+impl Moment {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Moment::Change => "change",
+            Moment::TemplateWritten => "template_written",
+            Moment::HelmDeployed => "helm_deployed",
+            Moment::GitopsApplied => "gitops_applied",
+            Moment::FirstPodReady => "first_pod_ready",
+            Moment::LastPodReady => "last_pod_ready",
+            Moment::Promoted => "promoted",
+            Moment::ObservedLive => "observed_live",
+        }
+    }
+}
+
+/// One dated moment of a target, with where the time was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TimelineEntry {
+    pub event: Moment,
+    /// RFC 3339, as recorded.
+    pub at: String,
+    /// Where the time was read, as prose (`apps/Pod/inventory-6b7f9c8d4-m8q7z
+    /// .status.conditions[Ready].lastTransitionTime`, `--since`, `committer time of 3f2c1ab…`).
+    pub source: String,
+    /// The same as data, when it was read from a cluster object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ref: Option<SourceRef>,
+    /// This is the moment the target's `live_since` is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live_since: bool,
+}
+
+impl TimelineEntry {
+    /// A moment read from a cluster object's field.
+    pub fn read(event: Moment, at: jiff::Timestamp, source: SourceRef) -> TimelineEntry {
+        TimelineEntry {
+            event,
+            at: at.to_string(),
+            source: source.to_string(),
+            source_ref: Some(source),
+            live_since: false,
+        }
+    }
+
+    /// The time, as recorded; `None` when it does not parse (never a guess).
+    pub fn time(&self) -> Option<jiff::Timestamp> {
+        self.at.parse().ok()
+    }
+}
+
+impl TargetReport {
+    /// Marks `at` (an entry of the timeline, or a new one) as when the target went live.
+    pub fn set_live_since(&mut self, entry: TimelineEntry) {
+        for e in &mut self.timeline {
+            e.live_since = false;
+        }
+        self.live_since = Some(entry.at.clone());
+        self.live_since_unknown = None;
+        match self
+            .timeline
+            .iter_mut()
+            .find(|e| e.event == entry.event && e.at == entry.at && e.source == entry.source)
+        {
+            Some(e) => e.live_since = true,
+            None => self.timeline.push(TimelineEntry {
+                live_since: true,
+                ..entry
+            }),
+        }
+        self.sort_timeline();
+    }
+
+    /// Oldest first; what cannot be parsed last, in its order.
+    pub fn sort_timeline(&mut self) {
+        self.timeline
+            .sort_by_key(|e| (e.time().is_none(), e.time(), e.event));
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -355,6 +482,10 @@ pub struct ChangeSummary {
     pub since: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The commit's committer time, when it was read from `--repo` (what `lead_time_seconds`
+    /// counts from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -363,6 +494,11 @@ pub struct Report {
     pub verdict: Verdict,
     pub change: ChangeSummary,
     pub targets: Vec<TargetReport>,
+    /// Seconds from the commit (its committer time) to `live_since` of the last target to go
+    /// live: only when the verdict is live, the commit's time was read, and every target's
+    /// `live_since` is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead_time_seconds: Option<i64>,
     /// For `verify --snapshot`: what changed since the snapshot, and what did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotSummary>,
@@ -437,6 +573,7 @@ impl Report {
             verdict,
             change,
             targets,
+            lead_time_seconds: None,
             snapshot: None,
             next_step: None,
             generated_at: None,
@@ -446,6 +583,39 @@ impl Report {
             notes: Vec::new(),
         }
     }
+}
+
+impl Report {
+    /// Works `lead_time_seconds` out again from the commit time and the targets' `live_since`
+    /// (after `--wait` dated what the judge could not).
+    pub fn date_lead_time(&mut self) {
+        self.lead_time_seconds = lead_time(
+            self.verdict,
+            self.change.committed_at.as_deref(),
+            self.targets.iter(),
+        );
+    }
+}
+
+/// Seconds from `committed_at` to the latest `live_since` of `targets`: `None` unless the
+/// verdict is live, the commit time is known, every target is dated, and the commit came
+/// first (a commit after the pods went live dates nothing).
+pub fn lead_time<'a>(
+    verdict: Verdict,
+    committed_at: Option<&str>,
+    targets: impl Iterator<Item = &'a TargetReport>,
+) -> Option<i64> {
+    if verdict != Verdict::Live {
+        return None;
+    }
+    let committed: jiff::Timestamp = committed_at?.parse().ok()?;
+    let mut last: Option<jiff::Timestamp> = None;
+    for t in targets {
+        let since: jiff::Timestamp = t.live_since.as_deref()?.parse().ok()?;
+        last = Some(last.map_or(since, |l| l.max(since)));
+    }
+    let seconds = last?.duration_since(committed).as_secs();
+    (seconds >= 0).then_some(seconds)
 }
 
 #[cfg(test)]

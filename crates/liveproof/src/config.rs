@@ -1323,7 +1323,9 @@ fn change(args: &ChangeArgs, now: Timestamp) -> Result<(Change, Option<String>),
     Ok((
         Change {
             since,
+            since_source: None,
             commit,
+            commit_time: None,
             images,
             env: args.expect_env.clone(),
             secret_refs,
@@ -1358,12 +1360,17 @@ fn resolve_commit(
         return Ok(());
     };
     let by_ref = !liveproof_evidence::is_commit_sha(c);
-    // A snapshot supplies the change time itself: a SHA is then only matched.
+    // A snapshot supplies the change time itself: a SHA is then only matched, and its time
+    // read for the lead time when the repository has it.
     if !by_ref && commit_time_known {
+        change.commit_time = liveproof_gather::git::commit_time(&args.repo, c)
+            .ok()
+            .map(|info| info.committed);
         return Ok(());
     }
     match liveproof_gather::git::commit_time(&args.repo, c) {
         Ok(info) => {
+            change.commit_time = Some(info.committed);
             if change.since.is_none() && !commit_time_known {
                 if info.committed > now {
                     return Err(ConfigError::CommitFuture {

@@ -324,6 +324,7 @@ async fn judge_snapshot(
         }
     }
     let mut change = config.change.clone();
+    change.since_source.clone_from(&config.since_origin);
     // A manifest that names no namespace declares its workload in the default one.
     for d in &mut change.declared {
         if d.target.namespace.is_none() {
@@ -881,6 +882,9 @@ mod tests {
                 }],
                 diagnostics: Vec::new(),
                 next_step: None,
+                live_since: None,
+                live_since_unknown: None,
+                timeline: Vec::new(),
             }],
         );
         let absent = [Absent {

@@ -14,7 +14,7 @@ use liveproof_testkit::SimCluster;
 use std::collections::BTreeSet;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use liveproof_evidence::{Report, Status};
+use liveproof_evidence::{Report, Status, Verdict};
 use liveproof_testkit::story::checks_with;
 use liveproof_testkit::Story;
 
@@ -71,6 +71,69 @@ fn describe(report: &Report) -> String {
         .join("\n")
 }
 
+/// When it went live: each target the story dates reports that `live_since`, a target that is
+/// not live carries none, and the lead time is the story's (none unless the report is live).
+fn dating_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
+    let mut problems = Vec::new();
+    for t in &report.targets {
+        let key = format!("{}/{}/{}", t.kind, t.namespace, t.name);
+        let want = story.live_since.get(&key);
+        if t.verdict != Verdict::Live
+            && (t.live_since.is_some() || !t.timeline.iter().all(|e| !e.live_since))
+        {
+            problems.push(format!(
+                "[{mode}] {key} is {} but has live_since {:?}",
+                t.verdict, t.live_since
+            ));
+        }
+        if want.is_some() && t.live_since.as_ref() != want {
+            problems.push(format!(
+                "[{mode}] {key}: live_since {:?}, the story says {want:?} ({:?})",
+                t.live_since, t.live_since_unknown
+            ));
+        }
+        if let Some(since) = &t.live_since {
+            let marked: Vec<_> = t.timeline.iter().filter(|e| e.live_since).collect();
+            if marked.len() != 1 || &marked[0].at != since {
+                problems.push(format!("[{mode}] {key}: live_since {since} is not the one timeline entry marked live_since: {marked:?}"));
+            }
+        }
+    }
+    if report.verdict != Verdict::Live && report.lead_time_seconds.is_some() {
+        problems.push(format!(
+            "[{mode}] a {} report has a lead time",
+            report.verdict
+        ));
+    }
+    if report.lead_time_seconds != story.lead_time_seconds {
+        problems.push(format!(
+            "[{mode}] lead_time_seconds {:?}, the story says {:?}",
+            report.lead_time_seconds, story.lead_time_seconds
+        ));
+    }
+    problems
+}
+
+/// The story's run: with `committed_at`, its commit made in a repository of its own at that
+/// time and named with `--commit` (the repository lives as long as the run).
+fn story_cli(story: &Story) -> (liveproof_testkit::Cli, Option<liveproof_testkit::git::Repo>) {
+    let cli = common::liveproof().story(&story.name);
+    match &story.committed_at {
+        None => (cli, None),
+        Some(at) => {
+            let repo = liveproof_testkit::git::Repo::new();
+            liveproof_testkit::git::git_at(
+                &repo.path(),
+                &["commit", "-q", "--allow-empty", "-m", "the change"],
+                at,
+            );
+            let sha = repo.git(&["rev-parse", "HEAD"]);
+            let cli = cli.args(&["--commit", &sha]).arg("--repo").arg(repo.path());
+            (cli, Some(repo))
+        }
+    }
+}
+
 fn mismatch(mode: &str, story: &Story, report: &Report) -> Option<String> {
     let fail = checks_with(report, Status::Fail);
     let unknown = checks_with(report, Status::Unknown);
@@ -105,12 +168,8 @@ async fn story_problems(story: &Story) -> Vec<String> {
     let mut problems = Vec::new();
     let mut verdicts = Vec::new();
     if story.runs("offline") {
-        let run = common::liveproof()
-            .story(&story.name)
-            .offline()
-            .json()
-            .run()
-            .await;
+        let (cli, _repo) = story_cli(story);
+        let run = cli.offline().json().run().await;
         let report = run.report();
         if run.code != i32::from(report.verdict.exit_code()) {
             problems.push(format!(
@@ -119,6 +178,7 @@ async fn story_problems(story: &Story) -> Vec<String> {
             ));
         }
         problems.extend(mismatch("offline", story, &report));
+        problems.extend(dating_problems("offline", story, &report));
         problems.extend(
             run.source_ref_problems()
                 .into_iter()
@@ -128,12 +188,8 @@ async fn story_problems(story: &Story) -> Vec<String> {
     }
     if story.runs("live") {
         let cluster = SimCluster::from_file(&story.cluster_yaml(), &story.namespace()).await;
-        let run = common::liveproof()
-            .story(&story.name)
-            .on(&cluster)
-            .json()
-            .run()
-            .await;
+        let (cli, _repo) = story_cli(story);
+        let run = cli.on(&cluster).json().run().await;
         let report = run.report();
         if run.code != i32::from(report.verdict.exit_code()) {
             problems.push(format!(
@@ -142,6 +198,7 @@ async fn story_problems(story: &Story) -> Vec<String> {
             ));
         }
         problems.extend(mismatch("live", story, &report));
+        problems.extend(dating_problems("live", story, &report));
         problems.extend(
             run.source_ref_problems()
                 .into_iter()

@@ -71,6 +71,9 @@ fn target(
         next_step: next_step.map(Into::into),
         via: None,
         diagnostics: Vec::new(),
+        live_since: None,
+        live_since_unknown: None,
+        timeline: Vec::new(),
     }
 }
 
@@ -78,6 +81,7 @@ fn change(since: Option<&str>, commit: Option<&str>) -> ChangeSummary {
     ChangeSummary {
         since: since.map(str::to_string),
         commit: commit.map(str::to_string),
+        committed_at: None,
     }
 }
 

@@ -31,6 +31,17 @@ pub struct Story {
     /// `offline` (`--from cluster.yaml`) and/or `live` (the simulator serving it).
     #[serde(default)]
     pub modes: Vec<String>,
+    /// The `live_since` each target must report, by `Kind/namespace/name`
+    /// (`StatefulSet/payments/ledger`); a target not named may carry none only when not live.
+    #[serde(default)]
+    pub live_since: std::collections::BTreeMap<String, String>,
+    /// When the change's commit was made: the corpus commits at that time in a repository of
+    /// its own and adds `--commit SHA --repo DIR` to `args`.
+    #[serde(default)]
+    pub committed_at: Option<String>,
+    /// The report's `lead_time_seconds`, to the second (none when not given).
+    #[serde(default)]
+    pub lead_time_seconds: Option<i64>,
 }
 
 /// The workspace's root.

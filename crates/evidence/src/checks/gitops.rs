@@ -130,6 +130,47 @@ fn inventory_workload(id: &str) -> Option<Target> {
     (!ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
 }
 
+/// What a Helm or GitOps target dates of its own: when the Helm release was deployed, and when
+/// the GitOps controller last applied (Flux: its `Ready` condition turning True; Argo CD: the
+/// sync operation's `finishedAt`).
+pub(crate) fn dated(observed: &Observed, target: &Target, ns: &str) -> Vec<crate::TimelineEntry> {
+    use crate::{Moment, TimelineEntry};
+    let history = |storage_ns: &str, name: &str| {
+        release::deployed(&ReleaseHistory::read(observed, storage_ns, name))
+    };
+    let Some(resource) = resource_of(target.kind) else {
+        return match target.kind {
+            TargetKind::Release => history(ns, &target.name).into_iter().collect(),
+            _ => Vec::new(),
+        };
+    };
+    let Some(obj) = observed.find_other(resource, ns, &target.name) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if target.kind == TargetKind::HelmRelease {
+        let (storage_ns, name) = helmrelease_release(obj, ns);
+        out.extend(history(&storage_ns, &name));
+    }
+    let applied = match target.kind {
+        TargetKind::Application => time_at(obj, "/status/operationState/finishedAt")
+            .filter(|_| str_at(obj, "/status/operationState/phase") == Some("Succeeded"))
+            .map(|at| (at, ".status.operationState.finishedAt")),
+        _ => condition(obj, "Ready")
+            .filter(|c| c.status == "True")
+            .and_then(|c| c.last_transition)
+            .map(|at| (at, ".status.conditions[Ready].lastTransitionTime")),
+    };
+    out.extend(applied.map(|(at, field)| {
+        TimelineEntry::read(
+            Moment::GitopsApplied,
+            at,
+            source_of(obj, resource, ns).field(field),
+        )
+    }));
+    out
+}
+
 /// The GitOps target's own evidence.
 pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str) -> Vec<Finding> {
     match target.kind {

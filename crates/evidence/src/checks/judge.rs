@@ -5,7 +5,7 @@
 use super::verdict::{target_report, verdict};
 use super::workload::{Revision, Workload};
 use super::workload_checks::workload_findings;
-use super::{followed_workloads, gitops, pods};
+use super::{followed_workloads, gitops, pods, timeline};
 use crate::model::ChangeSummary;
 use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
 
@@ -58,13 +58,16 @@ pub fn judge(
         .flat_map(|t| judge_target(observed, change, t, default_namespace))
         .chain(crate::server::reports(observed, change))
         .collect();
-    Report::new(
+    let mut report = Report::new(
         ChangeSummary {
             since: change.since.map(|t| t.to_string()),
             commit: change.commit.clone(),
+            committed_at: change.commit_time.map(|t| t.to_string()),
         },
         reports,
-    )
+    );
+    report.date_lead_time();
+    report
 }
 
 /// The command that verifies a target again and waits for it, as next steps suggest it. The
@@ -134,6 +137,10 @@ fn judge_target(
         Verdict::Live
     };
     let mut report = target_report(target, namespace, own, own_verdict);
+    // Dated once its verdict is final (below), from the workloads' own dating.
+    let date = |report: &mut TargetReport, workloads: &[TargetReport]| {
+        timeline::date_owner(observed, change, report, namespace, target, workloads);
+    };
     if own_verdict == Verdict::Live {
         // Its own evidence is status and storage: the running pods decide.
         report.verdict = workloads
@@ -167,6 +174,7 @@ fn judge_target(
             }
         }
     }
+    date(&mut report, &workloads);
     std::iter::once(report).chain(workloads).collect()
 }
 
@@ -181,5 +189,7 @@ fn judge_workload(
 ) -> TargetReport {
     let findings = workload_findings(observed, change, target, namespace, tied_by);
     let verdict = verdict(&findings);
-    target_report(target, namespace, findings, verdict)
+    let mut report = target_report(target, namespace, findings, verdict);
+    timeline::date_workload(observed, change, &mut report);
+    report
 }

@@ -33,6 +33,7 @@ pub(crate) mod raw;
 mod release;
 mod rollout;
 pub mod server;
+mod timeline;
 mod traffic;
 mod verdict;
 pub(crate) mod workload;

@@ -20,6 +20,19 @@ pub fn is_ready(pod: &Pod) -> bool {
         .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
+/// When a Ready pod became Ready: its Ready condition's `lastTransitionTime`. `None` when the
+/// pod is not Ready; `Some(None)` when it is but the time is not recorded.
+pub fn ready_since(pod: &Pod) -> Option<Option<Timestamp>> {
+    let ready = pod
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == "True")?;
+    Some(ready.last_transition_time.as_ref().map(|t| t.0))
+}
+
 pub fn is_terminating(pod: &Pod) -> bool {
     pod.metadata.deletion_timestamp.is_some()
 }

@@ -153,6 +153,16 @@ pub fn findings(
     (out, staleness)
 }
 
+/// When the newest revision was deployed (`info.last_deployed`), read from its storage object.
+pub(crate) fn deployed(history: &ReleaseHistory) -> Option<crate::TimelineEntry> {
+    let newest = history.newest()?.stored();
+    Some(crate::TimelineEntry::read(
+        crate::Moment::HelmDeployed,
+        newest.release.info.last_deployed?,
+        stored_source(&newest.object).field(".data.release (info.last_deployed)"),
+    ))
+}
+
 /// Every revision's storage object, for evidence that no one revision was read for.
 fn storage_source(history: &ReleaseHistory) -> SourceRef {
     SourceRef::matching(

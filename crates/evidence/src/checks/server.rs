@@ -137,6 +137,12 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
                 via: None,
                 evidence: vec![item],
                 next_step,
+                live_since: None,
+                // An answer says what serves now, not since when; --wait dates when it saw it.
+                live_since_unknown: (verdict == Verdict::Live).then(|| {
+                    "a server's answer shows the version it serves when asked, not since when (--wait records when it saw it)".to_string()
+                }),
+                timeline: Vec::new(),
                 diagnostics: Vec::new(),
             }
         })

@@ -24,6 +24,9 @@ pub(crate) fn target_report(
         evidence: findings.into_iter().map(|f| f.evidence).collect(),
         next_step,
         diagnostics: Vec::new(),
+        live_since: None,
+        live_since_unknown: None,
+        timeline: Vec::new(),
     }
 }
 

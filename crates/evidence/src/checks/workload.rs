@@ -204,6 +204,25 @@ pub struct CurrentRevision {
     pub describe: String,
     /// Set when the revision object's status lags its spec, so its counts are not yet true.
     pub status_stale: Option<String>,
+    /// When the revision's object was created (the template written), when recorded.
+    pub written: Option<crate::TimelineEntry>,
+}
+
+/// The creation of a revision's object (`kind` `meta`), as a timeline entry: when its template
+/// was written. `None` when no `creationTimestamp` is recorded.
+pub(crate) fn written(
+    kind: ResourceKind,
+    meta: &ObjectMeta,
+    namespace: &str,
+) -> Option<crate::TimelineEntry> {
+    let created = meta.creation_timestamp.as_ref()?.0;
+    let ns = meta.namespace.as_deref().unwrap_or(namespace);
+    let name = meta.name.as_deref().unwrap_or_default();
+    Some(crate::TimelineEntry::read(
+        crate::Moment::TemplateWritten,
+        created,
+        SourceRef::object(kind, ns, name).field(".metadata.creationTimestamp"),
+    ))
 }
 
 impl CurrentRevision {

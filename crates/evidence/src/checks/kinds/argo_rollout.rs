@@ -144,6 +144,8 @@ pub struct RolloutCondition {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -390,6 +392,19 @@ impl WorkloadStatus for Rollout {
             complete,
             stuck,
         }
+    }
+
+    /// `Completed` turning True is the full promotion: the controller sets it False when a
+    /// new rollout starts and True once stable is the current revision (`utils/conditions`).
+    fn promoted(&self, w: &Workload) -> Option<crate::TimelineEntry> {
+        let completed = self.condition("Completed").filter(|c| c.status == "True")?;
+        let at = completed.last_transition_time.as_deref()?.parse().ok()?;
+        Some(crate::TimelineEntry::read(
+            crate::Moment::Promoted,
+            at,
+            w.source()
+                .field(".status.conditions[Completed].lastTransitionTime"),
+        ))
     }
 
     fn gave_up(&self) -> Option<String> {

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
 use crate::checks::workload::{
-    old_pods_stay, template_ignoring, CurrentRevision, Revision, UpdateStrategy, Workload,
+    old_pods_stay, template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     CONTROLLER_REVISION_HASH,
 };
 use crate::{Observed, ResourceKind, TargetKind};
@@ -129,6 +129,11 @@ impl WorkloadStatus for DaemonSet {
                 newest.revision
             ),
             status_stale: None,
+            written: written(
+                ResourceKind::ControllerRevision,
+                &newest.metadata,
+                w.namespace,
+            ),
         })
     }
 

@@ -8,7 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
 use crate::checks::workload::{
-    template_ignoring, CurrentRevision, Revision, UpdateStrategy, Workload, POD_TEMPLATE_HASH,
+    template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
+    POD_TEMPLATE_HASH,
 };
 use crate::suggestion::Suggestion;
 use crate::{Observed, ResourceKind, TargetKind};
@@ -170,5 +171,6 @@ pub(crate) fn replicaset_revision(rs: &ReplicaSet, label: &'static str) -> Revis
         hash,
         describe: format!("ReplicaSet {rs_name}{revision}"),
         status_stale,
+        written: written(ResourceKind::ReplicaSet, &rs.metadata, ""),
     })
 }

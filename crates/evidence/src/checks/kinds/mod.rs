@@ -31,6 +31,12 @@ pub(crate) trait WorkloadStatus: Sync {
     /// How far the controller says the rollout got (`rollout_complete`).
     fn progress(&self, w: &Workload) -> Progress;
 
+    /// When a progressive rollout was fully promoted, as its controller dates it: a target
+    /// routed by revision is live only from then on.
+    fn promoted(&self, _w: &Workload) -> Option<crate::TimelineEntry> {
+        None
+    }
+
     /// A failure the controller reports that waiting will not fix (`--wait` stops on it).
     fn gave_up(&self) -> Option<String> {
         None

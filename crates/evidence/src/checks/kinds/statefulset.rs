@@ -9,7 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
 use crate::checks::workload::{
-    old_pods_stay, CurrentRevision, Revision, UpdateStrategy, Workload, CONTROLLER_REVISION_HASH,
+    old_pods_stay, written, CurrentRevision, Revision, UpdateStrategy, Workload,
+    CONTROLLER_REVISION_HASH,
 };
 use crate::{Observed, ResourceKind, TargetKind};
 
@@ -83,11 +84,20 @@ impl WorkloadStatus for StatefulSet {
                 "ControllerRevision {update_revision} named by status.updateRevision does not exist yet"
             ));
         }
+        let written = observed
+            .controller_revisions
+            .iter()
+            .find(|cr| {
+                cr.metadata.name.as_deref() == Some(update_revision.as_str())
+                    && cr.metadata.namespace.as_deref().unwrap_or(w.namespace) == w.namespace
+            })
+            .and_then(|cr| written(ResourceKind::ControllerRevision, &cr.metadata, w.namespace));
         Revision::Current(CurrentRevision {
             label: CONTROLLER_REVISION_HASH,
             describe: format!("revision {update_revision}"),
             hash: update_revision,
             status_stale: None,
+            written,
         })
     }
 

@@ -1,0 +1,201 @@
+//! When a target went live: the moments its evidence dates (its timeline) and, for a live
+//! target, `live_since` — the earliest time the evidence shows it live. A target is live when
+//! every pod it serves from is of the current revision, so it is live from the moment the last
+//! of them became Ready (its Ready condition's `lastTransitionTime`), or, for a workload that
+//! routes by revision, from its full promotion when that came later. A time that is not
+//! recorded leaves `live_since` out and says why; it is never filled in.
+
+use jiff::Timestamp;
+
+use super::pods;
+use super::workload::{Revision, Workload};
+use crate::order::{order, Order};
+use crate::{
+    Change, Moment, Observed, ResourceKind, SourceRef, TargetReport, TimelineEntry, Verdict,
+};
+
+/// The change time, with where it came from.
+fn change_entry(change: &Change) -> Option<TimelineEntry> {
+    let since = change.since?;
+    Some(TimelineEntry {
+        event: Moment::Change,
+        at: since.to_string(),
+        source: change
+            .since_source
+            .clone()
+            .unwrap_or_else(|| "the change time".to_string()),
+        source_ref: None,
+        live_since: false,
+    })
+}
+
+/// Dates a workload's report: the change, the current revision's creation, its first and last
+/// serving pods' Ready transitions, a promotion; `live_since` when it is live.
+pub(crate) fn date_workload(observed: &Observed, change: &Change, report: &mut TargetReport) {
+    report.timeline.extend(change_entry(change));
+    let (namespace, name) = (report.namespace.clone(), report.name.clone());
+    let w = report
+        .kind
+        .target()
+        .and_then(|k| Workload::find(observed, k, &namespace, &name));
+    let Some(w) = w else {
+        return;
+    };
+    let Revision::Current(current) = w.current_revision(observed) else {
+        report.sort_timeline();
+        return;
+    };
+    report.timeline.extend(current.written.clone());
+    let all = w.pods(observed);
+    let serving: Vec<_> = w
+        .routed_pods(&all)
+        .into_iter()
+        .filter(|p| current.is_current(p) && pods::is_ready(p) && !pods::is_terminating(p))
+        .collect();
+    let ready_entry = |event, pod, at| {
+        TimelineEntry::read(
+            event,
+            at,
+            SourceRef::object(ResourceKind::Pod, w.namespace, pods::name(pod))
+                .field(".status.conditions[Ready].lastTransitionTime"),
+        )
+    };
+    let mut dated: Vec<(Timestamp, &str)> = Vec::new();
+    let mut undated: Vec<&str> = Vec::new();
+    let mut first = None;
+    let mut last = None;
+    for pod in &serving {
+        match pods::ready_since(pod).flatten() {
+            Some(at) => {
+                dated.push((at, pods::name(pod)));
+                if first.as_ref().is_none_or(|(t, _)| at < *t) {
+                    first = Some((at, *pod));
+                }
+                if last.as_ref().is_none_or(|(t, _)| at > *t) {
+                    last = Some((at, *pod));
+                }
+            }
+            None => undated.push(pods::name(pod)),
+        }
+    }
+    let last = last.map(|(at, pod)| ready_entry(Moment::LastPodReady, pod, at));
+    if dated.len() > 1 {
+        report
+            .timeline
+            .extend(first.map(|(at, pod)| ready_entry(Moment::FirstPodReady, pod, at)));
+    }
+    report.timeline.extend(last.clone());
+    let promoted = w.status.promoted(&w);
+    report.timeline.extend(promoted.clone());
+    report.sort_timeline();
+    if report.verdict != Verdict::Live {
+        return;
+    }
+    if let Some(pod) = undated.first() {
+        report.live_since_unknown = Some(format!(
+            "serving pod {pod} records no lastTransitionTime on its Ready condition, so when the last pod became Ready cannot be told"
+        ));
+        return;
+    }
+    let Some(last) = last else {
+        report.live_since_unknown = Some("no serving pod of the current revision is Ready".into());
+        return;
+    };
+    // A promotion counts only when it is this change's: a `Completed` condition older than the
+    // change describes an earlier rollout.
+    let promoted = promoted.filter(|p| {
+        let after_change = match (p.time(), change.since) {
+            (Some(at), Some(since)) => order(at, since) != Order::Before,
+            _ => false,
+        };
+        after_change && p.time() > last.time()
+    });
+    let moment = promoted.unwrap_or(last);
+    set_live_since(report, change, moment);
+}
+
+/// Dates a Helm or GitOps target's report from its own dated moments and the workloads it led
+/// to: it is live from when the last of them went live.
+pub(crate) fn date_owner(
+    observed: &Observed,
+    change: &Change,
+    report: &mut TargetReport,
+    namespace: &str,
+    target: &crate::Target,
+    workloads: &[TargetReport],
+) {
+    report.timeline.extend(change_entry(change));
+    report
+        .timeline
+        .extend(super::gitops::dated(observed, target, namespace));
+    let moments = |event| {
+        workloads
+            .iter()
+            .flat_map(|w| w.timeline.iter())
+            .filter(move |e| e.event == event)
+            .filter_map(|e| Some((e.time()?, e)))
+    };
+    let first = moments(Moment::FirstPodReady)
+        .chain(moments(Moment::LastPodReady))
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, e)| TimelineEntry {
+            event: Moment::FirstPodReady,
+            ..e.clone()
+        });
+    let last = moments(Moment::LastPodReady)
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, e)| e.clone());
+    if first.as_ref().map(|e| &e.at) != last.as_ref().map(|e| &e.at) {
+        report.timeline.extend(first);
+    }
+    report.timeline.extend(last.map(|e| TimelineEntry {
+        live_since: false,
+        ..e
+    }));
+    report.sort_timeline();
+    if report.verdict != Verdict::Live {
+        return;
+    }
+    let mut latest: Option<(Timestamp, &TimelineEntry)> = None;
+    for w in workloads {
+        let moment = w.timeline.iter().find(|e| e.live_since);
+        let Some((at, moment)) = moment.and_then(|e| Some((e.time()?, e))) else {
+            report.live_since_unknown = Some(format!(
+                "{} {}/{}: {}",
+                w.kind,
+                w.namespace,
+                w.name,
+                w.live_since_unknown
+                    .as_deref()
+                    .unwrap_or("its live_since is not known")
+            ));
+            return;
+        };
+        if latest.is_none_or(|(t, _)| at > t) {
+            latest = Some((at, moment));
+        }
+    }
+    match latest {
+        Some((_, moment)) => {
+            let moment = moment.clone();
+            set_live_since(report, change, moment);
+        }
+        None => report.live_since_unknown = Some("it leads to no workload to date".into()),
+    }
+}
+
+/// Sets `live_since` to `moment`, unless the cluster dates it before the change: a pod that
+/// started after the change cannot have become Ready before it, so the two clocks disagree
+/// and neither is taken.
+fn set_live_since(report: &mut TargetReport, change: &Change, moment: TimelineEntry) {
+    if let (Some(at), Some(since)) = (moment.time(), change.since) {
+        if order(at, since) == Order::Before {
+            report.live_since_unknown = Some(format!(
+                "{} records {at}, before the change ({since}): the cluster's clock and the change time disagree",
+                moment.source
+            ));
+            return;
+        }
+    }
+    report.set_live_since(moment);
+}
