@@ -469,6 +469,36 @@ impl TargetReport {
         self.sort_timeline();
     }
 
+    /// `--wait` saw this target live at `at` (liveproof's clock): a timeline entry, and its
+    /// `live_since` when the evidence dates none (a Ready time the cluster did not record).
+    pub fn observed_live(&mut self, at: jiff::Timestamp) {
+        let entry = TimelineEntry {
+            event: Moment::ObservedLive,
+            at: at.to_string(),
+            source: "liveproof --wait (the clock of the machine it ran on)".to_string(),
+            source_ref: None,
+            live_since: false,
+        };
+        if self.verdict == Verdict::Live && self.live_since.is_none() {
+            self.set_live_since(entry);
+        } else {
+            self.timeline.push(entry);
+            self.sort_timeline();
+        }
+    }
+
+    /// Which target this is, across the judgements of one wait: kind, namespace, name, and
+    /// what it was reached through.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{} {}",
+            self.kind,
+            self.namespace,
+            self.name,
+            self.via.as_deref().unwrap_or_default()
+        )
+    }
+
     /// Oldest first; what cannot be parsed last, in its order.
     pub fn sort_timeline(&mut self) {
         self.timeline

@@ -616,6 +616,7 @@ pub async fn wait(
     let mut watch_failing = None;
     // A failure waiting cannot fix ends the wait early: that is not the --timeout running out.
     let mut stopped_at_failure = false;
+    let mut seen_live = SeenLive::default();
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
@@ -694,6 +695,7 @@ pub async fn wait(
             observed,
             &resolved(config, cluster, observed),
         );
+        seen_live.observe(&report, jiff::Timestamp::now());
         progress.say(&waiting_for(&report, &absent));
         let finished = done(&report);
         last = Some(report);
@@ -725,6 +727,7 @@ pub async fn wait(
             tracing::warn!("the diagnostics could not be read before --timeout ran out");
         }
     }
+    seen_live.record(&mut last);
     // Whole seconds, rounded: a 2s --timeout stops its watch a little early to explain.
     let elapsed = deadline.elapsed().as_millis().saturating_add(500) / 1000;
     last.wait = Some(liveproof_evidence::WaitRecord {
@@ -732,6 +735,35 @@ pub async fn wait(
         elapsed_seconds: u64::try_from(elapsed).unwrap_or(u64::MAX),
     });
     Ok(last)
+}
+
+/// When `--wait` first saw each target live, in its latest unbroken run of live judgements
+/// (a target that fell back is seen anew): sharper than what the cluster dates after the fact
+/// when the cluster dates nothing.
+#[derive(Default)]
+struct SeenLive(std::collections::BTreeMap<String, jiff::Timestamp>);
+
+impl SeenLive {
+    fn observe(&mut self, report: &Report, now: jiff::Timestamp) {
+        for t in &report.targets {
+            if t.verdict == Verdict::Live {
+                self.0.entry(t.key()).or_insert(now);
+            } else {
+                self.0.remove(&t.key());
+            }
+        }
+    }
+
+    /// Each target seen live gets its `observed_live` moment; the lead time is worked out
+    /// again with them.
+    fn record(&self, report: &mut Report) {
+        for t in &mut report.targets {
+            if let Some(at) = self.0.get(&t.key()) {
+                t.observed_live(*at);
+            }
+        }
+        report.date_lead_time();
+    }
 }
 
 /// Where the targets are looked for, as the checks will judge them.

@@ -72,6 +72,24 @@ fn suite(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
         let at = properties.len() - usize::from(target.via.is_some());
         properties.insert(at, ("next_step", step.to_string()));
     }
+    if let Some(committed) = &report.change.committed_at {
+        properties.push(("change.committed_at", committed.clone()));
+    }
+    if let Some(since) = &target.live_since {
+        properties.push(("live_since", since.clone()));
+    }
+    if let Some(why) = &target.live_since_unknown {
+        properties.push(("live_since_unknown", why.clone()));
+    }
+    properties.extend(target.timeline.iter().map(|e| {
+        (
+            "timeline",
+            format!("{} {} from {}", e.at, e.event.name(), e.source),
+        )
+    }));
+    if let Some(seconds) = report.lead_time_seconds {
+        properties.push(("lead_time_seconds", seconds.to_string()));
+    }
     if let Some(wait) = &report.wait {
         properties.push(("wait.timed_out", wait.timed_out.to_string()));
         properties.push(("wait.elapsed_seconds", wait.elapsed_seconds.to_string()));

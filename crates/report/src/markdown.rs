@@ -14,7 +14,9 @@ use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::suggestion::{Part, WAIT_FOR_IT};
 use liveproof_evidence::{Evidence, Report, Status, Suggestion, TargetReport, Verdict};
 
-use crate::textutil::{qualified_name, status_rank, wait_phrase};
+use crate::textutil::{
+    live_since_phrase, qualified_name, short_commit, span, status_rank, wait_phrase,
+};
 
 /// The report as GitHub-flavoured Markdown.
 pub fn render_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -51,6 +53,7 @@ fn write_report_body(out: &mut impl Write, report: &Report, level: usize) -> io:
     } else {
         writeln!(out)?;
         write_summary_table(out, &report.targets)?;
+        write_live_since_table(out, report)?;
     }
 
     let steps: Vec<(&TargetReport, &Suggestion)> = report
@@ -129,6 +132,51 @@ fn write_summary_table(out: &mut impl Write, targets: &[TargetReport]) -> io::Re
             verdict_words(target.verdict),
             checks_with(target, Status::Fail),
             checks_with(target, Status::Unknown),
+        )?;
+    }
+    Ok(())
+}
+
+/// When each live target went live and where that time was read, then the lead time: only
+/// when some target is live.
+fn write_live_since_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let live: Vec<&TargetReport> = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::Live)
+        .filter(|t| t.live_since.is_some() || t.live_since_unknown.is_some())
+        .collect();
+    if live.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "| target | live since | read from |")?;
+    writeln!(out, "|---|---|---|")?;
+    for target in live {
+        let (when, from) = match (
+            live_since_phrase(&report.change, target),
+            target.timeline.iter().find(|e| e.live_since),
+        ) {
+            (Some(phrase), Some(moment)) => (
+                escape(phrase.trim_start_matches("live since ")),
+                format!("{} {}", moment.event.name(), code(&moment.source)),
+            ),
+            _ => (
+                "unknown".to_string(),
+                escape(target.live_since_unknown.as_deref().unwrap_or_default()),
+            ),
+        };
+        writeln!(out, "| {} | {when} | {from} |", target_cell(target))?;
+    }
+    if let Some(seconds) = report.lead_time_seconds {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "**Lead time:** {} from commit {} to live ({seconds} s)",
+            span(seconds),
+            code(&short_commit(
+                report.change.commit.as_deref().unwrap_or_default()
+            ))
         )?;
     }
     Ok(())

@@ -13,7 +13,8 @@ use std::io::{self, Write};
 use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
 
 use crate::textutil::{
-    observed_vs_expected, qualified_name, report_next_step, terminal_safe, wait_phrase, wrap,
+    live_since_phrase, observed_vs_expected, qualified_name, report_next_step, short_commit, span,
+    terminal_safe, wait_phrase, wrap,
 };
 use crate::TextStyle;
 
@@ -82,7 +83,7 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         // the evidence that backs it.
         writeln!(out)?;
         for target in &report.targets {
-            page.summary_line(&mut out, target)?;
+            page.summary_line(&mut out, target, &report.change)?;
         }
     }
     let many = report.targets.len() > 1;
@@ -136,6 +137,18 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         )?;
     }
     let verdict = report.verdict;
+    if let Some(seconds) = report.lead_time_seconds {
+        let commit = report.change.commit.as_deref().unwrap_or_default();
+        page.wrapped(
+            &mut out,
+            "lead time: ",
+            &format!(
+                "{} from commit {} to live ({seconds}s)",
+                span(seconds),
+                terminal_safe(&short_commit(commit))
+            ),
+        )?;
+    }
     if let Some(wait) = &report.wait {
         page.wrapped(&mut out, "wait: ", &wait_phrase(wait, verdict))?;
     }
@@ -201,7 +214,12 @@ struct Page {
 
 impl Page {
     /// `NOT LIVE  HelmRelease apps/inventory — failed: condition_fresh, release_revision`.
-    fn summary_line(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
+    fn summary_line(
+        self,
+        out: &mut impl Write,
+        target: &TargetReport,
+        change: &liveproof_evidence::ChangeSummary,
+    ) -> io::Result<()> {
         let with = |status: Status| -> Vec<&str> {
             target
                 .evidence
@@ -217,6 +235,9 @@ impl Page {
         }
         if !unknown.is_empty() {
             line.push_str(&format!(" — unknown: {}", unknown.join(", ")));
+        }
+        if let Some(since) = live_since_phrase(change, target) {
+            line.push_str(&format!(" — {since}"));
         }
         let verdict = verdict_word(target.verdict);
         let label = format!("  {verdict:<8}  ");
@@ -257,6 +278,32 @@ impl Page {
         }
         for evidence in &target.evidence {
             self.evidence(out, evidence)?;
+        }
+        self.timeline(out, target)
+    }
+
+    /// What the evidence dates of a live target, oldest first, each with where it was read;
+    /// the moment `live_since` is marked. (JSON dates every target.)
+    fn timeline(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
+        if target.timeline.is_empty() || target.verdict != Verdict::Live {
+            return Ok(());
+        }
+        writeln!(out, "  timeline:")?;
+        for e in &target.timeline {
+            let mark = if e.live_since { " (live since)" } else { "" };
+            self.wrapped(
+                out,
+                "    ",
+                &terminal_safe(&format!("{} {}{mark}", e.at, e.event.name())),
+            )?;
+            self.wrapped(out, "        from ", &terminal_safe(&e.source))?;
+        }
+        if let Some(why) = &target.live_since_unknown {
+            self.wrapped(
+                out,
+                "    ",
+                &format!("live since: unknown — {}", terminal_safe(why)),
+            )?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Small text helpers the renderers share.
 
-use liveproof_evidence::{Status, TargetReport, Verdict, WaitRecord};
+use liveproof_evidence::{ChangeSummary, Status, TargetReport, Verdict, WaitRecord};
 
 /// Evidence strings come from the cluster (object names, server version bodies), so a control
 /// character in one must not reach a terminal as an escape sequence: show it escaped instead.
@@ -109,6 +109,69 @@ pub(crate) fn wait_phrase(wait: &WaitRecord, verdict: Verdict) -> String {
     } else {
         format!("stopped after {secs}s, before the --timeout: waiting longer would not change this")
     }
+}
+
+/// A commit as people quote it: its first seven characters.
+pub(crate) fn short_commit(commit: &str) -> String {
+    commit.chars().take(7).collect()
+}
+
+/// A span of whole seconds as people read it: `45s`, `27m 30s`, `2h 0m 5s`, `3d 1h 0m 0s`.
+pub(crate) fn span(seconds: i64) -> String {
+    let (d, h, m, s) = (
+        seconds / 86_400,
+        seconds % 86_400 / 3600,
+        seconds % 3600 / 60,
+        seconds % 60,
+    );
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) => format!("{m}m {s}s"),
+        (0, _, _) => format!("{h}h {m}m {s}s"),
+        _ => format!("{d}d {h}h {m}m {s}s"),
+    }
+}
+
+/// `2026-07-12T10:07:30Z`, as `10:07:30Z` when the change was on the same day.
+fn shown_time(at: jiff::Timestamp, change: &ChangeSummary) -> String {
+    let whole = jiff::Timestamp::from_second(at.as_second()).unwrap_or(at);
+    let day = |t: jiff::Timestamp| t.strftime("%Y-%m-%d").to_string();
+    let same_day = change
+        .since
+        .as_deref()
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+        .is_some_and(|since| day(since) == day(at));
+    if same_day {
+        whole.strftime("%H:%M:%SZ").to_string()
+    } else {
+        whole.to_string()
+    }
+}
+
+/// When a live target went live, and how long after the commit (or, without its time, the
+/// change): `live since 10:07:30Z, 27m 30s after commit 3f2c1ab`. `None` when undated.
+pub(crate) fn live_since_phrase(change: &ChangeSummary, target: &TargetReport) -> Option<String> {
+    let at: jiff::Timestamp = target.live_since.as_deref()?.parse().ok()?;
+    let mut phrase = format!("live since {}", shown_time(at, change));
+    let commit = change.commit.as_deref().map(short_commit);
+    let from = match (&change.committed_at, commit, &change.since) {
+        (Some(t), Some(c), _) => Some((t, format!("commit {c}"))),
+        (_, _, Some(t)) => Some((t, "the change".to_string())),
+        _ => None,
+    };
+    if let Some((from, what)) = from {
+        if let Ok(from) = from.parse::<jiff::Timestamp>() {
+            let seconds = at.duration_since(from).as_secs();
+            if seconds >= 0 {
+                phrase.push_str(&format!(
+                    ", {} after {}",
+                    span(seconds),
+                    terminal_safe(&what)
+                ));
+            }
+        }
+    }
+    Some(phrase)
 }
 
 #[cfg(test)]

@@ -1305,3 +1305,70 @@ fn an_error_is_one_document_in_every_format_but_text() {
         serde_norway::from_str(&error_rendered(Format::Yaml)).expect("an error document");
     assert_eq!(yaml, json, "-o yaml is the -o json error document");
 }
+
+/// The live inventory, dated: its last pod became Ready at 10:07:30, 27m 30s after the commit.
+fn inventory_dated() -> Report {
+    let mut target = inventory_restarted();
+    target.timeline = vec![liveproof_evidence::TimelineEntry {
+        event: liveproof_evidence::Moment::Change,
+        at: "2026-07-12T09:40:00Z".into(),
+        source: "committer time of 3f2c1ab in .".into(),
+        source_ref: None,
+        live_since: false,
+    }];
+    target.set_live_since(liveproof_evidence::TimelineEntry::read(
+        liveproof_evidence::Moment::LastPodReady,
+        "2026-07-12T10:07:30Z".parse().expect("a time"),
+        object(Pod, "apps", "inventory-5f6b-8q2tz")
+            .field(".status.conditions[Ready].lastTransitionTime"),
+    ));
+    let mut change = change(Some("2026-07-12T09:40:00Z"), Some("3f2c1ab"));
+    change.committed_at = Some("2026-07-12T09:40:00Z".into());
+    let mut report = Report::new(change, vec![target]);
+    report.date_lead_time();
+    report
+}
+
+#[test]
+fn when_it_went_live_is_said_in_every_format() {
+    let report = inventory_dated();
+    assert_eq!(report.lead_time_seconds, Some(1650));
+    let json: serde_json::Value =
+        serde_json::from_str(&rendered(&report, Format::Json, TextStyle::plain())).expect("JSON");
+    assert_eq!(json["lead_time_seconds"], 1650);
+    assert_eq!(json["targets"][0]["live_since"], "2026-07-12T10:07:30Z");
+    assert_eq!(json["targets"][0]["timeline"][1]["event"], "last_pod_ready");
+    assert_eq!(json["targets"][0]["timeline"][1]["live_since"], true);
+
+    let text = rendered(&report, Format::Text, TextStyle::plain());
+    assert!(
+        text.contains(
+            "Deployment apps/inventory — live since 10:07:30Z, 27m 30s after commit 3f2c1ab"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("lead time: 27m 30s from commit 3f2c1ab to live (1650s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2026-07-12T10:07:30Z last_pod_ready (live since)"),
+        "{text}"
+    );
+
+    let md = rendered(&report, Format::Markdown, TextStyle::plain());
+    assert!(
+        md.contains("| Deployment apps/inventory | 10:07:30Z, 27m 30s after commit 3f2c1ab | last_pod_ready `apps/Pod/inventory-5f6b-8q2tz .status.conditions[Ready].lastTransitionTime` |"),
+        "{md}"
+    );
+    assert!(md.contains("**Lead time:** 27m 30s"), "{md}");
+
+    let xml = rendered(&report, Format::Junit, TextStyle::plain());
+    for property in [
+        r#"<property name="live_since" value="2026-07-12T10:07:30Z"/>"#,
+        r#"<property name="lead_time_seconds" value="1650"/>"#,
+        r#"<property name="change.committed_at" value="2026-07-12T09:40:00Z"/>"#,
+    ] {
+        assert!(xml.contains(property), "{property} not in\n{xml}");
+    }
+}
