@@ -17,6 +17,7 @@ mod model;
 mod observed;
 pub mod order;
 pub mod pod_index;
+pub mod record;
 pub mod releases;
 mod resolve;
 pub mod selector;

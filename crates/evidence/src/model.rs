@@ -635,17 +635,28 @@ pub fn lead_time<'a>(
     committed_at: Option<&str>,
     targets: impl Iterator<Item = &'a TargetReport>,
 ) -> Option<i64> {
+    let committed: jiff::Timestamp = committed_at?.parse().ok()?;
+    let seconds = live_since(verdict, targets)?
+        .duration_since(committed)
+        .as_secs();
+    (seconds >= 0).then_some(seconds)
+}
+
+/// When the last of `targets` went live: `None` unless the verdict is live and every target
+/// is dated.
+pub fn live_since<'a>(
+    verdict: Verdict,
+    targets: impl Iterator<Item = &'a TargetReport>,
+) -> Option<jiff::Timestamp> {
     if verdict != Verdict::Live {
         return None;
     }
-    let committed: jiff::Timestamp = committed_at?.parse().ok()?;
     let mut last: Option<jiff::Timestamp> = None;
     for t in targets {
         let since: jiff::Timestamp = t.live_since.as_deref()?.parse().ok()?;
         last = Some(last.map_or(since, |l| l.max(since)));
     }
-    let seconds = last?.duration_since(committed).as_secs();
-    (seconds >= 0).then_some(seconds)
+    last
 }
 
 #[cfg(test)]

@@ -584,6 +584,13 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
+    /// Append one JSON line per verification to FILE: the deployment record for metrics.
+    ///
+    /// Commit, targets, verdict, live_since, lead time and cluster, for a delivery-metrics
+    /// tool (docs/metrics.md). Created when missing; written for every verdict, not on exit 2.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub record: Option<PathBuf>,
+
     /// The format of --report, when its extension does not say.
     #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
     pub report_format: Option<Format>,

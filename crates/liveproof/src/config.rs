@@ -83,6 +83,8 @@ pub enum ConfigError {
     Timeout { given: String, reason: String },
     #[error("--report {}: {extension} names no report format", path.display())]
     ReportExtension { path: PathBuf, extension: String },
+    #[error("--record {}: {reason}", path.display())]
+    Record { path: PathBuf, reason: String },
     #[error("--request-timeout `{given}` is not a duration: {reason}")]
     RequestTimeout { given: String, reason: String },
     #[error("--from {}: no such file or directory", path.display())]
@@ -136,6 +138,7 @@ impl Hinted for ConfigError {
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
             ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
+            ConfigError::Record { .. } => Some(Cow::Borrowed("give --record a file (it is created if missing) in a directory that exists and you can write, e.g. --record deployments.jsonl")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::FromMissing { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
@@ -188,6 +191,8 @@ pub struct VerifyConfig {
     pub snapshot: Option<std::path::PathBuf>,
     /// `--report FILE`, and the format written there.
     pub report: Option<(std::path::PathBuf, Format)>,
+    /// `--record FILE`: where the deployment record line is appended (checked writable).
+    pub record: Option<std::path::PathBuf>,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
     /// Where `namespace` was taken from when no `-n` gave it (offline: the kubeconfig
@@ -277,6 +282,7 @@ impl VerifyConfig {
             logs: None,
             snapshot: None,
             report: None,
+            record: None,
             since_origin: None,
             namespace_origin: None,
             selector: None,
@@ -446,6 +452,9 @@ impl VerifyRequest {
         }
         check_target_count(targets.len())?;
         applicable(&change, &targets, args.snapshot.is_some())?;
+        if let Some(path) = &args.record {
+            record_file(path)?;
+        }
         let source = match &args.from {
             Some(path) if !path.exists() => {
                 return Err(ConfigError::FromMissing { path: path.clone() })
@@ -502,8 +511,27 @@ impl VerifyRequest {
             logs: args.logs.filter(|n| *n > 0),
             snapshot: args.snapshot.clone(),
             report,
+            record: args.record.clone(),
         })
     }
+}
+
+/// `--record FILE`: a file that can be appended to (created when missing), checked before any
+/// work so a run never ends with a verdict it could not record.
+fn record_file(path: &std::path::Path) -> Result<(), ConfigError> {
+    let refuse = |reason: String| ConfigError::Record {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if path.is_dir() {
+        return Err(refuse("is a directory".into()));
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| refuse(format!("cannot be appended to: {e}")))
 }
 
 /// `--report FILE`: the format `--report-format` names, else the one its extension names; an

@@ -149,6 +149,7 @@ fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8
             let verified = runtime.block_on(verify::run(&config))?;
             let code = print(&verified, config.format, config.style, &mut out)?;
             verify::write_report(&verified, &config)?;
+            verify::write_record(&verified, &config)?;
             code
         }
         cli::Command::Demo(args) => {

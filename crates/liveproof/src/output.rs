@@ -149,6 +149,44 @@ pub fn write_report(path: &Path, bytes: &[u8]) -> Result<(), ReportUnwritable> {
     })
 }
 
+/// `--record PATH` could not be appended to.
+#[derive(Debug, thiserror::Error)]
+#[error("--record {}: cannot append to it: {source}", path.display())]
+pub struct RecordUnwritable {
+    path: std::path::PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+impl liveproof_evidence::hint::Hinted for RecordUnwritable {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(
+            "give --record a file you can write, in a directory that exists",
+        ))
+    }
+}
+
+/// `--record PATH`: `line` appended whole. One `write` of the whole line to a file opened with
+/// O_APPEND, under an exclusive advisory lock, so two runs appending at once never interleave
+/// their lines (the lock also covers filesystems where O_APPEND alone is not atomic).
+pub fn append_record(path: &Path, line: &str) -> Result<(), RecordUnwritable> {
+    let append = || -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)?;
+        file.lock()?;
+        let written = file.write_all(line.as_bytes()).and_then(|()| file.flush());
+        // Closing the file releases the lock too; unlocking first says when.
+        let unlocked = file.unlock();
+        written.and(unlocked)
+    };
+    append().map_err(|source| RecordUnwritable {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,8 @@
 
 use liveproof_report::{Render, Verification};
 
+use liveproof_evidence::record::DeploymentRecord;
+
 use crate::config::VerifyConfig;
 
 /// Verifies what `config` says, in one cluster or each of its fleet's.
@@ -23,4 +25,17 @@ pub fn write_report(verified: &Verification, config: &VerifyConfig) -> anyhow::R
     let mut bytes = Vec::new();
     verified.render(*format, liveproof_report::TextStyle::plain(), &mut bytes)?;
     Ok(crate::output::write_report(path, &bytes)?)
+}
+
+/// `--record FILE`: the deployment record of this verification, one line appended (after
+/// stdout, as `--report`).
+pub fn write_record(verified: &Verification, config: &VerifyConfig) -> anyhow::Result<()> {
+    let Some(path) = &config.record else {
+        return Ok(());
+    };
+    let record = match verified {
+        Verification::One(report) => DeploymentRecord::of_report(report),
+        Verification::Fleet(fleet) => DeploymentRecord::of_fleet(fleet),
+    };
+    Ok(crate::output::append_record(path, &record.line())?)
 }

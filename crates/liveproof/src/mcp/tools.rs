@@ -477,6 +477,10 @@ const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
     ("output", "the tool always answers JSON"),
     ("report", "writes a file; the tool returns the report"),
     ("report_format", "goes with report"),
+    (
+        "record",
+        "appends to a file on the server's machine; the report carries live_since and the lead time",
+    ),
     ("wait", "wait_seconds says both whether and how long"),
     ("timeout", "wait_seconds says both whether and how long"),
     (

@@ -1,0 +1,210 @@
+//! `verify --record FILE`: exactly one JSON line per run that reached a verdict, none on exit 2,
+//! whole lines when runs append at once; and docs/metrics.md's DevLake example does what it says.
+
+mod common;
+
+use std::path::Path;
+
+use liveproof_evidence::record::DeploymentRecord;
+use liveproof_evidence::Verdict;
+use liveproof_testkit::story::scenarios_dir;
+
+fn dump(story: &str) -> String {
+    scenarios_dir()
+        .join(story)
+        .join("cluster.yaml")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `verify statefulset/ledger` on the rolled-out dump, recording to `record`, with `extra`.
+fn ledger(record: &Path, image: &str, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_liveproof"));
+    cmd.args(["verify", "statefulset/ledger", "-n", "payments"])
+        .args(["--since", "2026-07-12T10:00:00Z", "--image", image])
+        .args(["--from", &dump("statefulset-rolled-out")])
+        .arg("--record")
+        .arg(record)
+        .args(extra)
+        .env_remove("KUBECONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+fn records(path: &Path) -> Vec<DeploymentRecord> {
+    let text = std::fs::read_to_string(path).expect("the record file");
+    assert!(text.ends_with('\n') || text.is_empty(), "{text:?}");
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+        .collect()
+}
+
+#[test]
+fn each_verdict_appends_one_line_and_exit_2_none() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("deployments.jsonl");
+    let repo = liveproof_testkit::git::Repo::new();
+    liveproof_testkit::git::git_at(
+        &repo.path(),
+        &["commit", "-q", "--allow-empty", "-m", "ledger 3.2.0"],
+        "2026-07-12T09:58:00Z",
+    );
+    let sha = repo.git(&["rev-parse", "HEAD"]);
+    let repo_dir = repo.path().to_string_lossy().into_owned();
+    let commit = ["--commit", sha.as_str(), "--repo", repo_dir.as_str()];
+
+    let live = ledger(&record, "ghcr.io/acme/ledger:3.2.0", &commit)
+        .status()
+        .expect("runs");
+    assert_eq!(live.code(), Some(0));
+    let not_live = ledger(&record, "ghcr.io/acme/ledger:9.9.9", &[])
+        .status()
+        .expect("runs");
+    assert_eq!(not_live.code(), Some(1));
+    // A usage error is no verdict: nothing is recorded.
+    let refused = ledger(
+        &record,
+        "ghcr.io/acme/ledger:3.2.0",
+        &["--max-concurrency", "2"],
+    )
+    .status()
+    .expect("runs");
+    assert_eq!(refused.code(), Some(2));
+
+    let lines = records(&record);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    let first = &lines[0];
+    assert_eq!(first.verdict, Verdict::Live);
+    assert_eq!(first.commit.as_deref(), Some(sha.as_str()));
+    assert_eq!(first.committed_at.as_deref(), Some("2026-07-12T09:58:00Z"));
+    assert_eq!(first.live_since.as_deref(), Some("2026-07-12T10:05:10Z"));
+    assert_eq!(first.lead_time_seconds, Some(430));
+    assert_eq!(
+        first.targets[0].live_since.as_deref(),
+        Some("2026-07-12T10:05:10Z")
+    );
+    assert!(first.id.starts_with(&format!("{sha}@")), "{}", first.id);
+    let second = &lines[1];
+    assert_eq!(second.verdict, Verdict::NotLive);
+    assert_eq!(
+        (&second.live_since, second.lead_time_seconds),
+        (&None, None)
+    );
+    assert_eq!(second.targets[0].live_since, None);
+}
+
+#[test]
+fn a_directory_or_an_unwritable_path_is_refused_before_anything_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, says) in [
+        (dir.path().to_path_buf(), "is a directory"),
+        (
+            dir.path().join("no/such/dir/x.jsonl"),
+            "cannot be appended to",
+        ),
+    ] {
+        let out = ledger(&path, "ghcr.io/acme/ledger:3.2.0", &["-o", "json"])
+            .stdout(std::process::Stdio::piped())
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one document");
+        let message = doc["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("--record ") && message.contains(says),
+            "{message}"
+        );
+        assert!(
+            doc["error"]["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("--record")),
+            "{doc}"
+        );
+    }
+}
+
+/// Two processes append at once, many times each: every line is whole and parses.
+#[test]
+fn runs_appending_at_once_never_tear_a_line() {
+    const RUNS: usize = 15;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("deployments.jsonl");
+    let appenders: Vec<_> = ["ghcr.io/acme/ledger:3.2.0", "ghcr.io/acme/ledger:9.9.9"]
+        .into_iter()
+        .map(|image| {
+            let record = record.clone();
+            std::thread::spawn(move || {
+                for _ in 0..RUNS {
+                    let out = ledger(&record, image, &[]).output().expect("runs");
+                    assert!(
+                        matches!(out.status.code(), Some(0 | 1)),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for a in appenders {
+        a.join().expect("an appender");
+    }
+    let lines = records(&record);
+    assert_eq!(lines.len(), 2 * RUNS);
+    let live = lines.iter().filter(|r| r.verdict == Verdict::Live).count();
+    assert_eq!(live, RUNS, "one live line per live run");
+}
+
+/// The part of docs/metrics.md between the DevLake example's markers: its code blocks.
+fn example_blocks() -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(liveproof_testkit::story::repo_root().join("docs/metrics.md"))
+            .expect("docs/metrics.md");
+    let start = doc
+        .find("<!-- BEGIN devlake-example")
+        .expect("the example's start");
+    let end = doc
+        .find("<!-- END devlake-example")
+        .expect("the example's end");
+    doc[start..end]
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .map(|block| {
+            block
+                .split_once('\n')
+                .map(|(_, body)| body.trim().to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn the_documented_record_is_what_record_writes_and_jq_makes_the_devlake_payload() {
+    let blocks = example_blocks();
+    let [program, record, payload] = blocks.as_slice() else {
+        panic!("three blocks: the jq program, a record, the payload: {blocks:#?}")
+    };
+    // The record shown is one --record writes: it decodes, and encodes back the same.
+    let decoded: DeploymentRecord = serde_json::from_str(record).expect("a record line");
+    assert_eq!(decoded.line().trim_end(), record.as_str());
+
+    // `jq … deployments.jsonl`, run on the record shown.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("deployments.jsonl"), format!("{record}\n")).expect("write");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(program)
+        .current_dir(dir.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "the example needs jq on PATH: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        payload.as_str()
+    );
+}
