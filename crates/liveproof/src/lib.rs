@@ -349,6 +349,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<deadline::OutOfTime>(cause))
         .or_else(|| typed::<output::StdoutFailed>(cause))
         .or_else(|| typed::<output::ReportUnwritable>(cause))
+        .or_else(|| typed::<output::RecordUnwritable>(cause))
         .or_else(|| typed::<release::ReleaseError>(cause))
         .or_else(|| typed::<snapshot::SnapshotError>(cause))
         .or_else(|| typed::<verifier::NothingSelected>(cause))
