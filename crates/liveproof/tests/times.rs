@@ -188,3 +188,50 @@ async fn wait_without_a_change_time_is_refused_before_any_request() {
         run.stderr
     );
 }
+
+/// `--wait` records when it saw each target live (`observed_live`, liveproof's clock). It is
+/// `live_since` only where the cluster dates nothing: ledger-0's Ready condition records no
+/// time in one story, so the observation dates it; in the other, the last Ready transition does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_records_when_it_saw_each_target_live() {
+    use liveproof_evidence::Moment;
+    for (story, dated_by_cluster) in [
+        ("statefulset-rolled-out", true),
+        ("live-pod-ready-time-not-recorded", false),
+    ] {
+        let cluster = liveproof_testkit::SimCluster::from_file(
+            &scenarios_dir().join(story).join("cluster.yaml"),
+            "payments",
+        )
+        .await;
+        let before = Timestamp::now();
+        let run = liveproof()
+            .story(story)
+            .on(&cluster)
+            .args(&["--wait", "--timeout", "30s"])
+            .json()
+            .run()
+            .await;
+        let after = Timestamp::now();
+        let report = run.report();
+        assert_eq!(report.verdict.name(), "live", "{story}: {}", run.stderr);
+        let target = &report.targets[0];
+        let observed: Vec<_> = target
+            .timeline
+            .iter()
+            .filter(|e| e.event == Moment::ObservedLive)
+            .collect();
+        assert_eq!(observed.len(), 1, "{story}: {:#?}", target.timeline);
+        let seen = observed[0].time().expect("a time");
+        assert!(before <= seen && seen <= after, "{story}: {seen}");
+        let since = target.live_since.as_deref().expect("dated");
+        if dated_by_cluster {
+            assert_eq!(since, "2026-07-12T10:05:10Z", "{story}");
+            assert!(!observed[0].live_since, "{story}");
+        } else {
+            assert_eq!(since, observed[0].at, "{story}");
+            assert!(observed[0].live_since, "{story}");
+        }
+        cluster.sim.shutdown().await;
+    }
+}
