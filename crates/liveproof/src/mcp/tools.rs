@@ -711,7 +711,9 @@ fn describe(tool: Tool) -> Description {
              after the change, every expectation given passed); `not_live` when a check failed; \
              `unproven` when evidence is missing (next_step says what to do). Give the change as \
              `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
-             `expect_env`, `expect_secret_ref`). Read-only.",
+             `expect_env`, `expect_secret_ref`). A live target carries `live_since` (when its \
+             last serving pod became Ready, with a dated `timeline`); with a `commit` whose time \
+             is known, a live report carries `lead_time_seconds`. Read-only.",
             input_schema::<VerifyInput>(),
             // The schema `liveproof schema` prints, derived from the report types.
             Some(crate::schema::report_schema()),
