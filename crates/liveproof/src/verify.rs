@@ -12,7 +12,7 @@ pub async fn run(config: &VerifyConfig) -> anyhow::Result<Verification> {
     Ok(if config.fleet.is_empty() {
         Verification::One(Box::new(crate::verifier::report(config).await?))
     } else {
-        Verification::Fleet(crate::fleet::report(config).await)
+        Verification::Fleet(Box::new(crate::fleet::report(config).await))
     })
 }
 

@@ -47,7 +47,7 @@ impl Outcome for FleetReport {
 #[derive(Debug, Clone)]
 pub enum Verification {
     One(Box<liveproof_evidence::Report>),
-    Fleet(FleetReport),
+    Fleet(Box<FleetReport>),
 }
 
 impl Render for Verification {
@@ -65,7 +65,7 @@ impl Outcome for Verification {
     fn exit_code(&self) -> u8 {
         match self {
             Verification::One(report) => report.exit_code(),
-            Verification::Fleet(fleet) => Outcome::exit_code(fleet),
+            Verification::Fleet(fleet) => Outcome::exit_code(&**fleet),
         }
     }
 }

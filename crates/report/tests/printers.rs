@@ -75,7 +75,7 @@ fn exit_codes_are_read_off_the_models() {
     let one = Verification::One(Box::new(report(Verdict::NotLive)));
     assert_eq!(one.exit_code(), 1);
     let unreachable = FleetReport::new(vec![("a".into(), Err("unreachable".into()))]);
-    assert_eq!(Verification::Fleet(unreachable).exit_code(), 2);
+    assert_eq!(Verification::Fleet(Box::new(unreachable)).exit_code(), 2);
     assert_eq!(StaleOutcome::default().exit_code(), 0);
     assert_eq!(
         Rollback::default().exit_code(),

@@ -45,7 +45,7 @@ pub(crate) fn date_workload(observed: &Observed, change: &Change, report: &mut T
         report.sort_timeline();
         return;
     };
-    report.timeline.extend(current.written.clone());
+    report.timeline.extend(current.written.as_deref().cloned());
     let all = w.pods(observed);
     let serving: Vec<_> = w
         .routed_pods(&all)

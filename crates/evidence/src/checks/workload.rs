@@ -205,7 +205,8 @@ pub struct CurrentRevision {
     /// Set when the revision object's status lags its spec, so its counts are not yet true.
     pub status_stale: Option<String>,
     /// When the revision's object was created (the template written), when recorded.
-    pub written: Option<crate::TimelineEntry>,
+    /// (Boxed: the enum it lives in stays small.)
+    pub written: Option<Box<crate::TimelineEntry>>,
 }
 
 /// The creation of a revision's object (`kind` `meta`), as a timeline entry: when its template
@@ -214,15 +215,15 @@ pub(crate) fn written(
     kind: ResourceKind,
     meta: &ObjectMeta,
     namespace: &str,
-) -> Option<crate::TimelineEntry> {
+) -> Option<Box<crate::TimelineEntry>> {
     let created = meta.creation_timestamp.as_ref()?.0;
     let ns = meta.namespace.as_deref().unwrap_or(namespace);
     let name = meta.name.as_deref().unwrap_or_default();
-    Some(crate::TimelineEntry::read(
+    Some(Box::new(crate::TimelineEntry::read(
         crate::Moment::TemplateWritten,
         created,
         SourceRef::object(kind, ns, name).field(".metadata.creationTimestamp"),
-    ))
+    )))
 }
 
 impl CurrentRevision {
