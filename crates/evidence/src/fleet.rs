@@ -152,4 +152,55 @@ mod tests {
         let none = FleetReport::new(vec![("a".into(), Err("x".into()))]);
         assert_eq!(none.exit_code(), 2);
     }
+
+    /// The fleet's lead time runs to the last target of any cluster, and only when the whole
+    /// fleet is live.
+    #[test]
+    fn the_lead_time_runs_to_the_last_target_of_any_cluster() {
+        let dated = |verdict: Verdict, since: Option<&str>| {
+            let mut r = report(verdict);
+            r.change.committed_at = Some("2026-07-12T09:40:00Z".into());
+            r.targets.push(TargetReport {
+                kind: crate::TargetKind::Deployment.into(),
+                namespace: "apps".into(),
+                name: "web".into(),
+                verdict,
+                via: None,
+                evidence: Vec::new(),
+                diagnostics: Vec::new(),
+                next_step: None,
+                live_since: since.map(str::to_string),
+                live_since_unknown: None,
+                timeline: Vec::new(),
+            });
+            r
+        };
+        let live = FleetReport::new(vec![
+            (
+                "a".into(),
+                Ok(dated(Verdict::Live, Some("2026-07-12T10:00:00Z"))),
+            ),
+            (
+                "b".into(),
+                Ok(dated(Verdict::Live, Some("2026-07-12T10:07:30Z"))),
+            ),
+        ]);
+        assert_eq!(live.lead_time_seconds, Some(1650));
+        let one_not_live = FleetReport::new(vec![
+            (
+                "a".into(),
+                Ok(dated(Verdict::Live, Some("2026-07-12T10:00:00Z"))),
+            ),
+            ("b".into(), Ok(dated(Verdict::NotLive, None))),
+        ]);
+        assert_eq!(one_not_live.lead_time_seconds, None);
+        let one_down = FleetReport::new(vec![
+            (
+                "a".into(),
+                Ok(dated(Verdict::Live, Some("2026-07-12T10:00:00Z"))),
+            ),
+            ("b".into(), Err("unreachable".into())),
+        ]);
+        assert_eq!(one_down.lead_time_seconds, None);
+    }
 }

@@ -617,4 +617,44 @@ mod tests {
             "{next}"
         );
     }
+
+    /// Live from the full promotion when it came after the pods were Ready; a `Completed`
+    /// condition older than the change describes an earlier rollout, and the pods date it.
+    #[test]
+    fn live_since_is_the_promotion_when_it_is_this_changes() {
+        let judged = |completed: &str| {
+            let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
+            let mut rollout = (*observed.rollouts[0]).clone();
+            for c in rollout
+                .status
+                .iter_mut()
+                .flat_map(|s| s.conditions.iter_mut().flatten())
+            {
+                if c.type_ == "Completed" {
+                    c.last_transition_time = Some(completed.to_string());
+                }
+            }
+            observed.rollouts[0] = std::sync::Arc::new(rollout);
+            let change = crate::Change {
+                since: Some("2026-07-12T10:00:00Z".parse().expect("a time")),
+                images: vec![
+                    crate::ExpectedImage::parse("ghcr.io/acme/checkout:2.4.0").expect("an image")
+                ],
+                ..Default::default()
+            };
+            let target = [Target::new(TargetKind::Rollout, Some("shop"), "checkout")];
+            let report = crate::judge(&observed, &change, &target, "shop");
+            assert_eq!(report.verdict, crate::Verdict::Live, "{report:#?}");
+            report.targets[0].live_since.clone()
+        };
+        assert_eq!(
+            judged("2026-07-12T10:05:00Z").as_deref(),
+            Some("2026-07-12T10:05:00Z")
+        );
+        // Its last new pod became Ready at 10:04:00.
+        assert_eq!(
+            judged("2026-07-10T09:00:00Z").as_deref(),
+            Some("2026-07-12T10:04:00Z")
+        );
+    }
 }
