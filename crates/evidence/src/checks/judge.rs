@@ -187,9 +187,9 @@ fn judge_workload(
     namespace: &str,
     tied_by: Option<&str>,
 ) -> TargetReport {
-    let findings = workload_findings(observed, change, target, namespace, tied_by);
+    let (findings, dating) = workload_findings(observed, change, target, namespace, tied_by);
     let verdict = verdict(&findings);
     let mut report = target_report(target, namespace, findings, verdict);
-    timeline::date_workload(observed, change, &mut report);
+    dating.apply(&mut report, change);
     report
 }

@@ -7,8 +7,10 @@
 
 use jiff::Timestamp;
 
+use k8s_openapi::api::core::v1::Pod;
+
 use super::pods;
-use super::workload::{Revision, Workload};
+use super::workload::{CurrentRevision, Workload};
 use crate::order::{order, Order};
 use crate::{
     Change, Moment, Observed, ResourceKind, SourceRef, TargetReport, TimelineEntry, Verdict,
@@ -29,89 +31,104 @@ fn change_entry(change: &Change) -> Option<TimelineEntry> {
     })
 }
 
-/// Dates a workload's report: the change, the current revision's creation, its first and last
-/// serving pods' Ready transitions, a promotion; `live_since` when it is live.
-pub(crate) fn date_workload(observed: &Observed, change: &Change, report: &mut TargetReport) {
-    report.timeline.extend(change_entry(change));
-    let (namespace, name) = (report.namespace.clone(), report.name.clone());
-    let w = report
-        .kind
-        .target()
-        .and_then(|k| Workload::find(observed, k, &namespace, &name));
-    let Some(w) = w else {
-        return;
-    };
-    let Revision::Current(current) = w.current_revision(observed) else {
-        report.sort_timeline();
-        return;
-    };
-    report.timeline.extend(current.written.as_deref().cloned());
-    let all = w.pods(observed);
-    let serving: Vec<_> = w
-        .routed_pods(&all)
-        .into_iter()
-        .filter(|p| current.is_current(p) && pods::is_ready(p) && !pods::is_terminating(p))
-        .collect();
-    let ready_entry = |event, pod, at| {
-        TimelineEntry::read(
-            event,
-            at,
-            SourceRef::object(ResourceKind::Pod, w.namespace, pods::name(pod))
-                .field(".status.conditions[Ready].lastTransitionTime"),
-        )
-    };
-    let mut dated: Vec<(Timestamp, &str)> = Vec::new();
-    let mut undated: Vec<&str> = Vec::new();
-    let mut first = None;
-    let mut last = None;
-    for pod in &serving {
-        match pods::ready_since(pod).flatten() {
-            Some(at) => {
-                dated.push((at, pods::name(pod)));
-                if first.as_ref().is_none_or(|(t, _)| at < *t) {
-                    first = Some((at, *pod));
-                }
-                if last.as_ref().is_none_or(|(t, _)| at > *t) {
-                    last = Some((at, *pod));
-                }
-            }
-            None => undated.push(pods::name(pod)),
+/// What a workload's evidence dates, worked out beside its checks (from the same revision and
+/// pods): its timeline, and the moment it is live from should its verdict be live (or why that
+/// moment cannot be told).
+pub(crate) struct Dating {
+    timeline: Vec<TimelineEntry>,
+    live_from: Result<TimelineEntry, String>,
+}
+
+impl Dating {
+    /// Nothing but the change: a workload not found, or with no current revision.
+    pub(crate) fn change_only(change: &Change) -> Dating {
+        Dating {
+            timeline: change_entry(change).into_iter().collect(),
+            live_from: Err("its current revision is not known".into()),
         }
     }
-    let last = last.map(|(at, pod)| ready_entry(Moment::LastPodReady, pod, at));
-    if dated.len() > 1 {
-        report
-            .timeline
-            .extend(first.map(|(at, pod)| ready_entry(Moment::FirstPodReady, pod, at)));
-    }
-    report.timeline.extend(last.clone());
-    let promoted = w.status.promoted(&w);
-    report.timeline.extend(promoted.clone());
-    report.sort_timeline();
-    if report.verdict != Verdict::Live {
-        return;
-    }
-    if let Some(pod) = undated.first() {
-        report.live_since_unknown = Some(format!(
-            "serving pod {pod} records no lastTransitionTime on its Ready condition, so when the last pod became Ready cannot be told"
-        ));
-        return;
-    }
-    let Some(last) = last else {
-        report.live_since_unknown = Some("no serving pod of the current revision is Ready".into());
-        return;
-    };
-    // A promotion counts only when it is this change's: a `Completed` condition older than the
-    // change describes an earlier rollout.
-    let promoted = promoted.filter(|p| {
-        let after_change = match (p.time(), change.since) {
-            (Some(at), Some(since)) => order(at, since) != Order::Before,
-            _ => false,
+
+    /// The workload's dating: the change, the current revision's creation, its first and last
+    /// serving pods' Ready transitions, a promotion.
+    pub(crate) fn of(
+        w: &Workload,
+        current: &CurrentRevision,
+        pods: &[&Pod],
+        change: &Change,
+    ) -> Dating {
+        let mut timeline: Vec<TimelineEntry> = change_entry(change).into_iter().collect();
+        timeline.extend(current.written.as_deref().cloned());
+        let ready_entry = |event, pod, at| {
+            TimelineEntry::read(
+                event,
+                at,
+                SourceRef::object(ResourceKind::Pod, w.namespace, pods::name(pod))
+                    .field(".status.conditions[Ready].lastTransitionTime"),
+            )
         };
-        after_change && p.time() > last.time()
-    });
-    let moment = promoted.unwrap_or(last);
-    set_live_since(report, change, moment);
+        let mut first: Option<(Timestamp, &Pod)> = None;
+        let mut last: Option<(Timestamp, &Pod)> = None;
+        let mut dated = 0;
+        let mut undated: Option<&str> = None;
+        let serving = w
+            .routed_pods(pods)
+            .into_iter()
+            .filter(|p| current.is_current(p) && pods::is_ready(p) && !pods::is_terminating(p));
+        for pod in serving {
+            let Some(at) = pods::ready_since(pod).flatten() else {
+                undated.get_or_insert(pods::name(pod));
+                continue;
+            };
+            dated += 1;
+            if first.is_none_or(|(t, _)| at < t) {
+                first = Some((at, pod));
+            }
+            if last.is_none_or(|(t, _)| at > t) {
+                last = Some((at, pod));
+            }
+        }
+        let last = last.map(|(at, pod)| ready_entry(Moment::LastPodReady, pod, at));
+        if dated > 1 {
+            timeline.extend(first.map(|(at, pod)| ready_entry(Moment::FirstPodReady, pod, at)));
+        }
+        timeline.extend(last.clone());
+        let promoted = w.status.promoted(w);
+        timeline.extend(promoted.clone());
+        let live_from = match (undated, last) {
+            (Some(pod), _) => Err(format!(
+                "serving pod {pod} records no lastTransitionTime on its Ready condition, so when the last pod became Ready cannot be told"
+            )),
+            (None, None) => Err("no serving pod of the current revision is Ready".into()),
+            // A promotion counts only when it is this change's: a `Completed` condition older
+            // than the change describes an earlier rollout.
+            (None, Some(last)) => Ok(promoted
+                .filter(|p| {
+                    let this_change = match (p.time(), change.since) {
+                        (Some(at), Some(since)) => order(at, since) != Order::Before,
+                        _ => false,
+                    };
+                    this_change && p.time() > last.time()
+                })
+                .unwrap_or(last)),
+        };
+        Dating {
+            timeline,
+            live_from,
+        }
+    }
+
+    /// Onto the workload's report: its timeline, and `live_since` when it is live.
+    pub(crate) fn apply(self, report: &mut TargetReport, change: &Change) {
+        report.timeline = self.timeline;
+        report.sort_timeline();
+        if report.verdict != Verdict::Live {
+            return;
+        }
+        match self.live_from {
+            Ok(moment) => set_live_since(report, change, moment),
+            Err(why) => report.live_since_unknown = Some(why),
+        }
+    }
 }
 
 /// Dates a Helm or GitOps target's report from its own dated moments and the workloads it led

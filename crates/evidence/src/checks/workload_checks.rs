@@ -8,19 +8,21 @@ use k8s_openapi::api::core::v1::Pod;
 use super::pod_restarted::{pod_restarted, TieBreak};
 use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
+use super::timeline::Dating;
 use super::traffic::traffic_current;
 use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 
+/// A workload's findings, and what its evidence dates (from the same revision and pods).
 pub(crate) fn workload_findings(
     observed: &Observed,
     change: &Change,
     target: &Target,
     namespace: &str,
     tied_by: Option<&str>,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, Dating) {
     let kind = target.kind.kind_name();
     let resource = target.kind.resource();
     let source = SourceRef::object(resource, namespace, &target.name);
@@ -119,7 +121,7 @@ pub(crate) fn workload_findings(
                 ])),
             )
         };
-        return vec![Finding::new(
+        let finding = Finding::new(
             Check::SpecReadback,
             status,
             if present {
@@ -131,7 +133,8 @@ pub(crate) fn workload_findings(
         )
         .source(source)
         .detail(detail)
-        .next(next)];
+        .next(next);
+        return (vec![finding], Dating::change_only(change));
     };
 
     let pods = w.pods(observed);
@@ -182,7 +185,11 @@ pub(crate) fn workload_findings(
         &pods,
         &pods_readable,
     ));
-    findings
+    let dating = match &revision {
+        Revision::Current(current) => Dating::of(&w, current, &pods, change),
+        _ => Dating::change_only(change),
+    };
+    (findings, dating)
 }
 
 /// Whether the absence of pods means anything: `Err(why not)` when pods were not readable.
