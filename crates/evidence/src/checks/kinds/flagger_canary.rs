@@ -206,7 +206,7 @@ fn phase(canary: &Value, ns: &str) -> Finding {
             .detail(gave_up(canary).unwrap_or_default())
             .next(Suggestion::text("see why the analysis failed: ").command(describe(canary, ns))),
         "Waiting" | "WaitingPromotion" => finding(Status::Fail)
-            .detail(format!("phase {phase}: Flagger waits for a confirm-rollout or confirm-promotion webhook to open its gate"))
+            .detail(format!("phase {phase}: Flagger waits for a confirm-rollout, confirm-promotion or confirm-traffic-increase webhook to open its gate"))
             .next(Suggestion::text("open the gate when the new version is good (the webhook in the Canary's analysis), then verify again: ").command(describe(canary, ns))),
         p if UNDER_WAY.contains(&p) => finding(Status::Fail)
             .detail(format!("phase {phase}: the analysis or promotion is under way, so the primary does not run the change yet"))
