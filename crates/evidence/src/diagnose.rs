@@ -356,6 +356,7 @@ pub fn gitops(
         TargetKind::Kustomization => ResourceKind::Kustomization,
         TargetKind::Application => ResourceKind::Application,
         TargetKind::Canary => ResourceKind::Canary,
+        TargetKind::KnativeService => ResourceKind::KnativeService,
         TargetKind::Release => {
             let history = crate::ReleaseHistory::read(observed, namespace, &target.name);
             if let Some(r) = history.revisions.last() {

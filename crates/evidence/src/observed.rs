@@ -37,6 +37,10 @@ pub enum ResourceKind {
     Application,
     /// Flagger `flagger.app/v1beta1`.
     Canary,
+    /// Knative `serving.knative.dev/v1` `Service` (`ksvc`), another kind than core's Service.
+    KnativeService,
+    /// Knative `serving.knative.dev/v1` `Revision`: the digests a ksvc's revision resolved.
+    KnativeRevision,
     /// What routes traffic to a workload's pods (`traffic_current`).
     Service,
     /// `discovery.k8s.io/v1`: the endpoints a Service routes to.
@@ -63,6 +67,9 @@ impl ResourceKind {
             ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
             ResourceKind::Application | ResourceKind::Rollout => "argoproj.io/v1alpha1",
             ResourceKind::Canary => "flagger.app/v1beta1",
+            ResourceKind::KnativeService | ResourceKind::KnativeRevision => {
+                "serving.knative.dev/v1"
+            }
         }
     }
 
@@ -93,6 +100,8 @@ impl ResourceKind {
             ResourceKind::GitRepository => "GitRepository",
             ResourceKind::Application => "Application",
             ResourceKind::Canary => "Canary",
+            ResourceKind::KnativeService => "Service",
+            ResourceKind::KnativeRevision => "Revision",
             ResourceKind::Rollout => "Rollout",
             ResourceKind::Service => "Service",
             ResourceKind::EndpointSlice => "EndpointSlice",
@@ -116,6 +125,8 @@ impl ResourceKind {
             ResourceKind::GitRepository => "gitrepositories",
             ResourceKind::Application => "applications",
             ResourceKind::Canary => "canaries",
+            ResourceKind::KnativeService => "services",
+            ResourceKind::KnativeRevision => "revisions",
             ResourceKind::Rollout => "rollouts",
             ResourceKind::Service => "services",
             ResourceKind::EndpointSlice => "endpointslices",

@@ -20,6 +20,9 @@ pub enum TargetKind {
     Application,
     /// Flagger's `Canary`: judged by its own status, then followed to `<target>-primary`.
     Canary,
+    /// Knative's `Service` (`ksvc`): judged by its own status, then followed to the Deployment
+    /// of its latest revision.
+    KnativeService,
 }
 
 /// What the code knows of one target kind: one row per kind in [`KINDS`], which names,
@@ -154,6 +157,17 @@ pub const KINDS: &[KindSpec] = &[
         plural: "canaries",
         short: &[],
         resource: crate::ResourceKind::Canary,
+        workload: None,
+        revisions: None,
+    },
+    // `services` is core's: Knative's short names (`ksvc`, `kservice`) are its spellings.
+    KindSpec {
+        kind: TargetKind::KnativeService,
+        kind_name: "Service",
+        cli_name: "ksvc",
+        plural: "kservices",
+        short: &["kservice"],
+        resource: crate::ResourceKind::KnativeService,
         workload: None,
         revisions: None,
     },
@@ -883,7 +897,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(TargetKind::spellings().count(), 25);
+        assert_eq!(TargetKind::spellings().count(), 28);
         assert_eq!(
             TargetKind::workload_kinds("or", false),
             "Deployment, StatefulSet, DaemonSet or Rollout"
@@ -901,7 +915,7 @@ mod tests {
         assert_eq!(
             TargetKind::accepted(),
             "deployment (deploy), statefulset (sts), daemonset (ds), rollout (ro), release, \
-             helmrelease (hr), kustomization (ks), application (app), canary"
+             helmrelease (hr), kustomization (ks), application (app), canary, ksvc (kservice)"
         );
     }
 

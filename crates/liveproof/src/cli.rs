@@ -452,6 +452,12 @@ Flagger canary/ checks (then its <target>-primary is verified as a workload):
   rollout_complete     phase Succeeded/Initialized, not an analysis under way or Failed
   spec_readback        the primary's template is the target's (Flagger's rewrites ignored)
   traffic_current      canary weight 0 and the apex Service selects the primary's pods
+Knative ksvc/ checks (then the latest revision's Deployment is verified as a workload):
+  observed_generation  Knative has processed the current spec
+  condition_fresh      Ready changed after the change
+  rollout_complete     Ready, latestReadyRevisionName is latestCreatedRevisionName
+  spec_readback        that Revision carries --image; its resolved imageDigest is recorded
+  traffic_current      100% of status.traffic on that revision
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
@@ -495,8 +501,9 @@ pub struct VerifyArgs {
     /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
     /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
-    /// (app, Argo CD), canary (Flagger). A Helm or GitOps target is followed to the workloads
-    /// it installs, a Canary to its `-primary`, and those are verified too.
+    /// (app, Argo CD), canary (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is
+    /// followed to the workloads it installs, a Canary to its `-primary`, a Knative Service to
+    /// its latest revision's Deployment, and those are verified too.
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
     pub targets: Vec<String>,
 

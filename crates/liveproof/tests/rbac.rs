@@ -408,6 +408,21 @@ fn cases() -> Vec<Case> {
             ),
         ),
         case(
+            "ksvc, --wait",
+            "knative-service-split-80-20-old-revision",
+            "web",
+            &with(
+                &[
+                    "ksvc/hello",
+                    "-n",
+                    "web",
+                    "--image",
+                    "ghcr.io/acme/hello:1.1.0",
+                ],
+                &[&SINCE, &WAIT],
+            ),
+        ),
+        case(
             "release in a Secret, --wait",
             "helm-upgrade-pending",
             "apps",

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::kinds::flagger_canary;
+use super::kinds::{flagger_canary, knative_service};
 use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
@@ -23,6 +23,7 @@ pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
             | TargetKind::Kustomization
             | TargetKind::Application
             | TargetKind::Canary
+            | TargetKind::KnativeService
     )
     .then(|| kind.resource())
 }
@@ -122,11 +123,37 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
             .and_then(|c| flagger_canary::primary(c, ns))
             .into_iter()
             .collect(),
+        TargetKind::KnativeService => observed
+            .find_other(ResourceKind::KnativeService, ns, &target.name)
+            .and_then(|k| knative_service::revision_deployment(k, ns))
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
     };
     out.sort();
     out.dedup();
     out
+}
+
+/// The change the workloads `target` leads to are held to: `--expect` was held to the
+/// installed manifest (the workloads' templates are only a part of it); a Knative Service's
+/// revision Deployment runs the digest its Revision resolved, not the tag.
+pub(crate) fn followed_change(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    ns: &str,
+) -> Change {
+    let change = Change {
+        manifest: Vec::new(),
+        ..change.clone()
+    };
+    match observed.find_other(ResourceKind::KnativeService, ns, &target.name) {
+        Some(ksvc) if target.kind == TargetKind::KnativeService => {
+            knative_service::pinned_change(observed, &change, ksvc, ns)
+        }
+        _ => change,
+    }
 }
 
 /// The workloads to gather for `target`: those it leads to ([`followed_workloads`]) and those
@@ -176,6 +203,7 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
                 TargetKind::Kustomization => kustomization(observed, change, obj, ns),
                 TargetKind::Application => application(observed, change, obj, ns),
                 TargetKind::Canary => flagger_canary::findings(observed, change, obj, ns),
+                TargetKind::KnativeService => knative_service::findings(observed, change, obj, ns),
                 _ => Vec::new(),
             }
         }
@@ -231,7 +259,7 @@ fn source_of(obj: &Value, resource: ResourceKind, ns: &str) -> SourceRef {
     SourceRef::object(resource, ns, raw::name(obj))
 }
 
-fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
+pub(crate) fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
     let kind = resource.kind_name();
     let source = source_of(obj, resource, ns).field(".status.observedGeneration");
     match (i64_at(obj, "/metadata/generation"), i64_at(obj, "/status/observedGeneration")) {
@@ -253,7 +281,7 @@ fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding
 
 /// `condition_fresh` over the named conditions: each True and changed after the change.
 /// `describes` says, for a stale one, which deploy it is about.
-fn condition_fresh(
+pub(crate) fn condition_fresh(
     obj: &Value,
     resource: ResourceKind,
     ns: &str,

@@ -123,11 +123,7 @@ fn judge_target(
             ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
         })
         .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
-    // `--expect` was held to the installed manifest; the workloads' templates are only a part of it.
-    let followed_change = Change {
-        manifest: Vec::new(),
-        ..change.clone()
-    };
+    let followed_change = gitops::followed_change(observed, change, target, namespace);
     let mut workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
         .into_iter()
         .map(|w| {

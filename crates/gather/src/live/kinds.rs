@@ -50,7 +50,7 @@ macro_rules! with_kind_table {
                 EndpointSlice => endpoint_slices,
             ]
             // Read as JSON into `Observed::others`: Helm storage, GitOps objects, Flagger Canaries.
-            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application, Canary]
+            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application, Canary, KnativeService, KnativeRevision]
             // Cluster-scoped, read by `Cluster::gather_nodes` alone: no GET, LIST or watch here.
             apart: [Node]
         }

@@ -7,7 +7,9 @@
 //!   one), and the storage of the Helm release it manages (see [`helm_release_of`]);
 //! - `kustomization/NAME`: the Kustomization and its GitRepository;
 //! - `application/NAME`: the Application (Argo CD renders Helm itself: no Helm storage);
-//! - `canary/NAME`: the Flagger Canary (its target and `-primary` are workloads).
+//! - `canary/NAME`: the Flagger Canary (its target and `-primary` are workloads);
+//! - `ksvc/NAME`: the Knative Service and its latest created Revision (the revision's
+//!   Deployment is a workload).
 //!
 //! What a read depends on is read in a later round, so each object is read once however many
 //! targets lead to it. The workloads these objects name are then gathered like workload
@@ -143,6 +145,19 @@ pub(crate) fn source_reads(
         TargetKind::Application => reads.push(object(ResourceKind::Application, ns, name)),
         // Its target and `-primary` Deployments are workloads, read by the workload plan.
         TargetKind::Canary => reads.push(object(ResourceKind::Canary, ns, name)),
+        // The Service, then the Revision made from its current spec (the digests it resolved);
+        // that revision's Deployment is a workload, read by the workload plan.
+        TargetKind::KnativeService => {
+            reads.push(object(ResourceKind::KnativeService, ns, name));
+            if let Some(revision) = observed
+                .find_other(ResourceKind::KnativeService, ns, name)
+                .and_then(|k| k.pointer("/status/latestCreatedRevisionName"))
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+            {
+                reads.push(object(ResourceKind::KnativeRevision, ns, revision));
+            }
+        }
         // The workload kinds, returned above: which they are is `KINDS`' to say. A source
         // kind left out here reads nothing (`every_source_kind_is_read`).
         _ => {}

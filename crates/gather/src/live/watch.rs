@@ -659,6 +659,8 @@ fn is_source(key: &ScopeKey) -> bool {
             | ResourceKind::Kustomization
             | ResourceKind::Application
             | ResourceKind::Canary
+            | ResourceKind::KnativeService
+            | ResourceKind::KnativeRevision
     )
 }
 
