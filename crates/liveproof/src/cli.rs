@@ -447,17 +447,10 @@ Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
 Then every workload the release or inventory names is verified too.
-Flagger canary/ checks (then its <target>-primary is verified as a workload):
-  condition_fresh      Promoted changed after the change (an older one is unknown: racy)
-  rollout_complete     phase Succeeded/Initialized, not an analysis under way or Failed
-  spec_readback        the primary's template is the target's (Flagger's rewrites ignored)
-  traffic_current      canary weight 0 and the apex Service selects the primary's pods
-Knative ksvc/ checks (then the latest revision's Deployment is verified as a workload):
-  observed_generation  Knative has processed the current spec
-  condition_fresh      Ready changed after the change
-  rollout_complete     Ready, latestReadyRevisionName is latestCreatedRevisionName
-  spec_readback        that Revision carries --image; its resolved imageDigest is recorded
-  traffic_current      100% of status.traffic on that revision
+Flagger canary/ and Knative ksvc/ checks (then <target>-primary, or the latest revision's
+Deployment, is verified as a workload): condition_fresh (Promoted, Ready), rollout_complete
+(phase Succeeded; latest revision ready), spec_readback (primary = target; the Revision's
+--image and digest), traffic_current (canary weight 0; 100% of status.traffic on that revision).
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
