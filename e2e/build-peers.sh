@@ -19,7 +19,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
 names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest)
-schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml)
+schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml rollout-crd.yaml flagger-crd.yaml knative-serving-service-crd.yaml)
 
 key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
@@ -121,11 +121,15 @@ grep -q '"id": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/.*/sarif-schema-2
 crds_dir="$peers/crds"
 for crd in \
   "github.com/argoproj/argo-rollouts manifests/crds/analysis-template-crd.yaml analysistemplates.argoproj.io" \
-  "github.com/fluxcd/kustomize-controller config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml kustomizations.kustomize.toolkit.fluxcd.io"; do
-  read -r crd_module crd_path crd_name <<<"$crd"
+  "github.com/fluxcd/kustomize-controller config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml kustomizations.kustomize.toolkit.fluxcd.io" \
+  "github.com/argoproj/argo-rollouts manifests/crds/rollout-crd.yaml rollouts.argoproj.io" \
+  "github.com/fluxcd/flagger artifacts/flagger/crd.yaml canaries.flagger.app flagger-crd.yaml" \
+  "knative.dev/serving config/core/300-resources/service.yaml services.serving.knative.dev knative-serving-service-crd.yaml"; do
+  # The simulator's copies of the last three (crates/sim/crds) are held to these.
+  read -r crd_module crd_path crd_name crd_as <<<"$crd"
   crd_src="$(cd "$crds_dir" && go mod download "$crd_module" && go list -m -f '{{.Dir}}' "$crd_module")/$crd_path"
   grep -q "^  name: $crd_name\$" "$crd_src" || { echo "$crd_src is not the $crd_name CRD" >&2; exit 1; }
-  cp "$crd_src" "$tmp/$(basename "$crd_path")"
+  cp "$crd_src" "$tmp/${crd_as:-$(basename "$crd_path")}"
 done
 # krew's own manifest validator (what krew-index runs), pinned in e2e/peers/krew: the tests
 # validate plugins/liveproof.yaml with it.

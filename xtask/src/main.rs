@@ -27,7 +27,8 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
     bin/helm, helm3                                             from e2e/peers/helm{4,3}
     bin/sarif-schema-2.1.0.json                                 from e2e/peers/sarif-schema
     bin/analysis-template-crd.yaml, kustomize…_kustomizations.yaml   the CI templates' CRDs,
-                                                                from e2e/peers/crds
+    bin/rollout-crd.yaml, flagger-crd.yaml, knative-serving-service-crd.yaml   the CRDs the
+                    simulator serves (its copies are held to these), from e2e/peers/crds
     bin/validate-krew-manifest   krew's own manifest validator     from e2e/peers/krew
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
 The Go builds use the Go module proxy; the venv uses PyPI. Cold: about an hour on 2 shared cores;

@@ -35,6 +35,12 @@ pub enum ResourceKind {
     GitRepository,
     /// Argo CD `argoproj.io/v1alpha1`.
     Application,
+    /// Flagger `flagger.app/v1beta1`.
+    Canary,
+    /// Knative `serving.knative.dev/v1` `Service` (`ksvc`), another kind than core's Service.
+    KnativeService,
+    /// Knative `serving.knative.dev/v1` `Revision`: the digests a ksvc's revision resolved.
+    KnativeRevision,
     /// What routes traffic to a workload's pods (`traffic_current`).
     Service,
     /// `discovery.k8s.io/v1`: the endpoints a Service routes to.
@@ -60,6 +66,10 @@ impl ResourceKind {
             ResourceKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
             ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
             ResourceKind::Application | ResourceKind::Rollout => "argoproj.io/v1alpha1",
+            ResourceKind::Canary => "flagger.app/v1beta1",
+            ResourceKind::KnativeService | ResourceKind::KnativeRevision => {
+                "serving.knative.dev/v1"
+            }
         }
     }
 
@@ -89,6 +99,9 @@ impl ResourceKind {
             ResourceKind::Kustomization => "Kustomization",
             ResourceKind::GitRepository => "GitRepository",
             ResourceKind::Application => "Application",
+            ResourceKind::Canary => "Canary",
+            ResourceKind::KnativeService => "Service",
+            ResourceKind::KnativeRevision => "Revision",
             ResourceKind::Rollout => "Rollout",
             ResourceKind::Service => "Service",
             ResourceKind::EndpointSlice => "EndpointSlice",
@@ -111,6 +124,9 @@ impl ResourceKind {
             ResourceKind::Kustomization => "kustomizations",
             ResourceKind::GitRepository => "gitrepositories",
             ResourceKind::Application => "applications",
+            ResourceKind::Canary => "canaries",
+            ResourceKind::KnativeService => "services",
+            ResourceKind::KnativeRevision => "revisions",
             ResourceKind::Rollout => "rollouts",
             ResourceKind::Service => "services",
             ResourceKind::EndpointSlice => "endpointslices",

@@ -18,6 +18,11 @@ pub enum TargetKind {
     Kustomization,
     /// Argo CD `Application`.
     Application,
+    /// Flagger's `Canary`: judged by its own status, then followed to `<target>-primary`.
+    Canary,
+    /// Knative's `Service` (`ksvc`): judged by its own status, then followed to the Deployment
+    /// of its latest revision.
+    KnativeService,
 }
 
 /// What the code knows of one target kind: one row per kind in [`KINDS`], which names,
@@ -141,6 +146,28 @@ pub const KINDS: &[KindSpec] = &[
         plural: "applications",
         short: &["app"],
         resource: crate::ResourceKind::Application,
+        workload: None,
+        revisions: None,
+    },
+    // No short name: Flagger's CRD declares none.
+    KindSpec {
+        kind: TargetKind::Canary,
+        kind_name: "Canary",
+        cli_name: "canary",
+        plural: "canaries",
+        short: &[],
+        resource: crate::ResourceKind::Canary,
+        workload: None,
+        revisions: None,
+    },
+    // `services` is core's: Knative's short names (`ksvc`, `kservice`) are its spellings.
+    KindSpec {
+        kind: TargetKind::KnativeService,
+        kind_name: "Service",
+        cli_name: "ksvc",
+        plural: "kservices",
+        short: &["kservice"],
+        resource: crate::ResourceKind::KnativeService,
         workload: None,
         revisions: None,
     },
@@ -870,7 +897,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(TargetKind::spellings().count(), 23);
+        assert_eq!(TargetKind::spellings().count(), 28);
         assert_eq!(
             TargetKind::workload_kinds("or", false),
             "Deployment, StatefulSet, DaemonSet or Rollout"
@@ -888,7 +915,7 @@ mod tests {
         assert_eq!(
             TargetKind::accepted(),
             "deployment (deploy), statefulset (sts), daemonset (ds), rollout (ro), release, \
-             helmrelease (hr), kustomization (ks), application (app)"
+             helmrelease (hr), kustomization (ks), application (app), canary, ksvc (kservice)"
         );
     }
 

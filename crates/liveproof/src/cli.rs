@@ -447,6 +447,10 @@ Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
 Then every workload the release or inventory names is verified too.
+Flagger canary/ and Knative ksvc/ checks (then <target>-primary, or the latest revision's
+Deployment, is verified as a workload): condition_fresh (Promoted, Ready), rollout_complete
+(phase Succeeded; latest revision ready), spec_readback (primary = target; the Revision's
+--image and digest), traffic_current (canary weight 0; 100% of status.traffic on that revision).
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
@@ -490,8 +494,9 @@ pub struct VerifyArgs {
     /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
     /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
-    /// (app, Argo CD). A Helm or GitOps target is followed to the workloads it installs, and
-    /// those are verified too.
+    /// (app, Argo CD), canary (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is
+    /// followed to the workloads it installs, a Canary to its `-primary`, a Knative Service to
+    /// its latest revision's Deployment, and those are verified too.
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
     pub targets: Vec<String>,
 

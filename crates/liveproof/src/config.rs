@@ -583,15 +583,18 @@ fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(),
         }
     }
     if !change.manifest.is_empty() {
-        let gitops = targets
-            .iter()
-            .find(|t| matches!(t.kind, TargetKind::Kustomization | TargetKind::Application));
-        if let Some(t) = gitops {
+        // The kinds that store no rendered manifest, and what to verify them with instead.
+        let without_manifest = targets.iter().find_map(|t| match t.kind {
+            TargetKind::Kustomization | TargetKind::Application => Some((t, "a Kustomization or Application stores no rendered manifest: verify it with --commit, and hold its workloads to --image, --expect-env or --expect-secret-ref")),
+            TargetKind::Canary | TargetKind::KnativeService => Some((t, "a Canary or Knative Service stores no rendered manifest: hold the workload it leads to with --image, --expect-env or --expect-secret-ref")),
+            _ => None,
+        });
+        if let Some((t, hint)) = without_manifest {
             return Err(ConfigError::NotApplicable {
                 flag: "--expect",
                 applies_to: "release/, helmrelease/ (the installed manifest) and deployment/, statefulset/, daemonset/ (the pod template)",
                 target: t.to_string(),
-                hint: "a Kustomization or Application stores no rendered manifest: verify it with --commit, and hold its workloads to --image, --expect-env or --expect-secret-ref",
+                hint,
             });
         }
     }

@@ -603,6 +603,46 @@ fn kubeconfig_that_does_not_exist_is_named() {
         .assert_stderr_names(&["no-kubeconfig"], "missing kubeconfig");
 }
 
+/// A Knative Service whose Revision may not be read: the digest its revision's pods run cannot
+/// be tied to `--image`, so it is unproven (naming the permission), never failed for a digest
+/// the Deployment was never meant to show as a tag.
+#[tokio::test(flavor = "multi_thread")]
+async fn rbac_denied_knative_revision_is_unproven_naming_the_permission() {
+    let cluster = SimCluster::from_file(
+        &scenario("knative-service-latest-revision-serves-all"),
+        "web",
+    )
+    .await;
+    cluster.sim.deny("get", "revisions", None);
+
+    let run = common::liveproof()
+        .args(&["verify", "ksvc/hello", "-n", "web"])
+        .on(&cluster)
+        .since("2026-07-12T10:00:00Z")
+        .args(&["--image", "ghcr.io/acme/hello:1.1.0"])
+        .json()
+        .run()
+        .await;
+    run.assert_refused(3, "revisions denied");
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::Unproven);
+    let readback = report.targets[0]
+        .evidence
+        .iter()
+        .find(|e| e.check.name() == "spec_readback")
+        .expect("the ksvc's spec_readback");
+    assert_eq!(readback.status, Status::Unknown, "{readback:?}");
+    assert!(readback.detail.contains("refused"), "{readback:?}");
+    assert!(
+        report
+            .targets
+            .iter()
+            .flat_map(|t| &t.evidence)
+            .all(|e| e.status != Status::Fail),
+        "{report:#?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rbac_denied_pods_is_unproven_naming_the_permission() {
     let cluster =

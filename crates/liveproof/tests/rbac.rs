@@ -393,6 +393,36 @@ fn cases() -> Vec<Case> {
             ),
         ),
         case(
+            "canary, --wait",
+            "flagger-canary-analysis-at-20-percent",
+            "test",
+            &with(
+                &[
+                    "canary/podinfo",
+                    "-n",
+                    "test",
+                    "--image",
+                    "ghcr.io/stefanprodan/podinfo:6.5.1",
+                ],
+                &[&SINCE, &WAIT],
+            ),
+        ),
+        case(
+            "ksvc, --wait",
+            "knative-service-split-80-20-old-revision",
+            "web",
+            &with(
+                &[
+                    "ksvc/hello",
+                    "-n",
+                    "web",
+                    "--image",
+                    "ghcr.io/acme/hello:1.1.0",
+                ],
+                &[&SINCE, &WAIT],
+            ),
+        ),
+        case(
             "release in a Secret, --wait",
             "helm-upgrade-pending",
             "apps",

@@ -5,6 +5,7 @@
 //! `kubectl` and the `kube` crate talk to it as to a real API server over plain HTTP.
 
 mod controller;
+pub mod crds;
 mod endpointslices;
 mod openapi;
 mod patch;
@@ -171,6 +172,17 @@ impl Simulator {
         let mut store = Store::new(self.history_limit);
         if self.gitops_crds {
             store.install(resource::gitops_crds());
+            for crd in crds::objects().map_err(|message| SimError::InvalidObject {
+                object: "an embedded CustomResourceDefinition".into(),
+                message,
+            })? {
+                controller_apply(&mut store, crd).map_err(|(object, e)| {
+                    SimError::InvalidObject {
+                        object,
+                        message: e.message,
+                    }
+                })?;
+            }
         }
         // A real cluster holds the namespace of every object in it, and `default`; fixtures
         // name them only implicitly. Objects given later through the API get no such help.

@@ -1,9 +1,11 @@
-//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`):
-//! their own evidence, then the workloads they lead to, verified as workloads.
+//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`), and
+//! a Flagger `canary/` (its judgement in `kinds/flagger_canary.rs`): their own evidence, then
+//! the workloads they lead to, verified as workloads.
 
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::kinds::{flagger_canary, knative_service};
 use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
@@ -17,7 +19,11 @@ use crate::{
 pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
     matches!(
         kind,
-        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application
+        TargetKind::HelmRelease
+            | TargetKind::Kustomization
+            | TargetKind::Application
+            | TargetKind::Canary
+            | TargetKind::KnativeService
     )
     .then(|| kind.resource())
 }
@@ -112,10 +118,57 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
                 })
                 .collect()
         }
+        TargetKind::Canary => observed
+            .find_other(ResourceKind::Canary, ns, &target.name)
+            .and_then(|c| flagger_canary::primary(c, ns))
+            .into_iter()
+            .collect(),
+        TargetKind::KnativeService => observed
+            .find_other(ResourceKind::KnativeService, ns, &target.name)
+            .and_then(|k| knative_service::revision_deployment(k, ns))
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
     };
     out.sort();
     out.dedup();
+    out
+}
+
+/// The change the workloads `target` leads to are held to: `--expect` was held to the
+/// installed manifest (the workloads' templates are only a part of it); a Knative Service's
+/// revision Deployment runs the digest its Revision resolved, not the tag.
+pub(crate) fn followed_change(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    ns: &str,
+) -> Change {
+    let change = Change {
+        manifest: Vec::new(),
+        ..change.clone()
+    };
+    match observed.find_other(ResourceKind::KnativeService, ns, &target.name) {
+        Some(ksvc) if target.kind == TargetKind::KnativeService => {
+            knative_service::pinned_change(observed, &change, ksvc, ns)
+        }
+        _ => change,
+    }
+}
+
+/// The workloads to gather for `target`: those it leads to ([`followed_workloads`]) and those
+/// its own evidence compares them with (a Canary's target, whose template the primary must
+/// carry).
+pub fn workloads_to_read(observed: &Observed, target: &Target, default_ns: &str) -> Vec<Target> {
+    let mut out = followed_workloads(observed, target, default_ns);
+    if target.kind == TargetKind::Canary {
+        let ns = target.namespace_or(default_ns);
+        out.extend(
+            observed
+                .find_other(ResourceKind::Canary, ns, &target.name)
+                .and_then(|c| flagger_canary::target(c, ns)),
+        );
+    }
     out
 }
 
@@ -190,6 +243,8 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
                 TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
                 TargetKind::Kustomization => kustomization(observed, change, obj, ns),
                 TargetKind::Application => application(observed, change, obj, ns),
+                TargetKind::Canary => flagger_canary::findings(observed, change, obj, ns),
+                TargetKind::KnativeService => knative_service::findings(observed, change, obj, ns),
                 _ => Vec::new(),
             }
         }
@@ -245,7 +300,7 @@ fn source_of(obj: &Value, resource: ResourceKind, ns: &str) -> SourceRef {
     SourceRef::object(resource, ns, raw::name(obj))
 }
 
-fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
+pub(crate) fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
     let kind = resource.kind_name();
     let source = source_of(obj, resource, ns).field(".status.observedGeneration");
     match (i64_at(obj, "/metadata/generation"), i64_at(obj, "/status/observedGeneration")) {
@@ -267,7 +322,7 @@ fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding
 
 /// `condition_fresh` over the named conditions: each True and changed after the change.
 /// `describes` says, for a stale one, which deploy it is about.
-fn condition_fresh(
+pub(crate) fn condition_fresh(
     obj: &Value,
     resource: ResourceKind,
     ns: &str,

@@ -658,6 +658,9 @@ fn is_source(key: &ScopeKey) -> bool {
             | ResourceKind::HelmRelease
             | ResourceKind::Kustomization
             | ResourceKind::Application
+            | ResourceKind::Canary
+            | ResourceKind::KnativeService
+            | ResourceKind::KnativeRevision
     )
 }
 

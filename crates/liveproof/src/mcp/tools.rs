@@ -424,8 +424,10 @@ fn cluster(
 struct VerifyInput {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
-    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
-    /// GitOps target is followed to the workloads it installs, and those are verified too.
+    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD), canary
+    /// (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is followed to the workloads
+    /// it installs, a Canary to its `-primary`, a Knative Service to its latest revision's
+    /// Deployment, and those are verified too.
     /// May be empty when `selector` is given.
     #[serde(default)]
     targets: Vec<String>,

@@ -85,8 +85,10 @@ impl RunExt for Run {
                 ));
                 continue;
             }
+            // Knative's Service is a `Service` of its own group.
             match served_at(&kind) {
                 Some(want) if want == api_version => {}
+                Some("v1") if kind == "Service" && api_version == "serving.knative.dev/v1" => {}
                 want => problems.push(format!(
                     "{source:?}: apiVersion {api_version:?}, but {kind} is served at {want:?}"
                 )),
@@ -109,6 +111,8 @@ fn served_at(kind: &str) -> Option<&'static str> {
         "Kustomization" => "kustomize.toolkit.fluxcd.io/v1",
         "GitRepository" => "source.toolkit.fluxcd.io/v1",
         "Application" | "Rollout" => "argoproj.io/v1alpha1",
+        "Canary" => "flagger.app/v1beta1",
+        "Revision" => "serving.knative.dev/v1",
         "URL" => "",
         _ => return None,
     })

@@ -20,6 +20,8 @@ use crate::{Observed, TargetKind};
 pub mod argo_rollout;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
+pub(crate) mod flagger_canary;
+pub(crate) mod knative_service;
 pub(crate) mod statefulset;
 
 /// What the checks read of a workload object beyond its common view ([`Workload`]).
