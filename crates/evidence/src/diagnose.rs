@@ -355,6 +355,7 @@ pub fn gitops(
         TargetKind::HelmRelease => ResourceKind::HelmRelease,
         TargetKind::Kustomization => ResourceKind::Kustomization,
         TargetKind::Application => ResourceKind::Application,
+        TargetKind::Canary => ResourceKind::Canary,
         TargetKind::Release => {
             let history = crate::ReleaseHistory::read(observed, namespace, &target.name);
             if let Some(r) = history.revisions.last() {
@@ -377,9 +378,10 @@ pub fn gitops(
     };
     let object = format!("{namespace}/{}/{}", resource.kind_name(), target.name);
     let mut said: Vec<(String, String)> = Vec::new();
-    for t in ["Ready", "Released", "Reconciling", "Stalled"] {
+    // Promoted: a Flagger Canary's.
+    for t in ["Ready", "Released", "Promoted", "Reconciling", "Stalled"] {
         if let Some(c) = condition(obj, t) {
-            let bad = (t == "Ready" || t == "Released") && c.status == "False"
+            let bad = matches!(t, "Ready" | "Released" | "Promoted") && c.status == "False"
                 || t == "Stalled" && c.status == "True";
             // Ready often repeats Released's reason and message: say it once.
             let key = (c.reason.to_string(), c.message.to_string());

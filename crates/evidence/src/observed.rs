@@ -35,6 +35,8 @@ pub enum ResourceKind {
     GitRepository,
     /// Argo CD `argoproj.io/v1alpha1`.
     Application,
+    /// Flagger `flagger.app/v1beta1`.
+    Canary,
     /// What routes traffic to a workload's pods (`traffic_current`).
     Service,
     /// `discovery.k8s.io/v1`: the endpoints a Service routes to.
@@ -60,6 +62,7 @@ impl ResourceKind {
             ResourceKind::Kustomization => "kustomize.toolkit.fluxcd.io/v1",
             ResourceKind::GitRepository => "source.toolkit.fluxcd.io/v1",
             ResourceKind::Application | ResourceKind::Rollout => "argoproj.io/v1alpha1",
+            ResourceKind::Canary => "flagger.app/v1beta1",
         }
     }
 
@@ -89,6 +92,7 @@ impl ResourceKind {
             ResourceKind::Kustomization => "Kustomization",
             ResourceKind::GitRepository => "GitRepository",
             ResourceKind::Application => "Application",
+            ResourceKind::Canary => "Canary",
             ResourceKind::Rollout => "Rollout",
             ResourceKind::Service => "Service",
             ResourceKind::EndpointSlice => "EndpointSlice",
@@ -111,6 +115,7 @@ impl ResourceKind {
             ResourceKind::Kustomization => "kustomizations",
             ResourceKind::GitRepository => "gitrepositories",
             ResourceKind::Application => "applications",
+            ResourceKind::Canary => "canaries",
             ResourceKind::Rollout => "rollouts",
             ResourceKind::Service => "services",
             ResourceKind::EndpointSlice => "endpointslices",

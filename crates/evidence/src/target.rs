@@ -18,6 +18,8 @@ pub enum TargetKind {
     Kustomization,
     /// Argo CD `Application`.
     Application,
+    /// Flagger's `Canary`: judged by its own status, then followed to `<target>-primary`.
+    Canary,
 }
 
 /// What the code knows of one target kind: one row per kind in [`KINDS`], which names,
@@ -141,6 +143,17 @@ pub const KINDS: &[KindSpec] = &[
         plural: "applications",
         short: &["app"],
         resource: crate::ResourceKind::Application,
+        workload: None,
+        revisions: None,
+    },
+    // No short name: Flagger's CRD declares none.
+    KindSpec {
+        kind: TargetKind::Canary,
+        kind_name: "Canary",
+        cli_name: "canary",
+        plural: "canaries",
+        short: &[],
+        resource: crate::ResourceKind::Canary,
         workload: None,
         revisions: None,
     },
@@ -870,7 +883,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(TargetKind::spellings().count(), 23);
+        assert_eq!(TargetKind::spellings().count(), 25);
         assert_eq!(
             TargetKind::workload_kinds("or", false),
             "Deployment, StatefulSet, DaemonSet or Rollout"
@@ -888,7 +901,7 @@ mod tests {
         assert_eq!(
             TargetKind::accepted(),
             "deployment (deploy), statefulset (sts), daemonset (ds), rollout (ro), release, \
-             helmrelease (hr), kustomization (ks), application (app)"
+             helmrelease (hr), kustomization (ks), application (app), canary"
         );
     }
 

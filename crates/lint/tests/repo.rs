@@ -493,3 +493,43 @@ fn blue_green_without_auto_promotion_and_flagger_confirm_gates_are_manual_promot
         "{report:?}"
     );
 }
+
+/// Flagger's other holds: a webhook gating each traffic step, and a suspended Canary.
+#[test]
+fn flagger_traffic_gates_and_suspended_canaries_are_manual_promotions() {
+    let repo = Repo::new();
+    let canary = |name: &str, tail: &str| {
+        format!("apiVersion: flagger.app/v1beta1\nkind: Canary\nmetadata:\n  name: {name}\nspec:\n  targetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: {name}\n{tail}")
+    };
+    repo.file(
+        "apps/stepped.yaml",
+        &canary(
+            "stepped",
+            "  analysis:\n    interval: 1m\n    webhooks:\n    - name: step\n      type: confirm-traffic-increase\n      url: http://flagger-loadtester.test/gate/check\n",
+        ),
+    )
+    .file(
+        "apps/held.yaml",
+        &canary("held", "  suspend: true\n  analysis:\n    interval: 1m\n"),
+    )
+    .file(
+        "apps/free.yaml",
+        &canary(
+            "free",
+            "  analysis:\n    interval: 1m\n    webhooks:\n    - name: load\n      type: rollout\n      url: http://flagger-loadtester.test/\n",
+        ),
+    );
+    repo.commit("flagger");
+    let report = run(&repo, None);
+    assert_eq!(
+        ids(&report),
+        vec![
+            ("manual-promotion", Level::Error, "apps/held.yaml", 10),
+            ("manual-promotion", Level::Error, "apps/stepped.yaml", 14),
+        ]
+    );
+    assert!(
+        report.findings[0].message.contains("spec.suspend"),
+        "{report:?}"
+    );
+}

@@ -447,6 +447,11 @@ Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
 Then every workload the release or inventory names is verified too.
+Flagger canary/ checks (then its <target>-primary is verified as a workload):
+  condition_fresh      Promoted changed after the change (an older one is unknown: racy)
+  rollout_complete     phase Succeeded/Initialized, not an analysis under way or Failed
+  spec_readback        the primary's template is the target's (Flagger's rewrites ignored)
+  traffic_current      canary weight 0 and the apex Service selects the primary's pods
 
 Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
 for every workload reached, every expectation passed and nothing needed is unknown; unproven
@@ -490,8 +495,8 @@ pub struct VerifyArgs {
     /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
     /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
-    /// (app, Argo CD). A Helm or GitOps target is followed to the workloads it installs, and
-    /// those are verified too.
+    /// (app, Argo CD), canary (Flagger). A Helm or GitOps target is followed to the workloads
+    /// it installs, a Canary to its `-primary`, and those are verified too.
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
     pub targets: Vec<String>,
 

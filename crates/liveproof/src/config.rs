@@ -566,6 +566,14 @@ fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(),
                 hint: "a Kustomization or Application stores no rendered manifest: verify it with --commit, and hold its workloads to --image, --expect-env or --expect-secret-ref",
             });
         }
+        if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Canary) {
+            return Err(ConfigError::NotApplicable {
+                flag: "--expect",
+                applies_to: "release/, helmrelease/ (the installed manifest) and deployment/, statefulset/, daemonset/ (the pod template)",
+                target: t.to_string(),
+                hint: "a Canary stores no rendered manifest: hold its primary to --image, --expect-env or --expect-secret-ref, or give --expect with its target deployment/NAME",
+            });
+        }
     }
     Ok(())
 }

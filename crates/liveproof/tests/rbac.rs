@@ -393,6 +393,21 @@ fn cases() -> Vec<Case> {
             ),
         ),
         case(
+            "canary, --wait",
+            "flagger-canary-analysis-at-20-percent",
+            "test",
+            &with(
+                &[
+                    "canary/podinfo",
+                    "-n",
+                    "test",
+                    "--image",
+                    "ghcr.io/stefanprodan/podinfo:6.5.1",
+                ],
+                &[&SINCE, &WAIT],
+            ),
+        ),
+        case(
             "release in a Secret, --wait",
             "helm-upgrade-pending",
             "apps",

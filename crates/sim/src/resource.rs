@@ -313,6 +313,8 @@ const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
     ),
     // Argo Rollouts' CRD (manifests/crds/rollout-crd.yaml).
     ("argoproj.io", "v1alpha1", "Rollout", "rollouts", &["ro"]),
+    // Flagger's Canary (artifacts/flagger/crd.yaml): no short name.
+    ("flagger.app", "v1beta1", "Canary", "canaries", &[]),
 ];
 
 pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {

@@ -1,9 +1,11 @@
-//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`):
-//! their own evidence, then the workloads they lead to, verified as workloads.
+//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`), and
+//! a Flagger `canary/` (its judgement in `kinds/flagger_canary.rs`): their own evidence, then
+//! the workloads they lead to, verified as workloads.
 
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::kinds::flagger_canary;
 use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
@@ -17,7 +19,10 @@ use crate::{
 pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
     matches!(
         kind,
-        TargetKind::HelmRelease | TargetKind::Kustomization | TargetKind::Application
+        TargetKind::HelmRelease
+            | TargetKind::Kustomization
+            | TargetKind::Application
+            | TargetKind::Canary
     )
     .then(|| kind.resource())
 }
@@ -112,10 +117,31 @@ pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str
                 })
                 .collect()
         }
+        TargetKind::Canary => observed
+            .find_other(ResourceKind::Canary, ns, &target.name)
+            .and_then(|c| flagger_canary::primary(c, ns))
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
     };
     out.sort();
     out.dedup();
+    out
+}
+
+/// The workloads to gather for `target`: those it leads to ([`followed_workloads`]) and those
+/// its own evidence compares them with (a Canary's target, whose template the primary must
+/// carry).
+pub fn workloads_to_read(observed: &Observed, target: &Target, default_ns: &str) -> Vec<Target> {
+    let mut out = followed_workloads(observed, target, default_ns);
+    if target.kind == TargetKind::Canary {
+        let ns = target.namespace_or(default_ns);
+        out.extend(
+            observed
+                .find_other(ResourceKind::Canary, ns, &target.name)
+                .and_then(|c| flagger_canary::target(c, ns)),
+        );
+    }
     out
 }
 
@@ -149,6 +175,7 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
                 TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
                 TargetKind::Kustomization => kustomization(observed, change, obj, ns),
                 TargetKind::Application => application(observed, change, obj, ns),
+                TargetKind::Canary => flagger_canary::findings(observed, change, obj, ns),
                 _ => Vec::new(),
             }
         }

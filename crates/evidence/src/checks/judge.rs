@@ -9,13 +9,26 @@ use super::{followed_workloads, gitops, pods};
 use crate::model::ChangeSummary;
 use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
 
-/// A failure waiting will not fix, for `--wait` to stop on: ProgressDeadlineExceeded, or a
-/// pod of the current revision crash-looping past [`CRASH_LOOP_RESTARTS`].
+/// A failure waiting will not fix, for `--wait` to stop on: ProgressDeadlineExceeded, a
+/// pod of the current revision crash-looping past [`CRASH_LOOP_RESTARTS`], or a Flagger
+/// Canary whose analysis failed.
 pub fn final_failure(
     observed: &Observed,
     targets: &[Target],
     default_namespace: &str,
 ) -> Option<String> {
+    let canary_failed = targets
+        .iter()
+        .filter(|t| t.kind == crate::TargetKind::Canary)
+        .find_map(|t| {
+            let ns = t.namespace_or(default_namespace);
+            let canary = observed.find_other(crate::ResourceKind::Canary, ns, &t.name)?;
+            let failure = super::kinds::flagger_canary::gave_up(canary)?;
+            Some(format!("{ns}/Canary/{}: {failure}", t.name))
+        });
+    if canary_failed.is_some() {
+        return canary_failed;
+    }
     targets
         .iter()
         .filter(|t| t.kind.is_workload())

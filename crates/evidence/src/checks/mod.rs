@@ -10,7 +10,8 @@
 //! - a workload's checks: `workload_checks.rs` (the list, in order, and the template checks),
 //!   `rollout.rs`, `pods_current.rs`, `pod_restarted.rs`, `digest.rs`, with `workload.rs` (the
 //!   workload model: revisions, strategies) and `pods.rs` (pod facts);
-//! - the other kinds' checks: `release.rs` (Helm storage), `gitops.rs` (Flux, Argo CD);
+//! - the other kinds' checks: `release.rs` (Helm storage), `gitops.rs` (Flux, Argo CD, and
+//!   a Flagger Canary through `kinds/flagger_canary.rs`);
 //! - `server.rs`: `server_version`, the version a server reports;
 //! - `traffic.rs`: `traffic_current`, what the Services selecting a workload route to.
 //!
@@ -40,7 +41,7 @@ pub(crate) mod workload;
 mod workload_checks;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
-pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace};
+pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
 pub use judge::{final_failure, judge, verify_again};
 pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;

@@ -49,8 +49,8 @@ macro_rules! with_kind_table {
                 Service => services,
                 EndpointSlice => endpoint_slices,
             ]
-            // Read as JSON into `Observed::others`: Helm storage, GitOps objects.
-            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application]
+            // Read as JSON into `Observed::others`: Helm storage, GitOps objects, Flagger Canaries.
+            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application, Canary]
             // Cluster-scoped, read by `Cluster::gather_nodes` alone: no GET, LIST or watch here.
             apart: [Node]
         }

@@ -6,7 +6,8 @@
 //! - `helmrelease/NAME`: the HelmRelease, its chart's GitRepository (when the chart comes from
 //!   one), and the storage of the Helm release it manages (see [`helm_release_of`]);
 //! - `kustomization/NAME`: the Kustomization and its GitRepository;
-//! - `application/NAME`: the Application (Argo CD renders Helm itself: no Helm storage).
+//! - `application/NAME`: the Application (Argo CD renders Helm itself: no Helm storage);
+//! - `canary/NAME`: the Flagger Canary (its target and `-primary` are workloads).
 //!
 //! What a read depends on is read in a later round, so each object is read once however many
 //! targets lead to it. The workloads these objects name are then gathered like workload
@@ -140,6 +141,8 @@ pub(crate) fn source_reads(
             }
         }
         TargetKind::Application => reads.push(object(ResourceKind::Application, ns, name)),
+        // Its target and `-primary` Deployments are workloads, read by the workload plan.
+        TargetKind::Canary => reads.push(object(ResourceKind::Canary, ns, name)),
         // The workload kinds, returned above: which they are is `KINDS`' to say. A source
         // kind left out here reads nothing (`every_source_kind_is_read`).
         _ => {}
@@ -318,13 +321,13 @@ fn record(
 }
 
 /// The workloads the non-workload `targets` lead to in `observed` (namespaces filled in),
-/// without duplicates, in first-seen order: [`liveproof_evidence::followed_workloads`], so
-/// gathering reads exactly what judging will verify.
+/// without duplicates, in first-seen order: [`liveproof_evidence::workloads_to_read`], so
+/// gathering reads exactly what judging will verify or compare.
 pub(crate) fn followed(observed: &Observed, targets: &[Target], default_ns: &str) -> Vec<Target> {
     let mut out: Vec<Target> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for target in targets.iter().filter(|t| !t.kind.is_workload()) {
-        for workload in liveproof_evidence::followed_workloads(observed, target, default_ns) {
+        for workload in liveproof_evidence::workloads_to_read(observed, target, default_ns) {
             if workload.kind.is_workload() && seen.insert(workload.clone()) {
                 out.push(workload);
             }

@@ -658,6 +658,7 @@ fn is_source(key: &ScopeKey) -> bool {
             | ResourceKind::HelmRelease
             | ResourceKind::Kustomization
             | ResourceKind::Application
+            | ResourceKind::Canary
     )
 }
 

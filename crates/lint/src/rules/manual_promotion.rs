@@ -4,8 +4,9 @@
 //! duration pauses until someone promotes; a blue-green Rollout with `autoPromotionEnabled:
 //! false` waits for a promotion ("autoPromotionSeconds … is ignored if autoPromotionEnabled is
 //! set to false"); `spec.paused: true` rolls nothing out. Flagger, `pkg/apis/flagger/v1beta1`
-//! and its webhooks docs ("manual gating"): a `confirm-rollout` or `confirm-promotion` webhook
-//! holds the canary until it answers 200. What we recognise as someone promoting:
+//! and its webhooks docs ("manual gating"): a `confirm-rollout`, `confirm-promotion` or
+//! `confirm-traffic-increase` webhook holds the canary until it answers 200, and
+//! `spec.suspend: true` runs no analysis at all. What we recognise as someone promoting:
 //! `kubectl argo rollouts promote NAME` (or `--full`) in the repository's scripts and
 //! workflows, and, for Flagger, a call that opens the load tester's gate (`/gate/open`), both
 //! read with the restart paths (`Restarts`).
@@ -64,12 +65,26 @@ fn gate(doc: &Doc<'_>, kind: &str, v: &Value) -> Option<(usize, String)> {
         return None;
     }
     if api.starts_with("flagger.app/") && kind == "Canary" {
+        if spec["suspend"].as_bool() == Some(true) {
+            let line = doc.locate(&["spec", "suspend"]).unwrap_or(doc.first_line);
+            return Some((
+                line,
+                "spec.suspend: true: Flagger runs no analysis, so the primary never gets the change"
+                    .into(),
+            ));
+        }
         let hooks = spec["analysis"]["webhooks"]
             .as_sequence()
             .or_else(|| spec["canaryAnalysis"]["webhooks"].as_sequence())?;
+        // confirm-traffic-increase holds each weight step as the other two hold the start and
+        // the promotion (`HookType`).
         let gated = hooks.iter().find_map(|h| {
             let kind = h["type"].as_str()?;
-            matches!(kind, "confirm-rollout" | "confirm-promotion").then_some(kind)
+            matches!(
+                kind,
+                "confirm-rollout" | "confirm-promotion" | "confirm-traffic-increase"
+            )
+            .then_some(kind)
         })?;
         let line = doc
             .find_nth(0, |l| l.contains(gated))

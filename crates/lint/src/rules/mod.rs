@@ -102,7 +102,7 @@ pub const RULES: &[Rule] = &[
         id: MANUAL_PROMOTION,
         name: "ManualPromotion",
         level: Level::Error,
-        summary: "An Argo Rollout (a canary pause without a duration, blueGreen autoPromotionEnabled: false, spec.paused) or a Flagger Canary (a confirm-rollout/confirm-promotion webhook) holds every change until someone promotes it, and nothing in the repository does.",
+        summary: "An Argo Rollout (a canary pause without a duration, blueGreen autoPromotionEnabled: false, spec.paused) or a Flagger Canary (a confirm-rollout, confirm-promotion or confirm-traffic-increase webhook, spec.suspend) holds every change until someone promotes it, and nothing in the repository does.",
         help: "Promote after the apply (`kubectl argo rollouts promote NAME`, or open the Flagger gate) in the pipeline, or give the pause a duration / enable auto-promotion.",
         source: "https://argo-rollouts.readthedocs.io/en/stable/features/specification/",
     },

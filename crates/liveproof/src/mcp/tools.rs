@@ -424,8 +424,9 @@ fn cluster(
 struct VerifyInput {
     /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
-    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD). A Helm or
-    /// GitOps target is followed to the workloads it installs, and those are verified too.
+    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD), canary
+    /// (Flagger). A Helm or GitOps target is followed to the workloads it installs, a Canary to
+    /// its `-primary`, and those are verified too.
     /// May be empty when `selector` is given.
     #[serde(default)]
     targets: Vec<String>,

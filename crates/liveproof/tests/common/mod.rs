@@ -109,6 +109,7 @@ fn served_at(kind: &str) -> Option<&'static str> {
         "Kustomization" => "kustomize.toolkit.fluxcd.io/v1",
         "GitRepository" => "source.toolkit.fluxcd.io/v1",
         "Application" | "Rollout" => "argoproj.io/v1alpha1",
+        "Canary" => "flagger.app/v1beta1",
         "URL" => "",
         _ => return None,
     })

@@ -20,6 +20,7 @@ use crate::{Observed, TargetKind};
 pub mod argo_rollout;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
+pub(crate) mod flagger_canary;
 pub(crate) mod statefulset;
 
 /// What the checks read of a workload object beyond its common view ([`Workload`]).
