@@ -17,6 +17,18 @@ use anyhow::{bail, Context as _};
 use crate::control_plane::free_port;
 use crate::ControlPlane;
 
+/// What `e2e/build-peers.sh` builds for these: the binaries, and the CRDs beside them.
+pub const PEERS: [&str; 8] = [
+    "rollouts-controller",
+    "flagger",
+    "source-controller",
+    "kustomize-controller",
+    "gitserver",
+    "argo-rollouts-crds.yaml",
+    "flagger-crds.yaml",
+    "flux-crds.yaml",
+];
+
 /// A controller process; killed (and reaped) when dropped.
 pub struct Controller {
     pub name: String,
@@ -118,8 +130,6 @@ pub fn flagger(plane: &ControlPlane) -> anyhow::Result<Controller> {
             format!("-port={}", free_port()?),
             "-enable-leader-election=false".into(),
             "-log-level=info".into(),
-            // The interval its analysis steps advance on (the Canary's own is a floor).
-            "-control-loop-interval=2s".into(),
         ],
         &[],
     )

@@ -176,7 +176,6 @@ impl liveproof_testkit::cli::Kubeconfig for World {
 
 /// Now, in whole seconds (what Kubernetes records), as RFC 3339; a second later, so that
 /// what starts after it is strictly after it.
-
 pub async fn change_time() -> String {
     let now = jiff::Timestamp::now();
     let now = jiff::Timestamp::from_second(now.as_second()).expect("a time");
