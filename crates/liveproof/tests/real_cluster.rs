@@ -83,16 +83,7 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
         .await;
     assert_eq!(waited.code, 0, "{}\n{}", waited.stdout, waited.stderr);
     // At the moment it said live: no pod of the old template left, Terminating or not.
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web");
     assert!(
         images.lines().all(|i| i == v2),
         "live while an old pod is still there:\n{images}"
@@ -139,16 +130,7 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
 
 /// The pods of `app=NAME`: `name uid` lines.
 fn pod_uids(world: &World, app: &str) -> String {
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        &format!("app={app}"),
-        "-o",
-        "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}",
-    ])
+    world.pods(app, "{.metadata.name} {.metadata.uid}")
 }
 
 /// Story 3, seed 001 for real: a multi-platform index (with attestation manifests) deployed as
@@ -1293,16 +1275,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
         verify.stderr
     );
     // Live means the new pods, not a stale view: no pod of the old template is left.
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web");
     assert!(images.lines().all(|i| i == v2), "{images}");
 }
 

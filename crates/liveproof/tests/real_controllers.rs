@@ -11,12 +11,13 @@
 mod common;
 mod world;
 
-use std::path::Path;
 use std::time::Duration;
 
-use liveproof_e2e::controllers::{self, Flux, GitServer};
+use liveproof_e2e::controllers::{self, Controller, Flux, GitServer};
 use liveproof_e2e::registry::push_multiarch;
+use liveproof_e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_testkit::git::{git_at, Repo};
 use world::{change_time, deployment, evidence, World};
 
 /// Installs the CRDs in `file` (from the peers' bin) and waits until they are served.
@@ -34,6 +35,10 @@ fn install_crds(world: &World, file: &str) {
     ]);
 }
 
+/// What a Service selects by `rollouts-pod-template-hash`, and a Canary's phase ([`World::field`]).
+const HASH: &str = "{.spec.selector.rollouts-pod-template-hash}";
+const PHASE: &str = "{.status.phase}";
+
 /// Pushes acme/web `v1` and `v2` to the world's registry; their references.
 async fn two_builds(world: &World) -> (String, String) {
     let pusher = world.registry.pusher();
@@ -43,6 +48,20 @@ async fn two_builds(world: &World) -> (String, String) {
         format!("{}/acme/web:v1", world.registry.host),
         format!("{}/acme/web:v2", world.registry.host),
     )
+}
+
+/// A world with acme/web v1 and v2 pushed, namespace apps, the CRDs in `crds` and
+/// `controller` running; v1's and v2's references.
+async fn world_running(
+    crds: &str,
+    controller: fn(&ControlPlane) -> anyhow::Result<Controller>,
+) -> (World, String, String) {
+    let world = World::start().await;
+    let (v1, v2) = two_builds(&world).await;
+    install_crds(&world, crds);
+    world.keep(controller(&world.plane));
+    world.kubectl(&["create", "namespace", "apps"]);
+    (world, v1, v2)
 }
 
 /// `verify TARGET -n apps --image IMAGE EXTRA… -o json` with the change time `since`.
@@ -66,16 +85,10 @@ async fn verify(
 /// The `rollouts-pod-template-hash` of each pod of `app=APP` that is Ready: `hash` lines,
 /// sorted.
 fn ready_hashes(world: &World, app: &str) -> Vec<String> {
-    let out = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        &format!("app={app}"),
-        "-o",
-        "jsonpath={range .items[*]}{.metadata.labels.rollouts-pod-template-hash} {.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}",
-    ]);
+    let out = world.pods(
+        app,
+        "{.metadata.labels.rollouts-pod-template-hash} {.status.conditions[?(@.type==\"Ready\")].status}",
+    );
     let mut hashes: Vec<String> = out
         .lines()
         .filter_map(|l| l.strip_suffix(" True"))
@@ -98,31 +111,6 @@ async fn eventually(world: &World, what: &str, holds: impl Fn() -> bool) {
     }
 }
 
-/// What a Service selects by `rollouts-pod-template-hash`.
-fn service_hash(world: &World, service: &str) -> String {
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "service",
-        service,
-        "-o",
-        "jsonpath={.spec.selector.rollouts-pod-template-hash}",
-    ])
-}
-
-fn rollout_field(world: &World, name: &str, jsonpath: &str) -> String {
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "rollout",
-        name,
-        "-o",
-        &format!("jsonpath={jsonpath}"),
-    ])
-}
-
 /// `kubectl argo rollouts promote NAME`, as the plugin does it: the pause conditions cleared
 /// through the status subresource.
 fn promote(world: &World, name: &str) {
@@ -137,6 +125,23 @@ fn promote(world: &World, name: &str) {
         "-p",
         r#"{"status":{"pauseConditions":null}}"#,
     ]);
+}
+
+/// Promotes Rollout `name`, then `verify rollout/NAME --wait`: fails the test unless it ends
+/// live.
+async fn promoted(world: &World, name: &str, since: &str, image: &str) -> common::Run {
+    promote(world, name);
+    let target = format!("rollout/{name}");
+    let run = verify(
+        world,
+        &target,
+        since,
+        image,
+        &["--wait", "--timeout", "120s"],
+    )
+    .await;
+    world.expect_exit(&run, 0);
+    run
 }
 
 /// Sets the Rollout's one container's image (`kubectl set image` does not know Rollouts).
@@ -206,11 +211,8 @@ spec:
 ///   old pods idle out (`scaleDownDelaySeconds`): they are Ready but no longer routed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
-    let world = World::start().await;
-    let (v1, v2) = two_builds(&world).await;
-    install_crds(&world, "argo-rollouts-crds.yaml");
-    world.keep(controllers::argo_rollouts(&world.plane));
-    world.kubectl(&["create", "namespace", "apps"]);
+    let (world, v1, v2) =
+        world_running("argo-rollouts-crds.yaml", controllers::argo_rollouts).await;
     let canary = "    canary:
       stableService: web-stable
       canaryService: web-canary
@@ -233,16 +235,9 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     ));
     for name in ["web", "shop"] {
         world
-            .wait_for(
-                &[
-                    "-n",
-                    "apps",
-                    "get",
-                    "rollout",
-                    name,
-                    "-o",
-                    "jsonpath={.status.phase}",
-                ],
+            .wait_field(
+                &format!("rollout/{name}"),
+                PHASE,
                 "Healthy",
                 Duration::from_secs(120),
             )
@@ -251,24 +246,17 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
 
     // Canary: paused at 20%.
     let since = change_time().await;
-    let old = rollout_field(&world, "web", "{.status.stableRS}");
+    let old = world.field("rollout/web", "{.status.stableRS}");
     set_rollout_image(&world, "web", &v2);
     world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "rollout",
-                "web",
-                "-o",
-                "jsonpath={.status.phase}/{.status.currentStepIndex}",
-            ],
+        .wait_field(
+            "rollout/web",
+            "{.status.phase}/{.status.currentStepIndex}",
             "Paused/1",
             Duration::from_secs(120),
         )
         .await;
-    let new = rollout_field(&world, "web", "{.status.currentPodHash}");
+    let new = world.field("rollout/web", "{.status.currentPodHash}");
     assert_ne!(new, old);
     let mut split = vec![new.clone()];
     split.extend(std::iter::repeat_n(old.clone(), 4));
@@ -285,17 +273,13 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     assert_eq!(evidence(&paused, Check::PodsCurrent).status, Status::Fail);
 
     // Promoted: live once the stable Service selects the new hash, not before.
-    promote(&world, "web");
-    let waited = verify(
-        &world,
-        "rollout/web",
-        &since,
-        &v2,
-        &["--wait", "--timeout", "120s"],
-    )
-    .await;
-    world.expect_exit(&waited, 0);
-    assert_eq!(service_hash(&world, "web-stable"), new, "{}", world.state());
+    let waited = promoted(&world, "web", &since, &v2).await;
+    assert_eq!(
+        world.field("service/web-stable", HASH),
+        new,
+        "{}",
+        world.state()
+    );
     assert!(
         ready_hashes(&world, "web").iter().all(|h| *h == new),
         "live while an old pod is Ready: {:?}",
@@ -305,56 +289,23 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
 
     // Blue-green: awaiting promotion.
     let since = change_time().await;
-    let old = rollout_field(&world, "shop", "{.status.stableRS}");
+    let old = world.field("rollout/shop", "{.status.stableRS}");
     set_rollout_image(&world, "shop", &v2);
     world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "rollout",
-                "shop",
-                "-o",
-                "jsonpath={.status.phase}",
-            ],
-            "Paused",
-            Duration::from_secs(120),
-        )
+        .wait_field("rollout/shop", PHASE, "Paused", Duration::from_secs(120))
         .await;
-    let new = rollout_field(&world, "shop", "{.status.currentPodHash}");
+    let new = world.field("rollout/shop", "{.status.currentPodHash}");
     world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "service",
-                "shop-preview",
-                "-o",
-                "jsonpath={.spec.selector.rollouts-pod-template-hash}",
-            ],
-            &new,
-            Duration::from_secs(60),
-        )
+        .wait_field("service/shop-preview", HASH, &new, Duration::from_secs(60))
         .await;
-    assert_eq!(service_hash(&world, "shop-active"), old);
+    assert_eq!(world.field("service/shop-active", HASH), old);
     let awaiting = verify(&world, "rollout/shop", &since, &v2, &[]).await;
     world.expect_exit(&awaiting, 1);
     assert_eq!(evidence(&awaiting, Check::PodsCurrent).status, Status::Fail);
 
     // Promoted: live while the old pods, Ready, wait out the scale-down delay unrouted.
-    promote(&world, "shop");
-    let promoted = verify(
-        &world,
-        "rollout/shop",
-        &since,
-        &v2,
-        &["--wait", "--timeout", "60s"],
-    )
-    .await;
-    world.expect_exit(&promoted, 0);
-    assert_eq!(service_hash(&world, "shop-active"), new);
+    promoted(&world, "shop", &since, &v2).await;
+    assert_eq!(world.field("service/shop-active", HASH), new);
     assert!(
         ready_hashes(&world, "shop").contains(&old),
         "the old pods were gone before the verdict, so this proves nothing of idle pods: {:?}",
@@ -362,36 +313,19 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     );
 }
 
-/// The real git CLI in `dir`, as a person runs it; fails the test when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "dev")
-        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
-        .env("GIT_COMMITTER_NAME", "dev")
-        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// Commits `apps/web.yaml` (Deployment `web` running `image`) and pushes it to the git
-/// server's `apps.git`; the commit's SHA.
-fn push_web(repo: &Path, remote: &str, image: &str, message: &str) -> String {
-    std::fs::create_dir_all(repo.join("apps")).expect("mkdir");
-    std::fs::write(repo.join("apps/web.yaml"), deployment("web", image, "")).expect("write");
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", message]);
-    git(repo, &["push", "-q", remote, "main"]);
-    git(repo, &["rev-parse", "HEAD"])
+/// Commits `apps/web.yaml` (Deployment `web` running `image`) now — the committer time is the
+/// change time `--commit` gives — and pushes it to the git server; the commit's SHA.
+fn push_web(repo: &Repo, remote: &str, image: &str, message: &str) -> String {
+    let now = jiff::Timestamp::now().to_string();
+    repo.file("apps/web.yaml", &deployment("web", image, ""));
+    for args in [
+        &["add", "-A"][..],
+        &["commit", "-q", "-m", message],
+        &["push", "-q", remote, "main"],
+    ] {
+        git_at(&repo.path(), args, &now);
+    }
+    git_at(&repo.path(), &["rev-parse", "HEAD"], &now)
 }
 
 /// Story 12: Flux for real, seed 000 as it happens. A commit pushed to the git server is
@@ -413,9 +347,7 @@ async fn story_12_flux_applies_a_pushed_commit() {
     let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
     world.keep(Ok(flux.source));
     world.keep(Ok(flux.kustomize));
-    let repo = world.plane.dir.path().join("repo");
-    std::fs::create_dir_all(&repo).expect("mkdir");
-    git(&repo, &["init", "-q", "-b", "main"]);
+    let repo = Repo::new();
     let first = push_web(&repo, &remote, &v1, "web v1");
     world.apply(&format!(
         "apiVersion: source.toolkit.fluxcd.io/v1
@@ -461,7 +393,8 @@ spec:
     world.wait_ready("deploy/web", "3").await;
 
     let second = push_web(&repo, &remote, &v2, "web v2");
-    let repo_arg = repo.to_str().expect("utf-8 path");
+    let repo_dir = repo.path();
+    let repo_arg = repo_dir.to_str().expect("utf-8 path");
     let verify_ks = |extra: &'static [&'static str]| {
         common::liveproof()
             .args(&["verify", "kustomization/apps", "-n", "flux-system"])
@@ -494,16 +427,7 @@ spec:
     let waited = verify_ks(&["--wait", "--timeout", "150s"]).await;
     world.expect_exit(&waited, 0);
     assert_eq!(world.kubectl(&applied), format!("main@sha1:{second}"));
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web");
     assert!(
         images.lines().all(|i| i == v2),
         "live while an old pod is there:\n{images}"
@@ -514,38 +438,6 @@ spec:
     );
 }
 
-/// The phase of Flagger's Canary `web`.
-fn canary_phase(world: &World) -> String {
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "canary",
-        "web",
-        "-o",
-        "jsonpath={.status.phase}",
-    ])
-}
-
-/// Waits (bounded) until Flagger's Canary `web` is in `phase`.
-async fn wait_canary_phase(world: &World, phase: &str, within: Duration) {
-    world
-        .wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                "canary",
-                "web",
-                "-o",
-                "jsonpath={.status.phase}",
-            ],
-            phase,
-            within,
-        )
-        .await;
-}
-
 /// Story 13: the real Flagger with the `kubernetes` provider (no mesh: blue/green on
 /// Services). The Canary analyses each new build for a few iterations — no metric, no
 /// webhook: an iteration passes while the canary's pods are Ready — then promotes it: the
@@ -554,11 +446,7 @@ async fn wait_canary_phase(world: &World, phase: &str, within: Duration) {
 /// Flagger promoted it and finished, `verify --wait` ends live, followed to the primary's pods.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_13_flagger_promotes_a_canary_on_the_real_controller() {
-    let world = World::start().await;
-    let (v1, v2) = two_builds(&world).await;
-    install_crds(&world, "flagger-crds.yaml");
-    world.keep(controllers::flagger(&world.plane));
-    world.kubectl(&["create", "namespace", "apps"]);
+    let (world, v1, v2) = world_running("flagger-crds.yaml", controllers::flagger).await;
     world.apply(&format!(
         "{}---
 apiVersion: flagger.app/v1beta1
@@ -581,15 +469,19 @@ spec:
         deployment("web", &v1, "")
     ));
     // Flagger copies `web` into `web-primary`, routes `web` to it and scales `web` to zero.
-    wait_canary_phase(&world, "Initialized", Duration::from_secs(120)).await;
+    world
+        .wait_field("canary/web", PHASE, "Initialized", Duration::from_secs(120))
+        .await;
     world.wait_ready("deploy/web-primary", "3").await;
 
     let since = change_time().await;
     world.set_image("web", &v2);
-    wait_canary_phase(&world, "Progressing", Duration::from_secs(60)).await;
+    world
+        .wait_field("canary/web", PHASE, "Progressing", Duration::from_secs(60))
+        .await;
     let analysing = verify(&world, "canary/web", &since, &v2, &[]).await;
     assert_eq!(
-        canary_phase(&world),
+        world.field("canary/web", PHASE),
         "Progressing",
         "the analysis ended before the verdict: this proves nothing of it"
     );
@@ -621,20 +513,11 @@ spec:
     .await;
     world.expect_exit(&promoted, 0);
     assert_eq!(
-        canary_phase(&world),
+        world.field("canary/web", PHASE),
         "Succeeded",
         "live before Flagger finished"
     );
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web-primary",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web-primary");
     assert!(
         images.lines().all(|i| i == v2),
         "live while an old primary pod is there:\n{images}"

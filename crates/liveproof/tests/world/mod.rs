@@ -134,19 +134,55 @@ impl World {
 
     /// Waits (up to 60 s) until `target` in namespace apps reports `want` Ready replicas.
     pub async fn wait_ready(&self, target: &str, want: &str) {
-        self.wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                target,
-                "-o",
-                "jsonpath={.status.readyReplicas}",
-            ],
+        self.wait_field(
+            target,
+            "{.status.readyReplicas}",
             want,
             Duration::from_secs(60),
         )
         .await;
+    }
+
+    /// `kubectl -n apps get OBJECT -o jsonpath=JSONPATH` (`OBJECT` as `KIND/NAME`).
+    pub fn field(&self, object: &str, jsonpath: &str) -> String {
+        self.kubectl(&[
+            "-n",
+            "apps",
+            "get",
+            object,
+            "-o",
+            &format!("jsonpath={jsonpath}"),
+        ])
+    }
+
+    /// Waits (up to `within`) until [`World::field`] prints `want`.
+    pub async fn wait_field(&self, object: &str, jsonpath: &str, want: &str, within: Duration) {
+        let jsonpath = format!("jsonpath={jsonpath}");
+        self.wait_for(
+            &["-n", "apps", "get", object, "-o", &jsonpath],
+            want,
+            within,
+        )
+        .await;
+    }
+
+    /// `ITEM` (a jsonpath on one pod) of each pod of `app=APP` in apps, a line each.
+    pub fn pods(&self, app: &str, item: &str) -> String {
+        self.kubectl(&[
+            "-n",
+            "apps",
+            "get",
+            "pods",
+            "-l",
+            &format!("app={app}"),
+            "-o",
+            &format!("jsonpath={{range .items[*]}}{item}{{\"\\n\"}}{{end}}"),
+        ])
+    }
+
+    /// The image of the first container of each pod of `app=APP` in apps, a line each.
+    pub fn pod_images(&self, app: &str) -> String {
+        self.pods(app, "{.spec.containers[0].image}")
     }
 
     /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
