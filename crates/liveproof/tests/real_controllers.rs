@@ -329,10 +329,10 @@ fn push_web(repo: &Repo, remote: &str, image: &str, message: &str) -> String {
 }
 
 /// Story 12: Flux for real, seed 000 as it happens. A commit pushed to the git server is
-/// merged but not deployed: `verify kustomization/apps --commit SHA` is not live while
-/// source-controller has not fetched it and kustomize-controller has not applied it. Asked to
-/// reconcile (what `flux reconcile source git` does), the controllers fetch, build and apply
-/// it — the test applies nothing — and `verify --wait` ends live with the new pods.
+/// merged but not deployed: `verify kustomization/apps --commit SHA` is not live before
+/// source-controller fetched it, and still not live once it did while the Kustomization is
+/// suspended (nothing applied it). Resumed, kustomize-controller builds and applies it — the
+/// test applies nothing — and `verify --wait` ends live with the new pods.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_12_flux_applies_a_pushed_commit() {
     let world = World::start().await;
@@ -412,18 +412,60 @@ spec:
         Status::Fail
     );
 
-    world.kubectl(&[
-        "-n",
-        "flux-system",
+    // Fetched but not applied: the Kustomization held (`flux suspend`), the source asked to
+    // reconcile (`flux reconcile source git`).
+    let flux = |args: &[&str]| {
+        let mut all = vec!["-n", "flux-system"];
+        all.extend_from_slice(args);
+        world.kubectl(&all)
+    };
+    let suspend = |on: bool| {
+        let patch = serde_json::json!({"spec": {"suspend": on}}).to_string();
+        flux(&[
+            "patch",
+            "kustomization",
+            "apps",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    };
+    suspend(true);
+    let requested = format!(
+        "reconcile.fluxcd.io/requestedAt={}",
+        jiff::Timestamp::now().as_second()
+    );
+    flux(&[
         "annotate",
         "--overwrite",
         "gitrepository",
         "apps",
-        &format!(
-            "reconcile.fluxcd.io/requestedAt={}",
-            jiff::Timestamp::now().as_second()
-        ),
+        &requested,
     ]);
+    world
+        .wait_for(
+            &[
+                "-n",
+                "flux-system",
+                "get",
+                "gitrepository",
+                "apps",
+                "-o",
+                "jsonpath={.status.artifact.revision}",
+            ],
+            &format!("main@sha1:{second}"),
+            Duration::from_secs(60),
+        )
+        .await;
+    let fetched = verify_ks(&[]).await;
+    world.expect_exit(&fetched, 1);
+    assert_eq!(
+        evidence(&fetched, Check::GitopsRevision).status,
+        Status::Fail
+    );
+
+    // Applied by kustomize-controller once resumed (`flux resume`).
+    suspend(false);
     let waited = verify_ks(&["--wait", "--timeout", "150s"]).await;
     world.expect_exit(&waited, 0);
     assert_eq!(world.kubectl(&applied), format!("main@sha1:{second}"));
