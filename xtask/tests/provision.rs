@@ -112,6 +112,11 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "helm",
         "helm3",
         "validate-krew-manifest",
+        "rollouts-controller",
+        "flagger",
+        "source-controller",
+        "kustomize-controller",
+        "gitserver",
     ] {
         executable(&bin.join(name), "#!/bin/sh\n");
     }
@@ -119,6 +124,9 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "sarif-schema-2.1.0.json",
         "analysis-template-crd.yaml",
         "kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+        "argo-rollouts-crds.yaml",
+        "flagger-crds.yaml",
+        "flux-crds.yaml",
     ] {
         std::fs::write(bin.join(schema), "{}").expect("write");
     }
