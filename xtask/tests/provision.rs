@@ -209,7 +209,7 @@ fn a_second_run_waits_for_the_first_build_and_reuses_it() {
         "built twice: {builds}\n{second_err}"
     );
     assert!(
-        second_err.contains("waiting for it to finish, at most 120 minutes"),
+        second_err.contains("waiting for it to finish, at most 180 minutes"),
         "{second_err}"
     );
     assert!(
