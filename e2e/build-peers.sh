@@ -5,21 +5,34 @@
 # and Helm 3 (`helm3`); a Python venv (`../venv`) with the packages pinned in
 # e2e/peers/python/requirements.txt (the MCP SDK, from PyPI); beside them, the official SARIF
 # 2.1.0 JSON schema (`sarif-schema-2.1.0.json`, copied out of the pinned Go module that carries
-# it) that the SARIF output of `liveproof lint` is validated against.
+# it) that the SARIF output of `liveproof lint` is validated against; and the progressive-delivery
+# and GitOps controllers the real-controller stories (crates/liveproof/tests/real_controllers.rs)
+# run, each from its own module with its CRDs copied out of that module beside it:
+# `rollouts-controller` (Argo Rollouts, `argo-rollouts-crds.yaml`), `flagger` (`flagger-crds.yaml`),
+# Flux's `source-controller` and `kustomize-controller` (`flux-crds.yaml`), and `gitserver`
+# (Flux's test git server, github.com/fluxcd/pkg/gittestserver) that source-controller fetches from.
+#
+# Go: Argo Rollouts v1.10.2 requires Go 1.26.10, newer than many installed Go 1.26s, so its
+# build runs with GOTOOLCHAIN=go1.27.3 (the go command fetches that toolchain from the Go module
+# proxy; no install needed). The other peers build with the Go on PATH: one compiler for them
+# keeps a warm Go build cache warm.
 #
 # `cargo xtask peers` (or `cargo xtask test`) runs this script under a lock in the cache; run it
 # through that. They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum,
 # Go source and requirements.txt under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
 # and are reused while the pins do not change. The last line printed is that bin directory.
 #
-#   e2e/build-peers.sh           build what is missing (cold: ~1 h on 2 shared cores)
+#   e2e/build-peers.sh           build what is missing (cold: ~1.5 h on 2 shared cores)
 #   e2e/build-peers.sh --check   print the bin directory if every peer is built, else fail
 #                                with one line per missing piece (the tests call this)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
-names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest)
-schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml rollout-crd.yaml flagger-crd.yaml knative-serving-service-crd.yaml)
+names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest
+  rollouts-controller flagger source-controller kustomize-controller gitserver)
+schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml
+  argo-rollouts-crds.yaml flagger-crds.yaml flux-crds.yaml
+  rollout-crd.yaml flagger-crd.yaml knative-serving-service-crd.yaml)
 
 key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
@@ -83,6 +96,16 @@ build() {
   echo "  done in $((SECONDS - started))s" >&2
 }
 
+# The controllers' modules (and Argo's toolchain) download while Kubernetes compiles: on a cold
+# machine that is minutes of network off the critical path. A failure here is not final: the
+# builds below download what is still missing, and fail there saying what.
+argo_go=go1.27.3
+( for dir in argo-rollouts flagger source-controller kustomize-controller gitserver; do
+    toolchain=local; [ "$dir" = argo-rollouts ] && toolchain="$argo_go"
+    (cd "$peers/$dir" && GOTOOLCHAIN="$toolchain" go mod download) || true
+  done ) > "$tmp/prefetch.log" 2>&1 &
+prefetch=$!
+
 build etcd -ldflags="-s -w" -o "$tmp/etcd" .
 build kube -ldflags="$kube_ldflags" -o "$tmp/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -134,6 +157,36 @@ done
 # krew's own manifest validator (what krew-index runs), pinned in e2e/peers/krew: the tests
 # validate plugins/liveproof.yaml with it.
 build krew -ldflags="-s -w" -o "$tmp/validate-krew-manifest" sigs.k8s.io/krew/cmd/validate-krew-manifest
+
+# The controllers of the real-controller stories, and the CRDs each serves, from its own module
+# (e2e/peers/<name>/go.mod carries upstream's replace directives; see each go.mod for what
+# differs). `crds OUT DIR MODULE PATH...` joins the CRD files PATH (in MODULE, as pinned in
+# e2e/peers/DIR) into one multi-document file OUT, each checked to be a CRD.
+crds() {
+  local out="$1" dir="$2" module="$3"; shift 3
+  local src f
+  src="$(cd "$peers/$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")"
+  : > "$tmp/$out"
+  for f in "$@"; do
+    grep -q '^kind: CustomResourceDefinition$' "$src/$f" || { echo "$src/$f is not a CRD" >&2; exit 1; }
+    { echo "---"; cat "$src/$f"; } >> "$tmp/$out"
+  done
+}
+wait "$prefetch" || true
+GOTOOLCHAIN="$argo_go" build argo-rollouts -ldflags="-s -w" -o "$tmp/rollouts-controller" \
+  github.com/argoproj/argo-rollouts/cmd/rollouts-controller
+GOTOOLCHAIN="$argo_go" crds argo-rollouts-crds.yaml argo-rollouts github.com/argoproj/argo-rollouts \
+  manifests/crds/{rollout,analysis-run,analysis-template,cluster-analysis-template,experiment}-crd.yaml
+build flagger -ldflags="-s -w" -o "$tmp/flagger" github.com/fluxcd/flagger/cmd/flagger
+crds flagger-crds.yaml flagger github.com/fluxcd/flagger artifacts/flagger/crd.yaml
+build source-controller -ldflags="-s -w" -o "$tmp/source-controller" github.com/fluxcd/source-controller
+build kustomize-controller -ldflags="-s -w" -o "$tmp/kustomize-controller" github.com/fluxcd/kustomize-controller
+crds flux-crds.yaml source-controller github.com/fluxcd/source-controller \
+  config/crd/bases/source.toolkit.fluxcd.io_{gitrepositories,ocirepositories,buckets,helmrepositories,helmcharts,externalartifacts}.yaml
+crds flux-kustomize.yaml kustomize-controller github.com/fluxcd/kustomize-controller \
+  config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
+cat "$tmp/flux-kustomize.yaml" >> "$tmp/flux-crds.yaml"
+build gitserver -ldflags="-s -w" -o "$tmp/gitserver" .
 
 mkdir -p "$bin"
 for n in "${names[@]}" "${schemas[@]}"; do mv "$tmp/$n" "$bin/$n"; done

@@ -30,10 +30,14 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
     bin/rollout-crd.yaml, flagger-crd.yaml, knative-serving-service-crd.yaml   the CRDs the
                     simulator serves (its copies are held to these), from e2e/peers/crds
     bin/validate-krew-manifest   krew's own manifest validator     from e2e/peers/krew
+    bin/rollouts-controller, flagger, source-controller, kustomize-controller, gitserver
+                    the real controllers' stories run, with their CRDs (argo-rollouts-crds.yaml,
+                    flagger-crds.yaml, flux-crds.yaml)     from e2e/peers/<name>
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
-The Go builds use the Go module proxy; the venv uses PyPI. Cold: about an hour on 2 shared cores;
+The Go builds use the Go module proxy (Argo Rollouts is built with GOTOOLCHAIN=go1.27.3,
+which the go command fetches from it); the venv uses PyPI. Cold: about 1.5 h on 2 shared cores;
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
-(at most 120 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
+(at most 180 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
 
 `cargo xtask test` sets, for the tests (they read these, else fall back to the cache):
     LIVEPROOF_PEERS_BIN   the bin directory above

@@ -112,6 +112,11 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "helm",
         "helm3",
         "validate-krew-manifest",
+        "rollouts-controller",
+        "flagger",
+        "source-controller",
+        "kustomize-controller",
+        "gitserver",
     ] {
         executable(&bin.join(name), "#!/bin/sh\n");
     }
@@ -122,6 +127,9 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "rollout-crd.yaml",
         "flagger-crd.yaml",
         "knative-serving-service-crd.yaml",
+        "argo-rollouts-crds.yaml",
+        "flagger-crds.yaml",
+        "flux-crds.yaml",
     ] {
         std::fs::write(bin.join(schema), "{}").expect("write");
     }
@@ -204,7 +212,7 @@ fn a_second_run_waits_for_the_first_build_and_reuses_it() {
         "built twice: {builds}\n{second_err}"
     );
     assert!(
-        second_err.contains("waiting for it to finish, at most 120 minutes"),
+        second_err.contains("waiting for it to finish, at most 180 minutes"),
         "{second_err}"
     );
     assert!(

@@ -16,7 +16,11 @@ fn missing_peers_fail_saying_how_to_build_them() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("run `cargo xtask peers`"), "{stderr}");
-    for peer in PEERS.into_iter().chain(SCHEMAS) {
+    for peer in PEERS
+        .into_iter()
+        .chain(SCHEMAS)
+        .chain(liveproof_e2e::controllers::PEERS)
+    {
         assert!(
             stderr.contains(&format!("/bin/{peer} (")),
             "no line for {peer}: {stderr}"

@@ -6,204 +6,16 @@
 //! A missing peer fails these tests with the command that builds it; they never skip.
 
 mod common;
+mod world;
 
 use liveproof_testkit::SimCluster;
 
 use std::time::Duration;
 
-use liveproof_e2e::registry::{push_multiarch, RegistryServer};
-use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_e2e::registry::push_multiarch;
+use liveproof_e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
-
-/// A control plane, a registry and the kubelet stand-in resolving images in it.
-struct World {
-    plane: ControlPlane,
-    registry: RegistryServer,
-    _kubelet: Kubelet,
-}
-
-impl World {
-    async fn start() -> World {
-        World::start_with(&[]).await
-    }
-
-    /// With more kube-apiserver flags.
-    async fn start_with(apiserver_args: &[&str]) -> World {
-        let plane = ControlPlane::start_with(apiserver_args)
-            .await
-            .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
-        let registry = RegistryServer::start();
-        let client = plane.client().await.expect("admin client");
-        let kubelet = Kubelet::start(
-            client.clone(),
-            registry.client(Default::default()),
-            vec![registry.host.clone()],
-        )
-        .await
-        .unwrap_or_else(|e| panic!("kubelet stand-in: {e:#}"));
-        World {
-            plane,
-            registry,
-            _kubelet: kubelet,
-        }
-    }
-
-    fn kubeconfig(&self) -> &str {
-        self.plane.kubeconfig.to_str().expect("utf-8 path")
-    }
-
-    /// The real kubectl against this cluster; fails the test when it fails.
-    fn kubectl(&self, args: &[&str]) -> String {
-        self.kubectl_stdin(args, None)
-    }
-
-    fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
-        liveproof_testkit::kubectl::run(&self.plane.kubeconfig, args, stdin)
-    }
-
-    fn apply(&self, yaml: &str) {
-        self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
-    }
-
-    /// Fails the test unless `run` exited `code`, showing its output and the cluster's state.
-    fn expect_exit(&self, run: &common::Run, code: i32) {
-        assert_eq!(
-            run.code,
-            code,
-            "{}\n{}\n{}",
-            run.stdout,
-            run.stderr,
-            self.state()
-        );
-    }
-
-    /// `kubectl -n apps set image deploy/NAME app=IMAGE`.
-    fn set_image(&self, deployment: &str, image: &str) {
-        self.kubectl(&[
-            "-n",
-            "apps",
-            "set",
-            "image",
-            &format!("deploy/{deployment}"),
-            &format!("app={image}"),
-        ]);
-    }
-
-    /// What the cluster holds, for a failure message: workloads, pods and events.
-    fn state(&self) -> String {
-        let mut out = String::new();
-        for args in [
-            &[
-                "get",
-                "nodes,deploy,sts,ds,rs,controllerrevisions,pods",
-                "-A",
-                "-o",
-                "wide",
-            ][..],
-            &["get", "nodes,ds,pods", "-A", "-o", "yaml"][..],
-            &["get", "events", "-A"][..],
-        ] {
-            out.push_str(&format!(
-                "$ kubectl {}\n{}\n",
-                args.join(" "),
-                self.kubectl(args)
-            ));
-        }
-        out.push_str(&format!(
-            "kube-controller-manager log:\n{}",
-            self.plane.log_tail("kube-controller-manager")
-        ));
-        out
-    }
-
-    /// Waits (up to 60 s) until `target` in namespace apps reports `want` Ready replicas.
-    async fn wait_ready(&self, target: &str, want: &str) {
-        self.wait_for(
-            &[
-                "-n",
-                "apps",
-                "get",
-                target,
-                "-o",
-                "jsonpath={.status.readyReplicas}",
-            ],
-            want,
-            Duration::from_secs(60),
-        )
-        .await;
-    }
-
-    /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
-    async fn wait_for(&self, args: &[&str], want: &str, within: Duration) {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            let got = self.kubectl(args);
-            if got.trim() == want {
-                return;
-            }
-            if std::time::Instant::now() >= deadline {
-                panic!(
-                    "kubectl {args:?} printed {got:?}, not {want:?}, within {within:?}\n{}",
-                    self.state()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    }
-}
-
-impl liveproof_testkit::cli::Kubeconfig for World {
-    fn kubeconfig_path(&self) -> &std::path::Path {
-        &self.plane.kubeconfig
-    }
-}
-
-/// Now, in whole seconds (what Kubernetes records), as RFC 3339; a second later, so that
-/// what starts after it is strictly after it.
-async fn change_time() -> String {
-    let now = jiff::Timestamp::now();
-    let now = jiff::Timestamp::from_second(now.as_second()).expect("a time");
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    now.to_string()
-}
-
-fn deployment(name: &str, image: &str, extra_spec: &str) -> String {
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: apps
-spec:
-  replicas: 3
-  {extra_spec}
-  strategy:
-    type: RollingUpdate
-    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-      - name: app
-        image: {image}
-"
-    )
-}
-
-fn evidence(run: &common::Run, check: Check) -> liveproof_evidence::Evidence {
-    let report = run.report();
-    report
-        .targets
-        .iter()
-        .flat_map(|t| t.evidence.iter())
-        .find(|e| e.check == check)
-        .cloned()
-        .unwrap_or_else(|| panic!("no {check:?} in {}", run.stdout))
-}
+use world::{change_time, deployment, evidence, World};
 
 /// Deployment `web` (3 replicas of acme/web:v1) rolled out, then paused and set to v2: the
 /// new template is in the spec and no pod runs it. Returns v2's reference and the change time.
@@ -271,16 +83,7 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
         .await;
     assert_eq!(waited.code, 0, "{}\n{}", waited.stdout, waited.stderr);
     // At the moment it said live: no pod of the old template left, Terminating or not.
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web");
     assert!(
         images.lines().all(|i| i == v2),
         "live while an old pod is still there:\n{images}"
@@ -327,16 +130,7 @@ async fn story_1_a_deployment_rolled_by_the_real_controller() {
 
 /// The pods of `app=NAME`: `name uid` lines.
 fn pod_uids(world: &World, app: &str) -> String {
-    world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        &format!("app={app}"),
-        "-o",
-        "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}",
-    ])
+    world.pods(app, "{.metadata.name} {.metadata.uid}")
 }
 
 /// Story 3, seed 001 for real: a multi-platform index (with attestation manifests) deployed as
@@ -1481,16 +1275,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
         verify.stderr
     );
     // Live means the new pods, not a stale view: no pod of the old template is left.
-    let images = world.kubectl(&[
-        "-n",
-        "apps",
-        "get",
-        "pods",
-        "-l",
-        "app=web",
-        "-o",
-        "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}",
-    ]);
+    let images = world.pod_images("web");
     assert!(images.lines().all(|i| i == v2), "{images}");
 }
 

@@ -27,6 +27,7 @@ mod finding;
 mod gitops;
 mod judge;
 pub mod kinds;
+mod pod_defaults;
 mod pod_restarted;
 pub(crate) mod pods;
 mod pods_current;

@@ -232,11 +232,14 @@ impl CurrentRevision {
     }
 }
 
+/// A pod template to compare with another: without the hash `label` its controller adds and
+/// without the values the API server fills in (see `pod_defaults`).
 pub(crate) fn template_ignoring(template: &PodTemplateSpec, label: &str) -> Value {
     template_ignoring_value(serde_json::to_value(template).unwrap_or(Value::Null), label)
 }
 
 fn template_ignoring_value(mut template: Value, label: &str) -> Value {
+    super::pod_defaults::strip(&mut template);
     if let Some(labels) = template
         .pointer_mut("/metadata/labels")
         .and_then(Value::as_object_mut)

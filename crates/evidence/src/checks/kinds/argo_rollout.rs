@@ -311,7 +311,8 @@ impl WorkloadStatus for Rollout {
     /// The ReplicaSet carrying the Rollout's template (ignoring the hash label), as for a
     /// Deployment; its hash is what `status.currentPodHash` names once the controller caught up.
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
-        replicaset_with_template(w, observed, ROLLOUTS_POD_TEMPLATE_HASH)
+        let current = self.status().current_pod_hash.as_deref();
+        replicaset_with_template(w, observed, ROLLOUTS_POD_TEMPLATE_HASH, current)
     }
 
     fn progress(&self, w: &Workload) -> Progress {
@@ -555,6 +556,50 @@ mod tests {
     }
 
     const OLD_HASH: &str = "5c6d7f8b9";
+
+    /// Two ReplicaSets whose templates differ only where the API server fills in a default
+    /// (a Rollout once set `terminationGracePeriodSeconds: 30` explicitly, say) compare equal;
+    /// the one the controller calls current (`status.currentPodHash`) is the current revision,
+    /// whichever comes first.
+    #[test]
+    fn of_two_equal_templates_the_controllers_current_hash_is_current() {
+        let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
+        let r = rollout(&observed).clone();
+        let current = r.status().current_pod_hash.clone().expect("a current hash");
+        let original = observed
+            .replicasets
+            .iter()
+            .find(|rs| {
+                rs.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(ROLLOUTS_POD_TEMPLATE_HASH))
+                    == Some(&current)
+            })
+            .expect("the current ReplicaSet")
+            .clone();
+        let mut twin = (*original).clone();
+        twin.metadata.name = Some("checkout-7f7f7f7f7f".into());
+        for labels in [
+            twin.metadata.labels.as_mut(),
+            twin.spec
+                .as_mut()
+                .and_then(|s| s.template.as_mut())
+                .and_then(|t| t.metadata.as_mut())
+                .and_then(|m| m.labels.as_mut()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            labels.insert(ROLLOUTS_POD_TEMPLATE_HASH.into(), "7f7f7f7f7f".into());
+        }
+        observed.replicasets.insert(0, Arc::new(twin));
+        let w = r.view("shop", "checkout").expect("a view");
+        match r.current_revision(&w, &observed) {
+            Revision::Current(c) => assert_eq!(c.hash, current),
+            _ => panic!("no current revision"),
+        }
+    }
 
     /// `--wait` stops on an aborted rollout, and keeps waiting on a paused one: somebody may
     /// promote it.

@@ -57,7 +57,7 @@ impl WorkloadStatus for Deployment {
     /// The ReplicaSet whose pod template equals the Deployment's, ignoring the hash label —
     /// the controller's own test (`EqualIgnoreHash`).
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
-        replicaset_with_template(w, observed, POD_TEMPLATE_HASH)
+        replicaset_with_template(w, observed, POD_TEMPLATE_HASH, None)
     }
 
     fn progress(&self, w: &Workload) -> Progress {
@@ -108,11 +108,15 @@ impl WorkloadStatus for Deployment {
 }
 
 /// The ReplicaSet `w` owns whose pod template is `w`'s, ignoring the hash `label` its
-/// controller adds: the current revision of a workload whose revisions are ReplicaSets.
+/// controller adds: the current revision of a workload whose revisions are ReplicaSets. Where
+/// two match — templates that differ only in a value the API server would have filled in,
+/// which a Rollout's controller hashes apart and the comparison does not — the one whose hash
+/// is `prefer` (the controller's own current hash) is it.
 pub(crate) fn replicaset_with_template(
     w: &Workload,
     observed: &Observed,
     label: &'static str,
+    prefer: Option<&str>,
 ) -> Revision {
     let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
     if owned.is_empty() {
@@ -121,12 +125,26 @@ pub(crate) fn replicaset_with_template(
         }
     }
     let want = template_ignoring(w.template, label);
-    let current = owned.iter().find(|rs| {
-        rs.spec
+    let matching: Vec<&&ReplicaSet> = owned
+        .iter()
+        .filter(|rs| {
+            rs.spec
+                .as_ref()
+                .and_then(|s| s.template.as_ref())
+                .is_some_and(|t| template_ignoring(t, label) == want)
+        })
+        .collect();
+    let hash_of = |rs: &ReplicaSet| {
+        rs.metadata
+            .labels
             .as_ref()
-            .and_then(|s| s.template.as_ref())
-            .is_some_and(|t| template_ignoring(t, label) == want)
-    });
+            .and_then(|l| l.get(label))
+            .cloned()
+    };
+    let current = matching
+        .iter()
+        .find(|rs| prefer.is_some() && hash_of(rs).as_deref() == prefer)
+        .or(matching.first());
     match current {
         Some(rs) => replicaset_revision(rs, label),
         None => Revision::NotCreated(w.not_created_reason(&format!(

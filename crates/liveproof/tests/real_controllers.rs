@@ -1,0 +1,567 @@
+//! The stories on the real progressive-delivery and GitOps controllers: Argo Rollouts, Flagger
+//! (the `kubernetes` provider) and Flux's source- and kustomize-controller, each built from its
+//! pinned Go module (`e2e/build-peers.sh`) and run as a process against the real control plane
+//! (crates/e2e/src/controllers.rs), with its CRDs from the same module. The controllers move
+//! the objects; the tests only do what a person or a pipeline does (set an image, promote,
+//! push a commit) and verify. Every wait is bounded; a failed story shows the cluster's state
+//! and each controller's log.
+//!
+//! A missing peer fails these tests with the command that builds it; they never skip.
+
+mod common;
+mod world;
+
+use std::time::Duration;
+
+use liveproof_e2e::controllers::{self, Controller, Flux, GitServer};
+use liveproof_e2e::registry::push_multiarch;
+use liveproof_e2e::ControlPlane;
+use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_testkit::git::{git_at, Repo};
+use world::{change_time, deployment, evidence, World};
+
+/// Installs the CRDs in `file` (from the peers' bin) and waits until they are served.
+fn install_crds(world: &World, file: &str) {
+    let path = world.plane.peers.path(file);
+    let path = path.to_str().expect("utf-8 path");
+    // Server-side: the Rollout CRD is larger than client-side apply's annotation allows.
+    world.kubectl(&["apply", "--server-side", "-f", path]);
+    world.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "-f",
+        path,
+    ]);
+}
+
+/// What a Service selects by `rollouts-pod-template-hash`, and a Canary's phase ([`World::field`]).
+const HASH: &str = "{.spec.selector.rollouts-pod-template-hash}";
+const PHASE: &str = "{.status.phase}";
+
+/// Pushes acme/web `v1` and `v2` to the world's registry; their references.
+async fn two_builds(world: &World) -> (String, String) {
+    let pusher = world.registry.pusher();
+    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
+    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
+    (
+        format!("{}/acme/web:v1", world.registry.host),
+        format!("{}/acme/web:v2", world.registry.host),
+    )
+}
+
+/// A world with acme/web v1 and v2 pushed, namespace apps, the CRDs in `crds` and
+/// `controller` running; v1's and v2's references.
+async fn world_running(
+    crds: &str,
+    controller: fn(&ControlPlane) -> anyhow::Result<Controller>,
+) -> (World, String, String) {
+    let world = World::start().await;
+    let (v1, v2) = two_builds(&world).await;
+    install_crds(&world, crds);
+    world.keep(controller(&world.plane));
+    world.kubectl(&["create", "namespace", "apps"]);
+    (world, v1, v2)
+}
+
+/// `verify TARGET -n apps --image IMAGE EXTRA… -o json` with the change time `since`.
+async fn verify(
+    world: &World,
+    target: &str,
+    since: &str,
+    image: &str,
+    extra: &[&str],
+) -> common::Run {
+    common::liveproof()
+        .args(&["verify", target, "-n", "apps", "--image", image])
+        .since(since)
+        .args(extra)
+        .json()
+        .on(world)
+        .run()
+        .await
+}
+
+/// The `rollouts-pod-template-hash` of each pod of `app=APP` that is Ready: `hash` lines,
+/// sorted.
+fn ready_hashes(world: &World, app: &str) -> Vec<String> {
+    let out = world.pods(
+        app,
+        "{.metadata.labels.rollouts-pod-template-hash} {.status.conditions[?(@.type==\"Ready\")].status}",
+    );
+    let mut hashes: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.strip_suffix(" True"))
+        .map(str::to_owned)
+        .collect();
+    hashes.sort();
+    hashes
+}
+
+/// Polls `holds` until it is true, for up to 60 s; fails the test with the cluster's state.
+async fn eventually(world: &World, what: &str, holds: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !holds() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within 60 s: {what}\n{}",
+            world.state()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// `kubectl argo rollouts promote NAME`, as the plugin does it: the pause conditions cleared
+/// through the status subresource.
+fn promote(world: &World, name: &str) {
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "patch",
+        "rollout",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"pauseConditions":null}}"#,
+    ]);
+}
+
+/// Promotes Rollout `name`, then `verify rollout/NAME --wait`: fails the test unless it ends
+/// live.
+async fn promoted(world: &World, name: &str, since: &str, image: &str) -> common::Run {
+    promote(world, name);
+    let target = format!("rollout/{name}");
+    let run = verify(
+        world,
+        &target,
+        since,
+        image,
+        &["--wait", "--timeout", "120s"],
+    )
+    .await;
+    world.expect_exit(&run, 0);
+    run
+}
+
+/// Sets the Rollout's one container's image (`kubectl set image` does not know Rollouts).
+fn set_rollout_image(world: &World, name: &str, image: &str) {
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "patch",
+        "rollout",
+        name,
+        "--type=merge",
+        "-p",
+        &serde_json::json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": image}]}}}})
+        .to_string(),
+    ]);
+}
+
+fn rollout(name: &str, image: &str, replicas: u32, strategy: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: app
+        image: {image}
+  strategy:
+{strategy}
+"
+    )
+}
+
+fn service(name: &str, app: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  selector: {{app: {app}}}
+  ports:
+  - {{name: http, port: 80, targetPort: 8080}}
+---
+"
+    )
+}
+
+/// Story 11: the real Argo Rollouts controller.
+/// - Canary (stable and canary Services, no traffic router): the image set, the controller
+///   pauses at 20% — one pod of five on the new build, four on the old: not live. Promoted,
+///   `verify --wait` ends live, and then the stable Service selects the new hash and only
+///   new pods are Ready.
+/// - Blue-green (active and preview Services, no auto-promotion): awaiting promotion, the
+///   preview serves the new build and the active the old: not live. Promoted, live while the
+///   old pods idle out (`scaleDownDelaySeconds`): they are Ready but no longer routed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
+    let (world, v1, v2) =
+        world_running("argo-rollouts-crds.yaml", controllers::argo_rollouts).await;
+    let canary = "    canary:
+      stableService: web-stable
+      canaryService: web-canary
+      steps:
+      - setWeight: 20
+      - pause: {}";
+    let blue_green = "    blueGreen:
+      activeService: shop-active
+      previewService: shop-preview
+      autoPromotionEnabled: false
+      scaleDownDelaySeconds: 90";
+    world.apply(&format!(
+        "{}{}{}{}{}---\n{}",
+        service("web-stable", "web"),
+        service("web-canary", "web"),
+        service("shop-active", "shop"),
+        service("shop-preview", "shop"),
+        rollout("web", &v1, 5, canary),
+        rollout("shop", &v1, 3, blue_green),
+    ));
+    for name in ["web", "shop"] {
+        world
+            .wait_field(
+                &format!("rollout/{name}"),
+                PHASE,
+                "Healthy",
+                Duration::from_secs(120),
+            )
+            .await;
+    }
+
+    // Canary: paused at 20%.
+    let since = change_time().await;
+    let old = world.field("rollout/web", "{.status.stableRS}");
+    set_rollout_image(&world, "web", &v2);
+    world
+        .wait_field(
+            "rollout/web",
+            "{.status.phase}/{.status.currentStepIndex}",
+            "Paused/1",
+            Duration::from_secs(120),
+        )
+        .await;
+    let new = world.field("rollout/web", "{.status.currentPodHash}");
+    assert_ne!(new, old);
+    let mut split = vec![new.clone()];
+    split.extend(std::iter::repeat_n(old.clone(), 4));
+    split.sort();
+    // (the old pod scaled away stays Ready through its grace period)
+    eventually(&world, "one pod of five on the new build", || {
+        ready_hashes(&world, "web") == split
+    })
+    .await;
+    let paused = verify(&world, "rollout/web", &since, &v2, &[]).await;
+    world.expect_exit(&paused, 1);
+    assert_eq!(paused.report().verdict, Verdict::NotLive);
+    assert_eq!(evidence(&paused, Check::SpecReadback).status, Status::Pass);
+    assert_eq!(evidence(&paused, Check::PodsCurrent).status, Status::Fail);
+
+    // Promoted: live once the stable Service selects the new hash, not before.
+    let waited = promoted(&world, "web", &since, &v2).await;
+    assert_eq!(
+        world.field("service/web-stable", HASH),
+        new,
+        "{}",
+        world.state()
+    );
+    assert!(
+        ready_hashes(&world, "web").iter().all(|h| *h == new),
+        "live while an old pod is Ready: {:?}",
+        ready_hashes(&world, "web")
+    );
+    assert_eq!(evidence(&waited, Check::PodRestarted).status, Status::Pass);
+
+    // Blue-green: awaiting promotion.
+    let since = change_time().await;
+    let old = world.field("rollout/shop", "{.status.stableRS}");
+    set_rollout_image(&world, "shop", &v2);
+    world
+        .wait_field("rollout/shop", PHASE, "Paused", Duration::from_secs(120))
+        .await;
+    let new = world.field("rollout/shop", "{.status.currentPodHash}");
+    world
+        .wait_field("service/shop-preview", HASH, &new, Duration::from_secs(60))
+        .await;
+    assert_eq!(world.field("service/shop-active", HASH), old);
+    let awaiting = verify(&world, "rollout/shop", &since, &v2, &[]).await;
+    world.expect_exit(&awaiting, 1);
+    assert_eq!(evidence(&awaiting, Check::PodsCurrent).status, Status::Fail);
+
+    // Promoted: live while the old pods, Ready, wait out the scale-down delay unrouted.
+    promoted(&world, "shop", &since, &v2).await;
+    assert_eq!(world.field("service/shop-active", HASH), new);
+    assert!(
+        ready_hashes(&world, "shop").contains(&old),
+        "the old pods were gone before the verdict, so this proves nothing of idle pods: {:?}",
+        ready_hashes(&world, "shop")
+    );
+}
+
+/// Commits `apps/web.yaml` (Deployment `web` running `image`) now — the committer time is the
+/// change time `--commit` gives — and pushes it to the git server; the commit's SHA.
+fn push_web(repo: &Repo, remote: &str, image: &str, message: &str) -> String {
+    let now = jiff::Timestamp::now().to_string();
+    repo.file("apps/web.yaml", &deployment("web", image, ""));
+    for args in [
+        &["add", "-A"][..],
+        &["commit", "-q", "-m", message],
+        &["push", "-q", remote, "main"],
+    ] {
+        git_at(&repo.path(), args, &now);
+    }
+    git_at(&repo.path(), &["rev-parse", "HEAD"], &now)
+}
+
+/// Story 12: Flux for real, seed 000 as it happens. A commit pushed to the git server is
+/// merged but not deployed: `verify kustomization/apps --commit SHA` is not live before
+/// source-controller fetched it, and still not live once it did while the Kustomization is
+/// suspended (nothing applied it). Resumed, kustomize-controller builds and applies it — the
+/// test applies nothing — and `verify --wait` ends live with the new pods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_12_flux_applies_a_pushed_commit() {
+    let world = World::start().await;
+    let (v1, v2) = two_builds(&world).await;
+    let git_root = world.plane.dir.path().join("git-server");
+    let server = GitServer::start(&world.plane, &git_root).unwrap_or_else(|e| panic!("{e:#}"));
+    let remote = format!("{}/apps.git", server.url);
+    world.keep(Ok(server.process));
+    install_crds(&world, "flux-crds.yaml");
+    world.kubectl(&["create", "namespace", "flux-system"]);
+    world.kubectl(&["create", "namespace", "apps"]);
+    let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
+    world.keep(Ok(flux.source));
+    world.keep(Ok(flux.kustomize));
+    let repo = Repo::new();
+    let first = push_web(&repo, &remote, &v1, "web v1");
+    world.apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  url: {remote}
+  ref: {{branch: main}}
+  # Long: the story asks for each fetch, so none happens behind its back.
+  interval: 1h
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  sourceRef: {{kind: GitRepository, name: apps}}
+  path: ./apps
+  prune: true
+  interval: 1h
+  timeout: 2m
+"
+    ));
+    let applied = [
+        "-n",
+        "flux-system",
+        "get",
+        "kustomization",
+        "apps",
+        "-o",
+        "jsonpath={.status.lastAppliedRevision}",
+    ];
+    world
+        .wait_for(
+            &applied,
+            &format!("main@sha1:{first}"),
+            Duration::from_secs(120),
+        )
+        .await;
+    world.wait_ready("deploy/web", "3").await;
+
+    let second = push_web(&repo, &remote, &v2, "web v2");
+    let repo_dir = repo.path();
+    let repo_arg = repo_dir.to_str().expect("utf-8 path");
+    let verify_ks = |extra: &'static [&'static str]| {
+        common::liveproof()
+            .args(&["verify", "kustomization/apps", "-n", "flux-system"])
+            .args(&["--commit", &second, "--repo", repo_arg])
+            .args(extra)
+            .json()
+            .on(&world)
+            .run()
+    };
+    let merged = verify_ks(&[]).await;
+    world.expect_exit(&merged, 1);
+    assert_eq!(merged.report().verdict, Verdict::NotLive);
+    assert_eq!(
+        evidence(&merged, Check::GitopsRevision).status,
+        Status::Fail
+    );
+
+    // Fetched but not applied: the Kustomization held (`flux suspend`), the source asked to
+    // reconcile (`flux reconcile source git`).
+    let flux = |args: &[&str]| {
+        let mut all = vec!["-n", "flux-system"];
+        all.extend_from_slice(args);
+        world.kubectl(&all)
+    };
+    let suspend = |on: bool| {
+        let patch = serde_json::json!({"spec": {"suspend": on}}).to_string();
+        flux(&[
+            "patch",
+            "kustomization",
+            "apps",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    };
+    suspend(true);
+    let requested = format!(
+        "reconcile.fluxcd.io/requestedAt={}",
+        jiff::Timestamp::now().as_second()
+    );
+    flux(&[
+        "annotate",
+        "--overwrite",
+        "gitrepository",
+        "apps",
+        &requested,
+    ]);
+    world
+        .wait_for(
+            &[
+                "-n",
+                "flux-system",
+                "get",
+                "gitrepository",
+                "apps",
+                "-o",
+                "jsonpath={.status.artifact.revision}",
+            ],
+            &format!("main@sha1:{second}"),
+            Duration::from_secs(60),
+        )
+        .await;
+    let fetched = verify_ks(&[]).await;
+    world.expect_exit(&fetched, 1);
+    assert_eq!(
+        evidence(&fetched, Check::GitopsRevision).status,
+        Status::Fail
+    );
+
+    // Applied by kustomize-controller once resumed (`flux resume`).
+    suspend(false);
+    let waited = verify_ks(&["--wait", "--timeout", "150s"]).await;
+    world.expect_exit(&waited, 0);
+    assert_eq!(world.kubectl(&applied), format!("main@sha1:{second}"));
+    let images = world.pod_images("web");
+    assert!(
+        images.lines().all(|i| i == v2),
+        "live while an old pod is there:\n{images}"
+    );
+    assert_eq!(
+        evidence(&waited, Check::GitopsRevision).status,
+        Status::Pass
+    );
+}
+
+/// Story 13: the real Flagger with the `kubernetes` provider (no mesh: blue/green on
+/// Services). The Canary analyses each new build for a few iterations — no metric, no
+/// webhook: an iteration passes while the canary's pods are Ready — then promotes it: the
+/// primary Deployment `web-primary`, which the Service `web` routes to, gets the new template.
+/// During the analysis the primary still runs the old build: `canary/web` is not live. Once
+/// Flagger promoted it and finished, `verify --wait` ends live, followed to the primary's pods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_13_flagger_promotes_a_canary_on_the_real_controller() {
+    let (world, v1, v2) = world_running("flagger-crds.yaml", controllers::flagger).await;
+    world.apply(&format!(
+        "{}---
+apiVersion: flagger.app/v1beta1
+kind: Canary
+metadata:
+  name: web
+  namespace: apps
+spec:
+  provider: kubernetes
+  targetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  progressDeadlineSeconds: 60
+  service: {{port: 80, targetPort: 8080}}
+  # Flagger's shortest interval is 10 s: the analysis takes about 30 s, the promotion 20 s.
+  analysis:
+    interval: 10s
+    threshold: 2
+    iterations: 3
+    metrics: []
+",
+        deployment("web", &v1, "")
+    ));
+    // Flagger copies `web` into `web-primary`, routes `web` to it and scales `web` to zero.
+    world
+        .wait_field("canary/web", PHASE, "Initialized", Duration::from_secs(120))
+        .await;
+    world.wait_ready("deploy/web-primary", "3").await;
+
+    let since = change_time().await;
+    world.set_image("web", &v2);
+    world
+        .wait_field("canary/web", PHASE, "Progressing", Duration::from_secs(60))
+        .await;
+    let analysing = verify(&world, "canary/web", &since, &v2, &[]).await;
+    assert_eq!(
+        world.field("canary/web", PHASE),
+        "Progressing",
+        "the analysis ended before the verdict: this proves nothing of it"
+    );
+    world.expect_exit(&analysing, 1);
+    assert_eq!(analysing.report().verdict, Verdict::NotLive);
+    // The primary, which the Service `web` routes to, still has the old template.
+    let primary = analysing
+        .report()
+        .targets
+        .into_iter()
+        .find(|t| t.name == "web-primary")
+        .unwrap_or_else(|| panic!("not followed to web-primary: {}", analysing.stdout));
+    assert!(
+        primary
+            .evidence
+            .iter()
+            .any(|e| e.check == Check::SpecReadback && e.status == Status::Fail),
+        "{}",
+        analysing.stdout
+    );
+
+    let promoted = verify(
+        &world,
+        "canary/web",
+        &since,
+        &v2,
+        &["--wait", "--timeout", "150s"],
+    )
+    .await;
+    world.expect_exit(&promoted, 0);
+    assert_eq!(
+        world.field("canary/web", PHASE),
+        "Succeeded",
+        "live before Flagger finished"
+    );
+    let images = world.pod_images("web-primary");
+    assert!(
+        images.lines().all(|i| i == v2),
+        "live while an old primary pod is there:\n{images}"
+    );
+}
