@@ -183,9 +183,10 @@ fn inventory_workload(id: &str) -> Option<Target> {
     (!ns.is_empty()).then(|| Target::new(kind, Some(ns), name))
 }
 
-/// What a Helm or GitOps target dates of its own: when the Helm release was deployed, and when
+/// What a Helm or GitOps target dates of its own: when the Helm release was deployed, when
 /// the GitOps controller last applied (Flux: its `Ready` condition turning True; Argo CD: the
-/// sync operation's `finishedAt`).
+/// sync operation's `finishedAt`), and when a Knative Service's traffic was promoted (its
+/// `Ready` turning True).
 pub(crate) fn dated(observed: &Observed, target: &Target, ns: &str) -> Vec<crate::TimelineEntry> {
     use crate::{Moment, TimelineEntry};
     let history = |storage_ns: &str, name: &str| {
@@ -214,12 +215,14 @@ pub(crate) fn dated(observed: &Observed, target: &Target, ns: &str) -> Vec<crate
             .and_then(|c| c.last_transition)
             .map(|at| (at, ".status.conditions[Ready].lastTransitionTime")),
     };
+    // A Knative Service turns Ready once its route sends the traffic to the latest revision:
+    // that is its promotion, not an apply.
+    let event = match target.kind {
+        TargetKind::KnativeService => Moment::Promoted,
+        _ => Moment::GitopsApplied,
+    };
     out.extend(applied.map(|(at, field)| {
-        TimelineEntry::read(
-            Moment::GitopsApplied,
-            at,
-            source_of(obj, resource, ns).field(field),
-        )
+        TimelineEntry::read(event, at, source_of(obj, resource, ns).field(field))
     }));
     out
 }

@@ -192,9 +192,22 @@ pub(crate) fn date_owner(
             latest = Some((at, moment));
         }
     }
+    // Pods Ready on the new revision serve nothing until the traffic is moved to them: a
+    // promotion dated after the change and after the pods is when the target went live.
+    let promoted = report
+        .timeline
+        .iter()
+        .filter(|e| e.event == Moment::Promoted)
+        .filter_map(|e| Some((e.time()?, e)))
+        .filter(|(at, _)| change.since.is_none_or(|since| order(*at, since) != Order::Before))
+        .max_by_key(|(at, _)| *at)
+        .map(|(at, e)| (at, e.clone()));
     match latest {
-        Some((_, moment)) => {
-            let moment = moment.clone();
+        Some((at, moment)) => {
+            let moment = match promoted {
+                Some((promoted_at, promotion)) if promoted_at > at => promotion,
+                _ => moment.clone(),
+            };
             set_live_since(report, change, moment);
         }
         None => report.live_since_unknown = Some("it leads to no workload to date".into()),
