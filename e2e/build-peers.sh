@@ -12,10 +12,10 @@
 # Flux's `source-controller` and `kustomize-controller` (`flux-crds.yaml`), and `gitserver`
 # (Flux's test git server, github.com/fluxcd/pkg/gittestserver) that source-controller fetches from.
 #
-# Go: Argo Rollouts v1.10.2 requires Go 1.26.10, newer than many installed Go 1.26s, so its
-# build runs with GOTOOLCHAIN=go1.27.3 (the go command fetches that toolchain from the Go module
-# proxy; no install needed). The other peers build with the Go on PATH: one compiler for them
-# keeps a warm Go build cache warm.
+# Go: Argo Rollouts v1.10.2 requires Go 1.26.10, newer than many installed Go 1.26s, so every
+# peer builds with GOTOOLCHAIN=go1.27.3 (the go command fetches that toolchain from the Go module
+# proxy; no install needed): one compiler for all of them, so one warm Go build cache serves all,
+# and the toolchain is part of the cache key below. The README and .ci/run export the same.
 #
 # `cargo xtask peers` (or `cargo xtask test`) runs this script under a lock in the cache; run it
 # through that. They go into a cache keyed by the pinned versions (a hash of every go.mod, go.sum,
@@ -28,14 +28,15 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
+export GOTOOLCHAIN=go1.27.3
 names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest
   rollouts-controller flagger source-controller kustomize-controller gitserver)
 schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml
   argo-rollouts-crds.yaml flagger-crds.yaml flux-crds.yaml
   rollout-crd.yaml flagger-crd.yaml knative-serving-service-crd.yaml)
 
-key="$(cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
-  | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+key="$( { cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
+  | sort -z | xargs -0 sha256sum; echo "GOTOOLCHAIN=$GOTOOLCHAIN"; } | sha256sum | cut -c1-16)"
 cache="${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}"
 bin="$cache/$key/bin"
 # The venv is made in place and never moved (its scripts name their own path).
@@ -99,10 +100,8 @@ build() {
 # The controllers' modules (and Argo's toolchain) download while Kubernetes compiles: on a cold
 # machine that is minutes of network off the critical path. A failure here is not final: the
 # builds below download what is still missing, and fail there saying what.
-argo_go=go1.27.3
 ( for dir in argo-rollouts flagger source-controller kustomize-controller gitserver; do
-    toolchain=local; [ "$dir" = argo-rollouts ] && toolchain="$argo_go"
-    (cd "$peers/$dir" && GOTOOLCHAIN="$toolchain" go mod download) || true
+    (cd "$peers/$dir" && go mod download) || true
   done ) > "$tmp/prefetch.log" 2>&1 &
 prefetch=$!
 
@@ -173,9 +172,9 @@ crds() {
   done
 }
 wait "$prefetch" || true
-GOTOOLCHAIN="$argo_go" build argo-rollouts -ldflags="-s -w" -o "$tmp/rollouts-controller" \
+build argo-rollouts -ldflags="-s -w" -o "$tmp/rollouts-controller" \
   github.com/argoproj/argo-rollouts/cmd/rollouts-controller
-GOTOOLCHAIN="$argo_go" crds argo-rollouts-crds.yaml argo-rollouts github.com/argoproj/argo-rollouts \
+crds argo-rollouts-crds.yaml argo-rollouts github.com/argoproj/argo-rollouts \
   manifests/crds/{rollout,analysis-run,analysis-template,cluster-analysis-template,experiment}-crd.yaml
 build flagger -ldflags="-s -w" -o "$tmp/flagger" github.com/fluxcd/flagger/cmd/flagger
 crds flagger-crds.yaml flagger github.com/fluxcd/flagger artifacts/flagger/crd.yaml

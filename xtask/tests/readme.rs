@@ -25,6 +25,13 @@ fn the_readme_test_command_is_cargo_xtask_test_and_ci_runs_it() {
     );
     assert!(!setup.contains("cargo test --workspace  "), "{setup}");
     let ci = repo_file(".ci/run");
+    // One Go for every peer (Argo Rollouts needs a newer one than many machines have): the
+    // README, CI and the build script export the same toolchain.
+    let toolchain = "export GOTOOLCHAIN=go1.27.3";
+    let before_tests = setup.split("cargo xtask test").next().unwrap_or_default();
+    assert!(before_tests.contains(toolchain), "{setup}");
+    assert!(ci.contains(toolchain), "{ci}");
+    assert!(repo_file("e2e/build-peers.sh").contains(toolchain));
     assert!(ci.contains("grep -m1 '^cargo xtask test'"), "{ci}");
     for gone in [
         "docker-registry",
