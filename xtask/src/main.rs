@@ -34,8 +34,8 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
                     the real controllers' stories run, with their CRDs (argo-rollouts-crds.yaml,
                     flagger-crds.yaml, flux-crds.yaml)     from e2e/peers/<name>
     venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
-The Go builds use the Go module proxy (Argo Rollouts is built with GOTOOLCHAIN=go1.27.3,
-which the go command fetches from it); the venv uses PyPI. Cold: about 1.5 h on 2 shared cores;
+The Go builds use the Go module proxy (every peer is built with GOTOOLCHAIN=go1.27.3, which
+the go command fetches from it); the venv uses PyPI. Cold: 33 CPU-minutes (~20 min on 2 cores);
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
 (at most 180 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
 
