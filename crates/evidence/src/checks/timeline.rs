@@ -199,7 +199,11 @@ pub(crate) fn date_owner(
         .iter()
         .filter(|e| e.event == Moment::Promoted)
         .filter_map(|e| Some((e.time()?, e)))
-        .filter(|(at, _)| change.since.is_none_or(|since| order(*at, since) != Order::Before))
+        .filter(|(at, _)| {
+            change
+                .since
+                .is_none_or(|since| order(*at, since) != Order::Before)
+        })
         .max_by_key(|(at, _)| *at)
         .map(|(at, e)| (at, e.clone()));
     match latest {
