@@ -20,11 +20,7 @@ use world::{change_time, deployment, evidence, World};
 /// Deployment `web` (3 replicas of acme/web:v1) rolled out, then paused and set to v2: the
 /// new template is in the spec and no pod runs it. Returns v2's reference and the change time.
 async fn paused_rollout(world: &World, extra_spec: &str) -> (String, String) {
-    let pusher = world.registry.pusher();
-    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
-    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
-    let v1 = format!("{}/acme/web:v1", world.registry.host);
-    let v2 = format!("{}/acme/web:v2", world.registry.host);
+    let (v1, v2) = world.two_builds("acme/web").await;
     world.kubectl(&["create", "namespace", "apps"]);
     world.apply(&deployment("web", &v1, extra_spec));
     world.wait_ready("deploy/web", "3").await;
@@ -624,11 +620,7 @@ spec:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_2_statefulsets_and_a_daemonset_on_the_real_controllers() {
     let world = World::start().await;
-    let pusher = world.registry.pusher();
-    push_multiarch(&pusher, "acme/db", "v1", "build-1").await;
-    push_multiarch(&pusher, "acme/db", "v2", "build-2").await;
-    let v1 = format!("{}/acme/db:v1", world.registry.host);
-    let v2 = format!("{}/acme/db:v2", world.registry.host);
+    let (v1, v2) = world.two_builds("acme/db").await;
     world.kubectl(&["create", "namespace", "apps"]);
     let daemonset = format!(
         "apiVersion: apps/v1
@@ -2024,11 +2016,7 @@ spec: {sourceRef: {kind: GitRepository, name: apps}, path: ./k8s, interval: 1m, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_10_a_service_routing_to_a_pod_by_a_leftover_label() {
     let world = World::start().await;
-    let pusher = world.registry.pusher();
-    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
-    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
-    let v1 = format!("{}/acme/web:v1", world.registry.host);
-    let v2 = format!("{}/acme/web:v2", world.registry.host);
+    let (v1, v2) = world.two_builds("acme/web").await;
     world.kubectl(&["create", "namespace", "apps"]);
     let since = change_time().await;
     world.apply(&format!(
@@ -2157,11 +2145,7 @@ spec:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_11_live_since_and_the_lead_time_from_a_real_commit() {
     let world = World::start().await;
-    let pusher = world.registry.pusher();
-    push_multiarch(&pusher, "acme/web", "v1", "build-1").await;
-    push_multiarch(&pusher, "acme/web", "v2", "build-2").await;
-    let v1 = format!("{}/acme/web:v1", world.registry.host);
-    let v2 = format!("{}/acme/web:v2", world.registry.host);
+    let (v1, v2) = world.two_builds("acme/web").await;
     world.kubectl(&["create", "namespace", "apps"]);
     world.apply(&deployment("web", &v1, ""));
     world.wait_ready("deploy/web", "3").await;

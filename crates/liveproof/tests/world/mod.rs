@@ -59,6 +59,16 @@ impl World {
             .push(controller);
     }
 
+    /// Two builds of `repo` pushed to the registry (`v1` = build-1, `v2` = build-2, each
+    /// for two platforms): the before and after of a change, as image references.
+    pub async fn two_builds(&self, repo: &str) -> (String, String) {
+        let pusher = self.registry.pusher();
+        liveproof_testkit::registry::push_multiarch(&pusher, repo, "v1", "build-1").await;
+        liveproof_testkit::registry::push_multiarch(&pusher, repo, "v2", "build-2").await;
+        let at = |tag: &str| format!("{}/{repo}:{tag}", self.registry.host);
+        (at("v1"), at("v2"))
+    }
+
     pub fn kubeconfig(&self) -> &str {
         self.plane.kubeconfig.to_str().expect("utf-8 path")
     }
