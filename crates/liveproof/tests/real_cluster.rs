@@ -1275,6 +1275,174 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
 /// objects are created in both; each request below goes to both, and the status code and the
 /// shape of every field liveproof reads must match. Accepted differences are listed where they
 /// are allowed, with the reason.
+/// Story 8, progressive delivery: the CustomResourceDefinitions of Argo Rollouts' Rollout,
+/// Flagger's Canary and Knative's Service, installed on the real server from the pinned
+/// modules' files, are what the simulator serves (group, names, scope, versions, schemas);
+/// and an object of each, created in both, reads back the same where liveproof reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_8_the_simulator_serves_the_progressive_delivery_crds_as_the_real_api_server() {
+    use liveproof_e2e::control_plane::{client_for, raw};
+    use serde_json::json;
+    let bin = liveproof_testkit::peers::peers_bin().unwrap_or_else(|e| panic!("{e}"));
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("the real control plane: {e:#}"));
+    let real = plane.client().await.expect("client");
+    let crds = [
+        ("rollout-crd.yaml", "rollouts.argoproj.io"),
+        ("flagger-crd.yaml", "canaries.flagger.app"),
+        (
+            "knative-serving-service-crd.yaml",
+            "services.serving.knative.dev",
+        ),
+    ];
+    let kubectl = |args: Vec<String>| {
+        let kubeconfig = plane.kubeconfig.clone();
+        async move {
+            let run = liveproof_testkit::kubectl()
+                .kubeconfig(&kubeconfig)
+                .args(&args.iter().map(String::as_str).collect::<Vec<_>>())
+                .run()
+                .await;
+            assert_eq!(run.code, 0, "kubectl {args:?}: {}", run.stderr);
+        }
+    };
+    for (file, _) in crds {
+        let path = bin.join(file);
+        kubectl(vec![
+            "apply".into(),
+            "--server-side".into(),
+            "-f".into(),
+            path.display().to_string(),
+        ])
+        .await;
+    }
+    let mut wait = vec![
+        "wait".to_string(),
+        "--for=condition=Established".into(),
+        "--timeout=60s".into(),
+    ];
+    wait.extend(crds.iter().map(|(_, name)| format!("crd/{name}")));
+    kubectl(wait).await;
+    kubectl(vec!["create".into(), "namespace".into(), "apps".into()]).await;
+
+    let sim = liveproof_testkit::SimCluster::serve(
+        liveproof_sim::Simulator::new()
+            .with_objects(vec![
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),
+            ])
+            .with_gitops_crds(),
+        "apps",
+    )
+    .await;
+    let simulated = client_for(&sim.kubeconfig).await.expect("sim client");
+    let both = |method: &'static str, path: String, body: Option<serde_json::Value>| {
+        let real = real.clone();
+        let simulated = simulated.clone();
+        async move {
+            let body = body.as_ref().map(|v| ("application/json", v));
+            let r = raw(&real, method, &path, body)
+                .await
+                .expect("real API server");
+            let s = raw(&simulated, method, &path, body)
+                .await
+                .expect("simulator");
+            (r, s)
+        }
+    };
+
+    // The definitions: what a CRD says of its resource, and each version's schema.
+    for (_, name) in crds {
+        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}");
+        let ((rc, r), (sc, s)) = both("GET", path, None).await;
+        assert_eq!((rc, sc), (200, 200), "GET CRD {name}");
+        let said = |crd: &serde_json::Value| {
+            let versions: Vec<serde_json::Value> = crd["spec"]["versions"]
+                .as_array()
+                .map(|vs| {
+                    vs.iter()
+                        .map(|v| {
+                            json!([
+                                v["name"],
+                                v["served"],
+                                v["storage"],
+                                v["schema"],
+                                v["subresources"]
+                            ])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "kind": crd["kind"], "apiVersion": crd["apiVersion"], "name": crd["metadata"]["name"],
+                "group": crd["spec"]["group"], "names": crd["spec"]["names"], "scope": crd["spec"]["scope"],
+                "versions": versions,
+            })
+        };
+        assert_eq!(
+            said(&s[0]),
+            said(&r[0]),
+            "CRD {name}: simulator (left) vs real server (right)"
+        );
+    }
+
+    // An object of each, created in both, read back where liveproof reads it.
+    let objects = [
+        (
+            "/apis/argoproj.io/v1alpha1/namespaces/apps/rollouts",
+            json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+                   "metadata": {"name": "web", "namespace": "apps"},
+                   "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                            "template": {"metadata": {"labels": {"app": "web"}},
+                                         "spec": {"containers": [{"name": "app", "image": "registry.invalid/web:v1"}]}},
+                            "strategy": {"canary": {"steps": [{"setWeight": 20}, {"pause": {}}]}}}}),
+        ),
+        (
+            "/apis/flagger.app/v1beta1/namespaces/apps/canaries",
+            json!({"apiVersion": "flagger.app/v1beta1", "kind": "Canary",
+                   "metadata": {"name": "podinfo", "namespace": "apps"},
+                   "spec": {"provider": "kubernetes",
+                            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "podinfo"},
+                            "service": {"port": 80},
+                            "analysis": {"interval": "10s", "threshold": 2, "iterations": 2}}}),
+        ),
+        (
+            "/apis/serving.knative.dev/v1/namespaces/apps/services",
+            json!({"apiVersion": "serving.knative.dev/v1", "kind": "Service",
+                   "metadata": {"name": "hello", "namespace": "apps"},
+                   "spec": {"template": {"spec": {"containers": [{"image": "registry.invalid/hello:1"}]}},
+                            "traffic": [{"latestRevision": true, "percent": 100}]}}),
+        ),
+    ];
+    let read = [
+        "/kind",
+        "/apiVersion",
+        "/metadata/name",
+        "/metadata/namespace",
+        "/metadata/generation",
+    ];
+    for (collection, object) in objects {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .expect("name")
+            .to_string();
+        let ((rc, r), (sc, s)) = both("POST", collection.into(), Some(object)).await;
+        assert_eq!((rc, sc), (201, 201), "POST {collection}: {r:?} {s:?}");
+        let ((rc, r), (sc, s)) = both("GET", format!("{collection}/{name}"), None).await;
+        assert_eq!(
+            (rc, shape(&r[0], &read), &r[0]["spec"]),
+            (sc, shape(&s[0], &read), &s[0]["spec"]),
+            "GET {collection}/{name}: real server (left) vs simulator (right)"
+        );
+        let ((rc, r), (sc, s)) = both("GET", format!("{collection}?limit=2500"), None).await;
+        assert_eq!(
+            (rc, r[0]["kind"].clone(), names(&r[0])),
+            (sc, s[0]["kind"].clone(), names(&s[0])),
+            "LIST {collection}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_8_the_simulator_answers_as_the_real_api_server() {
     use liveproof_e2e::control_plane::{client_for, raw};
