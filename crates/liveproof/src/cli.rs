@@ -440,13 +440,13 @@ Workload checks, in order (cheap to conclusive):
   pod_spec             the running pods show the expectations (presence only; no values read)
   pod_restarted        every serving container started after the change (needs --since/--commit)
   traffic_current      every ready endpoint of the Services selecting its pods is a current pod
-Helm and GitOps checks (release/, helmrelease/, kustomization/, application/):
+Helm and GitOps checks (release/, helmrelease/, kustomization/, application/; then each
+workload the release or inventory names is verified too):
   condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
   release_revision     the newest Helm revision is deployed, and deployed after the change
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
-Then every workload the release or inventory names is verified too.
 Flagger canary/ and Knative ksvc/ checks (then <target>-primary, or the latest revision's
 Deployment, is verified as a workload): condition_fresh (Promoted, Ready), rollout_complete
 (phase Succeeded; latest revision ready), spec_readback (primary = target; the Revision's
@@ -457,13 +457,11 @@ for every workload reached, every expectation passed and nothing needed is unkno
 otherwise. Status fields alone never make a target live.
 
 What changed must be stated (--image, -f, -k, --expect-env, --expect-secret-ref, --expect, a
-GitOps target's --commit, or --snapshot):
-restarted pods prove a rollout, not this change.
+GitOps target's --commit, or --snapshot): restarted pods prove a rollout, not this change.
 
 Every change flag applies to every target it is given with, or the command is refused (exit 2):
   --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
-  --expect          release/, helmrelease/ (installed manifest); workloads (the pod template
-                    rendered as YAML); refused with kustomization/, application/
+  --expect          release/, helmrelease/ (installed manifest), workloads (pod template YAML)
   --chart-version   release/, helmrelease/ only; refused with any other target";
 
 const VERIFY_EXAMPLES: &str = "\
@@ -589,10 +587,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
-    /// Append one JSON line per verification to FILE: the deployment record for metrics.
-    ///
-    /// Commit, targets, verdict, live_since, lead time and cluster, for a delivery-metrics
-    /// tool (docs/metrics.md). Created when missing; written for every verdict, not on exit 2.
+    /// Append one JSON line per run to FILE, a deployment record (docs/metrics.md)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub record: Option<PathBuf>,
 
@@ -738,7 +733,7 @@ pub struct ChangeArgs {
     #[arg(long, value_name = "VERSION")]
     pub chart_version: Option<String>,
 
-    /// Text (or re:REGEX) the manifest or template must contain; repeatable.
+    /// Text (or re:REGEX) the manifest/template must contain; repeatable.
     ///
     /// The installed release's rendered manifest (release/, helmrelease/), or a workload's pod template rendered as YAML (deployment/, statefulset/,
     /// daemonset/); refused with kustomization/, application/. Repeatable.

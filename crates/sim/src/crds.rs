@@ -44,6 +44,7 @@ pub(crate) fn objects() -> Result<Vec<Value>, String> {
                 .next()
                 .ok_or_else(|| format!("{name}: no document"))?;
             let mut crd = Value::deserialize(doc).map_err(|e| format!("{name}: {e}"))?;
+            default_names(&mut crd);
             let names = crd.pointer("/spec/names").cloned().unwrap_or(Value::Null);
             let stored: Vec<Value> = crd
                 .pointer("/spec/versions")
@@ -70,10 +71,43 @@ pub(crate) fn objects() -> Result<Vec<Value>, String> {
         .collect()
 }
 
+/// What the API server fills into a CRD's names when the file leaves them out (apiextensions'
+/// `SetDefaults_CustomResourceDefinitionSpec`): `singular`, the kind in lower case, and
+/// `listKind`, the kind and `List`. Knative's Service CRD names neither; story 8 compares.
+fn default_names(crd: &mut Value) {
+    let Some(names) = crd
+        .pointer_mut("/spec/names")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(kind) = names.get("kind").and_then(Value::as_str).map(str::to_owned) else {
+        return;
+    };
+    names
+        .entry("singular")
+        .or_insert_with(|| Value::from(kind.to_lowercase()));
+    names
+        .entry("listKind")
+        .or_insert_with(|| Value::from(format!("{kind}List")));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::resource::gitops_crds;
+
+    /// Every CRD served names its singular and list kind, as the API server fills them in.
+    #[test]
+    fn names_the_file_leaves_out_are_filled_in_as_the_api_server_does() {
+        for crd in objects().expect("the copies parse") {
+            let names = &crd["spec"]["names"];
+            let kind = names["kind"].as_str().expect("kind");
+            assert_eq!(names["listKind"], format!("{kind}List"), "{kind}");
+            assert_eq!(names["singular"], kind.to_lowercase(), "{kind}");
+            assert_eq!(crd["status"]["acceptedNames"], *names, "{kind}");
+        }
+    }
 
     /// Each CRD names the kind the discovery row serves, in its group and version, with the
     /// same plural, short names and scope: a kubectl reading either sees one resource.
