@@ -1164,6 +1164,24 @@ async fn story_6_snapshot_apply_verify_rollback() {
 }
 
 /// What conformance compares of a response: the fields liveproof reads, as a type or a value.
+/// One request to the real API server and the same to the simulator: each one's status code
+/// and body (a watch's events, one per item).
+async fn ask_both(
+    real: &liveproof_e2e::kube::Client,
+    simulated: &liveproof_e2e::kube::Client,
+    method: &str,
+    path: &str,
+    body: Option<(&str, serde_json::Value)>,
+) -> ((u16, Vec<serde_json::Value>), (u16, Vec<serde_json::Value>)) {
+    use liveproof_e2e::control_plane::raw;
+    let body = body.as_ref().map(|(c, v)| (*c, v));
+    let r = raw(real, method, path, body)
+        .await
+        .expect("real API server");
+    let s = raw(simulated, method, path, body).await.expect("simulator");
+    (r, s)
+}
+
 fn shape(value: &serde_json::Value, paths: &[&str]) -> Vec<(String, String)> {
     paths
         .iter()
@@ -1281,7 +1299,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
 /// and an object of each, created in both, reads back the same where liveproof reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_8_the_simulator_serves_the_progressive_delivery_crds_as_the_real_api_server() {
-    use liveproof_e2e::control_plane::{client_for, raw};
+    use liveproof_e2e::control_plane::client_for;
     use serde_json::json;
     let bin = liveproof_testkit::peers::peers_bin().unwrap_or_else(|e| panic!("{e}"));
     let plane = ControlPlane::start()
@@ -1337,17 +1355,10 @@ async fn story_8_the_simulator_serves_the_progressive_delivery_crds_as_the_real_
     .await;
     let simulated = client_for(&sim.kubeconfig).await.expect("sim client");
     let both = |method: &'static str, path: String, body: Option<serde_json::Value>| {
-        let real = real.clone();
-        let simulated = simulated.clone();
+        let (real, simulated) = (real.clone(), simulated.clone());
         async move {
-            let body = body.as_ref().map(|v| ("application/json", v));
-            let r = raw(&real, method, &path, body)
-                .await
-                .expect("real API server");
-            let s = raw(&simulated, method, &path, body)
-                .await
-                .expect("simulator");
-            (r, s)
+            let body = body.map(|v| ("application/json", v));
+            ask_both(&real, &simulated, method, &path, body).await
         }
     };
 
@@ -1487,18 +1498,8 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
 
     let both =
         |method: &'static str, path: String, body: Option<(&'static str, serde_json::Value)>| {
-            let real = real.clone();
-            let simulated = simulated.clone();
-            async move {
-                let body_ref = body.as_ref().map(|(c, v)| (*c, v));
-                let r = raw(&real, method, &path, body_ref)
-                    .await
-                    .expect("real API server");
-                let s = raw(&simulated, method, &path, body_ref)
-                    .await
-                    .expect("simulator");
-                (r, s)
-            }
+            let (real, simulated) = (real.clone(), simulated.clone());
+            async move { ask_both(&real, &simulated, method, &path, body).await }
         };
     let object_paths = [
         "/kind",
