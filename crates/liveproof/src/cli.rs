@@ -458,10 +458,10 @@ otherwise. Status fields alone never make a target live.
 
 What changed must be stated (--image, -f, -k, --expect-env, --expect-secret-ref, --expect, a
 GitOps target's --commit, or --snapshot): restarted pods prove a rollout, not this change.
-
 Every change flag applies to every target it is given with, or the command is refused (exit 2):
   --image, --expect-env, --expect-secret-ref  every kind (a Helm/GitOps target's workloads)
-  --expect          release/, helmrelease/ (installed manifest), workloads (pod template YAML)
+  --expect          release/, helmrelease/ (installed manifest), workloads (pod template YAML);
+                    refused with kustomization/, application/, canary/, ksvc/
   --chart-version   release/, helmrelease/ only; refused with any other target";
 
 const VERIFY_EXAMPLES: &str = "\
