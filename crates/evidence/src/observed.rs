@@ -480,3 +480,22 @@ impl Observed {
             .find(|d| d.resource == kind && d.namespace.as_deref().is_none_or(|ns| ns == namespace))
     }
 }
+
+#[cfg(test)]
+impl Observed {
+    /// A corpus story's objects (`test-data/scenarios/NAME/cluster.yaml`), for unit tests.
+    pub(crate) fn of_story(name: &str) -> Observed {
+        use serde::Deserialize as _;
+        let path = format!(
+            "{}/../../test-data/scenarios/{name}/cluster.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the story's cluster.yaml");
+        let mut observed = Observed::default();
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let value = serde_json::Value::deserialize(doc).expect("YAML");
+            observed.add_value(value, &path).expect("an object");
+        }
+        observed
+    }
+}

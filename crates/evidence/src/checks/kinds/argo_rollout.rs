@@ -501,19 +501,8 @@ mod tests {
     use super::*;
     use crate::Target;
 
-    /// A corpus story's objects.
     fn story(name: &str) -> Observed {
-        let path = format!(
-            "{}/../../test-data/scenarios/{name}/cluster.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).expect("the story's cluster.yaml");
-        let mut observed = Observed::default();
-        for doc in serde_norway::Deserializer::from_str(&text) {
-            let value = Value::deserialize(doc).expect("YAML");
-            observed.add_value(value, &path).expect("an object");
-        }
-        observed
+        Observed::of_story(name)
     }
 
     fn rollout(observed: &Observed) -> &Rollout {
