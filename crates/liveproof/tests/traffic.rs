@@ -23,6 +23,26 @@ async fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> (i32, String,
     (out.code, out.stdout, out.stderr)
 }
 
+/// The endpoints of Service `web`'s EndpointSlices in `apps`, a line each: `POD READY`.
+async fn slice_endpoints(kubeconfig: &Path, home: &Path) -> String {
+    let (_, out, _) = kubectl(
+        kubeconfig,
+        home,
+        &[
+            "-n",
+            "apps",
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=web",
+            "-o",
+            "jsonpath={range .items[*].endpoints[*]}{.targetRef.name} {.conditions.ready}{\"\\n\"}{end}",
+        ],
+    )
+    .await;
+    out
+}
+
 async fn verify(kubeconfig: &Path, home: &Path, since: &str) -> (i32, Report, String) {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
         .args([
@@ -107,28 +127,21 @@ async fn a_service_routing_to_a_pod_by_a_leftover_label_is_not_live_on_the_simul
 
     // The endpointslice controller's slice: one ready endpoint per pod, each naming its pod.
     let kc = kubeconfig.clone();
-    wait_for("the Service's slice lists both pods", Duration::from_secs(30), || {
-        let kc = kc.clone();
-        async move {
-            let (_, out, _) = kubectl(
-                &kc,
-                home,
-                &[
-                    "-n",
-                    "apps",
-                    "get",
-                    "endpointslices",
-                    "-l",
-                    "kubernetes.io/service-name=web",
-                    "-o",
-                    "jsonpath={range .items[*].endpoints[*]}{.targetRef.name} {.conditions.ready}{\"\\n\"}{end}",
-                ],
-            )
-            .await;
-            (out.lines().filter(|l| l.starts_with("web-") && l.ends_with(" true")).count() == 2)
-                .then_some(())
-        }
-    })
+    wait_for(
+        "the Service's slice lists both pods",
+        Duration::from_secs(30),
+        || {
+            let kc = kc.clone();
+            async move {
+                let out = slice_endpoints(&kc, home).await;
+                (out.lines()
+                    .filter(|l| l.starts_with("web-") && l.ends_with(" true"))
+                    .count()
+                    == 2)
+                    .then_some(())
+            }
+        },
+    )
     .await;
     let (code, report, out) = verify(&kubeconfig, home, &since).await;
     let e = traffic(&report);
@@ -170,27 +183,17 @@ async fn a_service_routing_to_a_pod_by_a_leftover_label_is_not_live_on_the_simul
     .await;
     assert_eq!(code, 0, "{err}");
     let kc = kubeconfig.clone();
-    wait_for("the slice routes to the legacy pod", Duration::from_secs(30), || {
-        let kc = kc.clone();
-        async move {
-            let (_, out, _) = kubectl(
-                &kc,
-                home,
-                &[
-                    "-n",
-                    "apps",
-                    "get",
-                    "endpointslices",
-                    "-l",
-                    "kubernetes.io/service-name=web",
-                    "-o",
-                    "jsonpath={range .items[*].endpoints[*]}{.targetRef.name} {.conditions.ready}{\"\\n\"}{end}",
-                ],
-            )
-            .await;
-            out.lines().any(|l| l == "web-legacy true").then_some(())
-        }
-    })
+    wait_for(
+        "the slice routes to the legacy pod",
+        Duration::from_secs(30),
+        || {
+            let kc = kc.clone();
+            async move {
+                let out = slice_endpoints(&kc, home).await;
+                out.lines().any(|l| l == "web-legacy true").then_some(())
+            }
+        },
+    )
     .await;
     let (code, report, out) = verify(&kubeconfig, home, &since).await;
     let pods_current = report
