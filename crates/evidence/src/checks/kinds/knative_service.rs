@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use super::super::gitops::{condition_fresh, observed_generation};
-use super::super::raw::{self, condition, i64_at, str_at};
+use super::super::raw::{self, condition, str_at};
 use super::super::Finding;
 use crate::suggestion::{Command, Suggestion};
 use crate::{
@@ -312,52 +312,110 @@ fn image_digests(observed: &Observed, change: &Change, ksvc: &Value, ns: &str) -
         .detail(format!("revision {name} carries the expected images, resolved to the digests shown; its pods are held to those digests below"))
 }
 
-/// `traffic_current`: all of `status.traffic[]`'s percent on the revision made from the change.
+/// `traffic_current`: `status.traffic[]` is a whole split — each percent 0–100, together 100 —
+/// and all of it is on the revision made from the change. A percent Knative left out is 0 (a
+/// tag-only target); one that is not a whole number, or a share naming no revision, cannot be
+/// read.
 fn traffic(ksvc: &Value, ns: &str) -> Finding {
     let source = source(ksvc, ns).field(".status.traffic");
-    let expected = "100% of traffic on the latest created revision";
+    let expected = "100% of traffic on the latest created revision, the percents adding up to 100";
     let Some(current) = latest_created(ksvc) else {
         return Finding::new(Check::TrafficCurrent, Status::Unknown, "no revision recorded", expected)
             .source(source)
             .detail("the Service records no latestCreatedRevisionName, so which revision carries the change is unknown");
     };
-    let targets: Vec<(&str, i64)> = ksvc
+    let entries: &[Value] = ksvc
         .pointer("/status/traffic")
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| Some((str_at(t, "/revisionName")?, i64_at(t, "/percent")?)))
-        .filter(|(_, p)| *p > 0)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut shares: Vec<(&str, i64)> = Vec::new();
+    let mut unreadable: Vec<String> = Vec::new();
+    for (i, t) in entries.iter().enumerate() {
+        let name = str_at(t, "/revisionName").filter(|n| !n.is_empty());
+        let percent = match t.get("percent") {
+            None | Some(Value::Null) => 0,
+            Some(p) => match p.as_i64() {
+                Some(p) => p,
+                None => {
+                    unreadable.push(format!("traffic[{i}]: percent {p} is not a whole number"));
+                    continue;
+                }
+            },
+        };
+        match name {
+            Some(name) => shares.push((name, percent)),
+            None if percent != 0 => {
+                unreadable.push(format!("traffic[{i}]: {percent}% to no named revision"));
+            }
+            None => {}
+        }
+    }
+    let shown: Vec<String> = shares
+        .iter()
+        .filter(|(_, p)| *p != 0)
+        .map(|(r, p)| format!("{p}% to {r}"))
+        .chain(unreadable.iter().cloned())
         .collect();
-    if targets.is_empty() {
+    if shown.is_empty() {
         return Finding::new(Check::TrafficCurrent, Status::Unknown, "no traffic recorded", expected)
             .source(source)
             .detail("the Service's status.traffic names no revision with a percent: Knative has not routed it yet, or the input lacks its status");
     }
-    let shown = targets
+    let shown = shown.join(", ");
+    let old: Vec<String> = shares
         .iter()
-        .map(|(r, p)| format!("{p}% to {r}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let old: Vec<String> = targets
-        .iter()
-        .filter(|(r, _)| *r != current)
+        .filter(|(r, p)| *r != current && (1..=100).contains(p))
         .map(|(r, p)| format!("{p}% to {r}"))
         .collect();
-    if old.is_empty() {
-        return Finding::new(Check::TrafficCurrent, Status::Pass, shown, expected)
+    if !old.is_empty() {
+        return Finding::new(Check::TrafficCurrent, Status::Fail, shown, expected)
             .source(source)
             .detail(format!(
-                "every request goes to {current}, the revision made from the current spec"
-            ));
+                "the traffic split still sends {} rather than to {current}, the revision made from the current spec: a spec.traffic entry pins it, or a gradual rollout is under way",
+                old.join(", ")
+            ))
+            .next(Suggestion::text("see the Service's traffic targets (spec.traffic): ").command(describe(ksvc, ns)));
     }
-    Finding::new(Check::TrafficCurrent, Status::Fail, shown, expected)
+    let out_of_range: Vec<String> = shares
+        .iter()
+        .filter(|(_, p)| !(0..=100).contains(p))
+        .map(|(r, p)| format!("{p}% to {r}"))
+        .collect();
+    let total: i64 = shares.iter().map(|(_, p)| p).sum();
+    let unknown = |detail: String| {
+        Finding::new(
+            Check::TrafficCurrent,
+            Status::Unknown,
+            shown.clone(),
+            expected,
+        )
+        .source(source.clone())
+        .detail(detail)
+        .next(Suggestion::text("see the traffic Knative reports: ").command(describe(ksvc, ns)))
+    };
+    if !unreadable.is_empty() {
+        return unknown(format!(
+            "part of status.traffic cannot be read ({}), so where those requests go is unknown",
+            unreadable.join("; ")
+        ));
+    }
+    if !out_of_range.is_empty() {
+        return unknown(format!(
+            "{} is no share of the traffic (a percent is 0–100), so status.traffic does not say where the requests go",
+            out_of_range.join(", ")
+        ));
+    }
+    if total != 100 {
+        return unknown(format!(
+            "the percents of status.traffic add up to {total}%, not 100%: where the rest of the requests go is not recorded"
+        ));
+    }
+    Finding::new(Check::TrafficCurrent, Status::Pass, shown, expected)
         .source(source)
         .detail(format!(
-            "the traffic split still sends {} rather than to {current}, the revision made from the current spec: a spec.traffic entry pins it, or a gradual rollout is under way",
-            old.join(", ")
+            "every request goes to {current}, the revision made from the current spec"
         ))
-        .next(Suggestion::text("see the Service's traffic targets (spec.traffic): ").command(describe(ksvc, ns)))
 }
 
 /// The change the revision's Deployment is held to: each `--image` tag the Service's template
@@ -430,6 +488,49 @@ mod tests {
         let all =
             ksvc(json!([{"revisionName": "hello-00003", "percent": 100, "latestRevision": true}]));
         assert_eq!(traffic(&all, "web").evidence.status, Status::Pass);
+    }
+
+    /// A split is held to add up: each percent 0–100, together 100, the current revision at
+    /// 100. Short of that it is unknown (never a pass); a share to an old revision fails.
+    #[test]
+    fn a_split_that_does_not_add_up_is_unknown() {
+        let status = |traffic: Value| traffic_of(&ksvc(traffic));
+        fn traffic_of(svc: &Value) -> (Status, String) {
+            let f = traffic(svc, "web");
+            (f.evidence.status, f.evidence.detail)
+        }
+        let (s, detail) = status(json!([{"revisionName": "hello-00003", "percent": 50}]));
+        assert_eq!(s, Status::Unknown);
+        assert!(detail.contains("add up to 50%, not 100%"), "{detail}");
+        let (s, detail) = status(json!([
+            {"revisionName": "hello-00003", "percent": 150},
+            {"revisionName": "hello-00002", "percent": -50}
+        ]));
+        assert_eq!(s, Status::Unknown);
+        assert!(detail.contains("is no share of the traffic"), "{detail}");
+        let (s, _) = status(json!([
+            {"revisionName": "hello-00003", "percent": 100},
+            {"revisionName": "hello-00003", "percent": 100, "tag": "current"}
+        ]));
+        assert_eq!(s, Status::Unknown, "200%");
+        let (s, detail) = status(json!([{"revisionName": "hello-00003", "percent": "100"}]));
+        assert_eq!(s, Status::Unknown);
+        assert!(detail.contains("not a whole number"), "{detail}");
+        let (s, _) = status(json!([{"latestRevision": true, "percent": 100}]));
+        assert_eq!(s, Status::Unknown, "a share naming no revision");
+        let (s, _) = status(json!([
+            {"revisionName": "hello-00002", "percent": 50},
+        ]));
+        assert_eq!(
+            s,
+            Status::Fail,
+            "half to an old revision, whatever the rest"
+        );
+        let (s, _) = status(json!([
+            {"revisionName": "hello-00003", "percent": 100},
+            {"revisionName": "hello-00001", "tag": "old"}
+        ]));
+        assert_eq!(s, Status::Pass, "a tag without a percent carries 0%");
     }
 
     /// An unnamed single container pairs with the revision's only status; a tag is pinned to
