@@ -1,19 +1,24 @@
-//! `traffic_current`: the Services that select a workload's pods route only to its current
-//! pods, as their EndpointSlices (`discovery.k8s.io/v1`) say.
+//! `traffic_current`: what routes traffic to a workload's pods routes it only to its current
+//! pods, as the EndpointSlices (`discovery.k8s.io/v1`) of its Services say, and as the weights
+//! its controller set on a traffic router add up.
 //!
 //! Which Services: those in the workload's namespace whose selector is not empty and matches
 //! the labels of one of its pods (of any revision: a Service that selects old pods by a label
-//! the new template dropped counts) or of its current template. A Service without a selector
-//! has hand-written slices, which say nothing of what the workload's controller did: it is left
-//! out. An Argo Rollout's own Services (stable, canary, active, preview) are judged by its
-//! status (`pods_current`); the Services outside it are judged here.
+//! the new template dropped counts) or of its current template; and every Service the
+//! workload's own controller names (an Argo Rollout's active, preview, stable and canary
+//! Services), whatever its selector matches — traffic reaches the Rollout through them, so
+//! their endpoints, never the Rollout's status, say which pods serve. A named Service that was
+//! not read is `unknown`; one a full listing lacks fails. A Service without a selector that
+//! nothing names has hand-written slices, which say nothing of what the workload's controller
+//! did: it is left out.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
-use super::workload::{Revision, Workload};
+use super::kinds::{NamedService, TrafficSplit};
+use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, Finding};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, Observed, ResourceKind, SourceRef, Status};
@@ -22,6 +27,27 @@ use crate::{Check, Observed, ResourceKind, SourceRef, Status};
 pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
 const EXPECTED: &str = "every ready endpoint of the Services that select its pods is a current pod";
+
+/// What the check holds `w` to: the endpoints, and the weights when its controller sets some.
+fn expected(w: &Workload, split: Option<&TrafficSplit>) -> String {
+    let named = w.status.named_services();
+    let mut out = if named.is_empty() {
+        EXPECTED.to_string()
+    } else {
+        let names: Vec<&str> = named.iter().map(|n| n.name).collect();
+        format!(
+            "every ready endpoint of the Services it names ({}) and of those that select its pods is a current pod",
+            names.join(", ")
+        )
+    };
+    if let Some(split) = split {
+        out.push_str(&format!(
+            "; {} total 100%, all on the current revision",
+            split.source.trim_start_matches('.')
+        ));
+    }
+    out
+}
 
 pub(crate) fn traffic_current(
     observed: &Observed,
@@ -33,51 +59,70 @@ pub(crate) fn traffic_current(
     let ns = w.namespace;
     let slices_source =
         SourceRef::objects(ResourceKind::EndpointSlice, ns).field(".endpoints[].targetRef");
+    let named = w.status.named_services();
+    let split = w.status.traffic_split();
+    let expected = expected(w, split.as_ref());
     if let Some(d) = observed.denial(ns, ResourceKind::Service) {
-        return refused(w, ResourceKind::Service, &d.message);
+        return refused(w, ResourceKind::Service, &d.message, &expected);
     }
     let listed = observed.is_complete(ns, ResourceKind::Service);
-    if !listed && observed.services.is_empty() && observed.endpoint_slices.is_empty() {
+    if named.is_empty()
+        && split.is_none()
+        && !listed
+        && observed.services.is_empty()
+        && observed.endpoint_slices.is_empty()
+    {
         return Finding::new(
             Check::TrafficCurrent,
             Status::Skip,
             "the input holds no Services",
-            EXPECTED,
+            expected,
         )
         .source(SourceRef::objects(ResourceKind::Service, ns))
         .detail(format!(
             "the dump holds no Service or EndpointSlice, so what routes traffic to the pods was not checked (include them: kubectl -n {ns} get services,endpointslices -o yaml)"
         ));
     }
-    let services = selecting(observed, w, pods);
-    if services.is_empty() {
-        let own = w.status.own_services();
-        let besides = if own.is_empty() {
-            String::new()
-        } else {
-            format!(" besides its own ({})", own.join(", "))
-        };
+    let mut services = selecting(observed, w, pods);
+    let mut absent: Vec<&NamedService> = Vec::new();
+    for n in &named {
+        match find_service(observed, ns, n.name) {
+            Some(found) => services.push(found),
+            None => absent.push(n),
+        }
+    }
+    services.sort_by_key(|s| service_name(s));
+    services.dedup_by_key(|s| service_name(s));
+    if services.is_empty() && absent.is_empty() && split.is_none() {
         return Finding::new(
             Check::TrafficCurrent,
             Status::Skip,
-            format!("no Service in {ns} selects its pods{besides}"),
-            EXPECTED,
+            format!("no Service in {ns} selects its pods"),
+            expected,
         )
         .source(SourceRef::objects(ResourceKind::Service, ns).field(".spec.selector"))
         .detail("no Service with a selector routes to this workload's pods, so there is no endpoint to check");
     }
-    let names: Vec<&str> = services.iter().map(|s| service_name(s)).collect();
+    let names: Vec<&str> = services
+        .iter()
+        .map(|s| service_name(s))
+        .chain(absent.iter().map(|n| n.name))
+        .collect();
+    let what = if names.is_empty() {
+        "its traffic weights".to_string()
+    } else {
+        names.join(", ")
+    };
     if let Err((why, next)) = readable {
         return Finding::new(
             Check::TrafficCurrent,
             Status::Unknown,
             "pods not read",
-            EXPECTED,
+            expected,
         )
         .source(slices_source)
         .detail(format!(
-            "cannot tell which endpoints of {} are current pods: {why}",
-            names.join(", ")
+            "cannot tell which endpoints of {what} are current pods: {why}"
         ))
         .next(next.clone());
     }
@@ -86,21 +131,54 @@ pub(crate) fn traffic_current(
             Check::TrafficCurrent,
             Status::Unknown,
             "current revision unknown",
-            EXPECTED,
+            expected,
         )
         .source(slices_source)
         .detail(format!(
-            "the current revision is unknown (see pods_current), so the endpoints of {} cannot be told current or old",
-            names.join(", ")
+            "the current revision is unknown (see pods_current), so where {what} route cannot be told current or old"
         ));
     };
-    if let Some(d) = observed.denial(ns, ResourceKind::EndpointSlice) {
-        return refused(w, ResourceKind::EndpointSlice, &d.message);
+    if !services.is_empty() {
+        if let Some(d) = observed.denial(ns, ResourceKind::EndpointSlice) {
+            return refused(w, ResourceKind::EndpointSlice, &d.message, &expected);
+        }
+    }
+    let mut report = Report {
+        expected,
+        current_hash: current.hash.clone(),
+        ..Report::default()
+    };
+    for n in absent {
+        if listed {
+            report.missing_source.get_or_insert_with(|| {
+                SourceRef::object(ResourceKind::Service, ns, n.name).field(".metadata.name")
+            });
+            report.missing.push(format!(
+                "Service {} ({}) does not exist",
+                n.name,
+                n.field.trim_start_matches('.')
+            ));
+        } else {
+            report.unknown.push(format!(
+                "the input holds no Service {}, which {} names ({})",
+                n.name,
+                w.source(),
+                n.field.trim_start_matches('.')
+            ));
+            report.fix_dump = true;
+        }
+    }
+    if let Some(split) = &split {
+        report.weigh(w, split, current);
     }
     let slices_listed = observed.is_complete(ns, ResourceKind::EndpointSlice);
-    let mut report = Report::default();
     for service in &services {
         let name = service_name(service);
+        if let Some(n) = named.iter().find(|n| n.name == name) {
+            report
+                .named
+                .insert(name.to_string(), (n.field, selector_text(service)));
+        }
         let slices: Vec<&EndpointSlice> = observed
             .endpoint_slices
             .iter()
@@ -205,26 +283,195 @@ struct Wrong {
 
 #[derive(Default)]
 struct Report {
+    expected: String,
+    /// The current revision's hash.
+    current_hash: String,
     /// Ready endpoints per Service.
     ready: BTreeMap<String, usize>,
     /// Ready endpoints that are current pods.
     current: usize,
     wrong: Vec<Wrong>,
+    /// The Services the workload names, read: the field naming each and its selector.
+    named: BTreeMap<String, (&'static str, String)>,
+    /// Services the workload names that a full listing lacks.
+    missing: Vec<String>,
+    /// The weights, as read: `stable 100% to 7b9f4d6c8, …`.
+    weights: Option<String>,
+    /// Weights giving a share to a revision that is not current.
+    weighted_old: Vec<String>,
     /// Services with no ready endpoint at all.
     empty: Vec<String>,
     unknown: Vec<String>,
     /// An unknown the dump could settle by holding more.
     fix_dump: bool,
+    /// How many of `unknown` are about the weights themselves.
+    weights_unknown: usize,
+    /// Where the weights were read: the workload's status field.
+    weights_source: Option<SourceRef>,
+    /// The Services the workload names that a full listing lacks, as sources.
+    missing_source: Option<SourceRef>,
+}
+
+/// One failing part of the report: what was seen, why it fails, and the step that fixes it.
+struct Failing {
+    observed: String,
+    detail: String,
+    next: Suggestion,
+    /// Where it was read, when not the EndpointSlices.
+    source: Option<SourceRef>,
 }
 
 impl Report {
+    /// Holds the weights of `split` to add up to 100 (each 0–100) and to give a share to the
+    /// current revision alone.
+    fn weigh(&mut self, w: &Workload, split: &TrafficSplit, current: &CurrentRevision) {
+        self.weights_source = Some(w.source().field(split.source));
+        let field = split.source.trim_start_matches('.');
+        let shown: Vec<String> = split
+            .destinations
+            .iter()
+            .map(|d| {
+                let hash = if d.hash.is_empty() {
+                    "no recorded revision"
+                } else {
+                    d.hash.as_str()
+                };
+                let through = d
+                    .service
+                    .as_ref()
+                    .map(|s| format!(" (Service {s})"))
+                    .unwrap_or_default();
+                format!("{} {}% to {hash}{through}", d.role, d.weight)
+            })
+            .collect();
+        let total: i64 = split.destinations.iter().map(|d| i64::from(d.weight)).sum();
+        self.weights = Some(format!("{field}: {} (total {total}%)", shown.join(", ")));
+        let mut out_of_range = Vec::new();
+        for (d, shown) in split.destinations.iter().zip(&shown) {
+            if !(0..=100).contains(&d.weight) {
+                out_of_range.push(shown.clone());
+            } else if d.weight > 0 && d.hash.is_empty() {
+                self.unknown.push(format!(
+                    "{field}.{}: {}% to no recorded revision",
+                    d.role, d.weight
+                ));
+                self.weights_unknown += 1;
+            } else if d.weight > 0 && d.hash != current.hash {
+                let through = d
+                    .service
+                    .as_ref()
+                    .map(|s| format!(" (Service {s})"))
+                    .unwrap_or_default();
+                self.weighted_old.push(format!(
+                    "{field}.{}: {}% to {}{through}, not the current revision {}",
+                    d.role, d.weight, d.hash, current.hash
+                ));
+            }
+        }
+        if !out_of_range.is_empty() {
+            self.unknown.push(format!(
+                "{field}: {} — a weight outside 0–100% is no share of the traffic",
+                out_of_range.join(", ")
+            ));
+            self.weights_unknown += 1;
+        } else if total != 100 {
+            self.unknown.push(format!(
+                "{field}: {} add up to {total}%, not 100%: where the rest of the traffic goes is not recorded",
+                shown.join(", ")
+            ));
+            self.weights_unknown += 1;
+        }
+    }
+
     fn judge(self, w: &Workload, source: SourceRef) -> Finding {
         let ns = w.namespace;
-        let counts: Vec<String> = self
+        let mut counts: Vec<String> = self
             .ready
             .iter()
             .map(|(s, n)| format!("Service {s}: {n} ready endpoint(s)"))
             .collect();
+        let failing = self.failing(w, &counts);
+        if let Some(first) = failing.first() {
+            let observed: Vec<&str> = failing.iter().map(|f| f.observed.as_str()).collect();
+            let detail: Vec<&str> = failing.iter().map(|f| f.detail.as_str()).collect();
+            let source = first.source.clone().unwrap_or(source);
+            return Finding::new(
+                Check::TrafficCurrent,
+                Status::Fail,
+                observed.join("; "),
+                self.expected,
+            )
+            .source(source)
+            .detail(detail.join("; "))
+            .next(first.next.clone());
+        }
+        if !self.unknown.is_empty() {
+            let next =
+                if self.fix_dump {
+                    Suggestion::text("include the Services' slices and pods in the dump: ").command(
+                        Command::kubectl([
+                            "-n",
+                            ns,
+                            "get",
+                            "services,endpointslices,pods",
+                            "-o",
+                            "yaml",
+                        ]),
+                    )
+                } else if self.weights_unknown > 0 {
+                    Suggestion::text("see the weights its controller recorded: ")
+                        .command(w.kubectl(&["get"], &["-o", "yaml"]))
+                } else {
+                    Suggestion::text("see what the endpoints route to: ").command(Command::kubectl(
+                        ["-n", ns, "get", "endpointslices", "-o", "yaml"],
+                    ))
+                };
+            let source = match &self.weights_source {
+                Some(weights) if self.weights_unknown == self.unknown.len() => weights.clone(),
+                _ => source,
+            };
+            return Finding::new(
+                Check::TrafficCurrent,
+                Status::Unknown,
+                self.unknown.join("; "),
+                self.expected,
+            )
+            .source(source)
+            .detail("part of what routes its traffic cannot be told (see observed)")
+            .next(next);
+        }
+        let detail = if self.named.is_empty() && self.weights.is_none() {
+            format!(
+                "every ready endpoint of the Services that select its pods is a current pod of {}",
+                w.source()
+            )
+        } else {
+            format!(
+                "every ready endpoint of the Services that route to {} is a current pod{}",
+                w.source(),
+                if self.weights.is_some() {
+                    ", and the traffic router's weights give the current revision all of it"
+                } else {
+                    ""
+                }
+            )
+        };
+        counts.extend(self.weights);
+        Finding::new(
+            Check::TrafficCurrent,
+            Status::Pass,
+            format!("{}, all current", counts.join("; ")),
+            self.expected,
+        )
+        .source(source)
+        .detail(detail)
+    }
+
+    /// What fails, worst first: endpoints on pods that are not current, weights on an old
+    /// revision, named Services that do not exist, Services with no ready endpoint.
+    fn failing(&self, w: &Workload, counts: &[String]) -> Vec<Failing> {
+        let ns = w.namespace;
+        let mut out = Vec::new();
         if let Some(first) = self.wrong.first() {
             let wrong: Vec<String> = self
                 .wrong
@@ -246,7 +493,55 @@ impl Report {
                 "-o",
                 "yaml",
             ]);
-            let next = if first.old {
+            let mut routed_by: Vec<String> = Vec::new();
+            for service in self.wrong.iter().map(|x| x.service.as_str()) {
+                if let Some((field, selector)) = self.named.get(service) {
+                    let line = format!(
+                        "Service {service}, its {}, selects {selector}",
+                        field.rsplit('.').next().unwrap_or(field)
+                    );
+                    if !routed_by.contains(&line) {
+                        routed_by.push(line);
+                    }
+                }
+            }
+            // The controller's status may say the current revision has it all: say that it is
+            // the status's word, which is not what routes.
+            let claimed = w
+                .status
+                .routed()
+                .filter(|r| {
+                    !routed_by.is_empty()
+                        && r.weights
+                            .iter()
+                            .all(|(h, weight)| *weight <= 0 || *h == self.current_hash)
+                })
+                .map(|r| {
+                    format!(
+                        " (its {} names only the current revision: the status's word, not what routes)",
+                        r.source.trim_start_matches('.')
+                    )
+                })
+                .unwrap_or_default();
+            let mut detail = format!(
+                "traffic still reaches pods that are not a current pod of {}: {} of the ready endpoints",
+                w.source(),
+                self.wrong.len()
+            );
+            if !routed_by.is_empty() {
+                detail.push_str(&format!(" — {}{claimed}", routed_by.join("; ")));
+            }
+            let next = if self.named.contains_key(&first.service) {
+                Suggestion::text(format!(
+                    "Service {} is switched between revisions by {}'s controller, which has not pointed it at the current one: see why (",
+                    first.service,
+                    w.source()
+                ))
+                .command(w.kubectl(&["describe"], &[]))
+                .then("), and where the Service routes (")
+                .command(slices)
+                .then(")")
+            } else if first.old {
                 Suggestion::text(format!(
                     "Service {} selects pods by a label the old pods carry: make its selector match only what the current template sets, or remove the old pods (",
                     first.service
@@ -262,86 +557,69 @@ impl Report {
                 .command(slices)
                 .then(" shows where it routes)")
             };
-            return Finding::new(
-                Check::TrafficCurrent,
-                Status::Fail,
-                wrong.join("; "),
-                EXPECTED,
-            )
-            .source(source.clone())
-            .detail(format!(
-                "traffic still reaches pods that are not a current pod of {}: {} of the ready endpoints",
-                w.source(),
-                self.wrong.len()
-            ))
-            .next(next);
+            out.push(Failing {
+                observed: wrong.join("; "),
+                detail,
+                next,
+                source: None,
+            });
+        }
+        if !self.weighted_old.is_empty() {
+            out.push(Failing {
+                observed: self.weighted_old.join("; "),
+                detail: "the traffic router's weights still send a share of the traffic to a revision that is not current".to_string(),
+                next: Suggestion::text("see where the rollout stands: ")
+                    .command(w.kubectl(&["describe"], &[])),
+                source: self.weights_source.clone(),
+            });
+        }
+        if !self.missing.is_empty() {
+            out.push(Failing {
+                observed: self.missing.join("; "),
+                detail: format!(
+                    "{} names a Service that does not exist, so no traffic reaches its pods through it",
+                    w.source()
+                ),
+                next: Suggestion::text("create the Service, or name an existing one (")
+                    .command(w.kubectl(&["describe"], &[]))
+                    .then(" shows what its controller reports)"),
+                source: self.missing_source.clone(),
+            });
         }
         if let Some(first) = self.empty.first() {
-            return Finding::new(
-                Check::TrafficCurrent,
-                Status::Fail,
-                counts.join("; "),
-                EXPECTED,
-            )
-            .source(source)
-            .detail(format!(
-                "Service {} has no ready endpoint: no current pod receives its traffic",
-                self.empty.join(", ")
-            ))
-            .next(
-                Suggestion::text("see why: ")
+            // Alone, every Service's count; after other failures, the empty ones.
+            let observed = if out.is_empty() {
+                counts.join("; ")
+            } else {
+                let empty: Vec<String> = self
+                    .empty
+                    .iter()
+                    .map(|s| format!("Service {s}: 0 ready endpoint(s)"))
+                    .collect();
+                empty.join("; ")
+            };
+            out.push(Failing {
+                observed,
+                detail: format!(
+                    "Service {} has no ready endpoint: no current pod receives its traffic",
+                    self.empty.join(", ")
+                ),
+                next: Suggestion::text("see why: ")
                     .command(Command::kubectl(["-n", ns, "describe", "service", first])),
-            );
+                source: None,
+            });
         }
-        if !self.unknown.is_empty() {
-            let next =
-                if self.fix_dump {
-                    Suggestion::text("include the Services' slices and pods in the dump: ").command(
-                        Command::kubectl([
-                            "-n",
-                            ns,
-                            "get",
-                            "services,endpointslices,pods",
-                            "-o",
-                            "yaml",
-                        ]),
-                    )
-                } else {
-                    Suggestion::text("see what the endpoints route to: ").command(Command::kubectl(
-                        ["-n", ns, "get", "endpointslices", "-o", "yaml"],
-                    ))
-                };
-            return Finding::new(
-                Check::TrafficCurrent,
-                Status::Unknown,
-                self.unknown.join("; "),
-                EXPECTED,
-            )
-            .source(source)
-            .detail("part of what the Services route to cannot be told (see observed)")
-            .next(next);
-        }
-        Finding::new(
-            Check::TrafficCurrent,
-            Status::Pass,
-            format!("{}, all current", counts.join("; ")),
-            EXPECTED,
-        )
-        .source(source)
-        .detail(format!(
-            "every ready endpoint of the Services that select its pods is a current pod of {}",
-            w.source()
-        ))
+        out
     }
 }
 
-fn refused(w: &Workload, resource: ResourceKind, message: &str) -> Finding {
+fn refused(w: &Workload, resource: ResourceKind, message: &str, expected: &str) -> Finding {
     let ns = w.namespace;
     Finding::new(
         Check::TrafficCurrent,
         Status::Unknown,
         format!("{} not read", resource.plural()),
-        EXPECTED,
+        expected,
     )
     .source(SourceRef::objects(resource, ns))
     .detail(format!(
@@ -369,16 +647,35 @@ fn service_name(service: &Service) -> &str {
     service.metadata.name.as_deref().unwrap_or("?")
 }
 
-/// The Services of `w`'s namespace that route to its pods (see the module doc), sorted by name.
+/// The Service `name` of namespace `ns`, when the input holds it.
+fn find_service<'a>(observed: &'a Observed, ns: &str, name: &str) -> Option<&'a Service> {
+    observed.services.iter().map(|s| &**s).find(|s| {
+        s.metadata.name.as_deref() == Some(name)
+            && s.metadata.namespace.as_deref().unwrap_or(ns) == ns
+    })
+}
+
+/// A Service's selector as `k=v,k=v` (`no selector` without one).
+fn selector_text(service: &Service) -> String {
+    match service.spec.as_ref().and_then(|s| s.selector.as_ref()) {
+        Some(selector) if !selector.is_empty() => selector
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => "no selector".to_string(),
+    }
+}
+
+/// The Services of `w`'s namespace whose selector matches its pods or its template (see the
+/// module doc).
 fn selecting<'a>(observed: &'a Observed, w: &Workload, pods: &[&Pod]) -> Vec<&'a Service> {
-    let own = w.status.own_services();
     let template_labels = w.template.metadata.as_ref().and_then(|m| m.labels.as_ref());
-    let mut out: Vec<&Service> = observed
+    observed
         .services
         .iter()
         .map(|s| &**s)
         .filter(|s| s.metadata.namespace.as_deref().unwrap_or(w.namespace) == w.namespace)
-        .filter(|s| !own.contains(&service_name(s)))
         .filter(|s| {
             let Some(selector) = s.spec.as_ref().and_then(|spec| spec.selector.as_ref()) else {
                 return false;
@@ -389,9 +686,7 @@ fn selecting<'a>(observed: &'a Observed, w: &Workload, pods: &[&Pod]) -> Vec<&'a
                         .iter()
                         .any(|p| selects(selector, p.metadata.labels.as_ref())))
         })
-        .collect();
-    out.sort_by_key(|s| service_name(s));
-    out
+        .collect()
 }
 
 /// A Service's selector (equality on every key) against `labels`.
@@ -595,59 +890,121 @@ mod tests {
         assert!(e.detail.contains("refused"), "{}", e.detail);
     }
 
-    /// An Argo Rollout's own Services are judged through its status (`pods_current`): left
-    /// out here. A Service outside it selecting every pod by `app=` still reaches the old pods
-    /// idling under scaleDownDelaySeconds: that one fails.
-    #[test]
-    fn a_rollouts_own_services_are_left_out_and_one_outside_it_is_judged() {
-        let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
+    /// `observed` as a live gather would hold it in `ns`.
+    fn listed_in(mut observed: Observed, ns: &str) -> Observed {
         for kind in [
             ResourceKind::Pod,
             ResourceKind::ReplicaSet,
             ResourceKind::Service,
             ResourceKind::EndpointSlice,
         ] {
-            observed.mark_complete("shop", kind);
+            observed.mark_complete(ns, kind);
         }
-        let service = |name: &str, selector: serde_json::Value| {
-            serde_json::json!({"apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": name, "namespace": "shop"},
-                "spec": {"selector": selector}})
-        };
-        let old_pod = observed
-            .pods
+        observed
+    }
+
+    /// The traffic_current of Rollout shop/checkout.
+    fn rollout_traffic(observed: &Observed) -> Evidence {
+        let target = Target::new(TargetKind::Rollout, Some("shop"), "checkout");
+        let report = crate::judge(observed, &Change::default(), &[target], "shop");
+        report
+            .targets
             .iter()
-            .find(|p| pods::label(p, "rollouts-pod-template-hash") == Some("5c6d7f8b9"))
-            .map(|p| pods::name(p).to_string())
-            .expect("an old pod");
-        let stable = service(
-            "checkout-stable",
-            serde_json::json!({"app": "checkout", "rollouts-pod-template-hash": "5c6d7f8b9"}),
-        );
-        observed.add_value(stable, "test").expect("a Service");
-        let judge = |o: &Observed| {
-            let target = Target::new(TargetKind::Rollout, Some("shop"), "checkout");
-            let report = crate::judge(o, &Change::default(), &[target], "shop");
-            report
-                .targets
-                .iter()
-                .flat_map(|t| &t.evidence)
-                .find(|e| e.check == Check::TrafficCurrent)
-                .cloned()
-                .expect("traffic_current")
+            .flat_map(|t| &t.evidence)
+            .find(|e| e.check == Check::TrafficCurrent)
+            .cloned()
+            .expect("traffic_current")
+    }
+
+    fn edit_rollout(observed: &mut Observed, edit: impl Fn(&mut crate::Rollout)) {
+        edit(Arc::make_mut(&mut observed.rollouts[0]));
+    }
+
+    fn weights(observed: &mut Observed, stable: i32, canary: i32, additional: &[(i32, &str)]) {
+        use crate::checks::kinds::argo_rollout::{TrafficWeights, WeightDestination};
+        let to = |weight: i32, hash: &str| WeightDestination {
+            weight,
+            pod_template_hash: hash.into(),
+            service_name: String::new(),
         };
-        let e = judge(&observed);
-        assert_eq!(e.status, Status::Skip, "{e:#?}");
+        let w = TrafficWeights {
+            stable: to(stable, NEW_HASH),
+            canary: to(canary, NEW_HASH),
+            additional: additional.iter().map(|(w, h)| to(*w, h)).collect(),
+        };
+        edit_rollout(observed, |r| {
+            r.status
+                .as_mut()
+                .and_then(|s| s.canary.as_mut())
+                .expect("canary status")
+                .weights = Some(w.clone());
+        });
+    }
+
+    const NEW_HASH: &str = "7b9f4d6c8";
+    const OLD_HASH: &str = "5c6d7f8b9";
+
+    /// A blue-green whose status says the new hash is active while its active Service still
+    /// selects the old one fails, naming the Service and the old pods: the Service routes, not
+    /// the status.
+    #[test]
+    fn an_active_service_on_the_old_hash_fails_whatever_the_status_says() {
+        let story = story("argo-rollout-bluegreen-active-service-selects-old-hash");
+        for observed in [story.clone(), listed_in(story, "shop")] {
+            let e = rollout_traffic(&observed);
+            assert_eq!(e.status, Status::Fail, "{e:#?}");
+            for pod in ["ax0q", "bx1q", "cx2q"] {
+                assert!(
+                    e.observed.contains(&format!(
+                        "Service checkout-active → pod checkout-5c6d7f8b9-{pod} (old revision 5c6d7f8b9"
+                    )),
+                    "{}",
+                    e.observed
+                );
+            }
+            assert!(!e.observed.contains("checkout-preview"), "{}", e.observed);
+            assert!(
+                e.detail.contains(
+                    "Service checkout-active, its activeService, selects app=checkout,rollouts-pod-template-hash=5c6d7f8b9"
+                ) && e.detail.contains("status.blueGreen.activeSelector names only the current revision"),
+                "{}",
+                e.detail
+            );
+        }
+    }
+
+    #[test]
+    fn a_stable_service_on_the_old_hash_fails() {
+        let e = rollout_traffic(&story(
+            "argo-rollout-canary-stable-service-selects-old-hash",
+        ));
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
         assert!(
-            e.observed
-                .contains("besides its own (checkout-stable, checkout-canary)"),
+            e.observed.starts_with(
+                "Service checkout-stable → pod checkout-5c6d7f8b9-ax0q (old revision 5c6d7f8b9"
+            ),
             "{}",
             e.observed
         );
+    }
 
+    /// The Services a Rollout names, on the current hash, pass with the weights; a Service
+    /// outside it selecting every pod by `app=` still reaches the old pods idling under
+    /// scaleDownDelaySeconds: that one fails.
+    #[test]
+    fn a_rollouts_services_and_one_outside_it_are_all_judged() {
+        let mut observed = listed_in(story("argo-rollout-canary-promoted-old-pods-idle"), "shop");
+        let e = rollout_traffic(&observed);
+        assert_eq!(e.status, Status::Pass, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "Service checkout-canary: 3 ready endpoint(s); Service checkout-stable: 3 ready endpoint(s); status.canary.weights: stable 100% to 7b9f4d6c8, canary 0% to 7b9f4d6c8 (total 100%), all current"
+        );
         observed
             .add_value(
-                service("checkout", serde_json::json!({"app": "checkout"})),
+                serde_json::json!({"apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": "checkout", "namespace": "shop"},
+                    "spec": {"selector": {"app": "checkout"}}}),
                 "test",
             )
             .expect("a Service");
@@ -658,14 +1015,115 @@ mod tests {
                                  "labels": {"kubernetes.io/service-name": "checkout"}},
                     "addressType": "IPv4",
                     "endpoints": [{"addresses": ["10.0.0.9"], "conditions": {"ready": true},
-                                   "targetRef": {"kind": "Pod", "name": old_pod, "namespace": "shop"}}]}),
+                                   "targetRef": {"kind": "Pod", "name": "checkout-5c6d7f8b9-ax0q", "namespace": "shop"}}]}),
                 "test",
             )
             .expect("a slice");
-        let e = judge(&observed);
+        let e = rollout_traffic(&observed);
         assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "Service checkout → pod checkout-5c6d7f8b9-ax0q (old revision 5c6d7f8b9, EndpointSlice checkout-x1)"
+        );
+    }
+
+    /// A Service the Rollout names is read or the check cannot pass: absent from a dump it is
+    /// unknown, absent from a full listing it fails, refused it is unknown.
+    #[test]
+    fn a_named_service_not_read_is_unknown_and_one_that_does_not_exist_fails() {
+        let mut observed = story("argo-rollout-bluegreen-promoted-old-pods-idle");
+        assert_eq!(rollout_traffic(&observed).status, Status::Pass);
+        observed
+            .services
+            .retain(|s| s.metadata.name.as_deref() != Some("checkout-active"));
+        let e = rollout_traffic(&observed);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "the input holds no Service checkout-active, which shop/Rollout/checkout names (spec.strategy.blueGreen.activeService)"
+        );
+
+        let mut listed = listed_in(observed.clone(), "shop");
+        let e = rollout_traffic(&listed);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "Service checkout-active (spec.strategy.blueGreen.activeService) does not exist"
+        );
+        assert_eq!(e.source_ref.kind, "Service");
+        assert_eq!(e.source_ref.name, "checkout-active");
+
+        listed.services.clear();
+        listed
+            .complete
+            .remove(&("shop".to_string(), ResourceKind::Service));
+        listed.denied.push(Denied {
+            namespace: Some("shop".into()),
+            resource: ResourceKind::Service,
+            verb: "list".into(),
+            message: "services is forbidden".into(),
+        });
+        assert_eq!(rollout_traffic(&listed).status, Status::Unknown);
+
+        // Nothing at all in the dump but the Rollout and its pods: still not a skip.
+        let mut bare = story("argo-rollout-bluegreen-promoted-old-pods-idle");
+        bare.services.clear();
+        bare.endpoint_slices.clear();
+        assert_eq!(rollout_traffic(&bare).status, Status::Unknown);
+    }
+
+    /// Every weight counts (stable, canary, each additional destination), each is a share of
+    /// 0–100, and together they make 100: a share on an old hash fails; a total other than
+    /// 100, or a weight out of range, is unknown.
+    #[test]
+    fn the_weights_add_up_to_100_all_on_the_current_revision() {
+        let base = listed_in(story("argo-rollout-canary-promoted-old-pods-idle"), "shop");
+        let judged = |stable, canary, additional: &[(i32, &str)]| {
+            let mut observed = base.clone();
+            weights(&mut observed, stable, canary, additional);
+            rollout_traffic(&observed)
+        };
+        assert_eq!(judged(100, 0, &[]).status, Status::Pass);
+        assert_eq!(
+            judged(60, 40, &[]).status,
+            Status::Pass,
+            "both on the new hash"
+        );
+
+        let e = judged(50, 0, &[(50, OLD_HASH)]);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "status.canary.weights.additional[0]: 50% to 5c6d7f8b9, not the current revision 7b9f4d6c8"
+        );
+        assert_eq!(e.source_ref.kind, "Rollout");
+        assert_eq!(e.source_ref.field, ".status.canary.weights");
+
+        let e = judged(50, 0, &[]);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
         assert!(
-            e.observed.contains("old revision 5c6d7f8b9"),
+            e.observed.contains("add up to 50%, not 100%"),
+            "{}",
+            e.observed
+        );
+        assert_eq!(
+            judged(100, 0, &[(20, NEW_HASH)]).status,
+            Status::Unknown,
+            "120%"
+        );
+        let e = judged(150, -50, &[]);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert!(e.observed.contains("outside 0–100%"), "{}", e.observed);
+        let e = judged(100, 0, &[(0, OLD_HASH)]);
+        assert_eq!(
+            e.status,
+            Status::Pass,
+            "a 0% destination carries nothing: {e:#?}"
+        );
+        let e = judged(50, 0, &[(50, "")]);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert!(
+            e.observed.contains("to no recorded revision"),
             "{}",
             e.observed
         );

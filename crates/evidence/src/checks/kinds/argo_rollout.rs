@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::deployment::replicaset_with_template;
-use super::{Progress, Routed, WorkloadStatus, WorkloadType};
+use super::{
+    Destination, NamedService, Progress, Routed, TrafficSplit, WorkloadStatus, WorkloadType,
+};
 use crate::checks::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
@@ -155,11 +157,15 @@ pub struct CanaryStatus {
     pub weights: Option<TrafficWeights>,
 }
 
+/// The weights the controller set on the traffic router: stable, canary and the `additional`
+/// destinations (an experiment's ReplicaSets, say), each a share of the same 100%.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TrafficWeights {
     pub canary: WeightDestination,
     pub stable: WeightDestination,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional: Vec<WeightDestination>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -169,6 +175,8 @@ pub struct WeightDestination {
     pub weight: i32,
     #[serde(default)]
     pub pod_template_hash: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub service_name: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -292,20 +300,61 @@ impl WorkloadType for Rollout {
 }
 
 impl WorkloadStatus for Rollout {
-    fn own_services(&self) -> Vec<&str> {
+    /// The Services the controller switches between revisions by `rollouts-pod-template-hash`
+    /// (`rollout/service.go`): a blue-green's active and preview, a canary's stable and canary
+    /// (with or without traffic routing). Traffic reaches the Rollout through them, so their
+    /// endpoints, not `status.blueGreen.activeSelector`, say which pods serve.
+    fn named_services(&self) -> Vec<NamedService<'_>> {
         let strategy = self.strategy();
-        let canary = strategy
-            .canary
-            .iter()
-            .flat_map(|c| [&c.stable_service, &c.canary_service]);
-        let blue_green = strategy
-            .blue_green
-            .iter()
-            .flat_map(|b| [&b.active_service, &b.preview_service]);
+        let canary = strategy.canary.iter().flat_map(|c| {
+            [
+                (&c.stable_service, ".spec.strategy.canary.stableService"),
+                (&c.canary_service, ".spec.strategy.canary.canaryService"),
+            ]
+        });
+        let blue_green = strategy.blue_green.iter().flat_map(|b| {
+            [
+                (&b.active_service, ".spec.strategy.blueGreen.activeService"),
+                (
+                    &b.preview_service,
+                    ".spec.strategy.blueGreen.previewService",
+                ),
+            ]
+        });
         canary
             .chain(blue_green)
-            .filter_map(|s| s.as_deref())
+            .filter_map(|(name, field)| {
+                let name = name.as_deref().filter(|n| !n.is_empty())?;
+                Some(NamedService { name, field })
+            })
             .collect()
+    }
+
+    /// A canary with traffic routing: every destination of `status.canary.weights`.
+    fn traffic_split(&self) -> Option<TrafficSplit> {
+        self.strategy().canary.as_ref()?.traffic_routing.as_ref()?;
+        let w = self.status().canary.as_ref()?.weights.as_ref()?;
+        let destination = |role: String, d: &WeightDestination| Destination {
+            role,
+            weight: d.weight,
+            hash: d.pod_template_hash.clone(),
+            service: Some(d.service_name.clone()).filter(|s| !s.is_empty()),
+        };
+        let mut destinations = vec![
+            destination("stable".into(), &w.stable),
+            destination("canary".into(), &w.canary),
+        ];
+        destinations.extend(
+            w.additional
+                .iter()
+                .enumerate()
+                .map(|(i, d)| destination(format!("additional[{i}]"), d)),
+        );
+        Some(TrafficSplit {
+            label: ROLLOUTS_POD_TEMPLATE_HASH,
+            destinations,
+            source: ".status.canary.weights",
+        })
     }
 
     /// The ReplicaSet carrying the Rollout's template (ignoring the hash label), as for a
@@ -341,10 +390,18 @@ impl WorkloadStatus for Rollout {
             facts.push(format!("step {at}/{steps}"));
             complete &= at >= steps as i32;
             if let Some(weights) = s.canary.as_ref().and_then(|c| c.weights.as_ref()) {
-                facts.push(format!(
-                    "canary weight {}%, stable {}%",
-                    weights.canary.weight, weights.stable.weight
-                ));
+                let additional: i32 = weights.additional.iter().map(|d| d.weight).sum();
+                facts.push(if weights.additional.is_empty() {
+                    format!(
+                        "canary weight {}%, stable {}%",
+                        weights.canary.weight, weights.stable.weight
+                    )
+                } else {
+                    format!(
+                        "canary weight {}%, stable {}%, additional {additional}%",
+                        weights.canary.weight, weights.stable.weight
+                    )
+                });
             }
         }
         if self.strategy().blue_green.is_some() {
@@ -451,8 +508,8 @@ impl WorkloadStatus for Rollout {
     }
 
     /// Blue-green: the active selector's hash alone. A canary with traffic routing: the hashes
-    /// its weights give traffic. A basic canary routes by replica count through the Services,
-    /// so every Ready pod serves (`None`).
+    /// its weights give traffic (stable, canary and every additional destination). A basic
+    /// canary routes by replica count through the Services, so every Ready pod serves (`None`).
     fn routed(&self) -> Option<Routed> {
         let s = self.status();
         let strategy = self.strategy();
@@ -464,20 +521,14 @@ impl WorkloadStatus for Rollout {
                 source: ".status.blueGreen.activeSelector",
             });
         }
-        strategy.canary.as_ref()?.traffic_routing.as_ref()?;
-        if let Some(w) = s.canary.as_ref().and_then(|c| c.weights.as_ref()) {
-            let mut weights = BTreeMap::new();
-            for d in [&w.stable, &w.canary] {
-                if !d.pod_template_hash.is_empty() {
-                    *weights.entry(d.pod_template_hash.clone()).or_insert(0) += d.weight;
-                }
-            }
+        if let Some(split) = self.traffic_split() {
             return Some(Routed {
-                label: ROLLOUTS_POD_TEMPLATE_HASH,
-                weights,
-                source: ".status.canary.weights",
+                label: split.label,
+                weights: split.by_revision(),
+                source: split.source,
             });
         }
+        strategy.canary.as_ref()?.traffic_routing.as_ref()?;
         // Without weights reported, a fully promoted rollout sends everything to stable.
         let stable = s.stable_rs.clone()?;
         (s.current_pod_hash.as_deref() == Some(stable.as_str())).then(|| Routed {
@@ -622,6 +673,30 @@ mod tests {
             .expect("a canary")
             .traffic_routing = None;
         assert!(r.routed().is_none(), "a basic canary routes by replicas");
+    }
+
+    /// `status.canary.weights.additional[]` is read as Argo Rollouts writes it: each
+    /// destination's share counts toward its hash, so the old pods it names serve.
+    #[test]
+    fn every_weight_listed_routes_additional_ones_too() {
+        let observed = story("argo-rollout-canary-weights-additional-to-old-hash");
+        let r = rollout(&observed);
+        let weights = r
+            .status()
+            .canary
+            .as_ref()
+            .and_then(|c| c.weights.as_ref())
+            .expect("weights");
+        assert_eq!(weights.additional.len(), 1);
+        assert_eq!(weights.additional[0].service_name, "checkout-baseline");
+        let routed = r.routed().expect("weights");
+        assert_eq!(routed.weights.get(OLD_HASH), Some(&50));
+        assert!(routed.serves(Some(OLD_HASH)));
+        let split = r.traffic_split().expect("a split");
+        let roles: Vec<&str> = split.destinations.iter().map(|d| d.role.as_str()).collect();
+        assert_eq!(roles, ["stable", "canary", "additional[0]"]);
+        let names: Vec<&str> = r.named_services().iter().map(|n| n.name).collect();
+        assert_eq!(names, ["checkout-stable", "checkout-canary"]);
     }
 
     /// A Rollout's pods started before the change: the restart it is told to run is the

@@ -57,16 +57,66 @@ pub(crate) trait WorkloadStatus: Sync {
     }
 
     /// Which revisions the workload itself sends traffic to, when it decides that (an Argo
-    /// Rollout's active selector or canary weights); `None`: every Ready pod serves.
+    /// Rollout's active selector or canary weights); `None`: every Ready pod serves. This is
+    /// the controller's own word: it picks the pods the pod checks look at, and
+    /// `traffic_current` holds it to what routes ([`named_services`](Self::named_services),
+    /// [`traffic_split`](Self::traffic_split)).
     fn routed(&self) -> Option<Routed> {
         None
     }
 
     /// The Services the workload's own controller points at its revisions (an Argo Rollout's
-    /// stable, canary, active and preview Services): judged through `routed`, so
-    /// `traffic_current` leaves them out.
-    fn own_services(&self) -> Vec<&str> {
+    /// stable, canary, active and preview Services), each with the spec field naming it:
+    /// `traffic_current` reads every one of them and its EndpointSlices, whatever its selector
+    /// matches, and one it cannot read makes it `unknown`.
+    fn named_services(&self) -> Vec<NamedService<'_>> {
         Vec::new()
+    }
+
+    /// The split the workload's controller set on a traffic router, every destination listed
+    /// (an Argo canary's `status.canary.weights`): `traffic_current` holds the weights to add
+    /// up to 100 and to give a share to the current revision alone.
+    fn traffic_split(&self) -> Option<TrafficSplit> {
+        None
+    }
+}
+
+/// A Service a workload's controller points at one of its revisions.
+pub(crate) struct NamedService<'a> {
+    pub name: &'a str,
+    /// The spec field naming it: `.spec.strategy.blueGreen.activeService`.
+    pub field: &'static str,
+}
+
+/// The weights a controller set on a traffic router, by destination.
+pub(crate) struct TrafficSplit {
+    /// The pod label carrying the revision each destination names.
+    pub label: &'static str,
+    pub destinations: Vec<Destination>,
+    /// The status field it was read from: `.status.canary.weights`.
+    pub source: &'static str,
+}
+
+/// One destination of a [`TrafficSplit`].
+pub(crate) struct Destination {
+    /// Where it is listed: `stable`, `canary`, `additional[0]`.
+    pub role: String,
+    /// Percent of the traffic.
+    pub weight: i32,
+    /// The revision it sends to (empty when not recorded).
+    pub hash: String,
+    /// The Service it sends through, when recorded.
+    pub service: Option<String>,
+}
+
+impl TrafficSplit {
+    /// Each revision's share, summed over the destinations naming it.
+    pub fn by_revision(&self) -> std::collections::BTreeMap<String, i32> {
+        let mut out = std::collections::BTreeMap::new();
+        for d in self.destinations.iter().filter(|d| !d.hash.is_empty()) {
+            *out.entry(d.hash.clone()).or_insert(0) += d.weight;
+        }
+        out
     }
 }
 
