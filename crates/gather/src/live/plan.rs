@@ -404,6 +404,30 @@ mod tests {
         );
     }
 
+    /// A Rollout's active/preview or stable/canary Services live in its namespace: its
+    /// Services and their EndpointSlices are read whole there, as a Deployment's are, so
+    /// `traffic_current` reads what the Rollout names (and knows a missing one is missing).
+    #[test]
+    fn a_rollouts_namespace_has_its_services_and_slices_listed() {
+        let rollout: liveproof_evidence::Rollout = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "checkout", "namespace": "shop"},
+            "spec": {"selector": {"matchLabels": {"app": "checkout"}},
+                     "strategy": {"blueGreen": {"activeService": "checkout-active"}}}
+        }))
+        .expect("a Rollout");
+        let plan = plan_related(&holding(vec![AnyObject::Rollout(std::sync::Arc::new(
+            rollout,
+        ))]));
+        assert_eq!(
+            plan.namespace_lists().cloned().collect::<Vec<_>>(),
+            [
+                (ResourceKind::ReplicaSet, "shop".to_string()),
+                (ResourceKind::Service, "shop".to_string()),
+                (ResourceKind::EndpointSlice, "shop".to_string()),
+            ]
+        );
+    }
+
     #[test]
     fn keep_drops_what_no_target_names_or_selects() {
         let named = Keep::Named(["a".to_string()].into());
