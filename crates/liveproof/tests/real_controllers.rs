@@ -271,6 +271,16 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     assert_eq!(paused.report().verdict, Verdict::NotLive);
     assert_eq!(evidence(&paused, Check::SpecReadback).status, Status::Pass);
     assert_eq!(evidence(&paused, Check::PodsCurrent).status, Status::Fail);
+    // The stable Service the controller keeps on the old hash routes to the old pods.
+    let traffic = evidence(&paused, Check::TrafficCurrent);
+    assert_eq!(traffic.status, Status::Fail, "{}", paused.stdout);
+    assert!(
+        traffic
+            .observed
+            .contains(&format!("Service web-stable → pod web-{old}-")),
+        "{}",
+        traffic.observed
+    );
 
     // Promoted: live once the stable Service selects the new hash, not before.
     let waited = promoted(&world, "web", &since, &v2).await;
@@ -302,14 +312,241 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     let awaiting = verify(&world, "rollout/shop", &since, &v2, &[]).await;
     world.expect_exit(&awaiting, 1);
     assert_eq!(evidence(&awaiting, Check::PodsCurrent).status, Status::Fail);
+    let traffic = evidence(&awaiting, Check::TrafficCurrent);
+    assert_eq!(traffic.status, Status::Fail, "{}", awaiting.stdout);
+    assert!(
+        traffic
+            .observed
+            .contains(&format!("Service shop-active → pod shop-{old}-")),
+        "{}",
+        traffic.observed
+    );
 
     // Promoted: live while the old pods, Ready, wait out the scale-down delay unrouted.
-    promoted(&world, "shop", &since, &v2).await;
+    let waited = promoted(&world, "shop", &since, &v2).await;
     assert_eq!(world.field("service/shop-active", HASH), new);
+    // Read from the Services the controller switched, not from its status.
+    assert_eq!(
+        evidence(&waited, Check::TrafficCurrent).observed,
+        "Service shop-active: 3 ready endpoint(s); Service shop-preview: 3 ready endpoint(s), all current"
+    );
     assert!(
         ready_hashes(&world, "shop").contains(&old),
         "the old pods were gone before the verdict, so this proves nothing of idle pods: {:?}",
         ready_hashes(&world, "shop")
+    );
+}
+
+/// A ReplicaSet of Rollout `shop` (uid `owner`) for `hash`: 2 pods of `image`, as Argo
+/// Rollouts writes one (the hash on its labels, selector and template).
+fn rollout_replicaset(owner: &str, hash: &str, image: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: shop-{hash}
+  namespace: apps
+  labels: {{app: shop, rollouts-pod-template-hash: {hash}}}
+  ownerReferences:
+  - {{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: shop, uid: {owner}, controller: true, blockOwnerDeletion: true}}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {{app: shop, rollouts-pod-template-hash: {hash}}}
+  template:
+    metadata:
+      labels: {{app: shop, rollouts-pod-template-hash: {hash}}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: app
+        image: {image}
+---
+"
+    )
+}
+
+/// The pods the ready endpoints of Service `service`'s EndpointSlices name, sorted.
+fn ready_endpoints(world: &World, service: &str) -> Vec<String> {
+    let names = world.kubectl(&[
+        "-n",
+        "apps",
+        "get",
+        "endpointslices",
+        "-l",
+        &format!("kubernetes.io/service-name={service}"),
+        "-o",
+        "jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.targetRef.name}{\"\\n\"}{end}",
+    ]);
+    let mut names: Vec<String> = names.lines().map(str::to_owned).collect();
+    names.sort();
+    names
+}
+
+/// Story 14: a blue-green Rollout whose status says it is promoted while its active Service
+/// still routes to the old pods — what a Service re-applied with the old
+/// `rollouts-pod-template-hash` (by a pipeline, or GitOps self-heal) leaves while Argo
+/// Rollouts is down. The Argo Rollouts controller is not run (it would switch the selector
+/// back itself); the Rollout's status is written as it writes it (status subresource), the
+/// ReplicaSets as it creates them, and the rest is real: the replicaset controller makes the
+/// pods, the kubelet stand-in runs them, the endpointslice controller writes the slices. The
+/// status names only the new hash, so `pods_current` counts the old pods idle; the active
+/// Service's slice routes to them: not live, naming the Service and the old pods. Once the
+/// selector names the new hash, the controller rewrites the slice and `verify --wait` ends live,
+/// the old pods still Ready and routed by nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_14_a_rollouts_active_service_still_on_the_old_hash() {
+    const OLD: &str = "6b8d4f7c95";
+    const NEW: &str = "7f9c5d8b46";
+    let world = World::start().await;
+    let (v1, v2) = two_builds(&world).await;
+    install_crds(&world, "argo-rollouts-crds.yaml");
+    world.kubectl(&["create", "namespace", "apps"]);
+    let blue_green = "    blueGreen:
+      activeService: shop-active
+      previewService: shop-preview
+      autoPromotionEnabled: false
+      scaleDownDelaySeconds: 600";
+    world.apply(&rollout("shop", &v2, 2, blue_green));
+    let owner = world.field("rollout/shop", "{.metadata.uid}");
+    let hashed_service = |name: &str, hash: &str| {
+        format!(
+            "apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+  namespace: apps
+  annotations: {{argo-rollouts.argoproj.io/managed-by-rollouts: shop}}
+spec:
+  selector: {{app: shop, rollouts-pod-template-hash: {hash}}}
+  ports:
+  - {{name: http, port: 80, targetPort: 8080}}
+---
+"
+        )
+    };
+    world.apply(&format!(
+        "{}{}{}",
+        rollout_replicaset(&owner, OLD, &v1),
+        hashed_service("shop-active", OLD),
+        hashed_service("shop-preview", NEW),
+    ));
+    world.wait_ready(&format!("rs/shop-{OLD}"), "2").await;
+    let since = change_time().await;
+    world.apply(&rollout_replicaset(&owner, NEW, &v2));
+    world.wait_ready(&format!("rs/shop-{NEW}"), "2").await;
+    // Promoted, as the controller writes it: the new hash active, stable and complete.
+    let now = jiff::Timestamp::now().to_string();
+    let generation = world.field("rollout/shop", "{.metadata.generation}");
+    let status = serde_json::json!({"status": {
+    "observedGeneration": generation,
+    "currentPodHash": NEW, "stableRS": NEW,
+    "replicas": 4, "updatedReplicas": 2, "readyReplicas": 4, "availableReplicas": 2,
+    "phase": "Healthy",
+    "blueGreen": {"activeSelector": NEW, "previewSelector": NEW},
+    "conditions": [
+        {"type": "Completed", "status": "True", "reason": "RolloutCompleted",
+         "message": "RolloutCompleted", "lastTransitionTime": now, "lastUpdateTime": now},
+        {"type": "Healthy", "status": "True", "reason": "RolloutHealthy",
+         "message": "RolloutHealthy", "lastTransitionTime": now, "lastUpdateTime": now}
+    ]}});
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "patch",
+        "rollout",
+        "shop",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+    let old_pods: Vec<String> = world
+        .pods(
+            "shop",
+            "{.metadata.name} {.metadata.labels.rollouts-pod-template-hash}",
+        )
+        .lines()
+        .filter_map(|l| l.strip_suffix(&format!(" {OLD}")))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(old_pods.len(), 2, "{}", world.state());
+    eventually(
+        &world,
+        "the active Service's slice lists the two old pods, ready",
+        || ready_endpoints(&world, "shop-active") == old_pods,
+    )
+    .await;
+    eventually(
+        &world,
+        "the preview Service's slice lists two new pods, ready",
+        || ready_endpoints(&world, "shop-preview").len() == 2,
+    )
+    .await;
+
+    let routed_old = verify(&world, "rollout/shop", &since, &v2, &[]).await;
+    world.expect_exit(&routed_old, 1);
+    assert_eq!(routed_old.report().verdict, Verdict::NotLive);
+    assert_eq!(
+        evidence(&routed_old, Check::PodsCurrent).status,
+        Status::Pass,
+        "the status names only the new hash, so the old pods count as idle: {}",
+        routed_old.stdout
+    );
+    let traffic = evidence(&routed_old, Check::TrafficCurrent);
+    assert_eq!(traffic.status, Status::Fail, "{}", routed_old.stdout);
+    for pod in &old_pods {
+        assert!(
+            traffic.observed.contains(&format!(
+                "Service shop-active → pod {pod} (old revision {OLD}"
+            )),
+            "{}",
+            traffic.observed
+        );
+    }
+    assert!(
+        traffic.detail.contains(&format!(
+            "Service shop-active, its activeService, selects app=shop,rollouts-pod-template-hash={OLD}"
+        )),
+        "{}",
+        traffic.detail
+    );
+
+    // The selector names the new hash: the endpointslice controller rewrites the slice, and
+    // the wait sees it.
+    let waited = verify(
+        &world,
+        "rollout/shop",
+        &since,
+        &v2,
+        &["--wait", "--timeout", "60s"],
+    );
+    let fix = async {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        world.kubectl(&[
+            "-n",
+            "apps",
+            "patch",
+            "service",
+            "shop-active",
+            "--type=merge",
+            "-p",
+            &serde_json::json!({"spec": {"selector": {"rollouts-pod-template-hash": NEW}}})
+                .to_string(),
+        ]);
+    };
+    let (waited, ()) = tokio::join!(waited, fix);
+    world.expect_exit(&waited, 0);
+    let traffic = evidence(&waited, Check::TrafficCurrent);
+    assert_eq!(traffic.status, Status::Pass, "{}", waited.stdout);
+    assert_eq!(
+        traffic.observed,
+        "Service shop-active: 2 ready endpoint(s); Service shop-preview: 2 ready endpoint(s), all current"
+    );
+    assert_eq!(
+        ready_hashes(&world, "shop"),
+        [OLD, OLD, NEW, NEW],
+        "the old pods went before the verdict, so this proves nothing of idle pods"
     );
 }
 
