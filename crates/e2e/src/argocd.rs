@@ -4,12 +4,12 @@
 //! same module. Each is killed when dropped; its log is kept for failure messages.
 //!
 //! The controller runs outside the cluster, so the destination cluster is registered as Argo
-//! CD registers one it does not run in: a `argocd.argoproj.io/secret-type: cluster` Secret with
+//! CD registers one it does not run in: an `argocd.argoproj.io/secret-type: cluster` Secret with
 //! the API server's URL and the admin's credentials ([`DESTINATION`]); the in-cluster entry
 //! (`https://kubernetes.default.svc`, which only resolves in a pod) is turned off in `argocd-cm`.
 //! No argocd-server runs: what it would do on start (the `default` AppProject) is done here, and
 //! a push webhook is what it turns into, the `argocd.argoproj.io/refresh: hard` annotation
-//! ([`ArgoCd::refresh`]).
+//! ([`refresh`]).
 //!
 //! Nothing binds a fixed port or path: Redis, the repo-server's gRPC and metrics ports and the
 //! controller's metrics port are free loopback ports, and the repo-server's checkouts and
@@ -52,9 +52,9 @@ impl ArgoCd {
     /// the application-controller; returns once Redis answers and the repo-server listens.
     pub fn start(plane: &ControlPlane) -> anyhow::Result<ArgoCd> {
         install(plane)?;
-        let (redis, redis_port) = start_redis(plane)?;
+        let (redis, redis_port) = on_a_free_port(|| start_redis(plane))?;
         let redis_addr = format!("127.0.0.1:{redis_port}");
-        let (repo_server, repo_port) = start_repo_server(plane, &redis_addr)?;
+        let (repo_server, repo_port) = on_a_free_port(|| start_repo_server(plane, &redis_addr))?;
         let repo_addr = format!("127.0.0.1:{repo_port}");
         let controller = Controller::spawn_as(
             plane,
@@ -272,6 +272,25 @@ spec:
     );
     kubectl(plane, &["apply", "-f", "-"], Some(&settings))?;
     Ok(())
+}
+
+/// `start()`, again (three times in all) when it lost its port: a free port is found by
+/// binding and letting go, and another process can take it before the server binds it.
+fn on_a_free_port<T>(mut start: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let mut attempt = 1;
+    loop {
+        match start() {
+            Err(e)
+                if attempt < 3
+                    && format!("{e:#}")
+                        .to_lowercase()
+                        .contains("address already in use") =>
+            {
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Redis on a free loopback port, nothing persisted; returns once it answers PING, with its
