@@ -27,7 +27,7 @@
 # Go source and requirements.txt under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
 # and are reused while the pins do not change. The last line printed is that bin directory.
 #
-#   e2e/build-peers.sh           build what is missing (cold: 33 CPU-minutes, ~20 min on 2 cores)
+#   e2e/build-peers.sh           build what is missing (cold: 40 CPU-minutes, ~24 min on 2 cores)
 #   e2e/build-peers.sh --check   print the bin directory if every peer is built, else fail
 #                                with one line per missing piece (the tests call this)
 set -euo pipefail
