@@ -8,8 +8,9 @@
 //! the API server's URL and the admin's credentials ([`DESTINATION`]); the in-cluster entry
 //! (`https://kubernetes.default.svc`, which only resolves in a pod) is turned off in `argocd-cm`.
 //! No argocd-server runs: what it would do on start (the `default` AppProject) is done here, and
-//! a push webhook is what it turns into, the `argocd.argoproj.io/refresh: hard` annotation
-//! ([`refresh`]).
+//! a push webhook is what it turns into, an `argocd.argoproj.io/refresh` annotation on each
+//! Application the push touches (argocd-server v3.1 writes `normal`; [`refresh`] writes `hard`,
+//! which also bypasses the repo-server's caches, so the pushed commit is found at once).
 //!
 //! Nothing binds a fixed port or path: Redis, the repo-server's gRPC and metrics ports and the
 //! controller's metrics port are free loopback ports, and the repo-server's checkouts and
@@ -87,8 +88,9 @@ impl ArgoCd {
     }
 }
 
-/// What a push webhook does to an Application (Argo CD's API server annotates it): compare
-/// with git now, the revision cache bypassed; an automated app then syncs what it finds.
+/// What a push webhook does to an Application (argocd-server annotates it `refresh: normal`),
+/// made certain: `refresh: hard`, compare with git now, the repo-server's caches bypassed; an
+/// automated app then syncs what it finds.
 pub fn refresh(plane: &ControlPlane, app: &str) -> anyhow::Result<()> {
     kubectl(
         plane,
