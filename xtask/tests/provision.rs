@@ -117,6 +117,7 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "source-controller",
         "kustomize-controller",
         "gitserver",
+        "argocd",
     ] {
         executable(&bin.join(name), "#!/bin/sh\n");
     }
@@ -130,6 +131,7 @@ fn check_lists_each_missing_piece_of_the_cache_and_builds_nothing() {
         "argo-rollouts-crds.yaml",
         "flagger-crds.yaml",
         "flux-crds.yaml",
+        "argocd-crds.yaml",
     ] {
         std::fs::write(bin.join(schema), "{}").expect("write");
     }

@@ -18,15 +18,17 @@ use crate::control_plane::free_port;
 use crate::ControlPlane;
 
 /// What `e2e/build-peers.sh` builds for these: the binaries, and the CRDs beside them.
-pub const PEERS: [&str; 8] = [
+pub const PEERS: [&str; 10] = [
     "rollouts-controller",
     "flagger",
     "source-controller",
     "kustomize-controller",
     "gitserver",
+    "argocd",
     "argo-rollouts-crds.yaml",
     "flagger-crds.yaml",
     "flux-crds.yaml",
+    "argocd-crds.yaml",
 ];
 
 /// A controller process; killed (and reaped) when dropped.
@@ -60,9 +62,21 @@ impl Controller {
                 liveproof_testkit::peers::HINT
             );
         }
+        Controller::spawn_as(plane, name, &program, args, env)
+    }
+
+    /// Starts `PROGRAM ARGS` with `env` under the name `name`, its output in `NAME.log` in
+    /// the plane's directory.
+    pub(crate) fn spawn_as(
+        plane: &ControlPlane,
+        name: &str,
+        program: &Path,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Controller> {
         let log = plane.dir.path().join(format!("{name}.log"));
         let file = std::fs::File::create(&log)?;
-        let child = Command::new(&program)
+        let child = Command::new(program)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -75,6 +89,16 @@ impl Controller {
             child,
             log,
         })
+    }
+
+    /// Whether it has ended.
+    pub(crate) fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Its whole log so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// The last lines of its log, and how it ended if it did: for failure messages.
@@ -90,12 +114,12 @@ impl Controller {
 }
 
 /// The kubeconfig argument every controller here takes.
-fn kubeconfig_arg(plane: &ControlPlane) -> String {
+pub(crate) fn kubeconfig_arg(plane: &ControlPlane) -> String {
     format!("--kubeconfig={}", plane.kubeconfig.display())
 }
 
 /// `127.0.0.1:PORT` on a free port.
-fn loopback() -> anyhow::Result<String> {
+pub(crate) fn loopback() -> anyhow::Result<String> {
     Ok(format!("127.0.0.1:{}", free_port()?))
 }
 

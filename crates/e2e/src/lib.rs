@@ -1,10 +1,12 @@
 //! The real Kubernetes control plane and Helm, for tests: see `control_plane` (etcd,
 //! kube-apiserver, kube-controller-manager built from pinned Go modules by
 //! `e2e/build-peers.sh`) and `kubelet` (the stand-in for the kubelet and the scheduler that
-//! these machines cannot run), and `controllers` (Argo Rollouts, Flagger, Flux's source- and
-//! kustomize-controller and its test git server, run as processes against it). The stories
-//! are in `tests/`.
+//! these machines cannot run), `controllers` (Argo Rollouts, Flagger, Flux's source- and
+//! kustomize-controller and its test git server, run as processes against it) and `argocd`
+//! (Argo CD's application-controller and repo-server with a real Redis). The stories are in
+//! `tests/`.
 
+pub mod argocd;
 pub mod control_plane;
 pub mod controllers;
 pub mod kubelet;

@@ -344,6 +344,16 @@ pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {
         .collect()
 }
 
+/// Custom kinds whose CRD declares no `/status` subresource, so that status is written through
+/// the main endpoint and every change but to `metadata` moves `metadata.generation`: Argo CD's
+/// Application (`subresources: {}` in manifests/crds/application-crd.yaml) and AppProject (none),
+/// which the application-controller patches whole. Story 7 of tests/real_argocd.rs holds the
+/// simulator to the real API server serving those CRDs.
+const WITHOUT_STATUS_SUBRESOURCE: &[(&str, &str)] = &[
+    ("argoproj.io", "Application"),
+    ("argoproj.io", "AppProject"),
+];
+
 /// A resource for a kind the registry has not seen: what a CRD would usually declare.
 pub(crate) fn custom(group: &str, version: &str, kind: &str) -> ResourceInfo {
     let namespaced = !(kind.starts_with("Cluster") || CLUSTER_SCOPED_KINDS.contains(&kind));
@@ -356,7 +366,7 @@ pub(crate) fn custom(group: &str, version: &str, kind: &str) -> ResourceInfo {
         namespaced,
         short_names: vec![],
         categories: vec![],
-        has_status: true,
+        has_status: !WITHOUT_STATUS_SUBRESOURCE.contains(&(group, kind)),
         builtin: false,
     }
 }
@@ -398,6 +408,23 @@ mod tests {
         assert_eq!(pluralize("GitRepository"), "gitrepositories");
         assert_eq!(pluralize("Gateway"), "gateways");
         assert_eq!(pluralize("Ingress"), "ingresses");
+    }
+
+    #[test]
+    fn argo_cd_kinds_have_no_status_subresource_as_their_crds_declare() {
+        for kind in ["Application", "AppProject"] {
+            assert!(
+                !custom("argoproj.io", "v1alpha1", kind).has_status,
+                "{kind}"
+            );
+        }
+        assert!(custom("argoproj.io", "v1alpha1", "Rollout").has_status);
+        let served = gitops_crds();
+        let app = served
+            .iter()
+            .find(|r| r.kind == "Application")
+            .expect("Application is served");
+        assert!(!app.has_status);
     }
 
     #[test]

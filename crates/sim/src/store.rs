@@ -83,6 +83,23 @@ fn now_rfc3339() -> String {
         .to_string()
 }
 
+/// Whether an update from `old` to `new` moves `metadata.generation`: a change to the spec; for
+/// a custom kind without a `/status` subresource (Argo CD's Application), as the API server
+/// does for such CRDs, a change to anything but `metadata`.
+fn generation_moves(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
+    if info.builtin || info.has_status {
+        return new.get("spec") != old.get("spec");
+    }
+    let without_metadata = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("metadata");
+        }
+        v
+    };
+    without_metadata(old) != without_metadata(new)
+}
+
 pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj.get("metadata")?.get(field)?.as_str()
 }
@@ -374,7 +391,7 @@ impl Store {
         if new == old {
             return Ok(old);
         }
-        if info.tracks_generation() && new.get("spec") != old.get("spec") {
+        if info.tracks_generation() && generation_moves(info, &old, &new) {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
             new["metadata"]["generation"] = json!(g + 1);
         }

