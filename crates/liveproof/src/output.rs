@@ -12,7 +12,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 /// A write to stdout that failed. The `io::Error` carrying it keeps the original kind, so a
-/// closed pipe (`liveproof … | head`) is still told apart (a quiet success, see `main`).
+/// closed pipe (`liveproof … | head`) is still told apart: the commands whose output is not a
+/// verdict let it pass (see `run_on`); for a verdict it is exit 2, as any report not delivered.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write to stdout: {source}")]
 pub(crate) struct StdoutFailed {
@@ -20,10 +21,26 @@ pub(crate) struct StdoutFailed {
     source: std::io::Error,
 }
 
+impl StdoutFailed {
+    /// Whether `cause` is stdout's pipe closed by its reader.
+    pub(crate) fn is_closed_pipe(cause: &(dyn std::error::Error + 'static)) -> bool {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<StdoutFailed>())
+            .or_else(|| cause.downcast_ref::<StdoutFailed>())
+            .is_some_and(|failed| failed.source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
 impl liveproof_evidence::hint::Hinted for StdoutFailed {
     fn hint(&self) -> Option<Cow<'_, str>> {
         Some(Cow::Borrowed(
-            "check where stdout goes (a full disk, a closed file)",
+            if self.source.kind() == std::io::ErrorKind::BrokenPipe {
+                "whatever reads stdout closed it before the report was written whole, so the verdict was not delivered (exit 2, not the verdict's code): let the reader read to the end, or write the report with --report FILE"
+            } else {
+                "check where stdout goes (a full disk, a closed file)"
+            },
         ))
     }
 }

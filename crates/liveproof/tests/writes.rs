@@ -1,7 +1,9 @@
 //! Writes that fail say so; writes that follow links do not. `--report /dev/full`,
 //! `-o json > /dev/full` and `skill > /dev/full` once exited 0; a link planted at `--report`'s
-//! temp name made it write another file. A closed pipe (`liveproof … | head`) stays a quiet
-//! success.
+//! temp name made it write another file. A closed pipe (`liveproof … | head`) is exit 2 for a
+//! command whose exit code is a verdict (the verdict was not delivered) and a quiet success
+//! for one that prints a document to read (`skill`, `release show`). A stderr that cannot be
+//! written never turns an answer into a panic.
 
 mod common;
 
@@ -74,13 +76,214 @@ async fn a_full_stdout_is_an_error_naming_stdout() {
     }
 }
 
-#[tokio::test]
-async fn a_closed_pipe_on_stdout_is_a_quiet_success() {
+/// A pipe whose reader is gone before anything is written.
+fn closed_pipe() -> Stdio {
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let (code, stderr) = with_stdout(&["skill"], writer.into()).await;
+    writer.into()
+}
+
+/// A document to read, not a verdict: a reader that stopped reading it lost nothing anyone
+/// acts on (`liveproof skill | head`, `release show … | head`).
+#[tokio::test]
+async fn a_closed_pipe_after_a_document_to_read_is_a_quiet_success() {
+    let release =
+        liveproof_testkit::story::scenarios_dir().join("helm-upgrade-failed/cluster.yaml");
+    let release = release.to_str().expect("utf-8");
+    for args in [
+        &["skill"][..],
+        &[
+            "release",
+            "show",
+            "inventory",
+            "-n",
+            "apps",
+            "--from",
+            release,
+        ][..],
+    ] {
+        let (code, stderr) = with_stdout(args, closed_pipe()).await;
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
+/// `verify … | head` once exited 0 whatever the verdict: a closed pipe was taken for the
+/// reader's choice. A report that was not delivered is exit 2 (never 0, never the verdict's
+/// code as if it had been read), for every command whose exit code is a verdict, and stderr
+/// says why.
+#[tokio::test]
+async fn a_closed_pipe_is_exit_2_for_every_command_whose_exit_code_is_a_verdict() {
+    let dump = story();
+    let live = [
+        &verify_args(&dump)[..],
+        &[
+            "--image",
+            "ghcr.io/acme/inventory:1.4.0",
+            "--expect-env",
+            "FEATURE_RESERVATIONS",
+        ],
+    ]
+    .concat();
+    let not_live = not_live_args();
+    let json = [&not_live[..], &["-o".to_string(), "json".to_string()]].concat();
+    let not_live: Vec<&str> = not_live.iter().map(String::as_str).collect();
+    let json: Vec<&str> = json.iter().map(String::as_str).collect();
+    // The same `live` on a pipe that is read: the case below differs only by the reader.
+    let (code, stderr) = with_stdout(&live, Stdio::null()).await;
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.is_empty(), "{stderr}");
+    for args in [&live[..], &not_live, &json, &["demo"][..]] {
+        let (code, stderr) = with_stdout(args, closed_pipe()).await;
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write to stdout") && stderr.contains("was not delivered"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A not-live story, offline: the overlay patch that adds the env var was dropped.
+fn not_live_args() -> Vec<String> {
+    let dump = liveproof_testkit::story::scenarios_dir()
+        .join("expect-env-missing-overlay-patch-dropped/cluster.yaml");
+    [
+        "verify",
+        "deployment/inventory",
+        "-n",
+        "apps",
+        "--since",
+        "2026-07-12T10:00:00Z",
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+        "--expect-env",
+        "FEATURE_RESERVATIONS",
+        "--from",
+        dump.to_str().expect("utf-8"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `shell` run by `bash -o pipefail -c`, as a CI step runs a pipeline; its exit code and
+/// stderr. The wait for it is bounded (a hang fails the test, it is not timed).
+async fn pipeline(shell: &str) -> (i32, String) {
+    let child = tokio::process::Command::new("bash")
+        .args(["-o", "pipefail", "-c", shell])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("bash starts");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the pipeline ended within 60s")
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stderr)
+}
+
+/// The issue's own pipeline: a reader that closes its end at once, under `pipefail`. The
+/// status is the verdict's (when the report fit in the pipe before the reader left) or 2 —
+/// never 0 for a target that is not live.
+#[tokio::test]
+async fn a_not_live_verdict_piped_into_a_reader_that_leaves_never_exits_0() {
+    let args: Vec<String> = not_live_args().iter().map(|a| format!("'{a}'")).collect();
+    let command = format!("'{}' {}", env!("CARGO_BIN_EXE_liveproof"), args.join(" "));
+    for format in ["json", "text", "markdown"] {
+        let (code, stderr) =
+            pipeline(&format!("{command} -o {format} | (exec 0<&-; sleep .5)")).await;
+        assert!(code == 1 || code == 2, "-o {format}: exit {code}: {stderr}");
+        if code == 2 {
+            assert!(stderr.contains("cannot write to stdout"), "{stderr}");
+        }
+    }
+}
+
+/// Runs liveproof with `stderr` as its standard error; its exit code and stdout.
+async fn with_stderr(args: &[&str], stderr: Stdio) -> (i32, String) {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof starts");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("liveproof ended within 60s")
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// An error said on a stderr that cannot be written (its reader gone) once panicked: exit
+/// 101 and nothing on stdout. It is exit 2 with the error document on stdout; closed with
+/// `2>&-` the same; and a verdict stays the verdict with `-v` logging into it.
+#[tokio::test]
+async fn a_stderr_that_cannot_be_written_is_no_panic() {
+    let missing = [
+        "verify",
+        "deploy/x",
+        "--from",
+        "/nonexistent/dump.yaml",
+        "-o",
+        "json",
+    ];
+    let (code, stdout) = with_stderr(&missing, closed_pipe()).await;
+    assert_eq!(code, 2, "{stdout}");
+    let doc: liveproof_report::ErrorReport = serde_json::from_str(&stdout).expect("one document");
+    assert!(
+        doc.error.message.contains("/nonexistent/dump.yaml"),
+        "{stdout}"
+    );
+
+    let not_live = not_live_args();
+    let logged = [&not_live[..], &["-v".to_string()]].concat();
+    let logged: Vec<&str> = logged.iter().map(String::as_str).collect();
+    let (code, stdout) = with_stderr(&logged, closed_pipe()).await;
+    assert_eq!(code, 1, "{stdout}");
+
+    let (code, stdout) = shell_stdout(&format!(
+        "'{}' {} 2>&-",
+        env!("CARGO_BIN_EXE_liveproof"),
+        missing.join(" ")
+    ))
+    .await;
+    assert_eq!(code, 2, "{stdout}");
+    let doc: liveproof_report::ErrorReport = serde_json::from_str(&stdout).expect("one document");
+    assert!(
+        doc.error.message.contains("/nonexistent/dump.yaml"),
+        "{stdout}"
+    );
+}
+
+/// `shell` run by `sh -c`; its exit code and stdout.
+async fn shell_stdout(shell: &str) -> (i32, String) {
+    let child = tokio::process::Command::new("sh")
+        .args(["-c", shell])
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sh starts");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("ended within 60s")
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 #[tokio::test]
