@@ -702,6 +702,51 @@ async fn an_exec_plugin_printing_without_end_is_cut_at_the_cap() {
     assert_plugin_failed(&run, "printed more than 1048576 bytes");
 }
 
+/// An exec plugin flooding stderr (liveproof's own, as kubectl gives it) into a pipe whose
+/// reader has gone once ended in exit 101: the plugin failed on the closed pipe, and saying
+/// so on that stderr panicked. It is exit 2 with the error document on stdout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_flooding_a_closed_stderr_is_exit_2_not_a_panic() {
+    use std::process::Stdio;
+    let server = SilentServer::start(Silence::ReadsForever);
+    let plugin = script(server.dir.path(), "plugin", "cat /dev/zero >&2\nexit 1");
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, &plugin, &[PLUGIN_CANARY]);
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args([
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "5s",
+            "-o",
+            "json",
+        ])
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(writer))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof starts");
+    let out = tokio::time::timeout(BOUND, child.wait_with_output())
+        .await
+        .expect("liveproof ended within its bound")
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let doc: liveproof_report::ErrorReport = serde_json::from_str(&stdout).expect("one document");
+    assert!(
+        doc.error.message.contains("exec credential plugin"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(PLUGIN_CANARY), "{stdout}");
+}
+
 /// A token whose `expirationTimestamp` is near is refreshed by running the plugin again
 /// (bounded the same way), as kubectl does: the run stays live with the fresh token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
