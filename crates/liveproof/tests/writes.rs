@@ -348,3 +348,119 @@ async fn a_link_planted_beside_the_report_is_never_written_through() {
         );
     }
 }
+
+/// A FIFO made with `mkfifo` at `path`.
+fn fifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+}
+
+/// Runs liveproof, failing the test when it has not ended within 60s (it hangs): not a timing,
+/// a bound on the wait.
+async fn ends(args: &[&str]) -> common::Run {
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        common::liveproof().args(args).run(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("liveproof {args:?} still running after 60s: it hangs"))
+}
+
+/// A FIFO no process reads, named as `--report` or `--record`, held verify forever (opening
+/// it for writing blocks until a reader comes), and so did a `--record` file whose lock
+/// another process holds. Each ends with exit 2 naming the path and what it waited for.
+#[tokio::test]
+async fn a_fifo_nobody_reads_and_a_lock_nobody_releases_end_with_exit_2() {
+    let dump = story();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("report.json");
+    let record = dir.path().join("record.jsonl");
+    fifo(&report);
+    fifo(&record);
+    for (flag, path) in [("--report", &report), ("--record", &record)] {
+        let path = path.to_str().expect("utf-8");
+        let args = [&verify_args(&dump)[..], &[flag, path]].concat();
+        let run = ends(&args).await;
+        assert_eq!(run.code, 2, "{flag}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{flag} {path}"))
+                && run.stderr.contains("no process opened it for reading"),
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+
+    let locked = dir.path().join("locked.jsonl");
+    let mut holder = std::process::Command::new("flock")
+        .arg(&locked)
+        .args(["sleep", "600"])
+        .spawn()
+        .expect("flock runs");
+    // flock(1) creates the file, then holds its lock.
+    for _ in 0..100 {
+        if locked.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let locked_path = locked.to_str().expect("utf-8");
+    let run = ends(&[&verify_args(&dump)[..], &["--record", locked_path]].concat()).await;
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("--record {locked_path}"))
+            && run.stderr.contains("held its lock"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A FIFO that is read (a log shipper on a named pipe, `--report >(jq …)`) is written as
+/// before: the record line arrives whole.
+#[tokio::test]
+async fn a_fifo_that_is_read_gets_the_record() {
+    let dump = story();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.jsonl");
+    fifo(&record);
+    let reading = record.clone();
+    let reader = std::thread::spawn(move || std::fs::read_to_string(reading).expect("read"));
+    let path = record.to_str().expect("utf-8");
+    let run = ends(&[&verify_args(&dump)[..], &["--record", path]].concat()).await;
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    let line = reader.join().expect("reader");
+    let record: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    assert!(record.is_object(), "{line}");
+}
+
+/// `--record` through a planted symlink appended to the link's target, and a dangling one
+/// created it. Both are refused with exit 2 naming the path; the target is left as it was.
+#[tokio::test]
+async fn record_never_appends_through_a_symlink() {
+    let dump = story();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").expect("write");
+    let linked = dir.path().join("linked.jsonl");
+    std::os::unix::fs::symlink(&victim, &linked).expect("link");
+    let nowhere = dir.path().join("created-through-the-link");
+    let dangling = dir.path().join("dangling.jsonl");
+    std::os::unix::fs::symlink(&nowhere, &dangling).expect("link");
+    for link in [&linked, &dangling] {
+        let path = link.to_str().expect("utf-8");
+        let run = ends(&[&verify_args(&dump)[..], &["--record", path]].concat()).await;
+        assert_eq!(run.code, 2, "{path}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("--record {path}"))
+                && run.stderr.contains("symbolic link"),
+            "{path}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
+    assert!(!nowhere.exists(), "the dangling link's target was created");
+}
