@@ -464,3 +464,19 @@ async fn record_never_appends_through_a_symlink() {
     assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
     assert!(!nowhere.exists(), "the dangling link's target was created");
 }
+
+/// `man DIR` wrote each page with a plain write, through a link planted at its name: the
+/// link is replaced by the page, and its target left as it was.
+#[tokio::test]
+async fn man_pages_are_never_written_through_a_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").expect("write");
+    let page = dir.path().join("liveproof-verify.1");
+    std::os::unix::fs::symlink(&victim, &page).expect("link");
+    let run = ends(&["man", dir.path().to_str().expect("utf-8")]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
+    let meta = std::fs::symlink_metadata(&page).expect("the page");
+    assert!(meta.file_type().is_file(), "{meta:?}");
+}
