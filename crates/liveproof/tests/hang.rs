@@ -679,6 +679,67 @@ async fn an_exec_plugin_whose_child_holds_stdout_is_not_waited_for() {
     assert!(!alive, "the plugin's child {} still runs", child.trim());
 }
 
+/// A hung plugin whose child started a session of its own (`setsid`, orphaned by a subshell
+/// that exited) left that child running after the run ended: killing the plugin's process
+/// group missed it. The run's end kills it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setsid_grandchild_of_a_hung_exec_plugin_does_not_outlive_the_run() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let pid_file = server.dir.path().join("grandchild.pid");
+    let pid_path = pid_file.display();
+    let plugin = script(
+        server.dir.path(),
+        "plugin",
+        &format!(
+            "( setsid sh -c 'echo $$ > {pid_path}.tmp; mv {pid_path}.tmp {pid_path}; exec sleep 1000' & )\n\
+             while [ ! -s {pid_path} ]; do sleep 0.05; done\n\
+             exec sleep 1000"
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, &plugin, &[PLUGIN_CANARY]);
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "3s",
+        ],
+    )
+    .await;
+    assert_plugin_failed(&run, "did not finish within 3s");
+    let grandchild = std::fs::read_to_string(&pid_file).expect("the grandchild's pid");
+    let grandchild = grandchild.trim();
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+        })
+    };
+    // SIGKILL is delivered before liveproof exits, but the kernel may take a moment to end it.
+    for _ in 0..100 {
+        if !running() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let alive = running();
+    if alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", grandchild])
+            .status();
+    }
+    assert!(
+        !alive,
+        "the plugin's setsid grandchild {grandchild} still runs"
+    );
+}
+
 /// A plugin printing without end (/dev/zero) is cut at the output cap, not read until the
 /// allocation aborts the process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
