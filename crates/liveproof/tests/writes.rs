@@ -480,3 +480,35 @@ async fn man_pages_are_never_written_through_a_link() {
     let meta = std::fs::symlink_metadata(&page).expect("the page");
     assert!(meta.file_type().is_file(), "{meta:?}");
 }
+
+/// `--report /dev/fd/1` (or `/dev/stdout`) with stdout redirected to a file names one of the
+/// process's own open files: it is appended to, after the report on stdout, never replaced by
+/// a rename (which at `/dev/stdout` replaced the link itself, and in `/dev/fd` failed).
+#[tokio::test]
+async fn a_report_to_the_processs_own_stdout_file_is_appended_there() {
+    let dump = story();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out.txt");
+    let file = std::fs::File::create(&out).expect("create");
+    let args = [
+        &verify_args(&dump)[..],
+        &[
+            "-o",
+            "json",
+            "--report",
+            "/dev/fd/1",
+            "--report-format",
+            "yaml",
+        ],
+    ]
+    .concat();
+    let (code, stderr) = with_stdout(&args, file.into()).await;
+    assert_eq!(code, 3, "{stderr}");
+    let written = std::fs::read_to_string(&out).expect("read");
+    let json_end = written.find("\n}\n").expect("the JSON report first") + 3;
+    let _: serde_json::Value = serde_json::from_str(&written[..json_end]).expect("JSON");
+    assert!(
+        written[json_end..].starts_with("schema: liveproof/v1"),
+        "then the YAML report: {written}"
+    );
+}
