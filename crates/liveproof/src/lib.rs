@@ -157,8 +157,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         .enable_all()
         .build()?;
     // Not held locked: the MCP server's transport (the SDK's) writes to stdout itself, from
-    // another thread, while `mcp` runs. Its write errors name it.
-    let result = run_on(&runtime, cli);
+    // another thread, while `mcp` runs. Its write errors name it. A panic is caught here too
+    // (as in `main`), so the runtime is still shut down without waiting, as below: unwinding
+    // through it would wait for every blocking task.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_on(&runtime, cli)))
+        .unwrap_or_else(|panic| Err(anyhow::Error::new(Panicked::from(panic))));
     // Work still running on a blocking thread (a Helm release decoded past a deadline that
     // ended the command) is not waited for: the answer is already given.
     runtime.shutdown_background();
