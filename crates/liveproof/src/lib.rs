@@ -44,27 +44,50 @@ pub fn main() -> ExitCode {
         Err(err) => return refused(&err),
     };
     let asked = cli.error_format();
-    let result = run(cli);
+    // A panic is a bug, but it still ends as every other error does: exit 2 and, when asked
+    // for, the error document — never Rust's 101, which a pipeline reads as nothing it knows.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)))
+        .unwrap_or_else(|panic| Err(anyhow::Error::new(Panicked::from(panic))));
     // `-v` says the peak as the run ends, however it ends.
     if let Some(kib) = peak_memory_kib() {
         tracing::info!("peak memory: {kib} KiB");
     }
     match result {
         Ok(code) => ExitCode::from(code),
+        // A report that could not be written whole (a full disk, or a reader that closed the
+        // pipe: `verify … | head`) is exit 2 like any other error: the verdict was never
+        // delivered, and only a delivered verdict may say 0. The commands whose output is not a
+        // verdict let a closed pipe pass ([`run_on`]).
         Err(err) => {
-            // A closed pipe (`liveproof … | head`) is the reader's choice, not an error.
-            if err
-                .chain()
-                .filter_map(|e| e.downcast_ref::<std::io::Error>())
-                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            {
-                return ExitCode::SUCCESS;
-            }
             let problem = problem(&err);
             say_error(&problem);
             answer(problem, asked);
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// A panic caught at the top: a bug, said as one (its message is Rust's, on stderr above).
+#[derive(Debug, thiserror::Error)]
+#[error("liveproof stopped on an internal error ({0}); this is a bug")]
+struct Panicked(String);
+
+impl From<Box<dyn std::any::Any + Send>> for Panicked {
+    fn from(payload: Box<dyn std::any::Any + Send>) -> Panicked {
+        let said = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        Panicked(said)
+    }
+}
+
+impl liveproof_evidence::hint::Hinted for Panicked {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(
+            "nothing was decided: run it again, and report the message above with the command that caused it",
+        ))
     }
 }
 
@@ -93,10 +116,10 @@ fn refused(err: &clap::Error) -> ExitCode {
 /// An error on stderr, in the one form every error takes: `error: …`, then a `hint: …` line
 /// for each hint.
 fn say_error(problem: &Problem) {
-    #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
-    {
-        eprintln!("error: {problem}");
-    }
+    // Written, not `eprintln!`, which panics when stderr cannot be written (a closed pipe):
+    // stderr that cannot be told has nothing left to tell, and stdout and the exit code still
+    // carry the answer.
+    let _ = writeln!(std::io::stderr().lock(), "error: {problem}");
 }
 
 /// The error document on stdout, in `format` (nothing for text or when none was asked).
@@ -115,6 +138,9 @@ pub fn kubectl_complete() -> ExitCode {
     let words: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     match shell::kubectl_complete(words, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
+        // Completions are suggestions, not an answer anyone acts on: a shell that read what it
+        // needed and closed the pipe lost nothing, and a failure here would only make the shell
+        // print noise under the prompt.
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => {
             say_error(&Problem::new(format!("completing: {err}"), None));
@@ -131,8 +157,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
         .enable_all()
         .build()?;
     // Not held locked: the MCP server's transport (the SDK's) writes to stdout itself, from
-    // another thread, while `mcp` runs. Its write errors name it.
-    let result = run_on(&runtime, cli);
+    // another thread, while `mcp` runs. Its write errors name it. A panic is caught here too
+    // (as in `main`), so the runtime is still shut down without waiting, as below: unwinding
+    // through it would wait for every blocking task.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_on(&runtime, cli)))
+        .unwrap_or_else(|panic| Err(anyhow::Error::new(Panicked::from(panic))));
     // Work still running on a blocking thread (a Helm release decoded past a deadline that
     // ended the command) is not waited for: the answer is already given.
     runtime.shutdown_background();
@@ -140,6 +169,43 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
 }
 
 fn run_on(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8> {
+    let verdict = exit_code_is_verdict(&cli.command);
+    match print_command(runtime, cli) {
+        // `release show … | head`, `skill | less` quit early: the reader's choice, and nothing
+        // anyone acts on was lost — a document to read, not a verdict.
+        Err(err) if !verdict && closed_pipe(&err) => Ok(0),
+        done => done,
+    }
+}
+
+/// Whether the command's exit code is an answer a pipeline acts on (a verdict, a rollback's
+/// outcome, lint's findings, a snapshot taken): then a report that could not be written whole
+/// is exit 2, a closed pipe included. Only the commands that print a document to read (and
+/// exit 0 whenever they could read what they print) let a closed pipe pass.
+fn exit_code_is_verdict(command: &cli::Command) -> bool {
+    use cli::Command as C;
+    match command {
+        C::Verify(_)
+        | C::Demo(_)
+        | C::Snapshot(_)
+        | C::Rollback(_)
+        | C::Stale(_)
+        | C::Sim(_)
+        | C::Lint(_)
+        | C::Mcp(_) => true,
+        C::Release(_) | C::Skill | C::Schema(_) | C::Completion(_) | C::Man(_) | C::Version => {
+            false
+        }
+    }
+}
+
+/// Whether `err` is stdout's reader having closed the pipe (not any other broken pipe, such
+/// as a connection to the API server).
+fn closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(output::StdoutFailed::is_closed_pipe)
+}
+
+fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Result<u8> {
     let style = config::text_style(cli.color(), std::io::stdout().is_terminal());
     let mut out = output::Stdout::new();
     // Each command returns its model; it is printed here, and the exit code read off it.
@@ -348,6 +414,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<liveproof_lint::LintError>(cause))
         .or_else(|| typed::<deadline::OutOfTime>(cause))
         .or_else(|| typed::<output::StdoutFailed>(cause))
+        .or_else(|| typed::<Panicked>(cause))
         .or_else(|| typed::<output::ReportUnwritable>(cause))
         .or_else(|| typed::<output::RecordUnwritable>(cause))
         .or_else(|| typed::<release::ReleaseError>(cause))

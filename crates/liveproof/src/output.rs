@@ -1,18 +1,24 @@
-//! Where liveproof writes: stdout, and the files it is told to write (`--report`, `sim
-//! --kubeconfig-out`, snapshots). A write that fails is an error naming where (`--report
-//! /dev/full` and `-o json > /dev/full` once exited 0), and a write never follows a link
-//! planted where it writes: a file is written beside its destination under a random name
+//! Where liveproof writes: stdout, and the files it is told to write (`--report`, `--record`,
+//! `sim --kubeconfig-out`, snapshots, man pages). A write that fails is an error naming where
+//! (`--report /dev/full` and `-o json > /dev/full` once exited 0), and a write never follows a
+//! link planted where it writes: a file is written beside its destination under a random name
 //! created exclusively (`O_CREAT|O_EXCL`, which does not follow a symlink), then renamed over
-//! it (which replaces a symlink there instead of writing through it).
+//! it (which replaces a symlink there instead of writing through it); a file appended to is
+//! opened with `O_NOFOLLOW`. A FIFO or a device is written in place, within
+//! [`SPECIAL_FILE_WAIT`]: a FIFO nobody reads once held `--report` and `--record` forever.
 
 use std::borrow::Cow;
-use std::fs::Permissions;
+use std::fs::{File, OpenOptions, Permissions};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rustix::fs::OFlags;
 
 /// A write to stdout that failed. The `io::Error` carrying it keeps the original kind, so a
-/// closed pipe (`liveproof … | head`) is still told apart (a quiet success, see `main`).
+/// closed pipe (`liveproof … | head`) is still told apart: the commands whose output is not a
+/// verdict let it pass (see `run_on`); for a verdict it is exit 2, as any report not delivered.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write to stdout: {source}")]
 pub(crate) struct StdoutFailed {
@@ -20,10 +26,26 @@ pub(crate) struct StdoutFailed {
     source: std::io::Error,
 }
 
+impl StdoutFailed {
+    /// Whether `cause` is stdout's pipe closed by its reader.
+    pub(crate) fn is_closed_pipe(cause: &(dyn std::error::Error + 'static)) -> bool {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<StdoutFailed>())
+            .or_else(|| cause.downcast_ref::<StdoutFailed>())
+            .is_some_and(|failed| failed.source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
 impl liveproof_evidence::hint::Hinted for StdoutFailed {
     fn hint(&self) -> Option<Cow<'_, str>> {
         Some(Cow::Borrowed(
-            "check where stdout goes (a full disk, a closed file)",
+            if self.source.kind() == std::io::ErrorKind::BrokenPipe {
+                "whatever reads stdout closed it before the report was written whole, so the verdict was not delivered (exit 2, not the verdict's code): let the reader read to the end, or write the report with --report FILE"
+            } else {
+                "check where stdout goes (a full disk, a closed file)"
+            },
         ))
     }
 }
@@ -90,14 +112,20 @@ pub fn replace_file(path: &Path, bytes: &[u8], readable: Readable) -> std::io::R
 /// What temp files carry before their writer's PID (see [`replace_file`]).
 pub const TMP_MARK: &str = ".tmp-";
 
+/// How long a FIFO or a device liveproof was told to write to (`--report`, `--record`) may
+/// take, from the open to the last byte: a FIFO that no process opens for reading, or one
+/// whose reader never reads, ends the write with an error when it has passed.
+pub const SPECIAL_FILE_WAIT: Duration = Duration::from_secs(10);
+
 /// Writes `bytes` where the user asked (`--report PATH`): a regular file (or a new one) is
 /// replaced whole ([`replace_file`]; a symlink there is replaced, not followed); a character
 /// device or a FIFO (`/dev/stdout`, `/dev/full`, a process substitution's `/dev/fd/63`), which
-/// cannot be replaced, is written in place — where the kernel's protected_symlinks keeps
-/// another user's link in a shared directory from being followed — and a write that fails
-/// there is an error. A directory, a block device or a socket is refused.
+/// cannot be replaced, is written in place within [`SPECIAL_FILE_WAIT`] — where the kernel's
+/// protected_symlinks keeps another user's link in a shared directory from being followed —
+/// and a write that fails there is an error. One of the process's own open files named through
+/// `/dev/stdout`, `/dev/fd/N` is appended to, never replaced (renaming over `/dev/stdout`
+/// would replace the link itself). A directory, a block device or a socket is refused.
 pub fn write_requested(path: &Path, bytes: &[u8], readable: Readable) -> std::io::Result<()> {
-    use std::os::unix::fs::FileTypeExt as _;
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -106,10 +134,11 @@ pub fn write_requested(path: &Path, bytes: &[u8], readable: Readable) -> std::io
         Err(e) => return Err(e),
     };
     let kind = meta.file_type();
-    if kind.is_file() {
+    let own_fd = names_an_open_file(path);
+    if kind.is_file() && !own_fd {
         return replace_file(path, bytes, readable);
     }
-    if !(kind.is_char_device() || kind.is_fifo()) {
+    if !(kind.is_file() || kind.is_char_device() || kind.is_fifo()) {
         let what = if kind.is_dir() {
             "a directory"
         } else if kind.is_block_device() {
@@ -119,9 +148,99 @@ pub fn write_requested(path: &Path, bytes: &[u8], readable: Readable) -> std::io
         };
         return Err(std::io::Error::other(format!("it is {what}")));
     }
-    let mut target = std::fs::OpenOptions::new().write(true).open(path)?;
-    target.write_all(bytes)?;
-    target.flush()
+    let deadline = Instant::now() + SPECIAL_FILE_WAIT;
+    let mut options = OpenOptions::new();
+    options.write(true).append(kind.is_file());
+    let target = open_before(&options, OFlags::empty(), path, deadline)?;
+    write_before(&target, bytes, deadline)
+}
+
+/// Whether `path` names one of this process's open files: a link (`/dev/stdout`, `/dev/fd/1`,
+/// `/proc/self/fd/1`) into `/proc/PID/fd`, as the caller's shell gave it.
+fn names_an_open_file(path: &Path) -> bool {
+    let mut path = path.to_path_buf();
+    // A few links deep at most: /dev/stdout → /proc/self/fd/1.
+    for _ in 0..8 {
+        let dir = path.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        if dir.is_some_and(|d| d.starts_with("/proc") && d.ends_with("fd")) {
+            return true;
+        }
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                path = path
+                    .parent()
+                    .map_or_else(|| target.clone(), |p| p.join(&target));
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Opens `path` with `options` and `flags`, without blocking: a FIFO no process has opened for
+/// reading yet (`ENXIO` without blocking) is tried again until `deadline`.
+fn open_before(
+    options: &OpenOptions,
+    flags: OFlags,
+    path: &Path,
+    deadline: Instant,
+) -> std::io::Result<File> {
+    let mut options = options.clone();
+    // open(2)'s flags are an int; every O_ flag fits in one.
+    options.custom_flags((OFlags::NONBLOCK | flags).bits() as i32);
+    loop {
+        match options.open(path) {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+                if Instant::now() >= deadline {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "it is a FIFO, and no process opened it for reading within {}s",
+                            SPECIAL_FILE_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Writes all of `bytes` to `file` (opened non-blocking) by `deadline`: a reader that takes
+/// nothing ends the write with an error instead of holding it.
+fn write_before(mut file: &File, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match file.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "its reader did not take the whole report within {}s",
+                            SPECIAL_FILE_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                let timeout = rustix::event::Timespec::try_from(left)
+                    .map_err(|_| std::io::Error::other("a wait too long"))?;
+                let mut fds = [rustix::event::PollFd::new(
+                    &file,
+                    rustix::event::PollFlags::OUT,
+                )];
+                match rustix::event::poll(&mut fds, Some(&timeout)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// `--report PATH` could not be written.
@@ -168,15 +287,34 @@ impl liveproof_evidence::hint::Hinted for RecordUnwritable {
 
 /// `--record PATH`: `line` appended whole. One `write` of the whole line to a file opened with
 /// O_APPEND, under an exclusive advisory lock, so two runs appending at once never interleave
-/// their lines (the lock also covers filesystems where O_APPEND alone is not atomic).
+/// their lines (the lock also covers filesystems where O_APPEND alone is not atomic). A
+/// symlink at `path` is refused (`O_NOFOLLOW`: a planted link once made it append to its
+/// target, a dangling one create it), but for one of this process's open files
+/// (`/dev/stderr`); a FIFO or a device is written within [`SPECIAL_FILE_WAIT`], and so is the
+/// lock waited for.
 pub fn append_record(path: &Path, line: &str) -> Result<(), RecordUnwritable> {
     let append = || -> std::io::Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)?;
-        file.lock()?;
-        let written = file.write_all(line.as_bytes()).and_then(|()| file.flush());
+        let deadline = Instant::now() + SPECIAL_FILE_WAIT;
+        let mut options = OpenOptions::new();
+        options.append(true);
+        let flags = if names_an_open_file(path) {
+            OFlags::empty()
+        } else {
+            options.create(true);
+            OFlags::NOFOLLOW
+        };
+        let file = open_before(&options, flags, path, deadline).map_err(not_through_a_link)?;
+        let kind = file.metadata()?.file_type();
+        if kind.is_fifo() || kind.is_char_device() {
+            return write_before(&file, line.as_bytes(), deadline);
+        }
+        if !kind.is_file() {
+            return Err(std::io::Error::other(
+                "it is not a file liveproof writes to",
+            ));
+        }
+        lock_before(&file, deadline)?;
+        let written = write_before(&file, line.as_bytes(), deadline);
         // Closing the file releases the lock too; unlocking first says when.
         let unlocked = file.unlock();
         written.and(unlocked)
@@ -185,6 +323,66 @@ pub fn append_record(path: &Path, line: &str) -> Result<(), RecordUnwritable> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Fails when `--record PATH` could not be appended to, checked before any work: a regular file
+/// is opened (created when missing) as [`append_record`] opens it, never through a symlink; a
+/// FIFO or a device is left unopened (its reader may come later), and written to within
+/// [`SPECIAL_FILE_WAIT`] at the end.
+pub fn check_record(path: &Path) -> std::io::Result<()> {
+    if names_an_open_file(path) {
+        return Ok(());
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Err(symlink_refused());
+        }
+        if kind.is_fifo() || kind.is_char_device() {
+            return Ok(());
+        }
+    }
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    open_before(&options, OFlags::NOFOLLOW, path, Instant::now())
+        .map_err(not_through_a_link)
+        .map(drop)
+}
+
+fn symlink_refused() -> std::io::Error {
+    std::io::Error::other("it is a symbolic link, and --record never writes through one")
+}
+
+/// An `O_NOFOLLOW` open refused for a link (`ELOOP`), said as such.
+fn not_through_a_link(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        symlink_refused()
+    } else {
+        e
+    }
+}
+
+/// Takes `file`'s exclusive lock by `deadline`: a process that holds it without end (a stuck
+/// run, a tool that locked the log) does not hold this one.
+fn lock_before(file: &File, deadline: Instant) -> std::io::Result<()> {
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "another process held its lock for {}s",
+                        SPECIAL_FILE_WAIT.as_secs()
+                    ),
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]

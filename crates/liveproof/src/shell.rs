@@ -40,9 +40,12 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<u8> {
         let path = dir.join(format!("{name}.1"));
         let mut page = Vec::new();
         clap_mangen::Man::new(command).render(&mut page)?;
-        std::fs::write(&path, page).map_err(|e| ManError {
-            path: path.display().to_string(),
-            source: e,
+        // Replaced whole, never written through a link planted at a page's name.
+        crate::output::replace_file(&path, &page, crate::output::Readable::ByAll).map_err(|e| {
+            ManError {
+                path: path.display().to_string(),
+                source: e,
+            }
         })?;
         writeln!(out, "{}", path.display())?;
     }

@@ -57,6 +57,8 @@ pub enum SnapshotError {
     },
     #[error("--commit `{0}` is not a commit: give 7 to 40 hex digits")]
     BadCommit(String),
+    #[error("{}: a symbolic link where liveproof keeps a commit's snapshot: a snapshot is never written or read through one", path.display())]
+    Linked { path: PathBuf },
 }
 
 impl liveproof_evidence::hint::Hinted for SnapshotError {
@@ -66,6 +68,7 @@ impl liveproof_evidence::hint::Hinted for SnapshotError {
             SnapshotError::Missing { dir, .. } => Some(Cow::Owned(format!("run `liveproof snapshot --dir {} --commit SHA` before the apply", dir.display()))),
             SnapshotError::NotRegular { .. } => Some(Cow::Borrowed("a snapshot is a regular file liveproof wrote; take a new one with `liveproof snapshot`")),
             SnapshotError::OtherCommit { .. } => Some(Cow::Borrowed("a snapshot from another run must never decide what to verify or roll back; the apply job must publish its own snapshot first")),
+            SnapshotError::Linked { .. } => Some(Cow::Borrowed("liveproof made no such link: remove it (and find out who made it), or give --dir a folder only the pipeline writes to")),
             SnapshotError::Corrupt { .. }
             | SnapshotError::BadCommit(..) => None,
         }
@@ -97,12 +100,6 @@ fn probe(dir: &Path) -> Result<(), SnapshotError> {
     f.write_all(&vec![0u8; 1 << 20])
         .and_then(|()| f.as_file().sync_all())
         .map_err(fail)
-}
-
-/// Writes `bytes` to `path` atomically, readable by its owner only (a snapshot holds pod
-/// templates): see [`replace_file`](crate::output::replace_file).
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::output::replace_file(path, bytes, crate::output::Readable::ByOwner)
 }
 
 /// Probes carry `.liveproof-probe-PID.`, temp files `.tmp-PID.` ([`TMP_MARK`]), so a later
@@ -162,11 +159,15 @@ fn publish_current(dir: &Path, name: &str) -> std::io::Result<()> {
 }
 
 /// A readable snapshot of `commit` already in `dir` (one that cannot be read is no way back,
-/// and is replaced).
-fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
+/// and is replaced). A link at the commit's folder is refused: a snapshot kept through it
+/// would be another folder's.
+fn existing(dir: &Path, commit: &str) -> Result<Option<Snapshot>, SnapshotError> {
+    refuse_link(&dir.join(commit))?;
     let path = dir.join(commit).join(FILE);
-    let text = liveproof_gather::files::read_to_string(&path).ok()?;
-    match serde_json::from_str::<Snapshot>(&text) {
+    let Ok(text) = liveproof_gather::files::read_to_string(&path) else {
+        return Ok(None);
+    };
+    Ok(match serde_json::from_str::<Snapshot>(&text) {
         Ok(s) if s.schema == SNAPSHOT_SCHEMA && same_commit(&s.commit, commit) => Some(s),
         _ => {
             tracing::warn!(
@@ -175,7 +176,86 @@ fn existing(dir: &Path, commit: &str) -> Option<Snapshot> {
             );
             None
         }
+    })
+}
+
+/// Fails when `path` is a symbolic link.
+fn refuse_link(path: &Path) -> Result<(), SnapshotError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(SnapshotError::Linked {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
+}
+
+/// Writes `bytes` as `dir/<name>/snapshot.json`, readable by its owner only, never through a
+/// link: the commit's folder is made and opened under `dir`'s descriptor with `O_NOFOLLOW`
+/// (a link planted there once had the snapshot replace another folder's), and the file is
+/// written under a random name created exclusively in that folder's descriptor, synced, and
+/// renamed over `snapshot.json` there (a link at that name is replaced, not followed).
+fn write_commit_snapshot(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+    use rustix::fs::{Mode, OFlags};
+    let folder_path = dir.join(name);
+    let unwritable = |source: std::io::Error| SnapshotError::Unwritable {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    let directory = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+    // `dir` is the user's: followed, as any path they give.
+    let root = rustix::fs::open(dir, directory, Mode::empty()).map_err(|e| unwritable(e.into()))?;
+    match rustix::fs::mkdirat(&root, name, Mode::from_raw_mode(0o777)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(unwritable(e.into())),
+    }
+    let folder = match rustix::fs::openat(&root, name, directory | OFlags::NOFOLLOW, Mode::empty())
+    {
+        Ok(folder) => folder,
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+            refuse_link(&folder_path)?;
+            return Err(unwritable(std::io::Error::other(format!(
+                "{} is not a directory",
+                folder_path.display()
+            ))));
+        }
+        Err(e) => return Err(unwritable(e.into())),
+    };
+    let (tmp, file) = exclusive_file(&folder).map_err(unwritable)?;
+    let written = (|| {
+        let mut file = File::from(file);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        rustix::fs::renameat(&folder, &tmp, &folder, FILE)?;
+        rustix::fs::fsync(&folder)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&folder, &tmp, rustix::fs::AtFlags::empty());
+    }
+    written.map_err(unwritable)
+}
+
+/// A new file in the folder `folder`, owner-only, under a random name created exclusively
+/// (`.snapshot.json.tmp-PID.RANDOM`, so [`clean_leftovers`] knows it): its name and itself.
+fn exclusive_file(folder: &rustix::fd::OwnedFd) -> std::io::Result<(String, rustix::fd::OwnedFd)> {
+    use rustix::fs::{Mode, OFlags};
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    for attempt in 0u32..100 {
+        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+        random.write_u32(attempt);
+        let name = format!(
+            ".{FILE}{TMP_MARK}{}.{:016x}",
+            std::process::id(),
+            random.finish()
+        );
+        match rustix::fs::openat(folder, &name, flags, Mode::from_raw_mode(0o600)) {
+            Ok(file) => return Ok((name, file)),
+            Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(std::io::Error::other("no free temporary name"))
 }
 
 pub fn load(dir: &Path, commit: &str) -> Result<Snapshot, SnapshotError> {
@@ -248,8 +328,11 @@ pub async fn take(args: &SnapshotArgs) -> anyhow::Result<SnapshotTaken> {
     probe(&args.dir)?;
     clean_leftovers(&args.dir);
     let name = args.commit.to_ascii_lowercase();
+    // A link at the commit's folder is refused whether a snapshot there would be kept or
+    // replaced.
+    refuse_link(&args.dir.join(&name))?;
     if !args.overwrite {
-        if let Some(kept) = existing(&args.dir, &name) {
+        if let Some(kept) = existing(&args.dir, &name)? {
             // A retried job runs after the apply: its state is not the way back.
             publish_current(&args.dir, &name).map_err(|source| SnapshotError::Unwritable {
                 dir: args.dir.clone(),
@@ -321,16 +404,12 @@ pub async fn take(args: &SnapshotArgs) -> anyhow::Result<SnapshotTaken> {
         workloads: workload_states(&observed),
         releases,
     };
-    let commit_dir = args.dir.join(&name);
-    let written = (|| {
-        fs::create_dir_all(&commit_dir)?;
-        write_atomic(
-            &commit_dir.join(FILE),
-            &serde_json::to_vec_pretty(&snapshot).unwrap_or_default(),
-        )?;
-        publish_current(&args.dir, &name)
-    })();
-    written.map_err(|source| SnapshotError::Unwritable {
+    write_commit_snapshot(
+        &args.dir,
+        &name,
+        &serde_json::to_vec_pretty(&snapshot).unwrap_or_default(),
+    )?;
+    publish_current(&args.dir, &name).map_err(|source| SnapshotError::Unwritable {
         dir: args.dir.clone(),
         source,
     })?;
@@ -634,7 +713,7 @@ mod tests {
             std::os::unix::fs::symlink(&victim, &planted).expect("symlink");
         }
         probe(shared.path()).expect("probe");
-        write_atomic(&commit_dir.join(FILE), b"{}").expect("written");
+        write_commit_snapshot(shared.path(), "abcdef1", b"{}").expect("written");
         publish_current(shared.path(), "abcdef1").expect("published");
         assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
         assert_eq!(
@@ -657,6 +736,6 @@ mod tests {
         let err = load(dir.path(), "abcdef1").expect_err("refused");
         assert!(matches!(err, SnapshotError::NotRegular { .. }), "{err}");
         assert!(err.to_string().contains("a FIFO"), "{err}");
-        assert!(existing(dir.path(), "current").is_none());
+        assert!(existing(dir.path(), "current").expect("no link").is_none());
     }
 }

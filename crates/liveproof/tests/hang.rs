@@ -679,6 +679,67 @@ async fn an_exec_plugin_whose_child_holds_stdout_is_not_waited_for() {
     assert!(!alive, "the plugin's child {} still runs", child.trim());
 }
 
+/// A hung plugin whose child started a session of its own (`setsid`, orphaned by a subshell
+/// that exited) left that child running after the run ended: killing the plugin's process
+/// group missed it. The run's end kills it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setsid_grandchild_of_a_hung_exec_plugin_does_not_outlive_the_run() {
+    let server = SilentServer::start(Silence::ReadsForever);
+    let pid_file = server.dir.path().join("grandchild.pid");
+    let pid_path = pid_file.display();
+    let plugin = script(
+        server.dir.path(),
+        "plugin",
+        &format!(
+            "( setsid sh -c 'echo $$ > {pid_path}.tmp; mv {pid_path}.tmp {pid_path}; exec sleep 1000' & )\n\
+             while [ ! -s {pid_path} ]; do sleep 0.05; done\n\
+             exec sleep 1000"
+        ),
+    );
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, &plugin, &[PLUGIN_CANARY]);
+    let run = bounded(
+        BOUND,
+        &[
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "3s",
+        ],
+    )
+    .await;
+    assert_plugin_failed(&run, "did not finish within 3s");
+    let grandchild = std::fs::read_to_string(&pid_file).expect("the grandchild's pid");
+    let grandchild = grandchild.trim();
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+        })
+    };
+    // SIGKILL is delivered before liveproof exits, but the kernel may take a moment to end it.
+    for _ in 0..100 {
+        if !running() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let alive = running();
+    if alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", grandchild])
+            .status();
+    }
+    assert!(
+        !alive,
+        "the plugin's setsid grandchild {grandchild} still runs"
+    );
+}
+
 /// A plugin printing without end (/dev/zero) is cut at the output cap, not read until the
 /// allocation aborts the process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -700,6 +761,51 @@ async fn an_exec_plugin_printing_without_end_is_cut_at_the_cap() {
     )
     .await;
     assert_plugin_failed(&run, "printed more than 1048576 bytes");
+}
+
+/// An exec plugin flooding stderr (liveproof's own, as kubectl gives it) into a pipe whose
+/// reader has gone once ended in exit 101: the plugin failed on the closed pipe, and saying
+/// so on that stderr panicked. It is exit 2 with the error document on stdout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exec_plugin_flooding_a_closed_stderr_is_exit_2_not_a_panic() {
+    use std::process::Stdio;
+    let server = SilentServer::start(Silence::ReadsForever);
+    let plugin = script(server.dir.path(), "plugin", "cat /dev/zero >&2\nexit 1");
+    let kubeconfig = exec_kubeconfig(server.dir.path(), &server.url, &plugin, &[PLUGIN_CANARY]);
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args([
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf-8"),
+            "--request-timeout",
+            "5s",
+            "-o",
+            "json",
+        ])
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(writer))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("liveproof starts");
+    let out = tokio::time::timeout(BOUND, child.wait_with_output())
+        .await
+        .expect("liveproof ended within its bound")
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let doc: liveproof_report::ErrorReport = serde_json::from_str(&stdout).expect("one document");
+    assert!(
+        doc.error.message.contains("exec credential plugin"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(PLUGIN_CANARY), "{stdout}");
 }
 
 /// A token whose `expirationTimestamp` is near is refreshed by running the plugin again

@@ -182,3 +182,46 @@ spec:
         unmounted.stderr
     );
 }
+
+/// A FIFO as the mounted namespace file blocked liveproof forever (read as it was, unlike the
+/// token and `ca.crt`): refused as they are, naming the file, before any request.
+#[tokio::test]
+async fn a_fifo_as_the_mounted_namespace_is_refused_not_waited_on() {
+    let home = tempfile::tempdir().expect("home");
+    let mount = home.path().join("sa");
+    std::fs::create_dir_all(&mount).expect("mount dir");
+    std::fs::write(mount.join("token"), "not-a-secret").expect("token");
+    // Read as PEM before the namespace; never used to connect here.
+    std::fs::write(
+        mount.join("ca.crt"),
+        "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n",
+    )
+    .expect("ca.crt");
+    let namespace = mount.join("namespace");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&namespace)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let run = common::liveproof()
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+        .env("KUBERNETES_SERVICE_PORT", "1")
+        .env("LIVEPROOF_TEST_SERVICEACCOUNT_DIR", &mount)
+        .args(&["verify", "deploy/web", "--image", "acme/web:1"])
+        .since("2020-01-01T00:00:00Z")
+        .json();
+    let run = tokio::time::timeout(std::time::Duration::from_secs(60), run.run())
+        .await
+        .expect("liveproof ended: the FIFO was not waited on");
+    let doc = common::RunExt::error_document(&run);
+    assert!(
+        doc.error
+            .message
+            .contains(namespace.to_str().expect("utf-8"))
+            && doc.error.message.contains("FIFO"),
+        "{}",
+        doc.error.message
+    );
+}

@@ -664,3 +664,40 @@ async fn temp_files_of_a_killed_run_are_removed_by_the_next() {
     }
     assert!(mine.exists(), "only liveproof's own temp files are removed");
 }
+
+/// `snapshot --dir snap` with `snap/<commit>` a symlink to another folder replaced that
+/// folder's `snapshot.json`, with `--overwrite` and without (a file there that was not a
+/// snapshot was replaced through the link too). Refused with exit 2 naming the link; the
+/// other folder is left as it was, and nothing is published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_at_the_commit_folder_is_refused_never_written_through() {
+    let p = Pipeline::start().await;
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let victim = elsewhere.path().join("snapshot.json");
+    std::fs::write(&victim, "precious").expect("write");
+    let link = p.dir.path().join(COMMIT);
+    std::os::unix::fs::symlink(elsewhere.path(), &link).expect("symlink");
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let args = [
+            &["snapshot", "--dir", p.dir(), "--commit", COMMIT][..],
+            extra,
+        ]
+        .concat();
+        let run = p.run(&args).await;
+        assert_eq!(run.code, 2, "{extra:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(link.to_str().expect("utf-8"))
+                && run.stderr.contains("symbolic link"),
+            "{extra:?}: {}",
+            run.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "precious");
+        assert!(std::fs::symlink_metadata(p.dir.path().join("current")).is_err());
+    }
+    let left: Vec<_> = std::fs::read_dir(elsewhere.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "nothing else written there: {left:?}");
+}

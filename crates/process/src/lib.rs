@@ -2,13 +2,19 @@
 //! kubeconfig's exec plugin and git (`liveproof-gather`, `liveproof-lint`). A program that hangs, or prints without end, or exits
 //! while a child it started still holds its stdout, must not hold liveproof past its own
 //! bound: each run has a deadline, its output a cap, and it runs in a process group of its own
-//! that is killed whole when either is passed.
+//! that is killed whole when either is passed. A process that left that group (`setsid`, a
+//! daemon's double fork) is killed with it, and its own group and session too: each run gives
+//! the program a variable ([`RUN_MARK`]) valued for that run alone, which every process it
+//! starts inherits, and `/proc` is searched for it when the run is killed. (Without unsafe
+//! code there is no `setsid` before `exec` to put the program in a session of its own, and a
+//! child subreaper would adopt every orphan of the process, not only this run's.)
 //!
 //! Nothing a program prints, nor its arguments or environment, ever appears in an error here:
 //! any of them can be a credential.
 
 use std::io::Write as _;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -107,13 +113,115 @@ pub fn git(
     })
 }
 
+/// The environment variable each program run here is given, valued for that run alone
+/// (`PID.N.RANDOM`): whatever it starts inherits it, so a process that left the run's process
+/// group is still known to be the run's. Not a credential, and not read by anything else.
+pub const RUN_MARK: &str = "LIVEPROOF_PROCESS_RUN";
+
+/// A value of [`RUN_MARK`] no other run of this process, or of an earlier process that had
+/// the same PID, has had.
+fn run_mark() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+    random.write_u64(n);
+    format!("{}.{n}.{:016x}", std::process::id(), random.finish())
+}
+
+/// Kills a run: its process group, then every process carrying its mark (one that left the
+/// group with `setsid`, or a daemon's double fork) with that process's own group and, when it
+/// leads a session, everything in that session. Never liveproof's own group or session.
+fn kill_run(group: rustix::process::Pid, mark: &str) {
+    use rustix::process::{kill_process, kill_process_group, Signal};
+    // ESRCH (gone already) is what we wanted anyway.
+    let _ = kill_process_group(group, Signal::KILL);
+    let own_group = rustix::process::getpgrp();
+    let own_session = rustix::process::getsid(None).ok();
+    // Again while any is found: one may have forked while the last sweep ran.
+    for _ in 0..5 {
+        let marked = processes_marked(mark);
+        if marked.is_empty() {
+            return;
+        }
+        for p in &marked {
+            let _ = kill_process(p.pid, Signal::KILL);
+            if p.group != own_group {
+                let _ = kill_process_group(p.group, Signal::KILL);
+            }
+            if p.session == p.pid && Some(p.session) != own_session {
+                for member in processes_in_session(p.session) {
+                    let _ = kill_process(member, Signal::KILL);
+                }
+            }
+        }
+    }
+}
+
+/// A process as `/proc/PID/stat` tells it.
+struct Proc {
+    pid: rustix::process::Pid,
+    group: rustix::process::Pid,
+    session: rustix::process::Pid,
+}
+
+/// Every process but this one whose environment holds `RUN_MARK=mark`, alive (a zombie's
+/// environment is empty).
+fn processes_marked(mark: &str) -> Vec<Proc> {
+    let needle = format!("{RUN_MARK}={mark}\0").into_bytes();
+    all_processes()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid.as_raw_nonzero()))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_slice()))
+        })
+        .collect()
+}
+
+/// Every process of the session `session`.
+fn processes_in_session(
+    session: rustix::process::Pid,
+) -> impl Iterator<Item = rustix::process::Pid> {
+    all_processes()
+        .filter(move |p| p.session == session)
+        .map(|p| p.pid)
+}
+
+/// Every process `/proc` shows, but this one.
+fn all_processes() -> impl Iterator<Item = Proc> {
+    let own = std::process::id();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(move |&pid| u32::try_from(pid).is_ok_and(|p| p != own))
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `PID (COMM) STATE PPID PGRP SESSION …`; COMM may hold spaces and parentheses.
+            let mut after = stat.rsplit_once(')')?.1.split_whitespace().skip(2);
+            let group = after.next()?.parse().ok()?;
+            let session = after.next()?.parse().ok()?;
+            Some(Proc {
+                pid: rustix::process::Pid::from_raw(pid)?,
+                group: rustix::process::Pid::from_raw(group)?,
+                session: rustix::process::Pid::from_raw(session)?,
+            })
+        })
+}
+
 /// Runs `command` within `bounds` (blocking: call it from a blocking thread in async code).
-/// It runs in a process group of its own; the group is killed when the deadline passes, when
-/// it prints more than the cap, and when it exited but a child it left keeps its stdout open
-/// (the output it had printed is kept then).
+/// It runs in a process group of its own; the run is killed ([`kill_run`]: the group and every
+/// process that left it) when the deadline passes, when it prints more than the cap, and when
+/// it exited but a child it left keeps its stdout open (the output it had printed is kept
+/// then). A program that answered and exited is left its other children (a credential agent
+/// it started, as `gpg` starts `gpg-agent`).
 pub fn run(mut command: Command, bounds: Bounds<'_>) -> Result<Finished, ProgramError> {
     let deadline = Instant::now() + bounds.timeout;
-    command.process_group(0).stdout(Stdio::piped());
+    let mark = run_mark();
+    command
+        .env(RUN_MARK, &mark)
+        .process_group(0)
+        .stdout(Stdio::piped());
     if bounds.stdin.is_some() {
         command.stdin(Stdio::piped());
     }
@@ -122,10 +230,7 @@ pub fn run(mut command: Command, bounds: Bounds<'_>) -> Result<Finished, Program
     }
     let mut child = command.spawn().map_err(ProgramError::Start)?;
     let group = rustix::process::Pid::from_child(&child);
-    let kill_group = || {
-        // ESRCH (the group is gone already) is what we wanted anyway.
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-    };
+    let kill_group = || kill_run(group, &mark);
     if let (Some(input), Some(mut pipe)) = (bounds.stdin, child.stdin.take()) {
         // A thread: a program that never reads its stdin must not block us on a full pipe.
         let input = input.to_vec();
@@ -312,6 +417,44 @@ mod tests {
             .parse()
             .expect("a pid");
         assert!(gone(child), "the child {child} holding stdout still runs");
+    }
+
+    /// A process a hung program started in a session of its own (`setsid`), orphaned by a
+    /// subshell that exited, left the program's process group: killing the group missed it,
+    /// and it outlived the run. It is killed with the run.
+    #[test]
+    fn a_setsid_grandchild_is_killed_with_the_run() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("grandchild.pid");
+        let pid_path = pid_file.display();
+        let script = format!(
+            "( setsid sh -c 'echo $$ > {pid_path}.tmp; mv {pid_path}.tmp {pid_path}; exec sleep 1000' & )\n\
+             while [ ! -s {pid_path} ]; do sleep 0.01; done\n\
+             sleep 1000"
+        );
+        let err = run(sh(&script), bounds(Duration::from_secs(5))).expect_err("times out");
+        assert!(matches!(err, ProgramError::TimedOut(_)), "{err}");
+        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        let _killed = Kill(grandchild);
+        assert!(
+            gone(grandchild.unsigned_abs()),
+            "the setsid grandchild {grandchild} of the hung program still runs"
+        );
+    }
+
+    /// Kills the process when dropped, so a failed test leaves nothing running.
+    struct Kill(i32);
+
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.0) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
     }
 
     #[test]

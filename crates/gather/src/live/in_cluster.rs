@@ -63,18 +63,28 @@ pub(super) fn config(host: &str, port: &str) -> Result<kube::Config, GatherError
     readable(&token).map_err(|e| refuse(format!("cannot read the token file: {e}")))?;
     let ca = dir.join("ca.crt");
     let roots = ca_bundle(&ca).map_err(refuse)?;
-    let namespace = std::fs::read_to_string(dir.join("namespace"))
-        .map(|ns| ns.trim().to_owned())
-        .ok()
-        .filter(|ns| !ns.is_empty())
-        // client-go's fallback when the file is absent.
-        .unwrap_or_else(|| "default".to_owned());
+    let namespace = mounted_namespace(&dir.join("namespace")).map_err(refuse)?;
     let mut config = kube::Config::new(url);
     config.default_namespace = namespace;
     config.root_cert = Some(roots);
     config.root_cert_file = Some(ca);
     config.auth_info.token_file = Some(token.display().to_string());
     Ok(config)
+}
+
+/// The namespace the kubelet mounted, or `default` (client-go's fallback) when there is none.
+/// A regular file only, as the token and the CA bundle: a FIFO there blocked the read forever.
+fn mounted_namespace(path: &Path) -> Result<String, String> {
+    match crate::files::read_to_string(path) {
+        Ok(ns) if !ns.trim().is_empty() => Ok(ns.trim().to_owned()),
+        Ok(_) => Ok("default".to_owned()),
+        Err(crate::files::OpenError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok("default".to_owned())
+        }
+        Err(e) => Err(format!("cannot read the namespace file: {e}")),
+    }
 }
 
 fn readable(path: &Path) -> std::io::Result<()> {
