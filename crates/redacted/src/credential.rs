@@ -177,9 +177,12 @@ pub fn is_secret_key(key: &str) -> bool {
     false
 }
 
-/// A value that says nothing even under a secret's key: `automountServiceAccountToken: "true"`.
+/// A value that says nothing even under a secret's key: `automountServiceAccountToken: "true"`,
+/// or what already replaced one.
 fn says_nothing(text: &str) -> bool {
-    matches!(
+    text == REDACTED
+        || text == MASK
+        || matches!(
         text.trim().to_ascii_lowercase().as_str(),
         "" | "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~"
     )
@@ -203,6 +206,17 @@ pub fn credential_spans(text: &str) -> Vec<Range<usize>> {
         }
     }
     merged
+}
+
+/// Whether `text` holds anything a credential could be found in, by the tree walks or in the
+/// text: a word named like a secret (a key, an env var's name, a flag), a URL with a userinfo,
+/// a private key. A quick look, so a document without any is not parsed to be shown.
+pub fn may_hold_credential(text: &str) -> bool {
+    if text.contains("PRIVATE KEY") || (text.contains("://") && text.contains('@')) {
+        return true;
+    }
+    text.split(|c: char| !key_char(c))
+        .any(|word| !word.is_empty() && is_secret_key(word.trim_start_matches('-')))
 }
 
 /// `text` with each of [`credential_spans`] replaced by `***`; borrowed when there is none.
@@ -614,7 +628,23 @@ mod tests {
     }
 
     #[test]
+    fn a_quick_look_finds_what_a_walk_would() {
+        for text in [
+            "env:\n- name: DB_PASSWORD\n  value: x\n",
+            "url: postgres://a:b@h/d",
+            "args: [--api-key, x]",
+            "-----BEGIN PRIVATE KEY-----",
+        ] {
+            assert!(may_hold_credential(text), "{text}");
+        }
+        assert!(!may_hold_credential(
+            "kind: ConfigMap\ndata:\n  mode: fast\n  secretName: web-db\n"
+        ));
+    }
+
+    #[test]
     fn a_value_under_a_secret_key_is_whole_and_elsewhere_masked() {
+        assert_eq!(shown(Some("password"), REDACTED), Shown::AsIs);
         assert_eq!(shown(Some("DB_PASSWORD"), "hunter2"), Shown::Whole);
         assert_eq!(shown(Some("automountServiceAccountToken"), "true"), Shown::AsIs);
         assert_eq!(shown(Some("LOG_LEVEL"), "debug"), Shown::AsIs);
