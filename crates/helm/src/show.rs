@@ -238,8 +238,13 @@ fn replacement(
         Err(reason) => Some(format!(
             "---\n# liveproof: document {number} not shown (it could hold a Secret): {reason}\n"
         )),
-        Ok(values) => redacted(chunk.trim_matches(['\n', '\r']), values, number, credentials)
-            .map(|redacted| format!("---\n{redacted}")),
+        Ok(values) => redacted(
+            chunk.trim_matches(['\n', '\r']),
+            values,
+            number,
+            credentials,
+        )
+        .map(|redacted| format!("---\n{redacted}")),
     }
 }
 
@@ -486,7 +491,12 @@ fn walk(value: &mut Yaml, key: Option<&str>, path: String, out: &mut Vec<String>
                     continue;
                 };
                 let under = credential::effective_key(k, name.as_deref()).to_owned();
-                walk(v, Some(&under), format!("{path}{}", credential::field(k)), out);
+                walk(
+                    v,
+                    Some(&under),
+                    format!("{path}{}", credential::field(k)),
+                    out,
+                );
             }
         }
         Yaml::Tagged(tagged) => walk(&mut tagged.value, key, path, out),

@@ -81,10 +81,12 @@ fn credentials_outside_secrets_are_redacted_where_they_are() {
         "---\n# Source: web/templates/config.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  DATABASE_URL: postgres://app:{CANARY}@db:5432/shop\n  API_TOKEN: {CANARY}\n  app.yaml: |\n    db:\n      host: db\n      password: {CANARY}\n  LOG_LEVEL: debug\n\
          ---\n# Source: web/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\nspec:\n  template:\n    spec:\n      containers:\n      - name: m\n        image: migrate:1\n        args: [\"--db-password\", \"{CANARY}\", \"--dsn=host=db password={CANARY}\"]\n"
     );
-    let (printed, credentials) =
-        show::manifest_and_credentials(&release_with_manifest(&manifest));
+    let (printed, credentials) = show::manifest_and_credentials(&release_with_manifest(&manifest));
     assert_no_canary(&printed, "credentials outside Secrets");
-    assert!(printed.contains("postgres://app:***@db:5432/shop"), "{printed}");
+    assert!(
+        printed.contains("postgres://app:***@db:5432/shop"),
+        "{printed}"
+    );
     assert!(printed.contains("LOG_LEVEL: debug"), "{printed}");
     assert!(printed.contains("host=db password=***"), "{printed}");
     let listed: Vec<String> = credentials.iter().map(ToString::to_string).collect();

@@ -183,9 +183,9 @@ fn says_nothing(text: &str) -> bool {
     text == REDACTED
         || text == MASK
         || matches!(
-        text.trim().to_ascii_lowercase().as_str(),
-        "" | "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~"
-    )
+            text.trim().to_ascii_lowercase().as_str(),
+            "" | "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~"
+        )
 }
 
 /// The byte ranges of `text` that hold credentials, sorted and merged: URL userinfo passwords
@@ -282,12 +282,7 @@ pub fn redact_json(value: &mut serde_json::Value, path: &str) -> Vec<String> {
     redacted
 }
 
-fn walk_json(
-    value: &mut serde_json::Value,
-    key: Option<&str>,
-    path: &str,
-    out: &mut Vec<String>,
-) {
+fn walk_json(value: &mut serde_json::Value, key: Option<&str>, path: &str, out: &mut Vec<String>) {
     use serde_json::Value;
     match value {
         Value::String(text) => match shown(key, text) {
@@ -354,7 +349,20 @@ fn ends_authority(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
-            '/' | '?' | '#' | '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | '\\'
+            '/' | '?'
+                | '#'
+                | '"'
+                | '\''
+                | '`'
+                | '<'
+                | '>'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '\\'
         )
 }
 
@@ -421,7 +429,11 @@ fn pair_value(text: &str, key_start: usize, at: usize) -> Option<Range<usize>> {
     let separator = *bytes.get(at)?;
     let colon = match separator {
         b'=' if bytes.get(at + 1) != Some(&b'=') => false,
-        b':' if matches!(bytes.get(at + 1), Some(b' ' | b'\t' | b'"' | b'\'' | b'\n' | b'\r')) => {
+        b':' if matches!(
+            bytes.get(at + 1),
+            Some(b' ' | b'\t' | b'"' | b'\'' | b'\n' | b'\r')
+        ) =>
+        {
             true
         }
         _ => return None,
@@ -470,10 +482,7 @@ fn pair_value(text: &str, key_start: usize, at: usize) -> Option<Range<usize>> {
 /// are indented deeper than the key's line.
 fn block_scalar(text: &str, key_start: usize, at: usize) -> Option<Range<usize>> {
     let line_start = text[..key_start].rfind('\n').map_or(0, |n| n + 1);
-    let indent = text[line_start..]
-        .chars()
-        .take_while(|c| *c == ' ')
-        .count();
+    let indent = text[line_start..].chars().take_while(|c| *c == ' ').count();
     let first = text[at..].find('\n').map(|n| at + n + 1)?;
     let mut end = first;
     for line in text[first..].split_inclusive('\n') {
@@ -646,7 +655,10 @@ mod tests {
     fn a_value_under_a_secret_key_is_whole_and_elsewhere_masked() {
         assert_eq!(shown(Some("password"), REDACTED), Shown::AsIs);
         assert_eq!(shown(Some("DB_PASSWORD"), "hunter2"), Shown::Whole);
-        assert_eq!(shown(Some("automountServiceAccountToken"), "true"), Shown::AsIs);
+        assert_eq!(
+            shown(Some("automountServiceAccountToken"), "true"),
+            Shown::AsIs
+        );
         assert_eq!(shown(Some("LOG_LEVEL"), "debug"), Shown::AsIs);
         assert_eq!(
             shown(Some("DATABASE_URL"), "postgres://a:b@h/d"),
@@ -669,16 +681,14 @@ mod tests {
         });
         let paths = redact_json(&mut tree, "");
         let text = tree.to_string();
-        assert!(!text.contains("hunter2") && !text.contains("12345"), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("12345"),
+            "{text}"
+        );
         assert!(text.contains("debug") && text.contains("\"80\""), "{text}");
         assert_eq!(
             paths,
-            [
-                ".args[1]",
-                ".data.apiKey",
-                ".env[0].value",
-                ".env[2].value"
-            ]
+            [".args[1]", ".data.apiKey", ".env[0].value", ".env[2].value"]
         );
     }
 }
