@@ -459,3 +459,20 @@ async fn an_allow_list_is_held_on_every_url_and_redirect() {
         readings[0].1
     );
 }
+
+/// The CLI reads the `--version-url` typed, wherever it points, but a redirect (not typed) may
+/// not lead it to a link-local or cloud metadata address. (`fe80::1` without a scope cannot be
+/// connected to at all, so even a broken check sends nothing there.)
+#[tokio::test]
+async fn a_typed_url_may_not_be_redirected_to_a_link_local_address() {
+    let (server, _) = metadata_stand_in("127.0.0.1").await;
+    let url = format!("{server}/to?url=http://[fe80::1]:9/latest/meta-data/");
+    let expectations = [expectation(&url, "1.4.0", None)];
+    let readings = read_versions(&expectations, TIMEOUT, 2, &Reach::typed([url.as_str()])).await;
+    assert!(
+        matches!(&readings[0].1, VersionReading::Failed(why)
+            if why.starts_with("refused: a redirect") && why.contains("link-local")),
+        "{:?}",
+        readings[0].1
+    );
+}
