@@ -245,3 +245,21 @@ async fn version_url_reads_only_what_the_operator_allowed() {
         "says the redirect was refused: {evidence}"
     );
 }
+
+/// A bad `--allow-version-url` stops the server before it serves (exit 2, with a hint), and
+/// the entry is shown with its password masked.
+#[tokio::test]
+async fn a_bad_allow_version_url_is_refused_at_start() {
+    let run = common::liveproof()
+        .args(&[
+            "mcp",
+            "--allow-version-url",
+            "https://ops:canary-4f1d@status.example.com/v?x=1",
+        ])
+        .run()
+        .await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("--allow-version-url"), "{}", run.stderr);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("canary-4f1d"), "{}", run.stderr);
+}

@@ -928,6 +928,39 @@ mod tests {
         assert!(Cli::try_parse_from(&call.argv).is_err());
     }
 
+    /// A `version_url` outside the operator's allow-list is refused before anything is sent,
+    /// the URL shown with its credentials masked, saying how the operator allows one.
+    #[test]
+    fn a_version_url_is_refused_unless_allowed() {
+        use liveproof_gather::reach::{AllowedUrl, Reach};
+        let call = ready(
+            "verify",
+            json!({"targets": ["deploy/web"], "since": "1h",
+                   "version_url": ["https://ops:s3cret@status.example.com/version?token=s3cret"],
+                   "expect_version": ["1.4.0"]}),
+        );
+        let why = call
+            .version_url_refusal(&Reach::allow_list(Vec::new()))
+            .expect("refused");
+        assert!(why.contains("--allow-version-url"), "{why}");
+        assert!(!why.contains("s3cret"), "{why}");
+        let allowed =
+            |entry: &str| Reach::allow_list(vec![AllowedUrl::parse(entry).expect("an entry")]);
+        assert_eq!(
+            call.version_url_refusal(&allowed("status.example.com")),
+            None
+        );
+        assert!(call
+            .version_url_refusal(&allowed("https://status.example.com/v2"))
+            .is_some());
+        // No version_url: nothing to refuse.
+        let plain = ready("verify", json!({"targets": ["deploy/web"], "since": "1h"}));
+        assert_eq!(
+            plain.version_url_refusal(&Reach::allow_list(Vec::new())),
+            None
+        );
+    }
+
     #[test]
     fn release_show_never_shows_values() {
         let call = ready(
