@@ -159,6 +159,19 @@ fn words(key: &str) -> Vec<String> {
 /// not one that names where or what kind: `secretName`, `tokenPath`), or its last word is `key`
 /// after another (`STRIPE_KEY`, `signingKey`, `api-key`; not `publicKey`, `cacheKey`).
 pub fn is_secret_key(key: &str) -> bool {
+    // Most keys hold none of the words: said without splitting them (a manifest has many).
+    const STEMS: &[&[u8]] = &[
+        b"pass", b"pwd", b"secret", b"token", b"cred", b"key", b"auth",
+    ];
+    let bytes = key.as_bytes();
+    let has_stem = STEMS.iter().any(|stem| {
+        bytes
+            .windows(stem.len())
+            .any(|w| w.eq_ignore_ascii_case(stem))
+    });
+    if !has_stem {
+        return false;
+    }
     let words = words(key);
     let Some(last) = words.last() else {
         return false;
