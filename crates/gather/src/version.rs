@@ -17,10 +17,10 @@ use liveproof_evidence::server::{
     lookup_json, parse_json_path, VersionExpectation, VersionReading, MAX_BODY_BYTES,
 };
 use liveproof_redacted::DisplaySafeUrl;
-
-use crate::reach::{GateResolver, Reach, Refused};
 use reqwest::header::{HeaderMap, ACCEPT, RETRY_AFTER};
 use reqwest::{Client, StatusCode};
+
+use crate::reach::{GateResolver, Reach, Refused};
 
 /// Redirects followed per request before giving up.
 pub const MAX_REDIRECTS: usize = 5;
