@@ -245,3 +245,70 @@ fn the_workloads_of_an_owner_that_never_released_take_the_owners_next_step() {
         "{step}"
     );
 }
+
+/// Issue 32, point 11: a ConfigMap the release renders holds a DSN with a password. `--expect
+/// re:` once answered yes/no about it (a character class at a time reads it out); now the
+/// manifest is matched as shown, that value redacted, and an expectation not found there is
+/// unknown, naming where the credential is, whether the value would have matched or not.
+#[test]
+fn an_expectation_is_no_oracle_over_a_credential_outside_a_secret() {
+    let observed = configmap_story_with_manifest_document(
+        "# Source: inventory/templates/dsn.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory-dsn\ndata:\n  DATABASE_URL: postgres://inventory:pw-7d3e@db.apps.svc/inventory\n",
+    );
+    let answer = |given: &str| {
+        let mut change = change_since_merge();
+        change
+            .manifest
+            .push(ManifestExpectation::parse(given).expect("an expectation"));
+        let report = judge(&observed, &change, &targets(&["release/inventory"]), "apps");
+        let release = report_of(&report, "Release", "apps", "inventory");
+        let e = evidence(release, Check::ManifestContains).clone();
+        // (The expectation itself is the caller's own text, and is echoed.)
+        assert!(
+            !format!("{e:?}").replace(given, "PROBE").contains("pw-7d3e"),
+            "{given}: the value is shown: {e:#?}"
+        );
+        (
+            e.status,
+            e.observed.replace(given, "PROBE"),
+            e.detail.replace(given, "PROBE"),
+        )
+    };
+    let matching = answer("re:pw-7d3[a-f]");
+    let not_matching = answer("re:pw-7d3[g-z]");
+    assert_eq!(
+        matching, not_matching,
+        "the answer depends on the hidden value"
+    );
+    assert_eq!(matching.0, Status::Unknown);
+    assert!(
+        matching
+            .2
+            .contains("ConfigMap/inventory-dsn .data.DATABASE_URL"),
+        "names where: {}",
+        matching.2
+    );
+    // Plain text too: `pw-7d3` is a prefix probe as much as a regex is.
+    assert_eq!(answer("pw-7d3e").0, Status::Unknown);
+    // What is shown is still found, the masked URL included.
+    assert_eq!(answer("secretKeyRef").0, Status::Pass);
+    assert_eq!(
+        answer("postgres://inventory:***@db.apps.svc").0,
+        Status::Pass
+    );
+
+    // Without a credential anywhere, a missing expectation is a fail, as before.
+    let plain = configmap_story_with_manifest_document(
+        "# Source: inventory/templates/dsn.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inventory-dsn\ndata:\n  DATABASE_HOST: db.apps.svc\n",
+    );
+    let mut change = change_since_merge();
+    change
+        .manifest
+        .push(ManifestExpectation::parse("re:pw-7d3[a-f]").expect("an expectation"));
+    let report = judge(&plain, &change, &targets(&["release/inventory"]), "apps");
+    let release = report_of(&report, "Release", "apps", "inventory");
+    assert_eq!(
+        evidence(release, Check::ManifestContains).status,
+        Status::Fail
+    );
+}

@@ -12,6 +12,7 @@ pub mod files;
 pub mod git;
 pub mod live;
 pub mod offline;
+pub mod reach;
 pub mod registry;
 pub mod releases;
 pub mod version;

@@ -5,7 +5,10 @@
 //! timeout applied to each attempt (connection, headers and body), and a bounded number of
 //! retries with a short backoff on connection errors, timeouts, 408, 429 and 5xx — honouring
 //! `Retry-After` up to [`MAX_RETRY_AFTER`]. At most [`MAX_BODY_BYTES`] of the body are read.
-//! Response headers and bodies are never logged (only their length, at debug level).
+//! Response headers and bodies are never logged (only their length, at debug level). What may
+//! be reached — the first URL, every redirect, every address a name resolves to — is the
+//! [`Reach`]'s to say (the CLI's user typed the URL; an MCP client reads only what the operator
+//! allowed).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +19,8 @@ use liveproof_evidence::server::{
 use liveproof_redacted::DisplaySafeUrl;
 use reqwest::header::{HeaderMap, ACCEPT, RETRY_AFTER};
 use reqwest::{Client, StatusCode};
+
+use crate::reach::{GateResolver, Reach, Refused};
 
 /// Redirects followed per request before giving up.
 pub const MAX_REDIRECTS: usize = 5;
@@ -28,13 +33,15 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// GETs every expectation's URL and returns one reading per expectation, in order, paired with
 /// its URL. `timeout` bounds each attempt; `retries` is how many more attempts a transient
 /// failure gets (0: one attempt only). Never fails as a whole: a URL that cannot be read is
-/// [`VersionReading::Failed`] with the reason.
+/// [`VersionReading::Failed`] with the reason. Only what `reach` allows is read.
 pub async fn read_versions(
     expectations: &[VersionExpectation],
     timeout: Duration,
     retries: u32,
+    reach: &Reach,
 ) -> Vec<(DisplaySafeUrl, VersionReading)> {
-    let client = match build_client(timeout) {
+    let reach = Arc::new(reach.clone());
+    let client = match build_client(timeout, &reach) {
         Ok(client) => client,
         Err(why) => {
             return expectations
@@ -45,18 +52,29 @@ pub async fn read_versions(
     };
     let reads = expectations.iter().map(|expectation| {
         let client = &client;
+        let reach = &reach;
         async move {
-            let reading = read_one(client, expectation, timeout, retries).await;
+            let reading = match refused(reach, expectation) {
+                Some(why) => VersionReading::Failed(why),
+                None => read_one(client, expectation, timeout, retries).await,
+            };
             (expectation.url.clone(), reading)
         }
     });
     futures::future::join_all(reads).await
 }
 
+/// Why `reach` does not let the expectation's URL be read (not sent at all).
+fn refused(reach: &Reach, expectation: &VersionExpectation) -> Option<String> {
+    let url = reqwest::Url::parse(expectation.url.expose()).ok()?;
+    reach.refusal(&url).map(|why| Refused(why).to_string())
+}
+
 /// The same TLS setup as the registry client: rustls on ring (the provider kube already
 /// builds) with the platform's trust store. `reqwest::Client::new()` would panic here: the
-/// workspace builds reqwest without a default crypto provider.
-fn build_client(timeout: Duration) -> Result<Client, String> {
+/// workspace builds reqwest without a default crypto provider. Names are resolved, and
+/// redirects followed, as `reach` allows.
+fn build_client(timeout: Duration, reach: &Arc<Reach>) -> Result<Client, String> {
     use rustls_platform_verifier::BuilderVerifierExt as _;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -65,12 +83,19 @@ fn build_client(timeout: Duration) -> Result<Client, String> {
         .with_platform_verifier()
         .map_err(|e| format!("TLS setup failed (trust store): {e}"))?
         .with_no_client_auth();
-    Client::builder()
+    let builder = Client::builder()
         .tls_backend_preconfigured(tls)
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
-        .user_agent(concat!("liveproof/", env!("CARGO_PKG_VERSION")))
+        .redirect(crate::reach::redirect_policy(reach.clone(), MAX_REDIRECTS))
+        .dns_resolver(GateResolver::new(reach.clone()))
+        .user_agent(concat!("liveproof/", env!("CARGO_PKG_VERSION")));
+    let builder = if reach.uses_proxies() {
+        builder
+    } else {
+        builder.no_proxy()
+    };
+    builder
         .build()
         .map_err(|e| format!("HTTP client setup failed: {}", chain(&e)))
 }
@@ -181,6 +206,14 @@ fn is_transient(status: StatusCode) -> bool {
 /// credentials) and classified as worth retrying or not.
 fn request_error(err: reqwest::Error, timeout: Duration) -> Attempt {
     let err = err.without_url();
+    // A redirect or an address the reach refused: final, and said as it is.
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        if let Some(refused) = cause.downcast_ref::<Refused>() {
+            return Attempt::Read(VersionReading::Failed(refused.to_string()));
+        }
+        source = cause.source();
+    }
     if err.is_timeout() {
         return Attempt::Transient(format!("timed out after {timeout:?}"), None);
     }

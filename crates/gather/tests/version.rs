@@ -13,6 +13,7 @@ use axum::routing::get;
 use axum::Router;
 use liveproof_evidence::server::{judge, VersionExpectation, VersionReading};
 use liveproof_evidence::{Check, Evidence, Status};
+use liveproof_gather::reach::{AllowedUrl, Reach};
 use liveproof_gather::version::read_versions;
 
 const TIMEOUT: Duration = Duration::from_millis(300);
@@ -144,7 +145,7 @@ async fn check(
     retries: u32,
 ) -> (VersionReading, Evidence) {
     let expectations = [expectation(url, expect, path)];
-    let readings = read_versions(&expectations, TIMEOUT, retries).await;
+    let readings = read_versions(&expectations, TIMEOUT, retries, &Reach::typed([url])).await;
     assert_eq!(readings.len(), 1);
     assert_eq!(readings[0].0.expose(), url);
     let mut evidence = judge(&expectations, &readings);
@@ -343,7 +344,8 @@ async fn several_urls_are_read_in_order_and_a_bad_one_spoils_only_itself() {
         expectation(&format!("{}/json", server.base), "1.4.0", Some("..bad")),
         expectation(&format!("{}/plain", server.base), "1.4.0", None),
     ];
-    let readings = read_versions(&expectations, TIMEOUT, 0).await;
+    let typed = Reach::typed(expectations.iter().map(|e| e.url.expose()));
+    let readings = read_versions(&expectations, TIMEOUT, 0, &typed).await;
     assert_eq!(readings.len(), 4);
     for (reading, exp) in readings.iter().zip(&expectations) {
         assert_eq!(reading.0, exp.url);
@@ -365,5 +367,112 @@ async fn several_urls_are_read_in_order_and_a_bad_one_spoils_only_itself() {
     assert_eq!(
         statuses,
         [Status::Pass, Status::Unknown, Status::Unknown, Status::Pass]
+    );
+}
+
+/// A server on `ip` whose `/credentials` answers a credential and counts its hits, and whose
+/// `/to?url=U` redirects to U.
+async fn metadata_stand_in(ip: &str) -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let app = Router::new()
+        .route(
+            "/credentials",
+            get(move || async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                json(r#"{"AccessKeyId":"canary-reach-7d3e","version":"canary-reach-7d3e"}"#)
+            }),
+        )
+        .route(
+            "/to",
+            get(
+                |axum::extract::Query(q): axum::extract::Query<
+                    std::collections::HashMap<String, String>,
+                >| async move { Redirect::temporary(&q["url"]) },
+            ),
+        );
+    let listener = tokio::net::TcpListener::bind(format!("{ip}:0"))
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    (format!("http://{addr}"), hits)
+}
+
+/// Issue 32, point 9: an MCP client's `version_url` reads only under the operator's
+/// `--allow-version-url`, compared parsed, and a redirect may not take it elsewhere. (Another
+/// loopback address stands in for an internal service: no test may reach a real one.)
+#[tokio::test]
+async fn an_allow_list_is_held_on_every_url_and_redirect() {
+    let (allowed, _) = metadata_stand_in("127.0.0.1").await;
+    let (internal, internal_hits) = metadata_stand_in("127.0.0.2").await;
+    let reach = Reach::allow_list(vec![
+        AllowedUrl::parse(&format!("{allowed}/to")).expect("an entry")
+    ]);
+    let secret = format!("{internal}/credentials");
+    let cases = [
+        // Straight to it.
+        secret.clone(),
+        // Through the allowed server's redirect.
+        format!("{allowed}/to?url={secret}"),
+        // String-prefix tricks: another host under the allowed one's text.
+        format!("{allowed}@{}", internal.trim_start_matches("http://")) + "/credentials",
+        format!("{allowed}/tox?url={secret}"),
+    ];
+    for url in &cases {
+        let expectations = [expectation(url, "1.4.0", Some(".AccessKeyId"))];
+        let readings = read_versions(&expectations, TIMEOUT, 2, &reach).await;
+        let reading = &readings[0].1;
+        assert!(
+            matches!(reading, VersionReading::Failed(why) if why.starts_with("refused:")),
+            "{url}: {reading:?}"
+        );
+        assert!(
+            !format!("{reading:?}").contains("canary-reach"),
+            "{reading:?}"
+        );
+    }
+    assert_eq!(
+        internal_hits.load(Ordering::SeqCst),
+        0,
+        "the internal service was reached"
+    );
+
+    // What is allowed is read, by name too (the resolver checks `localhost`'s addresses).
+    let by_name = allowed.replace("127.0.0.1", "localhost");
+    let reach = Reach::allow_list(vec![AllowedUrl::parse(&by_name).expect("an entry")]);
+    let url = format!("{by_name}/to?url={by_name}/credentials");
+    let expectations = [expectation(&url, "1.4.0", Some(".version"))];
+    let readings = read_versions(&expectations, TIMEOUT, 0, &reach).await;
+    assert!(
+        matches!(&readings[0].1, VersionReading::Field(Some(v)) if v.contains("canary-reach")),
+        "{:?}",
+        readings[0].1
+    );
+    // Nothing allowed: nothing read.
+    let readings = read_versions(&expectations, TIMEOUT, 0, &Reach::allow_list(Vec::new())).await;
+    assert!(
+        matches!(&readings[0].1, VersionReading::Failed(why) if why.contains("--allow-version-url")),
+        "{:?}",
+        readings[0].1
+    );
+}
+
+/// The CLI reads the `--version-url` typed, wherever it points, but a redirect (not typed) may
+/// not lead it to a link-local or cloud metadata address. (`fe80::1` without a scope cannot be
+/// connected to at all, so even a broken check sends nothing there.)
+#[tokio::test]
+async fn a_typed_url_may_not_be_redirected_to_a_link_local_address() {
+    let (server, _) = metadata_stand_in("127.0.0.1").await;
+    let url = format!("{server}/to?url=http://[fe80::1]:9/latest/meta-data/");
+    let expectations = [expectation(&url, "1.4.0", None)];
+    let readings = read_versions(&expectations, TIMEOUT, 2, &Reach::typed([url.as_str()])).await;
+    assert!(
+        matches!(&readings[0].1, VersionReading::Failed(why)
+            if why.starts_with("refused: a redirect") && why.contains("link-local")),
+        "{:?}",
+        readings[0].1
     );
 }

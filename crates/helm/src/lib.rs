@@ -26,6 +26,7 @@ pub use manifest::{
 pub use name::helm_controller_release_name;
 pub use read::{read_release, ReadRelease, VisibleManifest};
 pub use release::{Chart, ChartMetadata, Hook, Info, Release, ReleaseStatus};
+pub use show::CredentialField;
 pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
     is_release_storage, labelled_revision, newest, object_ref, stores_release,

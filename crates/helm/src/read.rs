@@ -5,6 +5,7 @@ use std::ops::Deref;
 
 use serde_json::Value;
 
+use crate::show::CredentialField;
 use crate::{DecodeError, Limits, ManifestRead, StoredRelease};
 
 /// One revision of a release, decoded, with its manifest read into documents.
@@ -14,8 +15,11 @@ pub struct ReadRelease {
     /// The stored manifest's documents.
     pub manifest: ManifestRead,
     /// When the manifest as liveproof shows it differs from the stored one (a rendered
-    /// Secret's data redacted): that text and its documents.
+    /// Secret's data redacted, values that look like credentials redacted): that text and its
+    /// documents.
     redacted: Option<(String, ManifestRead)>,
+    /// The values redacted as looking like credentials (where, never what).
+    credentials: Vec<CredentialField>,
 }
 
 /// The manifest as liveproof shows it (`release show --manifest`): what `--expect` is
@@ -26,6 +30,9 @@ pub struct VisibleManifest<'a> {
     pub read: &'a ManifestRead,
     /// Whether anything was redacted.
     pub redacted: bool,
+    /// The values redacted as looking like credentials, outside Secrets: a regex or text not
+    /// found in the shown manifest may be in one of them.
+    pub credentials: &'a [CredentialField],
 }
 
 impl ReadRelease {
@@ -39,7 +46,14 @@ impl ReadRelease {
             stored,
             manifest,
             redacted,
+            credentials: Vec::new(),
         }
+    }
+
+    /// With the values the shown manifest redacted as looking like credentials.
+    pub fn with_credentials(mut self, credentials: Vec<CredentialField>) -> ReadRelease {
+        self.credentials = credentials;
+        self
     }
 
     pub fn visible(&self) -> VisibleManifest<'_> {
@@ -48,11 +62,13 @@ impl ReadRelease {
                 text,
                 read,
                 redacted: true,
+                credentials: &self.credentials,
             },
             None => VisibleManifest {
                 text: &self.stored.release.manifest,
                 read: &self.manifest,
                 redacted: false,
+                credentials: &self.credentials,
             },
         }
     }
@@ -72,10 +88,10 @@ impl Deref for ReadRelease {
 pub fn read_release(obj: &Value, limits: &Limits) -> Result<ReadRelease, DecodeError> {
     let stored = crate::decode(obj, limits)?;
     let manifest = crate::read_manifest_until(&stored.release.manifest, limits.deadline);
-    let shown = crate::show::manifest(&stored.release);
+    let (shown, credentials) = crate::show::manifest_and_credentials(&stored.release);
     let redacted = (shown != stored.release.manifest).then(|| {
         let read = crate::read_manifest_until(&shown, limits.deadline);
         (shown, read)
     });
-    Ok(ReadRelease::new(stored, manifest, redacted))
+    Ok(ReadRelease::new(stored, manifest, redacted).with_credentials(credentials))
 }

@@ -1,10 +1,13 @@
 //! The installed manifest as it may be shown: what `helm get manifest` prints, minus the
-//! secrets (rendered Secrets' data redacted). Decoding's safe view of a release's manifest, fed
-//! straight from storage ([`crate::write_stored_manifest`]); how `release show` lays its
-//! sections out is the report crate's.
+//! secrets (rendered Secrets' data redacted, and in every document the values that look like
+//! credentials, as [`liveproof_redacted::credential`] classifies them). Decoding's safe view of
+//! a release's manifest, fed straight from storage ([`crate::write_stored_manifest`]); how
+//! `release show` lays its sections out is the report crate's.
 
+use std::fmt;
 use std::io::{self, Write as _};
 
+use liveproof_redacted::credential;
 use serde_norway::Value as Yaml;
 
 use crate::release::Release;
@@ -16,18 +19,61 @@ use crate::yaml::{is_document_start, plain_kind, read_documents};
 /// replaced by `<redacted>` (that document is re-serialized; its `# Source:` line is kept), so
 /// are those of a `*List`'s Secret items and of any object whose `kind` is not a plain string,
 /// and a document that does not parse is replaced whole by a one-line note saying why.
+/// In every other document, values that look like credentials are redacted the same way: a
+/// value under a key named like a secret (or an env entry so named) whole, a URL's password or
+/// a `password=…` inside a longer text as `***`.
 ///
 /// A document whose text alone shows a top-level `kind` that is neither a Secret nor a list
-/// (plain block YAML with one plain `kind: Word` line, and nothing that could hide another) is
+/// (plain block YAML with one plain `kind: Word` line, and nothing that could hide another),
+/// and that holds nothing a credential could be ([`credential::may_hold_credential`]), is
 /// printed as rendered without being parsed: a large release's thousands of documents are not
 /// parsed to print them. Such a document that YAML would refuse further in (a duplicate nested
-/// key, say) is therefore printed as rendered too, as `helm get manifest` prints it.
+/// key, say) is therefore printed as rendered too, as `helm get manifest` prints it (with what
+/// looks like a credential in its text masked, when it has any).
 pub fn manifest(r: &Release) -> String {
+    manifest_and_credentials(r).0
+}
+
+/// [`manifest`], and the values it redacted as looking like credentials (Secret data is not
+/// listed: a Secret's values are all redacted).
+pub fn manifest_and_credentials(r: &Release) -> (String, Vec<CredentialField>) {
     let mut out = Vec::new();
+    let mut writer = ManifestWriter::new(&mut out);
     // Writing into a Vec cannot fail, and every piece written is a `str`.
-    let _ = write_manifest(r, &mut out);
-    String::from_utf8(out)
-        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+    let credentials = writer
+        .push(&r.manifest)
+        .and_then(|()| writer.finish_listing())
+        .unwrap_or_default();
+    let text = String::from_utf8(out)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
+    (text, credentials)
+}
+
+/// A value of a rendered document that [`manifest`] redacted because it looks like a
+/// credential: where it is, never what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialField {
+    /// 1-based position among the manifest's non-blank documents.
+    pub document: usize,
+    /// The object's kind and name, when the document could be read.
+    pub object: Option<(String, String)>,
+    /// The field's path in the object (`.data.DATABASE_URL`); `None` when the document could
+    /// not be parsed and its text was masked.
+    pub field: Option<String>,
+}
+
+impl fmt::Display for CredentialField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.object {
+            Some((kind, name)) if name.is_empty() => write!(f, "{kind}")?,
+            Some((kind, name)) => write!(f, "{kind}/{name}")?,
+            None => write!(f, "document {}", self.document)?,
+        }
+        match &self.field {
+            Some(field) => write!(f, " {field}"),
+            None => write!(f, " (its text)"),
+        }
+    }
 }
 
 /// [`manifest`], written to `out` as it goes: what is printed as rendered is written straight
@@ -52,6 +98,8 @@ pub struct ManifestWriter<'a> {
     first: bool,
     /// Non-blank documents so far.
     number: usize,
+    /// What was redacted so far as looking like a credential.
+    credentials: Vec<CredentialField>,
 }
 
 /// What the search for the next document's start found.
@@ -71,6 +119,7 @@ impl<'a> ManifestWriter<'a> {
             searched: 0,
             first: true,
             number: 0,
+            credentials: Vec::new(),
         }
     }
 
@@ -88,7 +137,12 @@ impl<'a> ManifestWriter<'a> {
     }
 
     /// The manifest has ended: writes its last documents, and a final newline if it lacks one.
-    pub fn finish(mut self) -> io::Result<()> {
+    pub fn finish(self) -> io::Result<()> {
+        self.finish_listing().map(drop)
+    }
+
+    /// [`ManifestWriter::finish`], returning the values redacted as looking like credentials.
+    pub fn finish_listing(mut self) -> io::Result<Vec<CredentialField>> {
         while let Start::At(end) = self.next_start(true) {
             self.document(end)?;
         }
@@ -96,7 +150,7 @@ impl<'a> ManifestWriter<'a> {
         if self.out.last.is_some_and(|byte| byte != b'\n') {
             self.out.write_all(b"\n")?;
         }
-        Ok(())
+        Ok(self.credentials)
     }
 
     /// Where the next document starts: at a `---` line, as [`crate::yaml::split_documents`]
@@ -141,10 +195,11 @@ impl<'a> ManifestWriter<'a> {
             self.number += 1;
         }
         // Most documents say plainly what they are; only the others need a parser to tell.
-        let replaced = if blank || plainly_not_a_secret(chunk) {
+        let plain = plainly_not_a_secret(chunk);
+        let replaced = if blank || (plain && !credential::may_hold_credential(chunk)) {
             None
         } else {
-            replacement(chunk, self.number)
+            replacement(chunk, self.number, plain, &mut self.credentials)
         };
         match replaced {
             None => self.out.write_all(text.as_bytes()),
@@ -153,16 +208,43 @@ impl<'a> ManifestWriter<'a> {
     }
 }
 
-/// What replaces document `number` (its text `chunk`): the note saying why it is not shown, or
-/// the Secret it holds (or may) with its data redacted; `None` when it is printed as rendered.
-fn replacement(chunk: &str, number: usize) -> Option<String> {
+/// What replaces document `number` (its text `chunk`; `plain`: its text shows it is no Secret):
+/// the note saying why it is not shown, the Secret it holds (or may) with its data redacted,
+/// or the document with what looks like a credential redacted (listed in `credentials`);
+/// `None` when it is printed as rendered.
+fn replacement(
+    chunk: &str,
+    number: usize,
+    plain: bool,
+    credentials: &mut Vec<CredentialField>,
+) -> Option<String> {
     match read_documents(chunk) {
+        // Plainly no Secret, but YAML refuses it: printed as rendered, its credentials masked
+        // in the text.
+        Err(_) if plain => match credential::mask_credentials(chunk) {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(masked) => {
+                credentials.push(CredentialField {
+                    document: number,
+                    object: None,
+                    field: None,
+                });
+                // After its `---` (printed with it) as when printed as rendered.
+                let separated = masked.starts_with([' ', '\t', '\n', '\r']);
+                Some(format!("---{}{masked}", if separated { "" } else { "\n" }))
+            }
+        },
         // Never its text: it could be a Secret the parser could not show us.
         Err(reason) => Some(format!(
             "---\n# liveproof: document {number} not shown (it could hold a Secret): {reason}\n"
         )),
-        Ok(values) => redacted(chunk.trim_matches(['\n', '\r']), values)
-            .map(|redacted| format!("---\n{redacted}")),
+        Ok(values) => redacted(
+            chunk.trim_matches(['\n', '\r']),
+            values,
+            number,
+            credentials,
+        )
+        .map(|redacted| format!("---\n{redacted}")),
     }
 }
 
@@ -205,11 +287,18 @@ fn plainly_not_a_secret(chunk: &str) -> bool {
     })
 }
 
-/// `Some(text)` when the chunk holds a Secret (or may), re-serialized with its data redacted;
-/// `None` when it can be printed as rendered.
-fn redacted(document: &str, mut values: Vec<Yaml>) -> Option<String> {
+/// `Some(text)` when the chunk holds a Secret (or may), re-serialized with its data redacted,
+/// or holds values that look like credentials, re-serialized with those redacted (each listed
+/// in `credentials`); `None` when it can be printed as rendered.
+fn redacted(
+    document: &str,
+    mut values: Vec<Yaml>,
+    number: usize,
+    credentials: &mut Vec<CredentialField>,
+) -> Option<String> {
     let mut changed = false;
     let mut has_secret = false;
+    let mut found = Vec::new();
     for value in &mut values {
         // Kubernetes' YAML reader applies `<<` merge keys, so a Secret's data can come from one.
         if value.apply_merge().is_err() {
@@ -219,8 +308,9 @@ fn redacted(document: &str, mut values: Vec<Yaml>) -> Option<String> {
         }
         has_secret |= is_secret(value);
         changed |= redact(value);
+        redact_credentials(value, number, &mut found);
     }
-    if !changed && !has_secret {
+    if !changed && !has_secret && found.is_empty() {
         return None;
     }
     let mut out = String::new();
@@ -233,6 +323,10 @@ fn redacted(document: &str, mut values: Vec<Yaml>) -> Option<String> {
     if changed {
         out.push_str("# Secret data redacted by liveproof\n");
     }
+    if !found.is_empty() {
+        out.push_str("# values that look like credentials redacted by liveproof\n");
+    }
+    credentials.extend(found);
     for (i, value) in values.iter().enumerate() {
         if i > 0 {
             out.push_str("---\n");
@@ -300,4 +394,112 @@ fn redact_secret(secret: &mut Yaml) -> bool {
         changed = true;
     }
     changed
+}
+
+/// Redacts, in place, what looks like a credential in `value` (a document: an object, or a
+/// list of them), listing each redacted field in `found`.
+fn redact_credentials(value: &mut Yaml, number: usize, found: &mut Vec<CredentialField>) {
+    let is_list = kind_of(value).is_some_and(crate::yaml::is_list_kind);
+    let objects: Vec<&mut Yaml> = match value.get_mut("items") {
+        Some(Yaml::Sequence(items)) if is_list => items.iter_mut().collect(),
+        _ => vec![value],
+    };
+    for object in objects {
+        let kind = kind_of(object).unwrap_or_default().to_owned();
+        let name = object
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Yaml::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let mut fields = Vec::new();
+        walk(object, None, String::new(), &mut fields);
+        found.extend(fields.into_iter().map(|field| CredentialField {
+            document: number,
+            object: Some((kind.clone(), name.clone())),
+            field: Some(field),
+        }));
+    }
+}
+
+/// One node of [`redact_credentials`]'s walk, found under `key` at `path`.
+fn walk(value: &mut Yaml, key: Option<&str>, path: String, out: &mut Vec<String>) {
+    match value {
+        Yaml::String(text) => {
+            // `kubectl apply` copies the whole object, as JSON, into this annotation.
+            if key == Some("kubectl.kubernetes.io/last-applied-configuration") {
+                let applied = serde_json::from_str::<serde_json::Value>(text).map(|mut json| {
+                    let redacted = credential::redact_json(&mut json, "");
+                    (json, redacted)
+                });
+                match applied {
+                    Ok((_, redacted)) if redacted.is_empty() => {}
+                    Ok((json, _)) => {
+                        *text = json.to_string();
+                        out.push(path);
+                    }
+                    Err(_) => {
+                        if credential::may_hold_credential(text) {
+                            *value = Yaml::String(REDACTED.to_owned());
+                            out.push(path);
+                        }
+                    }
+                }
+                return;
+            }
+            match credential::shown(key, text) {
+                credential::Shown::AsIs => {}
+                credential::Shown::Whole => {
+                    *value = Yaml::String(REDACTED.to_owned());
+                    out.push(path);
+                }
+                credential::Shown::Masked(masked) => {
+                    *text = masked;
+                    out.push(path);
+                }
+            }
+        }
+        Yaml::Number(_) => {
+            if key.is_some_and(credential::is_secret_key) {
+                *value = Yaml::String(REDACTED.to_owned());
+                out.push(path);
+            }
+        }
+        Yaml::Sequence(items) => {
+            let mut after_flag = false;
+            for (i, item) in items.iter_mut().enumerate() {
+                let at = format!("{path}[{i}]");
+                let flag = item.as_str().is_some_and(credential::is_secret_flag);
+                if after_flag && item.is_string() {
+                    *item = Yaml::String(REDACTED.to_owned());
+                    out.push(at);
+                } else {
+                    walk(item, None, at, out);
+                }
+                after_flag = flag;
+            }
+        }
+        Yaml::Mapping(map) => {
+            let name = map
+                .get("name")
+                .or_else(|| map.get("key"))
+                .and_then(Yaml::as_str)
+                .map(str::to_owned);
+            for (k, v) in map.iter_mut() {
+                let Some(k) = k.as_str() else {
+                    walk(v, None, format!("{path}[?]"), out);
+                    continue;
+                };
+                let under = credential::effective_key(k, name.as_deref()).to_owned();
+                walk(
+                    v,
+                    Some(&under),
+                    format!("{path}{}", credential::field(k)),
+                    out,
+                );
+            }
+        }
+        Yaml::Tagged(tagged) => walk(&mut tagged.value, key, path, out),
+        Yaml::Bool(_) | Yaml::Null => {}
+    }
 }

@@ -45,20 +45,69 @@ fn manifest_prints_every_document_with_secret_data_redacted() {
     assert!(printed.starts_with("---\n# Source: inventory/templates/secret.yaml\n"));
     assert!(printed.contains("# Secret data redacted by liveproof\n"));
     assert!(printed.contains("password: <redacted>"), "{printed}");
-    // Non-Secret documents are printed exactly as rendered.
+    // A document with nothing that looks like a credential is printed exactly as rendered.
     let service_start = release
         .manifest
         .find("# Source: inventory/templates/service.yaml")
         .expect("service in manifest");
-    assert!(printed.contains(&release.manifest[service_start..]));
+    let deployment_start = release
+        .manifest
+        .find("---\n# Source: inventory/templates/deployment.yaml")
+        .expect("deployment in manifest");
+    assert!(printed.contains(&release.manifest[service_start..deployment_start]));
     assert_eq!(printed.matches("---\n").count(), 3);
-    // The Deployment's inline env value is the chart's own doing and is what `helm get
-    // manifest` shows; only Secret objects are redacted here.
-    let secret_doc = printed
-        .split("---\n")
-        .find(|doc| doc.contains("kind: Secret"))
-        .expect("secret document");
-    assert_no_secret(secret_doc);
+    // The Deployment's inline env value DATABASE_PASSWORD is the chart's own doing and `helm
+    // get manifest` shows it; liveproof shows it redacted, its neighbour as rendered.
+    assert!(
+        printed.contains("# values that look like credentials redacted by liveproof\n"),
+        "{printed}"
+    );
+    assert!(printed.contains("value: db.apps.svc"), "{printed}");
+    assert_no_secret(&printed);
+    let (_, credentials) = show::manifest_and_credentials(&release);
+    let listed: Vec<String> = credentials.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        listed,
+        ["Deployment/inventory .spec.template.spec.containers[0].env[1].value"]
+    );
+}
+
+/// Issue 32, point 11: values that look like credentials are redacted in every document, not
+/// only in Secrets — a DSN's password in a ConfigMap, a config file it holds, an env entry, a
+/// flag — and each is listed by where it is; what does not look like one is kept.
+#[test]
+fn credentials_outside_secrets_are_redacted_where_they_are() {
+    let manifest = format!(
+        "---\n# Source: web/templates/config.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  DATABASE_URL: postgres://app:{CANARY}@db:5432/shop\n  API_TOKEN: {CANARY}\n  app.yaml: |\n    db:\n      host: db\n      password: {CANARY}\n  LOG_LEVEL: debug\n\
+         ---\n# Source: web/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\nspec:\n  template:\n    spec:\n      containers:\n      - name: m\n        image: migrate:1\n        args: [\"--db-password\", \"{CANARY}\", \"--dsn=host=db password={CANARY}\"]\n"
+    );
+    let (printed, credentials) = show::manifest_and_credentials(&release_with_manifest(&manifest));
+    assert_no_canary(&printed, "credentials outside Secrets");
+    assert!(
+        printed.contains("postgres://app:***@db:5432/shop"),
+        "{printed}"
+    );
+    assert!(printed.contains("LOG_LEVEL: debug"), "{printed}");
+    assert!(printed.contains("host=db password=***"), "{printed}");
+    let listed: Vec<String> = credentials.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        listed,
+        [
+            "ConfigMap/web-config .data.DATABASE_URL",
+            "ConfigMap/web-config .data.API_TOKEN",
+            "ConfigMap/web-config .data[\"app.yaml\"]",
+            "Job/migrate .spec.template.spec.containers[0].args[1]",
+            "Job/migrate .spec.template.spec.containers[0].args[2]",
+        ]
+    );
+    // A document YAML refuses is printed as rendered, with what looks like a credential in
+    // its text masked.
+    let refused = format!(
+        "---\nkind: ConfigMap\nmetadata:\n  name: x\n  name: y\ndata:\n  url: https://u:{CANARY}@h/\n"
+    );
+    let printed = show::manifest(&release_with_manifest(&refused));
+    assert_no_canary(&printed, "a ConfigMap YAML refuses");
+    assert!(printed.contains("https://u:***@h/"), "{printed}");
 }
 
 /// A value only a rendered Secret holds, raw (`stringData`) and as `data` carries it.
@@ -261,8 +310,7 @@ fn a_manifest_pushed_in_pieces_prints_as_when_whole() {
     ];
     for manifest in manifests {
         let whole = show::manifest(&release_with_manifest(&manifest));
-        // (The inventory's Deployment carries a password in plain text, printed as rendered.)
-        assert!(!whole.contains(SECRETS[2]), "{whole}");
+        assert_no_secret(&whole);
         for size in [1, 2, 3, 4, 5, 7, 13, 64, 1000] {
             let mut out = Vec::new();
             let mut writer = show::ManifestWriter::new(&mut out);

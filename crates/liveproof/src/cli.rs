@@ -1029,6 +1029,16 @@ pub struct McpArgs {
     /// server read any file it can (symlinks are followed before the check).
     #[arg(long, value_name = "DIR")]
     pub allow_from: Vec<PathBuf>,
+
+    /// A URL prefix (https://status.example.com/version) or a host (status.example.com,
+    /// status.example.com:8443) the verify tool's `version_url` may read. Repeatable. Without
+    /// it, a call naming a URL is refused: an agent cannot make the server read cloud metadata
+    /// or an internal service. Compared parsed (scheme, host, port, whole path segments);
+    /// every redirect is held to it too, and a link-local or cloud metadata address
+    /// (169.254.0.0/16, fe80::/10, metadata.google.internal) is read only when an entry names
+    /// it itself, never through a name that resolves to it.
+    #[arg(long, value_name = "URL|HOST")]
+    pub allow_version_url: Vec<String>,
 }
 
 const LINT_LONG_ABOUT: &str = "\

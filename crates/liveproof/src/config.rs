@@ -218,6 +218,10 @@ pub struct VerifyConfig {
     pub decode_cache: std::sync::Arc<liveproof_gather::releases::DecodeCache>,
     /// Where `--wait`'s progress goes besides stderr (an MCP client's progress notifications).
     pub progress: Option<crate::progress::ProgressSink>,
+    /// What a `--version-url` read may reach: `None` for the URLs the user typed (any of
+    /// them; a redirect not to a link-local or metadata address), or the MCP operator's
+    /// allow-list.
+    pub version_reach: Option<liveproof_gather::reach::Reach>,
 }
 
 /// Git's answers about charts, by chart path, shared by every snapshot a command judges
@@ -290,6 +294,7 @@ impl VerifyConfig {
             chart_facts: ChartFactsCache::default(),
             decode_cache: Default::default(),
             progress: None,
+            version_reach: None,
             fleet: Vec::new(),
             fleet_concurrency: DEFAULT_FLEET_CONCURRENCY,
         }
@@ -494,6 +499,7 @@ impl VerifyRequest {
             chart_facts: ChartFactsCache::default(),
             decode_cache: Default::default(),
             progress: None,
+            version_reach: None,
             targets,
             change,
             source,

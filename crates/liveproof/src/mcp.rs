@@ -101,6 +101,8 @@ struct Liveproof {
     kubeconfigs: Arc<Vec<PathBuf>>,
     /// Where `from` and `manifests` may read (`mcp --allow-from`), canonical; none by default.
     from_roots: Arc<Vec<PathBuf>>,
+    /// What `version_url` may read (`mcp --allow-version-url`); nothing by default.
+    version_reach: Arc<liveproof_gather::reach::Reach>,
 }
 
 /// Serves until stdin closes.
@@ -127,10 +129,28 @@ pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
             }
         }
     }
+    let mut allowed_urls = Vec::new();
+    for given in &args.allow_version_url {
+        match liveproof_gather::reach::AllowedUrl::parse(given) {
+            Ok(allowed) => allowed_urls.push(allowed),
+            Err(why) => {
+                return Err(HintedMessage::new(
+                    format!(
+                        "--allow-version-url {}: {why}",
+                        liveproof_redacted::DisplaySafeUrl::new(given)
+                    ),
+                    "give a URL prefix (https://status.example.com/version) or a host \
+                     (status.example.com, status.example.com:8443)",
+                )
+                .into())
+            }
+        }
+    }
     let server = Liveproof {
         allow_writes: args.allow_writes,
         kubeconfigs: Arc::new(tools::allowed_kubeconfigs(&args.kubeconfig)),
         from_roots: Arc::new(from_roots),
+        version_reach: Arc::new(liveproof_gather::reach::Reach::allow_list(allowed_urls)),
     };
     tracing::info!(
         "liveproof mcp: serving on stdio ({})",
@@ -204,12 +224,13 @@ impl ServerHandler for Liveproof {
             tools::Prepared::Ready(call) => match call
                 .kubeconfig_refusal(&self.kubeconfigs)
                 .or_else(|| call.files_refusal(&self.from_roots))
+                .or_else(|| call.version_url_refusal(&self.version_reach))
             {
                 Some(message) => tools::tool_error(&message),
                 // A cancelled call stops here: its future is dropped, and with it the requests
                 // it had under way.
                 None => tokio::select! {
-                    result = tools::run(call, true, progress) => result,
+                    result = tools::run(call.reaching(&self.version_reach), true, progress) => result,
                     () = context.ct.cancelled() => {
                         return Err(ErrorData::internal_error("cancelled by the client", None))
                     }

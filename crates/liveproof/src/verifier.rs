@@ -824,10 +824,21 @@ async fn read_versions(config: &VerifyConfig, observed: &mut Observed) {
     if config.change.versions.is_empty() {
         return;
     }
+    let typed;
+    let reach = match &config.version_reach {
+        Some(reach) => reach,
+        None => {
+            typed = liveproof_gather::reach::Reach::typed(
+                config.change.versions.iter().map(|v| v.url.expose()),
+            );
+            &typed
+        }
+    };
     observed.versions = liveproof_gather::version::read_versions(
         &config.change.versions,
         config.request_timeout,
         2,
+        reach,
     )
     .await;
 }

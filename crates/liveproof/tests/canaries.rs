@@ -3,7 +3,8 @@
 //! secrets, kubeconfig tokens and exec env, a file passed as a kubeconfig, URL userinfo and
 //! query, git remotes — is looked for in everything every command prints (stdout, stderr) at
 //! every log level and in every format, in every file it writes, and in every MCP tool result:
-//! raw and base64. Expected: 0 hits. The one exception is stated and asserted: `snapshot.json`
+//! raw and base64 — also what looks like a credential outside a Secret: a DSN's password in a
+//! ConfigMap the release renders, a literal env password in a `-f` manifest. Expected: 0 hits. The one exception is stated and asserted: `snapshot.json`
 //! (mode 0600) holds pod templates whole, so a value written literally in a template's env —
 //! config, by the template's own choice — is in it, as rollback needs it.
 
@@ -22,7 +23,7 @@ use serde_json::{json, Value};
 const NS: &str = "vault";
 
 /// Each planted value names where it was planted, so a hit says what leaked.
-const PLACES: [&str; 12] = [
+const PLACES: [&str; 14] = [
     "secretdata",
     "stringdata",
     "helmvalues",
@@ -35,6 +36,8 @@ const PLACES: [&str; 12] = [
     "pullsecret",
     "kubetoken",
     "urlquery",
+    "manifestdsn",
+    "fliteral",
 ];
 
 fn canary(place: &str) -> String {
@@ -71,13 +74,30 @@ fn release_manifest() -> String {
          --- \n# Source: web/templates/spaced.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: web-spaced\nstringData:\n  key: {}\n\
          ---\n# Source: web/templates/list.yaml\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: web-listed\n  stringData:\n    key: {}\n\
          ---\n# Source: web/templates/broken.yaml\napiVersion: v1\nkind: Secret\nkind: Secret\nmetadata:\n  name: web-broken\nstringData:\n  key: {}\n\
+         ---\n# Source: web/templates/config.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  DATABASE_URL: postgres://web:{}@db.vault.svc/web\n  LOG_LEVEL: info\n\
          ---\n# Source: web/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n",
         b64(&canary("manifestsecret")),
         canary("manifestsecret"),
         canary("manifestspaced"),
         canary("manifestlist"),
         canary("manifestbroken"),
+        canary("manifestdsn"),
     )
+}
+
+/// A manifest for `-f` that writes a password into the Deployment's env, literally.
+fn literal_env_manifest(dir: &Path) -> PathBuf {
+    let path = dir.join("declared").join("api.yaml");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n  namespace: {NS}\nspec:\n  selector:\n    matchLabels: {{app: api}}\n  template:\n    metadata:\n      labels: {{app: api}}\n    spec:\n      containers:\n      - name: api\n        image: 127.0.0.1:9/acme/api:latest\n        env:\n        - name: DB_PASSWORD\n          value: {}\n",
+            canary("fliteral")
+        ),
+    )
+    .expect("write");
+    path
 }
 
 fn objects() -> Vec<Value> {
@@ -329,6 +349,33 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
             );
         }
     }
+    // `-f` with a manifest that writes a password into the env literally: the difference is
+    // said, by field, and neither the declared nor the live value is shown.
+    let declared = literal_env_manifest(dir.path());
+    let declared = declared.to_str().expect("utf-8").to_string();
+    for format in ["text", "json", "markdown", "junit"] {
+        let run = common::liveproof()
+            .args(&["-vv", "verify", "-f", &declared, "--kubeconfig", &kc])
+            .args(&[
+                "--since",
+                "2026-07-12T10:00:00Z",
+                "--no-registry",
+                "-o",
+                format,
+            ])
+            .run()
+            .await;
+        assert!(
+            !matches!(format, "text" | "json") || run.stdout.contains("env[DB_PASSWORD]"),
+            "-f -o {format}: the difference is named:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+        m.check_run(
+            &format!("verify -f (literal env password) -o {format}"),
+            &run,
+        );
+    }
     for section in [
         None,
         Some("--manifest"),
@@ -498,6 +545,35 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
         mcp.stdout
     );
 
+    // MCP with `manifests` allowed: the same `-f`, and release_show of the DSN's ConfigMap.
+    let allowed = Path::new(&declared).parent().expect("a parent");
+    let calls = [
+        json!({"name": "verify", "arguments": {"manifests": [declared], "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "no_registry": true}}),
+        json!({"name": "release_show", "arguments": {"name": "web", "namespace": NS, "kubeconfig": kc, "section": "manifest"}}),
+    ];
+    let (mcp, replies) = common::mcp(
+        &[
+            "-vv",
+            "--kubeconfig",
+            &kc,
+            "--allow-from",
+            allowed.to_str().expect("utf-8"),
+        ],
+        &calls,
+    )
+    .await;
+    assert!(
+        common::tool_text(&replies[0]).contains("env[DB_PASSWORD]"),
+        "{}",
+        replies[0]
+    );
+    assert!(
+        common::tool_text(&replies[1]).contains("postgres://web:***@db.vault.svc/web"),
+        "{}",
+        replies[1]
+    );
+    m.check_run("mcp -f and release_show", &mcp);
+
     assert!(m.runs >= 60, "only {} outputs checked", m.runs);
     assert!(
         m.leaks.is_empty(),
@@ -512,6 +588,12 @@ async fn no_planted_secret_leaves_any_command_format_log_level_or_file() {
 fn answer(run: &common::Run, probe: &str) -> String {
     let report: Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    format!("exit {} {}", run.code, learnt(&report, probe))
+}
+
+/// What a report tells of an expectation: the verdict and the evidence it is matched in, the
+/// expectation's own text taken out.
+fn learnt(report: &Value, probe: &str) -> String {
     let evidence: Vec<Value> = report["targets"]
         .as_array()
         .into_iter()
@@ -520,51 +602,77 @@ fn answer(run: &common::Run, probe: &str) -> String {
         .filter(|e| e["check"] == "manifest_contains" || e["check"] == "spec_readback")
         .map(|e| json!([e["check"], e["status"], e["observed"], e["detail"]]))
         .collect();
-    format!("exit {} {}", run.code, json!(evidence)).replace(probe, "PROBE")
+    format!("{} {}", report["verdict"], json!(evidence)).replace(probe, "PROBE")
 }
 
 /// Issue 21, point 2: no yes/no oracle over what is redacted. `--expect re:…` once passed or
 /// failed on a rendered Secret's value (a read-only MCP client binary-searched one out in 134
-/// calls), and the same on pod-template env values. For every planted value an expectation
-/// could reach, a regex that matches it and one that does not get the same answer, and neither
-/// is a pass.
+/// calls), and the same on pod-template env values; issue 32, point 11: and on a DSN's password
+/// in a ConfigMap the release renders. For every planted value an expectation could reach, a
+/// regex that matches it and one that does not get the same answer, and neither is a pass —
+/// from the CLI and from an MCP client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expectation_is_no_oracle_over_redacted_values() {
     let cluster = SimCluster::start(objects(), NS).await;
     let kc = cluster.kubeconfig().to_string();
     let mut probes = 0;
-    for (target, place) in [
+    let places = [
         ("release/web", "manifestsecret"),
         ("release/web", "manifestspaced"),
         ("release/web", "manifestlist"),
+        ("release/web", "manifestdsn"),
         ("deploy/api", "envvalue"),
-    ] {
-        // The value is `canary-PLACE-7d3e`: `[a-f]` holds its last letter, `[g-z]` does not.
-        let answers: Vec<String> = {
-            let mut out = Vec::new();
-            for class in ["[a-f]", "[g-z]"] {
-                let probe = format!("re:canary-{place}-7d3{class}");
-                let run = common::liveproof()
-                    .args(&["verify", target])
-                    .kubeconfig(&kc)
-                    .since("2026-07-12T10:00:00Z")
-                    .args(&["--no-registry", "--expect", &probe])
-                    .json()
-                    .run()
-                    .await;
-                probes += 1;
-                assert!(
-                    !answer(&run, &probe).contains("\"pass\""),
-                    "{target} {probe}: an expectation passed on a redacted value:\n{}",
-                    run.stdout
-                );
-                out.push(answer(&run, &probe));
-            }
-            out
-        };
+    ];
+    // The value is `canary-PLACE-7d3e`: `[a-f]` holds its last letter, `[g-z]` does not.
+    let probe = |place: &str, class: &str| format!("re:canary-{place}-7d3{class}");
+    for (target, place) in places {
+        let mut answers = Vec::new();
+        for class in ["[a-f]", "[g-z]"] {
+            let probe = probe(place, class);
+            let run = common::liveproof()
+                .args(&["verify", target])
+                .kubeconfig(&kc)
+                .since("2026-07-12T10:00:00Z")
+                .args(&["--no-registry", "--expect", &probe])
+                .json()
+                .run()
+                .await;
+            probes += 1;
+            assert!(
+                !answer(&run, &probe).contains("\"pass\""),
+                "{target} {probe}: an expectation passed on a redacted value:\n{}",
+                run.stdout
+            );
+            answers.push(answer(&run, &probe));
+        }
         assert_eq!(
             answers[0], answers[1],
             "{target}: the answer depends on the redacted value `{place}`"
+        );
+    }
+    // The same probes from an MCP client, in one session.
+    let calls: Vec<Value> = places
+        .iter()
+        .flat_map(|(target, place)| {
+            ["[a-f]", "[g-z]"].map(|class| {
+                json!({"name": "verify", "arguments": {"targets": [target], "kubeconfig": kc,
+                    "since": "2026-07-12T10:00:00Z", "no_registry": true,
+                    "expect": [probe(place, class)]}})
+            })
+        })
+        .collect();
+    let (run, replies) = common::mcp(&["--kubeconfig", &kc], &calls).await;
+    for (i, (target, place)) in places.iter().enumerate() {
+        let [matching, not_matching] = ["[a-f]", "[g-z]"].map(|class| {
+            let reply = &replies[2 * i + usize::from(class == "[g-z]")];
+            assert_eq!(reply["isError"], false, "{reply}\n{}", run.stderr);
+            learnt(&reply["structuredContent"], &probe(place, class))
+        });
+        probes += 2;
+        assert!(!matching.contains("\"pass\""), "MCP {target}: {matching}");
+        assert_eq!(
+            matching, not_matching,
+            "MCP {target}: the answer depends on the redacted value `{place}`"
         );
     }
     #[expect(clippy::print_stderr, reason = "the matrix's summary is its output")]

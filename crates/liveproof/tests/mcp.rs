@@ -175,3 +175,91 @@ async fn a_wait_sends_progress_to_a_client_that_asked_for_it() {
         run.stdout
     );
 }
+
+/// Issue 32, point 9: `version_url` once read any URL from the server's machine and returned
+/// the field asked for, so an agent could read cloud metadata or an internal service. Now it
+/// reads only what the operator allowed (`--allow-version-url`), compared parsed, redirects
+/// included; a loopback server with a credential stands in for the metadata service (no test
+/// may reach a real one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn version_url_reads_only_what_the_operator_allowed() {
+    use common::{canned_server, http_response};
+    let cluster = SimCluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let kc = cluster.kubeconfig();
+    let metadata = canned_server(Some(http_response(
+        "200 OK",
+        &["Content-Type: application/json"],
+        br#"{"AccessKeyId":"canary-reach-7d3e","Token":"canary-reach-7d3e"}"#,
+    )));
+    let location = format!("Location: http://{metadata}/latest/meta-data/iam");
+    let redirector = canned_server(Some(http_response("302 Found", &[&location], b"")));
+    let call = |url: &str| {
+        serde_json::json!({"name": "verify", "arguments": {
+            "targets": ["apps/deploy/inventory"], "kubeconfig": kc, "since": "1h",
+            "image": [demo::NEW_IMAGE], "version_url": [url], "expect_version": ["1.4.0"],
+            "version_json": [".AccessKeyId"]}})
+    };
+    let direct = format!("http://{metadata}/latest/meta-data/iam");
+    let text = |reply: &serde_json::Value| common::tool_text(reply).to_string();
+
+    // Started without --allow-version-url: refused up front, nothing read.
+    let (run, replies) = common::mcp(&["--kubeconfig", kc], &[call(&direct)]).await;
+    assert_eq!(replies[0]["isError"], true, "{}", replies[0]);
+    assert!(
+        text(&replies[0]).contains("--allow-version-url"),
+        "{}",
+        text(&replies[0])
+    );
+    assert!(!run.stdout.contains("canary-reach"), "{}", run.stdout);
+
+    // Allowed: the redirector's host and port. The metadata stand-in (another port), a
+    // userinfo trick naming the allowed host, and a redirect from the allowed one to it: none
+    // is read.
+    let allowed = format!("http://{redirector}/");
+    let tricked = format!("http://{redirector}@{metadata}/latest/meta-data/iam");
+    let via = format!("http://{redirector}/next");
+    let (run, replies) = common::mcp(
+        &["--kubeconfig", kc, "--allow-version-url", &allowed],
+        &[call(&direct), call(&tricked), call(&via)],
+    )
+    .await;
+    assert!(!run.stdout.contains("canary-reach"), "{}", run.stdout);
+    assert!(!run.stderr.contains("canary-reach"), "{}", run.stderr);
+    for reply in &replies[..2] {
+        assert_eq!(reply["isError"], true, "{reply}");
+        assert!(text(reply).contains("is refused"), "{}", text(reply));
+    }
+    let report = &replies[2]["structuredContent"];
+    let server = report["targets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["kind"] == "Server"))
+        .unwrap_or_else(|| panic!("no Server target: {report}"));
+    let evidence = &server["evidence"][0];
+    assert_eq!(evidence["status"], "unknown", "{evidence}");
+    assert!(
+        evidence.to_string().contains("refused: a redirect"),
+        "says the redirect was refused: {evidence}"
+    );
+}
+
+/// A bad `--allow-version-url` stops the server before it serves (exit 2, with a hint), and
+/// the entry is shown with its password masked.
+#[tokio::test]
+async fn a_bad_allow_version_url_is_refused_at_start() {
+    let run = common::liveproof()
+        .args(&[
+            "mcp",
+            "--allow-version-url",
+            "https://ops:canary-4f1d@status.example.com/v?x=1",
+        ])
+        .run()
+        .await;
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("--allow-version-url"), "{}", run.stderr);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("canary-4f1d"), "{}", run.stderr);
+}

@@ -152,6 +152,23 @@ async def session_checks(args):
                 "verify", {"targets": ["apps/deploy/inventory"], "since": "yesterday", "kubeconfig": args.kubeconfig}
             )
             check(bad.is_error and "--since `yesterday`" in text_of(bad), "a bad time is an isError result", text_of(bad))
+            # A version_url the operator did not allow (--allow-version-url) is refused unread:
+            # nothing listens on loopback port 9, and nothing is sent there.
+            refused = await session.call_tool(
+                "verify",
+                {
+                    "targets": ["apps/deploy/inventory"],
+                    "kubeconfig": args.kubeconfig,
+                    "since": args.since,
+                    "version_url": ["http://127.0.0.1:9/latest/meta-data/iam/security-credentials/"],
+                    "expect_version": ["1.4.0"],
+                },
+            )
+            check(
+                refused.is_error and "--allow-version-url" in text_of(refused),
+                "a version_url the operator did not allow is refused, saying how to allow it",
+                text_of(refused),
+            )
             bad = await session.call_tool("stale", {"targets": ["apps/release/inventory"], "kubeconfig": args.kubeconfig})
             check(bad.is_error and "deployment/" in text_of(bad), "stale of a non-workload is an isError result", text_of(bad))
             bad = await session.call_tool(

@@ -8,7 +8,10 @@
 //! - [`mask_urls`]: the same masking over free text, for what other libraries print (a log
 //!   line of the HTTP stack quoting the URL it requests).
 //! - [`parse`]: parse errors told without the values they quote.
+//! - [`credential`]: what looks like a credential outside a Secret (URL userinfo, `password=`,
+//!   keys named like secrets), the one classifier every shown manifest goes through.
 
+pub mod credential;
 pub mod parse;
 
 use std::borrow::Cow;

@@ -10,7 +10,12 @@
 //! - scalars equal, a number and a string with the same text being equal (`8080`, `"8080"`),
 //!   and under `resources` two quantities of the same value (`500m` = `0.5`, `1Gi` = `1024Mi`);
 //! - a declared `null`, empty list or empty map matches an absent field.
+//!
+//! A difference is shown with what looks like a credential redacted, on both sides
+//! ([`liveproof_redacted::credential`]): a manifest's literal `DB_PASSWORD` env value, a DSN's
+//! password, a `--password` flag's argument are never printed, from the manifest or the cluster.
 
+use liveproof_redacted::credential::{self, Shown};
 use serde_json::Value;
 
 /// Lists whose elements are identified by their `name`, as the API merges them.
@@ -33,17 +38,13 @@ pub struct Difference {
     pub declared: String,
     /// The live value, as compact JSON, or `<absent>`.
     pub live: String,
+    /// Something in `declared` or `live` looked like a credential and is shown redacted.
+    pub redacted: bool,
 }
 
 /// Compares `declared` against `live` under `path`; `None` when every declared field matches.
 pub fn first_difference(declared: &Value, live: Option<&Value>, path: &str) -> Option<Difference> {
-    let differ = |live: Option<&Value>| {
-        Some(Difference {
-            path: path.to_string(),
-            declared: compact(declared),
-            live: live.map_or_else(|| "<absent>".to_string(), compact),
-        })
-    };
+    let differ = |live: Option<&Value>| Some(Difference::at(path, declared, live));
     if is_empty(declared) && live.is_none_or(is_empty) {
         return None;
     }
@@ -82,11 +83,7 @@ pub fn first_difference(declared: &Value, live: Option<&Value>, path: &str) -> O
                     let at = format!("{path}[{name}]");
                     match live_item {
                         Some(l) => first_difference(item, Some(l), &at),
-                        None => Some(Difference {
-                            path: at,
-                            declared: compact(item),
-                            live: "<absent>".into(),
-                        }),
+                        None => Some(Difference::at(&at, item, None)),
                     }
                 });
             }
@@ -97,7 +94,15 @@ pub fn first_difference(declared: &Value, live: Option<&Value>, path: &str) -> O
                 .iter()
                 .zip(live_items)
                 .enumerate()
-                .find_map(|(i, (item, l))| first_difference(item, Some(l), &format!("{path}[{i}]")))
+                .find_map(|(i, (item, l))| {
+                    let d = first_difference(item, Some(l), &format!("{path}[{i}]"))?;
+                    // The argument after `--password` is the password, whatever it looks like.
+                    let after_flag = i
+                        .checked_sub(1)
+                        .and_then(|p| items[p].as_str())
+                        .is_some_and(credential::is_secret_flag);
+                    Some(if after_flag { d.hidden() } else { d })
+                })
         }
         (_, Some(live)) if scalar_eq(declared, live, path) => None,
         (_, Some(live)) => differ(Some(live)),
@@ -134,6 +139,80 @@ fn field(key: &str) -> String {
         format!(".{key}")
     } else {
         format!("[{key:?}]")
+    }
+}
+
+impl Difference {
+    /// The difference at `path`, each side shown with what looks like a credential redacted.
+    fn at(path: &str, declared: &Value, live: Option<&Value>) -> Difference {
+        let key = key_at(path);
+        let (declared, declared_redacted) = shown(declared, key.as_deref());
+        let (live, live_redacted) = match live {
+            Some(live) => shown(live, key.as_deref()),
+            None => ("<absent>".to_string(), false),
+        };
+        Difference {
+            path: path.to_string(),
+            declared,
+            live,
+            redacted: declared_redacted || live_redacted,
+        }
+    }
+
+    /// Both sides redacted whole.
+    fn hidden(self) -> Difference {
+        let hide = |side: String| {
+            if side == "<absent>" {
+                side
+            } else {
+                credential::REDACTED.to_string()
+            }
+        };
+        Difference {
+            declared: hide(self.declared),
+            live: hide(self.live),
+            redacted: true,
+            ..self
+        }
+    }
+}
+
+/// The key a value at `path` stands under, for the classifier: its last field, or for an
+/// entry's `.value` the entry's name (`env[DB_PASSWORD].value` stands under `DB_PASSWORD`).
+fn key_at(path: &str) -> Option<String> {
+    // `.annotations["example.com/api-token"]`
+    if let Some((_, key)) = path.strip_suffix("\"]").and_then(|p| p.rsplit_once("[\"")) {
+        return Some(key.to_string());
+    }
+    let (parent, last) = match path.rsplit_once('.') {
+        Some((parent, last)) if !last.contains(['[', ']']) => (parent, last),
+        _ => return None,
+    };
+    let name = parent
+        .strip_suffix(']')
+        .and_then(|p| p.rsplit_once('['))
+        .map(|(_, name)| name.trim_matches('"'))
+        .filter(|name| !name.bytes().all(|b| b.is_ascii_digit()));
+    Some(credential::effective_key(last, name).to_string())
+}
+
+/// `v` as compact JSON with what looks like a credential redacted, and whether anything was.
+fn shown(v: &Value, key: Option<&str>) -> (String, bool) {
+    match v {
+        Value::String(s) => match credential::shown(key, s) {
+            Shown::AsIs => (s.clone(), false),
+            Shown::Whole => (credential::REDACTED.to_string(), true),
+            Shown::Masked(masked) => (masked, true),
+        },
+        Value::Number(_) if key.is_some_and(credential::is_secret_key) => {
+            (credential::REDACTED.to_string(), true)
+        }
+        Value::Object(_) | Value::Array(_) => {
+            let mut v = v.clone();
+            let redacted = !credential::redact_json(&mut v, "").is_empty();
+            (compact(&v), redacted)
+        }
+        other => (compact(other), false),
     }
 }
 
@@ -268,6 +347,69 @@ mod tests {
         assert_eq!(
             d.path,
             ".spec.template.metadata.annotations[\"example.com/x\"]"
+        );
+    }
+
+    /// Issue 32, point 11: a `-f` difference never prints a literal that looks like a
+    /// credential, from the manifest or from the cluster, whatever the shape of the difference.
+    #[test]
+    fn a_difference_never_shows_a_credential() {
+        let env = |value: &str| {
+            json!({"spec": {"containers": [{"name": "app", "env": [
+                {"name": "DB_PASSWORD", "value": value},
+                {"name": "DB_URL", "value": format!("postgres://app:{value}@db")},
+                {"name": "LOG_LEVEL", "value": "debug"}]}]}})
+        };
+        let d = diff(env("declared-s3cret"), env("live-s3cret")).expect("differs");
+        assert_eq!(
+            d.path,
+            ".spec.template.spec.containers[app].env[DB_PASSWORD].value"
+        );
+        assert_eq!(
+            (d.declared.as_str(), d.live.as_str()),
+            ("<redacted>", "<redacted>")
+        );
+        assert!(d.redacted);
+        // The same password through a URL: masked, the rest of it kept.
+        let mut declared = env("same");
+        declared["spec"]["containers"][0]["env"][1]["value"] =
+            json!("postgres://app:declared-s3cret@db");
+        let d = diff(declared, env("same")).expect("differs");
+        assert_eq!(d.declared, "postgres://app:***@db");
+        // A whole entry absent, a container absent, an argument after a flag.
+        let d = diff(
+            env("declared-s3cret"),
+            json!({"spec": {"containers": [{"name": "app"}]}}),
+        )
+        .expect("differs");
+        assert!(
+            !d.declared.contains("s3cret") && d.declared.contains("debug"),
+            "{d:?}"
+        );
+        let d = diff(env("declared-s3cret"), json!({"spec": {"containers": []}})).expect("differs");
+        assert!(!d.declared.contains("s3cret"), "{d:?}");
+        let args = |value: &str| json!({"spec": {"containers": [{"name": "app", "args": ["--db-password", value]}]}});
+        let d = diff(args("declared-s3cret"), args("live-s3cret")).expect("differs");
+        assert_eq!(d.path, ".spec.template.spec.containers[app].args[1]");
+        assert_eq!(
+            (d.declared.as_str(), d.live.as_str()),
+            ("<redacted>", "<redacted>")
+        );
+        let d = diff(
+            json!({"metadata": {"annotations": {"example.com/api-token": "declared-s3cret"}}}),
+            json!({"metadata": {"annotations": {}}}),
+        )
+        .expect("differs");
+        assert_eq!(d.declared, "<redacted>");
+        // What does not look like one is shown, as before.
+        let d = diff(
+            json!({"spec": {"containers": [{"name": "app", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]}}),
+            json!({"spec": {"containers": [{"name": "app", "env": [{"name": "LOG_LEVEL", "value": "info"}]}]}}),
+        )
+        .expect("differs");
+        assert_eq!(
+            (d.declared.as_str(), d.live.as_str(), d.redacted),
+            ("debug", "info", false)
         );
     }
 

@@ -1,10 +1,11 @@
 //! The user's expectations (`--image`, `--expect-env`, `--expect-secret-ref`) held against a
 //! pod spec: the workload's template (`spec_readback`) or a running pod (`pod_spec`).
-//! Presence only: values are never read, so they can never be printed.
+//! Presence only: values are never read, so they can never be printed. And `--expect` held
+//! against text shown with what looks like a credential redacted ([`text_match`]).
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
-use crate::change::{ImageRef, SecretRefExpectation};
+use crate::change::{ImageRef, ManifestExpectation, SecretRefExpectation};
 use crate::digest::{image_id_digest, DigestMatch};
 use crate::{Change, Observed, Status};
 
@@ -341,6 +342,46 @@ fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
         expected,
         observed: format!("no container or volume references secret {want}"),
     }
+}
+
+/// Where an `--expect` stands against a text as liveproof shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextMatch {
+    /// In the text as shown.
+    Found,
+    /// Not in the text, and nothing in it is hidden that it could be in.
+    Missing,
+    /// Not in the text as shown, which has values that look like credentials redacted: it
+    /// may be in one of them, which no expectation is matched against.
+    Hidden,
+}
+
+/// Whether `expectation` is in `shown`, a text whose values that look like credentials were
+/// redacted (`credentials`: where, never what). Decided on the shown text alone, so no answer
+/// depends on a hidden value: a regex or text that would match only inside one is [`Hidden`],
+/// as is every other that is not found, the same answer whether the value holds it or not (an
+/// answer that differed would be a yes/no oracle over the value, and a prefix or character
+/// class probe would read it out a character at a time).
+///
+/// [`Hidden`]: TextMatch::Hidden
+pub fn text_match(expectation: &ManifestExpectation, shown: &str, credentials: bool) -> TextMatch {
+    if expectation.is_match(shown) {
+        TextMatch::Found
+    } else if credentials {
+        TextMatch::Hidden
+    } else {
+        TextMatch::Missing
+    }
+}
+
+/// Up to four of `fields`, and how many more: where credentials were redacted, for a detail.
+pub fn some_fields<T: std::fmt::Display>(fields: &[T]) -> String {
+    const SHOWN: usize = 4;
+    let mut named: Vec<String> = fields.iter().take(SHOWN).map(ToString::to_string).collect();
+    if fields.len() > SHOWN {
+        named.push(format!("{} more", fields.len() - SHOWN));
+    }
+    named.join(", ")
 }
 
 /// Folds several findings into one status: any fail fails, else any unknown is unknown.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use liveproof_helm::{ReleaseStatus, StorageDriver, StorageObject, StoredRelease};
 
+use super::expect::{self, TextMatch};
 use super::raw::str_at;
 use super::Finding;
 use crate::order::{order, Order};
@@ -483,6 +484,7 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
     };
     let mut found = Vec::new();
     let mut missing = Vec::new();
+    let mut hidden = Vec::new();
     for e in &change.manifest {
         // Name the rendered object that holds it; never quote the text (it may be a Secret).
         let holder = visible
@@ -500,13 +502,45 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
             });
         match holder {
             Some(h) => found.push(h),
-            None if !e.is_match(visible.text) => missing.push(format!("`{}`", e.given)),
-            None => found.push(format!("`{}` in the manifest", e.given)),
+            None => match expect::text_match(e, visible.text, !visible.credentials.is_empty()) {
+                TextMatch::Found => found.push(format!("`{}` in the manifest", e.given)),
+                TextMatch::Missing => missing.push(format!("`{}`", e.given)),
+                TextMatch::Hidden => hidden.push(format!("`{}`", e.given)),
+            },
         }
     }
     let source = stored_source(&newest.object).field(".manifest");
     let describe = ReleaseHistory::describe(newest);
-    if missing.is_empty() {
+    if !missing.is_empty() {
+        Finding::new(Check::ManifestContains, Status::Fail, format!("missing {}", missing.join(", ")), expected)
+            .source(source)
+            .detail(format!(
+                "the installed manifest of {describe} does not contain {}: the change is not in the installed release{}",
+                missing.join(", "),
+                if visible.redacted { REDACTED_NOT_SEARCHED } else { "" }
+            ))
+            .next("the change never reached the installed release: find what should have upgraded it")
+    } else if !hidden.is_empty() {
+        // Never the value, nor an answer that depends on it: where it is, and why unknown.
+        let mut observed = found.clone();
+        observed.push(format!(
+            "{} not in the manifest as shown",
+            hidden.join(", ")
+        ));
+        Finding::new(
+            Check::ManifestContains,
+            Status::Unknown,
+            observed.join("; "),
+            expected,
+        )
+        .source(source)
+        .detail(format!(
+            "the manifest of {describe} holds values that look like credentials ({}), shown redacted and never matched against: whether {} is in the installed release is unknown",
+            expect::some_fields(visible.credentials),
+            hidden.join(", ")
+        ))
+        .next("expect text of the change that is not a credential (a host, a user name, a key's name), or move the credential into a Secret and state it with --expect-secret-ref")
+    } else {
         Finding::new(
             Check::ManifestContains,
             Status::Pass,
@@ -517,15 +551,6 @@ fn manifest_contains(change: &Change, history: &ReleaseHistory) -> Finding {
         .detail(format!(
             "the rendered manifest of {describe} contains every expectation"
         ))
-    } else {
-        Finding::new(Check::ManifestContains, Status::Fail, format!("missing {}", missing.join(", ")), expected)
-            .source(source)
-            .detail(format!(
-                "the installed manifest of {describe} does not contain {}: the change is not in the installed release{}",
-                missing.join(", "),
-                if visible.redacted { REDACTED_NOT_SEARCHED } else { "" }
-            ))
-            .next("the change never reached the installed release: find what should have upgraded it")
     }
 }
 

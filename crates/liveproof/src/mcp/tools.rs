@@ -47,6 +47,8 @@ impl Tool {
 pub struct Call {
     tool: Tool,
     argv: Vec<String>,
+    /// What a `version_url` read may reach; nothing until [`Call::reaching`] says.
+    reach: Option<liveproof_gather::reach::Reach>,
 }
 
 impl Call {
@@ -68,6 +70,36 @@ impl Call {
              --kubeconfig PATH`)\nhint: leave `kubeconfig` out to use the server's default, or \
              ask the operator to start the server with --kubeconfig {given}"
         ))
+    }
+}
+
+impl Call {
+    /// Why this call may not read a `version_url` it names: one `reach` (the operator's
+    /// `--allow-version-url`) does not allow. Nothing is sent; the URL is shown with its
+    /// credentials masked. (Redirects and the addresses a name resolves to are held to the
+    /// same rule when it is read.)
+    pub fn version_url_refusal(&self, reach: &liveproof_gather::reach::Reach) -> Option<String> {
+        self.argv
+            .iter()
+            .filter_map(|a| a.strip_prefix("--version-url="))
+            .find_map(|given| {
+                // One that is no URL is the CLI's to refuse, in its words.
+                let url = url::Url::parse(given).ok()?;
+                let why = reach.refusal(&url)?;
+                Some(format!(
+                    "`version_url` `{}` is refused: {why}\nhint: leave `version_url` out, or ask \
+                     the operator to start the server with `liveproof mcp --allow-version-url \
+                     URL` naming the endpoint (a URL prefix or a host; a link-local or cloud \
+                     metadata address only when named itself)",
+                    liveproof_redacted::DisplaySafeUrl::new(given)
+                ))
+            })
+    }
+
+    /// This call, reading a `version_url` only as `reach` allows.
+    pub fn reaching(mut self, reach: &liveproof_gather::reach::Reach) -> Call {
+        self.reach = Some(reach.clone());
+        self
     }
 }
 
@@ -194,7 +226,11 @@ pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
         Tool::RestartStale => decode::<RestartInput>(tool, arguments).map(RestartInput::argv),
     };
     match argv {
-        Ok(argv) => Prepared::Ready(Call { tool, argv }),
+        Ok(argv) => Prepared::Ready(Call {
+            tool,
+            argv,
+            reach: None,
+        }),
         Err(message) => Prepared::Refused(message),
     }
 }
@@ -299,7 +335,16 @@ async fn execute(
             .await
             .map_err(|e| format!("internal error: {e}"))?
             .map_err(|e| cli_error(&e.into()))?;
-            let config = crate::config::VerifyConfig { progress, ..config };
+            // Fail closed: a call no reach was given to reads no URL.
+            let reach = call
+                .reach
+                .clone()
+                .unwrap_or_else(|| liveproof_gather::reach::Reach::allow_list(Vec::new()));
+            let config = crate::config::VerifyConfig {
+                progress,
+                version_reach: Some(reach),
+                ..config
+            };
             let report = crate::verifier::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;
@@ -715,7 +760,8 @@ fn describe(tool: Tool) -> Description {
              `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
              `expect_env`, `expect_secret_ref`). A live target carries `live_since` (when its \
              last serving pod became Ready, with a dated `timeline`); with a `commit` whose time \
-             is known, a live report carries `lead_time_seconds`. Read-only.",
+             is known, a live report carries `lead_time_seconds`. A `version_url` is read only \
+             under what the operator allowed (`liveproof mcp --allow-version-url`). Read-only.",
             input_schema::<VerifyInput>(),
             // The schema `liveproof schema` prints, derived from the report types.
             Some(crate::schema::report_schema()),
@@ -880,6 +926,39 @@ mod tests {
         // Neither targets nor a selector: the CLI's own refusal, as a tool error.
         let call = ready("verify", json!({"since": "30m"}));
         assert!(Cli::try_parse_from(&call.argv).is_err());
+    }
+
+    /// A `version_url` outside the operator's allow-list is refused before anything is sent,
+    /// the URL shown with its credentials masked, saying how the operator allows one.
+    #[test]
+    fn a_version_url_is_refused_unless_allowed() {
+        use liveproof_gather::reach::{AllowedUrl, Reach};
+        let call = ready(
+            "verify",
+            json!({"targets": ["deploy/web"], "since": "1h",
+                   "version_url": ["https://ops:s3cret@status.example.com/version?token=s3cret"],
+                   "expect_version": ["1.4.0"]}),
+        );
+        let why = call
+            .version_url_refusal(&Reach::allow_list(Vec::new()))
+            .expect("refused");
+        assert!(why.contains("--allow-version-url"), "{why}");
+        assert!(!why.contains("s3cret"), "{why}");
+        let allowed =
+            |entry: &str| Reach::allow_list(vec![AllowedUrl::parse(entry).expect("an entry")]);
+        assert_eq!(
+            call.version_url_refusal(&allowed("status.example.com")),
+            None
+        );
+        assert!(call
+            .version_url_refusal(&allowed("https://status.example.com/v2"))
+            .is_some());
+        // No version_url: nothing to refuse.
+        let plain = ready("verify", json!({"targets": ["deploy/web"], "since": "1h"}));
+        assert_eq!(
+            plain.version_url_refusal(&Reach::allow_list(Vec::new())),
+            None
+        );
     }
 
     #[test]
