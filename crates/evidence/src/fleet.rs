@@ -172,6 +172,7 @@ mod tests {
                 live_since: since.map(str::to_string),
                 live_since_unknown: None,
                 timeline: Vec::new(),
+                superseded_by: None,
             });
             r
         };

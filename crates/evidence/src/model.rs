@@ -114,7 +114,8 @@ impl Status {
     }
 }
 
-/// Ordered worst first, so the overall verdict is the minimum over targets.
+/// Ordered worst first, so the overall verdict is the minimum over targets: not_live < unproven <
+/// superseded < live (docs/design.md).
 #[derive(
     Debug,
     Clone,
@@ -132,6 +133,10 @@ impl Status {
 pub enum Verdict {
     NotLive,
     Unproven,
+    // Not live because a later change replaced this one, and the evidence shows it
+    // (`TargetReport::superseded_by` names what): nothing to roll back. (A plain comment: a doc
+    // comment would split the schema's enum.)
+    Superseded,
     Live,
 }
 
@@ -140,6 +145,7 @@ impl Verdict {
         match self {
             Verdict::NotLive => "not_live",
             Verdict::Unproven => "unproven",
+            Verdict::Superseded => "superseded",
             Verdict::Live => "live",
         }
     }
@@ -150,6 +156,7 @@ impl Verdict {
             Verdict::Live => 0,
             Verdict::NotLive => 1,
             Verdict::Unproven => 3,
+            Verdict::Superseded => 4,
         }
     }
 }
@@ -359,6 +366,38 @@ pub struct TargetReport {
     /// What the evidence dates about this target, oldest first, each with where it was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineEntry>,
+    /// When superseded: the later change that replaced this one, and whether it is live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<SupersededBy>,
+}
+
+/// The later change that replaced the stated one (verdict `superseded`), as the evidence shows
+/// it: a workload revision created after the one that carried the change, a newer deployed
+/// Helm revision, or a GitOps revision that strictly descends from the commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SupersededBy {
+    /// What replaced it, in one sentence a person can act on.
+    pub summary: String,
+    /// The revision that serves now: a ReplicaSet or ControllerRevision (`apps/promo-6c8d`,
+    /// revision 3), a Helm release revision (`inventory.v36`), a GitOps revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The commit of the later change, when a GitOps revision or `--repo` names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The images the later change runs, as its template names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+    /// When the later change was made (RFC 3339): the revision's creation, the Helm deploy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// Whether the later change is itself live: judged by the same checks, with itself as the
+    /// change; absent when that could not be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<bool>,
+    /// Where the later change was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ref: Option<SourceRef>,
 }
 
 /// A moment the evidence dates.

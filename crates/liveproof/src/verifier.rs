@@ -928,6 +928,7 @@ mod tests {
                 live_since: None,
                 live_since_unknown: None,
                 timeline: Vec::new(),
+                superseded_by: None,
             }],
         );
         let absent = [Absent {

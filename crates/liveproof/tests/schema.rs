@@ -62,7 +62,7 @@ fn the_schema_describes_the_liveproof_v1_report() {
     let verdicts = &schema["$defs"]["Verdict"]["enum"];
     assert_eq!(
         verdicts,
-        &serde_json::json!(["not_live", "unproven", "live"])
+        &serde_json::json!(["not_live", "unproven", "superseded", "live"])
     );
     let statuses = &schema["$defs"]["Status"]["enum"];
     assert_eq!(

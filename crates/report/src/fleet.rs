@@ -147,5 +147,6 @@ fn label(verdict: Verdict, error: bool) -> &'static str {
         Verdict::Live => "LIVE",
         Verdict::NotLive => "NOT LIVE",
         Verdict::Unproven => "UNPROVEN",
+        Verdict::Superseded => "SUPERSEDED",
     }
 }

@@ -416,6 +416,7 @@ pub(crate) fn verdict_emoji(verdict: Verdict) -> &'static str {
         Verdict::Live => "✅",
         Verdict::NotLive => "❌",
         Verdict::Unproven => "⚠️",
+        Verdict::Superseded => "⏭️",
     }
 }
 
@@ -424,6 +425,7 @@ pub(crate) fn verdict_words(verdict: Verdict) -> &'static str {
         Verdict::Live => "live",
         Verdict::NotLive => "not live",
         Verdict::Unproven => "unproven",
+        Verdict::Superseded => "superseded",
     }
 }
 

@@ -189,6 +189,7 @@ fn verdict_word(verdict: Verdict) -> &'static str {
         Verdict::Live => "LIVE",
         Verdict::NotLive => "NOT LIVE",
         Verdict::Unproven => "UNPROVEN",
+        Verdict::Superseded => "SUPERSEDED",
     }
 }
 
@@ -373,6 +374,7 @@ impl Page {
 const GREEN: &str = "32";
 const RED: &str = "31";
 const YELLOW: &str = "33";
+const CYAN: &str = "36";
 const DIM: &str = "2";
 
 fn verdict_color(verdict: Verdict) -> &'static str {
@@ -380,6 +382,7 @@ fn verdict_color(verdict: Verdict) -> &'static str {
         Verdict::Live => GREEN,
         Verdict::NotLive => RED,
         Verdict::Unproven => YELLOW,
+        Verdict::Superseded => CYAN,
     }
 }
 

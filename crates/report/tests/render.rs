@@ -74,6 +74,7 @@ fn target(
         live_since: None,
         live_since_unknown: None,
         timeline: Vec::new(),
+        superseded_by: None,
     }
 }
 
@@ -479,6 +480,7 @@ fn text_opens_with_one_line_per_target_naming_what_failed() {
             Verdict::Live => "LIVE",
             Verdict::NotLive => "NOT LIVE",
             Verdict::Unproven => "UNPROVEN",
+            Verdict::Superseded => "SUPERSEDED",
         };
         assert_eq!(line.trim(), verdict, "{heading}:\n{summary}");
     }

@@ -143,6 +143,7 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
                     "a server's answer shows the version it serves when asked, not since when (--wait records when it saw it)".to_string()
                 }),
                 timeline: Vec::new(),
+                superseded_by: None,
                 diagnostics: Vec::new(),
             }
         })

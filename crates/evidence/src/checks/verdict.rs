@@ -27,6 +27,7 @@ pub(crate) fn target_report(
         live_since: None,
         live_since_unknown: None,
         timeline: Vec::new(),
+        superseded_by: None,
     }
 }
 
