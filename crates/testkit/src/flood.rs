@@ -109,11 +109,11 @@ fn respond(stream: &mut (impl Read + Write), answer: Answer) {
     match answer {
         Answer::EchoRequest => {
             let request = String::from_utf8_lossy(&head);
+            // The request first: what a short excerpt of the page shows is the credential.
             let body = format!(
-                "<html><head><title>500 Internal Server Error</title></head><body>\n\
-                 <h1>Internal Server Error</h1>\n<p>upstream failed; the request was:</p>\n\
-                 <pre>{request}</pre>\n{}</body></html>\n",
-                "<!-- padding -->\n".repeat(20)
+                "<pre>{request}</pre>\n<html><head><title>500 Internal Server Error</title>\
+                 </head><body>\n<h1>Internal Server Error</h1>\n{}</body></html>\n",
+                "<p>upstream failed</p>\n".repeat(20)
             );
             let _ = write!(
                 stream,
