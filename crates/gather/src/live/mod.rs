@@ -1034,6 +1034,7 @@ impl Cluster {
         };
         let listed = pager::list_pages(
             &lp,
+            self.request_timeout,
             |page: ListParams| {
                 let api = api.clone();
                 async move { api.list(&page).await }
@@ -1076,7 +1077,7 @@ impl Cluster {
         F: FnMut(ListParams) -> Fut,
         Fut: std::future::Future<Output = Result<kube::api::ObjectList<T>, kube::Error>>,
     {
-        pager::list_pages(params, fetch, keep)
+        pager::list_pages(params, self.request_timeout, fetch, keep)
             .await
             .map_err(|e| match e {
                 pager::PageError::Api(err) => self.kube_error(what, err),
