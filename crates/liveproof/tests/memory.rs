@@ -128,6 +128,64 @@ fn a_list_of_many_small_objects_is_read_within_the_stated_cost_per_object() {
     );
 }
 
+/// Issue 32, point 5: 200,000 pods in a 29 MB List took 1 GB, each kept as the typed object
+/// the checks read (over 4 KiB). Only the pods something in the dump selects or routes to are
+/// kept: here the 100 of `deploy/web`, among 199,900 of workloads the dump does not hold.
+#[test]
+fn a_dump_of_200_000_pods_is_read_within_300_mb() {
+    let mut items: Vec<serde_json::Value> = (0..200_000)
+        .map(|i| {
+            let mut pod = bare_pod(i);
+            if i >= 100 {
+                pod["metadata"]["labels"]["app"] = serde_json::json!(format!("batch-{}", i % 50));
+            }
+            pod
+        })
+        .collect();
+    items.push(serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "apps", "generation": 1},
+        "spec": {"replicas": 100, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "app", "image": "ghcr.io/acme/web:1.4.0"}]}}},
+        "status": {"observedGeneration": 1}
+    }));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("pods.json");
+    let bytes = serde_json::to_vec(
+        &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}),
+    )
+    .expect("JSON");
+    drop(items);
+    std::fs::write(&path, &bytes).expect("write");
+    drop(bytes);
+    let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args([
+            "-v",
+            "verify",
+            "deploy/web",
+            "-n",
+            "apps",
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ])
+        .args(["--image", "ghcr.io/acme/web:1.4.0", "-o", "json", "--from"])
+        .arg(&path)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("liveproof runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(2), "{stderr}");
+    let report: liveproof_evidence::Report = serde_json::from_slice(&out.stdout).expect("a report");
+    assert_eq!(report.targets[0].name, "web");
+    let peak = logged_peak(&stderr);
+    assert!(
+        peak < 300 * 1024 * 1024,
+        "peak RSS {peak} bytes for 200,000 pods"
+    );
+}
+
 /// A kubeconfig in `dir` whose one cluster is `server`, as user `u` with `token`.
 fn kubeconfig_for(dir: &std::path::Path, server: &str) -> std::path::PathBuf {
     let path = dir.join("kubeconfig");
