@@ -84,7 +84,7 @@ pub struct ClusterOptions {
 
 /// `--max-response-size`: what the bodies of the responses being read at once from one
 /// server may hold together (a watch's lines are bounded apart), divided between the clusters
-/// a fleet reads at once. Nothing answers a read with more, short of a flood: an endless
+/// a fleet reads at once (each at least [`MIN_CLUSTER_SHARE`]). Nothing answers a read with more, short of a flood: an endless
 /// `{{{…` body once took 6 GB, and a fleet with one such cluster all the machine's memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseBudget {
@@ -94,7 +94,7 @@ pub struct ResponseBudget {
     pub shared_by: usize,
 }
 
-/// What `--max-response-size` is when not given: far past any page of a list (500 objects)
+/// What `--max-response-size` is when not given: far past any page of a list (2,500 objects)
 /// or any object (etcd holds at most about 1.5 MiB), far short of what the machine holds.
 pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 256 * 1024 * 1024;
 
@@ -107,16 +107,23 @@ impl Default for ResponseBudget {
     }
 }
 
+/// The least share of `--max-response-size` a cluster of a fleet gets, however many are read
+/// at once: a page of 2,500 pods with their managedFields can be tens of megabytes, and a
+/// share too small for it would fail a healthy cluster. 16 clusters at once then hold at most
+/// 1 GiB.
+pub const MIN_CLUSTER_SHARE: usize = 64 * 1024 * 1024;
+
 impl ResponseBudget {
-    /// What one cluster's responses may hold.
+    /// What one cluster's responses may hold: its share of the total, at least
+    /// [`MIN_CLUSTER_SHARE`] (or the total, when that is less).
     pub fn per_cluster(&self) -> usize {
-        self.total / self.shared_by.max(1)
+        (self.total / self.shared_by.max(1)).max(self.total.min(MIN_CLUSTER_SHARE))
     }
 
     /// `256 MiB (--max-response-size)`, or in a fleet `16 MiB (--max-response-size 256 MiB,
     /// shared by 16 clusters read at once)`.
     pub fn describe(&self) -> String {
-        if self.shared_by > 1 {
+        if self.per_cluster() < self.total {
             format!(
                 "{} (--max-response-size {}, shared by {} clusters read at once)",
                 mebibytes(self.per_cluster()),
@@ -1513,7 +1520,31 @@ enum Related {
 
 #[cfg(test)]
 mod tests {
-    use super::bare_server_url;
+    use super::{bare_server_url, ResponseBudget, MIN_CLUSTER_SHARE};
+
+    /// A fleet divides `--max-response-size` between the clusters it reads at once, never
+    /// below the share a real page of a list needs; the message names the split.
+    #[test]
+    fn a_fleet_divides_the_response_budget_with_a_floor() {
+        const MIB: usize = 1024 * 1024;
+        let budget = |total: usize, shared_by: usize| ResponseBudget { total, shared_by };
+        assert_eq!(budget(256 * MIB, 1).per_cluster(), 256 * MIB);
+        assert_eq!(budget(256 * MIB, 2).per_cluster(), 128 * MIB);
+        assert_eq!(budget(256 * MIB, 16).per_cluster(), MIN_CLUSTER_SHARE);
+        assert_eq!(budget(16 * MIB, 4).per_cluster(), 16 * MIB);
+        assert_eq!(
+            budget(256 * MIB, 1).describe(),
+            "256 MiB (--max-response-size)"
+        );
+        assert_eq!(
+            budget(256 * MIB, 2).describe(),
+            "128 MiB (--max-response-size 256 MiB, shared by 2 clusters read at once)"
+        );
+        assert_eq!(
+            budget(16 * MIB, 4).describe(),
+            "16 MiB (--max-response-size)"
+        );
+    }
 
     #[test]
     fn the_server_url_kube_is_given_has_no_userinfo_and_no_query() {
