@@ -904,16 +904,11 @@ pub struct ClusterArgs {
     )]
     pub request_timeout: String,
 
-    /// Cap on the API responses being read at once: 256Mi, 1Gi, 500M [default: 256Mi].
+    /// Cap on the API responses being read at once: 256Mi, 1Gi [default: 256Mi].
     ///
-    /// The bodies of the responses being read at once from a cluster, together: a response
-    /// that takes them past it ends the command with an error naming this flag, instead of
-    /// taking the machine's memory (a broken proxy or a hostile server can send gigabytes).
-    /// A page of a list holds at most 2,500 objects and an object at most about 1.5 MiB, so
-    /// only a flood reaches the default. With several clusters (--context repeated,
-    /// --all-contexts), those read at once share it, each at least 64Mi. Units as Kubernetes
-    /// quantities (Ki, Mi, Gi; K, M, G), or bytes; from 1Mi to 16Gi. Watches are bounded per
-    /// event instead.
+    /// Past it (only a flood: a page of a list is 2,500 objects), the command ends naming
+    /// this flag instead of taking the machine's memory. Clusters read at once (--context
+    /// repeated, --all-contexts) share it, each at least 64Mi. 1Mi to 16Gi (Ki, Mi, Gi; K, M, G).
     #[arg(
         long,
         value_name = "SIZE",
