@@ -185,8 +185,12 @@ pub fn mask_credentials<'a>(text: &'a str, secrets: &[&str]) -> Cow<'a, str> {
     }
 }
 
+/// The least a credential after an auth scheme is, to be masked whatever is known: a token is
+/// longer than a word.
+const MIN_SCHEME_CREDENTIAL: usize = 8;
+
 /// The credential after `Bearer` or `Basic` (any case, then spaces) masked: RFC 7235's
-/// token68 characters, from [`MIN_SECRET`] of them.
+/// token68 characters, from [`MIN_SCHEME_CREDENTIAL`] of them, not all lowercase letters.
 fn mask_auth_schemes(text: &str) -> Cow<'_, str> {
     let lower = text.to_ascii_lowercase();
     let mut cuts: Vec<(usize, usize)> = Vec::new();
@@ -212,7 +216,10 @@ fn mask_auth_schemes(text: &str) -> Cow<'_, str> {
                 .bytes()
                 .take_while(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(b))
                 .count();
-            if len >= MIN_SECRET {
+            // A credential, not a word: `Basic authentication failed` is left as it is.
+            let credential = &text[start..start + len];
+            let is_word = credential.bytes().all(|b| b.is_ascii_lowercase());
+            if len >= MIN_SCHEME_CREDENTIAL && !is_word {
                 cuts.push((start, start + len));
             }
         }
@@ -303,10 +310,11 @@ mod tests {
             "<html><pre>Authorization: Bearer ***</pre>\n\
              <p>basic   *** and *** and \"***\"</p></html>"
         );
-        // Words that only contain a scheme, and text with nothing to mask, are left alone.
+        // Words that only contain a scheme, a word after one, and text with nothing to mask,
+        // are left alone.
         assert_eq!(
-            mask_credentials("unbearable basically", &[]),
-            "unbearable basically"
+            mask_credentials("unbearable basically; Basic authentication failed", &[]),
+            "unbearable basically; Basic authentication failed"
         );
         assert!(matches!(
             mask_credentials("nothing", &["secret"]),
