@@ -209,7 +209,7 @@ where
             };
             if response.status().as_u16() >= 400 {
                 let (mut parts, body) = response.into_parts();
-                let body = read_error_body(body, deadline).await?;
+                let body = read_error_body(body, deadline, bodies.claim()).await?;
                 let content_type = parts
                     .headers
                     .get(http::header::CONTENT_TYPE)
@@ -237,10 +237,12 @@ where
 }
 
 /// The body of an error response, up to [`MAX_ERROR_BODY`] (the rest is not read), within
-/// the request's deadline.
+/// the request's deadline and the client's [`BodyBudget`] (`claim`, given back once it is
+/// quoted: many failing requests at once are a flood too).
 async fn read_error_body<R>(
     mut body: R,
     deadline: tokio::time::Instant,
+    mut claim: Claim,
 ) -> Result<Vec<u8>, BoxError>
 where
     R: HttpBody<Data = Bytes> + Unpin,
@@ -253,7 +255,9 @@ where
             let frame = frame.map_err(Into::into)?;
             if let Some(data) = frame.data_ref() {
                 let room = MAX_ERROR_BODY - read.len();
-                read.extend_from_slice(&data[..data.len().min(room)]);
+                let taken = &data[..data.len().min(room)];
+                claim.take(taken.len())?;
+                read.extend_from_slice(taken);
                 if read.len() >= MAX_ERROR_BODY {
                     break;
                 }
@@ -744,6 +748,9 @@ mod tests {
         );
         let read = read_of(&layer, 200, 64).await.expect("within the budget");
         assert_eq!(read.len(), 1024 * 1024);
+        // An error's body is held while it is read, so it counts too.
+        let err = read_of(&layer, 500, 65).await.expect_err("past 1 MiB");
+        assert!(err.downcast_ref::<ResponseTooLarge>().is_some(), "{err}");
     }
 
     /// An error page that echoes the request's credentials is quoted with them masked, a JSON
