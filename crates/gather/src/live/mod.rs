@@ -139,7 +139,7 @@ impl ResponseBudget {
 /// `256 MiB`, `1.5 MiB`, `900 KiB`: a size as a person reads it.
 pub fn mebibytes(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
     } else if bytes >= MIB {
         format!("{:.1} MiB", bytes as f64 / MIB as f64)
