@@ -19,5 +19,5 @@ pub mod version;
 
 pub use live::{
     restart_patch, restart_template, Cluster, ClusterOptions, GatherError, ObservedStream,
-    RESTARTED_AT,
+    ResponseBudget, DEFAULT_MAX_RESPONSE_SIZE, RESTARTED_AT,
 };

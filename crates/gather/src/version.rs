@@ -180,7 +180,18 @@ async fn attempt_once(
     };
     tracing::debug!(url = %shown, bytes = body.bytes.len(), truncated = body.truncated, "version read: body");
     Attempt::Read(match &expectation.json_path {
-        None => VersionReading::Body(String::from_utf8_lossy(&body.bytes).into_owned()),
+        // A page that echoes the request's credentials (the URL's userinfo, sent as Basic
+        // auth) shows them masked.
+        None => VersionReading::Body(
+            liveproof_redacted::mask_credentials(
+                &String::from_utf8_lossy(&body.bytes),
+                &url_credentials(expectation.url.expose())
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .into_owned(),
+        ),
         Some(_) if body.truncated => VersionReading::Failed(format!(
             "not JSON: the response is larger than {} KiB",
             MAX_BODY_BYTES / 1024
@@ -194,6 +205,26 @@ async fn attempt_once(
             },
         },
     })
+}
+
+/// The credentials a URL's userinfo holds: the password, `user:password` and its base64 (as
+/// Basic auth sends them), the userinfo whole.
+fn url_credentials(url: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let Some(userinfo) = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or_default())
+        .and_then(|authority| authority.rsplit_once('@'))
+        .map(|(userinfo, _)| userinfo)
+    else {
+        return Vec::new();
+    };
+    let (_, password) = userinfo.split_once(':').unwrap_or(("", userinfo));
+    vec![
+        base64::engine::general_purpose::STANDARD.encode(userinfo),
+        userinfo.to_string(),
+        password.to_string(),
+    ]
 }
 
 fn is_transient(status: StatusCode) -> bool {
@@ -302,6 +333,20 @@ async fn read_bounded(
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    /// A version page that echoes the Basic auth a URL's userinfo sent shows it masked.
+    #[test]
+    fn a_url_s_credentials_are_masked_in_its_body() {
+        use base64::Engine as _;
+        let url = "https://ops:canary-pw@h.example/version?x=1";
+        let basic = base64::engine::general_purpose::STANDARD.encode("ops:canary-pw");
+        let body = format!("version 1.4.0; you sent ops:canary-pw ({basic}) and canary-pw");
+        let secrets = url_credentials(url);
+        let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let shown = liveproof_redacted::mask_credentials(&body, &refs);
+        assert_eq!(shown, "version 1.4.0; you sent *** (***) and ***");
+        assert!(url_credentials("https://h.example/v?u=a@b").is_empty());
+    }
 
     #[test]
     fn retry_after_seconds_and_dates() {

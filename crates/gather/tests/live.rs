@@ -84,6 +84,7 @@ async fn harness(objects: Vec<Value>) -> Harness {
         namespace: None,
         request_timeout: None,
         deadline: None,
+        ..ClusterOptions::default()
     })
     .await
     .expect("connects");
@@ -364,6 +365,7 @@ async fn an_unreachable_cluster_is_an_error_naming_the_server() {
         namespace: Some("apps".into()),
         request_timeout: None,
         deadline: None,
+        ..ClusterOptions::default()
     })
     .await
     .expect("connect sends nothing");
@@ -404,6 +406,7 @@ async fn a_bad_kubeconfig_or_context_is_a_clear_error() {
         namespace: None,
         request_timeout: None,
         deadline: None,
+        ..ClusterOptions::default()
     })
     .await
     .expect_err("unknown context");

@@ -422,7 +422,7 @@ pub struct ReleaseShowArgs {
     pub max_release_size: usize,
 
     /// Read objects from a file or directory instead of a cluster.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context"])]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["kubeconfig", "context", "max_response_size"])]
     pub from: Option<PathBuf>,
 
     #[command(flatten)]
@@ -634,7 +634,7 @@ pub struct VerifyArgs {
     /// namespace are in -n, else the kubeconfig context's namespace (as live;
     /// --kubeconfig/--context only choose that, nothing is sent), else the one namespace of
     /// the dump that holds them (the report says so), else `default`.
-    #[arg(long, value_name = "PATH", conflicts_with = "wait", help_heading = CLUSTER_HEADING)]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["wait", "max_response_size"], help_heading = CLUSTER_HEADING)]
     pub from: Option<PathBuf>,
 
     /// Largest decoded Helm release accepted, in bytes, up to 512 MiB.
@@ -903,6 +903,20 @@ pub struct ClusterArgs {
         allow_hyphen_values = true
     )]
     pub request_timeout: String,
+
+    /// Cap on the API responses being read at once: 256Mi, 1Gi [default: 256Mi].
+    ///
+    /// Past it (only a flood: a page of a list is 2,500 objects), the command ends naming
+    /// this flag instead of taking the machine's memory. Clusters read at once (--context
+    /// repeated, --all-contexts) share it, each at least 64Mi. 1Mi to 16Gi (Ki, Mi, Gi; K, M, G).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = response_size,
+        allow_hyphen_values = true,
+        hide_short_help = true
+    )]
+    pub max_response_size: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -1203,6 +1217,44 @@ pub fn clap_problem(err: &clap::Error) -> liveproof_report::Problem {
 
 /// `--max-release-size`: 1 byte to [`liveproof_helm::MAX_RELEASE_SIZE`]. Unbounded, a gzip bomb
 /// under a huge limit made the process abort on allocation instead of saying what was wrong.
+/// `--max-response-size`: bytes, or a Kubernetes quantity (`256Mi`, `1Gi`, `500M`; `KiB`,
+/// `MiB`, `GiB` and `KB`, `MB`, `GB` as people write them), from 1 MiB to 16 GiB.
+fn response_size(given: &str) -> Result<usize, String> {
+    const MIB: u64 = 1024 * 1024;
+    let text = given.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit_bytes: u64 = match unit.trim() {
+        "" => 1,
+        "Ki" | "KiB" => 1024,
+        "Mi" | "MiB" => MIB,
+        "Gi" | "GiB" => 1024 * MIB,
+        "k" | "K" | "KB" => 1000,
+        "M" | "MB" => 1000 * 1000,
+        "G" | "GB" => 1000 * 1000 * 1000,
+        other => {
+            return Err(format!(
+                "`{other}` is not a unit: use Ki, Mi, Gi (or K, M, G), e.g. 256Mi or 1Gi"
+            ))
+        }
+    };
+    let bytes = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit_bytes))
+        .ok_or_else(|| format!("`{given}` is not a size: e.g. 256Mi, 1Gi, or a number of bytes"))?;
+    let (least, most) = (MIB, 16 * 1024 * MIB);
+    if !(least..=most).contains(&bytes) {
+        return Err(format!(
+            "{bytes} bytes is outside 1Mi to 16Gi: less cannot hold a page of a list, more is not a bound"
+        ));
+    }
+    usize::try_from(bytes)
+        .map_err(|_| format!("{bytes} bytes is more than this machine can address"))
+}
+
 fn release_size(given: &str) -> Result<usize, String> {
     let bytes: usize = given
         .trim()

@@ -472,6 +472,7 @@ impl VerifyRequest {
                     namespace: namespace(&args.cluster),
                     request_timeout: Some(request_timeout),
                     deadline: None,
+                    response_budget: response_budget(&args.cluster),
                 })
             }
             None => {
@@ -1133,7 +1134,18 @@ impl TryFrom<&ClusterArgs> for ClusterOptions {
             namespace: namespace(args),
             request_timeout: Some(request_timeout(args)?),
             deadline: None,
+            response_budget: response_budget(args),
         })
+    }
+}
+
+/// `--max-response-size`, for one cluster (a fleet divides it: see `fleet`).
+pub fn response_budget(args: &ClusterArgs) -> liveproof_gather::ResponseBudget {
+    liveproof_gather::ResponseBudget {
+        total: args
+            .max_response_size
+            .unwrap_or(liveproof_gather::DEFAULT_MAX_RESPONSE_SIZE),
+        shared_by: 1,
     }
 }
 

@@ -57,6 +57,7 @@ pub async fn play(style: TextStyle) -> anyhow::Result<DemoOutcome> {
         namespace: Some(NS.to_string()),
         request_timeout: None,
         deadline: None,
+        ..ClusterOptions::default()
     });
     let config = VerifyConfig {
         style,

@@ -2,7 +2,9 @@
 //! verification against each, `--max-concurrency` clusters at a time, each bounded as one cluster's
 //! verify is (`--request-timeout`, `--timeout`). A cluster that cannot be verified is an
 //! error for that cluster in the fleet's report, never a pass and never a hang. Each cluster
-//! is the verifier's (as one cluster's verify is); `verify` prints the fleet.
+//! is the verifier's (as one cluster's verify is); `verify` prints the fleet. The clusters
+//! read at once share `--max-response-size`: one flooding cluster cannot take the memory
+//! the others need (it once took all the machine's 23 GB).
 
 use futures::StreamExt;
 use liveproof_evidence::fleet::FleetReport;
@@ -11,6 +13,7 @@ use crate::config::{Source, VerifyConfig};
 
 /// Verifies `config` in each of its fleet's contexts; the fleet's report.
 pub async fn report(config: &VerifyConfig) -> FleetReport {
+    let at_once = config.fleet_concurrency.min(config.fleet.len()).max(1);
     // Each cluster is a task of its own: their judging (CPU) spreads over the runtime's
     // threads instead of taking turns on one.
     let results = futures::stream::iter(config.fleet.iter().cloned())
@@ -22,6 +25,7 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
             one.decode_cache = Default::default();
             if let Source::Live(options) = &mut one.source {
                 options.context = Some(context.clone());
+                options.response_budget.shared_by = at_once;
             }
             let task = tokio::spawn(async move {
                 crate::verifier::report(&one)

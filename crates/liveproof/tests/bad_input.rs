@@ -787,6 +787,38 @@ fn max_release_size_is_bounded() {
     );
 }
 
+/// Issue 32, point 5: `--max-response-size` is a size from 1Mi to 16Gi, refused otherwise
+/// naming the flag and the value, before anything is read; and refused with `--from`, where
+/// no API response is read.
+#[test]
+fn max_response_size_is_a_bounded_size() {
+    for given in ["0", "1Ki", "17Gi", "64XB", "lots", "-5Mi"] {
+        let run = liveproof(&[
+            "verify",
+            "deploy/x",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--max-response-size",
+            given,
+        ]);
+        run.assert_refused(2, given)
+            .assert_stderr_names(&["--max-response-size", given], given);
+        assert!(!run.stderr.contains("/nonexistent"), "{}", run.stderr);
+    }
+    for command in [
+        &["verify", "deploy/inventory", "-n", "apps", "--since", "1h"][..],
+        &["release", "show", "inventory", "-n", "apps"][..],
+    ] {
+        let dump = live_dump();
+        let args = [command, &["--from", &dump, "--max-response-size", "1Gi"]].concat();
+        liveproof(&args)
+            .assert_refused(2, "with --from")
+            .assert_stderr_names(&["--max-response-size", "--from"], "with --from");
+    }
+}
+
 /// Issue 21, point 4: every file input has a size cap and a clear error naming it. A 100 MB
 /// YAML given as `-f` once aborted the process at 3.6 GB; now it is refused by its size,
 /// before a byte is read (the file here is sparse: nothing is written or read).

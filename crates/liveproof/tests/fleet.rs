@@ -403,3 +403,48 @@ async fn a_fleet_is_drawn_in_markdown_and_junit_a_section_per_cluster() {
     );
     assert!(xml.contains("<failure"), "the stale cluster fails: {xml}");
 }
+
+/// Issue 32, point 5: `--all-contexts` with one cluster flooding its answers took all the
+/// machine's memory (23 GB). The clusters read at once share `--max-response-size` (256 MiB
+/// by default): the flooding one ends with an error naming its share, the others are
+/// verified, and the run's memory stays near that share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_cluster_takes_no_more_than_its_share_of_the_response_cap() {
+    use liveproof_testkit::flood::{self, Answer};
+    let eu = cluster(false).await;
+    let flooding = flood::serve(Answer::Braces);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        fleet::kubeconfig(&[("prod-eu", &eu.url()), ("prod-flood", &flooding)], "shop"),
+    )
+    .expect("kubeconfig");
+    let kc = kubeconfig.to_str().expect("utf-8");
+    let run = common::liveproof()
+        .args(&verify_args(kc, &["--all-contexts", "-o", "json", "-v"]))
+        .run()
+        .await;
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let report = fleet_report(&run);
+    assert_eq!(report.clusters[0].verdict, Verdict::Live, "{}", run.stderr);
+    let error = report.clusters[1].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "the API server at {flooding} answered more than 128 MiB (--max-response-size 256 MiB, shared by 2 clusters read at once)"
+        )),
+        "{error}"
+    );
+    let peak_kib: u64 = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split("peak memory: ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("-v says the peak memory:\n{}", run.stderr));
+    assert!(
+        peak_kib < (128 + 128) * 1024,
+        "peak {peak_kib} KiB for a 128 MiB share"
+    );
+    eu.shutdown().await;
+}

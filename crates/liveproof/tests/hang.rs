@@ -1248,3 +1248,44 @@ async fn a_fifo_the_kubeconfig_names_is_refused_not_waited_on() {
         );
     }
 }
+
+/// Issue 32, point 6: a server paging without end, slowly (each page well within the request
+/// timeout, a fresh continue token each time), held a command without `--wait` for 25
+/// minutes at the page cap. The whole list has its own deadline, 10 × `--request-timeout`:
+/// the command ends with exit 2 naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_endless_list_ends_at_its_own_deadline_without_wait() {
+    let cluster = demo_cluster().await;
+    cluster
+        .sim
+        .faults()
+        .misbehave_lists("pods", liveproof_sim::PagingFault::EndlessContinue);
+    cluster.sim.faults().set_latency(Duration::from_millis(300));
+    // The list's deadline is 10s; 5s more for the rest of the command.
+    let run = bounded(
+        Duration::from_secs(15),
+        &[
+            "verify",
+            "deploy/inventory",
+            "--since",
+            "2026-07-12T10:00:00Z",
+            "--kubeconfig",
+            cluster.kubeconfig(),
+            "--request-timeout",
+            "1s",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "the API server at {} never completed the list of",
+            cluster.sim.url()
+        )) && run
+            .stderr
+            .contains("not whole within 10s (10 × --request-timeout 1s)")
+            && run.stderr.contains("hint:"),
+        "{}",
+        run.stderr
+    );
+}

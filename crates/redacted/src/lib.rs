@@ -10,6 +10,8 @@
 //! - [`parse`]: parse errors told without the values they quote.
 //! - [`credential`]: what looks like a credential outside a Secret (URL userinfo, `password=`,
 //!   keys named like secrets), the one classifier every shown manifest goes through.
+//! - [`mask_credentials`]: credentials masked in text a server sent back (an error page that
+//!   echoes the `Authorization` header it was sent).
 
 pub mod credential;
 pub mod parse;
@@ -158,6 +160,91 @@ pub fn mask_urls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// What a masked credential shows as.
+pub const MASK: &str = "***";
+
+/// Credentials shorter than this are not looked for: masking every `ab` in a page would
+/// garble it, and a credential that short is no secret anyway.
+const MIN_SECRET: usize = 4;
+
+/// `text` with every one of `secrets` masked (as it is, and as it looks inside a JSON string),
+/// and, whatever is known, the credential after an HTTP auth scheme (`Bearer …`, `Basic …`):
+/// what a server sent back (an error page echoing the request's `Authorization` header) is
+/// shown only so.
+pub fn mask_credentials<'a>(text: &'a str, secrets: &[&str]) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for secret in secrets.iter().filter(|s| s.len() >= MIN_SECRET) {
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        for form in [*secret, escaped] {
+            if !form.is_empty() && out.contains(form) {
+                out = Cow::Owned(out.replace(form, MASK));
+            }
+        }
+    }
+    match mask_auth_schemes(&out) {
+        Cow::Borrowed(_) => out,
+        Cow::Owned(masked) => Cow::Owned(masked),
+    }
+}
+
+/// The least a credential after an auth scheme is, to be masked whatever is known: a token is
+/// longer than a word.
+const MIN_SCHEME_CREDENTIAL: usize = 8;
+
+/// The credential after `Bearer` or `Basic` (any case, then spaces) masked: RFC 7235's
+/// token68 characters, from [`MIN_SCHEME_CREDENTIAL`] of them, not all lowercase letters.
+fn mask_auth_schemes(text: &str) -> Cow<'_, str> {
+    let lower = text.to_ascii_lowercase();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for scheme in ["bearer", "basic"] {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(scheme) {
+            let after = from + at + scheme.len();
+            from = after;
+            // A word of its own: `Bearer`, not `unbearerish`.
+            let starts_word = lower[..after - scheme.len()]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_ascii_alphanumeric());
+            let spaces = text[after..]
+                .bytes()
+                .take_while(|b| *b == b' ' || *b == b'\t')
+                .count();
+            if !starts_word || spaces == 0 {
+                continue;
+            }
+            let start = after + spaces;
+            let len = text[start..]
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(b))
+                .count();
+            // A credential, not a word: `Basic authentication failed` is left as it is.
+            let credential = &text[start..start + len];
+            let is_word = credential.bytes().all(|b| b.is_ascii_lowercase());
+            if len >= MIN_SCHEME_CREDENTIAL && !is_word {
+                cuts.push((start, start + len));
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    cuts.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in cuts {
+        if start < at {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(MASK);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +301,27 @@ mod tests {
             "url=\"socks5h://p:***@proxy:1080\" and http://plain/"
         );
         assert!(matches!(mask_urls("no url here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn credentials_a_server_echoes_are_masked() {
+        let page = "<html><pre>Authorization: Bearer eyJhbGciOi.canary-token_7d3e</pre>\n\
+                    <p>basic   dXNlcjpwYXNz and hunter2-pass and \"quo\\\"te\"</p></html>";
+        let shown = mask_credentials(page, &["hunter2-pass", "quo\"te", "ab"]);
+        assert_eq!(
+            shown,
+            "<html><pre>Authorization: Bearer ***</pre>\n\
+             <p>basic   *** and *** and \"***\"</p></html>"
+        );
+        // Words that only contain a scheme, a word after one, and text with nothing to mask,
+        // are left alone.
+        assert_eq!(
+            mask_credentials("unbearable basically; Basic authentication failed", &[]),
+            "unbearable basically; Basic authentication failed"
+        );
+        assert!(matches!(
+            mask_credentials("nothing", &["secret"]),
+            Cow::Borrowed(_)
+        ));
     }
 }

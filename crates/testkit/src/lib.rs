@@ -7,6 +7,7 @@
 //! - [`kubectl`]: where the real `kubectl` is;
 //! - [`story`]: the story corpus under `test-data/scenarios`, one typed [`Story`] per folder;
 //! - [`fleet`]: clusters at scale (thousands of Deployments) for the benchmarks;
+//! - [`flood`]: servers that answer a body without end, or echo the request's credentials;
 //! - [`cli`]: a program run as the test tells it (`liveproof().story(..).on(&cluster).run()`),
 //!   and how it ended ([`Run`]);
 //! - [`sim`]: the API simulator with a kubeconfig pointing at it ([`SimCluster`]);
@@ -18,6 +19,7 @@
 
 pub mod cli;
 pub mod fleet;
+pub mod flood;
 pub mod git;
 pub mod helm;
 pub mod kubectl;

@@ -123,6 +123,12 @@ pub enum GatherError {
         what: String,
         message: String,
     },
+    #[error("the API server at {server} answered more than {} reading {what}: not read further", budget.describe())]
+    TooLarge {
+        server: DisplaySafeUrl,
+        what: String,
+        budget: super::ResponseBudget,
+    },
     #[error("the API server at {server} never completed the list of {what}: {why}")]
     IncompleteList {
         server: DisplaySafeUrl,
@@ -222,7 +228,8 @@ impl liveproof_evidence::hint::Hinted for GatherError {
             GatherError::RetryAfter { .. } => Some(Cow::Borrowed("the server is overloaded or rate-limits this client; try again later, or allow a longer wait with --request-timeout")),
             GatherError::ExecPlugin { .. } => Some(Cow::Borrowed("run the plugin by hand (or `kubectl get --raw /version` with the same kubeconfig) to see what it needs: a login, the network, a terminal; each run of it is bounded by --request-timeout and --timeout")),
             GatherError::UnexplainedNotFound { .. } => Some(Cow::Borrowed("something between liveproof and the API server (a proxy, a gateway, a wrong server path in the kubeconfig) may be answering; this is not taken as \"does not exist\": check `kubectl get --raw /version` with the same kubeconfig")),
-            GatherError::IncompleteList { .. } => Some(Cow::Borrowed("a list is taken whole or not at all (a partial one could leave out an old pod that still serves); check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig")),
+            GatherError::TooLarge { .. } => Some(Cow::Borrowed("no object or page of a list is this large (a page holds at most 2,500 objects): something between liveproof and the API server may be answering (check `kubectl get --raw /version` with the same kubeconfig); if its objects really are, allow more with --max-response-size (e.g. --max-response-size 1Gi)")),
+            GatherError::IncompleteList { .. } => Some(Cow::Owned(format!("a list is taken whole or not at all (a partial one could leave out an old pod that still serves); --request-timeout bounds each page and {} times it the whole list; check the API server, or a proxy between it and liveproof, with `kubectl get --raw` and the same kubeconfig", super::pager::LIST_FACTOR))),
             GatherError::Api { code, .. } => Some(Cow::Borrowed(api_hint(*code))),
             GatherError::Redirected { .. } => Some(Cow::Borrowed("an API server does not redirect: a proxy, a load balancer or a sign-in page answers at this address, or the kubeconfig's server URL is outdated (http for https, an old host); check the cluster's server in the kubeconfig")),
             GatherError::Undecodable { .. } => Some(Cow::Borrowed("something between liveproof and the API server (a proxy, a sign-in page, a wrong server path in the kubeconfig) may be answering; check `kubectl get --raw /version` with the same kubeconfig")),
@@ -254,6 +261,13 @@ impl GatherError {
                 status: busy.status,
                 asked: busy.asked,
                 left: busy.left,
+            };
+        }
+        if let Some(large) = find::<super::service::ResponseTooLarge>(&err) {
+            return GatherError::TooLarge {
+                server,
+                what,
+                budget: large.budget,
             };
         }
         if let Some(plugin) = find::<super::ExecPluginError>(&err) {

@@ -15,6 +15,7 @@
 // First: its macros (the kind table and the dispatch from it) are used by the modules below.
 #[macro_use]
 mod kinds;
+mod credentials;
 mod error;
 mod exec_plugin;
 mod in_cluster;
@@ -77,6 +78,76 @@ pub struct ClusterOptions {
     /// `--timeout`: when the whole command must be done. Connecting runs the kubeconfig's
     /// exec credential plugin, if it has one: that run ends by then too.
     pub deadline: Option<std::time::Instant>,
+    /// `--max-response-size`: what the response bodies being read at once may hold.
+    pub response_budget: ResponseBudget,
+}
+
+/// `--max-response-size`: what the bodies of the responses being read at once from one
+/// server may hold together (a watch's lines are bounded apart), divided between the clusters
+/// a fleet reads at once (each at least [`MIN_CLUSTER_SHARE`]). Nothing answers a read with more, short of a flood: an endless
+/// `{{{…` body once took 6 GB, and a fleet with one such cluster all the machine's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseBudget {
+    /// `--max-response-size`, in bytes.
+    pub total: usize,
+    /// How many clusters are read at once, each with its share (1 for one cluster).
+    pub shared_by: usize,
+}
+
+/// What `--max-response-size` is when not given: far past any page of a list (2,500 objects)
+/// or any object (etcd holds at most about 1.5 MiB), far short of what the machine holds.
+pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 256 * 1024 * 1024;
+
+impl Default for ResponseBudget {
+    fn default() -> Self {
+        ResponseBudget {
+            total: DEFAULT_MAX_RESPONSE_SIZE,
+            shared_by: 1,
+        }
+    }
+}
+
+/// The least share of `--max-response-size` a cluster of a fleet gets, however many are read
+/// at once: a page of 2,500 pods with their managedFields can be tens of megabytes, and a
+/// share too small for it would fail a healthy cluster. 16 clusters at once then hold at most
+/// 1 GiB.
+pub const MIN_CLUSTER_SHARE: usize = 64 * 1024 * 1024;
+
+impl ResponseBudget {
+    /// What one cluster's responses may hold: its share of the total, at least
+    /// [`MIN_CLUSTER_SHARE`] (or the total, when that is less).
+    pub fn per_cluster(&self) -> usize {
+        (self.total / self.shared_by.max(1)).max(self.total.min(MIN_CLUSTER_SHARE))
+    }
+
+    /// `256 MiB (--max-response-size)`, or in a fleet `16 MiB (--max-response-size 256 MiB,
+    /// shared by 16 clusters read at once)`.
+    pub fn describe(&self) -> String {
+        if self.per_cluster() < self.total {
+            format!(
+                "{} (--max-response-size {}, shared by {} clusters read at once)",
+                mebibytes(self.per_cluster()),
+                mebibytes(self.total),
+                self.shared_by
+            )
+        } else {
+            format!("{} (--max-response-size)", mebibytes(self.total))
+        }
+    }
+}
+
+/// `256 MiB`, `1.5 MiB`, `900 KiB`: a size as a person reads it.
+pub fn mebibytes(bytes: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= MIB {
+        format!("{:.1} MiB", bytes as f64 / MIB as f64)
+    } else if bytes >= 1024 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// kubectl has no default request timeout; we never wait without a bound.
@@ -102,6 +173,9 @@ pub struct Cluster {
     context: Option<String>,
     requests: Arc<AtomicU64>,
     request_timeout: Duration,
+    /// `--max-response-size`, this cluster's share of it: shared by its request and watch
+    /// clients.
+    bodies: service::BodyBudget,
     /// What the clients were built from, to rebuild them with another timeout (its exec
     /// plugin taken out: see `exec_token`).
     config: kube::Config,
@@ -233,8 +307,14 @@ impl Cluster {
             .proxy_url
             .as_ref()
             .map(|p| DisplaySafeUrl::new(p.to_string()));
-        let mut cluster =
-            Cluster::within(config, opts.namespace.clone(), timeout, first_plugin_run).await?;
+        let mut cluster = Cluster::within(
+            config,
+            opts.namespace.clone(),
+            timeout,
+            first_plugin_run,
+            opts.response_budget,
+        )
+        .await?;
         cluster.endpoint.proxy = proxy;
         cluster.context = opts
             .context
@@ -251,7 +331,14 @@ impl Cluster {
         namespace: Option<String>,
     ) -> Result<Cluster, GatherError> {
         let timeout = DEFAULT_REQUEST_TIMEOUT;
-        Cluster::within(config, namespace, timeout, timeout).await
+        Cluster::within(
+            config,
+            namespace,
+            timeout,
+            timeout,
+            ResponseBudget::default(),
+        )
+        .await
     }
 
     /// [`Cluster::from_config`] with each request (and each run of an exec credential plugin)
@@ -261,6 +348,7 @@ impl Cluster {
         namespace: Option<String>,
         timeout: Duration,
         first_plugin_run: Duration,
+        response_budget: ResponseBudget,
     ) -> Result<Cluster, GatherError> {
         config.cluster_url = bare_server_url(&config.cluster_url);
         let server = config.cluster_url.to_string();
@@ -278,12 +366,16 @@ impl Cluster {
                 cause: cause.to_string(),
             })?;
         let requests = Arc::new(AtomicU64::new(0));
+        let bodies = service::BodyBudget::new(response_budget);
         let client = build_client(
             &config,
             &server,
             &requests,
-            timeout,
-            timeout,
+            Bounds {
+                timeout,
+                read_timeout: timeout,
+                bodies: bodies.clone(),
+            },
             exec_token.as_ref(),
         )?;
         Ok(Cluster {
@@ -297,6 +389,7 @@ impl Cluster {
             context: None,
             requests,
             request_timeout: timeout,
+            bodies,
             config,
             exec_token,
             release_limits: liveproof_helm::Limits::default(),
@@ -319,8 +412,11 @@ impl Cluster {
             &self.config,
             &self.endpoint.server,
             &self.requests,
-            timeout,
-            timeout,
+            Bounds {
+                timeout,
+                read_timeout: timeout,
+                bodies: self.bodies.clone(),
+            },
             self.exec_token.as_ref(),
         )?;
         self.watch_client = Arc::default();
@@ -945,6 +1041,7 @@ impl Cluster {
         };
         let listed = pager::list_pages(
             &lp,
+            self.request_timeout,
             |page: ListParams| {
                 let api = api.clone();
                 async move { api.list(&page).await }
@@ -987,7 +1084,7 @@ impl Cluster {
         F: FnMut(ListParams) -> Fut,
         Fut: std::future::Future<Output = Result<kube::api::ObjectList<T>, kube::Error>>,
     {
-        pager::list_pages(params, fetch, keep)
+        pager::list_pages(params, self.request_timeout, fetch, keep)
             .await
             .map_err(|e| match e {
                 pager::PageError::Api(err) => self.kube_error(what, err),
@@ -1198,10 +1295,15 @@ fn build_client(
     config: &kube::Config,
     server: &DisplaySafeUrl,
     requests: &Arc<AtomicU64>,
-    timeout: Duration,
-    read_timeout: Duration,
+    bounds: Bounds,
     exec_token: Option<&exec_plugin::ExecToken>,
 ) -> Result<kube::Client, GatherError> {
+    let Bounds {
+        timeout,
+        read_timeout,
+        bodies,
+    } = bounds;
+    let credentials = Arc::new(credentials::Credentials::of(config));
     let mut config = config.clone();
     config.connect_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
@@ -1223,6 +1325,8 @@ fn build_client(
         // Each attempt as a whole, body included.
         .with_layer(&service::WholeResponseLayer {
             timeout: read_timeout,
+            bodies,
+            credentials,
         })
         // Retry needs a cloneable service; the buffer makes one.
         .with_layer(&tower::buffer::BufferLayer::new(64))
@@ -1234,6 +1338,15 @@ fn build_client(
             service::TransientRetry::within(timeout),
         ))
         .build())
+}
+
+/// How a client's requests are bounded: each request as a whole (`timeout`), its reads
+/// (`read_timeout`: longer for watches), and the bodies it reads at once (`bodies`).
+#[derive(Debug, Clone)]
+struct Bounds {
+    timeout: Duration,
+    read_timeout: Duration,
+    bodies: service::BodyBudget,
 }
 
 /// The service kube's `ClientBuilder::try_from` starts from (its `GenericService`).
@@ -1304,8 +1417,11 @@ impl Cluster {
                     &self.config,
                     &self.endpoint.server,
                     &self.requests,
-                    self.request_timeout,
-                    read,
+                    Bounds {
+                        timeout: self.request_timeout,
+                        read_timeout: read,
+                        bodies: self.bodies.clone(),
+                    },
                     self.exec_token.as_ref(),
                 )
                 .unwrap_or_else(|e| {
@@ -1404,7 +1520,31 @@ enum Related {
 
 #[cfg(test)]
 mod tests {
-    use super::bare_server_url;
+    use super::{bare_server_url, ResponseBudget, MIN_CLUSTER_SHARE};
+
+    /// A fleet divides `--max-response-size` between the clusters it reads at once, never
+    /// below the share a real page of a list needs; the message names the split.
+    #[test]
+    fn a_fleet_divides_the_response_budget_with_a_floor() {
+        const MIB: usize = 1024 * 1024;
+        let budget = |total: usize, shared_by: usize| ResponseBudget { total, shared_by };
+        assert_eq!(budget(256 * MIB, 1).per_cluster(), 256 * MIB);
+        assert_eq!(budget(256 * MIB, 2).per_cluster(), 128 * MIB);
+        assert_eq!(budget(256 * MIB, 16).per_cluster(), MIN_CLUSTER_SHARE);
+        assert_eq!(budget(16 * MIB, 4).per_cluster(), 16 * MIB);
+        assert_eq!(
+            budget(256 * MIB, 1).describe(),
+            "256 MiB (--max-response-size)"
+        );
+        assert_eq!(
+            budget(256 * MIB, 2).describe(),
+            "128 MiB (--max-response-size 256 MiB, shared by 2 clusters read at once)"
+        );
+        assert_eq!(
+            budget(16 * MIB, 4).describe(),
+            "16 MiB (--max-response-size)"
+        );
+    }
 
     #[test]
     fn the_server_url_kube_is_given_has_no_userinfo_and_no_query() {

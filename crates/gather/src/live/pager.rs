@@ -5,10 +5,14 @@
 //!
 //! Paging is bounded: a token the server already gave, more than [`MAX_PAGES`] pages or more
 //! than [`MAX_ITEMS`] objects is a misbehaving server (an endless `continue` loop once sent
-//! 20,240 requests and held 432 MB in 30 s), and ends the list with an error.
+//! 20,240 requests and held 432 MB in 30 s), and ends the list with an error. So is a list
+//! that is not whole within its own deadline, [`LIST_FACTOR`] times the request timeout:
+//! each page within the request timeout, a fresh token each time, 1.5 s a page, held a
+//! command without `--wait` for 25 minutes (8 hours at the default request timeout).
 
 use std::collections::BTreeSet;
 use std::future::Future;
+use std::time::Duration;
 
 use kube::api::{ListParams, ObjectList};
 
@@ -21,6 +25,11 @@ pub(crate) const MAX_PAGES: usize = 1_000;
 
 /// More objects of one kind than this in one list is beyond what liveproof holds in memory.
 pub(crate) const MAX_ITEMS: usize = 500_000;
+
+/// How many request timeouts a whole list may take: a list of [`MAX_ITEMS`] objects is 200
+/// full pages, which a healthy API server answers in a second or two each, well within 10
+/// times the default 30s request timeout.
+pub(crate) const LIST_FACTOR: u32 = 10;
 
 /// Why a list could not be completed.
 #[derive(Debug)]
@@ -38,11 +47,13 @@ impl From<kube::Error> for PageError {
 }
 
 /// Lists every page `fetch` answers for `params` (with [`PAGE_SIZE`] as the `limit`), keeping
-/// what `keep` keeps of each object as it arrives. A `410 Gone` on a continue token (etcd
-/// compacted past it) starts the list over once, from the first page, as client-go's pager
-/// does; the list that follows obeys the same rules.
+/// what `keep` keeps of each object as it arrives, all of it within `request_timeout` times
+/// [`LIST_FACTOR`]. A `410 Gone` on a continue token (etcd compacted past it) starts the list
+/// over once, from the first page, as client-go's pager does; the list that follows obeys the
+/// same rules, within the same deadline.
 pub(crate) async fn list_pages<T, U, F, Fut>(
     params: &ListParams,
+    request_timeout: Duration,
     mut fetch: F,
     mut keep: impl FnMut(T) -> Option<U>,
 ) -> Result<Vec<U>, PageError>
@@ -51,6 +62,9 @@ where
     F: FnMut(ListParams) -> Fut,
     Fut: Future<Output = Result<ObjectList<T>, kube::Error>>,
 {
+    let within = request_timeout.saturating_mul(LIST_FACTOR);
+    let deadline = tokio::time::Instant::now() + within;
+    let mut pages = 0usize;
     let mut started_over = false;
     'list: loop {
         let mut kept = Vec::new();
@@ -58,7 +72,15 @@ where
         let mut items = 0usize;
         let mut page = params.clone().limit(PAGE_SIZE);
         for _ in 0..MAX_PAGES {
-            let list = match fetch(page.clone()).await {
+            let Ok(answer) = tokio::time::timeout_at(deadline, fetch(page.clone())).await else {
+                return Err(PageError::Endless(format!(
+                    "not whole within {} ({LIST_FACTOR} × --request-timeout {}), after {pages} page(s)",
+                    super::humanize(within),
+                    super::humanize(request_timeout)
+                )));
+            };
+            pages += 1;
+            let list = match answer {
                 Ok(list) => list,
                 Err(kube::Error::Api(status))
                     if status.code == 410 && page.continue_token.is_some() && !started_over =>
@@ -137,6 +159,7 @@ mod tests {
         let asked = RefCell::new(Vec::new());
         let result = list_pages(
             &ListParams::default(),
+            Duration::from_secs(30),
             |p: ListParams| {
                 asked.borrow_mut().push((p.continue_token.clone(), p.limit));
                 let next = script.borrow_mut().next();
@@ -216,5 +239,34 @@ mod tests {
         let (got, asked) = run(endless).await;
         assert!(matches!(got, Err(PageError::Endless(_))));
         assert_eq!(asked.len(), MAX_PAGES, "bounded");
+    }
+
+    /// Issue 32, point 6: pages that each come in time, with a fresh token each time, held a
+    /// command for 25 minutes; the whole list has its own deadline, named in the error.
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_endless_list_ends_at_its_own_deadline() {
+        let asked = RefCell::new(0u64);
+        let result = list_pages(
+            &ListParams::default(),
+            Duration::from_secs(2),
+            |_: ListParams| {
+                *asked.borrow_mut() += 1;
+                let token = format!("t{}", asked.borrow());
+                async move {
+                    tokio::time::sleep(Duration::from_millis(1500)).await;
+                    Ok::<_, kube::Error>(page(vec![], Some(&token)))
+                }
+            },
+            Some,
+        )
+        .await;
+        let Err(PageError::Endless(why)) = result else {
+            panic!("a list without end is an error");
+        };
+        assert_eq!(
+            why,
+            "not whole within 20s (10 × --request-timeout 2s), after 13 page(s)"
+        );
+        assert_eq!(*asked.borrow(), 14, "the 14th page was cut off");
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Buf as _;
+use bytes::{Buf as _, Bytes};
 use futures::future::BoxFuture;
 use http::{Request, Response, StatusCode};
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -19,6 +19,8 @@ use kube::client::Body;
 use liveproof_redacted::DisplaySafeUrl;
 use tower::retry::Policy;
 use tower::{BoxError, Layer, Service};
+
+use super::credentials::Credentials;
 
 /// Counts every request and logs its method and path (never headers or bodies: a request may
 /// carry a token, a response may hold a Secret).
@@ -128,9 +130,16 @@ where
 /// body — by `timeout` from when it is sent. hyper's read timeout counts from the last byte
 /// read, so a body trickled a byte a second never tripped it: one-shot verify, stale,
 /// snapshot and release show hung on one.
+///
+/// Bounds what the bodies hold too: the bodies of one client's responses being read at once
+/// share [`BodyBudget`] (`--max-response-size`; a watch's lines are bounded instead), and an
+/// error's body is read here, cleaned of every credential the client holds and, when it is
+/// not JSON, cut to a short excerpt ([`quoted_error_body`]) before anything can quote it.
 #[derive(Clone, Debug)]
 pub(crate) struct WholeResponseLayer {
     pub(crate) timeout: Duration,
+    pub(crate) bodies: BodyBudget,
+    pub(crate) credentials: Arc<Credentials>,
 }
 
 impl<S> Layer<S> for WholeResponseLayer {
@@ -140,6 +149,8 @@ impl<S> Layer<S> for WholeResponseLayer {
         WholeResponse {
             inner,
             timeout: self.timeout,
+            bodies: self.bodies.clone(),
+            credentials: Arc::clone(&self.credentials),
         }
     }
 }
@@ -148,6 +159,8 @@ impl<S> Layer<S> for WholeResponseLayer {
 pub(crate) struct WholeResponse<S> {
     inner: S,
     timeout: Duration,
+    bodies: BodyBudget,
+    credentials: Arc<Credentials>,
 }
 
 impl<S, B, R> Service<Request<B>> for WholeResponse<S>
@@ -155,7 +168,8 @@ where
     S: Service<Request<B>, Response = Response<R>>,
     S::Error: Into<BoxError>,
     S::Future: Send + 'static,
-    R: HttpBody + Unpin,
+    R: HttpBody<Data = Bytes> + Unpin + Send + 'static,
+    R::Error: Into<BoxError>,
 {
     type Response = Response<BoundedBody<R>>;
     type Error = BoxError;
@@ -173,26 +187,184 @@ where
             .uri()
             .query()
             .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+        // What this request carries (an exec plugin's token is set outside kube's stack, so
+        // only the request knows it): an error page may echo it.
+        let sent: Vec<String> = [
+            http::header::AUTHORIZATION,
+            http::header::PROXY_AUTHORIZATION,
+        ]
+        .iter()
+        .filter_map(|h| req.headers().get(h))
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect();
+        let bodies = self.bodies.clone();
+        let credentials = Arc::clone(&self.credentials);
         let response = self.inner.call(req);
         Box::pin(async move {
-            match tokio::time::timeout_at(deadline, response).await {
-                Ok(Ok(response)) => {
-                    // An error's body is a Status of a few hundred bytes: kube reads it whole
-                    // into one string, so a 50 MB one was 50 MB (and more) of memory.
-                    let failed = response.status().as_u16() >= 400;
-                    Ok(response.map(|body| BoundedBody {
-                        body,
-                        deadline: Box::pin(tokio::time::sleep_until(deadline)),
-                        max_line: is_watch.then_some(MAX_WATCH_LINE),
-                        since_newline: 0,
-                        left: failed.then_some(MAX_ERROR_BODY),
-                    }))
-                }
-                Ok(Err(err)) => Err(err.into()),
-                Err(_) => Err(incomplete().into()),
+            let response = match tokio::time::timeout_at(deadline, response).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(err)) => return Err(err.into()),
+                Err(_) => return Err(incomplete().into()),
+            };
+            if response.status().as_u16() >= 400 {
+                let (mut parts, body) = response.into_parts();
+                let body = read_error_body(body, deadline, bodies.claim()).await?;
+                let content_type = parts
+                    .headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("no Content-Type")
+                    .to_string();
+                let shown = quoted_error_body(&body, &content_type, &credentials, &sent);
+                parts.headers.remove(http::header::CONTENT_LENGTH);
+                return Ok(Response::from_parts(
+                    parts,
+                    BoundedBody::ready(Bytes::from(shown)),
+                ));
             }
+            Ok(response.map(|body| BoundedBody {
+                body: Some(body),
+                ready: None,
+                deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                max_line: is_watch.then_some(MAX_WATCH_LINE),
+                since_newline: 0,
+                // A watch is bounded by its lines instead, for as long as it is open.
+                budget: (!is_watch).then(|| bodies.claim()),
+            }))
         })
     }
+}
+
+/// The body of an error response, up to [`MAX_ERROR_BODY`] (the rest is not read), within
+/// the request's deadline and the client's [`BodyBudget`] (`claim`, given back once it is
+/// quoted: many failing requests at once are a flood too).
+async fn read_error_body<R>(
+    mut body: R,
+    deadline: tokio::time::Instant,
+    mut claim: Claim,
+) -> Result<Vec<u8>, BoxError>
+where
+    R: HttpBody<Data = Bytes> + Unpin,
+    R::Error: Into<BoxError>,
+{
+    let mut read = Vec::new();
+    let reading = async {
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+        {
+            let frame = frame.map_err(Into::into)?;
+            if let Some(data) = frame.data_ref() {
+                let room = MAX_ERROR_BODY - read.len();
+                let taken = &data[..data.len().min(room)];
+                claim.take(taken.len())?;
+                read.extend_from_slice(taken);
+                if read.len() >= MAX_ERROR_BODY {
+                    break;
+                }
+            }
+        }
+        Ok::<_, BoxError>(())
+    };
+    match tokio::time::timeout_at(deadline, reading).await {
+        Ok(done) => done.map(|()| read),
+        Err(_) => Err(incomplete().into()),
+    }
+}
+
+/// The most of a body that is not JSON shown in an error: an HTML page, a proxy's text. Past
+/// this it is not quoted, only measured.
+pub(crate) const EXCERPT_BYTES: usize = 160;
+
+/// An error response's body as liveproof lets it be quoted: every credential the client holds
+/// (and what the request carried) masked; a JSON body (a Status) kept whole, a body that is
+/// not JSON cut to [`EXCERPT_BYTES`] on one line, saying how much more there was.
+pub(crate) fn quoted_error_body(
+    body: &[u8],
+    content_type: &str,
+    credentials: &Credentials,
+    sent: &[String],
+) -> String {
+    let text = String::from_utf8_lossy(body);
+    let masked = credentials.mask_with(&text, sent);
+    if serde_json::from_str::<serde::de::IgnoredAny>(&masked).is_ok() {
+        return masked;
+    }
+    let flat = masked.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.len() <= EXCERPT_BYTES {
+        return flat;
+    }
+    let mut cut = EXCERPT_BYTES;
+    while !flat.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}… (a {}-byte {content_type} body, not JSON: the rest is not shown)",
+        &flat[..cut],
+        body.len()
+    )
+}
+
+/// What the bodies of one client's responses may hold together while they are read
+/// (`--max-response-size`, divided between the clusters a fleet reads at once): a body that
+/// takes them past it fails ([`ResponseTooLarge`]). A body gives its share back when it is
+/// dropped, read or not.
+#[derive(Clone, Debug)]
+pub(crate) struct BodyBudget {
+    limit: super::ResponseBudget,
+    in_flight: Arc<AtomicU64>,
+}
+
+impl BodyBudget {
+    pub(crate) fn new(limit: super::ResponseBudget) -> BodyBudget {
+        BodyBudget {
+            limit,
+            in_flight: Arc::default(),
+        }
+    }
+
+    fn claim(&self) -> Claim {
+        Claim {
+            budget: self.clone(),
+            held: 0,
+        }
+    }
+}
+
+/// One body's part of a [`BodyBudget`].
+struct Claim {
+    budget: BodyBudget,
+    held: u64,
+}
+
+impl Claim {
+    /// Takes `bytes` more; an error when that is past the budget.
+    fn take(&mut self, bytes: usize) -> Result<(), ResponseTooLarge> {
+        let bytes = bytes as u64;
+        self.held += bytes;
+        let total = self.budget.in_flight.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if total > self.budget.limit.per_cluster() as u64 {
+            return Err(ResponseTooLarge {
+                budget: self.budget.limit,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.budget
+            .in_flight
+            .fetch_sub(self.held, Ordering::Relaxed);
+    }
+}
+
+/// A response larger than what `--max-response-size` lets one be read: no object or page of
+/// a list is (a page is at most 2,500 objects; an object at most about 1.5 MiB).
+#[derive(Debug, thiserror::Error)]
+#[error("the response was larger than {}, and was not read further", budget.describe())]
+pub struct ResponseTooLarge {
+    pub budget: super::ResponseBudget,
 }
 
 /// What a request that ran out of time fails with: an `io::ErrorKind::TimedOut`, as hyper's
@@ -210,27 +382,43 @@ pub(crate) const MAX_WATCH_LINE: usize = 16 * 1024 * 1024;
 
 /// The most of an error response's body read: far past any Status the API server writes (a
 /// 5 MB message is still read whole, to show its reason), far short of what a 50 MB one cost.
+/// Read whole here (not streamed): it is cleaned of credentials before kube sees it.
 pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024 * 1024;
 
 /// A response body that fails once its request's time is up, for a watch, once a line runs
-/// past `max_line` bytes without ending, and for an error, ends after about `left` bytes
-/// (the frame that reaches it is the last).
+/// past `max_line` bytes without ending, and otherwise once the client's bodies hold more
+/// than their [`BodyBudget`]. An error's body is already read and cleaned (`ready`).
 pub(crate) struct BoundedBody<B> {
-    body: B,
+    body: Option<B>,
+    /// The whole body, already read: given as one frame.
+    ready: Option<Bytes>,
     deadline: Pin<Box<tokio::time::Sleep>>,
     max_line: Option<usize>,
     /// Bytes since the last newline.
     since_newline: usize,
-    /// For an error response: how much more of its body is read.
-    left: Option<usize>,
+    budget: Option<Claim>,
+}
+
+impl<B> BoundedBody<B> {
+    fn ready(bytes: Bytes) -> BoundedBody<B> {
+        BoundedBody {
+            body: None,
+            ready: Some(bytes),
+            // Never polled: there is nothing left to wait for.
+            deadline: Box::pin(tokio::time::sleep(Duration::from_secs(0))),
+            max_line: None,
+            since_newline: 0,
+            budget: None,
+        }
+    }
 }
 
 impl<B> HttpBody for BoundedBody<B>
 where
-    B: HttpBody + Unpin,
+    B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
-    type Data = B::Data;
+    type Data = Bytes;
     type Error = BoxError;
 
     fn poll_frame(
@@ -238,51 +426,59 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = self.get_mut();
+        let Some(body) = this.body.as_mut() else {
+            return Poll::Ready(this.ready.take().map(|b| Ok(Frame::data(b))));
+        };
         if this.deadline.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Some(Err(incomplete().into())));
         }
-        if this.left == Some(0) {
-            return Poll::Ready(None);
-        }
-        let polled = Pin::new(&mut this.body).poll_frame(cx).map_err(Into::into);
-        if let (Some(left), Poll::Ready(Some(Ok(frame)))) = (this.left.as_mut(), &polled) {
-            let read = frame.data_ref().map_or(0, |d| d.remaining());
-            *left = left.saturating_sub(read.max(1));
+        let polled = Pin::new(body).poll_frame(cx).map_err(Into::into);
+        let Poll::Ready(Some(Ok(frame))) = &polled else {
+            return polled;
+        };
+        let Some(data) = frame.data_ref() else {
+            return polled;
+        };
+        if let Some(claim) = this.budget.as_mut() {
+            if let Err(too_large) = claim.take(data.remaining()) {
+                // Nothing more of it is read: the connection is dropped with the body.
+                this.body = None;
+                return Poll::Ready(Some(Err(Box::new(too_large))));
+            }
         }
         let Some(max) = this.max_line else {
             return polled;
         };
-        if let Poll::Ready(Some(Ok(frame))) = &polled {
-            if let Some(data) = frame.data_ref() {
-                let bytes = data.chunk();
-                this.since_newline = match memchr::memrchr(b'\n', bytes) {
-                    Some(at) => bytes.len() - at - 1,
-                    None => this.since_newline + bytes.len(),
-                };
-                if this.since_newline > max {
-                    return Poll::Ready(Some(Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!(
-                            "a watch event ran past {} MiB without ending its line",
-                            max >> 20
-                        ),
-                    )
-                    .into())));
-                }
-            }
+        let bytes = data.chunk();
+        this.since_newline = match memchr::memrchr(b'\n', bytes) {
+            Some(at) => bytes.len() - at - 1,
+            None => this.since_newline + bytes.len(),
+        };
+        if this.since_newline > max {
+            return Poll::Ready(Some(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a watch event ran past {} MiB without ending its line",
+                    max >> 20
+                ),
+            )
+            .into())));
         }
         polled
     }
 
     fn is_end_stream(&self) -> bool {
-        self.left == Some(0) || self.body.is_end_stream()
+        match &self.body {
+            Some(body) => body.is_end_stream(),
+            None => self.ready.is_none(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self.left {
-            // Cut short: the inner body's exact length would be a lie.
-            Some(_) => SizeHint::default(),
-            None => self.body.size_hint(),
+        match (&self.body, &self.ready) {
+            (Some(body), _) => body.size_hint(),
+            (None, Some(ready)) => SizeHint::with_exact(ready.len() as u64),
+            (None, None) => SizeHint::with_exact(0),
         }
     }
 }
@@ -475,43 +671,111 @@ mod tests {
     /// The frames of [`read_of`]'s body: twice the cap, in 16 KiB frames.
     const FRAMES: usize = 2 * MAX_ERROR_BODY / (16 * 1024);
 
-    /// How much of a body twice [`MAX_ERROR_BODY`] long answered with `status` is read.
-    async fn read_of(status: u16) -> usize {
+    /// A layer whose bodies may hold `budget` bytes at once.
+    fn layer(budget: usize) -> WholeResponseLayer {
+        WholeResponseLayer {
+            timeout: Duration::from_secs(30),
+            bodies: BodyBudget::new(super::super::ResponseBudget {
+                total: budget,
+                shared_by: 1,
+            }),
+            credentials: Arc::default(),
+        }
+    }
+
+    /// What is read of a body of `frames` frames of 16 KiB answered with `status`: the bytes,
+    /// or the error that ended it.
+    async fn read_of(
+        layer: &WholeResponseLayer,
+        status: u16,
+        frames: usize,
+    ) -> Result<Vec<u8>, BoxError> {
         let inner = tower::service_fn(move |_: Request<()>| async move {
             Ok::<_, BoxError>(
                 Response::builder()
                     .status(status)
                     .body(Frames {
-                        frames: FRAMES,
+                        frames,
                         size: 16 * 1024,
                     })
                     .expect("response"),
             )
         });
-        let mut service = WholeResponseLayer {
-            timeout: Duration::from_secs(30),
-        }
-        .layer(inner);
-        let response = service.call(Request::new(())).await.expect("answered");
+        let mut service = layer.layer(inner);
+        let response = service.call(Request::new(())).await?;
         let mut body = response.into_body();
-        let mut read = 0;
+        let mut read = Vec::new();
         while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
         {
-            read += frame.expect("frame").data_ref().map_or(0, |d| d.len());
+            read.extend_from_slice(frame?.data_ref().map_or(&[][..], |d| &d[..]));
         }
-        read
+        Ok(read)
     }
 
-    /// An error's body is read up to the cap (then ends), a success's whole: a 500 with a
-    /// 50 MB Status was read into memory whole before its message was cut for showing.
+    /// An error's body is read up to its cap and quoted as a short excerpt (it is not JSON),
+    /// a success's whole: a 500 with a 50 MB body was read into memory whole before its
+    /// message was cut for showing.
     #[tokio::test]
-    async fn an_error_body_is_read_only_up_to_the_cap() {
-        let failed = read_of(500).await;
+    async fn an_error_body_is_read_only_up_to_the_cap_and_quoted_short() {
+        let layer = layer(DEFAULT_BUDGET);
+        let failed = read_of(&layer, 500, FRAMES).await.expect("read");
+        let failed = String::from_utf8(failed).expect("text");
+        assert!(failed.len() < EXCERPT_BYTES + 100, "{failed}");
         assert!(
-            (MAX_ERROR_BODY..MAX_ERROR_BODY + 16 * 1024).contains(&failed),
+            failed.contains(&format!(
+                "a {MAX_ERROR_BODY}-byte no Content-Type body, not JSON"
+            )),
             "{failed}"
         );
-        assert_eq!(read_of(200).await, FRAMES * 16 * 1024);
+        let read = read_of(&layer, 200, FRAMES).await.expect("read");
+        assert_eq!(read.len(), FRAMES * 16 * 1024);
+    }
+
+    const DEFAULT_BUDGET: usize = super::super::DEFAULT_MAX_RESPONSE_SIZE;
+
+    /// Issue 32: a 3 GB body took 6.1 GB. A body past the budget fails, naming it, and gives
+    /// its share back: the next request of the same client is read whole.
+    #[tokio::test]
+    async fn a_body_past_the_budget_fails_naming_it_and_frees_its_share() {
+        let layer = layer(1024 * 1024);
+        let err = read_of(&layer, 200, 65).await.expect_err("past 1 MiB");
+        let too_large = err
+            .downcast_ref::<ResponseTooLarge>()
+            .expect("ResponseTooLarge");
+        assert_eq!(
+            too_large.to_string(),
+            "the response was larger than 1 MiB (--max-response-size), and was not read further"
+        );
+        let read = read_of(&layer, 200, 64).await.expect("within the budget");
+        assert_eq!(read.len(), 1024 * 1024);
+        // An error's body is held while it is read, so it counts too.
+        let err = read_of(&layer, 500, 65).await.expect_err("past 1 MiB");
+        assert!(err.downcast_ref::<ResponseTooLarge>().is_some(), "{err}");
+    }
+
+    /// An error page that echoes the request's credentials is quoted with them masked, a JSON
+    /// Status whole (masked too).
+    #[test]
+    fn an_echoed_credential_is_masked_in_the_quoted_body() {
+        let page = format!(
+            "<html><body><h1>500</h1><pre>GET /api/v1/pods\nAuthorization: Bearer canary-exec-token\n{}</pre></body></html>",
+            "x".repeat(1000)
+        );
+        let sent = ["Bearer canary-exec-token".to_string()];
+        let shown = quoted_error_body(page.as_bytes(), "text/html", &Credentials::default(), &sent);
+        assert!(!shown.contains("canary"), "{shown}");
+        assert!(shown.contains("text/html body, not JSON"), "{shown}");
+        let status = r#"{"kind":"Status","message":"token canary-exec-token refused","code":500}"#;
+        let shown = quoted_error_body(
+            status.as_bytes(),
+            "application/json",
+            &Credentials::default(),
+            &sent,
+        );
+        assert_eq!(
+            shown,
+            r#"{"kind":"Status","message":"token *** refused","code":500}"#
+        );
     }
 
     fn response(status: u16, retry_after: Option<&str>) -> Result<Response<()>, BoxError> {

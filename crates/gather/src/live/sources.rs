@@ -240,6 +240,7 @@ impl Cluster {
                 let lp = ListParams::default().labels(&storage_selector(release));
                 let listed = super::pager::list_pages(
                     &lp,
+                    self.request_timeout(),
                     |page: ListParams| {
                         let api = api.clone();
                         async move { api.list(&page).await }

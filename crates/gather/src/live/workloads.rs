@@ -23,6 +23,7 @@ impl Cluster {
         let api: Api<Node> = Api::all(self.client.clone());
         let listed = super::pager::list_pages(
             &ListParams::default(),
+            self.request_timeout(),
             |page: ListParams| {
                 let api = api.clone();
                 async move { api.list(&page).await }
