@@ -38,7 +38,8 @@ pub use checks::{
 pub use commit::is_commit_sha;
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
-    SourceRef, Status, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord, SCHEMA,
+    SourceRef, Status, SupersededBy, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord,
+    SCHEMA,
 };
 pub use observed::{
     api_group, ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind,

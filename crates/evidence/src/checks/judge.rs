@@ -5,7 +5,7 @@
 use super::verdict::{target_report, verdict};
 use super::workload::{Revision, Workload};
 use super::workload_checks::workload_findings;
-use super::{followed_workloads, gitops, pods, timeline};
+use super::{followed_workloads, gitops, pods, superseded, timeline};
 use crate::model::ChangeSummary;
 use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
 
@@ -145,6 +145,10 @@ fn judge_target(
     } else {
         Verdict::Live
     };
+    let owner_superseded_by = (own_verdict != Verdict::Live
+        || workloads.iter().any(|w| w.verdict != Verdict::Live))
+    .then(|| superseded::owner(observed, change, target, namespace, &own, &workloads))
+    .flatten();
     let mut report = target_report(target, namespace, own, own_verdict);
     // Dated once its verdict is final (below), from the workloads' own dating.
     let date = |report: &mut TargetReport, workloads: &[TargetReport]| {
@@ -183,6 +187,14 @@ fn judge_target(
             }
         }
     }
+    if report.verdict != Verdict::Live {
+        if let Some(by) = owner_superseded_by {
+            supersede(&mut report, by);
+        } else if report.verdict == Verdict::Superseded {
+            // Its own evidence held and its workloads were each superseded: by the first's.
+            report.superseded_by = workloads.iter().find_map(|w| w.superseded_by.clone());
+        }
+    }
     date(&mut report, &workloads);
     std::iter::once(report).chain(workloads).collect()
 }
@@ -198,7 +210,24 @@ fn judge_workload(
 ) -> TargetReport {
     let (findings, dating) = workload_findings(observed, change, target, namespace, tied_by);
     let verdict = verdict(&findings);
+    let superseded_by = (verdict != Verdict::Live)
+        .then(|| superseded::workload(observed, change, target, namespace, &findings))
+        .flatten();
     let mut report = target_report(target, namespace, findings, verdict);
+    if let Some(by) = superseded_by {
+        supersede(&mut report, by);
+    }
     dating.apply(&mut report, change);
     report
+}
+
+/// `report` is superseded by `by`: its verdict says so, and its next step is the later change's
+/// (there is nothing to roll back for this one).
+fn supersede(report: &mut TargetReport, by: crate::SupersededBy) {
+    report.verdict = Verdict::Superseded;
+    report.next_step = Some(crate::Suggestion::text(format!(
+        "nothing to roll back: {}; verify that change on its own",
+        by.summary
+    )));
+    report.superseded_by = Some(by);
 }

@@ -35,6 +35,7 @@ pub(crate) mod raw;
 mod release;
 mod rollout;
 pub mod server;
+mod superseded;
 mod timeline;
 mod traffic;
 mod verdict;
