@@ -547,6 +547,10 @@ const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
         "kustomize",
         "runs kubectl on the server's machine; a client builds it (`kubectl kustomize DIR`) and names the output in `manifests`",
     ),
+    (
+        "max_response_size",
+        "the server's memory is the operator's: every call reads within the default bound",
+    ),
     ("verbose", "the server's own -v says what it logs"),
     ("color", "the tool answers JSON, never coloured text"),
 ];
