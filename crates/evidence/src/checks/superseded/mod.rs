@@ -12,30 +12,38 @@
 //!
 //! Each kind of evidence has its own file; this one only says which applies.
 
+mod helm;
+mod workload;
+
 use super::Finding;
-use crate::{Change, Observed, SupersededBy, Target, TargetReport};
+use crate::{Change, Observed, SupersededBy, Target, TargetKind, TargetReport};
 
 /// The later change that replaced the stated one in this workload, if its revisions show one.
 pub(crate) fn workload(
-    _observed: &Observed,
-    _change: &Change,
-    _target: &Target,
-    _namespace: &str,
-    _findings: &[Finding],
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    findings: &[Finding],
 ) -> Option<SupersededBy> {
-    None
+    workload::superseded(observed, change, target, namespace, findings)
 }
 
 /// The later change that replaced the stated one in this Helm or GitOps target (and so in the
 /// workloads it leads to), if its history shows one. `own` is its own evidence, `workloads` the
 /// reports of the workloads it leads to, already judged.
 pub(crate) fn owner(
-    _observed: &Observed,
-    _change: &Change,
-    _target: &Target,
-    _namespace: &str,
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
     _own: &[Finding],
     _workloads: &[TargetReport],
 ) -> Option<SupersededBy> {
-    None
+    match target.kind {
+        TargetKind::Release | TargetKind::HelmRelease => {
+            helm::superseded(observed, change, target, namespace)
+        }
+        _ => None,
+    }
 }

@@ -1,0 +1,282 @@
+//! A workload's own revisions show a later change: a revision whose template carries the
+//! stated change was created after the change time, and the current revision is another one,
+//! created after it. Revisions are a Deployment's or an Argo Rollout's ReplicaSets, a
+//! StatefulSet's or a DaemonSet's ControllerRevisions (the kind table's `revisions`).
+//!
+//! Creation times decide, never revision numbers: `kubectl rollout undo` reuses the old
+//! ReplicaSet (old `creationTimestamp`, bumped revision annotation), which undoes the change
+//! rather than replacing it with a later one — that stays `not_live`.
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::change::ExpectedImage;
+use crate::checks::verdict::verdict;
+use crate::checks::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
+use crate::checks::workload_checks::{spec_readback, workload_findings};
+use crate::checks::Finding;
+use crate::order::{order, Order};
+use crate::Verdict;
+use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, SupersededBy, Target};
+
+/// The annotations a ReplicaSet's controller numbers it in: a Deployment's, an Argo Rollout's.
+const REVISION_ANNOTATIONS: &[&str] = &[
+    "deployment.kubernetes.io/revision",
+    "rollout.argoproj.io/revision",
+];
+
+/// One revision of a workload as its revision object records it.
+struct Stored {
+    kind: ResourceKind,
+    namespace: String,
+    name: String,
+    /// The revision number its controller gave it (the annotation, `.revision`).
+    number: Option<String>,
+    created: Option<Timestamp>,
+    template: PodTemplateSpec,
+    /// The hashes its pods may carry: its `pod-template-hash` / `rollouts-pod-template-hash` /
+    /// `controller-revision-hash` label, and (for a ControllerRevision) its name.
+    hashes: Vec<String>,
+}
+
+impl Stored {
+    /// `apps/promo-6c8d (revision 3)`.
+    fn describe(&self) -> String {
+        match &self.number {
+            Some(n) => format!("{}/{} (revision {n})", self.namespace, self.name),
+            None => format!("{}/{}", self.namespace, self.name),
+        }
+    }
+
+    fn images(&self) -> Vec<String> {
+        self.template
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .filter_map(|c| c.image.clone())
+            .collect()
+    }
+}
+
+/// The later revision that replaced the stated change in `target`, when its revisions show
+/// one. `None` whenever the evidence does not: no change time, a template that carries the
+/// change or could not be read back, revisions not read, no carrier after the change time,
+/// or a current revision not created after the carrier.
+pub(super) fn superseded(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    findings: &[Finding],
+) -> Option<SupersededBy> {
+    // Only a template that certainly does not carry the change can have been replaced.
+    let readback_failed = findings
+        .iter()
+        .any(|f| f.evidence.check == Check::SpecReadback && f.evidence.status == Status::Fail);
+    if !readback_failed {
+        return None;
+    }
+    let since = change.since?;
+    let w = Workload::find(observed, target.kind, namespace, &target.name)?;
+    let Revision::Current(current) = w.current_revision(observed) else {
+        return None;
+    };
+    let revisions = revisions(observed, &w, current.label)?;
+    let w_ref = &w;
+    let serving = revisions
+        .iter()
+        .find(|r| r.hashes.contains(&current.hash))?;
+    let carries = |r: &Stored| {
+        let view = Workload {
+            template: &r.template,
+            ..*w_ref
+        };
+        spec_readback(observed, &view, change, None).evidence.status == Status::Pass
+    };
+    if carries(serving) {
+        return None;
+    }
+    // The last revision that carried the change and was certainly created after it (a
+    // revision from the change's own second may predate it: no evidence).
+    let carrier = revisions
+        .iter()
+        .filter(|r| r.created.is_some_and(|t| order(t, since) == Order::After))
+        .filter(|r| carries(r))
+        .max_by_key(|r| r.created)?;
+    let carried_at = carrier.created?;
+    let serving_at = serving.created?;
+    if serving.name == carrier.name || order(serving_at, carried_at) != Order::After {
+        return None;
+    }
+    let live = newer_is_live(observed, change, target, namespace, serving, serving_at);
+    let images = serving.images();
+    let kind = serving.kind.kind_name();
+    let summary = format!(
+        "a later change replaced it: {kind} {} (created {serving_at}) runs {}, after {kind} {} (created {carried_at}) had carried the stated change; {}",
+        serving.describe(),
+        if images.is_empty() { "no image".to_string() } else { images.join(", ") },
+        carrier.describe(),
+        match live {
+            Some(true) => "that change is live",
+            Some(false) => "that change is not live",
+            None => "whether that change is live cannot be told",
+        }
+    );
+    Some(SupersededBy {
+        summary,
+        revision: Some(serving.describe()),
+        commit: None,
+        images,
+        at: Some(serving_at.to_string()),
+        live,
+        source_ref: Some(SourceRef::object(
+            serving.kind,
+            &serving.namespace,
+            &serving.name,
+        )),
+    })
+}
+
+/// Whether the later revision is itself live: the workload judged by the same checks with it
+/// as the change (made when the revision was created, stating the images its template names).
+/// `None` when the checks cannot tell.
+fn newer_is_live(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    serving: &Stored,
+    created: Timestamp,
+) -> Option<bool> {
+    let images: Option<Vec<ExpectedImage>> = serving
+        .images()
+        .iter()
+        .map(|i| ExpectedImage::parse(i).ok())
+        .collect();
+    let newer = Change {
+        since: Some(created),
+        since_source: Some(format!(
+            "the creation of {} {}",
+            serving.kind.kind_name(),
+            serving.describe()
+        )),
+        images: images?,
+        stated_by: Some(format!(
+            "{} {}",
+            serving.kind.kind_name(),
+            serving.describe()
+        )),
+        digests: change.digests,
+        ..Change::default()
+    };
+    let (findings, _) = workload_findings(observed, &newer, target, namespace, None);
+    match verdict(&findings) {
+        Verdict::Live => Some(true),
+        Verdict::NotLive => Some(false),
+        _ => None,
+    }
+}
+
+/// The revisions `w` owns, as its kind records them; `None` when they were not read (refused,
+/// or missing from the input): history that was not read shows nothing.
+fn revisions(observed: &Observed, w: &Workload, label: &str) -> Option<Vec<Stored>> {
+    let kind = w.kind.spec().revisions?;
+    if observed.denial(w.namespace, kind).is_some() {
+        return None;
+    }
+    let stored = match kind {
+        ResourceKind::ReplicaSet => w
+            .owned(&observed.replicasets)
+            .into_iter()
+            .filter_map(|rs| {
+                let template = rs.spec.as_ref()?.template.clone()?;
+                Some(stored(
+                    kind,
+                    w,
+                    &rs.metadata,
+                    annotation_number(&rs.metadata),
+                    template,
+                    // The hash label the current revision's pods carry (its kind's).
+                    rs.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(label))
+                        .cloned()
+                        .into_iter()
+                        .collect(),
+                ))
+            })
+            .collect(),
+        ResourceKind::ControllerRevision => w
+            .owned(&observed.controller_revisions)
+            .into_iter()
+            .filter_map(|cr| {
+                let template = stored_template(cr.data.as_ref()?)?;
+                let name = cr.metadata.name.clone()?;
+                let mut hashes = vec![name.clone()];
+                hashes.extend(
+                    cr.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(CONTROLLER_REVISION_HASH))
+                        .cloned(),
+                );
+                hashes.extend(
+                    name.strip_prefix(&format!("{}-", w.name))
+                        .map(str::to_string),
+                );
+                Some(stored(
+                    kind,
+                    w,
+                    &cr.metadata,
+                    Some(cr.revision.to_string()),
+                    template,
+                    hashes,
+                ))
+            })
+            .collect(),
+        _ => return None,
+    };
+    Some(stored)
+}
+
+fn stored(
+    kind: ResourceKind,
+    w: &Workload,
+    meta: &ObjectMeta,
+    number: Option<String>,
+    template: PodTemplateSpec,
+    hashes: Vec<String>,
+) -> Stored {
+    Stored {
+        kind,
+        namespace: meta
+            .namespace
+            .clone()
+            .unwrap_or_else(|| w.namespace.to_string()),
+        name: meta.name.clone().unwrap_or_default(),
+        number,
+        created: meta.creation_timestamp.as_ref().map(|t| t.0),
+        template,
+        hashes,
+    }
+}
+
+fn annotation_number(meta: &ObjectMeta) -> Option<String> {
+    let annotations = meta.annotations.as_ref()?;
+    REVISION_ANNOTATIONS
+        .iter()
+        .find_map(|key| annotations.get(*key).cloned())
+}
+
+/// The pod template a ControllerRevision stores, as a replace-patch of `spec.template`.
+fn stored_template(
+    data: &k8s_openapi::apimachinery::pkg::runtime::RawExtension,
+) -> Option<PodTemplateSpec> {
+    let mut template = data.0.pointer("/spec/template")?.clone();
+    if let Some(obj) = template.as_object_mut() {
+        obj.remove("$patch");
+    }
+    serde_json::from_value(template).ok()
+}
