@@ -103,13 +103,13 @@ pub(super) fn superseded(
     let chart = &newest.release.chart.metadata;
     let live = newer_is_live(observed, change, newest, newest_at, &images);
     let summary = format!(
-        "a later release replaced it: {describe} (chart {}-{}, deployed {newest_at}){} does not carry the stated change, which {} (deployed {carried_at}) carried; {}",
+        "a later release replaced it: {describe} (chart {}-{}, deployed {newest_at}{}) does not carry the stated change, which {} (deployed {carried_at}) carried; {}",
         chart.name,
         chart.version,
         if images.is_empty() {
             String::new()
         } else {
-            format!(" runs {}", images.join(", "))
+            format!(", running {}", images.join(", "))
         },
         ReleaseHistory::describe(carrier),
         match live {

@@ -49,6 +49,21 @@ impl Stored {
         }
     }
 
+    /// `ReplicaSet apps/promo-6c8d (revision 3, created 2026-07-12T10:20:05Z)`.
+    fn dated(&self, created: Timestamp) -> String {
+        let number = self
+            .number
+            .as_ref()
+            .map(|n| format!("revision {n}, "))
+            .unwrap_or_default();
+        format!(
+            "{} {}/{} ({number}created {created})",
+            self.kind.kind_name(),
+            self.namespace,
+            self.name
+        )
+    }
+
     fn images(&self) -> Vec<String> {
         self.template
             .spec
@@ -111,12 +126,15 @@ pub(super) fn superseded(
     }
     let live = newer_is_live(observed, change, target, namespace, serving, serving_at);
     let images = serving.images();
-    let kind = serving.kind.kind_name();
     let summary = format!(
-        "a later change replaced it: {kind} {} (created {serving_at}) runs {}, after {kind} {} (created {carried_at}) had carried the stated change; {}",
-        serving.describe(),
-        if images.is_empty() { "no image".to_string() } else { images.join(", ") },
-        carrier.describe(),
+        "a later change replaced it: {} runs {}, after {} had carried the stated change; {}",
+        serving.dated(serving_at),
+        if images.is_empty() {
+            "no image".to_string()
+        } else {
+            images.join(", ")
+        },
+        carrier.dated(carried_at),
         match live {
             Some(true) => "that change is live",
             Some(false) => "that change is not live",
@@ -279,4 +297,217 @@ fn stored_template(
         obj.remove("$patch");
     }
     serde_json::from_value(template).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use crate::change::ExpectedImage;
+    use crate::{
+        Change, Denied, Observed, ResourceKind, Target, TargetKind, TargetReport, Verdict,
+    };
+
+    const SET_TWICE: &str = "deployment-set-image-twice-superseded";
+
+    fn at(text: &str) -> jiff::Timestamp {
+        text.parse().expect("a timestamp")
+    }
+
+    fn image_change(since: &str, image: &str) -> Change {
+        Change {
+            since: Some(at(since)),
+            images: vec![ExpectedImage::parse(image).expect("an image")],
+            ..Change::default()
+        }
+    }
+
+    fn judge(observed: &Observed, change: &Change, target: &str) -> TargetReport {
+        let (kind, name) = target.split_once('/').expect("KIND/NAME");
+        let kind = match kind {
+            "deployment" => TargetKind::Deployment,
+            "statefulset" => TargetKind::StatefulSet,
+            other => panic!("{other}"),
+        };
+        let target = Target::new(kind, None, name);
+        let ns = if kind == TargetKind::StatefulSet {
+            "payments"
+        } else {
+            "apps"
+        };
+        let report = crate::checks::judge(observed, change, &[target], ns);
+        report.targets.into_iter().next().expect("one target")
+    }
+
+    fn set_twice() -> (Observed, Change) {
+        (
+            Observed::of_story(SET_TWICE),
+            image_change("2026-07-12T10:00:00Z", "ghcr.io/acme/inventory:1.4.0"),
+        )
+    }
+
+    /// Sets the `creationTimestamp` of ReplicaSet `name`.
+    fn created(observed: &mut Observed, name: &str, when: &str) {
+        let rs = observed
+            .replicasets
+            .iter_mut()
+            .find(|rs| rs.metadata.name.as_deref() == Some(name))
+            .expect("the ReplicaSet");
+        Arc::make_mut(rs).metadata.creation_timestamp = Some(Time(at(when)));
+    }
+
+    #[test]
+    fn a_revision_replaced_by_a_later_one_is_superseded_by_it() {
+        let (observed, change) = set_twice();
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let by = report.superseded_by.expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("apps/inventory-6c8dq9zr2m (revision 36)")
+        );
+        assert_eq!(by.images, ["ghcr.io/acme/inventory:1.4.1"]);
+        assert_eq!(by.at.as_deref(), Some("2026-07-12T10:20:05Z"));
+        assert_eq!(by.live, Some(true));
+        assert_eq!(
+            by.source_ref.map(|s| (s.kind, s.name)),
+            Some(("ReplicaSet".to_string(), "inventory-6c8dq9zr2m".to_string()))
+        );
+        assert!(
+            by.summary.contains("inventory-4dxbdm5glx"),
+            "{}",
+            by.summary
+        );
+        let next = report.next_step.expect("a next step").to_string();
+        assert!(next.starts_with("nothing to roll back"), "{next}");
+    }
+
+    #[test]
+    fn a_later_change_that_is_not_live_yet_is_said_not_live() {
+        let (mut observed, change) = set_twice();
+        // One pod of revision 35 still serves beside revision 36's: the later change has not
+        // rolled out everywhere.
+        let pod = observed
+            .pods
+            .iter_mut()
+            .find(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.contains("6c8dq9zr2m"))
+            })
+            .expect("a pod of revision 36");
+        let pod = Arc::make_mut(pod);
+        if let Some(labels) = pod.metadata.labels.as_mut() {
+            labels.insert("pod-template-hash".into(), "4dxbdm5glx".into());
+        }
+        for c in pod.spec.iter_mut().flat_map(|s| s.containers.iter_mut()) {
+            c.image = Some("ghcr.io/acme/inventory:1.4.0".into());
+        }
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::Superseded);
+        assert_eq!(report.superseded_by.and_then(|b| b.live), Some(false));
+    }
+
+    #[test]
+    fn rollout_undo_to_an_older_replicaset_stays_not_live() {
+        let observed = Observed::of_story("deployment-rollout-undo-not-superseded");
+        let change = image_change("2026-07-12T10:00:00Z", "ghcr.io/acme/inventory:1.4.0");
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
+        assert_eq!(report.superseded_by, None);
+    }
+
+    #[test]
+    fn a_revision_that_carried_the_change_before_the_change_time_is_no_evidence() {
+        let (observed, _) = set_twice();
+        // Revision 35 (1.4.0) was created at 10:06:10: before a change made at 10:10.
+        let change = image_change("2026-07-12T10:10:00Z", "ghcr.io/acme/inventory:1.4.0");
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::NotLive);
+        assert_eq!(report.superseded_by, None);
+    }
+
+    #[test]
+    fn a_revision_in_the_change_time_s_own_second_is_a_tie_not_after() {
+        let (observed, _) = set_twice();
+        for since in ["2026-07-12T10:06:10Z", "2026-07-12T10:06:10.400Z"] {
+            let change = image_change(since, "ghcr.io/acme/inventory:1.4.0");
+            let report = judge(&observed, &change, "deployment/inventory");
+            assert_eq!(report.verdict, Verdict::NotLive, "since {since}");
+            assert_eq!(report.superseded_by, None, "since {since}");
+        }
+        // One second later it is after.
+        let change = image_change("2026-07-12T10:06:09Z", "ghcr.io/acme/inventory:1.4.0");
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::Superseded);
+    }
+
+    #[test]
+    fn a_newer_revision_from_the_carrier_s_own_second_does_not_supersede_it() {
+        let (mut observed, change) = set_twice();
+        created(
+            &mut observed,
+            "inventory-6c8dq9zr2m",
+            "2026-07-12T10:06:10Z",
+        );
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::NotLive);
+        assert_eq!(report.superseded_by, None);
+    }
+
+    #[test]
+    fn without_the_replicasets_nothing_is_superseded() {
+        let (mut observed, change) = set_twice();
+        let mut without = observed.clone();
+        without.replicasets.clear();
+        let report = judge(&without, &change, "deployment/inventory");
+        assert_ne!(report.verdict, Verdict::Superseded, "{report:#?}");
+        assert_eq!(report.superseded_by, None);
+        // Refused: what was read anyway is not history either.
+        observed.denied.push(Denied {
+            namespace: Some("apps".into()),
+            resource: ResourceKind::ReplicaSet,
+            verb: "list".into(),
+            message: "replicasets.apps is forbidden".into(),
+        });
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_ne!(report.verdict, Verdict::Superseded, "{report:#?}");
+        assert_eq!(report.superseded_by, None);
+    }
+
+    #[test]
+    fn a_newer_revision_that_still_carries_the_change_is_live() {
+        let (observed, _) = set_twice();
+        // Both revision 35 and 36 define LOG_FORMAT: the later change kept this one.
+        let change = Change {
+            since: Some(at("2026-07-12T10:00:00Z")),
+            env: vec!["LOG_FORMAT".into()],
+            ..Change::default()
+        };
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::Live, "{report:#?}");
+        assert_eq!(report.superseded_by, None);
+    }
+
+    #[test]
+    fn a_statefulset_revision_replaced_by_a_later_controllerrevision_is_superseded() {
+        let observed = Observed::of_story("statefulset-superseded-by-a-later-revision");
+        let change = image_change("2026-07-12T10:00:00Z", "ghcr.io/acme/ledger:3.2.0");
+        let report = judge(&observed, &change, "statefulset/ledger");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let by = report.superseded_by.expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("payments/ledger-7f4k9xq2wd (revision 5)")
+        );
+        assert_eq!(by.images, ["ghcr.io/acme/ledger:3.2.1"]);
+        assert_eq!(by.live, Some(true));
+        // The revision that carried 3.2.0 written before the change: no evidence.
+        let change = image_change("2026-07-12T10:02:47Z", "ghcr.io/acme/ledger:3.2.0");
+        let report = judge(&observed, &change, "statefulset/ledger");
+        assert_eq!(report.verdict, Verdict::NotLive);
+    }
 }
