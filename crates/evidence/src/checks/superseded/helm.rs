@@ -291,3 +291,140 @@ fn newer_is_live(
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::change::{ExpectedImage, ManifestExpectation};
+    use crate::{Change, Observed, Report, Target, TargetKind, Verdict};
+
+    const UPGRADED_TWICE: &str = "helm-upgrade-superseded-by-a-later-upgrade";
+
+    fn at(text: &str) -> jiff::Timestamp {
+        text.parse().expect("a timestamp")
+    }
+
+    fn story(name: &str) -> Observed {
+        let mut observed = Observed::of_story(name);
+        observed.decode_releases_with(|obj| {
+            crate::releases::decoded(liveproof_helm::read_release(
+                obj,
+                &liveproof_helm::Limits::default(),
+            ))
+        });
+        observed
+    }
+
+    /// `--chart-version 0.4.3 --image ghcr.io/acme/inventory:1.4.0`: revision 35's content.
+    fn revision_35(since: &str) -> Change {
+        Change {
+            since: Some(at(since)),
+            chart_version: Some("0.4.3".into()),
+            images: vec![ExpectedImage::parse("ghcr.io/acme/inventory:1.4.0").expect("an image")],
+            ..Change::default()
+        }
+    }
+
+    fn judge(observed: &Observed, change: &Change) -> Report {
+        let target = Target::new(TargetKind::Release, None, "inventory");
+        crate::checks::judge(observed, change, &[target], "apps")
+    }
+
+    #[test]
+    fn a_release_upgraded_again_after_the_change_is_superseded_by_the_newer_revision() {
+        let observed = story(UPGRADED_TWICE);
+        let report = judge(&observed, &revision_35("2026-07-12T10:00:00Z"));
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let release = &report.targets[0];
+        assert_eq!(release.verdict, Verdict::Superseded);
+        let by = release.superseded_by.clone().expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("apps/inventory.v36 (chart inventory-0.4.4)")
+        );
+        assert_eq!(by.images, ["ghcr.io/acme/inventory:1.4.1"]);
+        assert_eq!(by.at.as_deref(), Some("2026-07-12T10:40:12.99120733Z"));
+        assert_eq!(by.live, Some(true));
+        assert_eq!(
+            by.source_ref.map(|s| s.name),
+            Some("sh.helm.release.v1.inventory.v36".to_string())
+        );
+        assert!(by.summary.contains("apps/inventory.v35"), "{}", by.summary);
+        // The Deployment it leads to is superseded too.
+        assert_eq!(report.targets[1].verdict, Verdict::Superseded);
+    }
+
+    #[test]
+    fn its_workloads_take_the_release_s_verdict_when_their_own_revisions_were_not_read() {
+        let mut observed = story(UPGRADED_TWICE);
+        observed.replicasets.clear();
+        let report = judge(&observed, &revision_35("2026-07-12T10:00:00Z"));
+        let release = &report.targets[0];
+        let deployment = &report.targets[1];
+        assert_eq!(release.verdict, Verdict::Superseded, "{report:#?}");
+        assert_eq!(deployment.verdict, Verdict::Superseded, "{report:#?}");
+        assert_eq!(deployment.superseded_by, release.superseded_by);
+    }
+
+    #[test]
+    fn a_rollback_to_a_revision_from_before_the_change_stays_not_live() {
+        let observed = story("helm-rollback-to-older-revision");
+        let change = Change {
+            since: Some(at("2026-07-12T10:00:00Z")),
+            manifest: vec![ManifestExpectation::parse("secretKeyRef").expect("text")],
+            ..Change::default()
+        };
+        let report = judge(&observed, &change);
+        assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
+        assert!(report.targets.iter().all(|t| t.superseded_by.is_none()));
+    }
+
+    #[test]
+    fn a_newer_release_that_still_carries_the_change_is_live() {
+        let observed = story(UPGRADED_TWICE);
+        // Revisions 35 and 36 both render the secretKeyRef.
+        let change = Change {
+            since: Some(at("2026-07-12T10:00:00Z")),
+            manifest: vec![ManifestExpectation::parse("secretKeyRef").expect("text")],
+            ..Change::default()
+        };
+        let report = judge(&observed, &change);
+        assert_eq!(report.verdict, Verdict::Live, "{report:#?}");
+        assert!(report.targets.iter().all(|t| t.superseded_by.is_none()));
+    }
+
+    #[test]
+    fn a_revision_deployed_before_the_change_or_in_its_second_is_no_evidence() {
+        let mut observed = story(UPGRADED_TWICE);
+        // The workloads' own revisions are not what this is about.
+        observed.replicasets.clear();
+        // Revision 35 was deployed at 10:05:58.2: before 10:10, and in 10:05:58's second.
+        for since in ["2026-07-12T10:10:00Z", "2026-07-12T10:05:58Z"] {
+            let report = judge(&observed, &revision_35(since));
+            assert_eq!(report.targets[0].verdict, Verdict::NotLive, "since {since}");
+            assert!(
+                report.targets.iter().all(|t| t.superseded_by.is_none()),
+                "since {since}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_the_revision_that_carried_it_nothing_is_superseded() {
+        let mut observed = Observed::of_story(UPGRADED_TWICE);
+        observed.replicasets.clear();
+        // Revision 35's storage missing (pruned by --history-max, or not in the dump).
+        observed.others.retain(|o| {
+            o.pointer("/metadata/name").and_then(|n| n.as_str())
+                != Some("sh.helm.release.v1.inventory.v35")
+        });
+        observed.decode_releases_with(|obj| {
+            crate::releases::decoded(liveproof_helm::read_release(
+                obj,
+                &liveproof_helm::Limits::default(),
+            ))
+        });
+        let report = judge(&observed, &revision_35("2026-07-12T10:00:00Z"));
+        assert_eq!(report.targets[0].verdict, Verdict::NotLive, "{report:#?}");
+        assert!(report.targets.iter().all(|t| t.superseded_by.is_none()));
+    }
+}
