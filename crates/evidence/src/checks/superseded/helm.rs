@@ -427,4 +427,24 @@ mod tests {
         assert_eq!(report.targets[0].verdict, Verdict::NotLive, "{report:#?}");
         assert!(report.targets.iter().all(|t| t.superseded_by.is_none()));
     }
+
+    #[test]
+    fn a_flux_helmrelease_upgraded_again_is_superseded_by_the_newer_revision() {
+        let observed = story("flux-chartversion-bumped-v35-live");
+        // Chart 0.4.2 was revision 34 (deployed 2026-07-08T14:21:58), 0.4.3 is revision 35.
+        let change = Change {
+            since: Some(at("2026-07-08T14:00:00Z")),
+            chart_version: Some("0.4.2".into()),
+            ..Change::default()
+        };
+        let target = Target::new(TargetKind::HelmRelease, None, "inventory");
+        let report = crate::checks::judge(&observed, &change, &[target], "apps");
+        let owner = &report.targets[0];
+        assert_eq!(owner.verdict, Verdict::Superseded, "{report:#?}");
+        let by = owner.superseded_by.clone().expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("apps/inventory.v35 (chart inventory-0.4.3)")
+        );
+    }
 }

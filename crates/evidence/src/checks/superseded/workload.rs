@@ -329,13 +329,16 @@ mod tests {
         let kind = match kind {
             "deployment" => TargetKind::Deployment,
             "statefulset" => TargetKind::StatefulSet,
+            "daemonset" => TargetKind::DaemonSet,
+            "rollout" => TargetKind::Rollout,
             other => panic!("{other}"),
         };
         let target = Target::new(kind, None, name);
-        let ns = if kind == TargetKind::StatefulSet {
-            "payments"
-        } else {
-            "apps"
+        let ns = match kind {
+            TargetKind::StatefulSet => "payments",
+            TargetKind::DaemonSet => "observability",
+            TargetKind::Rollout => "shop",
+            _ => "apps",
         };
         let report = crate::checks::judge(observed, change, &[target], ns);
         report.targets.into_iter().next().expect("one target")
@@ -509,5 +512,37 @@ mod tests {
         let change = image_change("2026-07-12T10:02:47Z", "ghcr.io/acme/ledger:3.2.0");
         let report = judge(&observed, &change, "statefulset/ledger");
         assert_eq!(report.verdict, Verdict::NotLive);
+    }
+
+    #[test]
+    fn a_daemonset_revision_replaced_by_a_later_controllerrevision_is_superseded() {
+        let observed = Observed::of_story("daemonset-rolled-out");
+        // 2.0.3 was written at 2026-07-08T14:21:50 (revision 3), 2.1.0 at 10:02:05 on the 12th.
+        let change = image_change("2026-07-08T14:00:00Z", "ghcr.io/acme/log-shipper:2.0.3");
+        let report = judge(&observed, &change, "daemonset/log-shipper");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let by = report.superseded_by.expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("observability/log-shipper-7xbtckp2sx (revision 4)")
+        );
+        assert_eq!(by.images, ["ghcr.io/acme/log-shipper:2.1.0"]);
+        assert_eq!(by.live, Some(true));
+    }
+
+    #[test]
+    fn an_argo_rollout_revision_replaced_by_a_later_replicaset_is_superseded() {
+        let observed = Observed::of_story("argo-rollout-canary-promoted-old-pods-idle");
+        // 2.3.0's ReplicaSet was created 2026-07-10T09:00, 2.4.0's at 10:01 on the 12th.
+        let change = image_change("2026-07-10T08:00:00Z", "ghcr.io/acme/checkout:2.3.0");
+        let report = judge(&observed, &change, "rollout/checkout");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let by = report.superseded_by.expect("what superseded it");
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("shop/checkout-7b9f4d6c8 (revision 4)")
+        );
+        assert_eq!(by.images, ["ghcr.io/acme/checkout:2.4.0"]);
+        assert_eq!(by.live, Some(true));
     }
 }
