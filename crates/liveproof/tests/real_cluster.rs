@@ -2543,7 +2543,7 @@ async fn story_12_a_change_replaced_by_a_later_one_is_superseded_and_not_rolled_
         Some(format!("apps/{rs_12} (revision 3)").as_str()),
         "{by:#?}"
     );
-    assert_eq!(by.images, [v12.clone()]);
+    assert_eq!(by.images, std::slice::from_ref(&v12));
     assert_eq!(by.live, Some(true), "{by:#?}");
     assert_eq!(
         by.source_ref.map(|s| (s.kind, s.name)),
