@@ -258,19 +258,12 @@ fn newer_is_live(
     deployed: Timestamp,
     images: &[String],
 ) -> Option<bool> {
-    let expected: Option<Vec<ExpectedImage>> = images
-        .iter()
-        .map(|i| ExpectedImage::parse(i).ok())
-        .collect();
-    let describe = ReleaseHistory::describe(newest);
-    let newer = Change {
-        since: Some(deployed),
-        since_source: Some(format!("the deploy of {describe}")),
-        images: expected?,
-        stated_by: Some(format!("release {describe}")),
-        digests: change.digests,
-        ..Change::default()
-    };
+    let newer = super::later_change(
+        change,
+        deployed,
+        format!("release {}", ReleaseHistory::describe(newest)),
+        images,
+    );
     let workloads = crate::checks::release::workloads(newest);
     if workloads.is_empty() || !newest.manifest.unreadable.is_empty() {
         return None;

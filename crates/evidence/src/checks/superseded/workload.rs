@@ -11,7 +11,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::change::ExpectedImage;
 use crate::checks::verdict::verdict;
 use crate::checks::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
 use crate::checks::workload_checks::{spec_readback, workload_findings};
@@ -167,27 +166,12 @@ fn newer_is_live(
     serving: &Stored,
     created: Timestamp,
 ) -> Option<bool> {
-    let images: Option<Vec<ExpectedImage>> = serving
-        .images()
-        .iter()
-        .map(|i| ExpectedImage::parse(i).ok())
-        .collect();
-    let newer = Change {
-        since: Some(created),
-        since_source: Some(format!(
-            "the creation of {} {}",
-            serving.kind.kind_name(),
-            serving.describe()
-        )),
-        images: images?,
-        stated_by: Some(format!(
-            "{} {}",
-            serving.kind.kind_name(),
-            serving.describe()
-        )),
-        digests: change.digests,
-        ..Change::default()
-    };
+    let newer = super::later_change(
+        change,
+        created,
+        format!("{} {}", serving.kind.kind_name(), serving.describe()),
+        &serving.images(),
+    );
     let (findings, _) = workload_findings(observed, &newer, target, namespace, None);
     match verdict(&findings) {
         Verdict::Live => Some(true),
