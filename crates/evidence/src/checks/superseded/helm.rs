@@ -72,32 +72,25 @@ pub(super) fn superseded(
         return None;
     }
     let newest_at = info.last_deployed?;
-    // The last earlier revision that was deployed (Helm marks it superseded once another is),
-    // certainly after the change time, carrying all of it.
+    // A rollback deploys an older revision's content anew: what it serves was made by that
+    // revision, and only a carrier before that one was replaced by it.
+    let content = rollback_to(newest).unwrap_or(newest.release.version);
+    // An earlier revision that was deployed (Helm marks it superseded once another is),
+    // certainly after the change time and certainly before the newest, carrying all of it:
+    // the last such, to name.
     let carrier = history
         .revisions
         .iter()
-        .filter(|r| r.release.version < newest.release.version)
+        .filter(|r| r.release.version < content.min(newest.release.version))
         .filter(|r| r.release.info.status == ReleaseStatus::Superseded)
         .filter(|r| {
-            r.release
-                .info
-                .last_deployed
-                .is_some_and(|t| order(t, since) == Order::After)
+            r.release.info.last_deployed.is_some_and(|t| {
+                order(t, since) == Order::After && order(newest_at, t) == Order::After
+            })
         })
         .filter(|r| carries(observed, change, r) == Carries::Yes)
         .max_by_key(|r| r.release.version)?;
     let carried_at = carrier.release.info.last_deployed?;
-    if order(newest_at, carried_at) != Order::After {
-        return None;
-    }
-    // A rollback deploys an older revision's content anew: it replaced the change only when
-    // that content came after the carrier.
-    if let Some(restored) = rollback_to(newest) {
-        if restored <= carrier.release.version {
-            return None;
-        }
-    }
     let images = images(newest);
     let describe = ReleaseHistory::describe(newest);
     let chart = &newest.release.chart.metadata;

@@ -111,18 +111,20 @@ pub(super) fn superseded(
     if carries(serving) {
         return None;
     }
-    // The last revision that carried the change and was certainly created after it (a
-    // revision from the change's own second may predate it: no evidence).
+    // A revision that carried the change, created certainly after the change time (one from
+    // its own second may predate it: no evidence) and certainly before the serving one: the
+    // last such, to name.
+    let serving_at = serving.created?;
     let carrier = revisions
         .iter()
-        .filter(|r| r.created.is_some_and(|t| order(t, since) == Order::After))
+        .filter(|r| {
+            r.created.is_some_and(|t| {
+                order(t, since) == Order::After && order(serving_at, t) == Order::After
+            })
+        })
         .filter(|r| carries(r))
         .max_by_key(|r| r.created)?;
     let carried_at = carrier.created?;
-    let serving_at = serving.created?;
-    if serving.name == carrier.name || order(serving_at, carried_at) != Order::After {
-        return None;
-    }
     let live = newer_is_live(observed, change, target, namespace, serving, serving_at);
     let images = serving.images();
     let summary = format!(
@@ -528,5 +530,49 @@ mod tests {
         );
         assert_eq!(by.images, ["ghcr.io/acme/checkout:2.4.0"]);
         assert_eq!(by.live, Some(true));
+    }
+
+    #[test]
+    fn a_later_carrier_undone_back_to_the_newer_revision_leaves_it_superseded() {
+        let (mut observed, change) = set_twice();
+        // 1.4.0 set once more at 10:30 (a new ReplicaSet: 1.4.0 with another label), then
+        // `rollout undo` back to revision 36: 1.4.1 still replaced the first 1.4.0.
+        let mut again = (**observed
+            .replicasets
+            .iter()
+            .find(|rs| rs.metadata.name.as_deref() == Some("inventory-4dxbdm5glx"))
+            .expect("revision 35"))
+        .clone();
+        again.metadata.name = Some("inventory-x7w2k9q4zt".into());
+        again.metadata.uid = Some("0b9d3c4e-7a1f-5e2d-8c3b-1f4e5d6c7b8a".into());
+        for labels in [
+            again.metadata.labels.as_mut(),
+            again
+                .spec
+                .as_mut()
+                .and_then(|s| s.template.as_mut())
+                .and_then(|t| t.metadata.as_mut())
+                .and_then(|m| m.labels.as_mut()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            labels.insert("pod-template-hash".into(), "x7w2k9q4zt".into());
+            labels.insert("tier".into(), "web".into());
+        }
+        observed.replicasets.push(Arc::new(again));
+        created(
+            &mut observed,
+            "inventory-x7w2k9q4zt",
+            "2026-07-12T10:30:00Z",
+        );
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        let by = report.superseded_by.expect("what superseded it");
+        assert!(
+            by.summary.contains("inventory-4dxbdm5glx"),
+            "{}",
+            by.summary
+        );
     }
 }
