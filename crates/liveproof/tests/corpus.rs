@@ -99,6 +99,20 @@ fn dating_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
             }
         }
     }
+    for (key, want) in &story.superseded_by {
+        let got = report
+            .targets
+            .iter()
+            .find(|t| &format!("{}/{}/{}", t.kind, t.namespace, t.name) == key);
+        match got {
+            None => problems.push(format!("[{mode}] {key}: no such target in the report")),
+            Some(t) => problems.extend(
+                want.differences(t.superseded_by.as_ref())
+                    .into_iter()
+                    .map(|d| format!("[{mode}] {key} superseded_by {d}")),
+            ),
+        }
+    }
     if report.verdict != Verdict::Live && report.lead_time_seconds.is_some() {
         problems.push(format!(
             "[{mode}] a {} report has a lead time",

@@ -88,10 +88,35 @@ fn judged(story: &Story) -> Result<Option<String>, String> {
     let got_unknown = checks_with(&report, Status::Unknown);
     let got_verdict = report.verdict.name();
 
-    if got_verdict == story.verdict && got_fail == want_fail && got_unknown == want_unknown {
+    let superseded: Vec<String> = story
+        .superseded_by
+        .iter()
+        .flat_map(|(key, want)| {
+            let got = report
+                .targets
+                .iter()
+                .find(|t| &format!("{}/{}/{}", t.kind, t.namespace, t.name) == key);
+            match got {
+                None => vec![format!("{key}: no such target in the report")],
+                Some(t) => want
+                    .differences(t.superseded_by.as_ref())
+                    .into_iter()
+                    .map(|d| format!("{key} superseded_by {d}"))
+                    .collect(),
+            }
+        })
+        .collect();
+    if got_verdict == story.verdict
+        && got_fail == want_fail
+        && got_unknown == want_unknown
+        && superseded.is_empty()
+    {
         return Ok(None);
     }
     let mut diff = String::new();
+    for problem in &superseded {
+        let _ = writeln!(diff, "  {problem}");
+    }
     let _ = writeln!(
         diff,
         "  expected: verdict {:<9} fail {:?} unknown {:?}",
@@ -111,9 +136,9 @@ fn well_formed(story: &Story) -> Result<(), String> {
     if story.story.trim().is_empty() {
         return Err("story.yaml tells no story".into());
     }
-    if !["live", "not_live", "unproven"].contains(&story.verdict.as_str()) {
+    if !["live", "not_live", "unproven", "superseded"].contains(&story.verdict.as_str()) {
         return Err(format!(
-            "verdict `{}` is not live|not_live|unproven",
+            "verdict `{}` is not live|not_live|unproven|superseded",
             story.verdict
         ));
     }

@@ -20,7 +20,7 @@ pub struct Story {
     pub story: String,
     /// The `verify` arguments (targets and change flags).
     pub args: Vec<String>,
-    /// `live`, `not_live` or `unproven`.
+    /// `live`, `not_live`, `unproven` or `superseded`.
     pub verdict: String,
     /// The checks that must fail.
     #[serde(default)]
@@ -42,6 +42,56 @@ pub struct Story {
     /// The report's `lead_time_seconds`, to the second (none when not given).
     #[serde(default)]
     pub lead_time_seconds: Option<i64>,
+    /// What superseded each target the story names, by `Kind/namespace/name`: each field given
+    /// must be the report's `superseded_by` (a target named must have one).
+    #[serde(default)]
+    pub superseded_by: std::collections::BTreeMap<String, SupersededBy>,
+}
+
+/// What a story says superseded a target: the fields it gives of the report's `superseded_by`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupersededBy {
+    /// `apps/inventory-6c8dq9zr2m (revision 36)`, `apps/inventory.v36 (chart inventory-0.4.4)`.
+    #[serde(default)]
+    pub revision: Option<String>,
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub images: Option<Vec<String>>,
+    #[serde(default)]
+    pub at: Option<String>,
+    #[serde(default)]
+    pub live: Option<bool>,
+}
+
+impl SupersededBy {
+    /// How `got` (a report's `superseded_by`) differs from what the story says, if it does.
+    pub fn differences(&self, got: Option<&liveproof_evidence::SupersededBy>) -> Vec<String> {
+        let Some(got) = got else {
+            return vec!["no superseded_by".to_string()];
+        };
+        let mut out = Vec::new();
+        let mut field = |name: &str, want: Option<String>, got: Option<String>| {
+            if want.is_some() && want != got {
+                out.push(format!("{name}: {got:?}, the story says {want:?}"));
+            }
+        };
+        field("revision", self.revision.clone(), got.revision.clone());
+        field("commit", self.commit.clone(), got.commit.clone());
+        field(
+            "images",
+            self.images.as_ref().map(|i| i.join(", ")),
+            Some(got.images.join(", ")),
+        );
+        field("at", self.at.clone(), got.at.clone());
+        field(
+            "live",
+            self.live.map(|l| l.to_string()),
+            got.live.map(|l| l.to_string()),
+        );
+        out
+    }
 }
 
 /// The workspace's root.

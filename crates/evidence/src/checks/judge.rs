@@ -189,6 +189,15 @@ fn judge_target(
     }
     if report.verdict != Verdict::Live {
         if let Some(by) = owner_superseded_by {
+            // What its workloads run is the later change the owner deployed: not live for
+            // the stated one because it was replaced, so theirs is the owner's verdict (one
+            // that could not be judged stays unproven).
+            for w in workloads
+                .iter_mut()
+                .filter(|w| w.verdict == Verdict::NotLive)
+            {
+                supersede(w, by.clone());
+            }
             supersede(&mut report, by);
         } else if report.verdict == Verdict::Superseded {
             // Its own evidence held and its workloads were each superseded: by the first's.

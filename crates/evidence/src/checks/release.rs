@@ -174,7 +174,7 @@ fn storage_source(history: &ReleaseHistory) -> SourceRef {
 }
 
 /// One revision's storage object as a source.
-fn stored_source(object: &StorageObject) -> SourceRef {
+pub(crate) fn stored_source(object: &StorageObject) -> SourceRef {
     let kind = match object.driver {
         StorageDriver::Secret => ResourceKind::Secret,
         StorageDriver::ConfigMap => ResourceKind::ConfigMap,
@@ -393,7 +393,7 @@ fn deployed_after(
 }
 
 /// Helm stores versions as written; a `v` prefix on one side only is the same version.
-fn same_version(a: &str, b: &str) -> bool {
+pub(crate) fn same_version(a: &str, b: &str) -> bool {
     a.trim_start_matches('v') == b.trim_start_matches('v')
 }
 

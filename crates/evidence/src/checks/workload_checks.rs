@@ -244,7 +244,7 @@ fn template_shows_change(w: &Workload, change: &Change, spec: &Finding) -> Optio
 /// How to state what changed, for a workload verified with no statement of it.
 const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
 
-fn spec_readback(
+pub(crate) fn spec_readback(
     observed: &Observed,
     w: &Workload,
     change: &Change,

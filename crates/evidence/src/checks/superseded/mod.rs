@@ -12,30 +12,100 @@
 //!
 //! Each kind of evidence has its own file; this one only says which applies.
 
+mod helm;
+mod workload;
+
 use super::Finding;
-use crate::{Change, Observed, SupersededBy, Target, TargetReport};
+use crate::change::ExpectedImage;
+use crate::{Change, Observed, SupersededBy, Target, TargetKind, TargetReport};
 
 /// The later change that replaced the stated one in this workload, if its revisions show one.
 pub(crate) fn workload(
-    _observed: &Observed,
-    _change: &Change,
-    _target: &Target,
-    _namespace: &str,
-    _findings: &[Finding],
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    findings: &[Finding],
 ) -> Option<SupersededBy> {
-    None
+    workload::superseded(observed, change, target, namespace, findings)
 }
 
 /// The later change that replaced the stated one in this Helm or GitOps target (and so in the
 /// workloads it leads to), if its history shows one. `own` is its own evidence, `workloads` the
 /// reports of the workloads it leads to, already judged.
 pub(crate) fn owner(
-    _observed: &Observed,
-    _change: &Change,
-    _target: &Target,
-    _namespace: &str,
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
     _own: &[Finding],
     _workloads: &[TargetReport],
 ) -> Option<SupersededBy> {
-    None
+    match target.kind {
+        TargetKind::Release | TargetKind::HelmRelease => {
+            helm::superseded(observed, change, target, namespace)
+        }
+        _ => None,
+    }
+}
+
+/// The later change as a change statement, to judge by the same checks whether it is live:
+/// made at `at` by `made_by` (a revision), stating the images its templates name. A repository
+/// its templates name with two references states neither (one template would fail the other's),
+/// and a reference no parser reads states nothing: `made_by` still ties the template to it.
+fn later_change(
+    change: &Change,
+    at: jiff::Timestamp,
+    made_by: String,
+    images: &[String],
+) -> Change {
+    let parsed: Vec<ExpectedImage> = images
+        .iter()
+        .filter_map(|i| ExpectedImage::parse(i).ok())
+        .collect();
+    let images = parsed
+        .iter()
+        .filter(|i| {
+            parsed
+                .iter()
+                .all(|o| o.image.repository != i.image.repository || o.image == i.image)
+        })
+        .cloned()
+        .collect();
+    Change {
+        since: Some(at),
+        since_source: Some(format!("the time of {made_by}")),
+        images,
+        stated_by: Some(made_by),
+        digests: change.digests,
+        ..Change::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Change;
+
+    #[test]
+    fn the_later_change_states_each_repository_it_names_once() {
+        let at = "2026-07-12T10:20:05Z".parse().expect("a time");
+        let later = super::later_change(
+            &Change::default(),
+            at,
+            "ReplicaSet apps/promo-6c8d (revision 3)".into(),
+            &[
+                "ghcr.io/acme/promo:1.2".into(),
+                "ghcr.io/acme/sidecar:1".into(),
+                "ghcr.io/acme/sidecar:2".into(),
+                "not a reference".into(),
+            ],
+        );
+        let stated: Vec<&str> = later.images.iter().map(|i| i.given.as_str()).collect();
+        assert_eq!(stated, ["ghcr.io/acme/promo:1.2"]);
+        assert_eq!(later.since, Some(at));
+        assert_eq!(
+            later.stated_by.as_deref(),
+            Some("ReplicaSet apps/promo-6c8d (revision 3)")
+        );
+    }
 }
