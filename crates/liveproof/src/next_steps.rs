@@ -492,7 +492,12 @@ mod tests {
                 Command::liveproof(words).stating_its_own_change().into(),
             )
         };
-        let got = later(&["--since", "2026-07-12T11:00:00Z", "--image", "ghcr.io/acme/api:3"]);
+        let got = later(&[
+            "--since",
+            "2026-07-12T11:00:00Z",
+            "--image",
+            "ghcr.io/acme/api:3",
+        ]);
         assert_eq!(
             got,
             "kubectl liveproof verify deployment/api -n apps --since 2026-07-12T11:00:00Z \
@@ -505,7 +510,10 @@ mod tests {
         // Dated by nothing of its own: the user's change time still bounds it from below.
         let got = later(&["--image", "ghcr.io/acme/api:3"]);
         assert!(got.contains("--since 2026-07-12T10:00:00Z"), "{got}");
-        assert!(!got.contains("ghcr.io/acme/api:2") && !got.contains("k8s/api.yaml"), "{got}");
+        assert!(
+            !got.contains("ghcr.io/acme/api:2") && !got.contains("k8s/api.yaml"),
+            "{got}"
+        );
     }
 
     #[test]

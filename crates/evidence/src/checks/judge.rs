@@ -296,7 +296,9 @@ mod tests {
             verdict: Verdict::NotLive,
             via: None,
             evidence: Vec::new(),
-            next_step: Some(crate::Suggestion::text("kubectl rollout undo deployment/web")),
+            next_step: Some(crate::Suggestion::text(
+                "kubectl rollout undo deployment/web",
+            )),
             diagnostics: Vec::new(),
             live_since: None,
             live_since_unknown: None,
