@@ -647,7 +647,7 @@ fn plan(report: &Report) -> (Vec<&liveproof_evidence::TargetReport>, Vec<Rollbac
                 Some(kind) => Target::new(kind, Some(&t.namespace), &t.name).to_string(),
                 None => format!("{} {}/{}", t.kind, t.namespace, t.name),
             },
-            by: t.superseded_by.clone(),
+            by: t.superseded_by.clone().map(Box::new),
         })
         .collect();
     (failed, superseded)
@@ -761,7 +761,7 @@ mod tests {
             left,
             [RollbackStep::Superseded {
                 target: "shop/deployment/web".into(),
-                by: Some(by),
+                by: Some(Box::new(by)),
             }]
         );
         let mut said = Vec::new();

@@ -138,7 +138,7 @@ pub enum RollbackStep {
     /// it; putting its snapshot template back would undo the later change).
     Superseded {
         target: String,
-        by: Option<SupersededBy>,
+        by: Option<Box<SupersededBy>>,
     },
 }
 
@@ -331,7 +331,7 @@ mod tests {
     fn a_superseded_target_is_left_as_it_is() {
         let step = RollbackStep::Superseded {
             target: "deployment/shop/web".into(),
-            by: Some(SupersededBy {
+            by: Some(Box::new(SupersededBy {
                 summary: "ReplicaSet shop/web-6c8d serves now".into(),
                 revision: Some("shop/web-6c8d".into()),
                 commit: None,
@@ -339,7 +339,7 @@ mod tests {
                 at: Some("2026-07-12T11:00:00Z".into()),
                 live: Some(false),
                 source_ref: None,
-            }),
+            })),
         };
         assert!(!step.needs_hand());
         assert_eq!(
