@@ -68,10 +68,10 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 terminal_safe(&snap.taken_at)
             ),
         )?;
-        page.wrapped(&mut out, "  changed:   ", &list(&snap.changed))?;
-        page.wrapped(&mut out, "  untouched: ", &list(&snap.untouched))?;
+        page.wrapped(&mut out, "  changed:    ", &list(&snap.changed))?;
+        page.wrapped(&mut out, "  untouched:  ", &list(&snap.untouched))?;
         if !snap.removed.is_empty() {
-            page.wrapped(&mut out, "  removed:   ", &list(&snap.removed))?;
+            page.wrapped(&mut out, "  removed:    ", &list(&snap.removed))?;
         }
         let with = |v: Verdict| {
             report
@@ -81,9 +81,9 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 .map(|t| format!("{} {}", t.kind, qualified_name(t)))
                 .collect::<Vec<_>>()
         };
-        page.wrapped(&mut out, "  live:      ", &list(&with(Verdict::Live)))?;
-        page.wrapped(&mut out, "  failed:    ", &list(&with(Verdict::NotLive)))?;
-        page.wrapped(&mut out, "  unproven:  ", &list(&with(Verdict::Unproven)))?;
+        page.wrapped(&mut out, "  live:       ", &list(&with(Verdict::Live)))?;
+        page.wrapped(&mut out, "  failed:     ", &list(&with(Verdict::NotLive)))?;
+        page.wrapped(&mut out, "  unproven:   ", &list(&with(Verdict::Unproven)))?;
         page.wrapped(
             &mut out,
             "  superseded: ",
@@ -482,6 +482,32 @@ mod tests {
         let mut out = Vec::new();
         render_text(&report, TextStyle::plain(), &mut out).expect("render");
         String::from_utf8(out).expect("utf-8")
+    }
+
+    /// `verify --snapshot` lists what changed by verdict: a superseded target under
+    /// `superseded:`, not under `failed:` (nothing is rolled back for it).
+    #[test]
+    fn a_snapshot_lists_superseded_targets_apart_from_failed_ones() {
+        let report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live",
+            "change": {"since": "2026-07-12T10:00:00Z"},
+            "snapshot": {"commit": "3f2c1ab", "taken_at": "2026-07-12T09:59:00Z",
+                         "changed": ["shop/deployment/web", "shop/deployment/cart"],
+                         "untouched": [], "removed": []},
+            "targets": [target("web", "superseded"), target("cart", "not_live")]
+        }))
+        .expect("report");
+        let mut out = Vec::new();
+        render_text(&report, TextStyle::plain(), &mut out).expect("render");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(
+            text.contains("\n  failed:     Deployment shop/cart\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  superseded: Deployment shop/web\n"),
+            "{text}"
+        );
     }
 
     #[test]
