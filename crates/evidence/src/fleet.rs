@@ -11,7 +11,8 @@ use crate::model::{ChangeSummary, Report, TargetReport, Verdict, SCHEMA};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetReport {
     pub schema: String,
-    /// The worst over the clusters; a cluster that could not be verified counts as unproven.
+    /// The worst over the clusters (not_live < unproven < superseded < live); a cluster that
+    /// could not be verified counts as unproven.
     pub verdict: Verdict,
     pub change: ChangeSummary,
     /// Every cluster's targets, cluster by cluster (`clusters` says which is which).
@@ -151,6 +152,39 @@ mod tests {
 
         let none = FleetReport::new(vec![("a".into(), Err("x".into()))]);
         assert_eq!(none.exit_code(), 2);
+    }
+
+    /// Superseded ranks between unproven and live: a superseded cluster beside live ones makes
+    /// the fleet superseded (exit 4); beside a not-live, an unproven or an unreachable one, the
+    /// fleet is that.
+    #[test]
+    fn superseded_ranks_above_unproven_and_below_live() {
+        let fleet = |verdicts: &[Result<Verdict, &str>]| {
+            FleetReport::new(
+                verdicts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let result = v.map(report).map_err(str::to_string);
+                        (format!("c{i}"), result)
+                    })
+                    .collect(),
+            )
+        };
+        let superseded = fleet(&[Ok(Verdict::Live), Ok(Verdict::Superseded)]);
+        assert_eq!(
+            (superseded.verdict, superseded.exit_code()),
+            (Verdict::Superseded, 4)
+        );
+        for (worse, code) in [
+            (Ok(Verdict::NotLive), 1),
+            (Ok(Verdict::Unproven), 3),
+            (Err("unreachable"), 3),
+        ] {
+            let f = fleet(&[Ok(Verdict::Superseded), worse]);
+            assert_eq!(f.exit_code(), code, "{worse:?}");
+        }
+        assert_eq!(superseded.lead_time_seconds, None, "never live as such");
     }
 
     /// The fleet's lead time runs to the last target of any cluster, and only when the whole

@@ -400,6 +400,49 @@ pub struct SupersededBy {
     pub source_ref: Option<SourceRef>,
 }
 
+impl SupersededBy {
+    /// The later change as every format names it after "superseded by": `revision
+    /// apps/web-6c8d, commit 9b1e2f3, image ghcr.io/acme/web:1.5.0, made 2026-07-12T11:00:00Z`
+    /// (what is known of it, in that order); its summary when none of it is.
+    pub fn named(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(revision) = &self.revision {
+            parts.push(format!("revision {revision}"));
+        }
+        if let Some(commit) = &self.commit {
+            // A full SHA is quoted as people quote it; the JSON keeps it whole.
+            let short = if crate::is_commit_sha(commit) {
+                commit.chars().take(7).collect()
+            } else {
+                commit.clone()
+            };
+            parts.push(format!("commit {short}"));
+        }
+        match self.images.as_slice() {
+            [] => {}
+            [one] => parts.push(format!("image {one}")),
+            many => parts.push(format!("images {}", many.join(", "))),
+        }
+        if let Some(at) = &self.at {
+            parts.push(format!("made {at}"));
+        }
+        if parts.is_empty() {
+            self.summary.clone()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// Whether the later change is itself live, in the words every format uses.
+    pub fn liveness(&self) -> &'static str {
+        match self.live {
+            Some(true) => "itself live",
+            Some(false) => "itself not live",
+            None => "whether it is live was not established",
+        }
+    }
+}
+
 /// A moment the evidence dates.
 #[derive(
     Debug,

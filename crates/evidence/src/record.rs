@@ -1,13 +1,14 @@
 //! `verify --record FILE`: one line of JSON per verified change, for delivery-metrics tools
 //! (a DORA dashboard's deployments and lead time). It is the report cut down to what such a
 //! tool keeps: which commit, where, the verdict, when it went live and how long after the
-//! commit. docs/metrics.md documents it field by field, with its mapping to Apache DevLake's
+//! commit. A superseded change was never live as such: its record has no live time and no lead
+//! time, and each superseded target names the later change that replaced it. docs/metrics.md documents it field by field, with its mapping to Apache DevLake's
 //! webhook deployment payload.
 
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::FleetReport;
-use crate::model::{live_since, ClusterRef, Report, TargetReport, Verdict};
+use crate::model::{live_since, ClusterRef, Report, SupersededBy, TargetReport, Verdict};
 
 /// The `schema` of a record line.
 pub const RECORD_SCHEMA: &str = "liveproof/record/v1";
@@ -70,6 +71,9 @@ pub struct RecordTarget {
     /// In a fleet: the cluster's context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// When superseded: the later change that replaced it (as the report names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<SupersededBy>,
 }
 
 impl RecordTarget {
@@ -82,6 +86,7 @@ impl RecordTarget {
             live_since: t.live_since.clone(),
             via: t.via.clone(),
             context: context.map(str::to_string),
+            superseded_by: t.superseded_by.clone(),
         }
     }
 }
@@ -165,5 +170,64 @@ impl DeploymentRecord {
         let mut line = serde_json::to_string(self).unwrap_or_default();
         line.push('\n');
         line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChangeSummary, SCHEMA};
+
+    /// A superseded change records its verdict and what superseded it, and no live time or
+    /// lead time: it was never live as such.
+    #[test]
+    fn a_superseded_change_records_what_superseded_it_and_no_lead_time() {
+        let by = SupersededBy {
+            summary: "ReplicaSet apps/web-6c8d serves now".into(),
+            revision: Some("apps/web-6c8d".into()),
+            commit: None,
+            images: vec!["ghcr.io/acme/web:1.5.0".into()],
+            at: Some("2026-07-12T11:00:00Z".into()),
+            live: Some(true),
+            source_ref: None,
+        };
+        let target = TargetReport {
+            kind: crate::TargetKind::Deployment.into(),
+            namespace: "apps".into(),
+            name: "web".into(),
+            verdict: Verdict::Superseded,
+            via: None,
+            evidence: Vec::new(),
+            next_step: None,
+            diagnostics: Vec::new(),
+            // A later change's pods went live: not this change's.
+            live_since: None,
+            live_since_unknown: None,
+            timeline: Vec::new(),
+            superseded_by: Some(by.clone()),
+        };
+        let mut report = Report::new(
+            ChangeSummary {
+                since: Some("2026-07-12T09:40:00Z".into()),
+                commit: Some("3f2c1ab9d04e5c7a8b6f1e2d3c4b5a69788f9e0d".into()),
+                committed_at: Some("2026-07-12T09:40:00Z".into()),
+            },
+            vec![target],
+        );
+        report.generated_at = Some("2026-07-12T11:05:00Z".into());
+        report.date_lead_time();
+        assert_eq!(report.schema, SCHEMA);
+        let record = DeploymentRecord::of_report(&report);
+        assert_eq!(record.verdict, Verdict::Superseded);
+        assert_eq!(
+            (&record.live_since, record.lead_time_seconds),
+            (&None, None)
+        );
+        assert_eq!(record.targets[0].superseded_by, Some(by));
+        // And it reads back from its line.
+        let line = record.line();
+        assert!(line.contains(r#""verdict":"superseded""#), "{line}");
+        let back: DeploymentRecord = serde_json::from_str(&line).expect("a record line");
+        assert_eq!(back.targets[0].verdict, Verdict::Superseded);
     }
 }

@@ -26,6 +26,10 @@ pub enum Part {
 pub struct Command {
     pub program: Program,
     pub args: Vec<String>,
+    /// A `verify` that states a change of its own (a later change's images or commit), not the
+    /// user's: the CLI completes it with how the user reaches the cluster and the registry,
+    /// never with the user's change, which would ask the later change to be the earlier one.
+    pub states_own_change: bool,
 }
 
 /// Who runs a suggested command.
@@ -61,7 +65,14 @@ impl Command {
         Command {
             program,
             args: args.into_iter().map(|a| a.to_string()).collect(),
+            states_own_change: false,
         }
+    }
+
+    /// The same command, marked as stating its own change (see [`Command::states_own_change`]).
+    pub fn stating_its_own_change(mut self) -> Command {
+        self.states_own_change = true;
+        self
     }
 
     /// For liveproof's own commands, the subcommand (`verify`, `stale`, …).

@@ -14,8 +14,8 @@ const LONG_ABOUT: &str = "\
 Prove a change is live in a Kubernetes cluster, from the artifacts it left.
 
 A green PR, `UpgradeSucceeded` and `kubectl rollout status` report on themselves; the old build
-can still be serving. liveproof reads the artifacts instead and answers live, not_live or
-unproven, with every piece of evidence and where it was read.
+can still be serving. liveproof reads the artifacts instead and answers live, not_live, unproven
+or superseded (a later change replaced it), with every piece of evidence and where it was read.
 
 Evidence comes in three tiers, cheap to conclusive:
   spec      the workload's pod template carries the change, read back from the API
@@ -25,7 +25,7 @@ Evidence comes in three tiers, cheap to conclusive:
 A target is live only when artifact evidence proves it: every serving pod is on the current
 revision and started after the change, and every expectation you gave passed.
 
-Exit codes: 0 live, 1 not live, 2 usage or operational error, 3 unproven.";
+Exit codes: 0 live, 1 not live, 2 usage or operational error, 3 unproven, 4 superseded.";
 
 #[derive(Debug, Parser)]
 #[command(name = "liveproof", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -213,8 +213,9 @@ const ROLLBACK_LONG_ABOUT: &str = "\
 For each workload that changed since the snapshot and is not live now (re-evaluated here, never
 trusted from a file), restore the snapshot's pod template — one JSON patch of /spec/template, as
 `kubectl rollout undo` restores a revision — then verify the rollback itself is live. A workload
-that did not fail is never touched. Helm releases are not re-implemented: the exact
-`helm rollback NAME REVISION` to run is printed.
+that did not fail is never touched, nor one a later change superseded (it says so: nothing to roll
+back). Helm releases are not re-implemented: the exact `helm rollback NAME REVISION` to run is
+printed.
 
 Exit codes: 0 nothing to roll back, or everything rolled back is live; 1 a rollback failed or
 is not live (or a Helm release still needs its printed command); 2 error (a snapshot of another
@@ -440,8 +441,7 @@ Workload checks, in order (cheap to conclusive):
   pod_spec             the running pods show the expectations (presence only; no values read)
   pod_restarted        every serving container started after the change (needs --since/--commit)
   traffic_current      every ready endpoint of the Services selecting its pods is a current pod
-Helm and GitOps checks (release/, helmrelease/, kustomization/, application/; then each
-workload the release or inventory names is verified too):
+Helm/GitOps checks (release/, helmrelease/, kustomization/, application/; then their workloads):
   condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
   release_revision     the newest Helm revision is deployed, and deployed after the change
@@ -452,9 +452,9 @@ Deployment, is verified as a workload): condition_fresh (Promoted, Ready), rollo
 (phase Succeeded; latest revision ready), spec_readback (primary = target; the Revision's
 --image and digest), traffic_current (canary weight 0; 100% of status.traffic on that revision).
 
-Verdicts: not_live if any check failed; live only if pods_current and pod_restarted passed
-for every workload reached, every expectation passed and nothing needed is unknown; unproven
-otherwise. Status fields alone never make a target live.
+Verdicts: not_live if a check failed; live only if pods_current and pod_restarted passed for
+every workload reached, every expectation passed and nothing needed is unknown (never on status
+fields alone); superseded if shown replaced by a later change; unproven otherwise.
 
 What changed must be stated (--image, -f, -k, --expect-env, --expect-secret-ref, --expect, a
 GitOps target's --commit, or --snapshot): restarted pods prove a rollout, not this change.
@@ -470,6 +470,7 @@ Exit codes:
   1  not live      a check failed
   2  error         bad input, the cluster unreachable, a request or --timeout ran out
   3  unproven      nothing failed, but the evidence to call it live is missing
+  4  superseded    a later change replaced it (the report names it): nothing to roll back
 
 Examples:
   # after a merge: is the new image running, in pods started after the merge?

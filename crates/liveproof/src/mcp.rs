@@ -31,8 +31,10 @@ liveproof answers one question with evidence: is this change live in Kubernetes?
 Call `verify` with the targets and the change (commit or since, plus image/expect/... when \
 known). Report a change as deployed only when the verdict is `live`, and quote the evidence \
 lines that prove it. On `not_live`, say which check failed and its detail; on `unproven`, say \
-what evidence is missing (the report's next_step). `stale` finds workloads running an older \
-build than their mutable tag names now. Secret values are never read or returned.";
+what evidence is missing (the report's next_step); on `superseded`, say \"superseded by …, not \
+deployed as such, nothing to roll back\", naming the target's `superseded_by` and whether that \
+later change is live. `stale` finds workloads running an older build than their mutable tag \
+names now. Secret values are never read or returned.";
 
 /// The longest message read from stdin: a longer line is cut there (the SDK then answers it as
 /// a parse error) and the rest of it skipped, never held in memory.
@@ -270,8 +272,26 @@ fn progress_notifications(
 
 #[cfg(test)]
 mod tests {
-    use super::BoundedLines;
+    use super::{BoundedLines, INSTRUCTIONS};
     use tokio::io::AsyncReadExt as _;
+
+    /// The server's instructions tell an agent what to say for each verdict but `live`:
+    /// superseded is "not deployed as such, nothing to roll back", naming what superseded it.
+    #[test]
+    fn the_instructions_say_what_to_say_for_superseded() {
+        for said in [
+            "`not_live`",
+            "`unproven`",
+            "`superseded`",
+            "superseded by …, not deployed as such, nothing to roll back",
+            "`superseded_by`",
+        ] {
+            assert!(
+                INSTRUCTIONS.contains(said),
+                "{said} missing: {INSTRUCTIONS}"
+            );
+        }
+    }
 
     #[tokio::test]
     async fn a_line_past_the_bound_is_cut_and_the_next_one_kept() {

@@ -170,6 +170,25 @@ impl Invocation {
             Program::Liveproof | Program::KubectlPlugin => {
                 command.program = self.program;
                 match command.subcommand() {
+                    // A later change's verify states that change: the user's statement would
+                    // hold it to the change it replaced. How the registry is asked still holds,
+                    // and so does where a commit is read; a command that dates nothing keeps
+                    // the user's change time (the later change came after it).
+                    Some("verify") if command.states_own_change => {
+                        let has = |flag: &str| command.args.iter().any(|a| a == flag);
+                        let dated = has("--commit") || has("--since");
+                        let keeps = |flag: &str| match flag {
+                            "--check-digests" | "--no-registry" => true,
+                            "--repo" => has("--commit"),
+                            "--since" => !dated,
+                            _ => false,
+                        };
+                        self.cluster
+                            .iter()
+                            .chain(self.change.iter().filter(|(f, _)| keeps(f)))
+                            .chain(&self.registries)
+                            .collect()
+                    }
                     Some("verify") => self
                         .cluster
                         .iter()
@@ -455,6 +474,45 @@ mod tests {
             got,
             "the server at https://shop.example/version does not report 1.4.0 yet: check which build serves it \
              (it did not within --timeout 5m: find what still serves the old build before waiting longer)"
+        );
+    }
+
+    /// The verify a superseded target suggests states the later change: pasted, it carries the
+    /// user's cluster, registry and digest policy, and the repository its commit is read in,
+    /// but none of the user's change (which the later change replaced).
+    #[test]
+    fn a_later_changes_verify_keeps_its_own_statement() {
+        let mut invocation = invocation(None);
+        invocation.change.push(flag("--repo", "/src/shop"));
+        let later = |args: &[&str]| {
+            let mut words = vec!["verify", "deployment/api", "-n", "apps"];
+            words.extend(args);
+            completed(
+                &invocation,
+                Command::liveproof(words).stating_its_own_change().into(),
+            )
+        };
+        let got = later(&[
+            "--since",
+            "2026-07-12T11:00:00Z",
+            "--image",
+            "ghcr.io/acme/api:3",
+        ]);
+        assert_eq!(
+            got,
+            "kubectl liveproof verify deployment/api -n apps --since 2026-07-12T11:00:00Z \
+             --image ghcr.io/acme/api:3 --kubeconfig '/home/me/.kube/prod config' --check-digests \
+             --insecure-registry localhost:5000"
+        );
+        // Its commit is read where the user's was.
+        let got = later(&["--commit", "9b1e2f3"]);
+        assert!(got.ends_with("--commit 9b1e2f3 --kubeconfig '/home/me/.kube/prod config' --check-digests --repo /src/shop --insecure-registry localhost:5000"), "{got}");
+        // Dated by nothing of its own: the user's change time still bounds it from below.
+        let got = later(&["--image", "ghcr.io/acme/api:3"]);
+        assert!(got.contains("--since 2026-07-12T10:00:00Z"), "{got}");
+        assert!(
+            !got.contains("ghcr.io/acme/api:2") && !got.contains("k8s/api.yaml"),
+            "{got}"
         );
     }
 

@@ -581,11 +581,10 @@ pub async fn rollback(
         )
         .await?;
     dedupe(&mut report);
-    let failed: Vec<&liveproof_evidence::TargetReport> = report
-        .targets
-        .iter()
-        .filter(|t| t.verdict == Verdict::NotLive)
-        .collect();
+    let (failed, left_as_they_are) = plan(&report);
+    for step in left_as_they_are {
+        printer.record(RollbackEvent::Step(step))?;
+    }
     if failed.is_empty() {
         let unproven = report
             .targets
@@ -627,6 +626,31 @@ pub async fn rollback(
     } else {
         RollbackEnd::Failed { serving }
     }))?)
+}
+
+/// What rollback does with each target of the re-evaluated `report`: the targets that failed,
+/// to restore; and, for each target a later change superseded, the step that says it is left
+/// as it is (putting its snapshot template back would undo the later change, which is not the
+/// one judged here). Every other target is not touched either, and says nothing.
+fn plan(report: &Report) -> (Vec<&liveproof_evidence::TargetReport>, Vec<RollbackStep>) {
+    let failed = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::NotLive)
+        .collect();
+    let superseded = report
+        .targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::Superseded)
+        .map(|t| RollbackStep::Superseded {
+            target: match t.kind.target() {
+                Some(kind) => Target::new(kind, Some(&t.namespace), &t.name).to_string(),
+                None => format!("{} {}/{}", t.kind, t.namespace, t.name),
+            },
+            by: t.superseded_by.clone().map(Box::new),
+        })
+        .collect();
+    (failed, superseded)
 }
 
 /// A rollback is done when nothing fails and every serving pod is on the restored template.
@@ -693,6 +717,62 @@ async fn restore(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rollback restores what failed and only that: a superseded target is never restored (its
+    /// snapshot template would undo the later change), and it is said to be left as it is.
+    #[test]
+    fn rollback_restores_what_failed_and_leaves_a_superseded_target_as_it_is() {
+        let by = liveproof_evidence::SupersededBy {
+            summary: "ReplicaSet shop/web-6c8d serves now".into(),
+            revision: Some("shop/web-6c8d".into()),
+            commit: None,
+            images: vec!["ghcr.io/acme/web:1.5.0".into()],
+            at: Some("2026-07-12T11:00:00Z".into()),
+            live: Some(true),
+            source_ref: None,
+        };
+        let target = |name: &str, verdict: Verdict| liveproof_evidence::TargetReport {
+            kind: TargetKind::Deployment.into(),
+            namespace: "shop".into(),
+            name: name.into(),
+            verdict,
+            via: None,
+            evidence: Vec::new(),
+            next_step: None,
+            diagnostics: Vec::new(),
+            live_since: None,
+            live_since_unknown: None,
+            timeline: Vec::new(),
+            superseded_by: (verdict == Verdict::Superseded).then(|| by.clone()),
+        };
+        let report = Report::new(
+            Default::default(),
+            vec![
+                target("web", Verdict::Superseded),
+                target("cart", Verdict::NotLive),
+                target("api", Verdict::Live),
+                target("cache", Verdict::Unproven),
+            ],
+        );
+        let (failed, left) = plan(&report);
+        let failed: Vec<&str> = failed.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(failed, ["cart"]);
+        assert_eq!(
+            left,
+            [RollbackStep::Superseded {
+                target: "shop/deployment/web".into(),
+                by: Some(Box::new(by)),
+            }]
+        );
+        let mut said = Vec::new();
+        liveproof_report::render_rollback_step(&left[0], &mut said).expect("rendered");
+        let said = String::from_utf8(said).expect("UTF-8");
+        assert!(
+            said.starts_with("shop/deployment/web superseded by revision shop/web-6c8d")
+                && said.ends_with(": left as it is (nothing to roll back)\n"),
+            "{said}"
+        );
+    }
 
     /// `snapshot --dir shared` once created its probe as `.liveproof-probe-PID` with
     /// `File::create`: a link planted under that name made it overwrite another file with

@@ -86,16 +86,19 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let config = &with_selected(config, selected)?;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
-                Some(deadline) => {
-                    let live = |r: &Report| r.verdict == Verdict::Live;
-                    wait(config, &cluster, deadline, &live).await?
-                }
+                Some(deadline) => wait(config, &cluster, deadline, &settled).await?,
             };
             tracing::info!("{} API requests", cluster.request_count());
             stamp(&mut report, cluster_ref(&cluster));
             Ok(report)
         }
     }
+}
+
+/// What `--wait` waits for: every target live, or live or superseded — a later change replaced
+/// the stated one, and waiting cannot make it live as such.
+fn settled(report: &Report) -> bool {
+    report.verdict >= Verdict::Superseded
 }
 
 /// `options` with the command's `--timeout` (an exec credential plugin run while connecting
@@ -900,6 +903,24 @@ fn waiting_for(report: &Report, absent: &[liveproof_evidence::absent::Absent]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--wait` ends on live and on superseded (waiting cannot undo a later change), never on
+    /// not live or unproven.
+    #[test]
+    fn a_wait_ends_on_live_or_superseded() {
+        let report = |verdict: Verdict| Report {
+            verdict,
+            ..Report::new(Default::default(), Vec::new())
+        };
+        for (verdict, done) in [
+            (Verdict::Live, true),
+            (Verdict::Superseded, true),
+            (Verdict::Unproven, false),
+            (Verdict::NotLive, false),
+        ] {
+            assert_eq!(settled(&report(verdict)), done, "{verdict:?}");
+        }
+    }
 
     /// While waiting, a target the cluster says is not there (yet) is told by where it was
     /// looked for, known from the absent targets, not from the words of its evidence.

@@ -3,9 +3,11 @@
 //! - `action.yml` (GitHub Action): its steps run with bash exactly as the runner runs a
 //!   composite action (expressions substituted, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`,
 //!   `GITHUB_PATH` files, `bash --noprofile --norc -eo pipefail`), installing the release archive
-//!   `ci/package-release.sh` packs, against the simulator: a live and a not-live story.
+//!   `ci/package-release.sh` packs, against the simulator: a live and a not-live story. For
+//!   exit 4 (superseded), a stand-in `liveproof` that prints a superseded report as liveproof's
+//!   own renderers draw it and exits 4, as the contract says.
 //! - `ci/gitlab/liveproof.gitlab-ci.yml`: its `script:` run by `sh -e` as the runner does, the
-//!   archive served over HTTP, against the simulator.
+//!   archive served over HTTP, against the simulator; for exit 4, an archive of the stand-in.
 //! - `deploy/*.yaml` (the verify Job, the Argo CD PostSync hook, the Argo Rollouts
 //!   AnalysisTemplate, the Flux post-deploy Kustomization): `kubectl apply --dry-run=server` on
 //!   the real API server, with the real AnalysisTemplate and Kustomization CRDs from the pinned
@@ -425,6 +427,16 @@ fn key_values(path: &Path) -> BTreeMap<String, String> {
 /// files per step, paths a step adds put in front of PATH for the next, the first failing
 /// step ending the action.
 async fn run_action(with: &[(&str, &str)], kubeconfig: &Path) -> ActionRun {
+    run_action_on_path(with, kubeconfig, None).await
+}
+
+/// [`run_action`] with `bin` in front of the runner's PATH (what a job's earlier steps put
+/// there: `install: none` takes the liveproof found on it).
+async fn run_action_on_path(
+    with: &[(&str, &str)],
+    kubeconfig: &Path,
+    bin: Option<&Path>,
+) -> ActionRun {
     let action = document("action.yml");
     assert_eq!(action["runs"]["using"], Value::from("composite"));
     let mut inputs = BTreeMap::new();
@@ -449,7 +461,10 @@ async fn run_action(with: &[(&str, &str)], kubeconfig: &Path) -> ActionRun {
     let temp = tempfile::tempdir().expect("runner temp");
     let runner_temp = temp.path().join("runner-temp");
     std::fs::create_dir_all(&runner_temp).expect("RUNNER_TEMP");
-    let mut path = "/usr/bin:/bin".to_string();
+    let mut path = match bin {
+        Some(bin) => format!("{}:/usr/bin:/bin", bin.display()),
+        None => "/usr/bin:/bin".to_string(),
+    };
     let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let (mut summary, mut log) = (String::new(), String::new());
     let mut code = 0;
@@ -632,6 +647,246 @@ async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
     assert!(run.outputs["verdict"].is_empty(), "verify never ran");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Exit 4: superseded
+
+/// web's change (1.4.0) was replaced an hour later by 1.5.0, live itself: what a superseded
+/// report holds, with the next step the judge gives it.
+fn superseded_report() -> liveproof_evidence::Report {
+    use liveproof_evidence::{
+        ChangeSummary, Check, Evidence, ResourceKind, SourceRef, Status, SupersededBy, TargetKind,
+        TargetReport, Verdict,
+    };
+    let by = SupersededBy {
+        summary: "ReplicaSet apps/web-6c8d (revision 3), created after the one that carried the \
+                  change, serves every pod now"
+            .into(),
+        revision: Some("apps/web-6c8d".into()),
+        commit: None,
+        images: vec!["ghcr.io/acme/web:1.5.0".into()],
+        at: Some("2026-07-12T11:00:00Z".into()),
+        live: Some(true),
+        source_ref: Some(SourceRef::object(
+            ResourceKind::ReplicaSet,
+            "apps",
+            "web-6c8d",
+        )),
+    };
+    let web = TargetReport {
+        kind: TargetKind::Deployment.into(),
+        namespace: "apps".into(),
+        name: "web".into(),
+        verdict: Verdict::Superseded,
+        via: None,
+        evidence: vec![Evidence {
+            check: Check::SpecReadback,
+            status: Status::Fail,
+            observed: "image ghcr.io/acme/web:1.5.0".into(),
+            expected: "ghcr.io/acme/web:1.4.0".into(),
+            source_ref: SourceRef::object(ResourceKind::Deployment, "apps", "web")
+                .field(".spec.template.spec.containers[app].image"),
+            detail: "the pod template runs another image than the change's".into(),
+        }],
+        next_step: Some(liveproof_evidence::superseded_step(
+            TargetKind::Deployment,
+            "apps",
+            "web",
+            &by,
+        )),
+        diagnostics: Vec::new(),
+        live_since: None,
+        live_since_unknown: None,
+        timeline: Vec::new(),
+        superseded_by: Some(by),
+    };
+    liveproof_evidence::Report::new(
+        ChangeSummary {
+            since: Some("2026-07-12T10:00:00Z".into()),
+            commit: None,
+            committed_at: None,
+        },
+        vec![web],
+    )
+}
+
+/// A stand-in `liveproof` in `dir`: it keeps the arguments it was given in `dir/args`, prints
+/// the superseded report as Markdown (drawn by liveproof's own renderer), writes it to
+/// `--report FILE` in the format the file's extension names (JSON, JUnit XML), and exits 4.
+fn stand_in_liveproof(dir: &Path) -> PathBuf {
+    use liveproof_report::{Format, Render, TextStyle};
+    let report = superseded_report();
+    assert_eq!(liveproof_report::Outcome::exit_code(&report), 4);
+    for (format, file) in [
+        (Format::Markdown, "report.md"),
+        (Format::Json, "report.json"),
+        (Format::Junit, "report.xml"),
+    ] {
+        let mut out = Vec::new();
+        report
+            .render(format, TextStyle::plain(), &mut out)
+            .expect("rendered");
+        std::fs::write(dir.join(file), out).expect("written");
+    }
+    let d = dir.display();
+    let script = format!(
+        "#!/bin/bash\n\
+         printf '%s\\n' \"$@\" > '{d}/args'\n\
+         while [ $# -gt 0 ]; do\n\
+           if [ \"$1\" = --report ]; then\n\
+             case \"$2\" in *.json) cp '{d}/report.json' \"$2\" ;; *.xml) cp '{d}/report.xml' \"$2\" ;; esac\n\
+             shift\n\
+           fi\n\
+           shift\n\
+         done\n\
+         cat '{d}/report.md'\n\
+         exit 4\n"
+    );
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let path = bin.join("liveproof");
+    std::fs::write(&path, script).expect("the stand-in");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+/// Exit 4 (superseded) passes the Action's step with a notice naming what superseded the
+/// target and saying there is nothing to roll back; the outputs keep the verdict and exit
+/// code; `fail-on-superseded: "true"` fails the step with 4 instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_github_action_passes_superseded_with_a_notice_unless_told_to_fail() {
+    let stand_in = tempfile::tempdir().expect("stand-in dir");
+    let bin = stand_in_liveproof(stand_in.path());
+    let kubeconfig = stand_in.path().join("kubeconfig");
+    let with = [
+        ("targets", "deployment/web"),
+        ("namespace", "apps"),
+        ("since", "2026-07-12T10:00:00Z"),
+        ("image", "ghcr.io/acme/web:1.4.0"),
+        ("wait", "false"),
+        ("install", "none"),
+    ];
+    let run = run_action_on_path(&with, &kubeconfig, Some(&bin)).await;
+    assert_eq!(run.code, 0, "superseded passes the step: {}", run.log);
+    assert_eq!(run.outputs["verdict"], "superseded", "{}", run.log);
+    assert_eq!(run.outputs["exit-code"], "4");
+    let notice = run
+        .log
+        .lines()
+        .find(|l| l.starts_with("::notice::"))
+        .unwrap_or_else(|| panic!("a notice: {}", run.log));
+    assert_eq!(
+        notice,
+        "::notice::Deployment apps/web superseded by revision apps/web-6c8d, image \
+         ghcr.io/acme/web:1.5.0, made 2026-07-12T11:00:00Z (itself live): not deployed as such, \
+         nothing to roll back"
+    );
+    assert!(!run.log.contains("::error::"), "{}", run.log);
+    assert!(
+        run.summary.contains("## ⏭️ liveproof: superseded"),
+        "{}",
+        run.summary
+    );
+    // The report the output names is the JSON report the run wrote.
+    let report: liveproof_evidence::Report = serde_json::from_str(
+        &std::fs::read_to_string(&run.outputs["report"]).expect("the JSON report"),
+    )
+    .expect("a liveproof/v1 report");
+    assert_eq!(report.verdict, liveproof_evidence::Verdict::Superseded);
+    let args = std::fs::read_to_string(stand_in.path().join("args")).expect("args");
+    assert!(
+        args.starts_with("verify\ndeployment/web\n--image\nghcr.io/acme/web:1.4.0\n"),
+        "{args}"
+    );
+
+    let mut failing = with.to_vec();
+    failing.push(("fail-on-superseded", "true"));
+    let run = run_action_on_path(&failing, &kubeconfig, Some(&bin)).await;
+    assert_eq!(run.code, 4, "{}", run.log);
+    assert_eq!(run.outputs["verdict"], "superseded");
+    assert!(
+        run.log
+            .contains("::error::Deployment apps/web superseded by revision apps/web-6c8d"),
+        "{}",
+        run.log
+    );
+    assert!(run.log.contains("(fail-on-superseded)"), "{}", run.log);
+
+    // Any other value is refused before liveproof runs.
+    let mut bad = with.to_vec();
+    bad.push(("fail-on-superseded", "yes"));
+    let run = run_action_on_path(&bad, &kubeconfig, Some(&bin)).await;
+    assert_eq!(run.code, 2, "{}", run.log);
+    assert!(
+        run.log.contains("fail-on-superseded must be true or false"),
+        "{}",
+        run.log
+    );
+}
+
+/// The apply → verify → rollback workflow of docs/github-actions.md: its verify step passes on
+/// exit 4 (so the rollback job, which runs only on a failed verify, does not), and fails on
+/// 1, 2 and 3 as before.
+#[test]
+fn the_documented_pipeline_does_not_roll_back_on_superseded() {
+    let doc = read("docs/github-actions.md");
+    let workflow = doc
+        .split("```yaml")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the workflow");
+    let workflow: Value = serde_norway::from_str(workflow).expect("the workflow is YAML");
+    let rollback_if = workflow["jobs"]["rollback"]["if"].as_str().expect("if");
+    assert!(
+        rollback_if.contains("needs.verify.result == 'failure'"),
+        "{rollback_if}"
+    );
+    let verify = workflow["jobs"]["verify"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["id"] == "verify")
+        .expect("the verify step");
+    let script = verify["run"].as_str().expect("a run script");
+    // The script with `liveproof` standing in for each exit code, as the runner runs it.
+    for (code, passes) in [(0, true), (1, false), (2, false), (3, false), (4, true)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("liveproof");
+        std::fs::write(&bin, format!("#!/bin/sh\necho report\nexit {code}\n")).expect("bin");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let run = Cli::new("bash")
+            .args(&["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+            .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
+            .env("SNAPSHOT_DIR", dir.path())
+            .env("GITHUB_SHA", "3f2c1ab9d04e5c7a8b6f1e2d3c4b5a69788f9e0d")
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("summary"))
+            .env("GITHUB_OUTPUT", dir.path().join("output"))
+            .current_dir(dir.path())
+            .run_blocking();
+        assert_eq!(
+            run.code == 0,
+            passes,
+            "exit {code}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        let output = std::fs::read_to_string(dir.path().join("output")).expect("output");
+        assert_eq!(
+            output,
+            format!("exit-code={code}\n"),
+            "the real code stays an output"
+        );
+        if code == 4 {
+            assert!(
+                run.stdout.contains("::notice::superseded"),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+}
+
 /// The example workflow uses only inputs the action declares, and every required one.
 #[test]
 fn the_example_workflow_uses_the_actions_inputs() {
@@ -757,6 +1012,74 @@ async fn run_gitlab_job(variables: &[(&str, &str)], kubeconfig: &Path) -> JobRun
         run: cli.run().await,
         project,
     }
+}
+
+/// Exit 4 (superseded): the GitLab job exits 4, which its `allow_failure: {exit_codes: [4]}`
+/// makes a pass with a warning (no `when: on_failure` rollback job runs on it); the dotenv
+/// verdict is `superseded`, the log says nothing is rolled back, and the JUnit report holds
+/// no failure. The archive served is one of the stand-in `liveproof`, sha256 and all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gitlab_job_passes_superseded_with_a_warning() {
+    let doc = document("ci/gitlab/liveproof.gitlab-ci.yml");
+    assert_eq!(
+        doc[".liveproof-verify"]["allow_failure"]["exit_codes"],
+        serde_json::json!([4]),
+        "superseded (4), and only it, is allowed to fail"
+    );
+    let stand_in = tempfile::tempdir().expect("stand-in dir");
+    let bin = stand_in_liveproof(stand_in.path());
+    let release = stand_in.path().join("release");
+    let version_dir = release.join(format!("v{VERSION}"));
+    std::fs::create_dir_all(&version_dir).expect("release dir");
+    let archive = archive_name();
+    Cli::new("tar")
+        .arg("-czf")
+        .arg(version_dir.join(&archive))
+        .arg("-C")
+        .arg(&bin)
+        .arg("liveproof")
+        .run()
+        .await
+        .expect_code(0);
+    let sum = Cli::new("sha256sum")
+        .arg(&archive)
+        .current_dir(&version_dir)
+        .run()
+        .await;
+    sum.expect_code(0);
+    std::fs::write(version_dir.join(format!("{archive}.sha256")), &sum.stdout).expect("sha256");
+    let url = serve_dir(release).await;
+
+    let job = run_gitlab_job(
+        &[
+            ("LIVEPROOF_RELEASE_URL", &url),
+            ("LIVEPROOF_TARGETS", "apps/deployment/web"),
+            (
+                "LIVEPROOF_ARGS",
+                "--since 2026-07-12T10:00:00Z --image ghcr.io/acme/web:1.4.0",
+            ),
+            ("LIVEPROOF_WAIT_ARGS", ""),
+        ],
+        &stand_in.path().join("kubeconfig"),
+    )
+    .await;
+    job.run.expect_code(4);
+    let dir = job.project.path();
+    let dotenv = std::fs::read_to_string(dir.join("liveproof.env")).expect("dotenv");
+    assert_eq!(dotenv, "LIVEPROOF_VERDICT=superseded\n");
+    assert!(
+        job.run
+            .stdout
+            .contains("not deployed as such, nothing to roll back"),
+        "{}",
+        job.run.stdout
+    );
+    let junit = std::fs::read_to_string(dir.join("liveproof-report.xml")).expect("junit");
+    assert!(!junit.contains("<failure"), "{junit}");
+    assert!(
+        junit.contains("<skipped message=\"superseded by"),
+        "{junit}"
+    );
 }
 
 /// The GitLab job downloads the release over HTTP (sha256 checked), verifies, leaves the
@@ -899,6 +1222,10 @@ async fn the_rollouts_analysis_job_succeeds_only_when_live() {
     assert!(
         text.contains("unproven (3)  -> Failed"),
         "the mapping is stated"
+    );
+    assert!(
+        text.contains("superseded (4) -> Failed"),
+        "the mapping of superseded is stated"
     );
 
     let fill = |target: &'static str| {

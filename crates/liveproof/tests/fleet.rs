@@ -188,7 +188,7 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
         "=== cluster prod-ap: ERROR ===",
         "\nhint: ",
         "fleet: 3 clusters",
-        "1 live, 1 not live, 0 unproven, 1 not verified (error) — fleet verdict: NOT LIVE",
+        "1 live, 1 not live, 0 unproven, 0 superseded, 1 not verified (error) — fleet verdict: NOT LIVE",
     ] {
         assert!(run.stdout.contains(section), "{section}:\n{}", run.stdout);
     }

@@ -488,6 +488,22 @@ fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
         }
     }
     assert!(long.stdout.contains("Exit codes:"), "{}", long.stdout);
+    // Every exit code a pipeline can get, superseded (4) included.
+    for code in [
+        "0  live",
+        "1  not live",
+        "2  error",
+        "3  unproven",
+        "4  superseded",
+    ] {
+        assert!(long.stdout.contains(code), "{code}: {}", long.stdout);
+    }
+    let top = liveproof(&["--help"]);
+    assert!(
+        top.stdout.contains("3 unproven, 4 superseded."),
+        "{}",
+        top.stdout
+    );
     let examples = &long.stdout[long.stdout.find("Examples:").expect("examples")..];
     let commands = examples
         .lines()

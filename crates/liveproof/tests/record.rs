@@ -182,16 +182,29 @@ fn example_blocks() -> Vec<String> {
 #[test]
 fn the_documented_record_is_what_record_writes_and_jq_makes_the_devlake_payload() {
     let blocks = example_blocks();
-    let [program, record, payload] = blocks.as_slice() else {
-        panic!("three blocks: the jq program, a record, the payload: {blocks:#?}")
+    let [program, examples @ ..] = blocks.as_slice() else {
+        panic!("the jq program, then records and their payloads: {blocks:#?}")
     };
-    // The record shown is one --record writes: it decodes, and encodes back the same.
-    let decoded: DeploymentRecord = serde_json::from_str(record).expect("a record line");
-    assert_eq!(decoded.line().trim_end(), record.as_str());
+    assert!(
+        examples.len() >= 4 && examples.len() % 2 == 0,
+        "each record with the payload it becomes: {examples:#?}"
+    );
+    let (records, payloads): (Vec<&String>, Vec<&String>) =
+        examples.chunks(2).map(|pair| (&pair[0], &pair[1])).unzip();
+    let mut verdicts = Vec::new();
+    for record in &records {
+        // Each record shown is one --record writes: it decodes, and encodes back the same.
+        let decoded: DeploymentRecord = serde_json::from_str(record).expect("a record line");
+        assert_eq!(decoded.line().trim_end(), record.as_str());
+        verdicts.push(decoded.verdict);
+    }
+    // A live record, and a superseded one (what DevLake has no result for).
+    assert_eq!(verdicts, [Verdict::Live, Verdict::Superseded]);
 
-    // `jq … deployments.jsonl`, run on the record shown.
+    // `jq … deployments.jsonl`, run on the records shown.
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("deployments.jsonl"), format!("{record}\n")).expect("write");
+    let lines: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(dir.path().join("deployments.jsonl"), lines).expect("write");
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(program)
@@ -203,8 +216,12 @@ fn the_documented_record_is_what_record_writes_and_jq_makes_the_devlake_payload(
         "the example needs jq on PATH: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let want: Vec<&str> = payloads.iter().map(|p| p.as_str()).collect();
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        payload.as_str()
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .lines()
+            .collect::<Vec<_>>(),
+        want
     );
 }

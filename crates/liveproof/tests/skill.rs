@@ -270,12 +270,46 @@ fn deployed_is_reported_only_on_the_verdict_live() {
         rule.contains("evidence"),
         "and the evidence is quoted: {rule}"
     );
-    for verdict in ["`not_live`", "`unproven`", "`next_step`", "`source`"] {
+    for verdict in [
+        "`not_live`",
+        "`unproven`",
+        "`superseded`",
+        "`next_step`",
+        "`source`",
+    ] {
         assert!(text.contains(verdict), "the procedure covers {verdict}");
     }
     assert!(
         text.contains("Never retry blindly"),
         "not_live is acted on, not retried"
+    );
+}
+
+/// `superseded` is neither deployed nor a failure: the agent says what superseded it, "not
+/// deployed as such, nothing to roll back", and never rolls it back.
+#[test]
+fn superseded_is_said_as_such_and_never_rolled_back() {
+    let text = prose(&skill_output()).replace('\n', " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let step = steps(&skill_output())
+        .into_iter()
+        .find(|s| s.prose.starts_with("On `superseded`"))
+        .expect("a step for the verdict `superseded`");
+    for said in [
+        "superseded by <the later change>, not deployed as such, nothing to roll back",
+        "`superseded_by`",
+        "do not roll anything back",
+        "whether that later change is live",
+    ] {
+        assert!(step.prose.contains(said), "{said} missing: {}", step.prose);
+    }
+    assert!(
+        text.contains("Exit code 0 is `live`, 1 is `not_live`, 3 is `unproven`, 4 is `superseded`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Never roll back a `superseded` target"),
+        "{text}"
     );
 }
 

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::Verdict;
 
-use crate::textutil::terminal_safe;
+use crate::textutil::{terminal_safe, verdict_label};
 use crate::{Format, Outcome, Render, TextStyle};
 
 /// `verify` over several clusters, in every format one cluster's report is drawn in.
@@ -130,11 +130,12 @@ pub fn render_fleet_text(
     let errors = fleet.clusters.iter().filter(|c| c.error.is_some()).count();
     writeln!(
         out,
-        "{} live, {} not live, {} unproven, {errors} not verified (error) — fleet verdict: {}",
+        "{} live, {} not live, {} unproven, {} superseded, {errors} not verified (error) — fleet verdict: {}",
         count(Verdict::Live),
         count(Verdict::NotLive),
         count(Verdict::Unproven),
-        fleet.verdict.name().to_uppercase().replace('_', " ")
+        count(Verdict::Superseded),
+        verdict_label(fleet.verdict)
     )?;
     out.flush()
 }
@@ -143,10 +144,5 @@ fn label(verdict: Verdict, error: bool) -> &'static str {
     if error {
         return "ERROR";
     }
-    match verdict {
-        Verdict::Live => "LIVE",
-        Verdict::NotLive => "NOT LIVE",
-        Verdict::Unproven => "UNPROVEN",
-        Verdict::Superseded => "SUPERSEDED",
-    }
+    verdict_label(verdict)
 }

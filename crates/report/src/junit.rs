@@ -1,10 +1,12 @@
 //! `-o junit`: one `<testsuite>` per target, one `<testcase>` per check, so a CI system shows
 //! each piece of evidence as a test. fail → `<failure>`, unknown → `<error>` (it could not be
-//! established), skip → `<skipped>`.
+//! established), skip → `<skipped>`. A superseded target failed nothing: what its checks found
+//! not to hold is `<skipped>`, its message saying what superseded it (and that there is nothing
+//! to roll back), so a CI system shows no failure for it.
 
 use std::io::{self, Write};
 
-use liveproof_evidence::{Evidence, Report, Status, TargetReport};
+use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use crate::textutil::qualified_name;
@@ -72,6 +74,12 @@ fn suite(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
         let at = properties.len() - usize::from(target.via.is_some());
         properties.insert(at, ("next_step", step.to_string()));
     }
+    if let Some(by) = &target.superseded_by {
+        properties.push((
+            "superseded_by",
+            format!("{}, {}", by.named(), by.liveness()),
+        ));
+    }
     if let Some(committed) = &report.change.committed_at {
         properties.push(("change.committed_at", committed.clone()));
     }
@@ -120,11 +128,25 @@ fn suite(report: &Report, target: &TargetReport, prefix: &str) -> TestSuite {
             text
         })
         .collect();
-    suite.add_test_cases(target.evidence.iter().map(|e| case(&classname, e, &why)));
+    // A superseded target's checks that did not hold are no failure: it was replaced.
+    let superseded = (target.verdict == Verdict::Superseded).then(|| {
+        let by = target
+            .superseded_by
+            .as_ref()
+            .map(|by| format!("superseded by {}, {}", by.named(), by.liveness()))
+            .unwrap_or_else(|| "superseded by a later change".to_string());
+        format!("{by}: not deployed as such, nothing to roll back")
+    });
+    suite.add_test_cases(
+        target
+            .evidence
+            .iter()
+            .map(|e| case(&classname, e, &why, superseded.as_deref())),
+    );
     suite
 }
 
-fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
+fn case(classname: &str, e: &Evidence, why: &str, superseded: Option<&str>) -> TestCase {
     let body = format!(
         "observed: {}\nexpected: {}\nsource: {}\ndetail: {}",
         e.observed,
@@ -137,9 +159,16 @@ fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
     } else {
         e.detail.clone()
     };
-    let status = match e.status {
-        Status::Pass => TestCaseStatus::success(),
-        Status::Fail | Status::Unknown => {
+    let status = match (e.status, superseded) {
+        (Status::Pass, _) => TestCaseStatus::success(),
+        (Status::Fail | Status::Unknown, Some(superseded)) => {
+            let mut status = TestCaseStatus::skipped();
+            status
+                .set_message(attribute(&format!("{superseded} ({message})")))
+                .set_description(text(&format!("{body}{why}")));
+            status
+        }
+        (Status::Fail | Status::Unknown, None) => {
             let (kind, ty) = match e.status {
                 Status::Fail => (NonSuccessKind::Failure, "not_live"),
                 _ => (NonSuccessKind::Error, "unknown"),
@@ -151,7 +180,7 @@ fn case(classname: &str, e: &Evidence, why: &str) -> TestCase {
                 .set_description(text(&format!("{body}{why}")));
             status
         }
-        Status::Skip => {
+        (Status::Skip, _) => {
             let mut status = TestCaseStatus::skipped();
             if !e.detail.is_empty() {
                 status.set_message(attribute(&e.detail));

@@ -1,8 +1,10 @@
 //! `-o markdown`: for a PR comment or `$GITHUB_STEP_SUMMARY`, as GitHub renders it. The
 //! answer first (a heading with the verdict, a table of the targets with what failed and
 //! what is unknown), then what to do (each step's commands in a code block, to copy), then
-//! the evidence, each target's folded in a `<details>` block. Several clusters: a table of
-//! the clusters, then a section per cluster drawn the same way.
+//! the evidence, each target's folded in a `<details>` block. A superseded target is named
+//! with what superseded it in a table of its own, under the targets', and again in its
+//! evidence. Several clusters: a table of the clusters, then a section per cluster drawn the
+//! same way.
 //!
 //! GitHub's renderer needs blank lines around a table and inside `<details>` (after
 //! `<summary>`, before `</details>`), or it shows the Markdown as text; a `|` in a cell is
@@ -12,7 +14,9 @@ use std::io::{self, Write};
 
 use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::suggestion::{Part, WAIT_FOR_IT};
-use liveproof_evidence::{Evidence, Report, Status, Suggestion, TargetReport, Verdict};
+use liveproof_evidence::{
+    Evidence, Report, Status, Suggestion, SupersededBy, TargetReport, Verdict,
+};
 
 use crate::textutil::{
     live_since_phrase, qualified_name, short_commit, span, status_rank, wait_phrase,
@@ -53,6 +57,7 @@ fn write_report_body(out: &mut impl Write, report: &Report, level: usize) -> io:
     } else {
         writeln!(out)?;
         write_summary_table(out, &report.targets)?;
+        write_superseded_table(out, &report.targets)?;
         write_live_since_table(out, report)?;
     }
 
@@ -135,6 +140,66 @@ fn write_summary_table(out: &mut impl Write, targets: &[TargetReport]) -> io::Re
         )?;
     }
     Ok(())
+}
+
+/// What superseded each superseded target and whether that later change is live itself: only
+/// when some target is superseded.
+fn write_superseded_table(out: &mut impl Write, targets: &[TargetReport]) -> io::Result<()> {
+    let superseded: Vec<(&TargetReport, &SupersededBy)> = targets
+        .iter()
+        .filter(|t| t.verdict == Verdict::Superseded)
+        .filter_map(|t| t.superseded_by.as_ref().map(|by| (t, by)))
+        .collect();
+    if superseded.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "| target | superseded by | the later change |")?;
+    writeln!(out, "|---|---|---|")?;
+    for (target, by) in superseded {
+        let live = match by.live {
+            Some(true) => "✅ live",
+            Some(false) => "❌ not live",
+            None => "❓ not established",
+        };
+        writeln!(
+            out,
+            "| {} | {} | {live} |",
+            target_cell(target),
+            later_change(by)
+        )?;
+    }
+    Ok(())
+}
+
+/// The later change, as a cell or a paragraph: what names it in code spans (revision,
+/// commit, images), then when it was made; its summary when none of it is known.
+fn later_change(by: &SupersededBy) -> String {
+    let mut parts = Vec::new();
+    if let Some(revision) = &by.revision {
+        parts.push(format!("revision {}", code(revision)));
+    }
+    if let Some(commit) = &by.commit {
+        let commit = if liveproof_evidence::is_commit_sha(commit) {
+            short_commit(commit)
+        } else {
+            commit.clone()
+        };
+        parts.push(format!("commit {}", code(&commit)));
+    }
+    if !by.images.is_empty() {
+        let images: Vec<String> = by.images.iter().map(|i| code(i)).collect();
+        let word = if images.len() == 1 { "image" } else { "images" };
+        parts.push(format!("{word} {}", images.join(", ")));
+    }
+    if let Some(at) = &by.at {
+        parts.push(format!("made {}", escape(at)));
+    }
+    if parts.is_empty() {
+        cell(&by.summary)
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// When each live target went live and where that time was read, then the lead time: only
@@ -320,6 +385,21 @@ fn write_target(out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
         counts(target)
     )?;
     writeln!(out)?;
+    if let Some(by) = &target.superseded_by {
+        let from = by
+            .source_ref
+            .as_ref()
+            .map(|s| format!(", read from {}", code(&s.to_string())))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "**Superseded by:** {} ({}{from}). {}",
+            later_change(by),
+            by.liveness(),
+            words(&by.summary)
+        )?;
+        writeln!(out)?;
+    }
     if target.evidence.is_empty() {
         writeln!(out, "No evidence was collected.")?;
     } else {
@@ -539,13 +619,16 @@ pub fn render_fleet_markdown(fleet: &FleetReport, out: &mut dyn Write) -> io::Re
         fleet.clusters.len()
     )?;
     writeln!(out)?;
-    writeln!(out, "| cluster | verdict | live | not live | unproven |")?;
-    writeln!(out, "|---|---|---|---|---|")?;
+    writeln!(
+        out,
+        "| cluster | verdict | live | not live | unproven | superseded |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
     for cluster in &fleet.clusters {
         let (verdict, counts) = match (&cluster.report, &cluster.error) {
             (None, _) => (
                 "⚠️ not verified (error)".to_string(),
-                ["—"; 3].map(str::to_string),
+                ["—"; 4].map(str::to_string),
             ),
             (Some(report), _) => (
                 format!(
@@ -553,7 +636,13 @@ pub fn render_fleet_markdown(fleet: &FleetReport, out: &mut dyn Write) -> io::Re
                     verdict_emoji(cluster.verdict),
                     verdict_words(cluster.verdict)
                 ),
-                [Verdict::Live, Verdict::NotLive, Verdict::Unproven].map(|verdict| {
+                [
+                    Verdict::Live,
+                    Verdict::NotLive,
+                    Verdict::Unproven,
+                    Verdict::Superseded,
+                ]
+                .map(|verdict| {
                     let n = report
                         .targets
                         .iter()
@@ -563,10 +652,10 @@ pub fn render_fleet_markdown(fleet: &FleetReport, out: &mut dyn Write) -> io::Re
                 }),
             ),
         };
-        let [live, not_live, unproven] = counts;
+        let [live, not_live, unproven, superseded] = counts;
         writeln!(
             out,
-            "| {} | {verdict} | {live} | {not_live} | {unproven} |",
+            "| {} | {verdict} | {live} | {not_live} | {unproven} | {superseded} |",
             escape(&cluster.context)
         )?;
     }

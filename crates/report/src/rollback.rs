@@ -1,12 +1,12 @@
 //! `liveproof rollback` as text: what changed since the snapshot, each step taken for what
-//! failed, and how it ended. Written step by step, as the command goes (a rollback waits for
+//! failed (and each superseded target, left as it is), and how it ended. Written step by step, as the command goes (a rollback waits for
 //! its workloads, and what it has already done must be on screen while it does): the command
 //! records each [`RollbackEvent`] with a [`RollbackPrinter`], which writes it at once and keeps
 //! it, and the [`Rollback`] it hands back carries the exit code.
 
 use std::io::{self, Write};
 
-use liveproof_evidence::Report;
+use liveproof_evidence::{Report, SupersededBy};
 
 use crate::textutil::terminal_safe;
 use crate::{Format, Outcome, Render, TextStyle};
@@ -134,6 +134,12 @@ pub enum RollbackStep {
     Restored { target: String, images: Vec<String> },
     /// The restoring PATCH failed.
     RestoreFailed { target: String, error: String },
+    /// A target a later change superseded: never touched (there is nothing to roll back for
+    /// it; putting its snapshot template back would undo the later change).
+    Superseded {
+        target: String,
+        by: Option<Box<SupersededBy>>,
+    },
 }
 
 impl RollbackStep {
@@ -220,6 +226,13 @@ pub fn render_rollback_step(step: &RollbackStep, out: &mut dyn Write) -> io::Res
         ),
         RollbackStep::RestoreFailed { target, error } => {
             format!("could not roll back {target}: {error}")
+        }
+        RollbackStep::Superseded { target, by } => {
+            let by = by.as_ref().map_or_else(
+                || "a later change".to_string(),
+                |by| format!("{}, {}", by.named(), by.liveness()),
+            );
+            format!("{target} superseded by {by}: left as it is (nothing to roll back)")
         }
     };
     writeln!(out, "{}", terminal_safe(&line))
@@ -309,6 +322,30 @@ mod tests {
         assert_eq!(
             text(|o| render_rollback_step(&step, o)),
             "release shop/web failed: run `helm rollback web 4 -n shop` (liveproof does not re-implement Helm)\n"
+        );
+    }
+
+    /// A superseded target is said to be left as it is, with what superseded it, and needs no
+    /// person.
+    #[test]
+    fn a_superseded_target_is_left_as_it_is() {
+        let step = RollbackStep::Superseded {
+            target: "deployment/shop/web".into(),
+            by: Some(Box::new(SupersededBy {
+                summary: "ReplicaSet shop/web-6c8d serves now".into(),
+                revision: Some("shop/web-6c8d".into()),
+                commit: None,
+                images: vec!["ghcr.io/acme/web:1.5.0".into()],
+                at: Some("2026-07-12T11:00:00Z".into()),
+                live: Some(false),
+                source_ref: None,
+            })),
+        };
+        assert!(!step.needs_hand());
+        assert_eq!(
+            text(|o| render_rollback_step(&step, o)),
+            "deployment/shop/web superseded by revision shop/web-6c8d, image ghcr.io/acme/web:1.5.0, \
+             made 2026-07-12T11:00:00Z, itself not live: left as it is (nothing to roll back)\n"
         );
     }
 

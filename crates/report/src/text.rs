@@ -7,14 +7,24 @@
 //!       from apps/Pod/inventory-7d9c-x2k4 .status.containerStatuses[app].state.running.startedAt
 //!       this pod runs configuration read before the change
 //! ```
+//!
+//! A superseded target names what replaced it under its heading, before its evidence:
+//!
+//! ```text
+//! Deployment apps/web — SUPERSEDED
+//!   superseded by: revision apps/web-6c8d, image ghcr.io/acme/web:1.5.0, made
+//!                  2026-07-12T11:00:00Z (itself live)
+//!       from apps/ReplicaSet/web-6c8d
+//!       ReplicaSet apps/web-6c8d, created after the change's, serves now
+//! ```
 
 use std::io::{self, Write};
 
-use liveproof_evidence::{Evidence, Report, Status, TargetReport, Verdict};
+use liveproof_evidence::{Evidence, Report, Status, SupersededBy, TargetReport, Verdict};
 
 use crate::textutil::{
     live_since_phrase, observed_vs_expected, qualified_name, report_next_step, short_commit, span,
-    terminal_safe, wait_phrase, wrap,
+    terminal_safe, verdict_label, wait_phrase, wrap,
 };
 use crate::TextStyle;
 
@@ -58,10 +68,10 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 terminal_safe(&snap.taken_at)
             ),
         )?;
-        page.wrapped(&mut out, "  changed:   ", &list(&snap.changed))?;
-        page.wrapped(&mut out, "  untouched: ", &list(&snap.untouched))?;
+        page.wrapped(&mut out, "  changed:    ", &list(&snap.changed))?;
+        page.wrapped(&mut out, "  untouched:  ", &list(&snap.untouched))?;
         if !snap.removed.is_empty() {
-            page.wrapped(&mut out, "  removed:   ", &list(&snap.removed))?;
+            page.wrapped(&mut out, "  removed:    ", &list(&snap.removed))?;
         }
         let with = |v: Verdict| {
             report
@@ -71,9 +81,14 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
                 .map(|t| format!("{} {}", t.kind, qualified_name(t)))
                 .collect::<Vec<_>>()
         };
-        page.wrapped(&mut out, "  live:      ", &list(&with(Verdict::Live)))?;
-        page.wrapped(&mut out, "  failed:    ", &list(&with(Verdict::NotLive)))?;
-        page.wrapped(&mut out, "  unproven:  ", &list(&with(Verdict::Unproven)))?;
+        page.wrapped(&mut out, "  live:       ", &list(&with(Verdict::Live)))?;
+        page.wrapped(&mut out, "  failed:     ", &list(&with(Verdict::NotLive)))?;
+        page.wrapped(&mut out, "  unproven:   ", &list(&with(Verdict::Unproven)))?;
+        page.wrapped(
+            &mut out,
+            "  superseded: ",
+            &list(&with(Verdict::Superseded)),
+        )?;
     }
     if report.targets.is_empty() {
         writeln!(out)?;
@@ -82,8 +97,16 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         // One line per target first (verdict, what failed), so the answer is on screen before
         // the evidence that backs it.
         writeln!(out)?;
+        // The verdict column is as wide as the widest verdict in it.
+        let column = report
+            .targets
+            .iter()
+            .map(|t| verdict_label(t.verdict).len())
+            .max()
+            .unwrap_or_default()
+            .max(verdict_label(Verdict::NotLive).len());
         for target in &report.targets {
-            page.summary_line(&mut out, target, &report.change)?;
+            page.summary_line(&mut out, target, &report.change, column)?;
         }
     }
     let many = report.targets.len() > 1;
@@ -118,7 +141,7 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
             }
         }
         // With one target the closing next step is this one; with several, each keeps its own.
-        if let (true, Verdict::NotLive | Verdict::Unproven, Some(step)) =
+        if let (true, Verdict::NotLive | Verdict::Unproven | Verdict::Superseded, Some(step)) =
             (many, target.verdict, &target.next_step)
         {
             page.wrapped(&mut out, "  next step: ", &terminal_safe(&step.to_string()))?;
@@ -130,10 +153,11 @@ pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io
         let count = |v: Verdict| report.targets.iter().filter(|t| t.verdict == v).count();
         writeln!(
             out,
-            "targets: {} — {live} live, {} not live, {} unproven",
+            "targets: {} — {live} live, {} not live, {} unproven, {} superseded",
             report.targets.len(),
             count(Verdict::NotLive),
-            count(Verdict::Unproven)
+            count(Verdict::Unproven),
+            count(Verdict::Superseded)
         )?;
     }
     let verdict = report.verdict;
@@ -184,13 +208,10 @@ fn change_line(report: &Report) -> String {
     parts.join(" · ")
 }
 
-fn verdict_word(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Live => "LIVE",
-        Verdict::NotLive => "NOT LIVE",
-        Verdict::Unproven => "UNPROVEN",
-        Verdict::Superseded => "SUPERSEDED",
-    }
+/// `revision apps/web-6c8d, image ghcr.io/acme/web:1.5.0, made 2026-07-12T11:00:00Z (itself
+/// live)`, safe for a terminal.
+fn superseded_by(by: &SupersededBy) -> String {
+    terminal_safe(&format!("{} ({})", by.named(), by.liveness()))
 }
 
 fn title(target: &TargetReport) -> String {
@@ -214,12 +235,15 @@ struct Page {
 }
 
 impl Page {
-    /// `NOT LIVE  HelmRelease apps/inventory — failed: condition_fresh, release_revision`.
+    /// `NOT LIVE  HelmRelease apps/inventory — failed: condition_fresh, release_revision`; a
+    /// superseded target's line names what superseded it instead of the checks that show it.
+    /// The verdict is padded to `column`.
     fn summary_line(
         self,
         out: &mut impl Write,
         target: &TargetReport,
         change: &liveproof_evidence::ChangeSummary,
+        column: usize,
     ) -> io::Result<()> {
         let with = |status: Status| -> Vec<&str> {
             target
@@ -231,21 +255,25 @@ impl Page {
         };
         let mut line = title(target);
         let (failed, unknown) = (with(Status::Fail), with(Status::Unknown));
-        if !failed.is_empty() {
-            line.push_str(&format!(" — failed: {}", failed.join(", ")));
-        }
-        if !unknown.is_empty() {
-            line.push_str(&format!(" — unknown: {}", unknown.join(", ")));
+        if let (Verdict::Superseded, Some(by)) = (target.verdict, &target.superseded_by) {
+            line.push_str(&format!(" — superseded by {}", superseded_by(by)));
+        } else {
+            if !failed.is_empty() {
+                line.push_str(&format!(" — failed: {}", failed.join(", ")));
+            }
+            if !unknown.is_empty() {
+                line.push_str(&format!(" — unknown: {}", unknown.join(", ")));
+            }
         }
         if let Some(since) = live_since_phrase(change, target) {
             line.push_str(&format!(" — {since}"));
         }
-        let verdict = verdict_word(target.verdict);
-        let label = format!("  {verdict:<8}  ");
+        let verdict = verdict_label(target.verdict);
+        let label = format!("  {verdict:<column$}  ");
         let painted = format!(
             "  {}{}  ",
             self.paint.bold(verdict_color(target.verdict), verdict),
-            " ".repeat(8 - verdict.len())
+            " ".repeat(column.saturating_sub(verdict.len()))
         );
         let lines = wrap(&line, self.width - label.chars().count());
         for (i, text) in lines.iter().enumerate() {
@@ -259,7 +287,7 @@ impl Page {
     }
 
     fn target(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
-        let verdict = verdict_word(target.verdict);
+        let verdict = verdict_label(target.verdict);
         let heading = format!("{} — {verdict}", title(target));
         let lines = wrap(&heading, self.width);
         for (i, line) in lines.iter().enumerate() {
@@ -274,6 +302,9 @@ impl Page {
             };
             writeln!(out, "{painted}")?;
         }
+        if let Some(by) = &target.superseded_by {
+            self.superseded(out, by)?;
+        }
         if target.evidence.is_empty() {
             writeln!(out, "  (no evidence)")?;
         }
@@ -281,6 +312,24 @@ impl Page {
             self.evidence(out, evidence)?;
         }
         self.timeline(out, target)
+    }
+
+    /// What superseded the target: the later change, whether it is live, where it was read and
+    /// the detector's own words.
+    fn superseded(self, out: &mut impl Write, by: &SupersededBy) -> io::Result<()> {
+        self.wrapped(out, "  superseded by: ", &superseded_by(by))?;
+        if let Some(source) = &by.source_ref {
+            let source = terminal_safe(&source.to_string());
+            for line in wrap(&format!("from {source}"), self.width - NOTE_INDENT) {
+                writeln!(out, "{:NOTE_INDENT$}{}", "", self.paint.fg(DIM, &line))?;
+            }
+        }
+        if by.named() != by.summary {
+            for line in wrap(&terminal_safe(&by.summary), self.width - NOTE_INDENT) {
+                writeln!(out, "{:NOTE_INDENT$}{line}", "")?;
+            }
+        }
+        Ok(())
     }
 
     /// What the evidence dates of a live target, oldest first, each with where it was read;
@@ -435,6 +484,32 @@ mod tests {
         String::from_utf8(out).expect("utf-8")
     }
 
+    /// `verify --snapshot` lists what changed by verdict: a superseded target under
+    /// `superseded:`, not under `failed:` (nothing is rolled back for it).
+    #[test]
+    fn a_snapshot_lists_superseded_targets_apart_from_failed_ones() {
+        let report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live",
+            "change": {"since": "2026-07-12T10:00:00Z"},
+            "snapshot": {"commit": "3f2c1ab", "taken_at": "2026-07-12T09:59:00Z",
+                         "changed": ["shop/deployment/web", "shop/deployment/cart"],
+                         "untouched": [], "removed": []},
+            "targets": [target("web", "superseded"), target("cart", "not_live")]
+        }))
+        .expect("report");
+        let mut out = Vec::new();
+        render_text(&report, TextStyle::plain(), &mut out).expect("render");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(
+            text.contains("\n  failed:     Deployment shop/cart\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  superseded: Deployment shop/web\n"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn many_targets_show_the_evidence_of_those_not_live_and_end_with_counts() {
         let mut targets: Vec<_> = (0..11)
@@ -458,7 +533,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("targets: 12 — 11 live, 1 not live, 0 unproven"),
+            text.contains("targets: 12 — 11 live, 1 not live, 0 unproven, 0 superseded"),
             "{text}"
         );
 

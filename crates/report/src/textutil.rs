@@ -62,6 +62,16 @@ pub(crate) fn observed_vs_expected(observed: &str, expected: &str) -> String {
     }
 }
 
+/// A verdict as text and fleet lines name it: `LIVE`, `NOT LIVE`, `UNPROVEN`, `SUPERSEDED`.
+pub(crate) const fn verdict_label(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Live => "LIVE",
+        Verdict::NotLive => "NOT LIVE",
+        Verdict::Unproven => "UNPROVEN",
+        Verdict::Superseded => "SUPERSEDED",
+    }
+}
+
 /// Failures first, then what could not be established, then passes, then skips.
 pub(crate) const fn status_rank(status: Status) -> u8 {
     match status {

@@ -6,9 +6,9 @@ use liveproof_evidence::ResourceKind::{
     self, Deployment, HelmRelease, Pod, ReplicaSet, Secret, StatefulSet,
 };
 use liveproof_evidence::{
-    ChangeSummary, Check, Evidence, Report, SourceRef, Status, TargetReport, Verdict,
+    ChangeSummary, Check, Evidence, Report, SourceRef, Status, SupersededBy, TargetReport, Verdict,
 };
-use liveproof_report::{render, Format, Render, TextStyle};
+use liveproof_report::{render, Format, Outcome, Render, TextStyle};
 
 // ---------------------------------------------------------------------------------------------
 // Reports that tell the stories liveproof exists for.
@@ -360,6 +360,78 @@ fn no_change_time() -> Report {
     )
 }
 
+/// What replaced web's 1.4.0: a ReplicaSet made an hour later, running 1.5.0, live itself.
+fn web_1_5_0() -> SupersededBy {
+    SupersededBy {
+        summary: "ReplicaSet apps/web-6c8d (revision 3), created after the one that carried the \
+                  change, serves every pod now"
+            .into(),
+        revision: Some("apps/web-6c8d".into()),
+        commit: None,
+        images: vec!["ghcr.io/acme/web:1.5.0".into()],
+        at: Some("2026-07-12T11:00:00Z".into()),
+        live: Some(true),
+        source_ref: Some(
+            object(ReplicaSet, "apps", "web-6c8d").field(".metadata.creationTimestamp"),
+        ),
+    }
+}
+
+/// web's change (1.4.0) was rolled out, then replaced by 1.5.0 an hour later: superseded,
+/// nothing to roll back; inventory beside it is live.
+fn web_superseded() -> Report {
+    let by = web_1_5_0();
+    let step = liveproof_evidence::superseded_step(
+        liveproof_evidence::TargetKind::Deployment,
+        "apps",
+        "web",
+        &by,
+    );
+    let web = TargetReport {
+        next_step: Some(step),
+        superseded_by: Some(by),
+        ..target(
+            "Deployment",
+            "apps",
+            "web",
+            Verdict::Superseded,
+            vec![
+                evidence(
+                    Check::SpecReadback,
+                    Status::Fail,
+                    "image ghcr.io/acme/web:1.5.0",
+                    "ghcr.io/acme/web:1.4.0",
+                    object(Deployment, "apps", "web")
+                        .field(".spec.template.spec.containers[app].image"),
+                    "the pod template runs another image than the change's",
+                ),
+                evidence(
+                    Check::PodsCurrent,
+                    Status::Pass,
+                    "3 of 3 from revision web-6c8d",
+                    "all from revision web-6c8d",
+                    SourceRef::objects(Pod, "apps"),
+                    "every serving pod is of the current revision",
+                ),
+                evidence(
+                    Check::PodRestarted,
+                    Status::Pass,
+                    "started 2026-07-12T11:01:12Z (and 2 more container(s))",
+                    "after 2026-07-12T10:00:00Z",
+                    SourceRef::objects(Pod, "apps")
+                        .field(".status.containerStatuses[*].state.running.startedAt"),
+                    "every serving container started after the change",
+                ),
+            ],
+            None,
+        )
+    };
+    Report::new(
+        change(Some("2026-07-12T10:00:00Z"), Some("3f2c1ab")),
+        vec![web, inventory_restarted()],
+    )
+}
+
 /// Strings a cluster should never contain, but a renderer must survive.
 fn hostile() -> Report {
     Report::new(
@@ -415,6 +487,7 @@ fn reports() -> Vec<(&'static str, Report)> {
         ("inventory_live", inventory_live()),
         ("shop_release_multi_target", shop_release_multi_target()),
         ("no_change_time", no_change_time()),
+        ("web_superseded", web_superseded()),
     ]
 }
 
@@ -988,14 +1061,14 @@ fn markdown_has_the_shape_github_draws_for_a_fleet() {
     assert_eq!(
         shape.tables[0],
         (
-            "| cluster | verdict | live | not live | unproven |".to_string(),
+            "| cluster | verdict | live | not live | unproven | superseded |".to_string(),
             3
         )
     );
     for row in [
         "| prod-eu | ✅ live | 1 | 0 | 0 |",
         "| prod-us | ❌ not live | 1 | 1 | 1 |",
-        "| prod-ap | ⚠️ not verified (error) | — | — | — |",
+        "| prod-ap | ⚠️ not verified (error) | — | — | — | — |",
     ] {
         assert!(md.contains(row), "{row} in:\n{md}");
     }
@@ -1373,4 +1446,133 @@ fn when_it_went_live_is_said_in_every_format() {
     ] {
         assert!(xml.contains(property), "{property} not in\n{xml}");
     }
+}
+
+// ---- superseded -----------------------------------------------------------------------------
+
+/// A superseded report is exit 4 in every format, ranks between unproven and live, and each
+/// format names what superseded the target, whether that is live, and that nothing is rolled
+/// back.
+#[test]
+fn a_superseded_target_names_what_superseded_it_in_every_format() {
+    let report = web_superseded();
+    assert_eq!(report.verdict, Verdict::Superseded, "worse than live");
+    assert_eq!(report.exit_code(), 4);
+
+    let text = rendered(&report, Format::Text, TextStyle::plain());
+    let summary_line = text
+        .lines()
+        .find(|l| l.contains("Deployment apps/web") && !l.contains(" — SUPERSEDED"))
+        .expect("a summary line");
+    assert!(
+        summary_line.starts_with(
+            "  SUPERSEDED  Deployment apps/web — superseded by revision apps/web-6c8d"
+        ),
+        "{text}"
+    );
+    // The widest verdict sets the column: live lines up under it.
+    assert!(
+        text.contains("\n  LIVE        Deployment apps/inventory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Deployment apps/web — SUPERSEDED\n  superseded by: revision apps/web-6c8d"),
+        "{text}"
+    );
+    // Wrapped to the width; read as words.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        "superseded by: revision apps/web-6c8d, image ghcr.io/acme/web:1.5.0, made 2026-07-12T11:00:00Z (itself live) from apps/ReplicaSet/web-6c8d .metadata.creationTimestamp ReplicaSet apps/web-6c8d (revision 3)",
+        "verdict: superseded (exit 4) next step: nothing to roll back: superseded by revision apps/web-6c8d",
+        "verify the later change: liveproof verify deployment/web -n apps --since 2026-07-12T11:00:00Z --image ghcr.io/acme/web:1.5.0",
+    ] {
+        assert!(flat.contains(said), "{said}\nin:\n{text}");
+    }
+
+    let md = rendered(&report, Format::Markdown, TextStyle::plain());
+    assert!(md.starts_with("## ⏭️ liveproof: superseded\n"), "{md}");
+    assert!(
+        md.contains("| target | superseded by | the later change |\n|---|---|---|\n| Deployment apps/web | revision `apps/web-6c8d`, image `ghcr.io/acme/web:1.5.0`, made 2026-07-12T11:00:00Z | ✅ live |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Superseded by:** revision `apps/web-6c8d`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**⏭️ Deployment apps/web:** nothing to roll back"),
+        "{md}"
+    );
+    assert!(md.ends_with("Verdict: `superseded` (exit 4)\n"), "{md}");
+
+    // JUnit: nothing failed. What did not hold is skipped, saying why.
+    let xml = rendered(&report, Format::Junit, TextStyle::plain());
+    assert_well_formed(&xml);
+    let counts = ["tests", "failures", "errors", "skipped"]
+        .map(|a| attribute(&xml, "testsuite", "apps/web", a));
+    assert_eq!(counts, ["3", "0", "0", "1"]);
+    assert_eq!(xml.matches("<failure ").count(), 0, "{xml}");
+    let skipped = attribute(&xml, "skipped", "nothing to roll back", "message");
+    assert!(
+        skipped.starts_with("superseded by revision apps/web-6c8d, image ghcr.io/acme/web:1.5.0, made 2026-07-12T11:00:00Z, itself live: not deployed as such, nothing to roll back"),
+        "{skipped}"
+    );
+    assert!(
+        xml.contains(r#"<property name="superseded_by" value="revision apps/web-6c8d"#),
+        "{xml}"
+    );
+
+    // JSON and YAML carry it as data.
+    let json: serde_json::Value =
+        serde_json::from_str(&rendered(&report, Format::Json, TextStyle::plain())).expect("json");
+    assert_eq!(json["verdict"], "superseded");
+    assert_eq!(
+        json["targets"][0]["superseded_by"]["revision"],
+        "apps/web-6c8d"
+    );
+    assert_eq!(json["targets"][0]["superseded_by"]["live"], true);
+    let yaml = rendered(&report, Format::Yaml, TextStyle::plain());
+    assert!(yaml.contains("superseded_by:\n"), "{yaml}");
+
+    // -o name lists it like any target: the verdict is the exit code.
+    assert_eq!(
+        rendered(&report, Format::Name, TextStyle::plain()),
+        "deployment.apps/web\ndeployment.apps/inventory\n"
+    );
+}
+
+/// A fleet ranks superseded between unproven and live, counts it per cluster, and says so in
+/// text and Markdown.
+#[test]
+fn a_fleet_counts_superseded_clusters_and_ranks_them_above_unproven() {
+    let fleet = liveproof_evidence::fleet::FleetReport::new(vec![
+        ("prod-eu".into(), Ok(inventory_live())),
+        ("prod-us".into(), Ok(web_superseded())),
+    ]);
+    assert_eq!((fleet.verdict, fleet.exit_code()), (Verdict::Superseded, 4));
+    let text = fleet_rendered(&fleet, Format::Text);
+    assert!(
+        text.contains("=== cluster prod-us: SUPERSEDED ==="),
+        "{text}"
+    );
+    assert!(text.contains("\n  SUPERSEDED   prod-us\n"), "{text}");
+    assert!(
+        text.ends_with("1 live, 0 not live, 0 unproven, 1 superseded, 0 not verified (error) — fleet verdict: SUPERSEDED\n"),
+        "{text}"
+    );
+    let md = fleet_rendered(&fleet, Format::Markdown);
+    assert!(
+        md.contains("| prod-us | ⏭️ superseded | 1 | 0 | 0 | 1 |"),
+        "{md}"
+    );
+    assert!(md.ends_with("Verdict: `superseded` (exit 4)\n"), "{md}");
+    let xml = fleet_rendered(&fleet, Format::Junit);
+    assert_eq!(xml.matches("<failure ").count(), 0, "{xml}");
+
+    // An unreachable cluster is unproven: worse than superseded.
+    let with_error = liveproof_evidence::fleet::FleetReport::new(vec![
+        ("prod-us".into(), Ok(web_superseded())),
+        ("prod-ap".into(), Err("unreachable".into())),
+    ]);
+    assert_eq!(with_error.verdict, Verdict::Unproven);
 }

@@ -165,6 +165,10 @@ fn rollback_steps_and_endings_as_rendered() {
             target: "deployment/shop/cart".into(),
             error: "forbidden".into(),
         },
+        RollbackStep::Superseded {
+            target: "deployment/shop/web".into(),
+            by: None,
+        },
     ];
     for step in &steps {
         rendered.push_str(&text(|o| render_rollback_step(step, o)));

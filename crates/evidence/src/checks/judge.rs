@@ -234,9 +234,125 @@ fn judge_workload(
 /// (there is nothing to roll back for this one).
 fn supersede(report: &mut TargetReport, by: crate::SupersededBy) {
     report.verdict = Verdict::Superseded;
-    report.next_step = Some(crate::Suggestion::text(format!(
-        "nothing to roll back: {}; verify that change on its own",
-        by.summary
-    )));
+    if let Some(kind) = report.kind.target() {
+        report.next_step = Some(superseded_step(kind, &report.namespace, &report.name, &by));
+    }
     report.superseded_by = Some(by);
+}
+
+/// The next step of a target superseded by `by`: nothing to roll back, and the command that
+/// verifies the later change instead — the same target, held to the later change's own
+/// statement (its commit, else its time; its images), never to the change it replaced.
+pub fn superseded_step(
+    kind: crate::TargetKind,
+    namespace: &str,
+    name: &str,
+    by: &crate::SupersededBy,
+) -> crate::Suggestion {
+    let mut args = vec![
+        "verify".to_string(),
+        format!("{}/{name}", kind.cli_name()),
+        "-n".to_string(),
+        namespace.to_string(),
+    ];
+    // A commit states it for a GitOps revision and dates it; without one, its time dates it.
+    match (&by.commit, &by.at) {
+        (Some(commit), _) => args.extend(["--commit".to_string(), commit.clone()]),
+        (None, Some(at)) => args.extend(["--since".to_string(), at.clone()]),
+        (None, None) => {}
+    }
+    for image in &by.images {
+        args.extend(["--image".to_string(), image.clone()]);
+    }
+    let command = crate::suggestion::Command::liveproof(args).stating_its_own_change();
+    crate::Suggestion::text(format!(
+        "nothing to roll back: superseded by {}, {}; verify the later change: ",
+        by.named(),
+        by.liveness()
+    ))
+    .command(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SourceRef, SupersededBy, TargetKind};
+
+    fn later() -> SupersededBy {
+        SupersededBy {
+            summary: "ReplicaSet apps/web-6c8d, created after the change's, serves now".into(),
+            revision: Some("apps/web-6c8d".into()),
+            commit: None,
+            images: vec!["ghcr.io/acme/web:1.5.0".into()],
+            at: Some("2026-07-12T11:00:00Z".into()),
+            live: Some(true),
+            source_ref: Some(SourceRef::object(
+                crate::ResourceKind::ReplicaSet,
+                "apps",
+                "web-6c8d",
+            )),
+        }
+    }
+
+    /// A superseded target is never told to roll back: its step names the later change and
+    /// verifies it, stated as the later change (not as the one it replaced).
+    #[test]
+    fn a_superseded_target_is_told_to_verify_the_later_change() {
+        let mut report = TargetReport {
+            kind: TargetKind::Deployment.into(),
+            namespace: "apps".into(),
+            name: "web".into(),
+            verdict: Verdict::NotLive,
+            via: None,
+            evidence: Vec::new(),
+            next_step: Some(crate::Suggestion::text(
+                "kubectl rollout undo deployment/web",
+            )),
+            diagnostics: Vec::new(),
+            live_since: None,
+            live_since_unknown: None,
+            timeline: Vec::new(),
+            superseded_by: None,
+        };
+        supersede(&mut report, later());
+        assert_eq!(report.verdict, Verdict::Superseded);
+        assert_eq!(report.superseded_by, Some(later()));
+        let step = report.next_step.expect("a next step");
+        assert_eq!(
+            step.to_string(),
+            "nothing to roll back: superseded by revision apps/web-6c8d, image ghcr.io/acme/web:1.5.0, \
+             made 2026-07-12T11:00:00Z, itself live; verify the later change: liveproof verify \
+             deployment/web -n apps --since 2026-07-12T11:00:00Z --image ghcr.io/acme/web:1.5.0"
+        );
+        let command = step
+            .parts()
+            .iter()
+            .find_map(|p| match p {
+                crate::suggestion::Part::Command(c) => Some(c),
+                _ => None,
+            })
+            .expect("a command");
+        assert!(command.states_own_change, "{command}");
+    }
+
+    /// A GitOps target superseded by a later commit is verified against that commit (which
+    /// dates it too); a later change whose liveness is unknown says so.
+    #[test]
+    fn a_later_commit_is_verified_by_its_commit() {
+        let by = SupersededBy {
+            commit: Some("9b1e2f3c4d5e6f708192a3b4c5d6e7f801234567".into()),
+            images: Vec::new(),
+            revision: Some("main@sha1:9b1e2f3c".into()),
+            live: None,
+            ..later()
+        };
+        let step = superseded_step(TargetKind::Kustomization, "flux-system", "apps", &by);
+        assert_eq!(
+            step.to_string(),
+            "nothing to roll back: superseded by revision main@sha1:9b1e2f3c, commit 9b1e2f3, \
+             made 2026-07-12T11:00:00Z, whether it is live was not established; verify the later \
+             change: liveproof verify kustomization/apps -n flux-system --commit \
+             9b1e2f3c4d5e6f708192a3b4c5d6e7f801234567"
+        );
+    }
 }

@@ -44,7 +44,7 @@ mod workload_checks;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
-pub use judge::{final_failure, judge, verify_again};
+pub use judge::{final_failure, judge, superseded_step, verify_again};
 pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;
 

@@ -511,8 +511,8 @@ struct VerifyInput {
     max_release_size: Option<u64>,
     /// Bound on each request to the API server or a registry, e.g. 30s.
     request_timeout: Option<String>,
-    /// Watch up to this many seconds until the verdict is live or a failure is final (0:
-    /// judge once).
+    /// Watch up to this many seconds until the verdict is live or superseded, or a failure is
+    /// final (0: judge once).
     #[schemars(range(max = 3600))]
     wait_seconds: Option<u64>,
 }
@@ -760,7 +760,10 @@ fn describe(tool: Tool) -> Description {
              liveproof/v1 report as `liveproof verify -o json`. verdict `live` only when \
              artifact evidence proves it (every serving pod on the current revision and started \
              after the change, every expectation given passed); `not_live` when a check failed; \
-             `unproven` when evidence is missing (next_step says what to do). Give the change as \
+             `unproven` when evidence is missing (next_step says what to do); `superseded` when \
+             the evidence shows a later change replaced it: not deployed as such, nothing to roll \
+             back (the target's `superseded_by` names the later change and whether it is live; \
+             next_step verifies it). Give the change as \
              `commit` or `since`, plus what it must show (`image`, `expect`, `chart_version`, \
              `expect_env`, `expect_secret_ref`). A live target carries `live_since` (when its \
              last serving pod became Ready, with a dated `timeline`); with a `commit` whose time \
@@ -869,6 +872,35 @@ fn stale_schema(restart: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The verify tool's description says what each verdict means, so an agent reading only it
+    /// knows `superseded` is no failure and nothing to roll back.
+    #[test]
+    fn the_verify_description_names_every_verdict() {
+        use liveproof_evidence::Verdict;
+        let (_, description, ..) = describe(Tool::Verify);
+        let verdicts = [
+            Verdict::Live,
+            Verdict::NotLive,
+            Verdict::Unproven,
+            Verdict::Superseded,
+        ];
+        // A verdict added later must be listed here (and so described): the match is exhaustive.
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Live | Verdict::NotLive | Verdict::Unproven | Verdict::Superseded => {}
+            }
+            let name = format!("`{}`", verdict.name());
+            assert!(description.contains(&name), "{name} missing: {description}");
+        }
+        for said in [
+            "superseded_by",
+            "nothing to roll back",
+            "not deployed as such",
+        ] {
+            assert!(description.contains(said), "{said} missing: {description}");
+        }
+    }
 
     /// The verify tool's `targets` description names every kind of the kind table, with its
     /// short names, as `verify --help` does.
