@@ -180,7 +180,11 @@ fn judge_target(
         // The owner has not deployed the change: restarting its workloads (what their own
         // evidence would suggest) deploys nothing. Their step is the owner's.
         if let Some(owner_step) = &report.next_step {
-            for w in workloads.iter_mut().filter(|w| w.verdict != Verdict::Live) {
+            // A workload a later change replaced keeps its own step: nothing to roll back.
+            for w in workloads
+                .iter_mut()
+                .filter(|w| !matches!(w.verdict, Verdict::Live | Verdict::Superseded))
+            {
                 w.next_step = Some(owner_step.clone().after(format!(
                     "{via} has not deployed the change, so its workloads cannot run it: "
                 )));

@@ -335,8 +335,13 @@ mod tests {
             Some("sh.helm.release.v1.inventory.v36".to_string())
         );
         assert!(by.summary.contains("apps/inventory.v35"), "{}", by.summary);
-        // The Deployment it leads to is superseded too.
-        assert_eq!(report.targets[1].verdict, Verdict::Superseded);
+        // The Deployment it leads to is superseded too, and its step is its own: the
+        // release's "has not deployed the change" would send a pipeline to redeploy it.
+        let deployment = &report.targets[1];
+        assert_eq!(deployment.verdict, Verdict::Superseded);
+        let step = deployment.next_step.as_ref().expect("a step").to_string();
+        assert!(step.starts_with("nothing to roll back"), "{step}");
+        assert!(!step.contains("has not deployed"), "{step}");
     }
 
     #[test]
