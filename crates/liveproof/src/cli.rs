@@ -592,6 +592,10 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub record: Option<PathBuf>,
 
+    /// Exit 0, not 4, when superseded (for a Job); stderr names what replaced it
+    #[arg(long, help_heading = "Output", hide_short_help = true)]
+    pub superseded_ok: bool,
+
     /// The format of --report, when its extension does not say.
     #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
     pub report_format: Option<Format>,

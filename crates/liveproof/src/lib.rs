@@ -28,6 +28,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use liveproof_evidence::Verdict;
 use liveproof_report::{Format, Outcome, Problem, Render, RollbackPrinter, TextStyle};
 
 pub use config::{ConfigError, VerifyRequest};
@@ -120,6 +121,11 @@ fn say_error(problem: &Problem) {
     // stderr that cannot be told has nothing left to tell, and stdout and the exit code still
     // carry the answer.
     let _ = writeln!(std::io::stderr().lock(), "error: {problem}");
+}
+
+/// A notice on stderr (`notice: …`); a stderr nobody reads loses it, nothing else.
+fn say_notice(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "notice: {text}");
 }
 
 /// The error document on stdout, in `format` (nothing for text or when none was asked).
@@ -216,7 +222,12 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
             let code = print(&verified, config.format, config.style, &mut out)?;
             verify::write_report(&verified, &config)?;
             verify::write_record(&verified, &config)?;
-            code
+            if args.superseded_ok && code == Verdict::Superseded.exit_code() {
+                say_notice(&verify::superseded_notice(&verified));
+                0
+            } else {
+                code
+            }
         }
         cli::Command::Demo(args) => {
             let outcome = runtime.block_on(demo::play(style))?;

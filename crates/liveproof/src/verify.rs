@@ -16,6 +16,24 @@ pub async fn run(config: &VerifyConfig) -> anyhow::Result<Verification> {
     })
 }
 
+/// What `--superseded-ok` says as it turns exit 4 into 0: what replaced the change.
+pub fn superseded_notice(verified: &Verification) -> String {
+    let targets = match verified {
+        Verification::One(report) => &report.targets,
+        Verification::Fleet(fleet) => &fleet.targets,
+    };
+    let by = targets
+        .iter()
+        .find_map(|t| t.superseded_by.as_ref())
+        .map_or_else(
+            || "a later change".to_string(),
+            |by| format!("{}, {}", by.named(), by.liveness()),
+        );
+    format!(
+        "superseded by {by}: not deployed as such, nothing to roll back (exit 0 for --superseded-ok)"
+    )
+}
+
 /// `--report FILE`: the same result in the format asked for there, written whole or not at
 /// all (after stdout: the report printed is never held back by the file).
 pub fn write_report(verified: &Verification, config: &VerifyConfig) -> anyhow::Result<()> {

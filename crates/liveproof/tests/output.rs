@@ -525,3 +525,39 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     }
 }
+
+/// A Job or hook has only the exit code: `--superseded-ok` turns a superseded verdict's 4 into
+/// 0, the report still says superseded and stderr names what replaced the change; any other
+/// verdict keeps its code.
+#[test]
+fn superseded_ok_passes_a_superseded_change_and_nothing_else() {
+    let superseded = "deployment-set-image-twice-superseded";
+    let plain = liveproof()
+        .story(superseded)
+        .offline()
+        .json()
+        .run_blocking();
+    assert_eq!(plain.code, 4, "{}", plain.stderr);
+    let ok = liveproof()
+        .story(superseded)
+        .offline()
+        .json()
+        .arg("--superseded-ok")
+        .run_blocking();
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(ok.report().verdict, liveproof_evidence::Verdict::Superseded);
+    assert!(
+        ok.stderr
+            .contains("notice: superseded by revision apps/inventory-6c8dq9zr2m")
+            && ok.stderr.contains("nothing to roll back"),
+        "{}",
+        ok.stderr
+    );
+    let not_live = liveproof()
+        .story("new-pod-crashloopbackoff-old-pods-serving")
+        .offline()
+        .arg("--superseded-ok")
+        .run_blocking();
+    assert_eq!(not_live.code, 1, "{}", not_live.stderr);
+    assert!(!not_live.stderr.contains("notice:"), "{}", not_live.stderr);
+}

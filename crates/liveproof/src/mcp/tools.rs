@@ -551,6 +551,10 @@ const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
         "max_response_size",
         "the server's memory is the operator's: every call reads within the default bound",
     ),
+    (
+        "superseded_ok",
+        "an exit code for Jobs; the tool answers the verdict itself, superseded included",
+    ),
     ("verbose", "the server's own -v says what it logs"),
     ("color", "the tool answers JSON, never coloured text"),
 ];
