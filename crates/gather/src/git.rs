@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use jiff::Timestamp;
+use liveproof_evidence::history::{self, CommitManifests, ManifestFile, ReadManifests, RepoPath};
 use liveproof_evidence::{ChartChange, Containment};
 
 /// A commit resolved in a repository.
@@ -285,6 +286,197 @@ pub fn containment(repo: &Path, commit: &str, revision: &str) -> Containment {
         );
     }
     Containment::Lacks
+}
+
+/// The manifests under `path` as of `commit` (a SHA, a prefix of one, or a ref), each file
+/// with its documents: what `superseded` compares between the change's commit and a later one.
+/// Never more than [`history::MAX_FILES`] files or [`history::MAX_BYTES`] bytes, read with two
+/// git processes (`ls-tree`, then `cat-file --batch`); what cannot be read is said in
+/// [`CommitManifests::read`], never taken for "no manifests".
+pub fn manifests_at(repo: &Path, commit: &str, path: &RepoPath) -> CommitManifests {
+    CommitManifests {
+        commit: commit.to_ascii_lowercase(),
+        path: path.clone(),
+        read: read_manifests(repo, commit, path),
+    }
+}
+
+fn read_manifests(repo: &Path, commit: &str, path: &RepoPath) -> Result<ReadManifests, String> {
+    let said = |e: GitError| e.with_hint().to_string();
+    let info = commit_time(repo, commit).map_err(said)?;
+    let mut args = vec!["ls-tree", "-r", "-z", "-l"];
+    if path.from_top {
+        args.push("--full-tree");
+    }
+    args.extend([info.sha.as_str(), "--"]);
+    if !path.path.is_empty() {
+        args.push(&path.path);
+    }
+    let out = git(repo, &args).map_err(said)?;
+    if !out.status.success() {
+        return Err(said(failed(repo, "git ls-tree", &out)));
+    }
+    let within = |name: &str| {
+        if name == path.path || path.recursive {
+            return true;
+        }
+        match name.rsplit_once('/') {
+            Some((dir, _)) => dir == path.path,
+            None => path.path.is_empty(),
+        }
+    };
+    // `<mode> SP <type> SP <object> SP+ <size> TAB <path>`, NUL-terminated.
+    let mut entries: Vec<(String, String, u64)> = Vec::new();
+    for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, name)) = entry.split_once('\t') else {
+            continue;
+        };
+        let fields: Vec<&str> = meta.split_whitespace().collect();
+        let [_, "blob", object, size] = fields.as_slice() else {
+            continue;
+        };
+        let file = name.rsplit('/').next().unwrap_or(name);
+        let manifest = crate::offline::is_manifest_name(Path::new(name)) || file == "Kustomization";
+        if !within(name) || !(manifest || name == path.path) {
+            continue;
+        }
+        entries.push((
+            name.to_string(),
+            object.to_string(),
+            size.parse().unwrap_or(u64::MAX),
+        ));
+    }
+    let shown = format!(
+        "{} at {}",
+        path.describe(),
+        &info.sha[..info.sha.len().min(7)]
+    );
+    if entries.len() > history::MAX_FILES {
+        return Err(format!(
+            "{} manifest files under {shown}, more than the {} liveproof compares",
+            entries.len(),
+            history::MAX_FILES
+        ));
+    }
+    let total = entries
+        .iter()
+        .fold(0u64, |sum, (_, _, size)| sum.saturating_add(*size));
+    if total > history::MAX_BYTES {
+        return Err(format!(
+            "{total} bytes of manifests under {shown}, more than the {} liveproof compares",
+            history::MAX_BYTES
+        ));
+    }
+    let mut objects: Vec<&str> = entries
+        .iter()
+        .map(|(_, object, _)| object.as_str())
+        .collect();
+    objects.sort_unstable();
+    objects.dedup();
+    let blobs = blobs(repo, &objects).map_err(said)?;
+    let mut files = Vec::with_capacity(entries.len());
+    for (name, object, _) in &entries {
+        let bytes = blobs
+            .get(object.as_str())
+            .cloned()
+            .ok_or_else(|| format!("git cat-file did not return {name} ({object}) of {shown}"))?;
+        let documents = crate::offline::parse_documents(Path::new(name), bytes)
+            .map_err(|e| e.with_hint().to_string())?;
+        files.push(ManifestFile {
+            path: name.clone(),
+            documents,
+        });
+    }
+    Ok(ReadManifests {
+        sha: info.sha,
+        committed: info.committed,
+        files,
+    })
+}
+
+/// The contents of the blobs `objects`, by object name, in one `git cat-file --batch`.
+fn blobs(
+    repo: &Path,
+    objects: &[&str],
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, GitError> {
+    let mut out = std::collections::BTreeMap::new();
+    if objects.is_empty() {
+        return Ok(out);
+    }
+    let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
+    let done = liveproof_process::git_with_input(
+        Path::new("git"),
+        liveproof_process::GIT_TIMEOUT,
+        repo,
+        &["cat-file", "--batch"],
+        Some(input.as_bytes()),
+    )
+    .map_err(|cause| GitError::Bounded {
+        repo: repo.to_path_buf(),
+        command: "git cat-file".into(),
+        cause: format!("git {cause}"),
+    })?;
+    if !done.status.success() {
+        return Err(failed(repo, "git cat-file --batch", &done));
+    }
+    // Each object: `<object> SP <type> SP <size> LF <contents> LF` (or `<object> SP missing LF`).
+    let mut rest = done.stdout.as_slice();
+    while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        rest = &rest[end + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        let [object, _, size] = fields.as_slice() else {
+            continue;
+        };
+        let Some(size) = size.parse::<usize>().ok().filter(|s| *s <= rest.len()) else {
+            break;
+        };
+        out.insert(object.to_string(), rest[..size].to_vec());
+        rest = rest.get(size + 1..).unwrap_or_default();
+    }
+    Ok(out)
+}
+
+/// The commits after `commit` on `repo`'s `HEAD` that touched `path`, newest first, at most
+/// `limit`: `git log --ancestry-path COMMIT..HEAD -- PATH`, so each descends from the commit
+/// (and is not the commit itself). None when `HEAD` does not descend from it.
+pub fn later_commits(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    limit: usize,
+) -> Result<Vec<String>, GitError> {
+    let info = commit_time(repo, commit)?;
+    let range = format!("{}..HEAD", info.sha);
+    let limit = limit.to_string();
+    let pathspec = match (path.from_top, path.path.as_str()) {
+        (true, p) => format!(":(top){p}"),
+        (false, "") => ".".to_string(),
+        (false, p) => p.to_string(),
+    };
+    let out = git(
+        repo,
+        &[
+            "log",
+            "--ancestry-path",
+            "--format=%H",
+            "-n",
+            &limit,
+            &range,
+            "--",
+            &pathspec,
+        ],
+    )?;
+    if !out.status.success() {
+        return Err(failed(repo, "git log --ancestry-path", &out));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// The text of `REV:PATH`; `None` when that revision or path does not exist (a root commit's

@@ -5,6 +5,7 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
+use liveproof_evidence::history;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
     final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
@@ -304,6 +305,7 @@ async fn judge_snapshot(
     let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
     observed.chart_changes = chart_changes(config, observed, &targets, default_ns).await;
     observed.containment = containment(config, observed).await;
+    observed.history = history(config, observed, &targets, default_ns).await;
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
             // Past the deadline decoding was given (`work_until`, before the command's own).
@@ -488,6 +490,91 @@ async fn containment(
         liveproof_gather::git::containment(&repo, &commit, rev)
     })
     .await
+}
+
+/// With `--commit`: what `--repo` holds after it, for `superseded` — the manifests under each
+/// GitOps target's path as of the commit and as of its applied revision when that strictly
+/// descends from it, and for each `-f` path read as of the commit, the later commits that
+/// touched it (at most [`history::LATER_COMMITS`]) with the manifests there as of each. Asked
+/// of git once per command; nothing more is asked once the `--timeout` (with `--wait`) is
+/// near, and what was not read then is said to be unread.
+async fn history(
+    config: &VerifyConfig,
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+) -> history::History {
+    let Some(commit) = &config.change.commit else {
+        return Default::default();
+    };
+    let until = config.wait.map(|d| d.work_until().into_std());
+    let out_of_time = move || until.is_some_and(|at| std::time::Instant::now() >= at);
+    const LATE: &str = "the --timeout ran out before git was asked";
+    let mut paths: Vec<history::RepoPath> = config
+        .change
+        .declared
+        .iter()
+        .filter_map(|d| d.repo_path.clone())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    let path_key = |p: &history::RepoPath| format!("{}\0{}\0{}", p.path, p.recursive, p.from_top);
+    let by_key: std::collections::BTreeMap<String, history::RepoPath> =
+        paths.iter().map(|p| (path_key(p), p.clone())).collect();
+    let keys: Vec<String> = by_key.keys().cloned().collect();
+    let (repo, asked) = (config.repo.clone(), commit.clone());
+    let listed = ask_git_once(&config.history.later, &keys, move |key| {
+        if out_of_time() {
+            return Err(LATE.to_string());
+        }
+        let Some(path) = by_key.get(key) else {
+            return Err("not asked".to_string());
+        };
+        liveproof_gather::git::later_commits(&repo, &asked, path, history::LATER_COMMITS)
+            .map_err(|e| e.with_hint().to_string())
+    })
+    .await;
+    let later: Vec<(history::RepoPath, Result<Vec<String>, String>)> = paths
+        .iter()
+        .filter_map(|p| Some((p.clone(), listed.get(&path_key(p))?.clone())))
+        .collect();
+    let mut wanted =
+        liveproof_evidence::manifests_to_read(observed, &config.change, targets, default_ns);
+    for (path, commits) in &later {
+        for sha in commits.iter().flatten() {
+            wanted.push((sha.clone(), path.clone()));
+        }
+    }
+    let manifest_key =
+        |(commit, path): &(String, history::RepoPath)| format!("{commit}\0{}", path_key(path));
+    let requests: std::collections::BTreeMap<String, (String, history::RepoPath)> = wanted
+        .iter()
+        .map(|w| (manifest_key(w), w.clone()))
+        .collect();
+    let keys: Vec<String> = requests.keys().cloned().collect();
+    let repo = config.repo.clone();
+    let read = ask_git_once(&config.history.manifests, &keys, move |key| {
+        let Some((commit, path)) = requests.get(key) else {
+            return history::CommitManifests {
+                commit: String::new(),
+                path: history::RepoPath::new("", false, false),
+                read: Err("not asked".into()),
+            };
+        };
+        if out_of_time() {
+            return history::CommitManifests {
+                commit: commit.to_ascii_lowercase(),
+                path: path.clone(),
+                read: Err(LATE.into()),
+            };
+        }
+        liveproof_gather::git::manifests_at(&repo, commit, path)
+    })
+    .await;
+    history::History {
+        manifests: keys.iter().filter_map(|k| read.get(k).cloned()).collect(),
+        later,
+    }
 }
 
 /// Each of `keys` that `cache` does not hold yet, asked of git with `ask` on a blocking
