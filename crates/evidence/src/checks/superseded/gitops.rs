@@ -675,3 +675,527 @@ fn images(template: &Value) -> Vec<String> {
 fn short(commit: &str) -> String {
     commit.chars().take(7).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{CommitManifests, History};
+    use serde_json::json;
+
+    const B: &str = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1";
+    const C: &str = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2";
+    const D: &str = "d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3";
+    const IMAGE: &str = "registry.example/acme/shop";
+
+    fn at(time: &str) -> jiff::Timestamp {
+        time.parse().expect("a time")
+    }
+
+    /// Deployment apps/shop as a manifest declares it, running `shop:TAG`.
+    fn manifest(tag: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "shop", "namespace": "apps"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "shop"}},
+                     "template": {"metadata": {"labels": {"app": "shop"}},
+                                  "spec": {"containers": [{"name": "app", "image": format!("{IMAGE}:{tag}")}]}}}})
+    }
+
+    fn files(documents: Vec<(&str, Vec<Value>)>) -> Vec<ManifestFile> {
+        documents
+            .into_iter()
+            .map(|(path, documents)| ManifestFile {
+                path: path.to_string(),
+                documents,
+            })
+            .collect()
+    }
+
+    fn read(
+        commit: &str,
+        path: &RepoPath,
+        committed: &str,
+        files: Vec<ManifestFile>,
+    ) -> CommitManifests {
+        CommitManifests {
+            commit: commit.to_string(),
+            path: path.clone(),
+            read: Ok(ReadManifests {
+                sha: commit.to_string(),
+                committed: at(committed),
+                files,
+            }),
+        }
+    }
+
+    fn flux_path() -> RepoPath {
+        RepoPath::new("./apps", true, true)
+    }
+
+    /// The cluster after Flux applied `revision` (Kustomization flux-system/apps, path
+    /// `./apps`, with `spec` extras): Deployment apps/shop running `tag`, rolled out, its two
+    /// pods started at 10:07, after B (10:00) and C (10:05).
+    fn cluster(revision: &str, tag: &str, extra: Value) -> Observed {
+        let template = |hash: Option<&str>| {
+            let mut labels = json!({"app": "shop"});
+            if let Some(h) = hash {
+                labels["pod-template-hash"] = json!(h);
+            }
+            json!({"metadata": {"labels": labels},
+                   "spec": {"containers": [{"name": "app", "image": format!("{IMAGE}:{tag}")}]}})
+        };
+        let mut objects = vec![
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "shop", "namespace": "apps", "uid": "u", "generation": 2},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "shop"}}, "template": template(None)},
+                "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}}),
+            json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": "shop-7d9c", "namespace": "apps", "creationTimestamp": "2026-07-12T10:06:30Z",
+                             "labels": {"app": "shop", "pod-template-hash": "7d9c"},
+                             "annotations": {"deployment.kubernetes.io/revision": "2"},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "shop", "uid": "u"}]},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "shop", "pod-template-hash": "7d9c"}},
+                         "template": template(Some("7d9c"))},
+                "status": {"replicas": 2}}),
+        ];
+        for i in 0..2 {
+            objects.push(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("shop-7d9c-{i}"), "namespace": "apps",
+                             "labels": {"app": "shop", "pod-template-hash": "7d9c"}},
+                "spec": template(None)["spec"].clone(),
+                "status": {"phase": "Running",
+                           "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-07-12T10:07:05Z"}],
+                           "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0,
+                                                  "image": format!("{IMAGE}:{tag}"), "imageID": "",
+                                                  "state": {"running": {"startedAt": "2026-07-12T10:07:00Z"}}}]}}));
+        }
+        let mut spec =
+            json!({"path": "./apps", "sourceRef": {"kind": "GitRepository", "name": "apps"}});
+        if let (Some(spec), Value::Object(extra)) = (spec.as_object_mut(), extra) {
+            spec.extend(extra);
+        }
+        let applied = format!("main@sha1:{revision}");
+        objects.push(json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system", "generation": 1},
+            "spec": spec,
+            "status": {"observedGeneration": 1, "lastAppliedRevision": applied, "lastAttemptedRevision": applied,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+                                       "lastTransitionTime": "2026-07-12T10:06:20Z"}],
+                       "inventory": {"entries": [{"id": "apps_shop_apps_Deployment", "v": "v1"}]}}}));
+        let mut observed = Observed::default();
+        for o in objects {
+            observed.add_value(o, "test").expect("an object");
+        }
+        for ns in ["apps", "flux-system"] {
+            for kind in [ResourceKind::Pod, ResourceKind::ReplicaSet] {
+                observed.mark_complete(ns, kind);
+            }
+        }
+        observed
+    }
+
+    /// `--commit B --image shop:TAG` (and `--since` B's time).
+    fn change(tag: &str) -> Change {
+        Change {
+            since: Some(at("2026-07-12T10:00:00Z")),
+            commit: Some(B[..7].to_string()),
+            images: vec![crate::ExpectedImage::parse(&format!("{IMAGE}:{tag}")).expect("an image")],
+            ..Change::default()
+        }
+    }
+
+    fn judged(observed: &Observed, change: &Change, target: &str) -> crate::Report {
+        let target = Target::parse(target).expect("a target");
+        crate::judge(observed, change, &[target], "flux-system")
+    }
+
+    /// C is a descendant of B; B's and C's manifests under `apps/` as given.
+    fn with_history(
+        mut observed: Observed,
+        b: Vec<ManifestFile>,
+        c: Vec<ManifestFile>,
+    ) -> Observed {
+        observed.containment.insert(C.into(), Containment::Contains);
+        observed.history = History {
+            manifests: vec![
+                read(&B[..7], &flux_path(), "2026-07-12T10:00:00Z", b),
+                read(C, &flux_path(), "2026-07-12T10:05:00Z", c),
+            ],
+            later: Vec::new(),
+        };
+        observed
+    }
+
+    #[test]
+    fn a_revision_that_changed_the_stated_image_supersedes_the_change() {
+        let observed = with_history(
+            cluster(C, "1.2", json!({})),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.2")])]),
+        );
+        assert_eq!(
+            manifests_to_read(
+                &observed,
+                &change("1.1"),
+                &[Target::parse("kustomization/apps").expect("t")],
+                "flux-system"
+            ),
+            [
+                (B[..7].to_string(), flux_path()),
+                (C.to_string(), flux_path())
+            ]
+        );
+        let report = judged(&observed, &change("1.1"), "kustomization/apps");
+        assert_eq!(report.verdict, Verdict::Superseded, "{report:#?}");
+        for t in &report.targets {
+            let by = t.superseded_by.as_ref().expect("what superseded it");
+            assert_eq!(by.commit.as_deref(), Some(&C[..7]));
+            assert_eq!(
+                by.revision.as_deref(),
+                Some(format!("main@sha1:{C}").as_str())
+            );
+            assert_eq!(by.images, [format!("{IMAGE}:1.2")]);
+            assert_eq!(by.at.as_deref(), Some("2026-07-12T10:05:00Z"));
+            assert_eq!(by.live, Some(true), "its pods started after C");
+        }
+        let shop = &report.targets[1];
+        assert!(
+            shop.superseded_by.as_ref().is_some_and(|b| b.summary.contains(
+                &format!(".spec.template.spec.containers[app].image is {IMAGE}:1.2 there where {} stated {IMAGE}:1.1", &B[..7])
+            )),
+            "{shop:#?}"
+        );
+    }
+
+    /// Only the stated fields count: a revision that changed something else, while the
+    /// cluster runs what neither states, leaves the verdict as the checks made it.
+    #[test]
+    fn a_revision_that_still_states_the_change_or_is_not_what_runs_is_no_supersession() {
+        let still = with_history(
+            cluster(C, "1.0", json!({})),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+        );
+        assert_eq!(
+            judged(&still, &change("1.1"), "kustomization/apps").verdict,
+            Verdict::NotLive
+        );
+        let neither = with_history(
+            cluster(C, "1.0", json!({})),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.2")])]),
+        );
+        assert_eq!(
+            judged(&neither, &change("1.1"), "kustomization/apps").verdict,
+            Verdict::NotLive
+        );
+        // The user's image is not what B states either: B's change is not that.
+        let never = with_history(
+            cluster(C, "1.2", json!({})),
+            files(vec![("apps/shop.yaml", vec![manifest("1.0")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.2")])]),
+        );
+        assert_eq!(
+            judged(&never, &change("1.1"), "kustomization/apps").verdict,
+            Verdict::NotLive
+        );
+    }
+
+    /// The commit itself applied, or a revision git could not place: never superseded.
+    #[test]
+    fn only_a_strict_descendant_supersedes() {
+        let mut itself = cluster(B, "1.2", json!({}));
+        itself.history = History {
+            manifests: vec![read(
+                &B[..7],
+                &flux_path(),
+                "2026-07-12T10:00:00Z",
+                files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            )],
+            later: Vec::new(),
+        };
+        assert_eq!(
+            judged(&itself, &change("1.1"), "kustomization/apps").verdict,
+            Verdict::NotLive
+        );
+        let mut unplaced = with_history(
+            cluster(C, "1.2", json!({})),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.2")])]),
+        );
+        unplaced.containment.insert(
+            C.into(),
+            Containment::Unknown {
+                why: "shallow".into(),
+                fix: "git fetch --unshallow".into(),
+            },
+        );
+        let report = judged(&unplaced, &change("1.1"), "kustomization/apps");
+        assert!(
+            report.targets.iter().all(|t| t.superseded_by.is_none()),
+            "{report:#?}"
+        );
+        assert_ne!(report.verdict, Verdict::Superseded);
+        assert!(manifests_to_read(
+            &unplaced,
+            &change("1.1"),
+            &[Target::parse("kustomization/apps").expect("t")],
+            "flux-system"
+        )
+        .is_empty());
+    }
+
+    /// A later revision applied, the template without the stated image, and nothing that can
+    /// compare the commits' manifests (kustomize sets the image; the manifests were not read):
+    /// unproven with what would decide, not the not_live that would roll the revision back.
+    #[test]
+    fn a_later_revision_whose_manifests_cannot_be_compared_is_unproven() {
+        let built = with_history(
+            cluster(
+                C,
+                "1.2",
+                json!({"images": [{"name": IMAGE, "newTag": "1.2"}]}),
+            ),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+            files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+        );
+        let unread = {
+            let mut o = cluster(C, "1.2", json!({}));
+            o.containment.insert(C.into(), Containment::Contains);
+            o
+        };
+        let overlay = with_history(
+            cluster(C, "1.2", json!({})),
+            files(vec![
+                ("apps/shop.yaml", vec![manifest("latest")]),
+                (
+                    "apps/kustomization.yaml",
+                    vec![
+                        json!({"resources": ["shop.yaml"], "images": [{"name": IMAGE, "newTag": "1.1"}]}),
+                    ],
+                ),
+            ]),
+            files(vec![
+                ("apps/shop.yaml", vec![manifest("latest")]),
+                (
+                    "apps/kustomization.yaml",
+                    vec![
+                        json!({"resources": ["shop.yaml"], "images": [{"name": IMAGE, "newTag": "1.2"}]}),
+                    ],
+                ),
+            ]),
+        );
+        for (observed, why) in [
+            (
+                built,
+                "its spec.images changes what kustomize-controller applies",
+            ),
+            (unread, "were not read from --repo"),
+            (overlay, "apps/kustomization.yaml sets images"),
+        ] {
+            let report = judged(&observed, &change("1.1"), "kustomization/apps");
+            assert_eq!(report.verdict, Verdict::Unproven, "{why}: {report:#?}");
+            let shop = &report.targets[1];
+            assert_eq!(shop.verdict, Verdict::Unproven);
+            let step = shop
+                .next_step
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(
+                step.contains("do not roll back") && step.contains(why),
+                "{step}"
+            );
+        }
+    }
+
+    /// An Argo CD Application synced to C, from a plain directory: as a Kustomization; from
+    /// a Helm source: undecided.
+    #[test]
+    fn an_application_synced_to_a_later_commit() {
+        let app = |source: Value| {
+            json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                "metadata": {"name": "shop", "namespace": "argocd", "generation": 4},
+                "spec": {"source": source, "destination": {"namespace": "apps", "server": "https://kubernetes.default.svc"}},
+                "status": {"sync": {"status": "Synced", "revision": C},
+                           "health": {"status": "Healthy"},
+                           "operationState": {"phase": "Succeeded", "finishedAt": "2026-07-12T10:06:20Z",
+                                              "syncResult": {"revision": C}},
+                           "resources": [{"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "apps",
+                                          "name": "shop", "status": "Synced"}]}})
+        };
+        let path = RepoPath::new("apps", false, true);
+        for (source, verdict) in [
+            (
+                json!({"repoURL": "https://git.example/acme/apps", "path": "apps", "targetRevision": "main"}),
+                Verdict::Superseded,
+            ),
+            (
+                json!({"repoURL": "https://git.example/acme/apps", "path": "apps", "targetRevision": "main", "helm": {"valueFiles": ["values.yaml"]}}),
+                Verdict::Unproven,
+            ),
+        ] {
+            let mut observed = cluster(C, "1.2", json!({}));
+            observed
+                .add_value(app(source), "test")
+                .expect("an Application");
+            observed.containment.insert(C.into(), Containment::Contains);
+            observed.history.manifests = vec![
+                read(
+                    &B[..7],
+                    &path,
+                    "2026-07-12T10:00:00Z",
+                    files(vec![("apps/shop.yaml", vec![manifest("1.1")])]),
+                ),
+                read(
+                    C,
+                    &path,
+                    "2026-07-12T10:05:00Z",
+                    files(vec![("apps/shop.yaml", vec![manifest("1.2")])]),
+                ),
+            ];
+            let target = Target::parse("application/shop").expect("a target");
+            let report = crate::judge(&observed, &change("1.1"), &[target], "argocd");
+            assert_eq!(report.verdict, verdict, "{report:#?}");
+        }
+    }
+
+    /// `-f` read as of B: the newest later commit that touched the file and that the live
+    /// template is; none when a later commit states the change again, or one newer than the
+    /// match could not be read.
+    #[test]
+    fn a_manifest_a_later_commit_replaced() {
+        let path = RepoPath::new("apps/shop.yaml", false, false);
+        let declared = |tag: &str| crate::DeclaredTemplate {
+            target: Target::new(TargetKind::Deployment, Some("apps"), "shop"),
+            template: manifest(tag)["spec"]["template"].clone(),
+            source: format!("apps/shop.yaml at {}", &B[..7]),
+            given: "apps/shop.yaml".into(),
+            repo_path: Some(path.clone()),
+        };
+        let change = Change {
+            since: Some(at("2026-07-12T10:00:00Z")),
+            commit: Some(B[..7].to_string()),
+            declared: vec![declared("1.1")],
+            ..Change::default()
+        };
+        let at_commit = |sha: &str, time: &str, tag: &str| {
+            read(
+                sha,
+                &path,
+                time,
+                files(vec![("apps/shop.yaml", vec![manifest(tag)])]),
+            )
+        };
+        let verdict = |later: Vec<&str>, manifests: Vec<CommitManifests>| {
+            let mut observed = cluster(C, "1.2", json!({}));
+            observed.history = History {
+                manifests,
+                later: vec![(
+                    path.clone(),
+                    Ok(later.into_iter().map(str::to_string).collect()),
+                )],
+            };
+            let report = crate::judge(
+                &observed,
+                &change,
+                &[Target::new(TargetKind::Deployment, Some("apps"), "shop")],
+                "apps",
+            );
+            (report.verdict, report.targets[0].superseded_by.clone())
+        };
+        let (v, by) = verdict(
+            vec![D, C],
+            vec![
+                at_commit(D, "2026-07-12T10:06:00Z", "1.3"),
+                at_commit(C, "2026-07-12T10:05:00Z", "1.2"),
+            ],
+        );
+        assert_eq!(v, Verdict::Superseded);
+        let by = by.expect("what superseded it");
+        assert_eq!(
+            (by.commit.as_deref(), by.at.as_deref()),
+            (Some(&C[..7]), Some("2026-07-12T10:05:00Z"))
+        );
+        assert_eq!(
+            by.revision.as_deref(),
+            Some("ReplicaSet shop-7d9c (revision 2)")
+        );
+        assert_eq!(by.live, Some(true));
+        // D states 1.1 again: still wanted, and not what runs.
+        let (v, _) = verdict(
+            vec![D, C],
+            vec![
+                at_commit(D, "2026-07-12T10:06:00Z", "1.1"),
+                at_commit(C, "2026-07-12T10:05:00Z", "1.2"),
+            ],
+        );
+        assert_eq!(v, Verdict::NotLive);
+        // D was not read: whether it states the change again is unknown.
+        let (v, _) = verdict(
+            vec![D, C],
+            vec![at_commit(C, "2026-07-12T10:05:00Z", "1.2")],
+        );
+        assert_eq!(v, Verdict::NotLive);
+        // No later commit touched the file.
+        let (v, _) = verdict(Vec::new(), Vec::new());
+        assert_eq!(v, Verdict::NotLive);
+    }
+
+    #[test]
+    fn what_a_kustomization_applies_of_the_raw_files() {
+        let path = flux_path();
+        let shop = ("apps/shop.yaml", vec![manifest("1.1")]);
+        let listing = |resources: Value, more: Value| {
+            let mut k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": resources});
+            if let (Some(k), Value::Object(more)) = (k.as_object_mut(), more) {
+                k.extend(more);
+            }
+            ("apps/kustomization.yaml", vec![k])
+        };
+        let plain = files(vec![
+            shop.clone(),
+            ("apps/other.yaml", vec![manifest("9")]),
+            listing(json!(["./shop.yaml"]), json!({})),
+        ]);
+        let applied = applied_files(&plain, &path).expect("a plain list of files");
+        assert_eq!(
+            applied.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["apps/shop.yaml"]
+        );
+        let none = files(vec![shop.clone(), ("apps/sub/x.yaml", vec![manifest("2")])]);
+        assert_eq!(applied_files(&none, &path).expect("all").len(), 2);
+        for (case, want) in [
+            (
+                files(vec![shop.clone(), listing(json!(["../base"]), json!({}))]),
+                "lists ../base",
+            ),
+            (
+                files(vec![
+                    shop.clone(),
+                    listing(json!(["shop.yaml"]), json!({"namePrefix": "x-"})),
+                ]),
+                "sets namePrefix",
+            ),
+            (
+                files(vec![
+                    shop.clone(),
+                    (
+                        "apps/sub/kustomization.yaml",
+                        vec![json!({"resources": []})],
+                    ),
+                ]),
+                "kustomize builds apps",
+            ),
+            (
+                files(vec![
+                    shop.clone(),
+                    ("apps/Chart.yaml", vec![json!({"name": "shop"})]),
+                ]),
+                "Helm chart",
+            ),
+        ] {
+            let err = applied_files(&case, &path).expect_err(want);
+            assert!(err.contains(want), "{err}");
+        }
+    }
+}
