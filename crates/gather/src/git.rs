@@ -297,11 +297,17 @@ pub fn manifests_at(repo: &Path, commit: &str, path: &RepoPath) -> CommitManifes
     CommitManifests {
         commit: commit.to_ascii_lowercase(),
         path: path.clone(),
-        read: read_manifests(repo, commit, path),
+        read: read_manifests(repo, commit, path, (history::MAX_FILES, history::MAX_BYTES)),
     }
 }
 
-fn read_manifests(repo: &Path, commit: &str, path: &RepoPath) -> Result<ReadManifests, String> {
+/// [`manifests_at`]'s reading, within `(files, bytes)`.
+fn read_manifests(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    (max_files, max_bytes): (usize, u64),
+) -> Result<ReadManifests, String> {
     let said = |e: GitError| e.with_hint().to_string();
     let info = commit_time(repo, commit).map_err(said)?;
     let mut args = vec!["ls-tree", "-r", "-z", "-l"];
@@ -352,20 +358,18 @@ fn read_manifests(repo: &Path, commit: &str, path: &RepoPath) -> Result<ReadMani
         path.describe(),
         &info.sha[..info.sha.len().min(7)]
     );
-    if entries.len() > history::MAX_FILES {
+    if entries.len() > max_files {
         return Err(format!(
-            "{} manifest files under {shown}, more than the {} liveproof compares",
+            "{} manifest files under {shown}, more than the {max_files} liveproof compares",
             entries.len(),
-            history::MAX_FILES
         ));
     }
     let total = entries
         .iter()
         .fold(0u64, |sum, (_, _, size)| sum.saturating_add(*size));
-    if total > history::MAX_BYTES {
+    if total > max_bytes {
         return Err(format!(
-            "{total} bytes of manifests under {shown}, more than the {} liveproof compares",
-            history::MAX_BYTES
+            "{total} bytes of manifests under {shown}, more than the {max_bytes} liveproof compares"
         ));
     }
     let mut objects: Vec<&str> = entries
@@ -796,6 +800,141 @@ mod tests {
             why.contains("shallow") && fix.contains("--unshallow"),
             "{why} / {fix}"
         );
+    }
+
+    /// B writes apps/ (a Deployment, a kustomization.yaml without kind, a README, a file in a
+    /// subdirectory); C changes the Deployment; X, on a branch off B, changes it too; D changes
+    /// only the README.
+    fn manifest_history() -> (tempfile::TempDir, [String; 4]) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path();
+        let write = |path: &str, text: &str| {
+            let full = repo.join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        };
+        let commit = |message: &str, date: &str| {
+            run(repo, &["add", "-A"], date);
+            run(repo, &["commit", "-q", "-m", message], date);
+            run(repo, &["rev-parse", "HEAD"], date)
+        };
+        run(repo, &["init", "-q", "-b", "main"], "2026-07-12T09:00:00Z");
+        write("apps/shop.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: shop}\n---\nkind: Service\napiVersion: v1\nmetadata: {name: shop}\n");
+        write("apps/kustomization.yaml", "resources: [shop.yaml]\n");
+        write("apps/README.md", "shop\n");
+        write(
+            "apps/sub/extra.json",
+            "{\"kind\": \"ConfigMap\", \"apiVersion\": \"v1\"}",
+        );
+        let b = commit("b", "2026-07-12T10:00:00Z");
+        write(
+            "apps/shop.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: shop, labels: {v: c}}\n",
+        );
+        let c = commit("c", "2026-07-12T10:05:00Z");
+        run(
+            repo,
+            &["checkout", "-q", "-b", "side", &b],
+            "2026-07-12T10:06:00Z",
+        );
+        write("apps/shop.yaml", "kind: Deployment\n");
+        let x = commit("x", "2026-07-12T10:06:00Z");
+        run(repo, &["checkout", "-q", "main"], "2026-07-12T10:07:00Z");
+        write("apps/README.md", "shop, again\n");
+        let d = commit("d", "2026-07-12T10:07:00Z");
+        (dir, [b, c, x, d])
+    }
+
+    #[test]
+    fn manifests_as_of_a_commit_are_each_file_with_its_documents() {
+        let (dir, [b, c, ..]) = manifest_history();
+        let repo = dir.path();
+        let flux = RepoPath::new("./apps/", true, true);
+        let read = manifests_at(repo, &b[..7], &flux);
+        assert_eq!(read.commit, b[..7]);
+        let read = read.read.expect("read");
+        assert_eq!(
+            (read.sha.as_str(), read.committed.to_string().as_str()),
+            (b.as_str(), "2026-07-12T10:00:00Z")
+        );
+        let names: Vec<&str> = read.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "apps/kustomization.yaml",
+                "apps/shop.yaml",
+                "apps/sub/extra.json"
+            ]
+        );
+        assert_eq!(read.files[1].documents.len(), 2, "both documents");
+        assert!(read.files[0].is_kustomization());
+        assert_eq!(
+            read.files[0].documents,
+            [serde_json::json!({"resources": ["shop.yaml"]})]
+        );
+        // Argo CD without directory.recurse: the top level only.
+        let top = manifests_at(repo, &c, &RepoPath::new("apps", false, true))
+            .read
+            .expect("read");
+        assert_eq!(top.files.len(), 2);
+        assert_eq!(top.files[1].documents[0]["metadata"]["labels"]["v"], "c");
+        // A file, as -f names it.
+        let file = manifests_at(repo, &c, &RepoPath::new("apps/shop.yaml", false, false))
+            .read
+            .expect("read");
+        assert_eq!(file.files.len(), 1);
+        // Past the bounds, or not there: said, never "no manifests".
+        let err = read_manifests(repo, &b, &flux, (2, history::MAX_BYTES)).expect_err("3 files");
+        assert!(
+            err.contains("3 manifest files under apps at") && err.contains("more than the 2"),
+            "{err}"
+        );
+        let err = read_manifests(repo, &b, &flux, (10, 20)).expect_err("bytes");
+        assert!(err.contains("bytes of manifests under apps"), "{err}");
+        let err = manifests_at(repo, "0123456789abcdef", &flux)
+            .read
+            .expect_err("no such commit");
+        assert!(
+            err.contains("0123456789abcdef") && err.contains("hint:"),
+            "{err}"
+        );
+        let broken = tempfile::tempdir().expect("tempdir");
+        run(broken.path(), &["init", "-q"], "2026-07-12T10:00:00Z");
+        std::fs::write(broken.path().join("bad.yaml"), "a: [b\n").expect("write");
+        run(broken.path(), &["add", "-A"], "2026-07-12T10:00:00Z");
+        run(
+            broken.path(),
+            &["commit", "-q", "-m", "bad"],
+            "2026-07-12T10:00:00Z",
+        );
+        let err = manifests_at(broken.path(), "HEAD", &RepoPath::new("", true, true))
+            .read
+            .expect_err("no YAML");
+        assert!(err.contains("bad.yaml"), "{err}");
+    }
+
+    #[test]
+    fn later_commits_are_those_after_the_commit_on_head_that_touched_the_path() {
+        let (dir, [b, c, _x, d]) = manifest_history();
+        let repo = dir.path();
+        let shop = RepoPath::new("apps/shop.yaml", false, false);
+        assert_eq!(
+            later_commits(repo, &b[..7], &shop, 100).expect("listed"),
+            [c.clone()]
+        );
+        let apps = RepoPath::new("apps", true, true);
+        assert_eq!(
+            later_commits(repo, &b, &apps, 100).expect("listed"),
+            [d.clone(), c.clone()]
+        );
+        assert_eq!(later_commits(repo, &b, &apps, 1).expect("listed"), [d]);
+        assert!(later_commits(repo, &c, &shop, 100)
+            .expect("listed")
+            .is_empty());
+        assert!(matches!(
+            later_commits(repo, "0123456789abcdef", &shop, 100),
+            Err(GitError::CommitNotFound { .. })
+        ));
     }
 
     #[test]
