@@ -920,7 +920,7 @@ mod tests {
         let shop = RepoPath::new("apps/shop.yaml", false, false);
         assert_eq!(
             later_commits(repo, &b[..7], &shop, 100).expect("listed"),
-            [c.clone()]
+            std::slice::from_ref(&c)
         );
         let apps = RepoPath::new("apps", true, true);
         assert_eq!(
