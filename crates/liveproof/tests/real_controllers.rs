@@ -751,13 +751,20 @@ spec:
 /// `superseded` (exit 4) naming C, 1.2, C's time and that C is live — for `-f apps/shop.yaml
 /// --commit B` (C is the later commit that touched the file) and for `kustomization/apps
 /// --commit B --image …:1.1` (C is the applied revision, a strict descendant of B whose
-/// manifest differs in the image). And the negative: a commit P sets 1.1 again, then Q changes
-/// only the replica count, which is no field P states: P is live, both ways.
+/// manifest differs in the image). Queued: D (1.3) and E (1.4) land before Flux fetches, and
+/// only E is applied: D is superseded by E. And the negative: a commit P sets 1.1 again, then
+/// Q changes only the replica count, which is no field P states: P is live, both ways.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_15_flux_applied_a_later_commit_so_the_earlier_is_superseded() {
     let world = World::start().await;
     let pusher = world.registry.pusher();
-    for (tag, build) in [("1.0", "build-0"), ("1.1", "build-1"), ("1.2", "build-2")] {
+    for (tag, build) in [
+        ("1.0", "build-0"),
+        ("1.1", "build-1"),
+        ("1.2", "build-2"),
+        ("1.3", "build-3"),
+        ("1.4", "build-4"),
+    ] {
         push_multiarch(&pusher, "acme/shop", tag, build).await;
     }
     let image = |tag: &str| format!("{}/acme/shop:{tag}", world.registry.host);
@@ -929,6 +936,26 @@ spec:
     assert_eq!(owner.kind.name(), "Kustomization");
     let by = owner.superseded_by.expect("the Kustomization names C");
     assert_eq!(by.revision, Some(format!("main@sha1:{c}")));
+
+    // Queued: D (1.3) and E (1.4) land before the next fetch, and Flux applies E only. No
+    // ReplicaSet ever ran D's template: the commits alone show E replaced it.
+    let d = push("1.3", 2, "shop 1.3");
+    let e = push("1.4", 2, "shop 1.4");
+    deployed(e.clone(), "1.4", 2).await;
+    let queued = verify(
+        ["-f", "apps/shop.yaml", "--commit", &d]
+            .map(String::from)
+            .to_vec(),
+    )
+    .await;
+    world.expect_exit(&queued, 4);
+    let report = queued.report();
+    let by = report.targets[0].superseded_by.as_ref().expect("E");
+    assert_eq!(
+        (by.commit.as_deref(), by.images.as_slice(), by.live),
+        (Some(&e[..7]), [image("1.4")].as_slice(), Some(true)),
+        "{by:#?}"
+    );
 
     // The negative: P states 1.1 again and is applied; Q changes the replica count only.
     let p = push("1.1", 2, "shop 1.1 again");
