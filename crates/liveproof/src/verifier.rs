@@ -1092,6 +1092,81 @@ mod tests {
         );
     }
 
+    /// What `--repo` holds after the commit is read from git once per command and kept, what
+    /// git could not answer too: a `--wait` judges many snapshots naming the same revision.
+    /// Shown with a `--repo` that is not a repository: the manifests already known are used
+    /// and not asked again; those git could not read are remembered as unread.
+    #[tokio::test]
+    async fn history_is_read_once_per_command() {
+        use liveproof_evidence::history::{CommitManifests, ReadManifests, RepoPath};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().to_str().expect("utf-8");
+        let (b, c) = ("b".repeat(40), "c".repeat(40));
+        let config = crate::config::verify_config(&[
+            "liveproof",
+            "verify",
+            "kustomization/apps",
+            "-n",
+            "flux-system",
+            "--commit",
+            &b,
+            "--repo",
+            repo,
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ]);
+        let mut observed = Observed::default();
+        observed
+            .add_value(
+                serde_json::json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+                    "kind": "Kustomization", "metadata": {"name": "apps", "namespace": "flux-system"},
+                    "spec": {"path": "./apps", "sourceRef": {"kind": "GitRepository", "name": "apps"}},
+                    "status": {"lastAppliedRevision": format!("main@sha1:{c}")}}),
+                "test",
+            )
+            .expect("a Kustomization");
+        observed
+            .containment
+            .insert(c.clone(), liveproof_evidence::Containment::Contains);
+        let path = RepoPath::new("apps", true, true);
+        let known = CommitManifests {
+            commit: c.clone(),
+            path: path.clone(),
+            read: Ok(ReadManifests {
+                sha: c.clone(),
+                committed: "2026-07-12T10:05:00Z".parse().expect("a time"),
+                files: Vec::new(),
+            }),
+        };
+        let key = format!("{c}\0apps\0true\0true");
+        config
+            .history
+            .manifests
+            .lock()
+            .expect("lock")
+            .insert(key.clone(), known.clone());
+        let targets = [Target::new(
+            TargetKind::Kustomization,
+            Some("flux-system"),
+            "apps",
+        )];
+        let read = history(&config, &observed, &targets, "flux-system").await;
+        assert_eq!(read.manifests.len(), 2, "{read:#?}");
+        assert!(read.manifests.contains(&known), "the one known is used");
+        let unread = read
+            .manifests
+            .iter()
+            .find(|m| m.commit == b)
+            .expect("B's manifests asked");
+        assert!(
+            unread.read.as_ref().is_err_and(|e| e.contains(repo)),
+            "{unread:#?}"
+        );
+        let cache = config.history.manifests.lock().expect("lock");
+        assert_eq!(cache.len(), 2, "both answers kept for the next snapshot");
+        assert_eq!(cache.get(&key), Some(&known));
+    }
+
     /// Decoding stops at the wait's `work_until`, before the command's own deadline: a
     /// release cut off there is the deadline's doing (DecodeOutOfTime, naming --timeout), not
     /// storage that "cannot be read".
