@@ -76,12 +76,37 @@ struct Applied<'a> {
     /// Its commit, lower case.
     commit: String,
     path: RepoPath,
-    /// Where an object that names no namespace is applied (Flux's `targetNamespace`, Argo
-    /// CD's destination).
-    default_ns: Option<&'a str>,
+    /// Where the objects are applied, whatever namespace they name (Flux's `targetNamespace`),
+    /// or where those that name none are (Argo CD's destination).
+    namespace: Namespace<'a>,
     /// Why what is applied is not the files under `path` as written, when the object says so
     /// itself (Flux `spec.images`, Argo CD's Helm source, …).
     built: Option<String>,
+}
+
+/// Which namespace a declared object is applied in.
+#[derive(Clone, Copy)]
+enum Namespace<'a> {
+    /// The one it names, else wherever it was applied.
+    AsDeclared,
+    /// This one, whatever it names.
+    Override(&'a str),
+    /// The one it names, else this one.
+    Default(&'a str),
+}
+
+impl<'a> Namespace<'a> {
+    /// Where an object that names `declared` is applied (`None`: wherever it was).
+    fn of<'d>(self, declared: Option<&'d str>) -> Option<&'d str>
+    where
+        'a: 'd,
+    {
+        match self {
+            Namespace::AsDeclared => declared,
+            Namespace::Override(ns) => Some(ns),
+            Namespace::Default(ns) => Some(declared.unwrap_or(ns)),
+        }
+    }
 }
 
 impl Applied<'_> {
@@ -143,7 +168,8 @@ fn applied<'a>(observed: &'a Observed, target: &Target, ns: &str) -> Option<Appl
                 commit: raw::revision_commit(revision).to_ascii_lowercase(),
                 // kustomize-controller builds every directory under its path.
                 path: RepoPath::new(str_at(ks, "/spec/path").unwrap_or(""), true, true),
-                default_ns: str_at(ks, "/spec/targetNamespace"),
+                namespace: str_at(ks, "/spec/targetNamespace")
+                    .map_or(Namespace::AsDeclared, Namespace::Override),
                 built,
             })
         }
@@ -182,7 +208,8 @@ fn applied<'a>(observed: &'a Observed, target: &Target, ns: &str) -> Option<Appl
                 field,
                 commit: raw::revision_commit(revision).to_ascii_lowercase(),
                 path: RepoPath::new(str_at(source, "/path").unwrap_or(""), recurse, true),
-                default_ns: str_at(app, "/spec/destination/namespace"),
+                namespace: str_at(app, "/spec/destination/namespace")
+                    .map_or(Namespace::AsDeclared, Namespace::Default),
                 built,
             })
         }
@@ -366,7 +393,7 @@ pub(crate) fn declared(
         let read = observed.history.manifests(sha, path)?.read.as_ref().ok()?;
         let files: Vec<&ManifestFile> = read.files.iter().collect();
         // The workload moved out of the file, or was deleted there: not about it.
-        let Ok(template) = find_declared(&files, w.kind, ns, w.name, None) else {
+        let Ok(template) = find_declared(&files, w.kind, ns, w.name, Namespace::AsDeclared) else {
             continue;
         };
         match states(observed, change, Some(stated), template)? {
@@ -450,7 +477,7 @@ fn replaced<'a>(
             })?;
         let files =
             applied_files(&read.files, &applied.path).map_err(|e| format!("as of {named}, {e}"))?;
-        let template = find_declared(&files, w.kind, w.namespace, w.name, applied.default_ns)
+        let template = find_declared(&files, w.kind, w.namespace, w.name, applied.namespace)
             .map_err(|e| format!("as of {named}, {where_} {e}"))?;
         Ok((read, template))
     };
@@ -627,14 +654,13 @@ fn applied_files<'a>(
 }
 
 /// The pod template the files declare for the workload `kind` `ns`/`name`: exactly one
-/// object of that kind and name, in `ns` (an object without a namespace is in `default_ns`,
-/// or taken to be wherever it was applied when there is none).
+/// object of that kind and name applied in `ns`, as `namespace` places it.
 fn find_declared<'a>(
     files: &[&'a ManifestFile],
     kind: TargetKind,
     ns: &str,
     name: &str,
-    default_ns: Option<&str>,
+    namespace: Namespace<'_>,
 ) -> Result<&'a Value, String> {
     let found: Vec<&Value> = files
         .iter()
@@ -643,8 +669,8 @@ fn find_declared<'a>(
             let group = str_at(d, "/apiVersion").map(crate::api_group);
             str_at(d, "/kind").and_then(|k| TargetKind::workload_named(k, group)) == Some(kind)
                 && str_at(d, "/metadata/name") == Some(name)
-                && str_at(d, "/metadata/namespace")
-                    .or(default_ns)
+                && namespace
+                    .of(str_at(d, "/metadata/namespace"))
                     .is_none_or(|n| n == ns)
         })
         .collect();
@@ -1139,6 +1165,30 @@ mod tests {
         // No later commit touched the file.
         let (v, _) = verdict(Vec::new(), Vec::new());
         assert_eq!(v, Verdict::NotLive);
+    }
+
+    /// Flux's `targetNamespace` puts every object there, whatever namespace it names; Argo
+    /// CD's destination only those that name none.
+    #[test]
+    fn where_a_declared_workload_is_applied() {
+        let mut elsewhere = manifest("1.1");
+        elsewhere["metadata"]["namespace"] = json!("staging");
+        let mut unnamed = manifest("1.1");
+        if let Some(meta) = unnamed["metadata"].as_object_mut() {
+            meta.remove("namespace");
+        }
+        let files = |doc: &Value| files(vec![("apps/shop.yaml", vec![doc.clone()])]);
+        let found = |doc: &Value, namespace: Namespace<'_>| {
+            let files = files(doc);
+            let refs: Vec<&ManifestFile> = files.iter().collect();
+            find_declared(&refs, TargetKind::Deployment, "apps", "shop", namespace).is_ok()
+        };
+        assert!(found(&elsewhere, Namespace::Override("apps")));
+        assert!(!found(&elsewhere, Namespace::Default("apps")));
+        assert!(!found(&elsewhere, Namespace::AsDeclared));
+        assert!(found(&unnamed, Namespace::Default("apps")));
+        assert!(!found(&unnamed, Namespace::Default("staging")));
+        assert!(found(&unnamed, Namespace::AsDeclared));
     }
 
     #[test]
