@@ -12,6 +12,9 @@ pub const LATER_COMMITS: usize = 100;
 pub const MAX_FILES: usize = 500;
 /// The most bytes of manifests read under one path as of one commit.
 pub const MAX_BYTES: u64 = 32 << 20;
+/// The most bytes of manifests read for one judgement, over every commit and path: a hundred
+/// later commits of a large `-f -R` directory are not all held at once.
+pub const MAX_TOTAL_BYTES: u64 = 64 << 20;
 
 /// Manifests as of commits, and the commits after the change that touched the `-f` paths.
 /// Empty when nothing was asked (no `--commit`, no GitOps revision past it, no `-f` read from
@@ -94,6 +97,8 @@ pub struct ReadManifests {
     pub sha: String,
     /// Its committer time: when the later change landed.
     pub committed: Timestamp,
+    /// The size of the files read, in bytes.
+    pub bytes: u64,
     /// Each file, by its path in the repository as git lists it, with its documents (a file
     /// without any, or `kustomization.yaml` without `kind`, is kept too: what builds the
     /// directory matters as much as what it declares).

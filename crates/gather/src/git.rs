@@ -294,10 +294,20 @@ pub fn containment(repo: &Path, commit: &str, revision: &str) -> Containment {
 /// git processes (`ls-tree`, then `cat-file --batch`); what cannot be read is said in
 /// [`CommitManifests::read`], never taken for "no manifests".
 pub fn manifests_at(repo: &Path, commit: &str, path: &RepoPath) -> CommitManifests {
+    manifests_within(repo, commit, path, history::MAX_BYTES)
+}
+
+/// [`manifests_at`], reading at most `max_bytes` (what is left of a command's budget).
+pub fn manifests_within(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    max_bytes: u64,
+) -> CommitManifests {
     CommitManifests {
         commit: commit.to_ascii_lowercase(),
         path: path.clone(),
-        read: read_manifests(repo, commit, path, (history::MAX_FILES, history::MAX_BYTES)),
+        read: read_manifests(repo, commit, path, (history::MAX_FILES, max_bytes)),
     }
 }
 
@@ -396,6 +406,7 @@ fn read_manifests(
         sha: info.sha,
         committed: info.committed,
         files,
+        bytes: total,
     })
 }
 
@@ -867,6 +878,8 @@ mod tests {
             ]
         );
         assert_eq!(read.files[1].documents.len(), 2, "both documents");
+        // Three small files: their sizes, as ls-tree gives them.
+        assert!((100..1000).contains(&read.bytes), "{}", read.bytes);
         assert!(read.files[0].is_kustomization());
         assert_eq!(
             read.files[0].documents,

@@ -551,8 +551,16 @@ async fn history(
         .iter()
         .map(|w| (manifest_key(w), w.clone()))
         .collect();
-    let keys: Vec<String> = requests.keys().cloned().collect();
+    // Asked in the order wanted (the GitOps targets' commits, then each path's later commits
+    // newest first), so a budget that runs out leaves the oldest unread.
+    let mut keys: Vec<String> = Vec::new();
+    for key in wanted.iter().map(manifest_key) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
     let repo = config.repo.clone();
+    let budget = std::sync::atomic::AtomicU64::new(history::MAX_TOTAL_BYTES);
     let read = ask_git_once(&config.history.manifests, &keys, move |key| {
         let Some((commit, path)) = requests.get(key) else {
             return history::CommitManifests {
@@ -568,7 +576,30 @@ async fn history(
                 read: Err(LATE.into()),
             };
         }
-        liveproof_gather::git::manifests_at(&repo, commit, path)
+        let left = budget.load(std::sync::atomic::Ordering::Relaxed);
+        if left == 0 {
+            return history::CommitManifests {
+                commit: commit.to_ascii_lowercase(),
+                path: path.clone(),
+                read: Err(format!(
+                    "the {} bytes of manifests one judgement reads were read already",
+                    history::MAX_TOTAL_BYTES
+                )),
+            };
+        }
+        let read = liveproof_gather::git::manifests_within(
+            &repo,
+            commit,
+            path,
+            left.min(history::MAX_BYTES),
+        );
+        if let Ok(r) = &read.read {
+            budget.store(
+                left.saturating_sub(r.bytes),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        read
     })
     .await;
     history::History {
@@ -1136,6 +1167,7 @@ mod tests {
                 sha: c.clone(),
                 committed: "2026-07-12T10:05:00Z".parse().expect("a time"),
                 files: Vec::new(),
+                bytes: 0,
             }),
         };
         let key = format!("{c}\0apps\0true\0true");

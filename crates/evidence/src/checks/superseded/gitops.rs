@@ -749,6 +749,7 @@ mod tests {
                 sha: commit.to_string(),
                 committed: at(committed),
                 files,
+                bytes: 0,
             }),
         }
     }
