@@ -53,6 +53,9 @@ pub struct DeclaredTemplate {
     pub source: String,
     /// The `-f` path as given, for commands that repeat it.
     pub given: String,
+    /// Where it is in `--repo`, when it was read as of `--commit`: the later commits that
+    /// touched it are read there too (`superseded`).
+    pub repo_path: Option<crate::history::RepoPath>,
 }
 
 /// One `--expect`: plain text, or `re:REGEX`.

@@ -192,6 +192,9 @@ pub struct Observed {
     /// revision missing here was not traced (no `--commit`, or not a commit): it is judged by
     /// equality alone, and a revision that is not the commit is then unknown, never failed.
     pub containment: std::collections::BTreeMap<String, Containment>,
+    /// What `--repo` holds after the change's commit (manifests as of later commits), read
+    /// for `superseded` when a GitOps revision or `-f` points there.
+    pub history: crate::history::History,
     /// What each `--version-url` answered, by URL, in the order read (see
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
     pub versions: Vec<(

@@ -148,6 +148,7 @@ fn declared_templates_are_compared_field_by_field() {
                 "spec": {"containers": [{"name": "ledger", "image": image}]}}),
             source: "k8s/ledger.yaml".into(),
             given: "k8s/".into(),
+            repo_path: None,
         }],
         ..since()
     };

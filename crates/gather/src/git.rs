@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use jiff::Timestamp;
+use liveproof_evidence::history::{self, CommitManifests, ManifestFile, ReadManifests, RepoPath};
 use liveproof_evidence::{ChartChange, Containment};
 
 /// A commit resolved in a repository.
@@ -285,6 +286,212 @@ pub fn containment(repo: &Path, commit: &str, revision: &str) -> Containment {
         );
     }
     Containment::Lacks
+}
+
+/// The manifests under `path` as of `commit` (a SHA, a prefix of one, or a ref), each file
+/// with its documents: what `superseded` compares between the change's commit and a later one.
+/// Never more than [`history::MAX_FILES`] files or [`history::MAX_BYTES`] bytes, read with two
+/// git processes (`ls-tree`, then `cat-file --batch`); what cannot be read is said in
+/// [`CommitManifests::read`], never taken for "no manifests".
+pub fn manifests_at(repo: &Path, commit: &str, path: &RepoPath) -> CommitManifests {
+    manifests_within(repo, commit, path, history::MAX_BYTES)
+}
+
+/// [`manifests_at`], reading at most `max_bytes` (what is left of a command's budget).
+pub fn manifests_within(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    max_bytes: u64,
+) -> CommitManifests {
+    CommitManifests {
+        commit: commit.to_ascii_lowercase(),
+        path: path.clone(),
+        read: read_manifests(repo, commit, path, (history::MAX_FILES, max_bytes)),
+    }
+}
+
+/// [`manifests_at`]'s reading, within `(files, bytes)`.
+fn read_manifests(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    (max_files, max_bytes): (usize, u64),
+) -> Result<ReadManifests, String> {
+    let said = |e: GitError| e.with_hint().to_string();
+    let info = commit_time(repo, commit).map_err(said)?;
+    let mut args = vec!["ls-tree", "-r", "-z", "-l"];
+    if path.from_top {
+        args.push("--full-tree");
+    }
+    args.extend([info.sha.as_str(), "--"]);
+    if !path.path.is_empty() {
+        args.push(&path.path);
+    }
+    let out = git(repo, &args).map_err(said)?;
+    if !out.status.success() {
+        return Err(said(failed(repo, "git ls-tree", &out)));
+    }
+    let within = |name: &str| {
+        if name == path.path || path.recursive {
+            return true;
+        }
+        match name.rsplit_once('/') {
+            Some((dir, _)) => dir == path.path,
+            None => path.path.is_empty(),
+        }
+    };
+    // `<mode> SP <type> SP <object> SP+ <size> TAB <path>`, NUL-terminated.
+    let mut entries: Vec<(String, String, u64)> = Vec::new();
+    for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, name)) = entry.split_once('\t') else {
+            continue;
+        };
+        let fields: Vec<&str> = meta.split_whitespace().collect();
+        let [_, "blob", object, size] = fields.as_slice() else {
+            continue;
+        };
+        let file = name.rsplit('/').next().unwrap_or(name);
+        let manifest = crate::offline::is_manifest_name(Path::new(name)) || file == "Kustomization";
+        if !within(name) || !(manifest || name == path.path) {
+            continue;
+        }
+        entries.push((
+            name.to_string(),
+            object.to_string(),
+            size.parse().unwrap_or(u64::MAX),
+        ));
+    }
+    let shown = format!(
+        "{} at {}",
+        path.describe(),
+        &info.sha[..info.sha.len().min(7)]
+    );
+    if entries.len() > max_files {
+        return Err(format!(
+            "{} manifest files under {shown}, more than the {max_files} liveproof compares",
+            entries.len(),
+        ));
+    }
+    let total = entries
+        .iter()
+        .fold(0u64, |sum, (_, _, size)| sum.saturating_add(*size));
+    if total > max_bytes {
+        return Err(format!(
+            "{total} bytes of manifests under {shown}, more than the {max_bytes} liveproof compares"
+        ));
+    }
+    let mut objects: Vec<&str> = entries
+        .iter()
+        .map(|(_, object, _)| object.as_str())
+        .collect();
+    objects.sort_unstable();
+    objects.dedup();
+    let blobs = blobs(repo, &objects).map_err(said)?;
+    let mut files = Vec::with_capacity(entries.len());
+    for (name, object, _) in &entries {
+        let bytes = blobs
+            .get(object.as_str())
+            .cloned()
+            .ok_or_else(|| format!("git cat-file did not return {name} ({object}) of {shown}"))?;
+        let documents = crate::offline::parse_documents(Path::new(name), bytes)
+            .map_err(|e| e.with_hint().to_string())?;
+        files.push(ManifestFile {
+            path: name.clone(),
+            documents,
+        });
+    }
+    Ok(ReadManifests {
+        sha: info.sha,
+        committed: info.committed,
+        files,
+        bytes: total,
+    })
+}
+
+/// The contents of the blobs `objects`, by object name, in one `git cat-file --batch`.
+fn blobs(
+    repo: &Path,
+    objects: &[&str],
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, GitError> {
+    let mut out = std::collections::BTreeMap::new();
+    if objects.is_empty() {
+        return Ok(out);
+    }
+    let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
+    let done = liveproof_process::git_with_input(
+        Path::new("git"),
+        liveproof_process::GIT_TIMEOUT,
+        repo,
+        &["cat-file", "--batch"],
+        Some(input.as_bytes()),
+    )
+    .map_err(|cause| GitError::Bounded {
+        repo: repo.to_path_buf(),
+        command: "git cat-file".into(),
+        cause: format!("git {cause}"),
+    })?;
+    if !done.status.success() {
+        return Err(failed(repo, "git cat-file --batch", &done));
+    }
+    // Each object: `<object> SP <type> SP <size> LF <contents> LF` (or `<object> SP missing LF`).
+    let mut rest = done.stdout.as_slice();
+    while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        rest = &rest[end + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        let [object, _, size] = fields.as_slice() else {
+            continue;
+        };
+        let Some(size) = size.parse::<usize>().ok().filter(|s| *s <= rest.len()) else {
+            break;
+        };
+        out.insert(object.to_string(), rest[..size].to_vec());
+        rest = rest.get(size + 1..).unwrap_or_default();
+    }
+    Ok(out)
+}
+
+/// The commits after `commit` on `repo`'s `HEAD` that touched `path`, newest first, at most
+/// `limit`: `git log --ancestry-path COMMIT..HEAD -- PATH`, so each descends from the commit
+/// (and is not the commit itself). None when `HEAD` does not descend from it.
+pub fn later_commits(
+    repo: &Path,
+    commit: &str,
+    path: &RepoPath,
+    limit: usize,
+) -> Result<Vec<String>, GitError> {
+    let info = commit_time(repo, commit)?;
+    let range = format!("{}..HEAD", info.sha);
+    let limit = limit.to_string();
+    let pathspec = match (path.from_top, path.path.as_str()) {
+        (true, p) => format!(":(top){p}"),
+        (false, "") => ".".to_string(),
+        (false, p) => p.to_string(),
+    };
+    let out = git(
+        repo,
+        &[
+            "log",
+            "--ancestry-path",
+            "--format=%H",
+            "-n",
+            &limit,
+            &range,
+            "--",
+            &pathspec,
+        ],
+    )?;
+    if !out.status.success() {
+        return Err(failed(repo, "git log --ancestry-path", &out));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// The text of `REV:PATH`; `None` when that revision or path does not exist (a root commit's
@@ -604,6 +811,143 @@ mod tests {
             why.contains("shallow") && fix.contains("--unshallow"),
             "{why} / {fix}"
         );
+    }
+
+    /// B writes apps/ (a Deployment, a kustomization.yaml without kind, a README, a file in a
+    /// subdirectory); C changes the Deployment; X, on a branch off B, changes it too; D changes
+    /// only the README.
+    fn manifest_history() -> (tempfile::TempDir, [String; 4]) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path();
+        let write = |path: &str, text: &str| {
+            let full = repo.join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        };
+        let commit = |message: &str, date: &str| {
+            run(repo, &["add", "-A"], date);
+            run(repo, &["commit", "-q", "-m", message], date);
+            run(repo, &["rev-parse", "HEAD"], date)
+        };
+        run(repo, &["init", "-q", "-b", "main"], "2026-07-12T09:00:00Z");
+        write("apps/shop.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: shop}\n---\nkind: Service\napiVersion: v1\nmetadata: {name: shop}\n");
+        write("apps/kustomization.yaml", "resources: [shop.yaml]\n");
+        write("apps/README.md", "shop\n");
+        write(
+            "apps/sub/extra.json",
+            "{\"kind\": \"ConfigMap\", \"apiVersion\": \"v1\"}",
+        );
+        let b = commit("b", "2026-07-12T10:00:00Z");
+        write(
+            "apps/shop.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: shop, labels: {v: c}}\n",
+        );
+        let c = commit("c", "2026-07-12T10:05:00Z");
+        run(
+            repo,
+            &["checkout", "-q", "-b", "side", &b],
+            "2026-07-12T10:06:00Z",
+        );
+        write("apps/shop.yaml", "kind: Deployment\n");
+        let x = commit("x", "2026-07-12T10:06:00Z");
+        run(repo, &["checkout", "-q", "main"], "2026-07-12T10:07:00Z");
+        write("apps/README.md", "shop, again\n");
+        let d = commit("d", "2026-07-12T10:07:00Z");
+        (dir, [b, c, x, d])
+    }
+
+    #[test]
+    fn manifests_as_of_a_commit_are_each_file_with_its_documents() {
+        let (dir, [b, c, ..]) = manifest_history();
+        let repo = dir.path();
+        let flux = RepoPath::new("./apps/", true, true);
+        let read = manifests_at(repo, &b[..7], &flux);
+        assert_eq!(read.commit, b[..7]);
+        let read = read.read.expect("read");
+        assert_eq!(
+            (read.sha.as_str(), read.committed.to_string().as_str()),
+            (b.as_str(), "2026-07-12T10:00:00Z")
+        );
+        let names: Vec<&str> = read.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "apps/kustomization.yaml",
+                "apps/shop.yaml",
+                "apps/sub/extra.json"
+            ]
+        );
+        assert_eq!(read.files[1].documents.len(), 2, "both documents");
+        // Three small files: their sizes, as ls-tree gives them.
+        assert!((100..1000).contains(&read.bytes), "{}", read.bytes);
+        assert!(read.files[0].is_kustomization());
+        assert_eq!(
+            read.files[0].documents,
+            [serde_json::json!({"resources": ["shop.yaml"]})]
+        );
+        // Argo CD without directory.recurse: the top level only.
+        let top = manifests_at(repo, &c, &RepoPath::new("apps", false, true))
+            .read
+            .expect("read");
+        assert_eq!(top.files.len(), 2);
+        assert_eq!(top.files[1].documents[0]["metadata"]["labels"]["v"], "c");
+        // A file, as -f names it.
+        let file = manifests_at(repo, &c, &RepoPath::new("apps/shop.yaml", false, false))
+            .read
+            .expect("read");
+        assert_eq!(file.files.len(), 1);
+        // Past the bounds, or not there: said, never "no manifests".
+        let err = read_manifests(repo, &b, &flux, (2, history::MAX_BYTES)).expect_err("3 files");
+        assert!(
+            err.contains("3 manifest files under apps at") && err.contains("more than the 2"),
+            "{err}"
+        );
+        let err = read_manifests(repo, &b, &flux, (10, 20)).expect_err("bytes");
+        assert!(err.contains("bytes of manifests under apps"), "{err}");
+        let err = manifests_at(repo, "0123456789abcdef", &flux)
+            .read
+            .expect_err("no such commit");
+        assert!(
+            err.contains("0123456789abcdef") && err.contains("hint:"),
+            "{err}"
+        );
+        let broken = tempfile::tempdir().expect("tempdir");
+        run(broken.path(), &["init", "-q"], "2026-07-12T10:00:00Z");
+        std::fs::write(broken.path().join("bad.yaml"), "a: [b\n").expect("write");
+        run(broken.path(), &["add", "-A"], "2026-07-12T10:00:00Z");
+        run(
+            broken.path(),
+            &["commit", "-q", "-m", "bad"],
+            "2026-07-12T10:00:00Z",
+        );
+        let err = manifests_at(broken.path(), "HEAD", &RepoPath::new("", true, true))
+            .read
+            .expect_err("no YAML");
+        assert!(err.contains("bad.yaml"), "{err}");
+    }
+
+    #[test]
+    fn later_commits_are_those_after_the_commit_on_head_that_touched_the_path() {
+        let (dir, [b, c, _x, d]) = manifest_history();
+        let repo = dir.path();
+        let shop = RepoPath::new("apps/shop.yaml", false, false);
+        assert_eq!(
+            later_commits(repo, &b[..7], &shop, 100).expect("listed"),
+            std::slice::from_ref(&c)
+        );
+        let apps = RepoPath::new("apps", true, true);
+        assert_eq!(
+            later_commits(repo, &b, &apps, 100).expect("listed"),
+            [d.clone(), c.clone()]
+        );
+        assert_eq!(later_commits(repo, &b, &apps, 1).expect("listed"), [d]);
+        assert!(later_commits(repo, &c, &shop, 100)
+            .expect("listed")
+            .is_empty());
+        assert!(matches!(
+            later_commits(repo, "0123456789abcdef", &shop, 100),
+            Err(GitError::CommitNotFound { .. })
+        ));
     }
 
     #[test]

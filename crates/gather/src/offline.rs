@@ -491,6 +491,18 @@ pub fn load_files(files: Vec<(PathBuf, Vec<u8>)>) -> Result<Observed, LoadError>
     Ok(observed)
 }
 
+/// The documents of one file already in memory (e.g. a blob as of a commit), as
+/// [`load_files`] reads them (same limits, same errors), but as they are written: nothing is
+/// required of them (a `kustomization.yaml` may have no `kind`).
+pub fn parse_documents(path: &Path, bytes: Vec<u8>) -> Result<Vec<Value>, LoadError> {
+    let mut documents = Vec::new();
+    load_bytes(path, bytes, &mut |value, _| {
+        documents.push(value);
+        Ok(())
+    })?;
+    Ok(documents)
+}
+
 /// The files `--from PATH` would read: `path` itself, or the manifests under the directory
 /// (as [`load`] walks it). Empty when it cannot be listed (then reading it fails anyway).
 pub fn manifest_files(path: &Path) -> Vec<PathBuf> {

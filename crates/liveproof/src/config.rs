@@ -212,6 +212,9 @@ pub struct VerifyConfig {
     /// What `--commit` did to each chart a HelmRelease names, read from `--repo` once per
     /// command (about six git processes a chart; a `--wait` judged every snapshot with them).
     pub chart_facts: ChartFactsCache,
+    /// What `--repo` holds after `--commit` (manifests as of later commits, the later commits
+    /// that touched each `-f` path), read once per command.
+    pub history: HistoryCache,
     /// The Helm releases decoded so far, by storage object and resourceVersion: shared with
     /// the gather, so a `--wait` decodes each revision once. One cluster's: a fleet gives each
     /// cluster its own, as the same object and resourceVersion may hold another release there.
@@ -229,6 +232,18 @@ pub struct VerifyConfig {
 pub type ChartFactsCache = std::sync::Arc<
     std::sync::Mutex<std::collections::BTreeMap<String, Option<liveproof_evidence::ChartChange>>>,
 >;
+
+/// Git's answers about what came after `--commit`, shared by every snapshot a command judges:
+/// the manifests as of a commit under a path (by `commit`, `path` and how it is read), and
+/// the later commits that touched each `-f` path.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryCache {
+    pub manifests: GitAnswers<liveproof_evidence::history::CommitManifests>,
+    pub later: GitAnswers<Result<Vec<String>, String>>,
+}
+
+/// Answers git gave, by what was asked, shared by every snapshot a command judges.
+pub type GitAnswers<V> = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, V>>>;
 
 /// Git's answers about revisions, shared by every snapshot a command judges.
 pub type ContainmentCache = std::sync::Arc<
@@ -292,6 +307,7 @@ impl VerifyConfig {
             selector: None,
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
+            history: HistoryCache::default(),
             decode_cache: Default::default(),
             progress: None,
             version_reach: None,
@@ -498,6 +514,7 @@ impl VerifyRequest {
             selector,
             containment: ContainmentCache::default(),
             chart_facts: ChartFactsCache::default(),
+            history: HistoryCache::default(),
             decode_cache: Default::default(),
             progress: None,
             version_reach: None,
@@ -618,7 +635,7 @@ fn declared_templates(
             reason,
             hint: hint.map(Cow::into_owned),
         };
-        let (observed, source) = read_manifests(args, path, commit)?;
+        let (observed, source, repo_path) = read_manifests(args, path, commit)?;
         let before = out.len();
         add_declared(
             &mut out,
@@ -628,6 +645,9 @@ fn declared_templates(
             &path.display().to_string(),
         )
         .map_err(|reason| hinted(reason, None))?;
+        for d in &mut out[before..] {
+            d.repo_path.clone_from(&repo_path);
+        }
         if out.len() == before {
             return Err(hinted(
                 format!("declares no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
@@ -692,6 +712,7 @@ fn add_declared(
             template,
             source: source.to_string(),
             given: given.to_string(),
+            repo_path: None,
         });
     }
     Ok(())
@@ -700,15 +721,23 @@ fn add_declared(
 /// The most read from stdin (`-f -`) or from `kubectl kustomize`: what a YAML file may be.
 const MAX_MANIFEST_STREAM: u64 = liveproof_gather::offline::MAX_YAML_FILE;
 
-/// The objects `-f path` names, and where they were read (for the evidence's `source`): stdin
-/// for `-`; the path as of `commit` in `--repo`; or the work tree (a directory's top level,
-/// every level with `-R`, as kubectl). A relative path that is not there from the working
-/// directory but is in `--repo` is read there, and stderr says so. A URL is refused.
+/// The objects `-f path` names, where they were read (for the evidence's `source`), and with
+/// `commit` the path in `--repo` they were read at: stdin for `-`; the path as of `commit` in
+/// `--repo`; or the work tree (a directory's top level, every level with `-R`, as kubectl). A
+/// relative path that is not there from the working directory but is in `--repo` is read
+/// there, and stderr says so. A URL is refused.
 fn read_manifests(
     args: &VerifyArgs,
     path: &Path,
     commit: Option<&str>,
-) -> Result<(liveproof_evidence::Observed, String), ConfigError> {
+) -> Result<
+    (
+        liveproof_evidence::Observed,
+        String,
+        Option<liveproof_evidence::history::RepoPath>,
+    ),
+    ConfigError,
+> {
     let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
         path: path.to_path_buf(),
         reason,
@@ -743,7 +772,7 @@ fn read_manifests(
         .map_err(|e| hinted(format!("reading stdin: {e}"), None))?;
         let observed = liveproof_gather::offline::load_files(vec![(PathBuf::from("-"), bytes)])
             .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-        return Ok((observed, "stdin".into()));
+        return Ok((observed, "stdin".into(), None));
     }
     let path = &in_repo(path, &args.change.repo, commit.is_some());
     let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
@@ -787,7 +816,13 @@ fn read_manifests(
             }
             let observed = liveproof_gather::offline::load_files(files)
                 .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-            Ok((observed, format!("{} at {commit}", path.display())))
+            let repo_path =
+                liveproof_evidence::history::RepoPath::new(&relative, args.recursive, false);
+            Ok((
+                observed,
+                format!("{} at {commit}", path.display()),
+                Some(repo_path),
+            ))
         }
         None if path.is_dir() && !args.recursive => {
             let files = top_level_files(path).map_err(|e| hinted(e, None))?;
@@ -801,7 +836,7 @@ fn read_manifests(
             not_recursed(all.saturating_sub(files.len())).map_err(|(r, h)| hinted(r, Some(h)))?;
             let observed = liveproof_gather::offline::load_files(files)
                 .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-            Ok((observed, path.display().to_string()))
+            Ok((observed, path.display().to_string(), None))
         }
         None => {
             let observed = liveproof_gather::offline::load(path).map_err(|e| {
@@ -812,7 +847,7 @@ fn read_manifests(
                 };
                 hinted(e.to_string(), hint)
             })?;
-            Ok((observed, path.display().to_string()))
+            Ok((observed, path.display().to_string(), None))
         }
     }
 }

@@ -186,6 +186,7 @@ async fn restart(
                 template: liveproof_gather::restart_template(at),
                 source: format!("the restart at {at}"),
                 given: String::new(),
+                repo_path: None,
             })
             .collect(),
         ..Change::default()

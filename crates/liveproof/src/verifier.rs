@@ -5,6 +5,7 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
+use liveproof_evidence::history;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
     final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
@@ -307,6 +308,7 @@ async fn judge_snapshot(
     let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
     observed.chart_changes = chart_changes(config, observed, &targets, default_ns).await;
     observed.containment = containment(config, observed).await;
+    observed.history = history(config, observed, &targets, default_ns).await;
     if let [only] = targets.as_slice() {
         if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
             // Past the deadline decoding was given (`work_until`, before the command's own).
@@ -491,6 +493,122 @@ async fn containment(
         liveproof_gather::git::containment(&repo, &commit, rev)
     })
     .await
+}
+
+/// With `--commit`: what `--repo` holds after it, for `superseded` — the manifests under each
+/// GitOps target's path as of the commit and as of its applied revision when that strictly
+/// descends from it, and for each `-f` path read as of the commit, the later commits that
+/// touched it (at most [`history::LATER_COMMITS`]) with the manifests there as of each. Asked
+/// of git once per command; nothing more is asked once the `--timeout` (with `--wait`) is
+/// near, and what was not read then is said to be unread.
+async fn history(
+    config: &VerifyConfig,
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+) -> history::History {
+    let Some(commit) = &config.change.commit else {
+        return Default::default();
+    };
+    let until = config.wait.map(|d| d.work_until().into_std());
+    let out_of_time = move || until.is_some_and(|at| std::time::Instant::now() >= at);
+    const LATE: &str = "the --timeout ran out before git was asked";
+    let mut paths: Vec<history::RepoPath> = config
+        .change
+        .declared
+        .iter()
+        .filter_map(|d| d.repo_path.clone())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    let path_key = |p: &history::RepoPath| format!("{}\0{}\0{}", p.path, p.recursive, p.from_top);
+    let by_key: std::collections::BTreeMap<String, history::RepoPath> =
+        paths.iter().map(|p| (path_key(p), p.clone())).collect();
+    let keys: Vec<String> = by_key.keys().cloned().collect();
+    let (repo, asked) = (config.repo.clone(), commit.clone());
+    let listed = ask_git_once(&config.history.later, &keys, move |key| {
+        if out_of_time() {
+            return Err(LATE.to_string());
+        }
+        let Some(path) = by_key.get(key) else {
+            return Err("not asked".to_string());
+        };
+        liveproof_gather::git::later_commits(&repo, &asked, path, history::LATER_COMMITS)
+            .map_err(|e| e.with_hint().to_string())
+    })
+    .await;
+    let later: Vec<(history::RepoPath, Result<Vec<String>, String>)> = paths
+        .iter()
+        .filter_map(|p| Some((p.clone(), listed.get(&path_key(p))?.clone())))
+        .collect();
+    let mut wanted =
+        liveproof_evidence::manifests_to_read(observed, &config.change, targets, default_ns);
+    for (path, commits) in &later {
+        for sha in commits.iter().flatten() {
+            wanted.push((sha.clone(), path.clone()));
+        }
+    }
+    let manifest_key =
+        |(commit, path): &(String, history::RepoPath)| format!("{commit}\0{}", path_key(path));
+    let requests: std::collections::BTreeMap<String, (String, history::RepoPath)> = wanted
+        .iter()
+        .map(|w| (manifest_key(w), w.clone()))
+        .collect();
+    // Asked in the order wanted (the GitOps targets' commits, then each path's later commits
+    // newest first), so a budget that runs out leaves the oldest unread.
+    let mut keys: Vec<String> = Vec::new();
+    for key in wanted.iter().map(manifest_key) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let repo = config.repo.clone();
+    let budget = std::sync::atomic::AtomicU64::new(history::MAX_TOTAL_BYTES);
+    let read = ask_git_once(&config.history.manifests, &keys, move |key| {
+        let Some((commit, path)) = requests.get(key) else {
+            return history::CommitManifests {
+                commit: String::new(),
+                path: history::RepoPath::new("", false, false),
+                read: Err("not asked".into()),
+            };
+        };
+        if out_of_time() {
+            return history::CommitManifests {
+                commit: commit.to_ascii_lowercase(),
+                path: path.clone(),
+                read: Err(LATE.into()),
+            };
+        }
+        let left = budget.load(std::sync::atomic::Ordering::Relaxed);
+        if left == 0 {
+            return history::CommitManifests {
+                commit: commit.to_ascii_lowercase(),
+                path: path.clone(),
+                read: Err(format!(
+                    "the {} bytes of manifests one judgement reads were read already",
+                    history::MAX_TOTAL_BYTES
+                )),
+            };
+        }
+        let read = liveproof_gather::git::manifests_within(
+            &repo,
+            commit,
+            path,
+            left.min(history::MAX_BYTES),
+        );
+        if let Ok(r) = &read.read {
+            budget.store(
+                left.saturating_sub(r.bytes),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        read
+    })
+    .await;
+    history::History {
+        manifests: keys.iter().filter_map(|k| read.get(k).cloned()).collect(),
+        later,
+    }
 }
 
 /// Each of `keys` that `cache` does not hold yet, asked of git with `ask` on a blocking
@@ -1024,6 +1142,82 @@ mod tests {
             Some(&None),
             "a chart git could not answer for is remembered as such"
         );
+    }
+
+    /// What `--repo` holds after the commit is read from git once per command and kept, what
+    /// git could not answer too: a `--wait` judges many snapshots naming the same revision.
+    /// Shown with a `--repo` that is not a repository: the manifests already known are used
+    /// and not asked again; those git could not read are remembered as unread.
+    #[tokio::test]
+    async fn history_is_read_once_per_command() {
+        use liveproof_evidence::history::{CommitManifests, ReadManifests, RepoPath};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().to_str().expect("utf-8");
+        let (b, c) = ("b".repeat(40), "c".repeat(40));
+        let config = crate::config::verify_config(&[
+            "liveproof",
+            "verify",
+            "kustomization/apps",
+            "-n",
+            "flux-system",
+            "--commit",
+            &b,
+            "--repo",
+            repo,
+            "--since",
+            "2026-07-12T10:00:00Z",
+        ]);
+        let mut observed = Observed::default();
+        observed
+            .add_value(
+                serde_json::json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+                    "kind": "Kustomization", "metadata": {"name": "apps", "namespace": "flux-system"},
+                    "spec": {"path": "./apps", "sourceRef": {"kind": "GitRepository", "name": "apps"}},
+                    "status": {"lastAppliedRevision": format!("main@sha1:{c}")}}),
+                "test",
+            )
+            .expect("a Kustomization");
+        observed
+            .containment
+            .insert(c.clone(), liveproof_evidence::Containment::Contains);
+        let path = RepoPath::new("apps", true, true);
+        let known = CommitManifests {
+            commit: c.clone(),
+            path: path.clone(),
+            read: Ok(ReadManifests {
+                sha: c.clone(),
+                committed: "2026-07-12T10:05:00Z".parse().expect("a time"),
+                files: Vec::new(),
+                bytes: 0,
+            }),
+        };
+        let key = format!("{c}\0apps\0true\0true");
+        config
+            .history
+            .manifests
+            .lock()
+            .expect("lock")
+            .insert(key.clone(), known.clone());
+        let targets = [Target::new(
+            TargetKind::Kustomization,
+            Some("flux-system"),
+            "apps",
+        )];
+        let read = history(&config, &observed, &targets, "flux-system").await;
+        assert_eq!(read.manifests.len(), 2, "{read:#?}");
+        assert!(read.manifests.contains(&known), "the one known is used");
+        let unread = read
+            .manifests
+            .iter()
+            .find(|m| m.commit == b)
+            .expect("B's manifests asked");
+        assert!(
+            unread.read.as_ref().is_err_and(|e| e.contains(repo)),
+            "{unread:#?}"
+        );
+        let cache = config.history.manifests.lock().expect("lock");
+        assert_eq!(cache.len(), 2, "both answers kept for the next snapshot");
+        assert_eq!(cache.get(&key), Some(&known));
     }
 
     /// Decoding stops at the wait's `work_until`, before the command's own deadline: a

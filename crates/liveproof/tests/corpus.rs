@@ -129,9 +129,14 @@ fn dating_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
 }
 
 /// The story's run: with `committed_at`, its commit made in a repository of its own at that
-/// time and named with `--commit` (the repository lives as long as the run).
+/// time and named with `--commit`; with a `history`, those commits made there and the change's
+/// named (the repository lives as long as the run).
 fn story_cli(story: &Story) -> (liveproof_testkit::Cli, Option<liveproof_testkit::git::Repo>) {
     let cli = common::liveproof().story(&story.name);
+    if let Some((repo, sha)) = story.repository() {
+        let cli = cli.args(&["--commit", &sha]).arg("--repo").arg(repo.path());
+        return (cli, Some(repo));
+    }
     match &story.committed_at {
         None => (cli, None),
         Some(at) => {

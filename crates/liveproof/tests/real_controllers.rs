@@ -717,6 +717,275 @@ spec:
     );
 }
 
+/// `apps/shop.yaml` for Story 15: Deployment apps/shop running `image` with `replicas`.
+fn shop(image: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: shop
+  namespace: apps
+spec:
+  replicas: {replicas}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {{maxSurge: 1, maxUnavailable: 0}}
+  selector:
+    matchLabels: {{app: shop}}
+  template:
+    metadata:
+      labels: {{app: shop}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: app
+        image: {image}
+"
+    )
+}
+
+/// Story 15 (issue 33): queued promotions on the real Flux controllers. Commit B sets shop's
+/// image to 1.1 and commit C to 1.2; source-controller fetches and kustomize-controller
+/// applies each (the test applies nothing). B's verify job runs after C landed: the cluster
+/// runs 1.2, which once read as `not_live` (exit 1) and a pipeline rolled C back. Now it is
+/// `superseded` (exit 4) naming C, 1.2, C's time and that C is live — for `-f apps/shop.yaml
+/// --commit B` (C is the later commit that touched the file) and for `kustomization/apps
+/// --commit B --image …:1.1` (C is the applied revision, a strict descendant of B whose
+/// manifest differs in the image). Queued: D (1.3) and E (1.4) land before Flux fetches, and
+/// only E is applied: D is superseded by E. And the negative: a commit P sets 1.1 again, then
+/// Q changes only the replica count, which is no field P states: P is live, both ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_15_flux_applied_a_later_commit_so_the_earlier_is_superseded() {
+    let world = World::start().await;
+    let pusher = world.registry.pusher();
+    for (tag, build) in [
+        ("1.0", "build-0"),
+        ("1.1", "build-1"),
+        ("1.2", "build-2"),
+        ("1.3", "build-3"),
+        ("1.4", "build-4"),
+    ] {
+        push_multiarch(&pusher, "acme/shop", tag, build).await;
+    }
+    let image = |tag: &str| format!("{}/acme/shop:{tag}", world.registry.host);
+    let git_root = world.plane.dir.path().join("git-server");
+    let server = GitServer::start(&world.plane, &git_root).unwrap_or_else(|e| panic!("{e:#}"));
+    let remote = format!("{}/apps.git", server.url);
+    world.keep(Ok(server.process));
+    install_crds(&world, "flux-crds.yaml");
+    world.kubectl(&["create", "namespace", "flux-system"]);
+    world.kubectl(&["create", "namespace", "apps"]);
+    let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
+    world.keep(Ok(flux.source));
+    world.keep(Ok(flux.kustomize));
+    let repo = Repo::new();
+    let push = |tag: &str, replicas: u32, message: &str| {
+        let now = jiff::Timestamp::now().to_string();
+        repo.file("apps/shop.yaml", &shop(&image(tag), replicas));
+        for args in [
+            &["add", "-A"][..],
+            &["commit", "-q", "-m", message],
+            &["push", "-q", &remote, "main"],
+        ] {
+            git_at(&repo.path(), args, &now);
+        }
+        git_at(&repo.path(), &["rev-parse", "HEAD"], &now)
+    };
+    let applied = [
+        "-n",
+        "flux-system",
+        "get",
+        "kustomization",
+        "apps",
+        "-o",
+        "jsonpath={.status.lastAppliedRevision}",
+    ];
+    // Fetched now (`flux reconcile source git apps`), applied by kustomize-controller as soon
+    // as the source has it, rolled out by the control plane: each pod on `tag`.
+    let deployed = |sha: String, tag: &'static str, replicas: usize| {
+        let world = &world;
+        let want = image(tag);
+        async move {
+            let requested = format!(
+                "reconcile.fluxcd.io/requestedAt={}",
+                jiff::Timestamp::now().as_nanosecond()
+            );
+            world.kubectl(&[
+                "-n",
+                "flux-system",
+                "annotate",
+                "--overwrite",
+                "gitrepository",
+                "apps",
+                &requested,
+            ]);
+            world
+                .wait_for(
+                    &applied,
+                    &format!("main@sha1:{sha}"),
+                    Duration::from_secs(120),
+                )
+                .await;
+            eventually(world, &format!("every pod of shop on {want}"), || {
+                let images = world.pod_images("shop");
+                images.lines().count() == replicas && images.lines().all(|i| i == want)
+            })
+            .await;
+            world.wait_ready("deploy/shop", &replicas.to_string()).await;
+        }
+    };
+    let first = push("1.0", 2, "shop 1.0");
+    world.apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  url: {remote}
+  ref: {{branch: main}}
+  # Long: the story asks for each fetch, so none happens behind its back.
+  interval: 1h
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  sourceRef: {{kind: GitRepository, name: apps}}
+  path: ./apps
+  prune: true
+  interval: 1h
+  timeout: 2m
+"
+    ));
+    deployed(first, "1.0", 2).await;
+    let b = push("1.1", 2, "shop 1.1");
+    deployed(b.clone(), "1.1", 2).await;
+    let c = push("1.2", 2, "shop 1.2");
+    deployed(c.clone(), "1.2", 2).await;
+
+    let repo_dir = repo.path();
+    let repo_arg = repo_dir.to_str().expect("utf-8 path");
+    let verify = |args: Vec<String>| {
+        let world = &world;
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            common::liveproof()
+                .arg("verify")
+                .args(&args)
+                .args(&["--repo", repo_arg])
+                .json()
+                .current_dir(repo_arg)
+                .on(world)
+                .run()
+                .await
+        }
+    };
+    let c_time = git_at(
+        &repo_dir,
+        &["show", "-s", "--format=%cI", &c],
+        "2026-07-12T10:00:00Z",
+    )
+    .parse::<jiff::Timestamp>()
+    .expect("C's committer time")
+    .to_string();
+    let by_file = verify(
+        ["-f", "apps/shop.yaml", "--commit", &b[..7]]
+            .map(String::from)
+            .to_vec(),
+    )
+    .await;
+    world.expect_exit(&by_file, 4);
+    let by_kustomization = verify(
+        [
+            "kustomization/apps",
+            "-n",
+            "flux-system",
+            "--commit",
+            &b,
+            "--image",
+            &image("1.1"),
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    world.expect_exit(&by_kustomization, 4);
+    for run in [&by_file, &by_kustomization] {
+        let report = run.report();
+        assert_eq!(report.verdict, Verdict::Superseded, "{}", run.stdout);
+        let shop = report
+            .targets
+            .iter()
+            .find(|t| t.kind.name() == "Deployment")
+            .expect("Deployment apps/shop");
+        assert_eq!(shop.verdict, Verdict::Superseded, "{}", run.stdout);
+        let by = shop.superseded_by.as_ref().expect("what superseded it");
+        assert_eq!(by.commit.as_deref(), Some(&c[..7]), "{by:#?}");
+        assert_eq!(by.images, [image("1.2")], "{by:#?}");
+        assert_eq!(by.at.as_deref(), Some(c_time.as_str()), "{by:#?}");
+        assert_eq!(
+            by.live,
+            Some(true),
+            "C's pods run 1.2 and started after it: {by:#?}"
+        );
+    }
+    let owner = by_kustomization.report().targets[0].clone();
+    assert_eq!(owner.kind.name(), "Kustomization");
+    let by = owner.superseded_by.expect("the Kustomization names C");
+    assert_eq!(by.revision, Some(format!("main@sha1:{c}")));
+
+    // Queued: D (1.3) and E (1.4) land before the next fetch, and Flux applies E only. No
+    // ReplicaSet ever ran D's template: the commits alone show E replaced it.
+    let d = push("1.3", 2, "shop 1.3");
+    let e = push("1.4", 2, "shop 1.4");
+    deployed(e.clone(), "1.4", 2).await;
+    let queued = verify(
+        ["-f", "apps/shop.yaml", "--commit", &d]
+            .map(String::from)
+            .to_vec(),
+    )
+    .await;
+    world.expect_exit(&queued, 4);
+    let report = queued.report();
+    let by = report.targets[0].superseded_by.as_ref().expect("E");
+    assert_eq!(
+        (by.commit.as_deref(), by.images.as_slice(), by.live),
+        (Some(&e[..7]), [image("1.4")].as_slice(), Some(true)),
+        "{by:#?}"
+    );
+
+    // The negative: P states 1.1 again and is applied; Q changes the replica count only.
+    let p = push("1.1", 2, "shop 1.1 again");
+    deployed(p.clone(), "1.1", 2).await;
+    let q = push("1.1", 3, "shop on three replicas");
+    deployed(q, "1.1", 3).await;
+    let run = verify(
+        ["-f", "apps/shop.yaml", "--commit", &p]
+            .map(String::from)
+            .to_vec(),
+    )
+    .await;
+    world.expect_exit(&run, 0);
+    let run = verify(
+        [
+            "kustomization/apps",
+            "-n",
+            "flux-system",
+            "--commit",
+            &p,
+            "--image",
+            &image("1.1"),
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await;
+    world.expect_exit(&run, 0);
+}
+
 /// Story 13: the real Flagger with the `kubernetes` provider (no mesh: blue/green on
 /// Services). The Canary analyses each new build for a few iterations — no metric, no
 /// webhook: an iteration passes while the canary's pods are Ready — then promotes it: the

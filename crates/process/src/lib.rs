@@ -90,6 +90,18 @@ pub fn git(
     repo: &std::path::Path,
     args: &[&str],
 ) -> Result<std::process::Output, ProgramError> {
+    git_with_input(program, timeout, repo, args, None)
+}
+
+/// [`git`] with `input` on its stdin (`git cat-file --batch` reads the objects it is asked
+/// for there).
+pub fn git_with_input(
+    program: &std::path::Path,
+    timeout: Duration,
+    repo: &std::path::Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<std::process::Output, ProgramError> {
     let mut command = Command::new(program);
     command
         .arg("-C")
@@ -101,7 +113,7 @@ pub fn git(
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null());
     let bounds = Bounds {
-        stdin: None,
+        stdin: input,
         capture_stderr: true,
         timeout,
         max_output: MAX_GIT_OUTPUT,

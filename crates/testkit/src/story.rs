@@ -46,6 +46,12 @@ pub struct Story {
     /// must be the report's `superseded_by` (a target named must have one).
     #[serde(default)]
     pub superseded_by: std::collections::BTreeMap<String, SupersededBy>,
+    /// Commits made in order in a repository of the story's own, each at its time by the
+    /// testkit's author ([`crate::git`]), so their SHAs are the same on every machine and the
+    /// cluster can name them (a GitOps revision after the change). The one marked `change` is
+    /// given as `--commit`, and the repository as `--repo` ([`Story::repository`]).
+    #[serde(default)]
+    pub history: Vec<StoryCommit>,
 }
 
 /// What a story says superseded a target: the fields it gives of the report's `superseded_by`.
@@ -94,6 +100,20 @@ impl SupersededBy {
     }
 }
 
+/// One commit of a story's [`Story::history`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoryCommit {
+    /// The committer (and author) time, RFC 3339.
+    pub at: String,
+    pub message: String,
+    /// Whether this is the change verified (`--commit`).
+    #[serde(default)]
+    pub change: bool,
+    /// The files written before committing, by their path in the repository.
+    #[serde(default)]
+    pub files: std::collections::BTreeMap<String, String>,
+}
+
 /// The workspace's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -135,6 +155,37 @@ impl Story {
             .unwrap_or_default();
         story.dir = dir.to_path_buf();
         Ok(story)
+    }
+
+    /// The story's repository with its [`history`](Story::history) committed, and the SHA of
+    /// the commit marked `change` (else of the last); `None` without a history.
+    pub fn repository(&self) -> Option<(crate::git::Repo, String)> {
+        if self.history.is_empty() {
+            return None;
+        }
+        let repo = crate::git::Repo::new();
+        let path = repo.path();
+        let mut shas = Vec::new();
+        for commit in &self.history {
+            for (file, text) in &commit.files {
+                repo.file(file, text);
+            }
+            crate::git::git_at(&path, &["add", "-A"], &commit.at);
+            let message = ["commit", "-q", "--allow-empty", "-m", &commit.message];
+            crate::git::git_at(&path, &message, &commit.at);
+            shas.push(crate::git::git_at(
+                &path,
+                &["rev-parse", "HEAD"],
+                &commit.at,
+            ));
+        }
+        let change = self
+            .history
+            .iter()
+            .position(|c| c.change)
+            .unwrap_or(shas.len() - 1);
+        let sha = shas.swap_remove(change);
+        Some((repo, sha))
     }
 
     /// What the cluster holds: `cluster.yaml`.

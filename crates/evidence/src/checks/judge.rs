@@ -138,6 +138,18 @@ fn judge_target(
             r
         })
         .collect();
+    // A workload the target's later revision replaced the change in is superseded; one where
+    // it may have, undecided: unproven, not the not_live that would roll back that revision.
+    for w in workloads.iter_mut().filter(|w| w.verdict != Verdict::Live) {
+        match superseded::followed(observed, change, target, namespace, w) {
+            Some(superseded::Followed::Superseded(by)) => supersede(w, *by),
+            Some(superseded::Followed::Undecided(step)) if w.verdict == Verdict::NotLive => {
+                w.verdict = Verdict::Unproven;
+                w.next_step = Some(step);
+            }
+            _ => {}
+        }
+    }
     let own_verdict = if own.iter().any(|f| f.evidence.status == Status::Fail) {
         Verdict::NotLive
     } else if own.iter().any(|f| f.evidence.status == Status::Unknown) {

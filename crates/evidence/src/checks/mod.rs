@@ -47,6 +47,7 @@ pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, wo
 pub use judge::{final_failure, judge, superseded_step, verify_again};
 pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;
+pub use superseded::manifests_to_read;
 
 /// What a check observed of a target the input does not hold: its evidence's `observed`, which
 /// the progress line of a wait reads to say where the target was looked for instead.

@@ -5,21 +5,30 @@
 //!
 //! The judge asks once a target's checks are done and it is not live:
 //! - [`workload`]: a workload revision that carried the stated change was created after the
-//!   change time, and a newer revision, created after it, is the one serving;
+//!   change time, and a newer revision, created after it, is the one serving (`workload.rs`);
+//!   or a later commit replaced the manifest `-f` read as of `--commit` (`gitops.rs`);
 //! - [`owner`]: a Helm release revision after the change carried the stated content and a newer
-//!   deployed one does not, or a GitOps revision that strictly descends from the commit applied
-//!   manifests that differ in the stated fields (and the live objects match those).
+//!   deployed one does not (`helm.rs`), or a GitOps revision that strictly descends from the
+//!   commit applied manifests that differ in the stated fields, and the live objects match those
+//!   (`gitops.rs`);
+//! - [`followed`]: for a workload a GitOps target leads to, whether the target's later
+//!   revision replaced the stated change there (or may have: then it is undecided).
 //!
 //! Each kind of evidence has its own file; this one only says which applies.
 
+mod gitops;
 mod helm;
 mod workload;
+
+pub use gitops::manifests_to_read;
+pub(crate) use gitops::Followed;
 
 use super::Finding;
 use crate::change::ExpectedImage;
 use crate::{Change, Observed, SupersededBy, Target, TargetKind, TargetReport};
 
-/// The later change that replaced the stated one in this workload, if its revisions show one.
+/// The later change that replaced the stated one in this workload, if its revisions (or, for
+/// `-f` read as of `--commit`, the later commits of `--repo`) show one.
 pub(crate) fn workload(
     observed: &Observed,
     change: &Change,
@@ -28,6 +37,24 @@ pub(crate) fn workload(
     findings: &[Finding],
 ) -> Option<SupersededBy> {
     workload::superseded(observed, change, target, namespace, findings)
+        .or_else(|| gitops::declared(observed, change, target, namespace, findings))
+}
+
+/// What replaced the stated change in `workload`, a workload the Helm or GitOps target
+/// `owner` leads to, not live: the owner's later revision, or undecided.
+pub(crate) fn followed(
+    observed: &Observed,
+    change: &Change,
+    owner: &Target,
+    namespace: &str,
+    workload: &TargetReport,
+) -> Option<Followed> {
+    match owner.kind {
+        TargetKind::Kustomization | TargetKind::Application => {
+            gitops::followed(observed, change, owner, namespace, workload)
+        }
+        _ => None,
+    }
 }
 
 /// The later change that replaced the stated one in this Helm or GitOps target (and so in the
@@ -38,17 +65,19 @@ pub(crate) fn owner(
     change: &Change,
     target: &Target,
     namespace: &str,
-    _own: &[Finding],
-    _workloads: &[TargetReport],
+    own: &[Finding],
+    workloads: &[TargetReport],
 ) -> Option<SupersededBy> {
     match target.kind {
         TargetKind::Release | TargetKind::HelmRelease => {
             helm::superseded(observed, change, target, namespace)
         }
+        TargetKind::Kustomization | TargetKind::Application => {
+            gitops::owner(observed, change, target, namespace, own, workloads)
+        }
         _ => None,
     }
 }
-
 /// The later change as a change statement, to judge by the same checks whether it is live:
 /// made at `at` by `made_by` (a revision), stating the images its templates name. A repository
 /// its templates name with two references states neither (one template would fail the other's),
