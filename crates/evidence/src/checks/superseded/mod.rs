@@ -36,8 +36,10 @@ pub(crate) fn workload(
     namespace: &str,
     findings: &[Finding],
 ) -> Option<SupersededBy> {
-    workload::superseded(observed, change, target, namespace, findings)
-        .or_else(|| gitops::declared(observed, change, target, namespace, findings))
+    // A later commit names the change that replaced it (its SHA and time), where `-f` was read
+    // as of `--commit`; the revisions alone name only the ReplicaSet.
+    gitops::declared(observed, change, target, namespace, findings)
+        .or_else(|| workload::superseded(observed, change, target, namespace, findings))
 }
 
 /// What replaced the stated change in `workload`, a workload the Helm or GitOps target
