@@ -42,6 +42,12 @@ pub struct Story {
     /// The report's `lead_time_seconds`, to the second (none when not given).
     #[serde(default)]
     pub lead_time_seconds: Option<i64>,
+    /// The answer is settled (a failure final for the change, an unknown nothing later
+    /// decides): on the simulator, `--wait` ends at once with the story's verdict, not at its
+    /// `--timeout`, and the report's note says why, with this text in it (the controller's own
+    /// message, or the tie).
+    #[serde(default)]
+    pub wait_stops: Option<String>,
 }
 
 /// The workspace's root.
