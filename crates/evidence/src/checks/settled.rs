@@ -30,15 +30,18 @@ impl Settled {
         }
     }
 
-    /// The note a report carries when its wait ended on this, before the `--timeout`.
+    /// The note a report carries when its wait ended on this, before the `--timeout`
+    /// (without the line break a controller's message may end with).
     pub fn note(&self) -> String {
         match self {
-            Settled::Failed(reason) => {
-                format!("--wait stopped at a failure waiting will not fix: {reason}")
-            }
-            Settled::Undecidable(reason) => {
-                format!("--wait stopped at an unknown no later event can decide: {reason}")
-            }
+            Settled::Failed(reason) => format!(
+                "--wait stopped at a failure waiting will not fix: {}",
+                reason.trim_end()
+            ),
+            Settled::Undecidable(reason) => format!(
+                "--wait stopped at an unknown no later event can decide: {}",
+                reason.trim_end()
+            ),
         }
     }
 }
