@@ -272,6 +272,26 @@ fn a_gitrepository_that_cannot_fetch_the_commit_is_final() {
 }
 
 #[test]
+fn the_reason_a_wait_stopped_shows_no_credential_the_controller_quoted() {
+    let mut observed = source_cannot_fetch();
+    let repo = object(&mut observed, "GitRepository", "acmeco-apps");
+    condition(repo, "FetchFailed")["message"] = json!(
+        "failed to checkout and determine revision: unable to clone 'https://bot:ghp_s3cr3tT0ken@github.com/acmeco/apps': authentication required"
+    );
+    let change = with_commit(COMMIT);
+    let report = judge(&observed, &change, &apps(), "default");
+    let Some(Settled::Failed(reason)) = settled(&observed, &change, &apps(), "default", &report)
+    else {
+        panic!("not settled");
+    };
+    assert!(!reason.contains("ghp_s3cr3tT0ken"), "{reason}");
+    assert!(reason.contains("github.com/acmeco/apps"), "{reason}");
+    // Nor does the evidence that quotes source-controller.
+    let shown = serde_json::to_string(&report).expect("json");
+    assert!(!shown.contains("ghp_s3cr3tT0ken"), "{shown}");
+}
+
+#[test]
 fn a_fetch_failure_is_not_final_while_the_artifact_may_hold_the_commit() {
     // Its artifact holds the commit already: a later fetch failing does not stop the apply.
     let mut observed = source_cannot_fetch();

@@ -866,7 +866,10 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
                     if let Some(c) = super::gitops_final::source_failure(repo) {
                         let why = format!(
                             "source-controller reports {}={} {}: {}",
-                            c.type_, c.status, c.reason, c.message
+                            c.type_,
+                            c.status,
+                            c.reason,
+                            raw::shown(c.message)
                         );
                         part.3 = Some(match part.3 {
                             Some(detail) => format!("{detail}; {why}"),

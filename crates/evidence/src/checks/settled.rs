@@ -6,7 +6,7 @@
 use super::kinds::{flagger_canary, knative_service};
 use super::release::ReleaseHistory;
 use super::workload::{Revision, Workload};
-use super::{gitops, gitops_final, pod_restarted, pods, workload_checks};
+use super::{gitops, gitops_final, pod_restarted, pods, raw, workload_checks};
 use crate::order::{order, Order};
 use crate::{
     Change, Check, Observed, Report, ResourceKind, Status, Target, TargetKind, TargetReport,
@@ -58,10 +58,10 @@ pub fn settled(
     report: &Report,
 ) -> Option<Settled> {
     match report.verdict {
-        Verdict::NotLive => {
-            final_failure(observed, change, targets, default_namespace).map(Settled::Failed)
-        }
-        Verdict::Unproven => final_unknown(observed, change, report).map(Settled::Undecidable),
+        Verdict::NotLive => final_failure(observed, change, targets, default_namespace)
+            .map(|reason| Settled::Failed(raw::shown(&reason))),
+        Verdict::Unproven => final_unknown(observed, change, report)
+            .map(|reason| Settled::Undecidable(raw::shown(&reason))),
         Verdict::Superseded | Verdict::Live => None,
     }
 }
