@@ -701,10 +701,7 @@ pub async fn wait(
         let finished = done(&report);
         last = Some(report);
         if let Some(settled) = final_reason.filter(|_| !finished) {
-            tracing::warn!(
-                "stopped waiting: {}; waiting longer will not change it",
-                settled.reason()
-            );
+            tracing::warn!("{}", settled.stopping());
             stopped = Some(settled);
             break;
         }

@@ -30,6 +30,20 @@ impl Settled {
         }
     }
 
+    /// What the wait says on stderr when it stops on this.
+    pub fn stopping(&self) -> String {
+        match self {
+            Settled::Failed(reason) => format!(
+                "stopped waiting: {}; waiting longer will not fix it",
+                reason.trim_end()
+            ),
+            Settled::Undecidable(reason) => format!(
+                "stopped waiting: {}; waiting longer will not decide it",
+                reason.trim_end()
+            ),
+        }
+    }
+
     /// The note a report carries when its wait ended on this, before the `--timeout`
     /// (without the line break a controller's message may end with).
     pub fn note(&self) -> String {
