@@ -938,8 +938,11 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
     let mut revision = revision_finding(src.clone().field(".status.sync"), parts);
     if let (Status::Fail, Some(p @ ("Failed" | "Error"))) = (revision.evidence.status, phase) {
         // Not taken because the sync of it failed: that failure is the cause to look at.
-        revision.evidence.detail =
-            format!("{}; the last sync {p}: {message}", revision.evidence.detail);
+        revision.evidence.detail = format!(
+            "{}; the last sync {p}: {}",
+            revision.evidence.detail,
+            raw::shown(message)
+        );
         revision.next_step = Some(see_the_failed_sync(app, ns).into());
     }
     let mut out = vec![revision];
@@ -1029,16 +1032,14 @@ fn see_the_failed_sync(app: &Value, ns: &str) -> String {
 /// The revision the last sync operation synced, of a multi-source app the one that says most
 /// about `commit`.
 fn synced_by_operation<'a>(observed: &Observed, app: &'a Value, commit: &str) -> Option<&'a str> {
-    str_at(app, "/status/operationState/syncResult/revision")
-        .or_else(|| {
-            best_revision(
-                observed,
-                app,
-                "/status/operationState/syncResult/revisions",
-                commit,
-            )
-        })
-        .filter(|r| !r.is_empty())
+    str_at(app, "/status/operationState/syncResult/revision").or_else(|| {
+        best_revision(
+            observed,
+            app,
+            "/status/operationState/syncResult/revisions",
+            commit,
+        )
+    })
 }
 
 /// The revision the last sync operation synced or, when it ended before it had a result (a
@@ -1049,6 +1050,7 @@ pub(crate) fn attempted_by_operation<'a>(
     commit: &str,
 ) -> Option<&'a str> {
     synced_by_operation(observed, app, commit)
+        .filter(|r| !r.is_empty())
         .or_else(|| str_at(app, "/status/operationState/operation/sync/revision"))
         .or_else(|| {
             best_revision(
