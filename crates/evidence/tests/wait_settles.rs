@@ -98,6 +98,8 @@ fn a_failure_on_a_revision_that_descends_from_the_commit_is_final_too() {
         object(&mut observed, "Kustomization", "apps")["status"][field] =
             json!(format!("main@sha1:{revision}"));
     }
+    object(&mut observed, "GitRepository", "acmeco-apps")["status"]["artifact"]["revision"] =
+        json!(format!("main@sha1:{LATER}"));
     traced(&mut observed, LATER, Containment::Contains);
     traced(&mut observed, OLDER, Containment::Lacks);
     assert!(final_failure(&observed, &with_commit(COMMIT), &apps(), "default").is_some());
@@ -124,6 +126,28 @@ fn a_kustomization_failing_on_an_older_revision_keeps_waiting() {
     );
     assert_eq!(
         final_failure(&observed, &with_commit(LATER), &apps(), "default"),
+        None
+    );
+}
+
+#[test]
+fn a_failure_is_not_final_once_the_source_has_a_newer_revision() {
+    // 7453f92 failed, and source-controller has fetched a later commit since (a fix, maybe):
+    // kustomize-controller tries that one next.
+    let mut observed = kustomization_failed();
+    object(&mut observed, "GitRepository", "acmeco-apps")["status"]["artifact"]["revision"] =
+        json!(format!("main@sha1:{LATER}"));
+    traced(&mut observed, LATER, Containment::Contains);
+    assert_eq!(
+        final_failure(&observed, &with_commit(COMMIT), &apps(), "default"),
+        None
+    );
+    // Argo CD likewise: it compared a later revision than the one whose sync failed.
+    let mut observed = story("diag-argocd-sync-failed");
+    object(&mut observed, "Application", "inventory")["status"]["sync"]["revision"] = json!(LATER);
+    traced(&mut observed, LATER, Containment::Contains);
+    assert_eq!(
+        final_failure(&observed, &with_commit(COMMIT), &inventory_app(), "default"),
         None
     );
 }

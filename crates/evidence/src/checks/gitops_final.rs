@@ -53,7 +53,13 @@ pub(crate) fn kustomization(
             && KUSTOMIZATION_FINAL.contains(&c.reason)
             && !ARTIFACT_RETRYING.iter().any(|m| c.message.starts_with(m))
     });
-    if let (Some(failed), Some(attempted)) = (failed, attempted) {
+    // The source has a newer revision than the one that failed: kustomize-controller tries
+    // that one next (it may hold the fix).
+    let source_moved_on = source_repository(observed, ks.pointer("/spec/sourceRef"), ns)
+        .and_then(|repo| str_at(repo, "/status/artifact/revision"))
+        .zip(attempted)
+        .is_some_and(|(artifact, attempted)| artifact != attempted);
+    if let (Some(failed), Some(attempted), false) = (failed, attempted, source_moved_on) {
         // A failure on an older revision is not this change's: the controller will try the
         // new one once its source has it.
         if contains_commit(observed, attempted, commit) == Some(true) {
@@ -201,7 +207,13 @@ pub(crate) fn application(
         .as_deref()
         .and_then(|commit| attempted_by_operation(observed, app, commit));
     let started = time_at(app, "/status/operationState/startedAt");
-    if let Some(p @ ("Failed" | "Error")) = phase {
+    // Argo CD compared a newer revision than the one whose sync failed: its automated sync
+    // tries that one next (it skips only a revision it already failed on).
+    let compared = str_at(app, "/status/sync/revision").filter(|r| !r.is_empty());
+    let moved_on = compared
+        .zip(operation_revision)
+        .is_some_and(|(compared, failed)| compared != failed);
+    if let (Some(p @ ("Failed" | "Error")), false) = (phase, moved_on) {
         if of_the_change(operation_revision, started) {
             let message = str_at(app, "/status/operationState/message").unwrap_or_default();
             let at = operation_revision
