@@ -32,9 +32,10 @@ pub use change::{
 };
 pub use checks::kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 pub use checks::{
-    digest_rows, final_failure, followed_workloads, helmrelease_release, judge, manifests_to_read,
-    revisions_to_trace, short_digest, superseded_step, verify_again, workloads_to_read, DigestRow,
-    ReleaseHistory, Revision, RowVerdict, CRASH_LOOP_RESTARTS,
+    digest_rows, final_failure, final_unknown, followed_workloads, helmrelease_release, judge,
+    manifests_to_read, revisions_to_trace, settled, short_digest, superseded_step, verify_again,
+    workloads_to_read, DigestRow, ReleaseHistory, Revision, RowVerdict, Settled,
+    CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;
 pub use model::{

@@ -8,7 +8,7 @@ use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::history;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
-    final_failure, judge, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind,
+    judge, settled, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind, Settled,
     Status, Target, TargetKind, Verdict,
 };
 use liveproof_gather::registry::RegistryFacts;
@@ -87,7 +87,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let config = &with_selected(config, selected)?;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
-                Some(deadline) => wait(config, &cluster, deadline, &settled).await?,
+                Some(deadline) => wait(config, &cluster, deadline, &live_or_superseded).await?,
             };
             tracing::info!("{} API requests", cluster.request_count());
             stamp(&mut report, cluster_ref(&cluster));
@@ -98,7 +98,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
 
 /// What `--wait` waits for: every target live, or live or superseded — a later change replaced
 /// the stated one, and waiting cannot make it live as such.
-fn settled(report: &Report) -> bool {
+fn live_or_superseded(report: &Report) -> bool {
     report.verdict >= Verdict::Superseded
 }
 
@@ -294,14 +294,14 @@ fn decoding_ran_out(
 
 /// Judges one snapshot: completes it with what the flags say about decoding and about the
 /// commit (the I/O: Helm releases decoded, git asked, both off the runtime and each once per
-/// command), then the checks, which read nothing but the snapshot. Also says whether a failure
-/// is final (for `--wait`).
+/// command), then the checks, which read nothing but the snapshot. Also says whether the answer
+/// is settled (for `--wait`: a final failure, an unknown nothing later decides).
 async fn judge_snapshot(
     config: &VerifyConfig,
     facts: &RegistryFacts,
     observed: &mut Observed,
     default_ns: &str,
-) -> anyhow::Result<(Report, Option<String>)> {
+) -> anyhow::Result<(Report, Option<Settled>)> {
     liveproof_gather::releases::decode(observed, release_limits(config), &config.decode_cache)
         .await;
     facts.apply(observed);
@@ -338,8 +338,8 @@ async fn judge_snapshot(
     }
     let mut report = judge(observed, &change, &targets, default_ns);
     attach_diagnostics(config, observed, &mut report);
-    let final_reason = final_failure(observed, &targets, default_ns);
-    Ok((report, final_reason))
+    let settled = settled(observed, &change, &targets, default_ns, &report);
+    Ok((report, settled))
 }
 
 /// The "why" of every target that is not live, from what `observed` holds (pod statuses,
@@ -735,8 +735,9 @@ pub async fn wait(
     let mut latest: Option<Observed> = None;
     let mut last: Option<Report> = None;
     let mut watch_failing = None;
-    // A failure waiting cannot fix ends the wait early: that is not the --timeout running out.
-    let mut stopped_at_failure = false;
+    // A failure waiting cannot fix, or an unknown nothing later decides, ends the wait early:
+    // that is not the --timeout running out.
+    let mut stopped: Option<Settled> = None;
     let mut seen_live = SeenLive::default();
     loop {
         let event = tokio::select! {
@@ -820,9 +821,9 @@ pub async fn wait(
         progress.say(&waiting_for(&report, &absent));
         let finished = done(&report);
         last = Some(report);
-        if let Some(reason) = final_reason.filter(|_| !finished) {
-            tracing::warn!("stopped waiting: {reason}; waiting longer will not fix it");
-            stopped_at_failure = true;
+        if let Some(settled) = final_reason.filter(|_| !finished) {
+            tracing::warn!("{}", settled.stopping());
+            stopped = Some(settled);
             break;
         }
         if finished || tokio::time::Instant::now() >= watch_until {
@@ -849,10 +850,11 @@ pub async fn wait(
         }
     }
     seen_live.record(&mut last);
+    last.notes.extend(stopped.as_ref().map(Settled::note));
     // Whole seconds, rounded: a 2s --timeout stops its watch a little early to explain.
     let elapsed = deadline.elapsed().as_millis().saturating_add(500) / 1000;
     last.wait = Some(liveproof_evidence::WaitRecord {
-        timed_out: !done(&last) && !stopped_at_failure,
+        timed_out: !done(&last) && stopped.is_none(),
         elapsed_seconds: u64::try_from(elapsed).unwrap_or(u64::MAX),
     });
     Ok(last)
@@ -1036,7 +1038,7 @@ mod tests {
             (Verdict::Unproven, false),
             (Verdict::NotLive, false),
         ] {
-            assert_eq!(settled(&report(verdict)), done, "{verdict:?}");
+            assert_eq!(live_or_superseded(&report(verdict)), done, "{verdict:?}");
         }
     }
 

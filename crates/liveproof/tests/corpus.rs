@@ -169,6 +169,40 @@ fn mismatch(mode: &str, story: &Story, report: &Report) -> Option<String> {
     ))
 }
 
+/// A story whose answer is settled: `--wait` with a timeout far longer than the harness's own
+/// bound on a run ends at once, with the story's verdict, not timed out, and a note that says
+/// why (with `reason` in it).
+async fn wait_problems(story: &Story, cluster: &SimCluster, reason: &str) -> Vec<String> {
+    let (cli, _repo) = story_cli(story);
+    let run = cli
+        .on(cluster)
+        .args(&["--wait", "--timeout", "10m"])
+        .json()
+        .run()
+        .await;
+    let report = run.report();
+    let mut problems = Vec::new();
+    if report.verdict.name() != story.verdict || run.code != i32::from(report.verdict.exit_code()) {
+        problems.push(format!(
+            "[wait] exit {} with a {} report, the story says {}",
+            run.code, report.verdict, story.verdict
+        ));
+    }
+    if report.wait.is_none_or(|w| w.timed_out) {
+        problems.push(format!(
+            "[wait] not stopped before its timeout: {:?}",
+            report.wait
+        ));
+    }
+    if !report.notes.iter().any(|n| n.contains(reason)) {
+        problems.push(format!(
+            "[wait] no note says why it stopped with {reason:?}: {:?}\n{}",
+            report.notes, run.stderr
+        ));
+    }
+    problems
+}
+
 /// Runs one story in each of its modes; every mismatch is reported at once.
 fn run_story(story: &Story) -> Result<(), Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -224,6 +258,9 @@ async fn story_problems(story: &Story) -> Vec<String> {
                 .map(|p| format!("[live] {p}")),
         );
         verdicts.push(report.verdict);
+        if let Some(reason) = &story.wait_stops {
+            problems.extend(wait_problems(story, &cluster, reason).await);
+        }
         cluster.sim.shutdown().await;
     }
     if verdicts.windows(2).any(|w| w[0] != w[1]) {

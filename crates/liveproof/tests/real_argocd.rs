@@ -57,9 +57,13 @@ impl ArgoWorld {
     /// Commits `shop/` (Deployment `shop` running `image`, Service `shop`) now — the committer
     /// time is the change time `--commit` gives — and pushes it; the commit's SHA.
     fn push_shop(&self, image: &str, message: &str) -> String {
+        self.push_shop_manifest(&deployment("shop", image, ""), message)
+    }
+
+    /// [`push_shop`](Self::push_shop) with the Deployment's manifest as given.
+    fn push_shop_manifest(&self, deployment: &str, message: &str) -> String {
         let now = jiff::Timestamp::now().to_string();
-        self.repo
-            .file("shop/deployment.yaml", &deployment("shop", image, ""));
+        self.repo.file("shop/deployment.yaml", deployment);
         self.repo.file(
             "shop/service.yaml",
             "apiVersion: v1
@@ -246,32 +250,110 @@ async fn story_1_argo_cd_syncs_a_pushed_commit_on_the_real_controllers() {
             argo.state().await
         );
     }
-    synced_verdict_today(&argo, &synced, &app).await;
+    synced_verdict(&argo, &synced, &app).await;
 }
 
-/// What liveproof answers today once Argo CD reports the pushed commit Synced and Healthy and
-/// only the new pods run. Argo CD stamps `operationState.finishedAt` in whole seconds, as git
-/// stamps the commit: a sync that finished in a later second than the commit is live; one that
-/// finished in the commit's own second (a webhook and a sync within the second, as here on a
-/// quiet machine) leaves `condition_fresh` unknown and the verdict unproven, though every
-/// artifact check passed. The change that lets the artifacts decide that tie flips the second
-/// case to live: then this asserts `live` alone.
-async fn synced_verdict_today(argo: &ArgoWorld, run: &common::Run, app: &Value) {
+/// What liveproof answers once Argo CD reports the pushed commit Synced and Healthy and only
+/// the new pods run: live. Argo CD stamps `operationState.finishedAt` in whole seconds, as git
+/// stamps the commit, and a sync often finishes in the commit's own second (a webhook and a
+/// sync within the second, on a quiet machine): a sync of the commit came after it all the
+/// same — causality orders them, not the clock (issue 38) — so `condition_fresh` passes either
+/// way, and it says which ordered it.
+async fn synced_verdict(argo: &ArgoWorld, run: &common::Run, app: &Value) {
     let finished = app
         .pointer("/status/operationState/finishedAt")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let committed = run.report().change.since;
+    argo.world.expect_exit(run, 0);
+    assert_eq!(run.report().verdict, Verdict::Live, "{}", run.stdout);
     let fresh = evidence(run, Check::ConditionFresh);
+    assert_eq!(fresh.status, Status::Pass, "{}", run.stdout);
     if committed.as_deref() == Some(finished) {
-        argo.world.expect_exit(run, 3);
-        assert_eq!(run.report().verdict, Verdict::Unproven, "{}", run.stdout);
-        assert_eq!(fresh.status, Status::Unknown, "{}", run.stdout);
-    } else {
-        argo.world.expect_exit(run, 0);
-        assert_eq!(run.report().verdict, Verdict::Live, "{}", run.stdout);
-        assert_eq!(fresh.status, Status::Pass, "{}", run.stdout);
+        assert!(fresh.detail.contains("causality orders them"), "{fresh:?}");
     }
+}
+
+/// Story 4 (issue 33) on the real Argo CD: a commit whose manifest the API server rejects
+/// (`replicas: "x"`). `verify application/shop --commit X --wait --timeout 4m` is under way
+/// before the push webhook's refresh; Argo CD finds X, its automated sync fails (and its one
+/// retry), and the operation ends Failed with Argo CD's message — and the wait ends there,
+/// not_live, with that message (the harness's two-minute bound on a run fails the test if it
+/// waits the timeout out). A retry under way (phase Running) keeps it waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_4_argo_cd_fails_to_sync_an_invalid_commit_and_the_wait_ends_with_its_message() {
+    let argo = ArgoWorld::start().await;
+    let (v1, v2) = argo.world.two_builds("acme/shop").await;
+    let first = argo.push_shop(&v1, "shop v1");
+    // One retry, soon: a failed sync is retried as phase Running, then ends Failed.
+    let app = argocd::application("shop", &argo.remote, "shop", "apps")
+        + "    retry:\n      limit: 1\n      backoff: {duration: 1s, factor: 1}\n";
+    argo.world.apply(&app);
+    argo.synced_to(&first).await;
+    argo.running("shop", &v1).await;
+
+    let invalid = deployment("shop", &v2, "").replace("replicas: 3", "replicas: \"x\"");
+    let bad = argo.push_shop_manifest(&invalid, "shop: replicas x");
+    let repo = argo.repo.path();
+    let waiting = common::liveproof()
+        .args(&["verify", "application/shop", "-n", argocd::NAMESPACE])
+        .args(&["--commit", &bad, "--repo", repo.to_str().expect("utf-8")])
+        .args(&["--wait", "--timeout", "4m"])
+        .json()
+        .on(&argo.world)
+        .run();
+    let webhook = async {
+        // Once verify is watching, the push webhook's hard refresh.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        argocd::refresh(&argo.world.plane, "shop").unwrap_or_else(|e| panic!("{e:#}"));
+    };
+    let (run, ()) = tokio::join!(waiting, webhook);
+    let app = argo.app().await;
+    let at = |p: &str| {
+        app.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let phase = at("/status/operationState/phase");
+    assert!(
+        matches!(phase.as_str(), "Failed" | "Error"),
+        "{}\n{}",
+        run.stdout,
+        argo.state().await
+    );
+    argo.world.expect_exit(&run, 1);
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::NotLive);
+    assert!(
+        report.wait.is_some_and(|w| !w.timed_out),
+        "{:?}",
+        report.wait
+    );
+    let message = at("/status/operationState/message");
+    let note = format!(
+        "--wait stopped at a failure waiting will not fix: {}/Application/shop: sync operation {phase} syncing {bad}: {}",
+        argocd::NAMESPACE,
+        message.trim_end()
+    );
+    assert!(
+        report.notes.contains(&note),
+        "{:?}\nwant: {note}\n{}",
+        report.notes,
+        run.stderr
+    );
+    // The evidence says it too, with where to look next.
+    let fresh = evidence(&run, Check::ConditionFresh);
+    assert_eq!(fresh.status, Status::Fail);
+    assert!(fresh.detail.contains(message.trim_end()), "{fresh:?}");
+    assert!(
+        report.targets[0]
+            .next_step
+            .as_ref()
+            .is_some_and(|s| s.to_string().contains("--show-operation")),
+        "{:?}",
+        report.targets[0].next_step
+    );
 }
 
 /// Argo CD's values of the fields that have a fixed set (what a fixture may say differs

@@ -209,6 +209,8 @@ spec:
 /// - Blue-green (active and preview Services, no auto-promotion): awaiting promotion, the
 ///   preview serves the new build and the active the old: not live. Promoted, live while the
 ///   old pods idle out (`scaleDownDelaySeconds`): they are Ready but no longer routed.
+/// - The canary again, with a third build, aborted while `verify --wait` waits: it ends at
+///   once, not live, with the controller's message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
     let (world, v1, v2) =
@@ -335,6 +337,69 @@ async fn story_11_argo_rollouts_canary_and_blue_green_on_the_real_controller() {
         "the old pods were gone before the verdict, so this proves nothing of idle pods: {:?}",
         ready_hashes(&world, "shop")
     );
+
+    // Aborted during its canary (issue 33): `verify rollout/web --wait` is under way when
+    // somebody runs `kubectl argo rollouts abort web`; the controller scales the canary back and
+    // reports it Degraded, and the wait ends there, not_live, with the controller's message
+    // (the harness's two-minute bound on a run fails the test if it waits its 4m out).
+    push_multiarch(&world.registry.pusher(), "acme/web", "v3", "build-3").await;
+    let v3 = format!("{}/acme/web:v3", world.registry.host);
+    let since = change_time().await;
+    set_rollout_image(&world, "web", &v3);
+    world
+        .wait_field(
+            "rollout/web",
+            "{.status.phase}/{.status.currentStepIndex}",
+            "Paused/1",
+            Duration::from_secs(120),
+        )
+        .await;
+    let waiting = verify(
+        &world,
+        "rollout/web",
+        &since,
+        &v3,
+        &["--wait", "--timeout", "4m"],
+    );
+    let aborting = async {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        abort(&world, "web");
+    };
+    let (aborted, ()) = tokio::join!(waiting, aborting);
+    world.expect_exit(&aborted, 1);
+    let report = aborted.report();
+    assert_eq!(report.verdict, Verdict::NotLive);
+    assert!(
+        report.wait.is_some_and(|w| !w.timed_out),
+        "{:?}",
+        report.wait
+    );
+    let message = world.field("rollout/web", "{.status.message}");
+    assert!(message.contains("RolloutAborted"), "{}", world.state());
+    assert!(
+        report.notes.iter().any(|n| n
+            .starts_with("--wait stopped at a failure waiting will not fix: ")
+            && n.ends_with(&format!("the rollout was aborted: {message}"))),
+        "{:?}\n{}",
+        report.notes,
+        aborted.stderr
+    );
+}
+
+/// `kubectl argo rollouts abort NAME`, as the plugin does it: `status.abort` set through the
+/// status subresource.
+fn abort(world: &World, name: &str) {
+    world.kubectl(&[
+        "-n",
+        "apps",
+        "patch",
+        "rollout",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"abort":true}}"#,
+    ]);
 }
 
 /// A ReplicaSet of Rollout `shop` (uid `owner`) for `hash`: 2 pods of `image`, as Argo
@@ -553,8 +618,13 @@ spec:
 /// Commits `apps/web.yaml` (Deployment `web` running `image`) now — the committer time is the
 /// change time `--commit` gives — and pushes it to the git server; the commit's SHA.
 fn push_web(repo: &Repo, remote: &str, image: &str, message: &str) -> String {
+    push_manifest(repo, remote, &deployment("web", image, ""), message)
+}
+
+/// Commits `apps/web.yaml` as `manifest` now and pushes it to the git server; the commit's SHA.
+fn push_manifest(repo: &Repo, remote: &str, manifest: &str, message: &str) -> String {
     let now = jiff::Timestamp::now().to_string();
-    repo.file("apps/web.yaml", &deployment("web", image, ""));
+    repo.file("apps/web.yaml", manifest);
     for args in [
         &["add", "-A"][..],
         &["commit", "-q", "-m", message],
@@ -565,29 +635,34 @@ fn push_web(repo: &Repo, remote: &str, image: &str, message: &str) -> String {
     git_at(&repo.path(), &["rev-parse", "HEAD"], &now)
 }
 
-/// Story 12: Flux for real, seed 000 as it happens. A commit pushed to the git server is
-/// merged but not deployed: `verify kustomization/apps --commit SHA` is not live before
-/// source-controller fetched it, and still not live once it did while the Kustomization is
-/// suspended (nothing applied it). Resumed, kustomize-controller builds and applies it — the
-/// test applies nothing — and `verify --wait` ends live with the new pods.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn story_12_flux_applies_a_pushed_commit() {
-    let world = World::start().await;
-    let (v1, v2) = two_builds(&world).await;
-    let git_root = world.plane.dir.path().join("git-server");
-    let server = GitServer::start(&world.plane, &git_root).unwrap_or_else(|e| panic!("{e:#}"));
-    let remote = format!("{}/apps.git", server.url);
-    world.keep(Ok(server.process));
-    install_crds(&world, "flux-crds.yaml");
-    world.kubectl(&["create", "namespace", "flux-system"]);
-    world.kubectl(&["create", "namespace", "apps"]);
-    let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
-    world.keep(Ok(flux.source));
-    world.keep(Ok(flux.kustomize));
-    let repo = Repo::new();
-    let first = push_web(&repo, &remote, &v1, "web v1");
-    world.apply(&format!(
-        "apiVersion: source.toolkit.fluxcd.io/v1
+/// Flux's source- and kustomize-controller running with the git server, GitRepository `apps`
+/// following its `main` and Kustomization `apps` applying `./apps`, both in `flux-system`, with
+/// the first commit (Deployment `web` on v1) applied and rolled out.
+struct FluxWorld {
+    world: World,
+    repo: Repo,
+    remote: String,
+    v2: String,
+}
+
+impl FluxWorld {
+    async fn start() -> FluxWorld {
+        let world = World::start().await;
+        let (v1, v2) = two_builds(&world).await;
+        let git_root = world.plane.dir.path().join("git-server");
+        let server = GitServer::start(&world.plane, &git_root).unwrap_or_else(|e| panic!("{e:#}"));
+        let remote = format!("{}/apps.git", server.url);
+        world.keep(Ok(server.process));
+        install_crds(&world, "flux-crds.yaml");
+        world.kubectl(&["create", "namespace", "flux-system"]);
+        world.kubectl(&["create", "namespace", "apps"]);
+        let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
+        world.keep(Ok(flux.source));
+        world.keep(Ok(flux.kustomize));
+        let repo = Repo::new();
+        let first = push_web(&repo, &remote, &v1, "web v1");
+        world.apply(&format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata:
   name: apps
@@ -610,38 +685,87 @@ spec:
   interval: 1h
   timeout: 2m
 "
-    ));
-    let applied = [
-        "-n",
-        "flux-system",
-        "get",
-        "kustomization",
-        "apps",
-        "-o",
-        "jsonpath={.status.lastAppliedRevision}",
-    ];
-    world
-        .wait_for(
-            &applied,
-            &format!("main@sha1:{first}"),
-            Duration::from_secs(120),
-        )
-        .await;
-    world.wait_ready("deploy/web", "3").await;
+        ));
+        world
+            .wait_for(
+                &APPLIED,
+                &format!("main@sha1:{first}"),
+                Duration::from_secs(120),
+            )
+            .await;
+        world.wait_ready("deploy/web", "3").await;
+        FluxWorld {
+            world,
+            repo,
+            remote,
+            v2,
+        }
+    }
 
-    let second = push_web(&repo, &remote, &v2, "web v2");
-    let repo_dir = repo.path();
-    let repo_arg = repo_dir.to_str().expect("utf-8 path");
-    let verify_ks = |extra: &'static [&'static str]| {
+    /// `kubectl -n flux-system ARGS…`.
+    fn flux(&self, args: &[&str]) -> String {
+        let mut all = vec!["-n", "flux-system"];
+        all.extend_from_slice(args);
+        self.world.kubectl(&all)
+    }
+
+    /// `flux reconcile source git apps`, as the CLI asks for it: the reconcile annotation.
+    fn fetch(&self) {
+        let requested = format!(
+            "reconcile.fluxcd.io/requestedAt={}",
+            jiff::Timestamp::now().as_second()
+        );
+        self.flux(&[
+            "annotate",
+            "--overwrite",
+            "gitrepository",
+            "apps",
+            &requested,
+        ]);
+    }
+
+    /// `verify kustomization/apps -n flux-system --commit COMMIT --repo R EXTRA… -o json`.
+    async fn verify(&self, commit: &str, extra: &[&str]) -> common::Run {
+        let repo_dir = self.repo.path();
         common::liveproof()
             .args(&["verify", "kustomization/apps", "-n", "flux-system"])
-            .args(&["--commit", &second, "--repo", repo_arg])
+            .args(&[
+                "--commit",
+                commit,
+                "--repo",
+                repo_dir.to_str().expect("utf-8 path"),
+            ])
             .args(extra)
             .json()
-            .on(&world)
+            .on(&self.world)
             .run()
-    };
-    let merged = verify_ks(&[]).await;
+            .await
+    }
+}
+
+/// The Kustomization's `lastAppliedRevision`, as kubectl reads it.
+const APPLIED: [&str; 7] = [
+    "-n",
+    "flux-system",
+    "get",
+    "kustomization",
+    "apps",
+    "-o",
+    "jsonpath={.status.lastAppliedRevision}",
+];
+
+/// Story 12: Flux for real, seed 000 as it happens. A commit pushed to the git server is
+/// merged but not deployed: `verify kustomization/apps --commit SHA` is not live before
+/// source-controller fetched it, and still not live once it did while the Kustomization is
+/// suspended (nothing applied it). Resumed, kustomize-controller builds and applies it — the
+/// test applies nothing — and `verify --wait` ends live with the new pods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_12_flux_applies_a_pushed_commit() {
+    let flux = FluxWorld::start().await;
+    let world = &flux.world;
+    let v2 = flux.v2.clone();
+    let second = push_web(&flux.repo, &flux.remote, &v2, "web v2");
+    let merged = flux.verify(&second, &[]).await;
     world.expect_exit(&merged, 1);
     assert_eq!(merged.report().verdict, Verdict::NotLive);
     assert_eq!(
@@ -651,14 +775,9 @@ spec:
 
     // Fetched but not applied: the Kustomization held (`flux suspend`), the source asked to
     // reconcile (`flux reconcile source git`).
-    let flux = |args: &[&str]| {
-        let mut all = vec!["-n", "flux-system"];
-        all.extend_from_slice(args);
-        world.kubectl(&all)
-    };
     let suspend = |on: bool| {
         let patch = serde_json::json!({"spec": {"suspend": on}}).to_string();
-        flux(&[
+        flux.flux(&[
             "patch",
             "kustomization",
             "apps",
@@ -668,17 +787,7 @@ spec:
         ]);
     };
     suspend(true);
-    let requested = format!(
-        "reconcile.fluxcd.io/requestedAt={}",
-        jiff::Timestamp::now().as_second()
-    );
-    flux(&[
-        "annotate",
-        "--overwrite",
-        "gitrepository",
-        "apps",
-        &requested,
-    ]);
+    flux.fetch();
     world
         .wait_for(
             &[
@@ -694,7 +803,7 @@ spec:
             Duration::from_secs(60),
         )
         .await;
-    let fetched = verify_ks(&[]).await;
+    let fetched = flux.verify(&second, &[]).await;
     world.expect_exit(&fetched, 1);
     assert_eq!(
         evidence(&fetched, Check::GitopsRevision).status,
@@ -703,9 +812,9 @@ spec:
 
     // Applied by kustomize-controller once resumed (`flux resume`).
     suspend(false);
-    let waited = verify_ks(&["--wait", "--timeout", "150s"]).await;
+    let waited = flux.verify(&second, &["--wait", "--timeout", "150s"]).await;
     world.expect_exit(&waited, 0);
-    assert_eq!(world.kubectl(&applied), format!("main@sha1:{second}"));
+    assert_eq!(world.kubectl(&APPLIED), format!("main@sha1:{second}"));
     let images = world.pod_images("web");
     assert!(
         images.lines().all(|i| i == v2),
@@ -984,6 +1093,61 @@ spec:
     )
     .await;
     world.expect_exit(&run, 0);
+}
+
+/// Story 16 (issue 33): a commit whose manifest the API server rejects (`replicas: "x"`).
+/// `verify kustomization/apps --commit E --wait --timeout 4m` is started before Flux has looked;
+/// then source-controller fetches E, kustomize-controller's dry-run fails and it records
+/// Ready=False ReconciliationFailed for E — and the wait ends there, not_live, with Flux's own
+/// message, long before its timeout (the harness's two-minute bound on a run fails the test
+/// if it waits the timeout out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_16_flux_rejects_an_invalid_commit_and_the_wait_ends_with_its_message() {
+    let flux = FluxWorld::start().await;
+    let world = &flux.world;
+    let invalid = deployment("web", &flux.v2, "").replace("replicas: 3", "replicas: \"x\"");
+    let bad = push_manifest(&flux.repo, &flux.remote, &invalid, "web: replicas x");
+    let waiting = flux.verify(&bad, &["--wait", "--timeout", "4m"]);
+    let fetch = async {
+        // Once verify is watching, `flux reconcile source git apps`.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        flux.fetch();
+    };
+    let (run, ()) = tokio::join!(waiting, fetch);
+    world.expect_exit(&run, 1);
+    let report = run.report();
+    assert_eq!(report.verdict, Verdict::NotLive);
+    assert!(
+        report.wait.is_some_and(|w| !w.timed_out),
+        "{:?}",
+        report.wait
+    );
+    let ready = |field: &str| {
+        flux.flux(&[
+            "get",
+            "kustomization",
+            "apps",
+            "-o",
+            &format!("jsonpath={{.status.conditions[?(@.type==\"Ready\")].{field}}}"),
+        ])
+    };
+    assert_eq!(ready("reason"), "ReconciliationFailed", "{}", world.state());
+    let flux_says = ready("message").trim_end().to_string();
+    assert!(flux_says.contains("replicas"), "{flux_says}");
+    let note = format!(
+        "--wait stopped at a failure waiting will not fix: flux-system/Kustomization/apps: Ready=False ReconciliationFailed for revision main@sha1:{bad}: {flux_says}"
+    );
+    assert!(
+        report.notes.contains(&note),
+        "{:?}\nwant: {note}\n{}",
+        report.notes,
+        run.stderr
+    );
+    // The evidence says it too, and the cluster still runs what Flux applied before.
+    assert_eq!(
+        evidence(&run, Check::ConditionFresh).detail.trim_end(),
+        format!("Ready=False ReconciliationFailed: {flux_says}")
+    );
 }
 
 /// Story 13: the real Flagger with the `kubernetes` provider (no mesh: blue/green on

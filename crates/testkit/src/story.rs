@@ -52,6 +52,12 @@ pub struct Story {
     /// given as `--commit`, and the repository as `--repo` ([`Story::repository`]).
     #[serde(default)]
     pub history: Vec<StoryCommit>,
+    /// The answer is settled (a failure final for the change, an unknown nothing later
+    /// decides): on the simulator, `--wait` ends at once with the story's verdict, not at its
+    /// `--timeout`, and the report's note says why, with this text in it (the controller's own
+    /// message, or the tie).
+    #[serde(default)]
+    pub wait_stops: Option<String>,
 }
 
 /// What a story says superseded a target: the fields it gives of the report's `superseded_by`.

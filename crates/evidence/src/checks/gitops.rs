@@ -324,7 +324,10 @@ pub(crate) fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str)
 }
 
 /// `condition_fresh` over the named conditions: each True and changed after the change.
-/// `describes` says, for a stale one, which deploy it is about.
+/// `describes` says, for a stale one, which deploy it is about. `applied` is a revision the
+/// controller acted on that contains the change's commit, when the change time is the
+/// commit's own ([`causally_after`]): a condition whose message names it was written after
+/// the commit, whatever its whole-second time says.
 pub(crate) fn condition_fresh(
     obj: &Value,
     resource: ResourceKind,
@@ -332,6 +335,7 @@ pub(crate) fn condition_fresh(
     types: &[&str],
     change: &Change,
     describes: Option<String>,
+    applied: Option<&str>,
 ) -> Finding {
     let kind = resource.kind_name();
     let source = source_of(obj, resource, ns).field(".status.conditions");
@@ -342,6 +346,8 @@ pub(crate) fn condition_fresh(
     let mut observed_parts = Vec::new();
     let mut failing: Option<(String, Suggestion)> = None;
     let mut unknown: Option<String> = None;
+    // Conditions the clock could not order after the change, ordered by what they name.
+    let mut by_causality: Vec<String> = Vec::new();
     for t in types {
         let Some(c) = condition(obj, t) else {
             if *t == "Ready" {
@@ -371,6 +377,20 @@ pub(crate) fn condition_fresh(
                     .then("` shows its events"),
             ));
             continue;
+        }
+        // The condition's state (its message included: a change of message moves
+        // lastTransitionTime) names a revision that contains the commit: it was written
+        // after the commit, even in the commit's own second.
+        let names_applied = applied.filter(|rev| c.message.contains(rev));
+        if let (Some(since), Some(at), Some(rev)) = (change.since, c.last_transition, names_applied)
+        {
+            if order(at, since) != Order::After {
+                by_causality.push(format!(
+                    "{} last changed at {at} to name {rev}, which contains the change's commit, so it was written after the commit (causality orders them, not the clock)",
+                    c.type_
+                ));
+                continue;
+            }
         }
         match (change.since, c.last_transition) {
             (Some(since), Some(at)) if order(at, since) == Order::Tie => {
@@ -420,9 +440,17 @@ pub(crate) fn condition_fresh(
             .detail(detail)
             .next(super::GIVE_THE_CHANGE_TIME);
     }
+    let detail = if by_causality.is_empty() {
+        "the conditions changed after the change (status tier: the release and pods below are the proof)".to_string()
+    } else {
+        format!(
+            "{} (status tier: the release and pods below are the proof)",
+            by_causality.join("; ")
+        )
+    };
     Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
         .source(source)
-        .detail("the conditions changed after the change (status tier: the release and pods below are the proof)")
+        .detail(detail)
 }
 
 /// `gitops_revision` from several comparisons: all must hold; none given → skip.
@@ -526,19 +554,71 @@ fn commit_part(
     }
 }
 
+/// Whether `revision` (a Flux or Argo CD revision, or a chart version whose build metadata is
+/// a commit: `0.4.3+3f2c1ab9d0e1`) contains the change's `commit`: is it, or descends from it
+/// in `--repo`. `None` when that cannot be told (not traced, or git could not say).
+pub(crate) fn contains_commit(observed: &Observed, revision: &str, commit: &str) -> Option<bool> {
+    let at = chart_build_commit(revision).unwrap_or_else(|| raw::revision_commit(revision));
+    if revision_matches(at, commit) {
+        return Some(true);
+    }
+    match observed.containment.get(&at.to_ascii_lowercase()) {
+        Some(Containment::Contains) => Some(true),
+        Some(Containment::Lacks) => Some(false),
+        Some(Containment::Unknown { .. }) | None => None,
+    }
+}
+
+/// The commit a chart version names in its build metadata: source-controller versions a chart
+/// it builds from a GitRepository with `reconcileStrategy: Revision` as `VERSION+COMMIT[:12]`,
+/// and helm-controller records it as the HelmRelease's `lastAttemptedRevision`.
+pub(crate) fn chart_build_commit(version: &str) -> Option<&str> {
+    version
+        .split_once('+')
+        .map(|(_, build)| build)
+        .filter(|build| crate::is_commit_sha(build))
+}
+
+/// Whether the change time is the commit's own (its committer time, or earlier): then whatever
+/// a controller did with a revision that contains the commit, it did after the change.
+/// Causality orders them where whole-second clocks cannot (a webhook and a sync within the
+/// commit's own second); a `--since` later than the commit is ordered by the clock alone.
+pub(crate) fn causally_after(change: &Change) -> bool {
+    matches!((change.since, change.commit_time), (Some(since), Some(committed)) if since <= committed)
+}
+
+/// `revision`, when the controller acted on it after the change by causality: it contains the
+/// change's commit and the change time is the commit's own ([`causally_after`]).
+fn applied_after_commit<'a>(
+    observed: &Observed,
+    change: &Change,
+    revision: Option<&'a str>,
+) -> Option<&'a str> {
+    let commit = change.commit.as_deref()?;
+    revision.filter(|rev| {
+        causally_after(change) && contains_commit(observed, rev, commit) == Some(true)
+    })
+}
+
 /// Every GitOps revision the objects name that is not `commit` itself, as the revision checks
 /// read them: what the gather traces in `--repo` against the change's commit
 /// ([`Observed::containment`]). The commit itself matches by [`revision_matches`], untraced.
 pub fn revisions_to_trace(observed: &Observed, commit: &str) -> Vec<String> {
-    const SINGLE: [&str; 4] = [
+    // What a wait stops on reads the attempted revisions too: a Kustomization's last attempt,
+    // a HelmRelease's chart (its build metadata), an Argo CD operation that failed before it
+    // had a result.
+    const SINGLE: [&str; 6] = [
         "/status/artifact/revision",
         "/status/lastAppliedRevision",
+        "/status/lastAttemptedRevision",
         "/status/sync/revision",
         "/status/operationState/syncResult/revision",
+        "/status/operationState/operation/sync/revision",
     ];
-    const LISTS: [&str; 2] = [
+    const LISTS: [&str; 3] = [
         "/status/sync/revisions",
         "/status/operationState/syncResult/revisions",
+        "/status/operationState/operation/sync/revisions",
     ];
     let mut out: Vec<String> = observed
         .others
@@ -552,8 +632,9 @@ pub fn revisions_to_trace(observed: &Observed, commit: &str) -> Vec<String> {
                 .filter_map(Value::as_str);
             single.chain(listed).collect::<Vec<_>>()
         })
+        .map(|r| chart_build_commit(r).unwrap_or_else(|| raw::revision_commit(r)))
         .filter(|r| !revision_matches(r, commit))
-        .map(|r| raw::revision_commit(r).to_ascii_lowercase())
+        .map(str::to_ascii_lowercase)
         .filter(|c| crate::is_commit_sha(c))
         .collect();
     out.sort();
@@ -566,6 +647,13 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
     let history = ReleaseHistory::read(observed, &storage_ns, &release_name);
     let describes = condition_describes(hr, &history);
     let mut out = vec![observed_generation(hr, ResourceKind::HelmRelease, ns)];
+    // helm-controller names the chart it released in Ready's and Released's messages
+    // (`with chart inventory@0.4.3+3f2c1ab9d0e1`): a version built from the commit orders them.
+    let attempted = applied_after_commit(
+        observed,
+        change,
+        str_at(hr, "/status/lastAttemptedRevision").filter(|v| chart_build_commit(v).is_some()),
+    );
     out.push(condition_fresh(
         hr,
         ResourceKind::HelmRelease,
@@ -573,6 +661,7 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
         &["Ready", "Released"],
         change,
         describes,
+        attempted,
     ));
 
     let mut parts = Vec::new();
@@ -739,6 +828,7 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
     let mut out = vec![observed_generation(ks, ResourceKind::Kustomization, ns)];
     let applied = str_at(ks, "/status/lastAppliedRevision");
     let attempted = str_at(ks, "/status/lastAttemptedRevision");
+    // kustomize-controller's Ready says "Applied revision: main@sha1:…" once it applied it.
     out.push(condition_fresh(
         ks,
         ResourceKind::Kustomization,
@@ -746,6 +836,7 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
         &["Ready"],
         change,
         applied.map(|a| format!("revision {a}")),
+        applied_after_commit(observed, change, applied),
     ));
     let mut parts = Vec::new();
     if let Some(commit) = &change.commit {
@@ -764,12 +855,29 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
                 .and_then(|s| str_at(s, "/namespace"))
                 .unwrap_or(ns);
             if let Some(repo) = observed.find_other(ResourceKind::GitRepository, source_ns, name) {
-                parts.push(commit_part(
+                let mut part = commit_part(
                     observed,
                     str_at(repo, "/status/artifact/revision"),
                     commit,
                     &format!("GitRepository {source_ns}/{name}"),
-                ));
+                );
+                // Why it does not have the commit, in source-controller's words.
+                if part.0 != Status::Pass {
+                    if let Some(c) = super::gitops_final::source_failure(repo) {
+                        let why = format!(
+                            "source-controller reports {}={} {}: {}",
+                            c.type_,
+                            c.status,
+                            c.reason,
+                            raw::shown(c.message)
+                        );
+                        part.3 = Some(match part.3 {
+                            Some(detail) => format!("{detail}; {why}"),
+                            None => why,
+                        });
+                    }
+                }
+                parts.push(part);
             }
         }
     }
@@ -807,15 +915,7 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
             commit,
             &format!("sync ({sync_status})"),
         ));
-        let op = str_at(app, "/status/operationState/syncResult/revision").or_else(|| {
-            best_revision(
-                observed,
-                app,
-                "/status/operationState/syncResult/revisions",
-                commit,
-            )
-        });
-        if let Some(op) = op {
+        if let Some(op) = synced_by_operation(observed, app, commit) {
             parts.push(commit_part(
                 observed,
                 Some(op),
@@ -833,10 +933,29 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
             Some("the cluster differs from git: Argo CD has not synced the newest revision".into()),
         ));
     }
-    let mut out = vec![revision_finding(src.clone().field(".status.sync"), parts)];
+    let phase = str_at(app, "/status/operationState/phase");
+    let message = str_at(app, "/status/operationState/message").unwrap_or_default();
+    let mut revision = revision_finding(src.clone().field(".status.sync"), parts);
+    if let (Status::Fail, Some(p @ ("Failed" | "Error"))) = (revision.evidence.status, phase) {
+        // Not taken because the sync of it failed: that failure is the cause to look at.
+        revision.evidence.detail = format!(
+            "{}; the last sync {p}: {}",
+            revision.evidence.detail,
+            raw::shown(message)
+        );
+        revision.next_step = Some(see_the_failed_sync(app, ns).into());
+    }
+    let mut out = vec![revision];
+
+    // A sync of the commit, or of a descendant of it, came after the commit whatever the
+    // whole-second clocks say (a webhook and a sync within the commit's own second).
+    let synced_commit = change
+        .commit
+        .as_deref()
+        .and_then(|commit| synced_by_operation(observed, app, commit))
+        .and_then(|op| applied_after_commit(observed, change, Some(op)));
 
     // The sync operation: its finish time is Argo CD's "when did I last act".
-    let phase = str_at(app, "/status/operationState/phase");
     let finished: Option<Timestamp> = time_at(app, "/status/operationState/finishedAt");
     let expected = match change.since {
         Some(s) => format!("a Succeeded sync finished after {s}"),
@@ -851,12 +970,15 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
     );
     let f = Finding::new(Check::ConditionFresh, Status::Pass, observed, expected)
         .source(src.clone().field(".status.operationState"));
-    let message = str_at(app, "/status/operationState/message").unwrap_or_default();
     let finished_order = finished
         .zip(change.since)
         .map(|(at, since)| order(at, since));
     out.push(match (phase, finished, change.since) {
         (Some("Succeeded"), Some(_), Some(_)) if finished_order == Some(Order::After) => f.detail("Argo CD finished a sync after the change (status tier: the pods below are the proof)"),
+        (Some("Succeeded"), Some(at), Some(_)) if synced_commit.is_some() => f.detail(format!(
+            "Argo CD finished syncing {}, which contains the change's commit, at {at}: a sync of the commit comes after it (causality orders them, not the clock; status tier: the pods below are the proof)",
+            synced_commit.unwrap_or_default()
+        )),
         (Some("Succeeded"), Some(at), Some(since)) if finished_order == Some(Order::Tie) => with_status(f, Status::Unknown)
             .detail(format!("the last sync finished at {at}, in the change's own second ({since}): times are recorded to the second, so which came first cannot be told"))
             .next("give the change time to the sub-second (--since with fractional seconds), or let the pods decide: verify the workloads with --image or -f"),
@@ -866,7 +988,7 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
         (Some("Running"), _, _) => with_status(f, Status::Fail).detail(format!("a sync is still running: {message}")),
         (Some(p @ ("Failed" | "Error")), _, _) => with_status(f, Status::Fail)
             .detail(format!("the last sync {p}: {message}"))
-            .next("see why the sync failed: argocd app get --show-operation"),
+            .next(see_the_failed_sync(app, ns)),
         (_, _, None) => with_status(f, Status::Unknown).detail("no change time was given").next(super::GIVE_THE_CHANGE_TIME),
         _ => with_status(f, Status::Unknown).detail("no finished sync operation is recorded"),
     });
@@ -896,6 +1018,49 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
         _ => with_status(f, Status::Unknown).detail(format!("health is {health}")),
     });
     out
+}
+
+/// Where a failed Argo CD sync says why: the operation's message and each resource's result.
+fn see_the_failed_sync(app: &Value, ns: &str) -> String {
+    format!(
+        "see why the sync failed: argocd app get {} --app-namespace {ns} --show-operation (or kubectl -n {ns} get application {} -o jsonpath='{{.status.operationState}}')",
+        raw::name(app),
+        raw::name(app)
+    )
+}
+
+/// The revision the last sync operation synced, of a multi-source app the one that says most
+/// about `commit`.
+fn synced_by_operation<'a>(observed: &Observed, app: &'a Value, commit: &str) -> Option<&'a str> {
+    str_at(app, "/status/operationState/syncResult/revision").or_else(|| {
+        best_revision(
+            observed,
+            app,
+            "/status/operationState/syncResult/revisions",
+            commit,
+        )
+    })
+}
+
+/// The revision the last sync operation synced or, when it ended before it had a result (a
+/// manifest Argo CD could not generate), the one it was asked to sync.
+pub(crate) fn attempted_by_operation<'a>(
+    observed: &Observed,
+    app: &'a Value,
+    commit: &str,
+) -> Option<&'a str> {
+    synced_by_operation(observed, app, commit)
+        .filter(|r| !r.is_empty())
+        .or_else(|| str_at(app, "/status/operationState/operation/sync/revision"))
+        .or_else(|| {
+            best_revision(
+                observed,
+                app,
+                "/status/operationState/operation/sync/revisions",
+                commit,
+            )
+        })
+        .filter(|r| !r.is_empty())
 }
 
 /// Of a multi-source app's revisions (one per source), the one that says most about the

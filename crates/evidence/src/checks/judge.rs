@@ -1,61 +1,12 @@
 //! The judge: every target against what was observed — a workload by its checks, a Helm or
-//! GitOps target by its own evidence and then the workloads it leads to — and what `--wait`
-//! may stop on.
+//! GitOps target by its own evidence and then the workloads it leads to. What `--wait` may
+//! stop on is `settled.rs`.
 
 use super::verdict::{target_report, verdict};
-use super::workload::{Revision, Workload};
 use super::workload_checks::workload_findings;
-use super::{followed_workloads, gitops, pods, superseded, timeline};
+use super::{followed_workloads, gitops, superseded, timeline};
 use crate::model::ChangeSummary;
 use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
-
-/// A failure waiting will not fix, for `--wait` to stop on: ProgressDeadlineExceeded, a
-/// pod of the current revision crash-looping past [`CRASH_LOOP_RESTARTS`], or a Flagger
-/// Canary whose analysis failed.
-pub fn final_failure(
-    observed: &Observed,
-    targets: &[Target],
-    default_namespace: &str,
-) -> Option<String> {
-    let canary_failed = targets
-        .iter()
-        .filter(|t| t.kind == crate::TargetKind::Canary)
-        .find_map(|t| {
-            let ns = t.namespace_or(default_namespace);
-            let canary = observed.find_other(crate::ResourceKind::Canary, ns, &t.name)?;
-            let failure = super::kinds::flagger_canary::gave_up(canary)?;
-            Some(format!("{ns}/Canary/{}: {failure}", t.name))
-        });
-    if canary_failed.is_some() {
-        return canary_failed;
-    }
-    targets
-        .iter()
-        .filter(|t| t.kind.is_workload())
-        .find_map(|t| {
-            let ns = t.namespace_or(default_namespace);
-            let w = Workload::find(observed, t.kind, ns, &t.name)?;
-            if let Some(failure) = w.status.gave_up() {
-                if w.generation_caught_up() == Some(true) {
-                    return Some(format!("{}: {failure}", w.source()));
-                }
-            }
-            let Revision::Current(current) = w.current_revision(observed) else {
-                return None;
-            };
-            w.pods(observed)
-                .into_iter()
-                .find(|p| current.is_current(p) && pods::is_crash_looping(p))
-                .map(|p| {
-                    format!(
-                        "{}: pod {} is crash-looping ({})",
-                        w.source(),
-                        pods::name(p),
-                        pods::not_ready_reason(p).unwrap_or_default()
-                    )
-                })
-        })
-}
 
 /// Judges every target against what was observed, and every `--version-url` expectation of
 /// `change` against what its server answered. `default_namespace` applies to targets that did

@@ -3,7 +3,9 @@
 //!
 //! Where things are:
 //! - `judge.rs`: every target judged (a workload by its checks; a Helm or GitOps target by its
-//!   own evidence, then the workloads it leads to), and what `--wait` stops on;
+//!   own evidence, then the workloads it leads to);
+//! - `settled.rs`: what `--wait` stops on before the change is live (a final failure, an
+//!   unknown nothing can decide), with `gitops_final.rs` for Flux's and Argo CD's failures;
 //! - `verdict.rs`: the verdict and next-step rules for one target's findings;
 //! - `finding.rs`: the evidence-plus-next-step builder every check returns;
 //! - each workload kind in its own file under `kinds/` (its view, revision, rollout progress);
@@ -25,6 +27,7 @@ mod digest;
 mod expect;
 mod finding;
 mod gitops;
+mod gitops_final;
 mod judge;
 pub mod kinds;
 mod pod_defaults;
@@ -35,6 +38,7 @@ pub(crate) mod raw;
 mod release;
 mod rollout;
 pub mod server;
+mod settled;
 mod superseded;
 mod timeline;
 mod traffic;
@@ -44,9 +48,10 @@ mod workload_checks;
 
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
-pub use judge::{final_failure, judge, superseded_step, verify_again};
+pub use judge::{judge, superseded_step, verify_again};
 pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;
+pub use settled::{final_failure, final_unknown, settled, Settled};
 pub use superseded::manifests_to_read;
 
 /// What a check observed of a target the input does not hold: its evidence's `observed`, which

@@ -70,6 +70,32 @@ pub(crate) fn pod_restarted(
     Starts::of(pods, since, tie).judge(w, since, tie, expected)
 }
 
+/// A start in the change's own second that no later event will order, for `--wait`: a
+/// container of a serving pod of the current revision (old revisions' pods are replaced as the
+/// rollout goes on), when nothing in the template shows the change (the caller knows: then the
+/// tie cannot count as after). Only a new start of that pod, which the change will not cause,
+/// could decide it. `(pod, container, started)`.
+pub(crate) fn undecidable_tie(
+    w: &Workload,
+    observed: &crate::Observed,
+    since: Timestamp,
+) -> Option<(String, String, Timestamp)> {
+    let super::workload::Revision::Current(current) = w.current_revision(observed) else {
+        return None;
+    };
+    let pods = w.pods(observed);
+    w.routed_pods(&pods)
+        .into_iter()
+        .filter(|p| pods::is_serving(p) && current.is_current(p))
+        .find_map(|p| {
+            pods::container_statuses(p).iter().find_map(|c| {
+                let started = pods::running_since(c)??;
+                (order(started, since) == Order::Tie)
+                    .then(|| (pods::name(p).to_string(), c.name.clone(), started))
+            })
+        })
+}
+
 /// One serving container's start: `(pod, container, started)`.
 type Start = (String, String, Timestamp);
 

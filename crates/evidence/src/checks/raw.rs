@@ -43,6 +43,14 @@ pub fn condition<'a>(v: &'a Value, type_: &str) -> Option<Condition<'a>> {
         })
 }
 
+/// A controller's message as a report may show it: a URL's userinfo and query, and the
+/// credential after an HTTP auth scheme, masked (source-controller's clone errors quote the
+/// repository URL as `spec.url` gives it).
+pub fn shown(message: &str) -> String {
+    let urls = liveproof_redacted::mask_urls(message);
+    liveproof_redacted::mask_credentials(&urls, &[]).into_owned()
+}
+
 /// The commit part of a GitOps revision: `main@sha1:3f2c…` → `3f2c…`, `main/3f2c…` → `3f2c…`.
 pub fn revision_commit(revision: &str) -> &str {
     let after_colon = revision.rsplit(':').next().unwrap_or(revision);

@@ -142,7 +142,7 @@ pub(crate) fn workload_findings(
     let revision = w.current_revision(observed);
     let spec = spec_readback(observed, &w, change, tied_by);
     let tie = TieBreak {
-        shown_by: template_shows_change(&w, change, &spec),
+        shown_by: template_shows_change(&w, change, &spec.evidence),
         current: match &revision {
             Revision::Current(c) => Some(c),
             _ => None,
@@ -227,11 +227,15 @@ fn pods_readable(
 /// expectations read back from it (`spec_readback` passed), or a template that differs from
 /// the one the snapshot recorded before the apply. What decides a pod start in the change's
 /// own second.
-fn template_shows_change(w: &Workload, change: &Change, spec: &Finding) -> Option<String> {
-    if spec.evidence.status == Status::Pass {
+pub(crate) fn template_shows_change(
+    w: &Workload,
+    change: &Change,
+    spec: &crate::Evidence,
+) -> Option<String> {
+    if spec.status == Status::Pass {
         return Some(format!(
             "its template shows the stated change ({})",
-            spec.evidence.expected
+            spec.expected
         ));
     }
     let before = change.prior_template(w.kind, w.namespace, w.name)?;

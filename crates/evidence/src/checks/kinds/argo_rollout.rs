@@ -647,10 +647,15 @@ mod tests {
     fn wait_stops_on_an_abort_not_on_a_pause() {
         let target = [Target::new(TargetKind::Rollout, Some("shop"), "checkout")];
         let aborted = story("argo-rollout-canary-aborted");
-        let failure = crate::final_failure(&aborted, &target, "default").expect("a final failure");
+        let change = crate::Change::default();
+        let failure =
+            crate::final_failure(&aborted, &change, &target, "default").expect("a final failure");
         assert!(failure.contains("aborted"), "{failure}");
         let paused = story("argo-rollout-canary-paused-at-20-percent");
-        assert_eq!(crate::final_failure(&paused, &target, "default"), None);
+        assert_eq!(
+            crate::final_failure(&paused, &change, &target, "default"),
+            None
+        );
     }
 
     /// The serving pods of a blue-green are the active selector's alone; a basic canary (no

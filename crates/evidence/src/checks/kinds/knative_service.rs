@@ -39,6 +39,39 @@ pub(crate) fn revision_deployment(ksvc: &Value, ns: &str) -> Option<Target> {
     ))
 }
 
+/// A failure waiting will not fix, for `--wait`: the revision made from the current spec
+/// failed. knative/serving's Configuration marks its Ready condition False with reason
+/// `RevisionFailed` when its latest created Revision's Ready turns False
+/// (`pkg/apis/serving/v1/configuration_lifecycle.go` `MarkLatestCreatedFailed`, also when the
+/// Revision could not be created), and the Service carries it on ConfigurationsReady and Ready
+/// (`service_lifecycle.go` `PropagateConfigurationStatus`). A revision still coming up is
+/// Unknown there, not False. Only for the spec Knative observed, and recorded after the change:
+/// an older spec's failure is not this change's.
+pub(crate) fn gave_up(ksvc: &Value, change: &Change) -> Option<String> {
+    let caught_up = match (
+        super::super::raw::i64_at(ksvc, "/metadata/generation"),
+        super::super::raw::i64_at(ksvc, "/status/observedGeneration"),
+    ) {
+        (Some(generation), Some(observed)) => observed >= generation,
+        _ => false,
+    };
+    if !caught_up {
+        return None;
+    }
+    ["ConfigurationsReady", "Ready"]
+        .iter()
+        .filter_map(|t| condition(ksvc, t))
+        .find(|c| {
+            c.status == "False"
+                && c.reason == "RevisionFailed"
+                && matches!(
+                    (c.last_transition, change.since),
+                    (Some(at), Some(since)) if crate::order::order(at, since) == crate::order::Order::After
+                )
+        })
+        .map(|c| format!("{}=False RevisionFailed: {}", c.type_, c.message))
+}
+
 fn source(ksvc: &Value, ns: &str) -> SourceRef {
     SourceRef::object(ResourceKind::KnativeService, ns, raw::name(ksvc))
 }
@@ -63,6 +96,7 @@ pub(crate) fn findings(
             ns,
             &["Ready"],
             change,
+            None,
             None,
         ),
         ready_revision(ksvc, ns),
