@@ -145,11 +145,12 @@ fn run_mark() -> String {
 /// group with `setsid`, or a daemon's double fork) with that process's own group and, when it
 /// leads a session, everything in that session. Never liveproof's own group or session.
 fn kill_run(group: rustix::process::Pid, mark: &str) {
-    use rustix::process::{kill_process, kill_process_group, Signal};
+    use rustix::process::{kill_process, kill_process_group, Pid, Signal};
     // ESRCH (gone already) is what we wanted anyway.
     let _ = kill_process_group(group, Signal::KILL);
-    let own_group = rustix::process::getpgrp();
-    let own_session = rustix::process::getsid(None).ok();
+    // Our own group and session as `/proc` numbers them: 0 when they lie outside this PID
+    // namespace (a container's runner), which rustix's `getpgrp`/`getsid` cannot return.
+    let own = own_stat();
     // Again while any is found: one may have forked while the last sweep ran.
     for _ in 0..5 {
         let marked = processes_marked(mark);
@@ -157,24 +158,37 @@ fn kill_run(group: rustix::process::Pid, mark: &str) {
             return;
         }
         for p in &marked {
-            let _ = kill_process(p.pid, Signal::KILL);
-            if p.group != own_group {
-                let _ = kill_process_group(p.group, Signal::KILL);
+            if let Some(pid) = Pid::from_raw(p.pid) {
+                let _ = kill_process(pid, Signal::KILL);
             }
-            if p.session == p.pid && Some(p.session) != own_session {
+            if own.as_ref().is_some_and(|own| p.group != own.group) {
+                if let Some(group) = Pid::from_raw(p.group) {
+                    let _ = kill_process_group(group, Signal::KILL);
+                }
+            }
+            if p.session == p.pid && own.as_ref().is_some_and(|own| p.session != own.session) {
                 for member in processes_in_session(p.session) {
-                    let _ = kill_process(member, Signal::KILL);
+                    if let Some(member) = Pid::from_raw(member) {
+                        let _ = kill_process(member, Signal::KILL);
+                    }
                 }
             }
         }
     }
 }
 
-/// A process as `/proc/PID/stat` tells it.
+/// A process as `/proc/PID/stat` tells it, in raw numbers: a group or session led from outside
+/// this PID namespace reads 0 there.
 struct Proc {
-    pid: rustix::process::Pid,
-    group: rustix::process::Pid,
-    session: rustix::process::Pid,
+    pid: i32,
+    group: i32,
+    session: i32,
+}
+
+/// This process's own `/proc` entry, or `None` when it cannot be read (then no group or
+/// session but the run's own is killed).
+fn own_stat() -> Option<Proc> {
+    stat_of("self", i32::try_from(std::process::id()).ok()?)
 }
 
 /// Every process but this one whose environment holds `RUN_MARK=mark`, alive (a zombie's
@@ -183,16 +197,14 @@ fn processes_marked(mark: &str) -> Vec<Proc> {
     let needle = format!("{RUN_MARK}={mark}\0").into_bytes();
     all_processes()
         .filter(|p| {
-            std::fs::read(format!("/proc/{}/environ", p.pid.as_raw_nonzero()))
+            std::fs::read(format!("/proc/{}/environ", p.pid))
                 .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_slice()))
         })
         .collect()
 }
 
 /// Every process of the session `session`.
-fn processes_in_session(
-    session: rustix::process::Pid,
-) -> impl Iterator<Item = rustix::process::Pid> {
+fn processes_in_session(session: i32) -> impl Iterator<Item = i32> {
     all_processes()
         .filter(move |p| p.session == session)
         .map(|p| p.pid)
@@ -206,19 +218,22 @@ fn all_processes() -> impl Iterator<Item = Proc> {
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(move |&pid| u32::try_from(pid).is_ok_and(|p| p != own))
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `PID (COMM) STATE PPID PGRP SESSION …`; COMM may hold spaces and parentheses.
-            let mut after = stat.rsplit_once(')')?.1.split_whitespace().skip(2);
-            let group = after.next()?.parse().ok()?;
-            let session = after.next()?.parse().ok()?;
-            Some(Proc {
-                pid: rustix::process::Pid::from_raw(pid)?,
-                group: rustix::process::Pid::from_raw(group)?,
-                session: rustix::process::Pid::from_raw(session)?,
-            })
-        })
+        .filter(move |&pid| pid > 0 && u32::try_from(pid).is_ok_and(|p| p != own))
+        .filter_map(|pid| stat_of(&pid.to_string(), pid))
+}
+
+/// `/proc/ENTRY/stat`: `PID (COMM) STATE PPID PGRP SESSION …`; COMM may hold spaces and
+/// parentheses.
+fn stat_of(entry: &str, pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{entry}/stat")).ok()?;
+    let mut after = stat.rsplit_once(')')?.1.split_whitespace().skip(2);
+    let group = after.next()?.parse().ok()?;
+    let session = after.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        group,
+        session,
+    })
 }
 
 /// Runs `command` within `bounds` (blocking: call it from a blocking thread in async code).
@@ -483,6 +498,47 @@ mod tests {
         )
         .expect_err("no such program");
         assert!(matches!(err, ProgramError::Start(_)), "{err}");
+    }
+
+    /// In a container whose runner leads the session from outside its PID namespace, `/proc`
+    /// numbers liveproof's own group and session 0; reading them once panicked (rustix's
+    /// `getpgrp` asserts a positive number) and killing a run took liveproof down with exit
+    /// 101 (CI ran this way). This crate's kill tests are run again in such a namespace where
+    /// `unshare` can make one (root, or user namespaces); elsewhere there is nothing to run.
+    #[test]
+    fn a_run_is_killed_in_a_pid_namespace_entered_from_outside() {
+        const INSIDE: &str = "LIVEPROOF_PROCESS_TEST_IN_NAMESPACE";
+        if std::env::var_os(INSIDE).is_some() {
+            return;
+        }
+        let can = Command::new("unshare")
+            .args(["-pf", "--mount-proc", "true"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !can {
+            return;
+        }
+        let me = std::env::current_exe().expect("the test executable");
+        let out = Command::new("unshare")
+            .args(["-pf", "--mount-proc"])
+            .arg(me)
+            .args(["--exact", "--test-threads=1"])
+            .args([
+                "tests::a_hung_program_is_killed_at_its_deadline_with_its_children",
+                "tests::a_setsid_grandchild_is_killed_with_the_run",
+                "tests::endless_output_is_cut_at_the_cap",
+            ])
+            .env(INSIDE, "1")
+            .output()
+            .expect("unshare runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("3 passed"),
+            "the kill tests in a PID namespace: {}\n{}",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Whether `pid` no longer runs (a zombie, reaped by init soon, counts as gone).
