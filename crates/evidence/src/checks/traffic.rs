@@ -419,8 +419,11 @@ impl Report {
                         ]),
                     )
                 } else if self.weights_unknown > 0 {
-                    Suggestion::text("see the weights its controller recorded: ")
-                        .command(w.kubectl(&["get"], &["-o", "yaml"]))
+                    Suggestion::text(format!(
+                        "see the weights {} recorded: ",
+                        w.kind.actor().name
+                    ))
+                    .command(w.kubectl(&["get"], &["-o", "yaml"]))
                 } else {
                     Suggestion::text("see what the endpoints route to: ").command(Command::kubectl(
                         ["-n", ns, "get", "endpointslices", "-o", "yaml"],
@@ -533,9 +536,9 @@ impl Report {
             }
             let next = if self.named.contains_key(&first.service) {
                 Suggestion::text(format!(
-                    "Service {} is switched between revisions by {}'s controller, which has not pointed it at the current one: see why (",
+                    "Service {} is switched between revisions by {}, which has not pointed it at the current one: see why (",
                     first.service,
-                    w.source()
+                    w.kind.actor().name
                 ))
                 .command(w.kubectl(&["describe"], &[]))
                 .then("), and where the Service routes (")

@@ -436,7 +436,7 @@ impl WorkloadStatus for Rollout {
             .or_else(|| {
                 paused.map(|why| {
                     (
-                        format!("{why}: the rollout waits at this step until it is promoted or its pause ends"),
+                        format!("{why}: Argo Rollouts holds the rollout at this step until it is promoted or its pause ends"),
                         Suggestion::text("promote it when the new version is good (")
                             .command(crate::suggestion::Command::kubectl([
                                 "argo", "rollouts", "promote", w.name, "-n", w.namespace,
