@@ -442,6 +442,16 @@ pub fn rows() -> Vec<Row> {
             Check::RolloutComplete,
             &[Objects(R::Rollout)],
         ),
+        rollout(
+            "argo-rollout-canary-pingpong-promoted-old-pods-idle",
+            Check::TrafficCurrent,
+            &[
+                Objects(R::Rollout),
+                Named(R::Service, "checkout-ping"),
+                Named(R::Service, "checkout-pong"),
+                Objects(R::EndpointSlice),
+            ],
+        ),
         // A Flagger Canary: itself, its target and primary, the apex Service.
         canary(CANARY, Check::ConditionFresh, &[Objects(R::Canary)]),
         canary(CANARY, Check::RolloutComplete, &[Objects(R::Canary)]),
