@@ -48,4 +48,4 @@ pub use observed::{
 };
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
 pub use suggestion::Suggestion;
-pub use target::{closest, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};
+pub use target::{closest, Actor, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};

@@ -47,6 +47,40 @@ pub struct KindSpec {
     /// For a workload, what records its revisions (which pods are of the current template):
     /// ReplicaSets for a Deployment, ControllerRevisions for a StatefulSet or DaemonSet.
     pub revisions: Option<crate::ResourceKind>,
+    /// Who acts on objects of the kind: what details and next steps name when it has not done
+    /// its part (for the workloads a target leads to, the target's actor writes them).
+    pub actor: Actor,
+}
+
+/// The controller (or tool) that acts on a kind's objects, as details and next steps name it:
+/// `Flagger has not promoted the change`, never a guess at "a GitOps controller or a pipeline"
+/// where the kind knows who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// Who: `Flagger`, `Flux's kustomize-controller`, `the Deployment controller`.
+    pub name: &'static str,
+    /// What it does with a change, as a past participle and its object: `promoted the change`.
+    pub done: &'static str,
+}
+
+impl Actor {
+    /// `Flagger has not promoted the change`.
+    pub fn has_not(&self) -> String {
+        format!("{} has not {}", self.name, self.done)
+    }
+
+    /// `whether Flagger has promoted the change is not established`.
+    pub fn whether(&self) -> String {
+        format!("whether {} has {} is not established", self.name, self.done)
+    }
+}
+
+/// The actor of the workload kinds, whose controllers roll a template out to pods.
+const fn rolls_out(name: &'static str) -> Actor {
+    Actor {
+        name,
+        done: "rolled the current template out",
+    }
 }
 
 impl KindSpec {
@@ -72,6 +106,7 @@ pub const KINDS: &[KindSpec] = &[
             k8s_openapi::api::apps::v1::Deployment,
         >()),
         revisions: Some(crate::ResourceKind::ReplicaSet),
+        actor: rolls_out("the Deployment controller"),
     },
     KindSpec {
         kind: TargetKind::StatefulSet,
@@ -84,6 +119,7 @@ pub const KINDS: &[KindSpec] = &[
             k8s_openapi::api::apps::v1::StatefulSet,
         >()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
+        actor: rolls_out("the StatefulSet controller"),
     },
     KindSpec {
         kind: TargetKind::DaemonSet,
@@ -96,6 +132,7 @@ pub const KINDS: &[KindSpec] = &[
             k8s_openapi::api::apps::v1::DaemonSet,
         >()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
+        actor: rolls_out("the DaemonSet controller"),
     },
     KindSpec {
         kind: TargetKind::Rollout,
@@ -106,6 +143,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::Rollout,
         workload: Some(crate::checks::kinds::fns::<crate::Rollout>()),
         revisions: Some(crate::ResourceKind::ReplicaSet),
+        actor: Actor {
+            name: "Argo Rollouts",
+            done: "rolled out and promoted the current template",
+        },
     },
     KindSpec {
         kind: TargetKind::Release,
@@ -116,6 +157,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::Secret,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Helm",
+            done: "installed the change",
+        },
     },
     KindSpec {
         kind: TargetKind::HelmRelease,
@@ -126,6 +171,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::HelmRelease,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Flux's helm-controller",
+            done: "upgraded the release to the change",
+        },
     },
     KindSpec {
         kind: TargetKind::Kustomization,
@@ -136,6 +185,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::Kustomization,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Flux's kustomize-controller",
+            done: "applied the change",
+        },
     },
     // Not `apps` as a short name: that is the API group of Deployments (kubectl refuses it as
     // a resource too), and `apps/inventory` must not be read as an Argo CD Application.
@@ -148,6 +201,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::Application,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Argo CD",
+            done: "synced the change",
+        },
     },
     // No short name: Flagger's CRD declares none.
     KindSpec {
@@ -159,6 +216,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::Canary,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Flagger",
+            done: "promoted the change",
+        },
     },
     // `services` is core's: Knative's short names (`ksvc`, `kservice`) are its spellings.
     KindSpec {
@@ -170,6 +231,10 @@ pub const KINDS: &[KindSpec] = &[
         resource: crate::ResourceKind::KnativeService,
         workload: None,
         revisions: None,
+        actor: Actor {
+            name: "Knative",
+            done: "rolled the change out to a ready revision",
+        },
     },
 ];
 
@@ -192,6 +257,20 @@ impl TargetKind {
     /// The resource a target of this kind is read as (see [`KindSpec::resource`]).
     pub const fn resource(self) -> crate::ResourceKind {
         self.spec().resource
+    }
+
+    /// Who acts on objects of this kind (see [`KindSpec::actor`]).
+    pub const fn actor(self) -> Actor {
+        self.spec().actor
+    }
+
+    /// The kind whose targets are read as `resource`, if one is (`Service` of
+    /// `serving.knative.dev` is a `ksvc`).
+    pub fn of_resource(resource: crate::ResourceKind) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| k.resource == resource)
+            .map(|k| k.kind)
     }
 
     /// Deployment, StatefulSet and DaemonSet: the kinds whose pods we judge directly.

@@ -236,6 +236,41 @@ fn an_image_digest_matches_the_running_digest_index_or_platform() {
     assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
 }
 
+/// A template pinned to a platform entry, with `--image` naming the index: whether the entry is
+/// the index's is the registry's to say. Not asked (`--no-registry`) or not answering, the
+/// template is unknown, never a failure that would roll back the very image asked for.
+#[test]
+fn a_template_pinned_to_a_platform_entry_waits_for_the_registry_to_say_whose() {
+    let mut observed = common::story("statefulset-rolled-out");
+    let sts = std::sync::Arc::make_mut(&mut observed.statefulsets[0]);
+    let containers = &mut sts
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.spec.as_mut())
+        .expect("a pod spec")
+        .containers;
+    containers[0].image = Some(format!("ghcr.io/acme/ledger@{RUNNING}"));
+    let change = with_images(&[&format!("ghcr.io/acme/ledger@{INDEX}")]);
+    let spec = |observed: &Observed| {
+        evidence(&verify_ledger(observed, &change), Check::SpecReadback).clone()
+    };
+    let unasked = spec(&observed);
+    assert_eq!(unasked.status, Status::Unknown, "{unasked:?}");
+    assert!(unasked.observed.contains("registry"), "{unasked:?}");
+    let mut refused = observed.clone();
+    refused.tags.insert(
+        format!("ghcr.io/acme/ledger@{INDEX}"),
+        Err("401 Unauthorized".into()),
+    );
+    assert_eq!(spec(&refused).status, Status::Unknown);
+    let mut resolved = observed.clone();
+    with_index(&mut resolved, INDEX, RUNNING);
+    assert_eq!(spec(&resolved).status, Status::Pass);
+    let mut another = observed;
+    with_index(&mut another, INDEX, OTHER);
+    assert_eq!(spec(&another).status, Status::Fail);
+}
+
 #[test]
 fn workload_flags_on_a_gitops_target_hold_the_workloads_it_leads_to() {
     let observed = common::story("flux-kustomization-applied-live");

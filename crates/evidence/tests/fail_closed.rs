@@ -149,3 +149,121 @@ fn an_image_no_runtime_could_pull_is_an_unknown_digest_row_not_a_skipped_one() {
         "{rows:#?}"
     );
 }
+
+// Issue 33: a check passes only on what it read. For every check and every kind that produces
+// it, the table (`liveproof_testkit::reads`) names a story where it passes and each input it
+// passes on; taken away — absent from a dump, refused by the cluster, absent from a full
+// listing — the check is never `pass`. Inputs read but not needed are listed there with why,
+// and hold as they say.
+
+use liveproof_testkit::reads::{self, Row, Unread};
+
+/// The story as the row states it: its objects, and what its `prepare` adds.
+fn prepared(row: &Row) -> (Observed, Change) {
+    let mut observed = reads::observed(row.story);
+    let mut change = row.change.clone();
+    if let Some(prepare) = row.prepare {
+        prepare(&mut observed, &mut change);
+    }
+    (observed, change)
+}
+
+/// The status of `row`'s check in `report`, `None` when its report row or the check is not
+/// there (the input that leads to it was not read).
+fn status_of(row: &Row, report: &Report) -> Option<Status> {
+    report
+        .targets
+        .iter()
+        .find(|t| {
+            let name = format!("{}/{}/{}", t.kind, t.namespace, t.name);
+            name == row.report || t.kind.name() == row.report
+        })?
+        .evidence
+        .iter()
+        .find(|e| e.check == row.check)
+        .map(|e| e.status)
+}
+
+fn judge_prepared(row: &Row, observed: &Observed, change: &Change) -> Report {
+    let ns = row.target.namespace.clone().unwrap_or_default();
+    common::judge(observed, change, std::slice::from_ref(&row.target), &ns)
+}
+
+#[test]
+fn every_check_passes_only_on_what_it_read() {
+    let mut problems = Vec::new();
+    for row in reads::rows() {
+        let (observed, change) = prepared(&row);
+        let baseline = judge_prepared(&row, &observed, &change);
+        let what = format!("{} of {} in {}", row.check, row.report, row.story);
+        if status_of(&row, &baseline) != Some(Status::Pass) {
+            problems.push(format!(
+                "{what} does not pass to begin with: {:?}",
+                status_of(&row, &baseline)
+            ));
+            continue;
+        }
+        let namespaces = row.namespaces(&observed);
+        for input in row.inputs {
+            for unread in Unread::ALL {
+                let without = reads::without(&observed, &namespaces, *input, unread);
+                let report = judge_prepared(&row, &without, &change);
+                if status_of(&row, &report) == Some(Status::Pass) {
+                    problems.push(format!("{what}: passes without {input} ({unread:?})"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn what_a_check_reads_without_needing_it_holds_as_the_table_says() {
+    let mut problems = Vec::new();
+    for n in reads::not_needed() {
+        let (observed, change) = prepared(&n.row);
+        let namespaces = n.row.namespaces(&observed);
+        for (unread, holds) in n.holds {
+            let without = reads::without(&observed, &namespaces, n.input, *unread);
+            let report = judge_prepared(&n.row, &without, &change);
+            let got = status_of(&n.row, &report);
+            if got != Some(*holds) {
+                problems.push(format!(
+                    "{} of {} without {} ({unread:?}): {got:?}, the table says {holds:?} ({})",
+                    n.row.check, n.row.report, n.input, n.why
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every check and every target kind has its rows: a new one cannot go unaudited.
+#[test]
+fn the_table_covers_every_check_and_every_kind() {
+    let schema = schemars::schema_for!(Check);
+    let names: Vec<String> = schema
+        .get("enum")
+        .and_then(|e| e.as_array())
+        .expect("Check is a string enum")
+        .iter()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect();
+    assert!(names.len() >= 14, "{names:?}");
+    let rows = reads::rows();
+    for name in &names {
+        let check: Check = serde_json::from_value(serde_json::json!(name)).expect("a check");
+        assert!(
+            rows.iter().any(|r| r.check == check),
+            "the table of what each check reads has no row for {name}: add one in crates/testkit/src/reads.rs"
+        );
+    }
+    for spec in liveproof_evidence::KINDS {
+        assert!(
+            rows.iter()
+                .any(|r| r.target.kind == spec.kind || r.report_kind() == spec.kind_name),
+            "the table of what each check reads has no row for target kind {}: add one in crates/testkit/src/reads.rs",
+            spec.cli_name
+        );
+    }
+}

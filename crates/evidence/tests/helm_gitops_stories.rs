@@ -239,7 +239,9 @@ fn the_workloads_of_an_owner_that_never_released_take_the_owners_next_step() {
         .map(ToString::to_string)
         .expect("a next step");
     assert!(
-        step.contains("helmrelease/apps/inventory has not deployed the change")
+        step.contains(
+            "Flux's helm-controller has not upgraded the release to the change (helmrelease/apps/inventory)"
+        )
             && step.contains(&owner_step)
             && !step.contains("rollout restart"),
         "{step}"

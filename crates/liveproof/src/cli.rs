@@ -440,17 +440,18 @@ Workload checks, in order (cheap to conclusive):
   pods_current         every serving pod is on the current revision; none from an old one Ready
   pod_spec             the running pods show the expectations (presence only; no values read)
   pod_restarted        every serving container started after the change (needs --since/--commit)
-  traffic_current      every ready endpoint of the Services selecting its pods is a current pod
+  traffic_current      every ready endpoint of the Services selecting its pods or a Rollout names is
+                       a current pod; a Rollout's traffic weights total 100%, all on that revision
 Helm/GitOps checks (release/, helmrelease/, kustomization/, application/; then their workloads):
   condition_fresh      Ready/Released (or Argo's last sync) changed after the change
   gitops_revision      the controller's source/applied revision is --commit (or --chart-version)
   release_revision     the newest Helm revision is deployed, and deployed after the change
   release_version      the installed chart version is --chart-version
   manifest_contains    the installed manifest contains each --expect
-Flagger canary/ and Knative ksvc/ checks (then <target>-primary, or the latest revision's
-Deployment, is verified as a workload): condition_fresh (Promoted, Ready), rollout_complete
-(phase Succeeded; latest revision ready), spec_readback (primary = target; the Revision's
---image and digest), traffic_current (canary weight 0; 100% of status.traffic on that revision).
+Flagger canary/, Knative ksvc/ checks (then <target>-primary or the revision's Deployment, as a
+workload): condition_fresh (Promoted, Ready), rollout_complete (phase Succeeded; revision ready),
+spec_readback (primary = target; the Revision's digests), traffic_current (canary weight 0, the
+apex Service selecting only the primary; all of status.traffic on the latest revision).
 
 Verdicts: not_live if a check failed; live only if pods_current and pod_restarted passed for
 every workload reached, every expectation passed and nothing needed is unknown (never on status
@@ -493,9 +494,8 @@ pub struct VerifyArgs {
     /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
     /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
     /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
-    /// (app, Argo CD), canary (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is
-    /// followed to the workloads it installs, a Canary to its `-primary`, a Knative Service to
-    /// its latest revision's Deployment, and those are verified too.
+    /// (app, Argo CD), canary (Flagger), ksvc (kservice, Knative). The others are followed to
+    /// the workloads they lead to (a Canary to its `-primary`), which are verified too.
     #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
     pub targets: Vec<String>,
 

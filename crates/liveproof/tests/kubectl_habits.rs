@@ -433,6 +433,21 @@ fn kubectl_liveproof_tab_completes_through_the_real_kubectl() {
     assert!(run.stdout.ends_with(":4\n"), "{}", run.stdout);
 }
 
+/// `traffic_current` reads what routes: the long help says so for a Rollout (the Services it
+/// names and its weights) and a Canary (its apex Service), within the same line budget.
+#[test]
+fn verify_help_says_what_traffic_current_reads() {
+    let long = liveproof(&["verify", "--help"]);
+    long.expect_code(0);
+    let text = long.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        "traffic_current every ready endpoint of the Services selecting its pods or a Rollout names is a current pod; a Rollout's traffic weights total 100%",
+        "traffic_current (canary weight 0, the apex Service selecting only the primary;",
+    ] {
+        assert!(text.contains(said), "`{said}` missing from:\n{}", long.stdout);
+    }
+}
+
 #[test]
 fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
     let short = liveproof(&["verify", "-h"]);

@@ -323,6 +323,11 @@ fn it_forbids_printing_secret_values() {
     );
 }
 
+/// How the two rules meet: the procedure (the prose) names no controller product and no
+/// product's target kind, so it holds whatever a user runs; the command examples show every
+/// target kind liveproof takes (`canary/`, `rollout/`, `ksvc/` among them), each a command the
+/// CLI parses, so an agent sees the form for the object it found without being told to assume
+/// one.
 #[test]
 fn it_names_no_controller_product_outside_command_examples() {
     // The skill ships to every user; a product name in the procedure is an assumption that is
@@ -334,15 +339,71 @@ fn it_names_no_controller_product_outside_command_examples() {
         .collect();
     for (i, word) in words.iter().enumerate() {
         let product = match word.as_str() {
-            "flux" | "fluxcd" | "argo" | "argocd" => true,
+            "flux" | "fluxcd" | "argo" | "argocd" | "flagger" | "knative" => true,
             "cd" => i > 0 && words[i - 1] == "argo",
             _ => false,
         };
         assert!(!product, "a controller product is named: `{word}`");
     }
-    for kind in ["helmrelease/", "application/", "kustomization/"] {
+    for kind in [
+        "helmrelease/",
+        "application/",
+        "kustomization/",
+        "rollout/",
+        "canary/",
+        "ksvc/",
+    ] {
         assert!(!text.contains(kind), "{kind} only inside command examples");
     }
+}
+
+/// Every target kind has its command example, so an agent that found a progressive-delivery,
+/// serverless or GitOps object sees how to verify it (a new kind adds its example).
+#[test]
+fn every_target_kind_has_a_command_example() {
+    let commands = fenced_commands(&skill_output());
+    for spec in liveproof_evidence::KINDS {
+        let shown = commands.iter().any(|c| {
+            c.starts_with("liveproof verify ")
+                && c.split_whitespace().any(|word| {
+                    spec.spellings().any(|s| {
+                        word.starts_with(&format!("{s}/")) || word.contains(&format!("/{s}/"))
+                    })
+                })
+        });
+        assert!(shown, "no `liveproof verify {}/…` example", spec.cli_name);
+    }
+}
+
+/// What the skill says of `condition_fresh` is what the check reports: a condition from before
+/// the change that the controller has yet to act on is `unknown` (it says nothing either way,
+/// as a Canary's `Promoted` from an earlier promotion); a failure is a controller reporting one
+/// or having applied nothing since. And an unread object is unknown, never a pass.
+#[test]
+fn it_says_of_condition_fresh_what_the_check_reports() {
+    let all = steps(&skill_output());
+    let unproven = all
+        .iter()
+        .find(|s| s.prose.starts_with("On `unproven`"))
+        .expect("the unproven step");
+    for said in [
+        "a controller's condition that predates the change while the controller has yet to act on it (`condition_fresh` is then `unknown`",
+        "says neither that this change was deployed nor that it was not",
+        "a check passes only on what it read",
+    ] {
+        assert!(unproven.prose.contains(said), "{said} missing: {}", unproven.prose);
+    }
+    let not_live = all
+        .iter()
+        .find(|s| s.prose.starts_with("On `not_live`"))
+        .expect("the not_live step");
+    assert!(
+        not_live.prose.contains(
+            "a `condition_fresh` failure, where the controller reports a failure or has applied nothing since the change"
+        ),
+        "{}",
+        not_live.prose
+    );
 }
 
 #[test]

@@ -13,7 +13,8 @@
 //! - [`sim`]: the API simulator with a kubeconfig pointing at it ([`SimCluster`]);
 //! - [`git`]: real git repositories with fixed identities and dates;
 //! - [`helm`]: a real Helm release in its storage, and the secrets it must never show;
-//! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps.
+//! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps;
+//! - [`reads`]: what each check reads, the table the fail-closed tests take inputs away from.
 //!
 //! A new harness goes here when a second crate's tests need it.
 
@@ -24,6 +25,7 @@ pub mod git;
 pub mod helm;
 pub mod kubectl;
 pub mod peers;
+pub mod reads;
 pub mod registry;
 pub mod sim;
 pub mod story;

@@ -156,15 +156,25 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
     };
     let resolved = want.digest_key().and_then(|k| observed.tags.get(&k));
     if let Some(named) = &parsed.digest {
-        // Pinned to the index given, or to one of its platform entries: the same build.
-        let entry_of_index =
-            matches!(resolved, Some(Ok(index)) if index.platforms.iter().any(|(_, d)| d == named));
-        let status = if named == digest || entry_of_index {
-            Status::Pass
-        } else {
-            Status::Fail
+        // Pinned to the index given, or to one of its platform entries: the same build. Which
+        // entries an index has is the registry's to say: unasked, another digest is unknown.
+        if named == digest {
+            return (Status::Pass, runs);
+        }
+        return match resolved {
+            Some(Ok(index)) if index.platforms.iter().any(|(_, d)| d == named) => {
+                (Status::Pass, runs)
+            }
+            Some(Ok(_)) => (Status::Fail, runs),
+            Some(Err(why)) => (
+                Status::Unknown,
+                format!("{runs}; whether that is an entry of {} is unknown: the registry said {why}", super::digest::short(digest)),
+            ),
+            None => (
+                Status::Unknown,
+                format!("{runs}; whether that is an entry of {} is unknown: the registry was not asked (--no-registry?)", super::digest::short(digest)),
+            ),
         };
-        return (status, runs);
     }
     let Subject::Pod { pod, .. } = subject else {
         // A tag in the template says nothing about the digest: neither proof nor doubt here;

@@ -232,7 +232,7 @@ pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str)
     match target.kind {
         TargetKind::Release => {
             let history = ReleaseHistory::read(observed, ns, &target.name);
-            release::findings(observed, change, &history).0
+            release::findings(observed, change, &history, target.kind.actor()).0
         }
         kind => {
             let Some(resource) = resource_of(kind) else {
@@ -303,8 +303,17 @@ fn source_of(obj: &Value, resource: ResourceKind, ns: &str) -> SourceRef {
     SourceRef::object(resource, ns, raw::name(obj))
 }
 
+/// Who acts on a `resource` target (`Flux's kustomize-controller`), and the name the command
+/// line gives its kind (`ksvc`, not the `service` of its kind name).
+fn actor_of(resource: ResourceKind) -> (&'static str, &'static str) {
+    match TargetKind::of_resource(resource) {
+        Some(kind) => (kind.actor().name, kind.cli_name()),
+        None => ("its controller", resource.kind_name()),
+    }
+}
+
 pub(crate) fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str) -> Finding {
-    let kind = resource.kind_name();
+    let (actor, kind) = actor_of(resource);
     let source = source_of(obj, resource, ns).field(".status.observedGeneration");
     match (i64_at(obj, "/metadata/generation"), i64_at(obj, "/status/observedGeneration")) {
         (Some(g), Some(o)) if o >= g => Finding::new(Check::ObservedGeneration, Status::Pass, format!("observedGeneration {o}"), format!(">= generation {g}"))
@@ -312,9 +321,9 @@ pub(crate) fn observed_generation(obj: &Value, resource: ResourceKind, ns: &str)
             .detail("the controller has processed the current spec"),
         (Some(g), Some(o)) => Finding::new(Check::ObservedGeneration, Status::Fail, format!("observedGeneration {o}"), format!(">= generation {g}"))
             .source(source)
-            .detail(format!("the controller has not processed generation {g} yet: everything in status describes generation {o}"))
+            .detail(format!("{actor} has not processed generation {g} yet: everything in status describes generation {o}"))
             .next(
-                Suggestion::text(format!("wait for the {kind} controller, or check that it runs: "))
+                Suggestion::text(format!("wait for {actor}, or check that it runs: "))
                     .command(super::verify_again(kind, ns, raw::name(obj))),
             ),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", ">= metadata.generation")
@@ -338,6 +347,7 @@ pub(crate) fn condition_fresh(
     applied: Option<&str>,
 ) -> Finding {
     let kind = resource.kind_name();
+    let (actor, cli_name) = actor_of(resource);
     let source = source_of(obj, resource, ns).field(".status.conditions");
     let expected = match change.since {
         Some(s) => format!("{} True, changed after {s}", types.join("/")),
@@ -366,12 +376,12 @@ pub(crate) fn condition_fresh(
         if c.status != "True" {
             failing.get_or_insert((
                 format!("{}={} {}: {}", c.type_, c.status, c.reason, c.message),
-                Suggestion::text(format!("the {kind} reports a failure; `"))
+                Suggestion::text(format!("{actor} reports a failure on the {kind}; `"))
                     .command(Command::kubectl([
                         "-n",
                         ns,
                         "describe",
-                        &kind.to_ascii_lowercase(),
+                        cli_name,
                         raw::name(obj),
                     ]))
                     .then("` shows its events"),
@@ -409,7 +419,7 @@ pub(crate) fn condition_fresh(
                         "{} \"{}\" last changed at {at}, before the change: {about}, not this change",
                         c.type_, c.reason
                     ),
-                    "the controller has not acted on the change: a controller that decides nothing changed leaves the old condition standing; check what it compares (source revision, chart version)".into(),
+                    format!("{actor} has not acted on the change: a controller that decides nothing changed leaves the old condition standing; check what it compares (source revision, chart version)").into(),
                 ));
             }
             (None, _) => {
@@ -453,10 +463,13 @@ pub(crate) fn condition_fresh(
         .detail(detail)
 }
 
-/// `gitops_revision` from several comparisons: all must hold; none given → skip.
+/// `gitops_revision` from several comparisons: all must hold; none given → skip. `actor` is
+/// who takes the change, `fetching` the command that shows what its source fetched.
 fn revision_finding(
     source: SourceRef,
     parts: Vec<(Status, String, String, Option<String>)>,
+    actor: &str,
+    fetching: &str,
 ) -> Finding {
     if parts.is_empty() {
         return Finding::new(
@@ -494,7 +507,7 @@ fn revision_finding(
     let f = Finding::new(Check::GitopsRevision, status, observed, expected).source(source);
     match status {
         Status::Pass => f.detail(if detail.is_empty() { "the controller's revision is the change's".to_string() } else { detail }),
-        _ => f.detail(detail).next("the controller has not taken the change: check its source is fetching the commit (flux get sources git / argocd app get)"),
+        _ => f.detail(detail).next(format!("{actor} has not taken the change: check its source is fetching the commit ({fetching})")),
     }
 }
 
@@ -714,9 +727,12 @@ fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Ve
     out.push(revision_finding(
         source_of(hr, ResourceKind::HelmRelease, ns).field(".status"),
         parts,
+        TargetKind::HelmRelease.actor().name,
+        "flux get sources git -A",
     ));
 
-    let (mut release_findings, staleness) = release::findings(observed, change, &history);
+    let (mut release_findings, staleness) =
+        release::findings(observed, change, &history, TargetKind::HelmRelease.actor());
     // When the controller has not even seen the current spec, that is the cause, not the strategy.
     let spec_seen = match (
         i64_at(hr, "/metadata/generation"),
@@ -897,6 +913,8 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
     out.push(revision_finding(
         source_of(ks, ResourceKind::Kustomization, ns).field(".status"),
         parts,
+        TargetKind::Kustomization.actor().name,
+        "flux get sources git -A",
     ));
     out
 }
@@ -935,7 +953,13 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
     }
     let phase = str_at(app, "/status/operationState/phase");
     let message = str_at(app, "/status/operationState/message").unwrap_or_default();
-    let mut revision = revision_finding(src.clone().field(".status.sync"), parts);
+    let fetching = format!("argocd app get {}", raw::name(app));
+    let mut revision = revision_finding(
+        src.clone().field(".status.sync"),
+        parts,
+        TargetKind::Application.actor().name,
+        &fetching,
+    );
     if let (Status::Fail, Some(p @ ("Failed" | "Error"))) = (revision.evidence.status, phase) {
         // Not taken because the sync of it failed: that failure is the cause to look at.
         revision.evidence.detail = format!(

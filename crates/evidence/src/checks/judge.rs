@@ -60,7 +60,9 @@ fn judge_target(
 ) -> Vec<TargetReport> {
     let namespace = target.namespace_or(default_namespace);
     if target.kind.is_workload() {
-        return vec![judge_workload(observed, change, target, namespace, None)];
+        return vec![judge_workload(
+            observed, change, target, namespace, None, None,
+        )];
     }
     let own = gitops::findings(observed, change, target, namespace);
     let via = format!("{}/{}/{}", target.kind, namespace, target.name);
@@ -82,7 +84,14 @@ fn judge_target(
         .into_iter()
         .map(|w| {
             let ns = w.namespace_or(default_namespace).to_string();
-            judge_workload(observed, &followed_change, &w, &ns, tied_by.as_deref())
+            judge_workload(
+                observed,
+                &followed_change,
+                &w,
+                &ns,
+                tied_by.as_deref(),
+                Some(target.kind),
+            )
         })
         .map(|mut r| {
             r.via = Some(via.clone());
@@ -143,14 +152,26 @@ fn judge_target(
         // The owner has not deployed the change: restarting its workloads (what their own
         // evidence would suggest) deploys nothing. Their step is the owner's.
         if let Some(owner_step) = &report.next_step {
+            // Named by its actor (Flagger, Argo CD, …), and said only as far as its evidence
+            // goes: an owner that could not be judged has not been shown to fail.
+            let actor = target.kind.actor();
+            let owner_said = if own_verdict == Verdict::NotLive {
+                format!(
+                    "{} ({via}), so its workloads cannot run it: ",
+                    actor.has_not()
+                )
+            } else {
+                format!(
+                    "{} ({via}), so neither is whether its workloads run it: ",
+                    actor.whether()
+                )
+            };
             // A workload a later change replaced keeps its own step: nothing to roll back.
             for w in workloads
                 .iter_mut()
                 .filter(|w| !matches!(w.verdict, Verdict::Live | Verdict::Superseded))
             {
-                w.next_step = Some(owner_step.clone().after(format!(
-                    "{via} has not deployed the change, so its workloads cannot run it: "
-                )));
+                w.next_step = Some(owner_step.clone().after(owner_said.clone()));
             }
         }
     }
@@ -176,15 +197,16 @@ fn judge_target(
 }
 
 /// A workload's report. `tied_by` names the Helm or GitOps evidence that ties its template to
-/// the change when it was reached through one.
+/// the change when it was reached through one, and `owner` that target's kind.
 fn judge_workload(
     observed: &Observed,
     change: &Change,
     target: &Target,
     namespace: &str,
     tied_by: Option<&str>,
+    owner: Option<crate::TargetKind>,
 ) -> TargetReport {
-    let (findings, dating) = workload_findings(observed, change, target, namespace, tied_by);
+    let (findings, dating) = workload_findings(observed, change, target, namespace, tied_by, owner);
     let verdict = verdict(&findings);
     let superseded_by = (verdict != Verdict::Live)
         .then(|| superseded::workload(observed, change, target, namespace, &findings))

@@ -63,8 +63,8 @@ fn not_created(w: &Workload, why: &str, expected: String, source: SourceRef) -> 
     ))
     .next(
         Suggestion::text(format!(
-            "check the {} controller is running and can act on {} (",
-            w.kind.kind_name(),
+            "check {} is running and can act on {} (",
+            w.kind.actor().name,
             w.source(),
         ))
         .command(w.kubectl(&["describe"], &[]))

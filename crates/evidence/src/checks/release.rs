@@ -142,14 +142,16 @@ pub enum Staleness {
 }
 
 /// The three release checks, in order, plus whether the newest revision predates the change.
+/// `actor` installs the release (whatever runs `helm upgrade`, or Flux's helm-controller).
 pub fn findings(
     observed: &Observed,
     change: &Change,
     history: &ReleaseHistory,
+    actor: crate::Actor,
 ) -> (Vec<Finding>, Staleness) {
-    let (revision, staleness) = release_revision(observed, change, history);
+    let (revision, staleness) = release_revision(observed, change, history, actor);
     let mut out = vec![revision];
-    out.push(release_version(change, history));
+    out.push(release_version(change, history, actor));
     out.push(manifest_contains(change, history));
     (out, staleness)
 }
@@ -186,6 +188,7 @@ fn release_revision(
     observed: &Observed,
     change: &Change,
     history: &ReleaseHistory,
+    actor: crate::Actor,
 ) -> (Finding, Staleness) {
     let expected = match change.since {
         Some(since) => format!("newest revision deployed after {since}"),
@@ -239,13 +242,13 @@ fn release_revision(
                     }
                 ))
                 .next(format!(
-                    "see what happened: helm -n {} history {}",
-                    history.namespace, history.name
+                    "see what {} recorded: helm -n {} history {}",
+                    actor.name, history.namespace, history.name
                 )),
             Staleness::Unknown,
         );
     }
-    deployed_after(history, newest, change.since, finding)
+    deployed_after(history, newest, change.since, finding, actor)
 }
 
 /// No revision of the release was found: absent (the storage was listed in full), refused, or
@@ -322,6 +325,7 @@ fn deployed_after(
     newest: &StoredRelease,
     since: Option<Timestamp>,
     finding: impl Fn(Status) -> Finding,
+    actor: crate::Actor,
 ) -> (Finding, Staleness) {
     let r = &newest.release;
     let describe = ReleaseHistory::describe(newest);
@@ -356,7 +360,10 @@ fn deployed_after(
                     .detail(format!(
                         "{describe} is a rollback to revision {target}, which predates the change: the release runs the content from before it"
                     ))
-                    .next(format!("see why it was rolled back: helm -n {} history {}", history.namespace, history.name)),
+                    .next(format!(
+                        "see why it was rolled back ({} recorded it): helm -n {} history {}",
+                        actor.name, history.namespace, history.name
+                    )),
                 Staleness::DeployedBefore,
             );
         }
@@ -384,8 +391,10 @@ fn deployed_after(
                     "{describe} was deployed at {deployed}, before the change: nothing has been released since."
                 ))
                 .next(format!(
-                    "find out why nothing released the change (is the deploy pipeline or GitOps controller picking it up?); `helm -n {} history {}` lists the revisions",
-                    history.namespace, history.name
+                    "find out why {}; `helm -n {} history {}` lists the revisions",
+                    actor.has_not(),
+                    history.namespace,
+                    history.name
                 )),
             Staleness::DeployedBefore,
         )
@@ -397,7 +406,7 @@ pub(crate) fn same_version(a: &str, b: &str) -> bool {
     a.trim_start_matches('v') == b.trim_start_matches('v')
 }
 
-fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
+fn release_version(change: &Change, history: &ReleaseHistory, actor: crate::Actor) -> Finding {
     let Some(want) = &change.chart_version else {
         return Finding::new(
             Check::ReleaseVersion,
@@ -432,7 +441,12 @@ fn release_version(change: &Change, history: &ReleaseHistory) -> Finding {
             meta.version
         ));
         f.evidence.status = Status::Fail;
-        f.next("the new chart version has not been installed: check the pipeline or controller that upgrades the release")
+        f.next(format!(
+            "the new chart version has not been installed: find out why {} (`helm -n {} history {}` lists the revisions)",
+            actor.has_not(),
+            history.namespace,
+            history.name
+        ))
     }
 }
 

@@ -19,12 +19,13 @@ pub(crate) fn observed_generation(w: &Workload) -> Finding {
         (Some(g), Some(o)) => Finding::new(Check::ObservedGeneration, Status::Fail, format!("observedGeneration {o}"), expected)
             .source(source)
             .detail(format!(
-                "the controller has not processed generation {g} yet; its status describes generation {o}"
+                "{} has not processed generation {g} yet; its status describes generation {o}",
+                w.kind.actor().name
             ))
             .next(
-                Suggestion::text("wait for the controller (")
+                Suggestion::text(format!("wait for {} (", w.kind.actor().name))
                     .command(verify_again(w.kind.cli_name(), w.namespace, w.name))
-                    .then("); if it never catches up, check the controller manager"),
+                    .then("); if it never catches up, check that it runs"),
             ),
         _ => Finding::new(Check::ObservedGeneration, Status::Unknown, "not recorded", expected)
             .source(source)
@@ -74,7 +75,10 @@ pub(crate) fn rollout_complete(w: &Workload, revision: &Revision) -> Finding {
     } else {
         Finding::new(Check::RolloutComplete, Status::Fail, counts, expected)
             .source(source)
-            .detail("the rollout has not finished: not every replica runs the current template yet")
+            .detail(format!(
+                "the rollout has not finished: {} to every replica yet",
+                w.kind.actor().has_not()
+            ))
             .next(
                 Suggestion::text("wait for the rollout (")
                     .command(verify_again(w.kind.cli_name(), w.namespace, w.name))

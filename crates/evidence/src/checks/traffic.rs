@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
-use super::kinds::{NamedService, TrafficSplit};
+use super::kinds::{NamedService, Share, TrafficSplit};
 use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, Finding};
 use crate::suggestion::{Command, Suggestion};
@@ -174,11 +174,25 @@ pub(crate) fn traffic_current(
     let slices_listed = observed.is_complete(ns, ResourceKind::EndpointSlice);
     for service in &services {
         let name = service_name(service);
-        if let Some(n) = named.iter().find(|n| n.name == name) {
+        let named_as = named.iter().find(|n| n.name == name);
+        if let Some(n) = named_as {
             report
                 .named
                 .insert(name.to_string(), (n.field, selector_text(service)));
         }
+        // A Service its controller's router gives no traffic (a ping-pong canary's idle side)
+        // routes nothing, whatever it selects; one whose share is not recorded cannot fail.
+        let doubt = match named_as.map(|n| &n.share) {
+            Some(Share::Idle(why)) => {
+                report.idle.push(format!(
+                    "Service {name} ({}) gets no traffic: {why}",
+                    selector_text(service)
+                ));
+                continue;
+            }
+            Some(Share::NotRecorded(why)) => Some(why.as_str()),
+            Some(Share::Routed) | None => None,
+        };
         let slices: Vec<&EndpointSlice> = observed
             .endpoint_slices
             .iter()
@@ -229,29 +243,38 @@ pub(crate) fn traffic_current(
                 };
                 match pods.iter().find(|p| pods::name(p) == pod_name) {
                     Some(pod) if current.is_current(pod) => report.current += 1,
-                    Some(pod) => report.wrong.push(Wrong {
-                        service: name.to_string(),
-                        slice: slice_name.to_string(),
-                        pod: pod_name.to_string(),
-                        why: format!(
-                            "old revision {}",
-                            pods::label(pod, current.label).unwrap_or("without a revision label")
-                        ),
-                        old: true,
-                    }),
+                    Some(pod) => {
+                        unknown_here |= report.route_wrong(
+                            Wrong {
+                                service: name.to_string(),
+                                slice: slice_name.to_string(),
+                                pod: pod_name.to_string(),
+                                why: format!(
+                                    "old revision {}",
+                                    pods::label(pod, current.label)
+                                        .unwrap_or("without a revision label")
+                                ),
+                                old: true,
+                            },
+                            doubt,
+                        )
+                    }
                     None if observed.is_complete(ns, ResourceKind::Pod)
                         || observed.pods.iter().any(|p| {
                             pods::name(p) == pod_name
                                 && p.metadata.namespace.as_deref().unwrap_or(ns) == ns
                         }) =>
                     {
-                        report.wrong.push(Wrong {
-                            service: name.to_string(),
-                            slice: slice_name.to_string(),
-                            pod: pod_name.to_string(),
-                            why: format!("not a pod of {}", w.source()),
-                            old: false,
-                        });
+                        unknown_here |= report.route_wrong(
+                            Wrong {
+                                service: name.to_string(),
+                                slice: slice_name.to_string(),
+                                pod: pod_name.to_string(),
+                                why: format!("not a pod of {}", w.source()),
+                                old: false,
+                            },
+                            doubt,
+                        );
                     }
                     None => {
                         report.unknown.push(format!(
@@ -264,7 +287,12 @@ pub(crate) fn traffic_current(
             }
         }
         if ready == 0 && !unknown_here {
-            report.empty.push(name.to_string());
+            match doubt {
+                Some(why) => report
+                    .unknown
+                    .push(format!("Service {name} has no ready endpoint, and {why}")),
+                None => report.empty.push(name.to_string()),
+            }
         }
         report.ready.insert(name.to_string(), ready);
     }
@@ -301,6 +329,8 @@ struct Report {
     weighted_old: Vec<String>,
     /// Services with no ready endpoint at all.
     empty: Vec<String>,
+    /// Named Services that get no traffic, and why: shown, never held.
+    idle: Vec<String>,
     unknown: Vec<String>,
     /// An unknown the dump could settle by holding more.
     fix_dump: bool,
@@ -322,6 +352,24 @@ struct Failing {
 }
 
 impl Report {
+    /// A ready endpoint that is not a current pod: a failure, or unknown when whether its
+    /// Service gets traffic is not recorded (`doubt` says why). True when unknown.
+    fn route_wrong(&mut self, wrong: Wrong, doubt: Option<&str>) -> bool {
+        match doubt {
+            None => {
+                self.wrong.push(wrong);
+                false
+            }
+            Some(why) => {
+                self.unknown.push(format!(
+                    "Service {} → pod {} ({}, EndpointSlice {}), and {why}",
+                    wrong.service, wrong.pod, wrong.why, wrong.slice
+                ));
+                true
+            }
+        }
+    }
+
     /// Holds the weights of `split` to add up to 100 (each 0–100) and to give a share to the
     /// current revision alone.
     fn weigh(&mut self, w: &Workload, split: &TrafficSplit, current: &CurrentRevision) {
@@ -419,8 +467,11 @@ impl Report {
                         ]),
                     )
                 } else if self.weights_unknown > 0 {
-                    Suggestion::text("see the weights its controller recorded: ")
-                        .command(w.kubectl(&["get"], &["-o", "yaml"]))
+                    Suggestion::text(format!(
+                        "see the weights {} recorded: ",
+                        w.kind.actor().name
+                    ))
+                    .command(w.kubectl(&["get"], &["-o", "yaml"]))
                 } else {
                     Suggestion::text("see what the endpoints route to: ").command(Command::kubectl(
                         ["-n", ns, "get", "endpointslices", "-o", "yaml"],
@@ -457,10 +508,11 @@ impl Report {
             )
         };
         counts.extend(self.weights);
+        let idle: String = self.idle.iter().map(|i| format!("; {i}")).collect();
         Finding::new(
             Check::TrafficCurrent,
             Status::Pass,
-            format!("{}, all current", counts.join("; ")),
+            format!("{}, all current{idle}", counts.join("; ")),
             self.expected,
         )
         .source(source)
@@ -533,9 +585,9 @@ impl Report {
             }
             let next = if self.named.contains_key(&first.service) {
                 Suggestion::text(format!(
-                    "Service {} is switched between revisions by {}'s controller, which has not pointed it at the current one: see why (",
+                    "Service {} is switched between revisions by {}, which has not pointed it at the current one: see why (",
                     first.service,
-                    w.source()
+                    w.kind.actor().name
                 ))
                 .command(w.kubectl(&["describe"], &[]))
                 .then("), and where the Service routes (")
@@ -702,6 +754,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::checks::kinds::argo_rollout::CanaryStatus;
     use crate::{Change, Denied, Evidence, Target, TargetKind};
 
     fn story(name: &str) -> Observed {
@@ -1126,6 +1179,93 @@ mod tests {
             e.observed.contains("to no recorded revision"),
             "{}",
             e.observed
+        );
+    }
+
+    const PING_PONG: &str = "argo-rollout-canary-pingpong-promoted-old-pods-idle";
+
+    fn edit_canary_status(observed: &mut Observed, edit: impl Fn(&mut CanaryStatus)) {
+        edit_rollout(observed, |r| {
+            edit(
+                r.status
+                    .as_mut()
+                    .and_then(|s| s.canary.as_mut())
+                    .expect("canary status"),
+            )
+        });
+    }
+
+    /// A ping-pong canary after its promotion: the ALB sends everything to the stable side
+    /// (`stablePingPong`), and the other side, still selecting the old hash until the next
+    /// rollout, gets 0% — its old pods idle under scaleDownDelaySeconds serve nothing. Judged
+    /// by what the router routes to: the stable side's endpoints are all current, the idle
+    /// side is shown, not held.
+    #[test]
+    fn a_ping_pong_canary_is_judged_by_the_side_the_router_sends_to() {
+        let story = story(PING_PONG);
+        for observed in [story.clone(), listed_in(story.clone(), "shop")] {
+            let e = rollout_traffic(&observed);
+            assert_eq!(e.status, Status::Pass, "{e:#?}");
+            assert!(
+                e.observed.starts_with("Service checkout-ping: 3 ready endpoint(s); status.canary.weights: stable 100% to 7b9f4d6c8 (Service checkout-ping), canary 0% to 7b9f4d6c8 (Service checkout-pong) (total 100%), all current; Service checkout-pong (app=checkout,rollouts-pod-template-hash=5c6d7f8b9) gets no traffic"),
+                "{}",
+                e.observed
+            );
+        }
+
+        // The side selecting the old hash is the stable one: the router sends it everything.
+        let mut flipped = story.clone();
+        edit_canary_status(&mut flipped, |c| c.stable_ping_pong = Some("pong".into()));
+        let e = rollout_traffic(&flipped);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert!(
+            e.observed.starts_with(
+                "Service checkout-pong → pod checkout-5c6d7f8b9-ax0q (old revision 5c6d7f8b9"
+            ),
+            "{}",
+            e.observed
+        );
+        assert!(
+            e.detail
+                .contains("Service checkout-pong, its pongService, selects"),
+            "{}",
+            e.detail
+        );
+
+        // The canary side carrying a share routes to its old pods.
+        let mut shifting = story.clone();
+        edit_canary_status(&mut shifting, |c| {
+            let w = c.weights.as_mut().expect("weights");
+            w.canary.weight = 30;
+            w.stable.weight = 70;
+        });
+        assert_eq!(rollout_traffic(&shifting).status, Status::Fail);
+
+        // Which side is stable, or what the router gives the canary side, not recorded: the
+        // old pods behind pong may or may not get traffic — unknown, never a fail.
+        let mut unsaid = story.clone();
+        edit_canary_status(&mut unsaid, |c| c.stable_ping_pong = None);
+        let e = rollout_traffic(&unsaid);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert!(
+            e.observed.contains("stablePingPong does not say"),
+            "{}",
+            e.observed
+        );
+        let mut unweighed = story.clone();
+        edit_canary_status(&mut unweighed, |c| c.weights = None);
+        assert_eq!(rollout_traffic(&unweighed).status, Status::Unknown);
+
+        // Ping and pong are Services the Rollout names: not read is unknown, absent fails.
+        let mut dump = story;
+        dump.services
+            .retain(|s| s.metadata.name.as_deref() != Some("checkout-ping"));
+        assert_eq!(rollout_traffic(&dump).status, Status::Unknown);
+        let e = rollout_traffic(&listed_in(dump, "shop"));
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert_eq!(
+            e.observed,
+            "Service checkout-ping (spec.strategy.canary.pingPong.pingService) does not exist"
         );
     }
 

@@ -173,11 +173,11 @@ impl<'a> Workload<'a> {
     pub(crate) fn not_created_reason(&self, what: &str) -> String {
         match self.generation_caught_up() {
             Some(false) => format!(
-                "the {} controller has not acted on generation {} yet: {what}",
-                self.kind.kind_name(),
+                "{} has not acted on generation {} yet: {what}",
+                self.kind.actor().name,
                 self.generation.unwrap_or_default()
             ),
-            _ => format!("the controller has not rolled out the current template: {what}"),
+            _ => format!("{}: {what}", self.kind.actor().has_not()),
         }
     }
 }

@@ -16,12 +16,14 @@ use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 
 /// A workload's findings, and what its evidence dates (from the same revision and pods).
+/// `owner` is the kind of the target it was reached through, whose actor writes its template.
 pub(crate) fn workload_findings(
     observed: &Observed,
     change: &Change,
     target: &Target,
     namespace: &str,
     tied_by: Option<&str>,
+    owner: Option<crate::TargetKind>,
 ) -> (Vec<Finding>, Dating) {
     let kind = target.kind.kind_name();
     let resource = target.kind.resource();
@@ -140,7 +142,7 @@ pub(crate) fn workload_findings(
     let pods = w.pods(observed);
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
-    let spec = spec_readback(observed, &w, change, tied_by);
+    let spec = spec_readback(observed, &w, change, tied_by, owner);
     let tie = TieBreak {
         shown_by: template_shows_change(&w, change, &spec.evidence),
         current: match &revision {
@@ -253,6 +255,7 @@ pub(crate) fn spec_readback(
     w: &Workload,
     change: &Change,
     tied_by: Option<&str>,
+    owner: Option<crate::TargetKind>,
 ) -> Finding {
     let source = w.source().field(".spec.template.spec.containers");
     let images: Vec<String> = w
@@ -309,15 +312,31 @@ pub(crate) fn spec_readback(
     )
     .source(source);
     match status {
-        Status::Fail => finding
-            .detail(format!(
-                "the {} itself does not carry the change: whatever applies the manifests (a GitOps controller, a pipeline) has not written it yet",
-                w.kind.kind_name()
-            ))
-            .next(format!(
-                "find out why the change never reached {}: if a GitOps controller owns it, check it reconciled the new revision; otherwise apply the manifest",
-                w.source()
-            )),
+        // Reached through an owner, its actor writes the template (Flagger the primary's,
+        // Knative the revision's, Flux or Argo CD what they apply); verified directly, who
+        // writes it is not known here.
+        Status::Fail => match owner.map(crate::TargetKind::actor) {
+            Some(actor) => finding
+                .detail(format!(
+                    "the {} itself does not carry the change: {}, which writes it, has not {}",
+                    w.kind.kind_name(),
+                    actor.name,
+                    actor.done
+                ))
+                .next(format!(
+                    "find out why {}: its own evidence above says where it stands",
+                    actor.has_not()
+                )),
+            None => finding
+                .detail(format!(
+                    "the {} itself does not carry the change: whatever applies the manifests (a GitOps controller, a pipeline) has not written it yet",
+                    w.kind.kind_name()
+                ))
+                .next(format!(
+                    "find out why the change never reached {}: if a GitOps controller owns it, check it reconciled the new revision; otherwise apply the manifest",
+                    w.source()
+                )),
+        },
         Status::Unknown => finding
             .detail("part of the expectation cannot be read from the template (see observed)")
             .next("name the env var or secret key explicitly in the template, or drop that expectation"),

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::deployment::replicaset_with_template;
 use super::{
-    Destination, NamedService, Progress, Routed, TrafficSplit, WorkloadStatus, WorkloadType,
+    Destination, NamedService, Progress, Routed, Share, TrafficSplit, WorkloadStatus, WorkloadType,
 };
 use crate::checks::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
@@ -77,6 +77,20 @@ pub struct CanaryStrategy {
     pub stable_service: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary_service: Option<String>,
+    /// A ping-pong canary (ALB, Istio or a plugin router): two Services the controller takes
+    /// turns pointing at the stable revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping_pong: Option<PingPong>,
+}
+
+/// `spec.strategy.canary.pingPong`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PingPong {
+    #[serde(default)]
+    pub ping_service: String,
+    #[serde(default)]
+    pub pong_service: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -155,6 +169,9 @@ pub struct RolloutCondition {
 pub struct CanaryStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<TrafficWeights>,
+    /// Which of a ping-pong canary's Services is the stable one: `ping` or `pong`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable_ping_pong: Option<String>,
 }
 
 /// The weights the controller set on the traffic router: stable, canary and the `additional`
@@ -231,6 +248,31 @@ impl Rollout {
             .map(|c| c.steps.as_ref().map_or(0, Vec::len))
     }
 
+    /// A ping-pong canary's Services, by side when `status.canary.stablePingPong` says which
+    /// is stable (the controller flips it on each promotion, `promoteStable`); the traffic
+    /// router sends the stable weight to the stable side and the canary weight to the other
+    /// (`GetStableAndCanaryServices`).
+    fn ping_pong(&self) -> Option<Sides<'_>> {
+        let pp = self.strategy().canary.as_ref()?.ping_pong.as_ref()?;
+        let (ping, pong) = (pp.ping_service.as_str(), pp.pong_service.as_str());
+        let stable = self
+            .status()
+            .canary
+            .as_ref()
+            .and_then(|c| c.stable_ping_pong.as_deref());
+        Some(match stable {
+            Some("ping") => Sides::Known {
+                stable: ping,
+                canary: pong,
+            },
+            Some("pong") => Sides::Known {
+                stable: pong,
+                canary: ping,
+            },
+            _ => Sides::Unsaid { ping, pong },
+        })
+    }
+
     fn condition(&self, type_: &str) -> Option<&RolloutCondition> {
         self.status()
             .conditions
@@ -302,8 +344,11 @@ impl WorkloadType for Rollout {
 impl WorkloadStatus for Rollout {
     /// The Services the controller switches between revisions by `rollouts-pod-template-hash`
     /// (`rollout/service.go`): a blue-green's active and preview, a canary's stable and canary
-    /// (with or without traffic routing). Traffic reaches the Rollout through them, so their
-    /// endpoints, not `status.blueGreen.activeSelector`, say which pods serve.
+    /// (with or without traffic routing), a ping-pong canary's ping and pong. Traffic reaches
+    /// the Rollout through them, so their endpoints, not `status.blueGreen.activeSelector`, say
+    /// which pods serve. Of ping and pong, only the router reaches either: the side it gives
+    /// 0% is idle, and after a promotion that side still selects the old revision until the
+    /// next rollout re-points it (`reconcilePingAndPongService` runs only before promotion).
     fn named_services(&self) -> Vec<NamedService<'_>> {
         let strategy = self.strategy();
         let canary = strategy.canary.iter().flat_map(|c| {
@@ -321,13 +366,72 @@ impl WorkloadStatus for Rollout {
                 ),
             ]
         });
-        canary
+        let mut out: Vec<NamedService<'_>> = canary
             .chain(blue_green)
             .filter_map(|(name, field)| {
                 let name = name.as_deref().filter(|n| !n.is_empty())?;
-                Some(NamedService { name, field })
+                Some(NamedService {
+                    name,
+                    field,
+                    share: Share::Routed,
+                })
             })
-            .collect()
+            .collect();
+        let field_of = |name: &str| {
+            let pp = self
+                .strategy()
+                .canary
+                .as_ref()
+                .and_then(|c| c.ping_pong.as_ref());
+            if pp.is_some_and(|pp| pp.ping_service == name) {
+                ".spec.strategy.canary.pingPong.pingService"
+            } else {
+                ".spec.strategy.canary.pingPong.pongService"
+            }
+        };
+        let canary_weight = self
+            .status()
+            .canary
+            .as_ref()
+            .and_then(|c| c.weights.as_ref())
+            .map(|w| w.canary.weight);
+        match self.ping_pong() {
+            Some(Sides::Known { stable, canary }) => {
+                let canary_share = match canary_weight {
+                    Some(0) => Share::Idle(format!(
+                        "the canary side: status.canary.stablePingPong names {stable} stable, and status.canary.weights.canary gives {canary} 0% of the traffic router's traffic"
+                    )),
+                    Some(_) => Share::Routed,
+                    None => Share::NotRecorded(format!(
+                        "the canary side ({stable} is stable by status.canary.stablePingPong), and no status.canary.weights say what the traffic router gives it"
+                    )),
+                };
+                out.push(NamedService {
+                    name: stable,
+                    field: field_of(stable),
+                    share: Share::Routed,
+                });
+                out.push(NamedService {
+                    name: canary,
+                    field: field_of(canary),
+                    share: canary_share,
+                });
+            }
+            Some(Sides::Unsaid { ping, pong }) => {
+                for name in [ping, pong] {
+                    out.push(NamedService {
+                        name,
+                        field: field_of(name),
+                        share: Share::NotRecorded(
+                            "status.canary.stablePingPong does not say whether ping or pong is the stable side the traffic router sends to".into(),
+                        ),
+                    });
+                }
+            }
+            None => {}
+        }
+        out.retain(|n| !n.name.is_empty());
+        out
     }
 
     /// A canary with traffic routing: every destination of `status.canary.weights`.
@@ -344,6 +448,13 @@ impl WorkloadStatus for Rollout {
             destination("stable".into(), &w.stable),
             destination("canary".into(), &w.canary),
         ];
+        // A ping-pong router sends the stable weight to the stable side, the canary weight to
+        // the other; `serviceName` records only `stableService`/`canaryService`.
+        if let Some(Sides::Known { stable, canary }) = self.ping_pong() {
+            for (d, side) in destinations.iter_mut().zip([stable, canary]) {
+                d.service.get_or_insert_with(|| side.to_string());
+            }
+        }
         destinations.extend(
             w.additional
                 .iter()
@@ -436,7 +547,7 @@ impl WorkloadStatus for Rollout {
             .or_else(|| {
                 paused.map(|why| {
                     (
-                        format!("{why}: the rollout waits at this step until it is promoted or its pause ends"),
+                        format!("{why}: Argo Rollouts holds the rollout at this step until it is promoted or its pause ends"),
                         Suggestion::text("promote it when the new version is good (")
                             .command(crate::suggestion::Command::kubectl([
                                 "argo", "rollouts", "promote", w.name, "-n", w.namespace,
@@ -537,6 +648,14 @@ impl WorkloadStatus for Rollout {
             source: ".status.stableRS",
         })
     }
+}
+
+/// A ping-pong canary's two Services.
+enum Sides<'a> {
+    /// As `status.canary.stablePingPong` says.
+    Known { stable: &'a str, canary: &'a str },
+    /// The status does not say which is stable.
+    Unsaid { ping: &'a str, pong: &'a str },
 }
 
 fn or_none(s: &str) -> &str {

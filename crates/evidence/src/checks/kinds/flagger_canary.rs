@@ -359,11 +359,13 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
-/// `traffic_current`: once promoted, everything goes to the primary (canary weight 0, the apex
-/// Service selecting the primary's pods); during an analysis the canary weight goes to the
-/// target's pods, which the primary's checks below do not see.
+/// `traffic_current`: once promoted, everything goes to the primary: canary weight 0, and the
+/// apex Service (what clients call; Flagger points it at the primary on promotion) selecting the
+/// primary's pods and not the target's. During an analysis the canary weight goes to the
+/// target's pods, which the primary's checks below do not see. The apex Service is what carries
+/// a promotion, so a Canary whose apex Service was not read is `unknown`, never `pass`.
 fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
-    let expected = "canary weight 0: all traffic to the primary";
+    let expected = "canary weight 0, and the apex Service selecting only the primary's pods";
     let source = source(canary, ns).field(".status.canaryWeight");
     let (Some(target), Some(primary)) = (target(canary, ns), primary(canary, ns)) else {
         return Finding::new(Check::TrafficCurrent, Status::Unknown, "no primary", expected)
@@ -401,36 +403,104 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
     let apex = str_at(canary, "/spec/service/name")
         .filter(|n| !n.is_empty())
         .unwrap_or(&target.name);
-    let primary_labels = Workload::find(observed, primary.kind, ns, &primary.name)
-        .and_then(|w| w.template.metadata.as_ref())
-        .and_then(|m| m.labels.clone());
+    let apex_source = SourceRef::object(ResourceKind::Service, ns, apex).field(".spec.selector");
+    let weighed = format!("canary weight 0%, Service {apex}");
+    let finding = |status, observed: String| {
+        Finding::new(Check::TrafficCurrent, status, observed, expected).source(apex_source.clone())
+    };
     let service = observed.services.iter().find(|s| {
         s.metadata.name.as_deref() == Some(apex)
             && s.metadata.namespace.as_deref().unwrap_or(ns) == ns
     });
-    let apex_source = SourceRef::object(ResourceKind::Service, ns, apex).field(".spec.selector");
-    let observed_text = format!("canary weight 0%: all to {}", primary.name);
-    match (service, primary_labels) {
-        (Some(svc), Some(labels)) => {
-            let selector = svc.spec.as_ref().and_then(|s| s.selector.clone()).unwrap_or_default();
-            let selects = !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v));
-            if selects {
-                Finding::new(Check::TrafficCurrent, Status::Pass, format!("{observed_text}; Service {apex} selects its pods"), expected)
-                    .source(apex_source)
-                    .detail("promotion finished: the apex Service routes to the primary's pods, whose endpoints are checked below")
-            } else {
-                Finding::new(Check::TrafficCurrent, Status::Fail, format!("{observed_text}; Service {apex} does not select its pods"), expected)
-                    .source(apex_source)
-                    .detail(format!("the apex Service {apex} does not select the pods of {}: Flagger has not routed it to the primary", primary.name))
-                    .next(Suggestion::text("see what Flagger did: ").command(describe(canary, ns)))
-            }
-        }
-        _ => Finding::new(Check::TrafficCurrent, Status::Pass, observed_text, expected)
-            .source(source)
+    let Some(service) = service else {
+        return if let Some(d) = observed.denial(ns, ResourceKind::Service) {
+            finding(
+                Status::Unknown,
+                format!("canary weight 0%; Service {apex} not read"),
+            )
             .detail(format!(
-                "no canary weight: traffic goes to the primary (the apex Service {apex} was not read; the primary's own Services are checked below)"
-            )),
+                "the apex Service {apex} carries the promotion, and reading it was refused: {}",
+                d.message
+            ))
+            .next(
+                Suggestion::text(format!("grant list on services in {ns} (check: "))
+                    .command(Command::kubectl([
+                        "auth", "can-i", "list", "services", "-n", ns,
+                    ]))
+                    .then(")"),
+            )
+        } else if observed.is_complete(ns, ResourceKind::Service) {
+            finding(Status::Fail, format!("canary weight 0%; Service {apex} does not exist"))
+                .detail(format!(
+                    "the apex Service {apex}, which Flagger points at the primary on promotion, does not exist: Flagger has not initialised the Canary's routing, so no traffic reaches the primary through it"
+                ))
+                .next(Suggestion::text("see what Flagger did: ").command(describe(canary, ns)))
+        } else {
+            finding(Status::Unknown, format!("canary weight 0%; the input holds no Service {ns}/{apex}"))
+                .detail(format!(
+                    "the apex Service {apex} carries the promotion and the input does not hold it: a canary weight of 0 alone does not say the primary gets the traffic"
+                ))
+                .next(Suggestion::text("include it in the dump: ").command(Command::kubectl([
+                    "-n",
+                    ns,
+                    "get",
+                    &format!("service/{apex}"),
+                    "-o",
+                    "yaml",
+                ])))
+        };
+    };
+    let labels = |t: &Target| {
+        Workload::find(observed, t.kind, ns, &t.name).map(|w| {
+            w.template
+                .metadata
+                .as_ref()
+                .and_then(|m| m.labels.clone())
+                .unwrap_or_default()
+        })
+    };
+    let Some(primary_labels) = labels(&primary) else {
+        return finding(Status::Unknown, format!("{weighed}: {} not read", primary.name))
+            .detail(format!(
+                "the input holds no {} {ns}/{}, so whether the apex Service {apex} selects its pods cannot be told",
+                primary.kind.kind_name(),
+                primary.name
+            ));
+    };
+    let selector = service
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.clone())
+        .unwrap_or_default();
+    let selects = |labels: &std::collections::BTreeMap<String, String>| {
+        !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    };
+    let shown: Vec<String> = selector.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let shown = if shown.is_empty() {
+        "no selector".to_string()
+    } else {
+        shown.join(",")
+    };
+    if !selects(&primary_labels) {
+        return finding(Status::Fail, format!("{weighed} selects {shown}, not the pods of {}", primary.name))
+            .detail(format!(
+                "the apex Service {apex} does not select the pods of {}: Flagger has not routed it to the primary",
+                primary.name
+            ))
+            .next(Suggestion::text("see what Flagger did: ").command(describe(canary, ns)));
     }
+    // The target's pods are the canary's: an apex selecting them too splits traffic by replica
+    // count, whatever the weight says.
+    if labels(&target).is_some_and(|l| selects(&l)) {
+        return finding(Status::Fail, format!("{weighed} selects {shown}, the pods of {} and of {}", primary.name, target.name))
+            .detail(format!(
+                "the apex Service {apex} selects the canary pods of {} as well as the primary's: traffic reaches both, whatever the canary weight says",
+                target.name
+            ))
+            .next(Suggestion::text("see what Flagger did: ").command(describe(canary, ns)));
+    }
+    finding(Status::Pass, format!("{weighed} selects {shown}: the pods of {}", primary.name))
+        .detail("promotion finished: the apex Service routes to the primary's pods only, whose endpoints are checked below")
 }
 
 #[cfg(test)]
@@ -476,6 +546,83 @@ mod tests {
         let failed = json!({"status": {"phase": "Failed", "failedChecks": 5}});
         assert!(gave_up(&failed).is_some_and(|g| g.contains("5 failed")));
         assert_eq!(gave_up(&json!({"status": {"phase": "Progressing"}})), None);
+    }
+
+    /// The Canary's traffic_current in `observed` (the promoted story's Canary).
+    fn traffic_of(observed: &Observed) -> crate::Evidence {
+        let canary = observed
+            .find_other(ResourceKind::Canary, "test", "podinfo")
+            .expect("the story's Canary");
+        traffic(observed, canary, "test").evidence
+    }
+
+    fn without_apex(mut observed: Observed) -> Observed {
+        observed
+            .services
+            .retain(|s| s.metadata.name.as_deref() != Some("podinfo"));
+        observed
+    }
+
+    /// Issue 33: a canary weight of 0 is not a promotion. The apex Service carries it: not read
+    /// (a dump without it, a refused list) is unknown, absent from a full listing fails, and it
+    /// passes only selecting the primary's pods and not the canary's.
+    #[test]
+    fn traffic_passes_only_on_the_apex_service_read() {
+        let story = Observed::of_story("flagger-canary-promoted-primary-current");
+        let e = traffic_of(&story);
+        assert_eq!(e.status, Status::Pass, "{e:#?}");
+        assert_eq!(e.source_ref.name, "podinfo");
+
+        let dump = without_apex(story.clone());
+        let e = traffic_of(&dump);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert!(
+            e.observed.contains("holds no Service test/podinfo"),
+            "{}",
+            e.observed
+        );
+
+        let mut listed = dump.clone();
+        listed.mark_complete("test", ResourceKind::Service);
+        let e = traffic_of(&listed);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert!(e.detail.contains("does not exist"), "{}", e.detail);
+
+        let mut refused = dump;
+        refused.denied.push(crate::Denied {
+            namespace: Some("test".into()),
+            resource: ResourceKind::Service,
+            verb: "list".into(),
+            message: "services is forbidden".into(),
+        });
+        let e = traffic_of(&refused);
+        assert_eq!(e.status, Status::Unknown, "{e:#?}");
+        assert!(e.detail.contains("refused"), "{}", e.detail);
+
+        // An apex selecting by a label the target's pods carry too reaches the canary pods.
+        let mut both = story.clone();
+        for s in both.services.iter_mut().map(std::sync::Arc::make_mut) {
+            if s.metadata.name.as_deref() == Some("podinfo") {
+                s.spec.as_mut().expect("spec").selector =
+                    Some([("app.kubernetes.io/name".to_string(), "podinfo".to_string())].into());
+            }
+        }
+        for d in both.deployments.iter_mut().map(std::sync::Arc::make_mut) {
+            let labels = d
+                .spec
+                .as_mut()
+                .and_then(|s| s.template.metadata.as_mut())
+                .and_then(|m| m.labels.as_mut())
+                .expect("template labels");
+            labels.insert("app.kubernetes.io/name".into(), "podinfo".into());
+        }
+        let e = traffic_of(&both);
+        assert_eq!(e.status, Status::Fail, "{e:#?}");
+        assert!(
+            e.detail.contains("as well as the primary's"),
+            "{}",
+            e.detail
+        );
     }
 
     #[test]

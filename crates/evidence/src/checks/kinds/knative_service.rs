@@ -134,7 +134,7 @@ fn ready_revision(ksvc: &Value, ns: &str) -> Finding {
             .unwrap_or_default();
         return finding(Status::Fail)
             .detail(format!(
-                "revision {created}, made from the current spec, is not ready yet{why}: traffic stays on {}",
+                "Knative has not made revision {created}, made from the current spec, ready yet{why}: traffic stays on {}",
                 ready.unwrap_or("no revision")
             ))
             .next(Suggestion::text("see why the revision is not ready: ").command(Command::kubectl([

@@ -86,6 +86,21 @@ pub(crate) struct NamedService<'a> {
     pub name: &'a str,
     /// The spec field naming it: `.spec.strategy.blueGreen.activeService`.
     pub field: &'static str,
+    /// Whether traffic reaches its endpoints.
+    pub share: Share,
+}
+
+/// Whether a named Service carries traffic. Most do (clients or a router reach them); a
+/// ping-pong canary's Services are reached only through the traffic router, and the side the
+/// router gives 0% carries none, whatever its selector still matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Share {
+    /// Its endpoints get traffic: each must be a current pod.
+    Routed,
+    /// It gets none, and why (where that was read): its endpoints are shown, not held.
+    Idle(String),
+    /// Whether it gets any is not recorded, and why: an endpoint on an old pod is unknown.
+    NotRecorded(String),
 }
 
 /// The weights a controller set on a traffic router, by destination.

@@ -581,7 +581,7 @@ fn later_live(
         }],
         ..Change::default()
     };
-    let (findings, _) = workload_findings(observed, &later, &target, w.namespace, None);
+    let (findings, _) = workload_findings(observed, &later, &target, w.namespace, None, None);
     match verdict(&findings) {
         Verdict::Live => Some(true),
         Verdict::NotLive => Some(false),

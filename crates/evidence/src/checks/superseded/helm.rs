@@ -265,7 +265,7 @@ fn newer_is_live(
         .iter()
         .map(|(kind, ns, name)| {
             let target = Target::new(*kind, Some(ns), name);
-            let (findings, _) = workload_findings(observed, &newer, &target, ns, None);
+            let (findings, _) = workload_findings(observed, &newer, &target, ns, None, None);
             verdict(&findings)
         })
         .collect();

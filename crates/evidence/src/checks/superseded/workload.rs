@@ -106,7 +106,10 @@ pub(super) fn superseded(
             template: &r.template,
             ..*w_ref
         };
-        spec_readback(observed, &view, change, None).evidence.status == Status::Pass
+        spec_readback(observed, &view, change, None, None)
+            .evidence
+            .status
+            == Status::Pass
     };
     if carries(serving) {
         return None;
@@ -174,7 +177,7 @@ fn newer_is_live(
         format!("{} {}", serving.kind.kind_name(), serving.describe()),
         &serving.images(),
     );
-    let (findings, _) = workload_findings(observed, &newer, target, namespace, None);
+    let (findings, _) = workload_findings(observed, &newer, target, namespace, None, None);
     match verdict(&findings) {
         Verdict::Live => Some(true),
         Verdict::NotLive => Some(false),
