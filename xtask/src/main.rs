@@ -1,6 +1,7 @@
 //! `cargo xtask`: the repository's own tasks (the cargo-xtask convention; the alias is in
 //! .cargo/config.toml). The one that matters: `cargo xtask test` provisions everything the
 //! test suite needs, without root, then runs `cargo test --workspace` pointed at it.
+//! `cargo xtask arch` prints issue 34's architecture yardsticks (see `xtask::arch`).
 
 mod provision;
 
@@ -15,6 +16,8 @@ USAGE:
     cargo xtask test [-- CARGO-TEST-ARGS...]   provision, then `cargo test --workspace ARGS`
     cargo xtask peers                          provision only
     cargo xtask peers --check                  build nothing; list what is missing
+    cargo xtask arch [CHECKOUT]                the architecture yardsticks of a checkout
+                                               (default: this one), read from its sources
     cargo xtask --help                         this text
 
 PREREQUISITES (checked first, one message each): Rust (cargo), Go (go.dev/dl, on PATH or in
@@ -48,12 +51,19 @@ afterwards instant. A lock in the cache makes concurrent runs share one build: t
     LIVEPROOF_REGISTRY    bin/registry
     LIVEPROOF_PYTHON      venv/bin/python
 
+`cargo xtask arch` counts what issue 34's redesign takes to zero: module pairs that import
+each other, branches on a kind variant outside the kind tables, verifier.rs's lines, the I/O
+in config.rs, hand-written wait loops in tests, test kits beside the testkit crate, and the
+concepts written more than once. xtask/tests/architecture holds the ratchets on them; run it
+on two checkouts and diff the outputs to compare.
+
 EXIT STATUS: 0 done (tests passed); 1 something missing, a build or a test failed;
 2 bad arguments.
 
 EXAMPLES:
     cargo xtask test                                   # what CI runs (.ci/run)
     cargo xtask test -- -p liveproof --test digests    # one test binary, provisioned
+    cargo xtask arch                                   # the yardsticks, as tables
     LIVEPROOF_PEERS_CACHE=/tmp/peers cargo xtask peers --check
 ";
 
@@ -61,8 +71,15 @@ EXAMPLES:
 #[derive(Debug, PartialEq)]
 enum Task {
     Help,
-    Test { cargo_args: Vec<OsString> },
-    Peers { check: bool },
+    Test {
+        cargo_args: Vec<OsString>,
+    },
+    Peers {
+        check: bool,
+    },
+    Arch {
+        checkout: Option<std::path::PathBuf>,
+    },
 }
 
 /// A usage error: what was wrong, and the fix.
@@ -121,9 +138,27 @@ fn parse(args: Vec<OsString>) -> Result<Task, Usage> {
             }
             Ok(Task::Peers { check })
         }
+        Some("arch") => match rest.as_slice() {
+            [] => Ok(Task::Arch { checkout: None }),
+            [flag] if flag == "-h" || flag == "--help" => Ok(Task::Help),
+            [dir] if !dir.to_string_lossy().starts_with('-') => Ok(Task::Arch {
+                checkout: Some(dir.into()),
+            }),
+            _ => Err(Usage {
+                message: format!(
+                    "`cargo xtask arch` takes one checkout at most, not `{}`",
+                    rest.iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                hint: "`cargo xtask arch` measures this checkout; \
+                       `cargo xtask arch /path/to/another` measures that one",
+            }),
+        },
         _ => Err(Usage {
             message: format!("unknown task `{}`", first.to_string_lossy()),
-            hint: "the tasks are `test` and `peers`; see `cargo xtask --help`",
+            hint: "the tasks are `test`, `peers` and `arch`; see `cargo xtask --help`",
         }),
     }
 }
@@ -146,6 +181,7 @@ fn main() -> ExitCode {
             let _ = std::io::stdout().write_all(HELP.as_bytes());
             return ExitCode::SUCCESS;
         }
+        Task::Arch { checkout } => return arch(checkout),
         Task::Peers { check: true } => provision::check(),
         Task::Peers { check: false } => provision::provision().map(|_| ExitCode::SUCCESS),
         Task::Test { cargo_args } => {
@@ -154,6 +190,29 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cargo xtask arch [CHECKOUT]`: the tables on stdout.
+fn arch(checkout: Option<std::path::PathBuf>) -> ExitCode {
+    let root = checkout.unwrap_or_else(xtask::arch::repo_root);
+    if !root.join("crates").is_dir() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {} is not a liveproof checkout (no crates/ folder)\nhint: name the folder holding Cargo.toml and crates/",
+            root.display()
+        );
+        return ExitCode::from(2);
+    }
+    match xtask::arch::Measures::of(&root) {
+        Ok(measures) => match std::io::stdout().write_all(measures.render().as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        },
         Err(error) => {
             let _ = writeln!(std::io::stderr(), "error: {error}");
             ExitCode::FAILURE
@@ -184,5 +243,17 @@ mod tests {
         );
         assert!(parse(args(&["peers", "--chek"])).is_err());
         assert!(parse(args(&[])).is_err());
+        assert_eq!(
+            parse(args(&["arch"])).expect("parses"),
+            Task::Arch { checkout: None }
+        );
+        assert_eq!(
+            parse(args(&["arch", "/tmp/b"])).expect("parses"),
+            Task::Arch {
+                checkout: Some("/tmp/b".into())
+            }
+        );
+        assert!(parse(args(&["arch", "--direct"])).is_err());
+        assert!(parse(args(&["arch", "a", "b"])).is_err());
     }
 }
