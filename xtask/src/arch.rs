@@ -108,25 +108,23 @@ pub fn strip(src: &str) -> String {
     let n = s.len();
     let newlines =
         |from: usize, to: usize| s[from..to.min(n)].iter().filter(|&&c| c == '\n').count();
-    let starts = |at: usize, text: &str| {
-        let t: Vec<char> = text.chars().collect();
-        at + t.len() <= n && s[at..at + t.len()] == t[..]
-    };
+    let starts = |at: usize, text: &[char]| at + text.len() <= n && s[at..at + text.len()] == *text;
+    let (line_comment, block_open, block_close) = (['/', '/'], ['/', '*'], ['*', '/']);
     let mut out = String::with_capacity(src.len());
     let mut i = 0;
     while i < n {
         let c = s[i];
-        if starts(i, "//") {
+        if starts(i, &line_comment) {
             i = s[i..].iter().position(|&c| c == '\n').map_or(n, |p| i + p);
             continue;
         }
-        if starts(i, "/*") {
+        if starts(i, &block_open) {
             let (mut depth, mut j) = (1, i + 2);
             while j < n && depth > 0 {
-                if starts(j, "/*") {
+                if starts(j, &block_open) {
                     depth += 1;
                     j += 2;
-                } else if starts(j, "*/") {
+                } else if starts(j, &block_close) {
                     depth -= 1;
                     j += 2;
                 } else {
@@ -144,19 +142,13 @@ pub fn strip(src: &str) -> String {
                 .take_while(|&&c| c == '#')
                 .count();
             if i + 1 + hashes < (i + 10).min(n) && s[i + 1 + hashes] == '"' {
-                let end: String = std::iter::once('"')
+                let end: Vec<char> = std::iter::once('"')
                     .chain(std::iter::repeat_n('#', hashes))
                     .collect();
                 let from = i + 2 + hashes;
-                let mut j = n;
-                let mut k = from;
-                while k < n {
-                    if starts(k, &end) {
-                        j = k + end.chars().count();
-                        break;
-                    }
-                    k += 1;
-                }
+                let j = (from..n)
+                    .find(|&k| starts(k, &end))
+                    .map_or(n, |k| k + end.len());
                 out.push_str("\"\"");
                 out.extend(std::iter::repeat_n('\n', newlines(i, j)));
                 i = j;
@@ -350,9 +342,10 @@ fn module_of(src: &Path, path: &Path) -> Option<Module> {
 /// `a::{b, c::{d, e}}` as `[a::b, a::c::d, a::c::e]` (whitespace removed, `::self` dropped).
 pub fn expand_use_tree(tree: &str) -> Vec<String> {
     let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
-    let rename = regex(r"\bas\b.*$");
+    static RENAME: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let rename = RENAME.get_or_init(|| regex(r"\bas\b.*$"));
     let mut out = Vec::new();
-    expand_into(&rename, "", &tree, &mut out);
+    expand_into(rename, "", &tree, &mut out);
     out
 }
 

@@ -1,0 +1,81 @@
+//! No two modules import each other (issue 34, "Done when"). Counted per crate, over the
+//! non-test code of `crates/*/src`, a module per file; a parent `mod.rs` and its child are
+//! nesting, not a loop. Two counts: the issue's (paths that name the module) and the stricter
+//! one that also follows items re-exported at a crate root (`crate::Observed` is `observed`).
+
+use xtask::arch::{module_pairs, Counting, ModulePair};
+
+/// The pairs at WP0's commit, the issue's way (`cargo xtask arch`, section 1.1). A pair may
+/// leave this list (remove it in the same commit); none may join it.
+const PAIRS_DIRECT: &[&str] = &[
+    "evidence: checks::gitops <-> checks::gitops_final",
+    "evidence: checks::gitops <-> checks::kinds::knative_service",
+    "evidence: checks::kinds <-> checks::workload",
+    "gather: live::kinds <-> live::objects",
+    "helm: payload <-> storage",
+    "liveproof: snapshot <-> verifier",
+    "sim: openapi <-> server",
+];
+
+/// The pairs at WP0's commit, following crate-root re-exports too (`cargo xtask arch`, the
+/// section after 1.1).
+const PAIRS_FOLLOWING_REEXPORTS: &[&str] = &[
+    "evidence: change <-> checks::server",
+    "evidence: change <-> digest",
+    "evidence: checks::gitops <-> checks::gitops_final",
+    "evidence: checks::gitops <-> checks::kinds::knative_service",
+    "evidence: checks::kinds <-> checks::workload",
+    "evidence: checks::kinds <-> observed",
+    "evidence: checks::kinds <-> target",
+    "evidence: checks::kinds::argo_rollout <-> observed",
+    "evidence: checks::kinds::argo_rollout <-> target",
+    "evidence: checks::server <-> observed",
+    "evidence: diagnose <-> observed",
+    "evidence: observed <-> releases",
+    "evidence: observed <-> target",
+    "gather: live::kinds <-> live::objects",
+    "helm: payload <-> storage",
+    "liveproof: snapshot <-> verifier",
+    "sim: openapi <-> server",
+];
+
+fn pairs(counting: Counting) -> Vec<ModulePair> {
+    module_pairs(&super::root(), counting).expect("the sources are readable")
+}
+
+fn lines(pairs: &[ModulePair]) -> Vec<String> {
+    pairs.iter().map(ModulePair::line).collect()
+}
+
+#[test]
+fn no_new_module_cycles() {
+    for (counting, known) in [
+        (Counting::Direct, PAIRS_DIRECT),
+        (Counting::FollowingReexports, PAIRS_FOLLOWING_REEXPORTS),
+    ] {
+        let new: Vec<String> = lines(&pairs(counting))
+            .into_iter()
+            .filter(|p| !known.contains(&p.as_str()))
+            .collect();
+        assert!(
+            new.is_empty(),
+            "modules that now import each other ({counting:?}), beside the ones issue 34 \
+             removes:\n{}\nmove what both need into a module of its own, or make one of them \
+             the only caller (`cargo xtask arch` lists every pair)",
+            super::listed(&new)
+        );
+    }
+}
+
+#[test]
+#[ignore = "turned on by WP8: every module pair that imports each other is gone (WP1, WP4, WP5)"]
+fn no_module_pair_imports_each_other() {
+    for counting in [Counting::Direct, Counting::FollowingReexports] {
+        let left = lines(&pairs(counting));
+        assert!(
+            left.is_empty(),
+            "modules that import each other ({counting:?}):\n{}",
+            super::listed(&left)
+        );
+    }
+}

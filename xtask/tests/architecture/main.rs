@@ -1,0 +1,31 @@
+//! Issue 34's "Done when", as tests on the sources (no build, no cluster): each file holds one
+//! criterion, with a ratchet that is on now (today's number is the ceiling: it may only go
+//! down) and the target the redesign reaches, `#[ignore]`d until the work package named in its
+//! reason turns it on. The numbers come from `cargo xtask arch` (xtask/src/arch.rs); when a
+//! change lowers one, lower its ceiling here in the same commit, so it cannot come back.
+//!
+//! Run: `cargo test -p xtask --test architecture` (the targets too: `-- --include-ignored`).
+
+mod config_pure;
+mod cycles;
+mod gather_independent;
+mod kind_matches;
+mod one_of_each;
+mod test_kit;
+mod verifier_size;
+
+use std::path::PathBuf;
+
+/// The checkout these tests read: the one they were built from.
+fn root() -> PathBuf {
+    xtask::arch::repo_root()
+}
+
+/// `sites`, one per line, for a failure message.
+fn listed<T: std::fmt::Display>(sites: &[T]) -> String {
+    sites
+        .iter()
+        .map(|s| format!("  {s}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

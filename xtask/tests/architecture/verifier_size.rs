@@ -1,0 +1,36 @@
+//! `verifier.rs` becomes an orchestrator of at most 300 lines (issue 34, "Done when"): it asks
+//! gather for one complete `Observed`, the judge for the report, and hands it to a renderer.
+
+use xtask::arch::{line_count, VERIFIER};
+
+/// Its lines at WP0's commit (`wc -l crates/liveproof/src/verifier.rs`, or `cargo xtask arch`,
+/// section 1.2). Lower it when the file shrinks.
+const VERIFIER_LINES: usize = 1262;
+
+/// The issue's bound.
+const ORCHESTRATOR_LINES: usize = 300;
+
+fn lines() -> usize {
+    line_count(&super::root().join(VERIFIER)).expect("verifier.rs is readable")
+}
+
+#[test]
+fn verifier_does_not_grow() {
+    let lines = lines();
+    assert!(
+        lines <= VERIFIER_LINES,
+        "{VERIFIER} has {lines} lines, more than the {VERIFIER_LINES} it had when issue 34 \
+         started taking it to {ORCHESTRATOR_LINES}: put what it gained where issue 34 says it \
+         goes (resolving and reading in gather, judging in evidence, printing in report)"
+    );
+}
+
+#[test]
+#[ignore = "turned on by WP5: verifier.rs is an orchestrator"]
+fn verifier_is_an_orchestrator() {
+    let lines = lines();
+    assert!(
+        lines <= ORCHESTRATOR_LINES,
+        "{VERIFIER} has {lines} lines, more than {ORCHESTRATOR_LINES}"
+    );
+}
