@@ -5,7 +5,7 @@
 //!
 //! Gather, then judge: [`gather`] is the only I/O (the `git` binary, or the file system when
 //! PATH is not a repository) and builds an [`Input`]; [`lint`] is a pure function from it to a
-//! [`Report`], which `liveproof-report` renders as text, JSON or SARIF. Nothing is rendered or
+//! [`Linted`], which `liveproof-report` renders as text, JSON or SARIF. Nothing is rendered or
 //! interpolated: Helm templates are read as text, environment placeholders stay placeholders, and
 //! no Secret value is ever read (only the names a pod template refers to).
 
@@ -44,7 +44,7 @@ impl Level {
 
 /// One thing that will not deploy, where it was found, and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
+pub struct Hazard {
     /// The rule's id, e.g. `chartversion-not-bumped` (see [`RULES`]).
     pub id: String,
     pub level: Level,
@@ -59,17 +59,17 @@ pub struct Finding {
 
 /// What [`lint`] found, and what it could not judge (`notes`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Report {
+pub struct Linted {
     /// The base revision the diff started from (a full SHA), when there was one.
     pub base: Option<String>,
     /// The head revision linted (a full SHA), when PATH is a git repository.
     pub head: Option<String>,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Hazard>,
     /// What limited the analysis (no git history, a rule that needs a diff), for the reader.
     pub notes: Vec<String>,
 }
 
-impl Report {
+impl Linted {
     /// True when a finding is an error: the lint fails (exit 1).
     pub fn has_errors(&self) -> bool {
         self.findings.iter().any(|f| f.level == Level::Error)

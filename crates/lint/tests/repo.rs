@@ -3,9 +3,9 @@
 mod common;
 
 use common::{seed_002, Repo, TEMPLATE_NEW};
-use liveproof_lint::{gather, lint, Changed, Finding, Level, LintError, Options, Report};
+use liveproof_lint::{gather, lint, Changed, Hazard, Level, LintError, Linted, Options};
 
-fn run(repo: &Repo, base: Option<&str>) -> Report {
+fn run(repo: &Repo, base: Option<&str>) -> Linted {
     let input = gather(&Options {
         path: repo.path(),
         base: base.map(str::to_string),
@@ -15,11 +15,11 @@ fn run(repo: &Repo, base: Option<&str>) -> Report {
     lint(&input)
 }
 
-fn ids(report: &Report) -> Vec<(&str, Level, &str, usize)> {
+fn ids(report: &Linted) -> Vec<(&str, Level, &str, usize)> {
     report
         .findings
         .iter()
-        .map(|f: &Finding| (f.id.as_str(), f.level, f.file.as_str(), f.line))
+        .map(|f: &Hazard| (f.id.as_str(), f.level, f.file.as_str(), f.line))
         .collect()
 }
 

@@ -1105,7 +1105,7 @@ pub struct LintArgs {
     pub head: Option<String>,
 
     /// Report format: text, json, or sarif (SARIF 2.1.0, for code-scanning upload).
-    #[arg(short, long, value_parser = formats::<liveproof_lint::Report>(no_help), default_value = "text")]
+    #[arg(short, long, value_parser = formats::<liveproof_lint::Linted>(no_help), default_value = "text")]
     pub output: Format,
 }
 
@@ -1327,7 +1327,7 @@ mod tests {
         assert_eq!(offered("verify"), names(Report::FORMATS));
         assert_eq!(offered("stale"), names(StaleOutcome::FORMATS));
         assert_eq!(offered("demo"), names(DemoOutcome::FORMATS));
-        assert_eq!(offered("lint"), names(liveproof_lint::Report::FORMATS));
+        assert_eq!(offered("lint"), names(liveproof_lint::Linted::FORMATS));
     }
 
     #[test]

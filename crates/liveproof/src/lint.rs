@@ -4,7 +4,7 @@
 use crate::cli::LintArgs;
 
 /// Lints what `args` names; errors (exit 2) are returned.
-pub fn run(args: &LintArgs) -> anyhow::Result<liveproof_lint::Report> {
+pub fn run(args: &LintArgs) -> anyhow::Result<liveproof_lint::Linted> {
     let options = liveproof_lint::Options {
         path: args.path.clone(),
         base: args.base.clone(),

@@ -5,9 +5,9 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use liveproof_lint::{Level, Report, RULES};
+use liveproof_lint::{Level, Linted, RULES};
 
-impl crate::Render for Report {
+impl crate::Render for Linted {
     const FORMATS: &'static [crate::Format] = &[
         crate::Format::Text,
         crate::Format::Json,
@@ -29,7 +29,7 @@ impl crate::Render for Report {
     }
 }
 
-impl crate::Outcome for Report {
+impl crate::Outcome for Linted {
     /// 1 when an error-level finding exists, else 0.
     fn exit_code(&self) -> u8 {
         u8::from(self.has_errors())
@@ -40,7 +40,7 @@ impl crate::Outcome for Report {
 pub const JSON_SCHEMA: &str = "liveproof/lint/v1";
 
 /// `file:line: level: message [id]` and its fix, grouped by file; notes first, a count last.
-pub fn render_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+pub fn render_text(report: &Linted, out: &mut dyn Write) -> io::Result<()> {
     for note in &report.notes {
         writeln!(out, "note: {note}")?;
     }
@@ -81,7 +81,7 @@ pub fn render_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// `{"schema":"liveproof/lint/v1","base":…,"head":…,"findings":[…],"notes":[…]}`.
-pub fn render_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+pub fn render_json(report: &Linted, out: &mut dyn Write) -> io::Result<()> {
     let value = json!({
         "schema": JSON_SCHEMA,
         "base": report.base,
@@ -113,7 +113,7 @@ fn uri(path: &str) -> String {
 
 /// SARIF 2.1.0: every rule in `tool.driver.rules`, a result per finding with its location
 /// relative to PATH (`uriBaseId: %SRCROOT%`), notes as tool execution notifications.
-pub fn render_sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+pub fn render_sarif(report: &Linted, out: &mut dyn Write) -> io::Result<()> {
     let rules: Vec<Value> = RULES
         .iter()
         .map(|r| {

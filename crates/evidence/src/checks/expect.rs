@@ -23,13 +23,13 @@ pub enum Subject<'a> {
 }
 
 /// One expectation's outcome against one pod spec.
-pub struct Finding {
+pub struct Outcome {
     pub status: Status,
     pub expected: String,
     pub observed: String,
 }
 
-pub fn evaluate(spec: &PodSpec, change: &Change, subject: Subject) -> Vec<Finding> {
+pub fn evaluate(spec: &PodSpec, change: &Change, subject: Subject) -> Vec<Outcome> {
     let mut findings = Vec::new();
     // `--image` is matched per container by repository: with several targets, an image for
     // another workload's repository says nothing about this one. Only when no container runs
@@ -69,7 +69,7 @@ pub fn evaluate(spec: &PodSpec, change: &Change, subject: Subject) -> Vec<Findin
     findings
 }
 
-fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Finding {
+fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Outcome {
     let same_repo: Vec<(&str, &str)> = spec
         .containers
         .iter()
@@ -93,7 +93,7 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Find
         })
         .collect();
     if same_repo.is_empty() && !unreadable.is_empty() {
-        return Finding {
+        return Outcome {
             status: Status::Unknown,
             expected,
             observed: format!(
@@ -109,7 +109,7 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Find
             .iter()
             .map(|c| format!("{}={}", c.name, c.image.as_deref().unwrap_or("<none>")))
             .collect();
-        return Finding {
+        return Outcome {
             status: Status::Fail,
             expected,
             observed: format!("no container runs {} ({})", want.repository, all.join(", ")),
@@ -120,7 +120,7 @@ fn image(spec: &PodSpec, want: &ImageRef, given: &str, subject: Subject) -> Find
         .map(|(name, image)| container_image(name, image, want, subject))
         .collect();
     let status = worst_of(judged.iter().map(|(s, _)| *s));
-    Finding {
+    Outcome {
         status,
         expected,
         observed: judged
@@ -224,7 +224,7 @@ fn container_image(name: &str, image: &str, want: &ImageRef, subject: Subject) -
     }
 }
 
-fn env(spec: &PodSpec, name: &str) -> Finding {
+fn env(spec: &PodSpec, name: &str) -> Outcome {
     let setters: Vec<&str> = spec
         .containers
         .iter()
@@ -248,7 +248,7 @@ fn env(spec: &PodSpec, name: &str) -> Finding {
         .collect();
     let expected = format!("env {name} defined");
     if !setters.is_empty() {
-        return Finding {
+        return Outcome {
             status: Status::Pass,
             expected,
             observed: format!("{name} set in {}", setters.join(", ")),
@@ -256,7 +256,7 @@ fn env(spec: &PodSpec, name: &str) -> Finding {
     }
     if !imports.is_empty() {
         // envFrom imports every key of its source; whether it holds NAME needs that source read.
-        return Finding {
+        return Outcome {
             status: Status::Unknown,
             expected,
             observed: format!(
@@ -265,14 +265,14 @@ fn env(spec: &PodSpec, name: &str) -> Finding {
             ),
         };
     }
-    Finding {
+    Outcome {
         status: Status::Fail,
         expected,
         observed: format!("{name} not set in any container"),
     }
 }
 
-fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
+fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Outcome {
     let key_matches = |key: &str| want.key.as_deref().is_none_or(|k| k == key);
     let mut exact: Vec<String> = Vec::new();
     let mut whole_secret: Vec<String> = Vec::new();
@@ -333,7 +333,7 @@ fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
     let expected = format!("reference to secret {want}");
     if !exact.is_empty() || (want.key.is_none() && !whole_secret.is_empty()) {
         exact.extend(whole_secret);
-        return Finding {
+        return Outcome {
             status: Status::Pass,
             expected,
             observed: exact.join(", "),
@@ -341,13 +341,13 @@ fn secret_ref(spec: &PodSpec, want: &SecretRefExpectation) -> Finding {
     }
     if !whole_secret.is_empty() {
         // The whole Secret is imported; whether it holds KEY needs the Secret read, which we don't.
-        return Finding {
+        return Outcome {
             status: Status::Unknown,
             expected,
             observed: format!("{}; key not named", whole_secret.join(", ")),
         };
     }
-    Finding {
+    Outcome {
         status: Status::Fail,
         expected,
         observed: format!("no container or volume references secret {want}"),
@@ -395,7 +395,7 @@ pub fn some_fields<T: std::fmt::Display>(fields: &[T]) -> String {
 }
 
 /// Folds several findings into one status: any fail fails, else any unknown is unknown.
-pub fn worst(findings: &[Finding]) -> Status {
+pub fn worst(findings: &[Outcome]) -> Status {
     worst_of(findings.iter().map(|f| f.status))
 }
 

@@ -143,40 +143,40 @@ pub(crate) fn traffic_current(
             return refused(w, ResourceKind::EndpointSlice, &d.message, &expected);
         }
     }
-    let mut report = Report {
+    let mut routing = Routing {
         expected,
         current_hash: current.hash.clone(),
-        ..Report::default()
+        ..Routing::default()
     };
     for n in absent {
         if listed {
-            report.missing_source.get_or_insert_with(|| {
+            routing.missing_source.get_or_insert_with(|| {
                 SourceRef::object(ResourceKind::Service, ns, n.name).field(".metadata.name")
             });
-            report.missing.push(format!(
+            routing.missing.push(format!(
                 "Service {} ({}) does not exist",
                 n.name,
                 n.field.trim_start_matches('.')
             ));
         } else {
-            report.unknown.push(format!(
+            routing.unknown.push(format!(
                 "the input holds no Service {}, which {} names ({})",
                 n.name,
                 w.source(),
                 n.field.trim_start_matches('.')
             ));
-            report.fix_dump = true;
+            routing.fix_dump = true;
         }
     }
     if let Some(split) = &split {
-        report.weigh(w, split, current);
+        routing.weigh(w, split, current);
     }
     let slices_listed = observed.is_complete(ns, ResourceKind::EndpointSlice);
     for service in &services {
         let name = service_name(service);
         let named_as = named.iter().find(|n| n.name == name);
         if let Some(n) = named_as {
-            report
+            routing
                 .named
                 .insert(name.to_string(), (n.field, selector_text(service)));
         }
@@ -184,7 +184,7 @@ pub(crate) fn traffic_current(
         // routes nothing, whatever it selects; one whose share is not recorded cannot fail.
         let doubt = match named_as.map(|n| &n.share) {
             Some(Share::Idle(why)) => {
-                report.idle.push(format!(
+                routing.idle.push(format!(
                     "Service {name} ({}) gets no traffic: {why}",
                     selector_text(service)
                 ));
@@ -207,10 +207,10 @@ pub(crate) fn traffic_current(
             })
             .collect();
         if slices.is_empty() && !slices_listed {
-            report.unknown.push(format!(
+            routing.unknown.push(format!(
                 "the input holds no EndpointSlice of Service {name}"
             ));
-            report.fix_dump = true;
+            routing.fix_dump = true;
             continue;
         }
         let mut ready = 0usize;
@@ -235,16 +235,16 @@ pub(crate) fn traffic_current(
                     .filter(|r| r.kind.as_deref() == Some("Pod"))
                     .and_then(|r| r.name.as_deref());
                 let Some(pod_name) = pod_name else {
-                    report.unknown.push(format!(
+                    routing.unknown.push(format!(
                         "Service {name}: endpoint {address} in EndpointSlice {slice_name} names no pod (no targetRef), so what it routes to cannot be told"
                     ));
                     unknown_here = true;
                     continue;
                 };
                 match pods.iter().find(|p| pods::name(p) == pod_name) {
-                    Some(pod) if current.is_current(pod) => report.current += 1,
+                    Some(pod) if current.is_current(pod) => routing.current += 1,
                     Some(pod) => {
-                        unknown_here |= report.route_wrong(
+                        unknown_here |= routing.route_wrong(
                             Wrong {
                                 service: name.to_string(),
                                 slice: slice_name.to_string(),
@@ -265,7 +265,7 @@ pub(crate) fn traffic_current(
                                 && p.metadata.namespace.as_deref().unwrap_or(ns) == ns
                         }) =>
                     {
-                        unknown_here |= report.route_wrong(
+                        unknown_here |= routing.route_wrong(
                             Wrong {
                                 service: name.to_string(),
                                 slice: slice_name.to_string(),
@@ -277,10 +277,10 @@ pub(crate) fn traffic_current(
                         );
                     }
                     None => {
-                        report.unknown.push(format!(
+                        routing.unknown.push(format!(
                             "Service {name}: pod {pod_name} (EndpointSlice {slice_name}) is not in the input"
                         ));
-                        report.fix_dump = true;
+                        routing.fix_dump = true;
                         unknown_here = true;
                     }
                 }
@@ -288,15 +288,15 @@ pub(crate) fn traffic_current(
         }
         if ready == 0 && !unknown_here {
             match doubt {
-                Some(why) => report
+                Some(why) => routing
                     .unknown
                     .push(format!("Service {name} has no ready endpoint, and {why}")),
-                None => report.empty.push(name.to_string()),
+                None => routing.empty.push(name.to_string()),
             }
         }
-        report.ready.insert(name.to_string(), ready);
+        routing.ready.insert(name.to_string(), ready);
     }
-    report.judge(w, slices_source)
+    routing.judge(w, slices_source)
 }
 
 /// A ready endpoint that is not a current pod of the workload.
@@ -309,8 +309,9 @@ struct Wrong {
     old: bool,
 }
 
+/// Where the workload's Services route, tallied before `traffic_current` is judged on it.
 #[derive(Default)]
-struct Report {
+struct Routing {
     expected: String,
     /// The current revision's hash.
     current_hash: String,
@@ -342,7 +343,7 @@ struct Report {
     missing_source: Option<SourceRef>,
 }
 
-/// One failing part of the report: what was seen, why it fails, and the step that fixes it.
+/// One failing part of the routing: what was seen, why it fails, and the step that fixes it.
 struct Failing {
     observed: String,
     detail: String,
@@ -351,7 +352,7 @@ struct Failing {
     source: Option<SourceRef>,
 }
 
-impl Report {
+impl Routing {
     /// A ready endpoint that is not a current pod: a failure, or unknown when whether its
     /// Service gets traffic is not recorded (`doubt` says why). True when unknown.
     fn route_wrong(&mut self, wrong: Wrong, doubt: Option<&str>) -> bool {

@@ -349,7 +349,7 @@ pub(crate) fn spec_readback(
 
 /// `--expect` on a workload: the text (or regex) in its pod template, rendered as YAML as it
 /// reads back from the API.
-fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
+fn template_text(w: &Workload, change: &Change) -> Vec<expect::Outcome> {
     if change.manifest.is_empty() {
         return Vec::new();
     }
@@ -358,7 +358,7 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
     let mut visible = match serde_json::to_value(w.template) {
         Ok(v) => v,
         Err(e) => {
-            return vec![expect::Finding {
+            return vec![expect::Outcome {
                 status: Status::Unknown,
                 expected: "the pod template as YAML".into(),
                 observed: format!("cannot render it: {e}"),
@@ -372,7 +372,7 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
     let rendered = match serde_norway::to_string(&visible) {
         Ok(text) => text,
         Err(e) => {
-            return vec![expect::Finding {
+            return vec![expect::Outcome {
                 status: Status::Unknown,
                 expected: "the pod template as YAML".into(),
                 observed: format!("cannot render it: {e}"),
@@ -385,12 +385,12 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
         .map(|e| {
             let expected = format!("`{}` in the pod template", e.given);
             match expect::text_match(e, &rendered, !credentials.is_empty()) {
-                expect::TextMatch::Found => expect::Finding {
+                expect::TextMatch::Found => expect::Outcome {
                     status: Status::Pass,
                     observed: expected.clone(),
                     expected,
                 },
-                expect::TextMatch::Hidden => expect::Finding {
+                expect::TextMatch::Hidden => expect::Outcome {
                     status: Status::Unknown,
                     expected,
                     observed: format!(
@@ -399,7 +399,7 @@ fn template_text(w: &Workload, change: &Change) -> Vec<expect::Finding> {
                         expect::some_fields(&credentials)
                     ),
                 },
-                expect::TextMatch::Missing => expect::Finding {
+                expect::TextMatch::Missing => expect::Outcome {
                     status: Status::Fail,
                     expected,
                     observed: if redacted {
@@ -450,11 +450,11 @@ fn redact_template(template: &mut serde_json::Value) -> bool {
 }
 
 /// `-f`: every field the manifest declares in the pod template is what the live object has.
-fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect::Finding {
+fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect::Outcome {
     let live = match serde_json::to_value(w.template) {
         Ok(v) => v,
         Err(e) => {
-            return expect::Finding {
+            return expect::Outcome {
                 status: Status::Unknown,
                 expected: format!("the template {} declares", declared.source),
                 observed: format!("the live template cannot be read as JSON: {e}"),
@@ -462,7 +462,7 @@ fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect
         }
     };
     match declared::first_difference(&declared.template, Some(&live), ".spec.template") {
-        None => expect::Finding {
+        None => expect::Outcome {
             status: Status::Pass,
             expected: format!(
                 "every field {} declares in the pod template",
@@ -473,7 +473,7 @@ fn declared_template(w: &Workload, declared: &crate::DeclaredTemplate) -> expect
                 declared.source
             ),
         },
-        Some(d) => expect::Finding {
+        Some(d) => expect::Outcome {
             status: Status::Fail,
             expected: format!(
                 "{} = {} (as {} declares)",

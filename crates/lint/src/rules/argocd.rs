@@ -44,7 +44,7 @@ fn looks_pinned(revision: &str) -> bool {
     sha || tag
 }
 
-pub(super) fn argocd_sync(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Finding>) {
+pub(super) fn argocd_sync(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Hazard>) {
     let Some(v) = &doc.value else { return };
     if doc.kind().as_deref() != Some("Application")
         || !doc
@@ -62,7 +62,7 @@ pub(super) fn argocd_sync(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<F
             .or_else(|| doc.locate(&["spec", "source"]))
             .or_else(|| doc.locate(&["spec", "sources"]))
             .unwrap_or(doc.first_line);
-        findings.push(Finding {
+        findings.push(Hazard {
             id: ARGOCD_MANUAL_SYNC.to_string(),
             level: Level::Warning,
             file: doc.file.to_string(),
@@ -99,7 +99,7 @@ pub(super) fn argocd_sync(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<F
         let line = doc
             .find_nth(0, |l| key_value(l, "targetRevision") == Some(revision))
             .unwrap_or(doc.first_line + i);
-        findings.push(Finding {
+        findings.push(Hazard {
             id: ARGOCD_PINNED_REVISION.to_string(),
             level: Level::Warning,
             file: doc.file.to_string(),

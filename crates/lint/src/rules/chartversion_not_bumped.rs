@@ -7,7 +7,7 @@
 
 use super::*;
 
-pub(super) fn chartversion_not_bumped(ctx: &Context<'_>, doc: &Doc<'_>, report: &mut Report) {
+pub(super) fn chartversion_not_bumped(ctx: &Context<'_>, doc: &Doc<'_>, report: &mut Linted) {
     let Some(v) = &doc.value else { return };
     if doc.kind().as_deref() != Some("HelmRelease")
         || !doc
@@ -75,7 +75,7 @@ pub(super) fn chartversion_not_bumped(ctx: &Context<'_>, doc: &Doc<'_>, report: 
         .iter()
         .map(|p| p.strip_prefix(&format!("{dir}/")).unwrap_or(p))
         .collect();
-    report.findings.push(Finding {
+    report.findings.push(Hazard {
         id: CHARTVERSION_NOT_BUMPED.to_string(),
         level: Level::Error,
         file: doc.file.to_string(),

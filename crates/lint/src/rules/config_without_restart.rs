@@ -21,7 +21,7 @@ const RELOADER: &[&str] = &[
 pub(super) fn config_without_restart(
     ctx: &Context<'_>,
     w: &Workload<'_, '_>,
-    findings: &mut Vec<Finding>,
+    findings: &mut Vec<Hazard>,
 ) {
     let refs: Vec<&ConfigRef> = w
         .refs
@@ -48,7 +48,7 @@ pub(super) fn config_without_restart(
         .map(|r| format!("{} `{}` ({})", r.kind, r.name, r.via))
         .collect();
     let named: Vec<&str> = named.iter().map(String::as_str).collect();
-    findings.push(Finding {
+    findings.push(Hazard {
         id: CONFIG_WITHOUT_RESTART.to_string(),
         level: Level::Warning,
         file: w.doc.file.to_string(),

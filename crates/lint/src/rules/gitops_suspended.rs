@@ -7,7 +7,7 @@
 use super::argocd::argo_paths_changed;
 use super::*;
 
-pub(super) fn gitops_suspended(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Finding>) {
+pub(super) fn gitops_suspended(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Hazard>) {
     let Some(v) = &doc.value else { return };
     let Some(kind) = doc.kind() else { return };
     let api = doc.api_version().unwrap_or_default();
@@ -57,7 +57,7 @@ pub(super) fn gitops_suspended(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut 
             "nothing it covers changed here, but nothing merged will deploy through it",
         )
     };
-    findings.push(Finding {
+    findings.push(Hazard {
         id: GITOPS_SUSPENDED.to_string(),
         level,
         file: doc.file.to_string(),

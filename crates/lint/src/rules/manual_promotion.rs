@@ -97,7 +97,7 @@ fn gate(doc: &Doc<'_>, kind: &str, v: &Value) -> Option<(usize, String)> {
     None
 }
 
-pub(super) fn manual_promotion(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Finding>) {
+pub(super) fn manual_promotion(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut Vec<Hazard>) {
     let Some(v) = &doc.value else { return };
     let Some(kind) = doc.kind() else { return };
     let Some((line, what)) = gate(doc, &kind, v) else {
@@ -134,7 +134,7 @@ pub(super) fn manual_promotion(ctx: &Context<'_>, doc: &Doc<'_>, findings: &mut 
               confirm webhook"
             .to_string(),
     };
-    findings.push(Finding {
+    findings.push(Hazard {
         id: MANUAL_PROMOTION.to_string(),
         level,
         file: doc.file.to_string(),

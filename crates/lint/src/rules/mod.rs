@@ -18,7 +18,7 @@ use serde_norway::Value;
 use crate::gather::{is_chart_yaml, Input};
 use crate::kustomize::Kustomizations;
 use crate::yaml::{self, key_value, Doc};
-use crate::{Finding, Level, Report};
+use crate::{Hazard, Level, Linted};
 use argocd::argocd_sync;
 use chartversion_not_bumped::chartversion_not_bumped;
 use config_without_restart::config_without_restart;
@@ -109,9 +109,9 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// Judges `input`. Pure: everything read was read by [`crate::gather`].
-pub fn lint(input: &Input) -> Report {
+pub fn lint(input: &Input) -> Linted {
     let ctx = Context::new(input);
-    let mut report = Report {
+    let mut report = Linted {
         base: input.base_rev.clone(),
         head: input.head_rev.clone(),
         findings: Vec::new(),

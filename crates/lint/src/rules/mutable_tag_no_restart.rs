@@ -27,7 +27,7 @@ pub(super) fn mutable_tag(image: &str) -> Option<&'static str> {
 pub(super) fn mutable_tag_no_restart(
     ctx: &Context<'_>,
     w: &Workload<'_, '_>,
-    findings: &mut Vec<Finding>,
+    findings: &mut Vec<Hazard>,
 ) {
     let restart_known = w.per_build
         || ctx.restarts.covers(&w.kind, &w.name)
@@ -63,7 +63,7 @@ pub(super) fn mutable_tag_no_restart(
                 "a rebuild leaves the pod template byte-identical, so no pod pulls the new build",
             )
         };
-        findings.push(Finding {
+        findings.push(Hazard {
             id: MUTABLE_TAG_NO_RESTART.to_string(),
             level,
             file: w.doc.file.to_string(),
