@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::LintError;
 
@@ -128,24 +128,16 @@ impl Repo {
             .iter()
             .map(|p| format!("{rev}:{}{p}\n", self.prefix))
             .collect();
-        let mut command = Command::new("git");
-        command
-            .arg("-C")
-            .arg(&self.dir)
-            .args(["cat-file", "--batch"])
-            .env("LC_ALL", "C")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            // As before: what is missing is said on stdout; git's complaints are not ours.
-            .stderr(std::process::Stdio::null());
-        // Bounded as every git command is: a deadline and an output cap, the group killed past
-        // either (its stdin is written while its output is read).
-        let bounds = liveproof_process::Bounds {
-            stdin: Some(input.as_bytes()),
-            capture_stderr: false,
-            timeout: liveproof_process::GIT_TIMEOUT,
-            max_output: liveproof_process::MAX_GIT_OUTPUT,
-        };
-        let out = liveproof_process::run(command, bounds).map_err(|cause| match cause {
+        // The one git runner (bounded, in English, no prompt); what is missing is said on
+        // stdout, and git's complaints on stderr are not ours.
+        let out = liveproof_process::git_with_input(
+            Path::new("git"),
+            liveproof_process::GIT_TIMEOUT,
+            &self.dir,
+            &["cat-file", "--batch"],
+            Some(input.as_bytes()),
+        )
+        .map_err(|cause| match cause {
             liveproof_process::ProgramError::Start(source) => LintError::GitNotInstalled { source },
             cause => failed(&self.dir, "git cat-file --batch", format!("git {cause}")),
         })?;

@@ -9,11 +9,12 @@ use xtask::arch::{git_runners, list_flatteners, struct_definitions, Site};
 /// `is_list_kind` asked in evidence's observed.rs, gather's offline.rs (three) and sim;
 /// lint's own `Command::new("git")`. Lower a number when a copy goes. WP4 named the others for
 /// what they are (`expect::Outcome`, `traffic`'s `Routing`, `lint::Hazard`, `lint::Linted`):
-/// one `Finding` (a check's) and one `Report` (verify's) are left.
+/// one `Finding` (a check's) and one `Report` (verify's) are left; lint's `cat-file --batch`
+/// goes through `liveproof_process::git_with_input`.
 const FINDINGS: usize = 1;
 const REPORTS: usize = 1;
 const LIST_FLATTENING_SITES: usize = 5;
-const GIT_RUNNERS: usize = 1;
+const GIT_RUNNERS: usize = 0;
 
 /// Where a List may be flattened after WP4: the one flattener, and the streaming first level
 /// of a large List (`gather::offline::add_json_list`, a memory path PLAN §1.6 keeps).
