@@ -15,6 +15,7 @@ pub mod fleet;
 pub mod hint;
 pub mod history;
 mod model;
+pub mod objects;
 mod observed;
 pub mod order;
 pub mod pod_index;

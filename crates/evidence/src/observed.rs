@@ -276,7 +276,16 @@ fn typed<T: serde::de::DeserializeOwned>(
 impl Observed {
     /// Takes one object (or a `kind: List` of them) in its JSON form, as `kubectl get -o json`
     /// prints it. `what` names where it came from, for errors.
-    pub fn add_value(&mut self, mut value: Value, what: &str) -> Result<(), ObjectError> {
+    pub fn add_value(&mut self, value: Value, what: &str) -> Result<(), ObjectError> {
+        // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
+        crate::objects::each_object(value, what, &mut |object, what| {
+            self.add_object(object, what)
+        })
+    }
+
+    /// [`Observed::add_value`] of one object, or of a List without an `items` array (which
+    /// holds none).
+    fn add_object(&mut self, mut value: Value, what: &str) -> Result<(), ObjectError> {
         // The server's field-ownership bookkeeping is often the larger half of an object and
         // no check reads it (kubectl hides it too).
         if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -294,9 +303,12 @@ impl Observed {
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string();
+        // A List without an `items` array holds no object.
+        if crate::objects::is_list(&value) {
+            return Ok(());
+        }
         // The typed structs fill a missing required field with a default, which would turn a
         // broken document into a quietly wrong workload: refuse what no API server returns.
-        let is_list = liveproof_helm::yaml::is_list_kind(&kind);
         let group = value
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -304,7 +316,6 @@ impl Observed {
         let workload =
             crate::TargetKind::workload_named(&kind, group).and_then(|k| k.spec().workload);
         let required: &[(&str, &'static str)] = match kind.as_str() {
-            _ if is_list => &[],
             // A Rollout may take its template from another object (`spec.workloadRef`).
             _ if workload.is_some() && value.pointer("/spec/workloadRef").is_some() => {
                 &[("/metadata/name", "metadata.name"), ("/spec", "spec")]
@@ -338,16 +349,6 @@ impl Observed {
             problem: liveproof_redacted::parse::data_problem(&err.inner().to_string()),
         };
         match kind.as_str() {
-            // `kubectl get -o yaml` of several objects prints a List; so does `*List` kinds.
-            _ if is_list => {
-                let items = match value.get_mut("items") {
-                    Some(Value::Array(items)) => std::mem::take(items),
-                    _ => Vec::new(),
-                };
-                for (i, item) in items.into_iter().enumerate() {
-                    self.add_value(item, &format!("{what}: items[{i}]"))?;
-                }
-            }
             _ if workload.is_some() => {
                 if let Some(fns) = workload {
                     (fns.add)(self, value).map_err(invalid)?;
@@ -500,5 +501,65 @@ impl Observed {
             observed.add_value(value, &path).expect("an object");
         }
         observed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"}})
+    }
+
+    #[test]
+    fn a_list_and_the_lists_in_it_are_taken_in_item_by_item() {
+        let mut observed = Observed::default();
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+            pod("web-1"),
+            {"apiVersion": "v1", "kind": "ServiceList", "items": [
+                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}},
+            ]},
+            pod("web-2"),
+        ]});
+        observed.add_value(list, "dump.json").expect("taken");
+        let names: Vec<_> = observed
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect();
+        assert_eq!(names, ["web-1", "web-2"]);
+        assert_eq!(observed.services.len(), 1);
+        assert!(observed.others.is_empty(), "{:?}", observed.others);
+    }
+
+    #[test]
+    fn an_item_without_kind_is_refused_by_its_place_in_the_list() {
+        let mut observed = Observed::default();
+        let list = json!({"kind": "List", "items": [pod("web-1"), {"kind": "PodList", "items": [
+            {"metadata": {"name": "web-2"}},
+        ]}]});
+        let err = observed.add_value(list, "dump.json").expect_err("no kind");
+        assert!(
+            matches!(&err, ObjectError::NoKind { what } if what == "dump.json: items[1]: items[0]"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_list_without_items_holds_no_object() {
+        let mut observed = Observed::default();
+        for list in [
+            json!({"apiVersion": "v1", "kind": "List"}),
+            json!({"apiVersion": "v1", "kind": "PodList", "items": null}),
+            json!({"apiVersion": "v1", "kind": "List", "items": []}),
+        ] {
+            observed
+                .add_value(list, "dump.json")
+                .expect("nothing to take");
+        }
+        assert!(observed.pods.is_empty());
+        assert!(observed.others.is_empty(), "{:?}", observed.others);
     }
 }

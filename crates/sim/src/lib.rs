@@ -68,19 +68,14 @@ impl Default for Simulator {
     }
 }
 
-/// Flattens `kind: List` (what `kubectl get -o yaml` prints) into its items.
+/// Flattens `kind: List` (what `kubectl get -o yaml` prints) into its items, skipping `null`s.
 fn flatten(obj: Value, out: &mut Vec<Value>) {
-    let is_list = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(liveproof_helm::yaml::is_list_kind);
-    if let (true, Some(Value::Array(items))) = (is_list, obj.get("items")) {
-        for item in items {
-            flatten(item.clone(), out);
+    let Ok(()) = liveproof_evidence::objects::each_object(obj, "", &mut |object, _| {
+        if !object.is_null() {
+            out.push(object);
         }
-    } else if !obj.is_null() {
-        out.push(obj);
-    }
+        Ok::<(), std::convert::Infallible>(())
+    });
 }
 
 impl Simulator {
@@ -662,5 +657,38 @@ impl RequestLog {
 
     pub fn reset(&self) {
         lock(&self.inner).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fixtures_are_flattened_with_nulls_skipped_and_the_rest_kept() {
+        let sim = Simulator::new().with_objects([
+            json!({"apiVersion": "v1", "kind": "List", "items": [
+                {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}},
+                null,
+                {"apiVersion": "v1", "kind": "SecretList", "items": [
+                    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}},
+                ]},
+                {"metadata": {"name": "no-kind"}},
+                {"apiVersion": "v1", "kind": "ConfigMapList"},
+            ]}),
+            Value::Null,
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}),
+        ]);
+        assert_eq!(
+            sim.objects,
+            [
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}),
+                json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
+                json!({"metadata": {"name": "no-kind"}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMapList"}),
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}),
+            ]
+        );
     }
 }
