@@ -14,6 +14,7 @@ mod read;
 mod release;
 pub mod show;
 mod storage;
+mod storage_error;
 mod stream;
 mod values;
 pub mod yaml;
@@ -30,9 +31,10 @@ pub use show::CredentialField;
 pub use storage::{
     decode, decode_parts, encode_configmap, encode_secret, encode_secret_uncompressed,
     is_release_storage, labelled_revision, newest, object_ref, stores_release,
-    stream_stored_manifest, write_stored_manifest, Base64Layer, DecodeError, Parts, StorageDriver,
-    StorageObject, StoredRelease, RELEASE_SECRET_TYPE,
+    stream_stored_manifest, write_stored_manifest, StorageObject, StoredRelease,
+    RELEASE_SECRET_TYPE,
 };
+pub use storage_error::{Base64Layer, DecodeError, Parts, StorageDriver};
 pub use values::Values;
 
 /// Bounds applied before and while decoding, so a corrupt or hostile storage object costs a

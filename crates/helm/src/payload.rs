@@ -13,7 +13,7 @@ use serde::de::{Deserialize, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
 use crate::release::{Hook, Record, Release, Skipped};
-use crate::storage::{
+use crate::storage_error::{
     json_problem, json_problem_at, Base64Layer, DecodeError, Parts, StorageDriver,
 };
 use crate::stream::{cut, split_manifest, Sink, Split, SplitError, PIECE};

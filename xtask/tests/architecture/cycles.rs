@@ -12,7 +12,6 @@ const PAIRS_DIRECT: &[&str] = &[
     "evidence: checks::gitops <-> checks::kinds::knative_service",
     "evidence: checks::kinds <-> checks::workload",
     "gather: live::kinds <-> live::objects",
-    "helm: payload <-> storage",
     "liveproof: snapshot <-> verifier",
     "sim: openapi <-> server",
 ];
@@ -34,7 +33,6 @@ const PAIRS_FOLLOWING_REEXPORTS: &[&str] = &[
     "evidence: observed <-> releases",
     "evidence: observed <-> target",
     "gather: live::kinds <-> live::objects",
-    "helm: payload <-> storage",
     "liveproof: snapshot <-> verifier",
     "sim: openapi <-> server",
 ];
