@@ -15,6 +15,7 @@ mod server;
 mod status;
 mod store;
 mod table;
+mod version;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +29,8 @@ use crate::server::Shared;
 use crate::status::ApiError;
 use crate::store::{meta_str, Store, Writer};
 
-pub use crate::server::{LOG_ANNOTATION, SERVER_VERSION};
+pub use crate::server::LOG_ANNOTATION;
+pub use crate::version::SERVER_VERSION;
 
 /// Everything that can go wrong setting up the simulator.
 #[derive(Debug, thiserror::Error)]

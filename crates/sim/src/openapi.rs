@@ -82,7 +82,7 @@ pub(crate) fn group_version(resources: &[ResourceInfo], gv: &str) -> Option<Valu
     }
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": crate::server::SERVER_VERSION},
+        "info": {"title": "Kubernetes", "version": crate::version::SERVER_VERSION},
         "paths": paths,
         "components": {"schemas": {}}
     }))

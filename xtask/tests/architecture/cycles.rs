@@ -5,7 +5,8 @@
 
 use xtask::arch::{module_pairs, Counting, ModulePair};
 
-/// The pairs at WP0's commit, the way (`cargo xtask arch`, section 1.1). A pair may
+/// The pairs at WP0's commit, the way (`cargo xtask arch`, section 1.1), less those
+/// broken since (WP4: helm's `payload <-> storage`, sim's `openapi <-> server`). A pair may
 /// leave this list (remove it in the same commit); none may join it.
 const PAIRS_DIRECT: &[&str] = &[
     "evidence: checks::gitops <-> checks::gitops_final",
@@ -13,11 +14,10 @@ const PAIRS_DIRECT: &[&str] = &[
     "evidence: checks::kinds <-> checks::workload",
     "gather: live::kinds <-> live::objects",
     "liveproof: snapshot <-> verifier",
-    "sim: openapi <-> server",
 ];
 
 /// The pairs at WP0's commit, following crate-root re-exports too (`cargo xtask arch`, the
-/// section after 1.1).
+/// section after 1.1), less those broken since.
 const PAIRS_FOLLOWING_REEXPORTS: &[&str] = &[
     "evidence: change <-> checks::server",
     "evidence: change <-> digest",
@@ -34,7 +34,6 @@ const PAIRS_FOLLOWING_REEXPORTS: &[&str] = &[
     "evidence: observed <-> target",
     "gather: live::kinds <-> live::objects",
     "liveproof: snapshot <-> verifier",
-    "sim: openapi <-> server",
 ];
 
 fn pairs(counting: Counting) -> Vec<ModulePair> {

@@ -2,9 +2,9 @@
 
 use serde_json::{json, Value};
 
-use super::SERVER_VERSION;
 use crate::resource::ResourceInfo;
 use crate::store::Store;
+use crate::version::SERVER_VERSION;
 
 pub(super) fn version() -> Value {
     json!({

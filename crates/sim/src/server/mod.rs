@@ -33,9 +33,6 @@ use discovery::{group_list, resource_list, version};
 use logs::serve_log;
 pub use logs::LOG_ANNOTATION;
 
-/// The `gitVersion` `/version` reports.
-pub const SERVER_VERSION: &str = "v1.33.0";
-
 /// A deny rule: (verb, resource or resource/subresource, namespace or all).
 pub(crate) type DenyRule = (String, String, Option<String>);
 
