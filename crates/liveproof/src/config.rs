@@ -550,7 +550,7 @@ fn record_file(path: &std::path::Path) -> Result<(), ConfigError> {
     if path.is_dir() {
         return Err(refuse("is a directory".into()));
     }
-    crate::output::check_record(path).map_err(|e| refuse(format!("cannot be appended to: {e}")))
+    liveproof_gather::files::check_record(path).map_err(|e| refuse(format!("cannot be appended to: {e}")))
 }
 
 /// `--report FILE`: the format `--report-format` names, else the one its extension names; an
