@@ -69,12 +69,13 @@ fn with_commit(mut input: ResolveInput, repo: &Path, commit: &str) -> ResolveInp
     input
 }
 
-fn read(input: &ResolveInput) -> Result<Resolved, ResolveError> {
-    resolve(input, |_, _| Ok::<(), ResolveError>(()))
+/// Boxed, as a caller's own error holds it (it is large).
+fn read(input: &ResolveInput) -> Result<Resolved, Box<ResolveError>> {
+    resolve(input, |_, _| Ok::<(), Box<ResolveError>>(()))
 }
 
 fn refused(input: &ResolveInput) -> (ResolveError, String, String) {
-    let error = read(input).expect_err("refused");
+    let error = *read(input).expect_err("refused");
     let text = error.to_string();
     let hint = error.hint().unwrap_or_default().into_owned();
     (error, text, hint)
@@ -517,11 +518,11 @@ fn a_check_that_refuses_ends_the_reads_where_it_stands() {
         seen.push((at, read.declared.len()));
         match at {
             Checkpoint::Commit => Ok(()),
-            Checkpoint::Declared => Err(ResolveError::NoContexts),
+            Checkpoint::Declared => Err(Box::new(ResolveError::NoContexts)),
         }
     })
     .expect_err("refused at the check");
-    assert!(matches!(error, ResolveError::NoContexts), "{error:?}");
+    assert!(matches!(*error, ResolveError::NoContexts), "{error:?}");
     assert_eq!(seen, [(Checkpoint::Commit, 0), (Checkpoint::Declared, 1)]);
     assert!(!record.exists(), "--record is checked after the manifests");
 }

@@ -72,8 +72,15 @@ pub enum ConfigError {
         hint: &'static str,
     },
     /// What reading the command line's files, git and kubeconfig refused (its own words).
+    /// Boxed: it is the largest, and every `Result` here carries its size.
     #[error(transparent)]
-    Resolve(#[from] ResolveError),
+    Resolve(Box<ResolveError>),
+}
+
+impl From<ResolveError> for ConfigError {
+    fn from(error: ResolveError) -> ConfigError {
+        ConfigError::Resolve(Box::new(error))
+    }
 }
 
 use liveproof_evidence::hint::Hinted;

@@ -9,6 +9,10 @@ use xtask::arch::{config_io, CONFIG};
 const IO_LINES: usize = 0;
 
 #[test]
+#[expect(
+    clippy::absurd_extreme_comparisons,
+    reason = "the ceiling reached 0 (WP2); the ratchet stays written as the others are"
+)]
 fn config_io_does_not_grow() {
     let io = config_io(&super::root()).expect("config.rs is readable");
     assert!(
