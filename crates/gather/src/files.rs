@@ -2,10 +2,16 @@
 //! files only. A FIFO given as `--from` blocked liveproof forever (over MCP, one such call
 //! stalled the whole server), `/dev/zero` never ends, a socket cannot be read: each is refused
 //! with an error naming the path, before a byte is read and without blocking on the open.
+//! And the file `--record` appends to, checked before any work ([`check_record`]): opened as
+//! it will be, never through a symlink, a FIFO no process reads given up on after
+//! [`SPECIAL_FILE_WAIT`] (liveproof's writes share these opens).
 
-use std::fs::{File, FileType};
+use std::fs::{File, FileType, OpenOptions};
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::fs::OFlags;
 
 /// A path that is not a regular file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +108,100 @@ pub fn check_regular(path: &Path) -> Result<(), NotRegular> {
             None => Ok(()),
         },
         Err(_) => Ok(()),
+    }
+}
+
+/// How long a FIFO or a device liveproof was told to write to (`--report`, `--record`) may
+/// take, from the open to the last byte: a FIFO that no process opens for reading, or one
+/// whose reader never reads, ends the write with an error when it has passed.
+pub const SPECIAL_FILE_WAIT: Duration = Duration::from_secs(10);
+
+/// Whether `path` names one of this process's open files: a link (`/dev/stdout`, `/dev/fd/1`,
+/// `/proc/self/fd/1`) into `/proc/PID/fd`, as the caller's shell gave it.
+pub fn names_an_open_file(path: &Path) -> bool {
+    let mut path = path.to_path_buf();
+    // A few links deep at most: /dev/stdout → /proc/self/fd/1.
+    for _ in 0..8 {
+        let dir = path.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        if dir.is_some_and(|d| d.starts_with("/proc") && d.ends_with("fd")) {
+            return true;
+        }
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                path = path
+                    .parent()
+                    .map_or_else(|| target.clone(), |p| p.join(&target));
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Opens `path` with `options` and `flags`, without blocking: a FIFO no process has opened for
+/// reading yet (`ENXIO` without blocking) is tried again until `deadline`.
+pub fn open_before(
+    options: &OpenOptions,
+    flags: OFlags,
+    path: &Path,
+    deadline: Instant,
+) -> std::io::Result<File> {
+    let mut options = options.clone();
+    // open(2)'s flags are an int; every O_ flag fits in one.
+    options.custom_flags((OFlags::NONBLOCK | flags).bits() as i32);
+    loop {
+        match options.open(path) {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+                if Instant::now() >= deadline {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "it is a FIFO, and no process opened it for reading within {}s",
+                            SPECIAL_FILE_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Fails when `--record PATH` could not be appended to, checked before any work: a regular file
+/// is opened (created when missing) as `--record` appends to it, never through a symlink; a
+/// FIFO or a device is left unopened (its reader may come later), and written to within
+/// [`SPECIAL_FILE_WAIT`] at the end.
+pub fn check_record(path: &Path) -> std::io::Result<()> {
+    if names_an_open_file(path) {
+        return Ok(());
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Err(symlink_refused());
+        }
+        if kind.is_fifo() || kind.is_char_device() {
+            return Ok(());
+        }
+    }
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    open_before(&options, OFlags::NOFOLLOW, path, Instant::now())
+        .map_err(not_through_a_link)
+        .map(drop)
+}
+
+fn symlink_refused() -> std::io::Error {
+    std::io::Error::other("it is a symbolic link, and --record never writes through one")
+}
+
+/// An `O_NOFOLLOW` open refused for a link (`ELOOP`), said as such.
+pub fn not_through_a_link(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        symlink_refused()
+    } else {
+        e
     }
 }
 

@@ -15,6 +15,7 @@ pub mod offline;
 pub mod reach;
 pub mod registry;
 pub mod releases;
+pub mod resolve;
 pub mod version;
 
 pub use live::{

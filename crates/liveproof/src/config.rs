@@ -1,10 +1,11 @@
 //! Arguments validated into what the commands run on: every bad flag is caught here, with
 //! the flag named, before anything is sent to a cluster. For `verify` in two steps: parsing
-//! ([`VerifyRequest::parse`]) reads nothing; resolving ([`VerifyRequest::resolve`]) does the
-//! local I/O a configuration needs (git, the `-f` manifests, the kubeconfig's contexts).
+//! ([`VerifyRequest::parse`]) reads nothing; resolving ([`VerifyRequest::resolve`]) hands what
+//! to read to gather's resolver (git, the `-f` manifests, the kubeconfig's contexts) and checks
+//! what it read. Nothing here reads a file, runs a process or opens a kubeconfig.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -14,6 +15,7 @@ use liveproof_evidence::{
     Change, ExpectedImage, ManifestExpectation, SecretRefExpectation, Target,
 };
 use liveproof_gather::live::ClusterOptions;
+use liveproof_gather::resolve::ResolveError;
 use liveproof_report::{Format, Render, TextStyle};
 
 use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, VerifyArgs};
@@ -27,44 +29,20 @@ pub enum ConfigError {
     ManyContexts { given: usize },
     #[error("-o {format} with several clusters: a fleet's report is not drawn in {format}")]
     FleetFormat { format: String },
-    #[error("--context {name}: the kubeconfig has no such context{}", if known.is_empty() { String::new() } else { format!(" (it has: {})", known.join(", ")) })]
-    UnknownContext {
-        name: String,
-        /// The nearest context the kubeconfig has.
-        suggestion: Option<String>,
-        /// Every context it has (up to 20).
-        known: Vec<String>,
-    },
     #[error("--max-concurrency {given}: {reason}")]
     MaxConcurrency { given: usize, reason: &'static str },
     #[error("{given} targets: more than liveproof verifies in one run ({max})")]
     TooManyTargets { given: usize, max: usize },
-    #[error("--all-contexts: the kubeconfig names no context")]
-    NoContexts,
-    #[error("--all-contexts: {0}")]
-    Contexts(#[source] liveproof_gather::GatherError),
     #[error("-l/--selector: {0}")]
     Selector(#[from] liveproof_evidence::selector::SelectorError),
     #[error("--since `{given}` {reason}")]
     Since { given: String, reason: String },
     #[error("--since {given} is in the future (now {now}): a change that has not happened yet cannot be live")]
     SinceFuture { given: String, now: String },
-    #[error("--commit {commit}: its committer time {at} is in the future (now {now}); the committer's clock was probably wrong")]
-    CommitFuture {
-        commit: String,
-        at: String,
-        now: String,
-    },
     #[error("--wait needs a change time: without one no pod can be shown to have started after the change, so the wait could only end at --timeout")]
     WaitWithoutSince,
     #[error("--commit `{given}` names no commit: give a SHA (7 to 40 hex digits) or a ref --repo resolves")]
     Commit { given: String },
-    #[error("--commit {commit}: {source}")]
-    CommitTime {
-        commit: String,
-        #[source]
-        source: liveproof_gather::git::GitError,
-    },
     #[error("--image `{given}` is not an image reference: {reason}")]
     Image { given: String, reason: String },
     #[error("--expect `{given}`: {reason}")]
@@ -83,12 +61,8 @@ pub enum ConfigError {
     Timeout { given: String, reason: String },
     #[error("--report {}: {extension} names no report format", path.display())]
     ReportExtension { path: PathBuf, extension: String },
-    #[error("--record {}: {reason}", path.display())]
-    Record { path: PathBuf, reason: String },
     #[error("--request-timeout `{given}` is not a duration: {reason}")]
     RequestTimeout { given: String, reason: String },
-    #[error("--from {}: no such file or directory", path.display())]
-    FromMissing { path: PathBuf },
     /// A change flag given with a target kind it cannot apply to: refused, never ignored.
     #[error("{flag} applies to {applies_to} targets, not {target}")]
     NotApplicable {
@@ -97,23 +71,16 @@ pub enum ConfigError {
         target: String,
         hint: &'static str,
     },
-    #[error("-k {}: {reason}", dir.display())]
-    Kustomize {
-        dir: PathBuf,
-        reason: String,
-        hint: Option<String>,
-    },
-    #[error("-f {}: {reason}", path.display())]
-    Manifests {
-        path: PathBuf,
-        reason: String,
-        /// How to fix it: the hint of the error that `reason` says, or our own.
-        hint: Option<String>,
-    },
-    #[error("--from reads one dump, and --context is given {given} times")]
-    FromContexts { given: usize },
-    #[error("--from with --kubeconfig/--context (for the context's namespace): {0}")]
-    FromKubeconfig(#[source] liveproof_gather::GatherError),
+    /// What reading the command line's files, git and kubeconfig refused (its own words).
+    /// Boxed: it is the largest, and every `Result` here carries its size.
+    #[error(transparent)]
+    Resolve(Box<ResolveError>),
+}
+
+impl From<ResolveError> for ConfigError {
+    fn from(error: ResolveError) -> ConfigError {
+        ConfigError::Resolve(Box::new(error))
+    }
 }
 
 use liveproof_evidence::hint::Hinted;
@@ -123,13 +90,10 @@ impl Hinted for ConfigError {
         match self {
             ConfigError::ManyContexts { .. } => Some(Cow::Borrowed("run this command once per context, or verify them all at once: liveproof verify --context A --context B …")),
             ConfigError::FleetFormat { format, .. } => Some(Cow::Owned(format!("-o json (a `clusters[]` section per cluster), or -o {format} with one --context"))),
-            ConfigError::UnknownContext { suggestion, .. } => Some(Cow::Owned(format!("{}see `kubectl config get-contexts`", suggestion.as_ref().map(|s| format!("did you mean `{s}`? ")).unwrap_or_default()))),
             ConfigError::MaxConcurrency { .. } => Some(Cow::Borrowed("give how many clusters to verify at once, 1 to 64 (default 16)")),
             ConfigError::TooManyTargets { max, .. } => Some(Cow::Owned(format!("split the verify, by namespace (-n) or by label (-l), into runs of at most {max} targets"))),
-            ConfigError::NoContexts => Some(Cow::Borrowed("check `kubectl config get-contexts`, or name clusters with --context")),
             ConfigError::Since { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
             ConfigError::SinceFuture { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
-            ConfigError::CommitFuture { .. } => Some(Cow::Borrowed("pass the merge time yourself: --since 2026-07-12T10:00:00Z or --since 30m")),
             ConfigError::WaitWithoutSince => Some(Cow::Borrowed("add --since TIME (e.g. --since 30m or --since 2026-07-12T10:00:00Z), or --commit SHA with --repo holding it")),
             ConfigError::Commit { .. } => Some(Cow::Borrowed("e.g. --commit 3f2c1ab, --commit HEAD, --commit main or --commit v1.4.0")),
             ConfigError::Image { .. } => Some(Cow::Borrowed("e.g. --image ghcr.io/acme/inventory:1.4.0 or --image ghcr.io/acme/inventory@sha256:…")),
@@ -138,18 +102,11 @@ impl Hinted for ConfigError {
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
             ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
-            ConfigError::Record { .. } => Some(Cow::Borrowed("give --record a file (it is created if missing) in a directory that exists and you can write, e.g. --record deployments.jsonl")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
-            ConfigError::FromMissing { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
-            ConfigError::FromContexts { .. } => Some(Cow::Borrowed("with --from, --context only names the kubeconfig context whose namespace targets without one are read in: give it once, or use -n")),
             ConfigError::Target(inner) => inner.hint(),
             ConfigError::Selector(inner) => inner.hint(),
-            ConfigError::CommitTime { source, .. } => source.hint(),
-            ConfigError::Contexts(inner) | ConfigError::FromKubeconfig(inner) => inner.hint(),
-            ConfigError::Manifests { hint, .. } | ConfigError::Kustomize { hint, .. } => {
-                hint.as_deref().map(Cow::Borrowed)
-            }
+            ConfigError::Resolve(inner) => inner.hint(),
             ConfigError::Env { given, with_value: true } => Some(Cow::Owned(format!("--expect-env {given}: the check is that the template sets it; values are never compared or printed, as they can be secrets"))),
             ConfigError::Env { with_value: false, .. } => Some(Cow::Borrowed("give the name of a variable the container's template sets, e.g. --expect-env DB_URL (no spaces, no `=`)")),
             ConfigError::ChartVersion { .. }
@@ -159,11 +116,7 @@ impl Hinted for ConfigError {
 }
 
 /// Where objects come from.
-#[derive(Debug, Clone)]
-pub enum Source {
-    Live(ClusterOptions),
-    Offline(PathBuf),
-}
+pub use liveproof_gather::resolve::Source;
 
 #[derive(Debug, Clone)]
 pub struct VerifyConfig {
@@ -439,9 +392,11 @@ impl VerifyRequest {
         self.args.cluster.namespace.as_deref()
     }
 
-    /// The I/O a configuration needs, then the checks that need it: `--commit` read in
-    /// `--repo`, the `-f` manifests, `--from`'s path, and the kubeconfig's contexts.
+    /// The I/O a configuration needs (gather's resolver: `--commit` read in `--repo`, the `-f`
+    /// and `-k` manifests, `--record`'s file, `--from`'s path, the kubeconfig's contexts), with
+    /// the checks on what it read where they come: each first error stays the first.
     pub fn resolve(self, style: TextStyle) -> Result<VerifyConfig, ConfigError> {
+        use liveproof_gather::resolve::{Checkpoint, ResolveInput, SourceRequest};
         let VerifyRequest {
             args,
             mut targets,
@@ -454,60 +409,75 @@ impl VerifyRequest {
             fleet_concurrency,
             report,
         } = self;
-        // With --snapshot the change time is the snapshot's; the commit is only matched.
-        resolve_commit(
-            &args.change,
-            &mut change,
-            &mut since_origin,
-            args.snapshot.is_some(),
-            now,
-        )?;
-        if wait.is_some() && change.since.is_none() && args.snapshot.is_none() {
-            return Err(ConfigError::WaitWithoutSince);
-        }
-        change.declared = declared_templates(&args, change.commit.as_deref(), request_timeout)?;
-        for d in &change.declared {
-            if !targets.contains(&d.target) {
-                targets.push(d.target.clone());
-            }
-        }
-        check_target_count(targets.len())?;
-        applicable(&change, &targets, args.snapshot.is_some())?;
-        if let Some(path) = &args.record {
-            record_file(path)?;
-        }
+        let several_clusters = args.cluster.context.len() > 1 || args.all_contexts;
         let source = match &args.from {
-            Some(path) if !path.exists() => {
-                return Err(ConfigError::FromMissing { path: path.clone() })
-            }
-            Some(path) => Source::Offline(path.clone()),
-            None if args.cluster.context.len() > 1 || args.all_contexts => {
-                Source::Live(ClusterOptions {
-                    kubeconfig: args.cluster.kubeconfig.clone(),
-                    context: None,
-                    namespace: namespace(&args.cluster),
-                    request_timeout: Some(request_timeout),
-                    deadline: None,
-                    response_budget: response_budget(&args.cluster),
-                })
-            }
-            None => {
-                let options = ClusterOptions::try_from(&args.cluster)?;
-                // A misspelled context is a usage error before anything is sent. A kubeconfig
-                // that cannot be read is reported by the connection, with its own words.
-                if let Ok(known) = liveproof_gather::live::kubeconfig_contexts(&options) {
-                    unknown_context(&known, options.context.as_slice())?;
+            Some(path) => SourceRequest::Offline {
+                path: path.clone(),
+                kubeconfig: args.cluster.kubeconfig.clone(),
+                kubeconfig_namespace: args.cluster.namespace.is_none()
+                    && !args.cluster.all_namespaces,
+            },
+            None if several_clusters => SourceRequest::Fleet(ClusterOptions {
+                kubeconfig: args.cluster.kubeconfig.clone(),
+                context: None,
+                namespace: namespace(&args.cluster),
+                request_timeout: Some(request_timeout),
+                deadline: None,
+                response_budget: response_budget(&args.cluster),
+            }),
+            None => SourceRequest::Cluster(ClusterOptions::try_from(&args.cluster)?),
+        };
+        let input = ResolveInput {
+            since: change.since,
+            commit_given: args.change.commit.clone(),
+            commit: change.commit.clone(),
+            repo: args.change.repo.clone(),
+            snapshot: args.snapshot.is_some(),
+            now,
+            manifests: args.manifests.clone(),
+            kustomize: args.kustomize.clone(),
+            recursive: args.recursive,
+            namespace: args.cluster.namespace.clone(),
+            request_timeout,
+            record: args.record.clone(),
+            source,
+            contexts: args.cluster.context.clone(),
+            all_contexts: args.all_contexts,
+        };
+        let resolved = liveproof_gather::resolve::resolve(&input, |at, read| match at {
+            Checkpoint::Commit => {
+                if wait.is_some() && read.since.is_none() && args.snapshot.is_none() {
+                    return Err(ConfigError::WaitWithoutSince);
                 }
-                Source::Live(options)
+                Ok(())
             }
-        };
-        let (namespace, namespace_origin) = match (&source, namespace(&args.cluster)) {
-            (Source::Offline(_), None) if !args.cluster.all_namespaces => {
-                offline_namespace(&args.cluster)?
+            Checkpoint::Declared => {
+                for d in &read.declared {
+                    if !targets.contains(&d.target) {
+                        targets.push(d.target.clone());
+                    }
+                }
+                check_target_count(targets.len())?;
+                // Reads the change flags only, which resolving does not touch.
+                applicable(&change, &targets, args.snapshot.is_some())
             }
-            (_, given) => (given, None),
+        })?;
+        let read = resolved.change;
+        change.since = read.since;
+        change.commit = read.commit;
+        change.commit_time = read.commit_time;
+        change.declared = read.declared;
+        since_origin = read.since_origin.or(since_origin);
+        let source = resolved.source;
+        // -n (as -A leaves it); else, with --from, the kubeconfig context's, read above.
+        let (namespace, namespace_origin) = match namespace(&args.cluster) {
+            Some(given) => (Some(given), None),
+            None => (resolved.namespace, resolved.namespace_origin),
         };
-        let fleet = fleet(&args, &source)?;
+        let fleet = resolved.fleet;
+        if !fleet.is_empty() {
+            fleet_format(&args)?;
+        }
         Ok(VerifyConfig {
             fleet,
             fleet_concurrency,
@@ -538,19 +508,6 @@ impl VerifyRequest {
             record: args.record.clone(),
         })
     }
-}
-
-/// `--record FILE`: a file that can be appended to (created when missing), checked before any
-/// work so a run never ends with a verdict it could not record.
-fn record_file(path: &std::path::Path) -> Result<(), ConfigError> {
-    let refuse = |reason: String| ConfigError::Record {
-        path: path.to_path_buf(),
-        reason,
-    };
-    if path.is_dir() {
-        return Err(refuse("is a directory".into()));
-    }
-    crate::output::check_record(path).map_err(|e| refuse(format!("cannot be appended to: {e}")))
 }
 
 /// `--report FILE`: the format `--report-format` names, else the one its extension names; an
@@ -620,411 +577,6 @@ fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(),
     Ok(())
 }
 
-/// `-f PATH` and `-k DIR`: the pod templates the manifests declare — from the work tree, or
-/// with `--commit` as of that commit in `--repo` (so uncommitted edits do not count); `-f -`
-/// from stdin; `-k DIR` as `kubectl kustomize DIR` builds it.
-fn declared_templates(
-    args: &VerifyArgs,
-    commit: Option<&str>,
-    request_timeout: Duration,
-) -> Result<Vec<liveproof_evidence::DeclaredTemplate>, ConfigError> {
-    let mut out: Vec<liveproof_evidence::DeclaredTemplate> = Vec::new();
-    for path in &args.manifests {
-        let hinted = |reason: String, hint: Option<Cow<'_, str>>| ConfigError::Manifests {
-            path: path.clone(),
-            reason,
-            hint: hint.map(Cow::into_owned),
-        };
-        let (observed, source, repo_path) = read_manifests(args, path, commit)?;
-        let before = out.len();
-        add_declared(
-            &mut out,
-            args,
-            &observed,
-            &source,
-            &path.display().to_string(),
-        )
-        .map_err(|reason| hinted(reason, None))?;
-        for d in &mut out[before..] {
-            d.repo_path.clone_from(&repo_path);
-        }
-        if out.len() == before {
-            return Err(hinted(
-                format!("declares no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
-                Some("-f takes the manifests the repository applies (plain YAML, not Helm templates); for a Helm chart verify release/NAME or helmrelease/NAME".into()),
-            ));
-        }
-    }
-    for dir in &args.kustomize {
-        let refuse = |reason: String, hint: Option<String>| ConfigError::Kustomize {
-            dir: dir.clone(),
-            reason,
-            hint,
-        };
-        let built =
-            kustomize(dir, request_timeout).map_err(|(reason, hint)| refuse(reason, hint))?;
-        let observed = liveproof_gather::offline::load_files(vec![(
-            PathBuf::from(format!("kubectl kustomize {}", dir.display())),
-            built,
-        )])
-        .map_err(|e| refuse(e.to_string(), e.hint().map(Cow::into_owned)))?;
-        let before = out.len();
-        let source = format!("kubectl kustomize {}", dir.display());
-        add_declared(
-            &mut out,
-            args,
-            &observed,
-            &source,
-            &format!("-k {}", dir.display()),
-        )
-        .map_err(|reason| refuse(reason, None))?;
-        if out.len() == before {
-            return Err(refuse(
-                format!("builds no {}", liveproof_evidence::TargetKind::workload_kinds("or", false)),
-                Some("-k takes a directory holding a kustomization.yaml whose resources include the workloads".into()),
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// Each workload `observed` holds with a pod template, as a declared template read from
-/// `source` (given on the command line as `given`).
-fn add_declared(
-    out: &mut Vec<liveproof_evidence::DeclaredTemplate>,
-    args: &VerifyArgs,
-    observed: &liveproof_evidence::Observed,
-    source: &str,
-    given: &str,
-) -> Result<(), String> {
-    for (kind, meta, template) in observed.workloads() {
-        let (Some(name), Some(template)) = (meta.name.as_deref(), template) else {
-            continue;
-        };
-        let namespace = meta
-            .namespace
-            .as_deref()
-            .or(args.cluster.namespace.as_deref());
-        let template = serde_json::to_value(template)
-            .map_err(|e| format!("{kind}/{name}: the pod template: {e}"))?;
-        out.push(liveproof_evidence::DeclaredTemplate {
-            target: Target::new(kind, namespace, name),
-            template,
-            source: source.to_string(),
-            given: given.to_string(),
-            repo_path: None,
-        });
-    }
-    Ok(())
-}
-
-/// The most read from stdin (`-f -`) or from `kubectl kustomize`: what a YAML file may be.
-const MAX_MANIFEST_STREAM: u64 = liveproof_gather::offline::MAX_YAML_FILE;
-
-/// The objects `-f path` names, where they were read (for the evidence's `source`), and with
-/// `commit` the path in `--repo` they were read at: stdin for `-`; the path as of `commit` in
-/// `--repo`; or the work tree (a directory's top level, every level with `-R`, as kubectl). A
-/// relative path that is not there from the working directory but is in `--repo` is read
-/// there, and stderr says so. A URL is refused.
-fn read_manifests(
-    args: &VerifyArgs,
-    path: &Path,
-    commit: Option<&str>,
-) -> Result<
-    (
-        liveproof_evidence::Observed,
-        String,
-        Option<liveproof_evidence::history::RepoPath>,
-    ),
-    ConfigError,
-> {
-    let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
-        path: path.to_path_buf(),
-        reason,
-        hint,
-    };
-    let text = path.to_string_lossy();
-    if text.contains("://") {
-        // Named without its credentials: a URL can carry a password or a token.
-        let shown = liveproof_redacted::DisplaySafeUrl::new(text.as_ref()).to_string();
-        let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
-            path: PathBuf::from(&shown),
-            reason,
-            hint,
-        };
-        return Err(hinted(
-            "is a URL, and liveproof reads no remote manifests: what it verifies against must be what you reviewed".into(),
-            Some(format!("download it first, e.g. `curl -fsSLo manifest.yaml '{}'`, then -f manifest.yaml", liveproof_redacted::DisplaySafeUrl::new(text.as_ref()))),
-        ));
-    }
-    if text == "-" {
-        if let Some(commit) = commit {
-            return Err(hinted(
-                format!("stdin is not in the repository, and with --commit {commit} -f reads the manifests as committed"),
-                Some("name the file in --repo, or leave --commit out and give --since".into()),
-            ));
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(std::io::stdin().lock(), MAX_MANIFEST_STREAM + 1),
-            &mut bytes,
-        )
-        .map_err(|e| hinted(format!("reading stdin: {e}"), None))?;
-        let observed = liveproof_gather::offline::load_files(vec![(PathBuf::from("-"), bytes)])
-            .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-        return Ok((observed, "stdin".into(), None));
-    }
-    let path = &in_repo(path, &args.change.repo, commit.is_some());
-    let hinted = |reason: String, hint: Option<String>| ConfigError::Manifests {
-        path: path.clone(),
-        reason,
-        hint,
-    };
-    match commit {
-        Some(commit) => {
-            let relative = repo_relative(&args.change.repo, path)?;
-            let mut files = liveproof_gather::git::files_at(&args.change.repo, commit, &relative)
-                .map_err(|e| {
-                hinted(
-                    format!("cannot read it as of --commit {commit}: {e}"),
-                    e.hint().map(Cow::into_owned),
-                )
-            })?;
-            if !args.recursive {
-                let all = files.len();
-                // Each is named as git names the blob: `SHA:./path/in/repo`.
-                files.retain(|(file, _)| {
-                    let name = file.to_string_lossy();
-                    let name = name.split_once(':').map_or(&*name, |(_, n)| n);
-                    at_top_level(Path::new(name.trim_start_matches("./")), &relative)
-                });
-                if !files.is_empty() {
-                    not_recursed(all - files.len()).map_err(|(r, h)| hinted(r, Some(h)))?;
-                }
-            }
-            if files.is_empty() {
-                return Err(hinted(
-                    format!(
-                        "no .yaml, .yml or .json file there in commit {commit} of {}",
-                        args.change.repo.display()
-                    ),
-                    Some(match args.recursive {
-                        true => "-f with --commit reads the manifests as committed; commit them, or check --repo".into(),
-                        false => "-f with --commit reads the manifests as committed; commit them, or check --repo (add -R to read the directories under it)".into(),
-                    }),
-                ));
-            }
-            let observed = liveproof_gather::offline::load_files(files)
-                .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-            let repo_path =
-                liveproof_evidence::history::RepoPath::new(&relative, args.recursive, false);
-            Ok((
-                observed,
-                format!("{} at {commit}", path.display()),
-                Some(repo_path),
-            ))
-        }
-        None if path.is_dir() && !args.recursive => {
-            let files = top_level_files(path).map_err(|e| hinted(e, None))?;
-            if files.is_empty() {
-                return Err(hinted(
-                    "no .yaml, .yml or .json file at its top level".into(),
-                    Some("-R reads every directory under it too, as kubectl's -f DIR -R".into()),
-                ));
-            }
-            let all = liveproof_gather::offline::manifest_files(path).len();
-            not_recursed(all.saturating_sub(files.len())).map_err(|(r, h)| hinted(r, Some(h)))?;
-            let observed = liveproof_gather::offline::load_files(files)
-                .map_err(|e| hinted(e.to_string(), e.hint().map(Cow::into_owned)))?;
-            Ok((observed, path.display().to_string(), None))
-        }
-        None => {
-            let observed = liveproof_gather::offline::load(path).map_err(|e| {
-                let missing = matches!(e, liveproof_gather::offline::LoadError::NotFound { .. });
-                let hint = match did_you_mean_in_repo(path, &args.change.repo) {
-                    Some(there) if missing => Some(format!("did you mean {}?", there.display())),
-                    _ => e.hint().map(Cow::into_owned),
-                };
-                hinted(e.to_string(), hint)
-            })?;
-            Ok((observed, path.display().to_string(), None))
-        }
-    }
-}
-
-/// Manifests under `-f DIR`'s subdirectories, which kubectl reads only with `-R`: refused
-/// rather than left out, since a workload left out is a workload not verified, and a verdict
-/// over the rest would be `live` for a change that may not be.
-fn not_recursed(skipped: usize) -> Result<(), (String, String)> {
-    if skipped == 0 {
-        return Ok(());
-    }
-    Err((
-        format!("{skipped} manifest file(s) in directories under it would not be read (kubectl reads them only with -R)"),
-        "add -R to verify what they declare too, or name the files to verify".into(),
-    ))
-}
-
-/// A relative `-f` path that is not there from the working directory, but is in `--repo`
-/// (with `--commit`: any relative path not there, as git reads it from the repository): the
-/// path in `--repo`, said on stderr. Any other path as given.
-fn in_repo(path: &Path, repo: &Path, committed: bool) -> PathBuf {
-    if path.is_absolute() || path.exists() || repo == Path::new(".") {
-        return path.to_path_buf();
-    }
-    let there = repo.join(path);
-    if committed || there.exists() {
-        tracing::warn!(
-            "-f {}: not found from the working directory; reading {} (in --repo)",
-            path.display(),
-            there.display()
-        );
-        return there;
-    }
-    path.to_path_buf()
-}
-
-/// Where a relative `path` would be in `repo`, for a did-you-mean.
-fn did_you_mean_in_repo(path: &Path, repo: &Path) -> Option<PathBuf> {
-    (path.is_relative() && repo != Path::new(".")).then(|| repo.join(path))
-}
-
-/// Whether `file` (relative to the repository, as git lists it) is directly in `dir` (or is
-/// `dir` itself, a file): `-f DIR` without `-R` reads only the directory's top level.
-fn at_top_level(file: &Path, dir: &str) -> bool {
-    let dir = dir.trim_start_matches("./").trim_end_matches('/');
-    if file == Path::new(dir) {
-        return true;
-    }
-    let parent = file.parent().unwrap_or(Path::new(""));
-    match dir {
-        "" | "." => parent == Path::new(""),
-        dir => parent == Path::new(dir),
-    }
-}
-
-/// The manifest files directly in `dir`, read, in name order.
-fn top_level_files(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
-    let mut paths = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_file() && liveproof_gather::offline::is_manifest_name(&path) {
-            paths.push(path);
-        }
-    }
-    paths.sort();
-    let mut files = Vec::with_capacity(paths.len());
-    for path in paths {
-        let size = std::fs::metadata(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .len();
-        // The exact limit per format is the loader's; this only keeps a huge file unread.
-        if size > liveproof_gather::offline::MAX_JSON_FILE {
-            return Err(format!(
-                "{}: {size} bytes is more than liveproof reads",
-                path.display()
-            ));
-        }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        files.push((path, bytes));
-    }
-    Ok(files)
-}
-
-/// How long `kubectl kustomize` may take at most, whatever --request-timeout says: it reads
-/// local files (remote bases are fetched by kubectl, and bounded here too).
-const KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// `kubectl kustomize DIR`'s output, run with the real kubectl (`LIVEPROOF_KUBECTL`, else
-/// `kubectl` on PATH), bounded; or why not and what to do, in our words.
-fn kustomize(dir: &Path, request_timeout: Duration) -> Result<Vec<u8>, (String, Option<String>)> {
-    if !dir.is_dir() {
-        return Err((
-            "not a directory".into(),
-            Some(
-                "-k takes the directory holding a kustomization.yaml, as `kubectl apply -k DIR`"
-                    .into(),
-            ),
-        ));
-    }
-    let kubectl = std::env::var_os("LIVEPROOF_KUBECTL")
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "kubectl".into());
-    let mut command = std::process::Command::new(&kubectl);
-    command
-        .arg("kustomize")
-        .arg(dir)
-        .stdin(std::process::Stdio::null());
-    let bounds = liveproof_process::Bounds {
-        stdin: None,
-        capture_stderr: true,
-        timeout: request_timeout.min(KUSTOMIZE_TIMEOUT),
-        max_output: usize::try_from(MAX_MANIFEST_STREAM).unwrap_or(usize::MAX),
-    };
-    let shown = PathBuf::from(&kubectl);
-    let done = liveproof_process::run(command, bounds).map_err(|e| match e {
-        liveproof_process::ProgramError::Start(ref io) if io.kind() == std::io::ErrorKind::NotFound => (
-            format!("-k builds the kustomization with kubectl, and there is none (`{}` not found)", shown.display()),
-            Some("install kubectl, or set LIVEPROOF_KUBECTL to its path; or build it yourself: kubectl kustomize DIR | liveproof verify -f - …".to_string()),
-        ),
-        e => (format!("`{} kustomize` failed: {e}", shown.display()), None),
-    })?;
-    if !done.status.success() {
-        let said = String::from_utf8_lossy(&done.stderr);
-        let said = said.trim();
-        let first = said.lines().next().unwrap_or("no message");
-        return Err((
-            format!(
-                "`kubectl kustomize {}` failed ({}): {first}",
-                dir.display(),
-                done.status
-            ),
-            Some("check that it builds: kubectl kustomize DIR".into()),
-        ));
-    }
-    Ok(done.stdout)
-}
-
-/// `path` relative to the `--repo` directory, for `git ls-tree` run there.
-fn repo_relative(repo: &std::path::Path, path: &std::path::Path) -> Result<String, ConfigError> {
-    let err = |reason: String, hint: Option<&str>| ConfigError::Manifests {
-        path: path.to_path_buf(),
-        reason,
-        hint: hint.map(str::to_string),
-    };
-    let absolute = |p: &std::path::Path| {
-        std::fs::canonicalize(p)
-            .or_else(|_| std::path::absolute(p))
-            .map_err(|e| err(format!("{}: {e}", p.display()), None))
-    };
-    let repo_abs = absolute(repo)?;
-    let path_abs = absolute(path)?;
-    let relative = path_abs.strip_prefix(&repo_abs).map_err(|_| ConfigError::Manifests {
-        path: path.to_path_buf(),
-        reason: format!("outside --repo {}", repo.display()),
-        hint: Some(match did_you_mean_in_repo(path, repo) {
-            Some(there) => format!("did you mean {}? -f with --commit reads the manifests from the repository that holds the commit", there.display()),
-            None => "-f with --commit reads the manifests from the repository that holds the commit: pass --repo".into(),
-        }),
-    })?;
-    let text = relative.to_string_lossy().into_owned();
-    Ok(if text.is_empty() { ".".into() } else { text })
-}
-
-/// The first of `wanted` the kubeconfig does not have (its contexts are `known`), as the error
-/// that names the contexts it has and the nearest.
-fn unknown_context(known: &[String], wanted: &[String]) -> Result<(), ConfigError> {
-    match wanted.iter().find(|c| !known.contains(c)) {
-        None => Ok(()),
-        Some(name) => Err(ConfigError::UnknownContext {
-            name: name.clone(),
-            suggestion: liveproof_evidence::closest(name, known.iter().map(String::as_str))
-                .map(str::to_string),
-            known: known.iter().take(20).cloned().collect(),
-        }),
-    }
-}
-
 /// The most targets one run verifies (given, declared by `-f` and selected by `-l`
 /// together): past it the run is refused up front rather than left to grow without bound.
 pub const MAX_TARGETS: usize = 50_000;
@@ -1074,67 +626,9 @@ pub fn namespace(args: &ClusterArgs) -> Option<String> {
     args.namespace.clone()
 }
 
-/// `--from` with no `-n`: the namespace of the kubeconfig context live mode would use
-/// (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`; `--context` or the current one), and where
-/// it came from. Read from the file only; no kubeconfig, or a context that names no namespace,
-/// is `None` (the dump then decides). A kubeconfig or context named on the command line must
-/// exist, as live.
-fn offline_namespace(args: &ClusterArgs) -> Result<(Option<String>, Option<String>), ConfigError> {
-    if args.context.len() > 1 {
-        return Err(ConfigError::FromContexts {
-            given: args.context.len(),
-        });
-    }
-    let options = ClusterOptions {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.first().cloned(),
-        ..ClusterOptions::default()
-    };
-    if options.kubeconfig.is_some() || options.context.is_some() {
-        let known = liveproof_gather::live::kubeconfig_contexts(&options)
-            .map_err(ConfigError::FromKubeconfig)?;
-        unknown_context(&known, options.context.as_slice())?;
-    }
-    Ok(match liveproof_gather::live::context_namespace(&options) {
-        Some(found) => (
-            Some(found.namespace),
-            Some(format!(
-                "the namespace of the kubeconfig context `{}`",
-                found.context
-            )),
-        ),
-        None => (None, None),
-    })
-}
-
-/// The contexts `verify` checks the change in: `--context` given more than once, or every
-/// context of the kubeconfig with `--all-contexts`; none for one cluster.
-fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError> {
-    let contexts = if args.all_contexts {
-        let Source::Live(options) = source else {
-            return Ok(Vec::new());
-        };
-        let contexts =
-            liveproof_gather::live::kubeconfig_contexts(options).map_err(ConfigError::Contexts)?;
-        if contexts.is_empty() {
-            return Err(ConfigError::NoContexts);
-        }
-        contexts
-    } else if args.cluster.context.len() > 1 {
-        let mut contexts = args.cluster.context.clone();
-        contexts.dedup();
-        // A misspelled context is a usage error now, not a cluster error later.
-        if let Source::Live(options) = source {
-            if let Ok(known) = liveproof_gather::live::kubeconfig_contexts(options) {
-                unknown_context(&known, &contexts)?;
-            }
-        }
-        contexts
-    } else {
-        return Ok(Vec::new());
-    };
-    // What a fleet's report is drawn in is the fleet model's to say; the others are refused
-    // here, before any cluster is asked (never drawn as another format).
+/// A fleet's report is drawn only in what the fleet model draws: `-o` and `--report`'s format
+/// are refused here, before any cluster is asked (never drawn as another format).
+fn fleet_format(args: &VerifyArgs) -> Result<(), ConfigError> {
     let drawn = |format: &Format| <FleetReport as Render>::FORMATS.contains(format);
     if !drawn(&args.output) {
         return Err(ConfigError::FleetFormat {
@@ -1149,7 +643,7 @@ fn fleet(args: &VerifyArgs, source: &Source) -> Result<Vec<String>, ConfigError>
             });
         }
     }
-    Ok(contexts)
+    Ok(())
 }
 
 /// How to reach the cluster, from the kubectl-style flags (the request timeout checked): the one
@@ -1426,60 +920,6 @@ fn change(args: &ChangeArgs, now: Timestamp) -> Result<(Change, Option<String>),
     ))
 }
 
-/// `--commit` read in `--repo`: a ref becomes the SHA it names now, and without `--since` (or
-/// a snapshot's time) the commit's committer time becomes the change time.
-fn resolve_commit(
-    args: &ChangeArgs,
-    change: &mut Change,
-    origin: &mut Option<String>,
-    commit_time_known: bool,
-    now: Timestamp,
-) -> Result<(), ConfigError> {
-    let Some(c) = &args.commit else {
-        return Ok(());
-    };
-    let by_ref = !liveproof_evidence::is_commit_sha(c);
-    // A snapshot supplies the change time itself: a SHA is then only matched, and its time
-    // read for the lead time when the repository has it.
-    if !by_ref && commit_time_known {
-        change.commit_time = liveproof_gather::git::commit_time(&args.repo, c)
-            .ok()
-            .map(|info| info.committed);
-        return Ok(());
-    }
-    match liveproof_gather::git::commit_time(&args.repo, c) {
-        Ok(info) => {
-            change.commit_time = Some(info.committed);
-            if change.since.is_none() && !commit_time_known {
-                if info.committed > now {
-                    return Err(ConfigError::CommitFuture {
-                        commit: c.clone(),
-                        at: info.committed.to_string(),
-                        now: truncate_to_second(now).to_string(),
-                    });
-                }
-                change.since = Some(info.committed);
-                *origin = Some(format!(
-                    "committer time of {} in {}",
-                    info.sha,
-                    args.repo.display()
-                ));
-            }
-            // A ref moves: the change is the commit it names now, by its SHA.
-            if by_ref {
-                change.commit = Some(info.sha);
-            }
-            Ok(())
-        }
-        // An explicit --since makes the commit's time unnecessary; a SHA still names it.
-        Err(_) if change.since.is_some() && !by_ref => Ok(()),
-        Err(source) => Err(ConfigError::CommitTime {
-            commit: c.clone(),
-            source,
-        }),
-    }
-}
-
 /// The configuration `liveproof ARGS…` (a `verify` command line) makes, for unit tests.
 #[cfg(test)]
 pub(crate) fn verify_config(args: &[&str]) -> VerifyConfig {
@@ -1496,8 +936,8 @@ mod tests {
     use super::*;
 
     /// Parsing reads nothing: paths that do not exist, a ref no repository was asked about and
-    /// a kubeconfig that is not there all parse; resolving is where they are read (and here
-    /// refused: the first read, git's, fails).
+    /// a kubeconfig that is not there all parse; resolving is where they are read (gather's
+    /// `tests/resolve.rs`).
     #[test]
     fn parsing_a_request_reads_nothing() {
         use clap::Parser as _;
@@ -1526,10 +966,6 @@ mod tests {
         let request = VerifyRequest::parse(&args).expect("parsing reads none of those paths");
         assert_eq!(request.change.commit.as_deref(), Some("HEAD"));
         assert!(request.change.since.is_none());
-        let error = request
-            .resolve(TextStyle::plain())
-            .expect_err("resolving reads them");
-        assert!(matches!(error, ConfigError::CommitTime { .. }), "{error}");
     }
 
     /// `--image` is read as runtimes read a reference, and a refusal says what is wrong with

@@ -415,6 +415,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
     }
     None.or_else(|| typed::<HintedMessage>(cause))
         .or_else(|| typed::<ConfigError>(cause))
+        .or_else(|| typed::<liveproof_gather::resolve::ResolveError>(cause))
         .or_else(|| typed::<liveproof_evidence::TargetError>(cause))
         .or_else(|| typed::<liveproof_evidence::selector::SelectorError>(cause))
         .or_else(|| typed::<liveproof_evidence::ObjectError>(cause))
@@ -556,7 +557,7 @@ mod tests {
             let err = anyhow::Error::new(err);
             assert_eq!(problem(&err).hint, want, "{err}");
         }
-        check(crate::ConfigError::NoContexts);
+        check(liveproof_gather::resolve::ResolveError::NoContexts);
         check(liveproof_evidence::TargetError::Shape { given: "x".into() });
         check(liveproof_gather::git::GitError::CommitNotFound {
             repo: "/repo".into(),

@@ -10,10 +10,12 @@
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub use liveproof_gather::files::SPECIAL_FILE_WAIT;
+use liveproof_gather::files::{names_an_open_file, not_through_a_link, open_before};
 use rustix::fs::OFlags;
 
 /// A write to stdout that failed. The `io::Error` carrying it keeps the original kind, so a
@@ -112,11 +114,6 @@ pub fn replace_file(path: &Path, bytes: &[u8], readable: Readable) -> std::io::R
 /// What temp files carry before their writer's PID (see [`replace_file`]).
 pub const TMP_MARK: &str = ".tmp-";
 
-/// How long a FIFO or a device liveproof was told to write to (`--report`, `--record`) may
-/// take, from the open to the last byte: a FIFO that no process opens for reading, or one
-/// whose reader never reads, ends the write with an error when it has passed.
-pub const SPECIAL_FILE_WAIT: Duration = Duration::from_secs(10);
-
 /// Writes `bytes` where the user asked (`--report PATH`): a regular file (or a new one) is
 /// replaced whole ([`replace_file`]; a symlink there is replaced, not followed); a character
 /// device or a FIFO (`/dev/stdout`, `/dev/full`, a process substitution's `/dev/fd/63`), which
@@ -153,58 +150,6 @@ pub fn write_requested(path: &Path, bytes: &[u8], readable: Readable) -> std::io
     options.write(true).append(kind.is_file());
     let target = open_before(&options, OFlags::empty(), path, deadline)?;
     write_before(&target, bytes, deadline)
-}
-
-/// Whether `path` names one of this process's open files: a link (`/dev/stdout`, `/dev/fd/1`,
-/// `/proc/self/fd/1`) into `/proc/PID/fd`, as the caller's shell gave it.
-fn names_an_open_file(path: &Path) -> bool {
-    let mut path = path.to_path_buf();
-    // A few links deep at most: /dev/stdout → /proc/self/fd/1.
-    for _ in 0..8 {
-        let dir = path.parent().and_then(|d| std::fs::canonicalize(d).ok());
-        if dir.is_some_and(|d| d.starts_with("/proc") && d.ends_with("fd")) {
-            return true;
-        }
-        match std::fs::read_link(&path) {
-            Ok(target) => {
-                path = path
-                    .parent()
-                    .map_or_else(|| target.clone(), |p| p.join(&target));
-            }
-            Err(_) => return false,
-        }
-    }
-    false
-}
-
-/// Opens `path` with `options` and `flags`, without blocking: a FIFO no process has opened for
-/// reading yet (`ENXIO` without blocking) is tried again until `deadline`.
-fn open_before(
-    options: &OpenOptions,
-    flags: OFlags,
-    path: &Path,
-    deadline: Instant,
-) -> std::io::Result<File> {
-    let mut options = options.clone();
-    // open(2)'s flags are an int; every O_ flag fits in one.
-    options.custom_flags((OFlags::NONBLOCK | flags).bits() as i32);
-    loop {
-        match options.open(path) {
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
-                if Instant::now() >= deadline {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!(
-                            "it is a FIFO, and no process opened it for reading within {}s",
-                            SPECIAL_FILE_WAIT.as_secs()
-                        ),
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            other => return other,
-        }
-    }
 }
 
 /// Writes all of `bytes` to `file` (opened non-blocking) by `deadline`: a reader that takes
@@ -323,43 +268,6 @@ pub fn append_record(path: &Path, line: &str) -> Result<(), RecordUnwritable> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Fails when `--record PATH` could not be appended to, checked before any work: a regular file
-/// is opened (created when missing) as [`append_record`] opens it, never through a symlink; a
-/// FIFO or a device is left unopened (its reader may come later), and written to within
-/// [`SPECIAL_FILE_WAIT`] at the end.
-pub fn check_record(path: &Path) -> std::io::Result<()> {
-    if names_an_open_file(path) {
-        return Ok(());
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            return Err(symlink_refused());
-        }
-        if kind.is_fifo() || kind.is_char_device() {
-            return Ok(());
-        }
-    }
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    open_before(&options, OFlags::NOFOLLOW, path, Instant::now())
-        .map_err(not_through_a_link)
-        .map(drop)
-}
-
-fn symlink_refused() -> std::io::Error {
-    std::io::Error::other("it is a symbolic link, and --record never writes through one")
-}
-
-/// An `O_NOFOLLOW` open refused for a link (`ELOOP`), said as such.
-fn not_through_a_link(e: std::io::Error) -> std::io::Error {
-    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-        symlink_refused()
-    } else {
-        e
-    }
 }
 
 /// Takes `file`'s exclusive lock by `deadline`: a process that holds it without end (a stuck

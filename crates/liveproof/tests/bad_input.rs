@@ -911,3 +911,146 @@ fn an_env_expectation_with_a_value_is_refused_without_showing_it() {
         run.stderr
     );
 }
+
+/// A Deployment as a repository applies it: what `-f` declares in [`first_error_is_unchanged`].
+const WEB_DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: ghcr.io/acme/web:1.4.0\n";
+
+/// A command line wrong in two ways at once says the same first error it said before the reads
+/// moved out of `config.rs` into gather's resolver (issue 34, WP2): first the checks that need
+/// nothing read, then `--commit`, the `-f`/`-k` manifests, the target count and the flags'
+/// kinds, `--record`, `--from`, the kubeconfig's contexts, `--from`'s namespace, the fleet.
+/// Pinned whole, message and hint, with `<dir>` for the test's directory, `<repo>` for its
+/// repository and `<sha>` for the commit there.
+#[test]
+fn first_error_is_unchanged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let repo = liveproof_testkit::git::Repo::new();
+    let sha = repo.file("deploy.yaml", WEB_DEPLOYMENT).commit("web");
+    let kc = d.join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n\
+         contexts:\n- name: prod\n  context:\n    cluster: nowhere\n    user: nobody\n    namespace: apps\n\
+         - name: other\n  context:\n    cluster: nowhere\n    user: nobody\n    namespace: staging\n\
+         current-context: prod\nusers:\n- name: nobody\n  user: {}\n",
+    )
+    .expect("write kubeconfig");
+    let empty_kc = d.join("empty-kubeconfig");
+    std::fs::write(
+        &empty_kc,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .expect("write kubeconfig");
+    let (dir_s, repo_s, kc_s, empty_kc_s) = (
+        path_str(d),
+        path_str(&repo.path()),
+        path_str(&kc),
+        path_str(&empty_kc),
+    );
+    let in_dir = |name: &str| format!("{dir_s}/{name}");
+    let deploy = format!("{repo_s}/deploy.yaml");
+    let dump = live_dump();
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "--timeout not a duration (read nothing) and -f missing",
+            words(&["deploy/web", "--since", "10m", "--wait", "--timeout", "soon", "-f", &in_dir("missing.yaml")]),
+            "error: --timeout `soon` is not a duration: expected a number before `soon` (e.g. 90s, 5m, 1h30m, 1d)\nhint: e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)",
+        ),
+        (
+            "--commit the repository lacks and --chart-version on a Deployment",
+            words(&["deploy/web", "--commit", "0123456", "--repo", &repo_s, "--chart-version", "1.2.0"]),
+            "error: --commit 0123456: commit `0123456` not found in the repository at <repo>\nhint: give its SHA (7 to 40 hex digits) or a ref the repository has (HEAD, a branch, a tag); fetch it (`git fetch`) if it is new, or pass --since",
+        ),
+        (
+            "--commit the repository lacks and -f missing",
+            words(&["deploy/web", "--commit", "0123456", "--repo", &repo_s, "-f", &in_dir("missing.yaml")]),
+            "error: --commit 0123456: commit `0123456` not found in the repository at <repo>\nhint: give its SHA (7 to 40 hex digits) or a ref the repository has (HEAD, a branch, a tag); fetch it (`git fetch`) if it is new, or pass --since",
+        ),
+        (
+            "-f - with --commit and a second -f missing",
+            words(&["deploy/web", "--commit", "HEAD", "--repo", &repo_s, "-f", "-", "-f", &in_dir("missing.yaml")]),
+            "error: -f -: stdin is not in the repository, and with --commit <sha> -f reads the manifests as committed\nhint: name the file in --repo, or leave --commit out and give --since",
+        ),
+        (
+            "-f missing and an unknown context",
+            words(&["deploy/web", "--since", SINCE, "-f", &in_dir("missing.yaml"), "--kubeconfig", &kc_s, "--context", "nope"]),
+            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests",
+        ),
+        (
+            "-f missing and --chart-version on a Deployment",
+            words(&["deploy/web", "--since", SINCE, "-f", &in_dir("missing.yaml"), "--chart-version", "1.2.0"]),
+            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests",
+        ),
+        (
+            "--chart-version on a Deployment and --record a directory",
+            words(&["deploy/web", "--since", SINCE, "--chart-version", "1.2.0", "--record", &dir_s]),
+            "error: --chart-version applies to release/, helmrelease/ targets, not deployment/web\nhint: verify the release that installs it (release/NAME or helmrelease/NAME) with --chart-version, and the workload with --image or -f",
+        ),
+        (
+            "--chart-version with a Deployment -f declares and --record a directory",
+            words(&["release/web", "-n", "apps", "--since", SINCE, "--chart-version", "1.2.0", "-f", &deploy, "--record", &dir_s]),
+            "error: --chart-version applies to release/, helmrelease/ targets, not apps/deployment/web\nhint: verify the release that installs it (release/NAME or helmrelease/NAME) with --chart-version, and the workload with --image or -f",
+        ),
+        (
+            "--record a directory and --from missing",
+            words(&["deploy/web", "--since", SINCE, "--record", &dir_s, "--from", &in_dir("no-dump.yaml")]),
+            "error: --record <dir>: is a directory\nhint: give --record a file (it is created if missing) in a directory that exists and you can write, e.g. --record deployments.jsonl",
+        ),
+        (
+            "--record a directory and an unknown context",
+            words(&["deploy/web", "--since", SINCE, "--record", &dir_s, "--kubeconfig", &kc_s, "--context", "nope"]),
+            "error: --record <dir>: is a directory\nhint: give --record a file (it is created if missing) in a directory that exists and you can write, e.g. --record deployments.jsonl",
+        ),
+        (
+            "--from missing and a kubeconfig that is not there",
+            words(&["deploy/web", "--since", SINCE, "--from", &in_dir("no-dump.yaml"), "--kubeconfig", &in_dir("no-kubeconfig")]),
+            "error: --from <dir>/no-dump.yaml: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests, e.g. written by `kubectl get deploy,rs,pods -o yaml > dump.yaml`",
+        ),
+        (
+            "--from with two contexts and -k not a directory",
+            words(&["deploy/web", "--since", SINCE, "--from", &dump, "--context", "prod", "--context", "other", "-k", &in_dir("nothing")]),
+            "error: -k <dir>/nothing: not a directory\nhint: -k takes the directory holding a kustomization.yaml, as `kubectl apply -k DIR`",
+        ),
+        (
+            "--from with an unknown context and a kubeconfig with none",
+            words(&["deploy/web", "--since", SINCE, "--from", &dump, "--kubeconfig", &empty_kc_s, "--context", "nope"]),
+            "error: --context nope: the kubeconfig has no such context\nhint: see `kubectl config get-contexts`",
+        ),
+        (
+            "--all-contexts of a kubeconfig with none and -o markdown",
+            words(&["deploy/web", "--since", SINCE, "--all-contexts", "--kubeconfig", &empty_kc_s, "-o", "markdown"]),
+            "error: --all-contexts: the kubeconfig names no context\nhint: check `kubectl config get-contexts`, or name clusters with --context",
+        ),
+        (
+            "two contexts, one unknown, and -o markdown",
+            words(&["deploy/web", "--since", SINCE, "--context", "prod", "--context", "nope", "--kubeconfig", &kc_s, "-o", "markdown"]),
+            "error: --context nope: the kubeconfig has no such context (it has: prod, other)\nhint: see `kubectl config get-contexts`",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, args, expected) in &cases {
+        let mut argv = vec!["verify".to_string()];
+        argv.extend(args.iter().cloned());
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let run = common::liveproof()
+            .args(&argv)
+            .env("HOME", &dir_s)
+            .stdin("")
+            .run_blocking();
+        run.assert_refused(2, what);
+        let said = run
+            .stderr
+            .replace(&sha, "<sha>")
+            .replace(&repo_s, "<repo>")
+            .replace(&dir_s, "<dir>");
+        if said.trim_end() != *expected {
+            wrong.push(format!("{what}:\n{said}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n----\n"));
+}
+
+fn words(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_string()).collect()
+}
