@@ -114,6 +114,16 @@ pub fn refresh(plane: &ControlPlane, app: &str) -> anyhow::Result<()> {
 /// server) is not synced again by a second operation that would replace the first one's
 /// `operationState` (its `finishedAt` later, its `syncResult.resources` only that resource).
 pub fn application(name: &str, repo_url: &str, path: &str, namespace: &str) -> String {
+    manual_application(name, repo_url, path, namespace)
+        + "  syncPolicy:
+    automated:
+      prune: true
+"
+}
+
+/// [`application`] without a sync policy: Argo CD compares the cluster with git (OutOfSync when
+/// they differ) but syncs only when asked, as `argocd app sync` asks ([`sync`]).
+pub fn manual_application(name: &str, repo_url: &str, path: &str, namespace: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -129,11 +139,48 @@ spec:
   destination:
     name: {DESTINATION}
     namespace: {namespace}
-  syncPolicy:
-    automated:
-      prune: true
 "
     )
+}
+
+/// What `argocd app sync APP` makes argocd-server do (v3.1.16: `Server.Sync` in
+/// `server/application/application.go`, then `argo.SetAppOperation`): with the target revision
+/// resolved to `commit`, it sets the Application's top-level `operation` — a sync of that
+/// revision, no prune, the CLI's default `hook` strategy, initiated by the user — and clears
+/// `status.operationState`, refusing while another operation is set. The application-controller
+/// then runs it as it runs an automated one.
+pub fn sync(plane: &ControlPlane, app: &str, commit: &str) -> anyhow::Result<()> {
+    let object = format!("application/{app}");
+    let current: serde_json::Value = serde_json::from_str(&kubectl(
+        plane,
+        &["-n", NAMESPACE, "get", &object, "-o", "json"],
+        None,
+    )?)?;
+    if let Some(operation) = current.get("operation").filter(|o| !o.is_null()) {
+        bail!("another operation is already in progress on {object}: {operation}");
+    }
+    let patch = serde_json::json!({
+        "operation": {
+            "sync": {"revision": commit, "prune": false, "syncStrategy": {"hook": {}}},
+            "initiatedBy": {"username": "admin"},
+        },
+        "status": {"operationState": null},
+    })
+    .to_string();
+    kubectl(
+        plane,
+        &[
+            "-n",
+            NAMESPACE,
+            "patch",
+            &object,
+            "--type=merge",
+            "-p",
+            &patch,
+        ],
+        None,
+    )
+    .map(drop)
 }
 
 /// The `argocd` binary from the peers.

@@ -586,6 +586,87 @@ fn an_argo_cd_app_degraded_on_the_synced_commit_is_final() {
     );
 }
 
+/// `observed` with pod `name` crash-looping: its container waiting in CrashLoopBackOff after
+/// five restarts, the pod not Ready.
+fn crash_looping(observed: &mut Observed, name: &str) {
+    let pod = observed
+        .pods
+        .iter_mut()
+        .find(|p| p.metadata.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no pod {name}"));
+    let mut value = serde_json::to_value(&**pod).expect("a pod");
+    let status = &mut value["status"];
+    for c in status["containerStatuses"]
+        .as_array_mut()
+        .expect("container statuses")
+    {
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+        c["restartCount"] = json!(5);
+        c["state"] = json!({"waiting": {"reason": "CrashLoopBackOff",
+            "message": "back-off 2m40s restarting failed container=inventory"}});
+        c["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error",
+            "startedAt": "2026-07-12T10:04:51Z", "finishedAt": "2026-07-12T10:04:52Z"}});
+    }
+    for cond in status["conditions"].as_array_mut().expect("conditions") {
+        if cond["type"] == "Ready" || cond["type"] == "ContainersReady" {
+            cond["status"] = json!("False");
+        }
+    }
+    *pod = std::sync::Arc::new(serde_json::from_value(value).expect("a pod"));
+}
+
+/// Argo CD synced the commit; a pod of the Deployment it leads to crash-loops on the synced
+/// template. Argo CD may call the app Healthy or Progressing (its health reads the Deployment's
+/// counts, never the pods): the crash loop is final all the same, as for a Deployment named
+/// directly — the application is what a pipeline verifies.
+#[test]
+fn a_crash_loop_in_a_workload_argo_cd_synced_the_commit_to_is_final() {
+    let mut observed = story("argocd-synced-live");
+    crash_looping(&mut observed, "inventory-6c4d9f8b5w-fs7cm");
+    // The Deployment counts it: two of three available.
+    let deployment = observed
+        .deployments
+        .iter_mut()
+        .find(|d| d.metadata.name.as_deref() == Some("inventory"))
+        .expect("the Deployment");
+    let mut value = serde_json::to_value(&**deployment).expect("a Deployment");
+    for (field, n) in [
+        ("availableReplicas", 2),
+        ("readyReplicas", 2),
+        ("unavailableReplicas", 1),
+    ] {
+        value["status"][field] = json!(n);
+    }
+    *deployment = std::sync::Arc::new(serde_json::from_value(value).expect("a Deployment"));
+    let change = with_commit("7453f92");
+    let failure = final_failure(&observed, &change, &inventory_app(), "default").expect("final");
+    assert!(
+        failure.starts_with(
+            "apps/Deployment/inventory: pod inventory-6c4d9f8b5w-fs7cm is crash-looping (inventory CrashLoopBackOff"
+        ),
+        "{failure}"
+    );
+    // The judged report agrees: not live, and settled as a failure.
+    let report = judge(&observed, &change, &inventory_app(), "default");
+    assert_eq!(report.verdict, Verdict::NotLive);
+    assert_eq!(
+        settled(&observed, &change, &inventory_app(), "default", &report),
+        Some(Settled::Failed(failure))
+    );
+    // Argo CD has not synced the commit yet (its sync is at an older one): the pods run what it
+    // synced before, and the sync to come replaces them.
+    let app = object(&mut observed, "Application", "inventory");
+    app["status"]["sync"]["revision"] = json!(OLDER);
+    app["status"]["operationState"]["syncResult"]["revision"] = json!(OLDER);
+    app["status"]["operationState"]["operation"]["sync"]["revision"] = json!(OLDER);
+    traced(&mut observed, OLDER, Containment::Lacks);
+    assert_eq!(
+        final_failure(&observed, &change, &inventory_app(), "default"),
+        None
+    );
+}
+
 fn hello() -> Vec<Target> {
     target(TargetKind::KnativeService, "web", "hello")
 }

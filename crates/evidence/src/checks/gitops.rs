@@ -968,6 +968,8 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
             raw::shown(message)
         );
         revision.next_step = Some(see_the_failed_sync(app, ns).into());
+    } else if let Some(step) = sync_when_asked(observed, change, app, ns) {
+        revision.next_step = Some(step.into());
     }
     let mut out = vec![revision];
 
@@ -1042,6 +1044,30 @@ fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> V
         _ => with_status(f, Status::Unknown).detail(format!("health is {health}")),
     });
     out
+}
+
+/// What to do about an app Argo CD syncs only when asked (no `spec.syncPolicy.automated`) that
+/// has found the change's commit (it compared it, or a descendant: OutOfSync) and runs no
+/// operation: start a sync. Its source fetches the commit; nothing will sync it by itself.
+fn sync_when_asked(observed: &Observed, change: &Change, app: &Value, ns: &str) -> Option<String> {
+    let commit = change.commit.as_deref()?;
+    let automated = app
+        .pointer("/spec/syncPolicy/automated")
+        .is_some_and(|a| !a.is_null());
+    let compared = str_at(app, "/status/sync/revision")?;
+    let running = app.get("operation").is_some_and(|o| !o.is_null())
+        || str_at(app, "/status/operationState/phase") == Some("Running");
+    let found = contains_commit(observed, compared, commit) == Some(true);
+    (!automated
+        && !running
+        && found
+        && str_at(app, "/status/sync/status") == Some("OutOfSync"))
+    .then(|| {
+        let name = raw::name(app);
+        format!(
+            "Argo CD has found the commit (it compared {compared}: OutOfSync) but syncs {ns}/{name} only when asked: it has no automated sync policy; sync it (argocd app sync {name} --app-namespace {ns}), then verify again"
+        )
+    })
 }
 
 /// Where a failed Argo CD sync says why: the operation's message and each resource's result.
@@ -1125,6 +1151,60 @@ fn with_status(mut f: Finding, status: Status) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An app with no automated sync policy, OutOfSync at the change's commit (Argo CD compared
+    /// it) while its last operation synced the commit before: nothing will sync it by itself.
+    #[test]
+    fn an_app_argo_cd_syncs_only_when_asked_is_told_to_be_synced() {
+        use crate::{Change, Observed};
+
+        let mut observed = Observed::of_story("argocd-synced-live");
+        let older = "c0530affada41d8aa7ef2578c5988130aa70b62f";
+        let app = observed
+            .others
+            .iter_mut()
+            .find(|o| o["kind"] == "Application")
+            .expect("the Application");
+        app["status"]["sync"]["status"] = serde_json::json!("OutOfSync");
+        app["status"]["operationState"]["syncResult"]["revision"] = serde_json::json!(older);
+        app["status"]["operationState"]["operation"]["sync"]["revision"] = serde_json::json!(older);
+        observed
+            .containment
+            .insert(older.into(), crate::Containment::Lacks);
+        let change = Change {
+            commit: Some("7453f92".into()),
+            since: Some("2026-07-12T10:00:00Z".parse().expect("a time")),
+            ..Change::default()
+        };
+        let target = crate::Target::new(TargetKind::Application, Some("argocd"), "inventory");
+        let step = |observed: &Observed| {
+            findings(observed, &change, &target, "argocd")
+                .into_iter()
+                .find(|f| f.evidence.check == Check::GitopsRevision)
+                .and_then(|f| f.next_step)
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        };
+        // Automated: the sync is Argo CD's to start.
+        assert!(
+            step(&observed).contains("check its source"),
+            "{}",
+            step(&observed)
+        );
+        let app = observed
+            .others
+            .iter_mut()
+            .find(|o| o["kind"] == "Application")
+            .expect("the Application");
+        app["spec"]
+            .as_object_mut()
+            .expect("spec")
+            .remove("syncPolicy");
+        assert_eq!(
+            step(&observed),
+            "Argo CD has found the commit (it compared 7453f92d3435604ac532ef811d34be70bcc29dae: OutOfSync) but syncs argocd/inventory only when asked: it has no automated sync policy; sync it (argocd app sync inventory --app-namespace argocd), then verify again"
+        );
+    }
 
     #[test]
     fn inventory_ids() {

@@ -206,11 +206,24 @@ fn judge_workload(
     tied_by: Option<&str>,
     owner: Option<crate::TargetKind>,
 ) -> TargetReport {
-    let (findings, dating) = workload_findings(observed, change, target, namespace, tied_by, owner);
+    let (mut findings, dating) =
+        workload_findings(observed, change, target, namespace, tied_by, owner);
     let verdict = verdict(&findings);
     let superseded_by = (verdict != Verdict::Live)
         .then(|| superseded::workload(observed, change, target, namespace, &findings))
         .flatten();
+    if superseded_by.is_none() && verdict == Verdict::NotLive {
+        // Written and undone: spec_readback says so, rather than that it was never written.
+        if let Some(undone) = superseded::undone(observed, change, target, namespace, &findings) {
+            if let Some(f) = findings
+                .iter_mut()
+                .find(|f| f.evidence.check == Check::SpecReadback)
+            {
+                f.evidence.detail = undone.detail;
+                f.next_step = Some(undone.next);
+            }
+        }
+    }
     let mut report = target_report(target, namespace, findings, verdict);
     if let Some(by) = superseded_by {
         supersede(&mut report, by);

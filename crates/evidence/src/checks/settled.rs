@@ -85,7 +85,8 @@ pub fn settled(
 /// its controller observed), a pod of the current revision crash-looping past
 /// [`CRASH_LOOP_RESTARTS`](super::CRASH_LOOP_RESTARTS), a Flagger Canary whose analysis failed,
 /// a Knative Service whose revision failed, and the Flux and Argo CD failures of
-/// [`gitops_final`] for the stated revision.
+/// [`gitops_final`] for the stated revision. The workloads a Helm or GitOps target leads to
+/// count as named ones once it has deployed the change ([`deployed`]).
 pub fn final_failure(
     observed: &Observed,
     change: &Change,
@@ -99,31 +100,62 @@ pub fn final_failure(
     if owned.is_some() {
         return owned;
     }
+    let followed: Vec<Target> = targets
+        .iter()
+        .filter(|t| !t.kind.is_workload())
+        .filter(|t| deployed(observed, change, t, t.namespace_or(default_namespace)))
+        .flat_map(|t| gitops::followed_workloads(observed, t, default_namespace))
+        .collect();
     targets
         .iter()
         .filter(|t| t.kind.is_workload())
-        .find_map(|t| {
-            let ns = t.namespace_or(default_namespace);
-            let w = Workload::find(observed, t.kind, ns, &t.name)?;
-            if let Some(failure) = w.status.gave_up() {
-                if w.generation_caught_up() == Some(true) {
-                    return Some(format!("{}: {failure}", w.source()));
-                }
-            }
-            let Revision::Current(current) = w.current_revision(observed) else {
-                return None;
-            };
-            w.pods(observed)
-                .into_iter()
-                .find(|p| current.is_current(p) && pods::is_crash_looping(p))
-                .map(|p| {
-                    format!(
-                        "{}: pod {} is crash-looping ({})",
-                        w.source(),
-                        pods::name(p),
-                        pods::not_ready_reason(p).unwrap_or_default()
-                    )
-                })
+        .chain(&followed)
+        .find_map(|t| workload_failure(observed, t, t.namespace_or(default_namespace)))
+}
+
+/// Whether a Helm or GitOps target has deployed the stated change to its workloads: its own
+/// revision evidence held (a release revision deployed after the change; Argo CD or Flux synced
+/// to the commit or a descendant of it). Until then its workloads run what it deployed before,
+/// which the coming deploy replaces: their failures are not final for the change. Argo CD's
+/// health reads a Deployment's counts, never its pods (a DaemonSet that rolls on delete is
+/// Healthy whatever its pods do): a crash loop under an app it calls Healthy or Progressing is
+/// found here.
+fn deployed(observed: &Observed, change: &Change, t: &Target, ns: &str) -> bool {
+    let own = gitops::findings(observed, change, t, ns);
+    let mut revision = own
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.evidence.check,
+                Check::ReleaseRevision | Check::GitopsRevision
+            )
+        })
+        .peekable();
+    revision.peek().is_some() && revision.all(|f| f.evidence.status == Status::Pass)
+}
+
+/// A workload's own failure waiting will not fix: its controller gave up on the spec it
+/// observed, or a pod of its current revision crash-loops.
+fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<String> {
+    let w = Workload::find(observed, t.kind, ns, &t.name)?;
+    if let Some(failure) = w.status.gave_up() {
+        if w.generation_caught_up() == Some(true) {
+            return Some(format!("{}: {failure}", w.source()));
+        }
+    }
+    let Revision::Current(current) = w.current_revision(observed) else {
+        return None;
+    };
+    w.pods(observed)
+        .into_iter()
+        .find(|p| current.is_current(p) && pods::is_crash_looping(p))
+        .map(|p| {
+            format!(
+                "{}: pod {} is crash-looping ({})",
+                w.source(),
+                pods::name(p),
+                pods::not_ready_reason(p).unwrap_or_default()
+            )
         })
 }
 

@@ -62,11 +62,18 @@ impl World {
     /// Two builds of `repo` pushed to the registry (`v1` = build-1, `v2` = build-2, each
     /// for two platforms): the before and after of a change, as image references.
     pub async fn two_builds(&self, repo: &str) -> (String, String) {
+        (
+            self.build(repo, "v1", "build-1").await,
+            self.build(repo, "v2", "build-2").await,
+        )
+    }
+
+    /// Build `build` of `repo` pushed to the registry as `tag` (for two platforms), as an
+    /// image reference.
+    pub async fn build(&self, repo: &str, tag: &str, build: &str) -> String {
         let pusher = self.registry.pusher();
-        liveproof_testkit::registry::push_multiarch(&pusher, repo, "v1", "build-1").await;
-        liveproof_testkit::registry::push_multiarch(&pusher, repo, "v2", "build-2").await;
-        let at = |tag: &str| format!("{}/{repo}:{tag}", self.registry.host);
-        (at("v1"), at("v2"))
+        liveproof_testkit::registry::push_multiarch(&pusher, repo, tag, build).await;
+        format!("{}/{repo}:{tag}", self.registry.host)
     }
 
     pub fn kubeconfig(&self) -> &str {

@@ -12,7 +12,9 @@
 //!   commit applied manifests that differ in the stated fields, and the live objects match those
 //!   (`gitops.rs`);
 //! - [`followed`]: for a workload a GitOps target leads to, whether the target's later
-//!   revision replaced the stated change there (or may have: then it is undecided).
+//!   revision replaced the stated change there (or may have: then it is undecided);
+//! - [`undone`]: not superseded, a workload whose revisions show the change written and an
+//!   older revision brought back (`workload.rs`): still not live, said so.
 //!
 //! Each kind of evidence has its own file; this one only says which applies.
 
@@ -22,6 +24,7 @@ mod workload;
 
 pub use gitops::manifests_to_read;
 pub(crate) use gitops::Followed;
+pub(crate) use workload::Undone;
 
 use super::Finding;
 use crate::change::ExpectedImage;
@@ -40,6 +43,19 @@ pub(crate) fn workload(
     // as of `--commit`; the revisions alone name only the ReplicaSet.
     gitops::declared(observed, change, target, namespace, findings)
         .or_else(|| workload::superseded(observed, change, target, namespace, findings))
+}
+
+/// Whether the stated change reached this workload and was undone (an older revision brought
+/// back: `rollout undo`, a GitOps controller's self-heal), as its revisions show it: not
+/// superseded, but not "never written" either.
+pub(crate) fn undone(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    findings: &[Finding],
+) -> Option<Undone> {
+    workload::undone(observed, change, target, namespace, findings)
 }
 
 /// What replaced the stated change in `workload`, a workload the Helm or GitOps target

@@ -16,8 +16,11 @@ use crate::checks::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
 use crate::checks::workload_checks::{spec_readback, workload_findings};
 use crate::checks::Finding;
 use crate::order::{order, Order};
+use crate::suggestion::{Command, Suggestion};
 use crate::Verdict;
-use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, SupersededBy, Target};
+use crate::{
+    Change, Check, Observed, ResourceKind, SourceRef, Status, SupersededBy, Target, TargetKind,
+};
 
 /// The annotations a ReplicaSet's controller numbers it in: a Deployment's, an Argo Rollout's.
 const REVISION_ANNOTATIONS: &[&str] = &[
@@ -73,10 +76,82 @@ impl Stored {
     }
 }
 
+/// A workload's revisions as the stated change's history reads them: the one serving, whose
+/// template lacks the change, and those that carried it, created certainly after the change
+/// time (one from its own second may predate it: no evidence).
+struct Lineage {
+    serving: Stored,
+    serving_at: Timestamp,
+    carriers: Vec<Stored>,
+}
+
+impl Lineage {
+    /// `None` whenever the evidence does not show one: no change time, a template that carries
+    /// the change or could not be read back, revisions not read, or a serving revision with no
+    /// creation time.
+    fn read(
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        namespace: &str,
+        findings: &[Finding],
+    ) -> Option<Lineage> {
+        // Only a template that certainly does not carry the change can have lost it.
+        let readback_failed = findings
+            .iter()
+            .any(|f| f.evidence.check == Check::SpecReadback && f.evidence.status == Status::Fail);
+        if !readback_failed {
+            return None;
+        }
+        let since = change.since?;
+        let w = Workload::find(observed, target.kind, namespace, &target.name)?;
+        let Revision::Current(current) = w.current_revision(observed) else {
+            return None;
+        };
+        let mut revisions = revisions(observed, &w, current.label)?;
+        let carries = |r: &Stored| {
+            let view = Workload {
+                template: &r.template,
+                ..w
+            };
+            spec_readback(observed, &view, change, None, None)
+                .evidence
+                .status
+                == Status::Pass
+        };
+        let serving = revisions.swap_remove(
+            revisions
+                .iter()
+                .position(|r| r.hashes.contains(&current.hash))?,
+        );
+        if carries(&serving) {
+            return None;
+        }
+        let serving_at = serving.created?;
+        let carriers = revisions
+            .into_iter()
+            .filter(|r| r.created.is_some_and(|t| order(t, since) == Order::After))
+            .filter(|r| carries(r))
+            .collect();
+        Some(Lineage {
+            serving,
+            serving_at,
+            carriers,
+        })
+    }
+
+    /// The last carrier created certainly `when` the serving revision was (before or after it).
+    fn last_carrier(&self, when: Order) -> Option<(&Stored, Timestamp)> {
+        self.carriers
+            .iter()
+            .filter_map(|r| Some((r, r.created?)))
+            .filter(|(_, t)| order(self.serving_at, *t) == when)
+            .max_by_key(|(_, t)| *t)
+    }
+}
+
 /// The later revision that replaced the stated change in `target`, when its revisions show
-/// one. `None` whenever the evidence does not: no change time, a template that carries the
-/// change or could not be read back, revisions not read, no carrier after the change time,
-/// or a current revision not created after the carrier.
+/// one: a carrier created after the change time, and the serving revision created after it.
 pub(super) fn superseded(
     observed: &Observed,
     change: &Change,
@@ -84,50 +159,10 @@ pub(super) fn superseded(
     namespace: &str,
     findings: &[Finding],
 ) -> Option<SupersededBy> {
-    // Only a template that certainly does not carry the change can have been replaced.
-    let readback_failed = findings
-        .iter()
-        .any(|f| f.evidence.check == Check::SpecReadback && f.evidence.status == Status::Fail);
-    if !readback_failed {
-        return None;
-    }
-    let since = change.since?;
-    let w = Workload::find(observed, target.kind, namespace, &target.name)?;
-    let Revision::Current(current) = w.current_revision(observed) else {
-        return None;
-    };
-    let revisions = revisions(observed, &w, current.label)?;
-    let w_ref = &w;
-    let serving = revisions
-        .iter()
-        .find(|r| r.hashes.contains(&current.hash))?;
-    let carries = |r: &Stored| {
-        let view = Workload {
-            template: &r.template,
-            ..*w_ref
-        };
-        spec_readback(observed, &view, change, None, None)
-            .evidence
-            .status
-            == Status::Pass
-    };
-    if carries(serving) {
-        return None;
-    }
-    // A revision that carried the change, created certainly after the change time (one from
-    // its own second may predate it: no evidence) and certainly before the serving one: the
-    // last such, to name.
-    let serving_at = serving.created?;
-    let carrier = revisions
-        .iter()
-        .filter(|r| {
-            r.created.is_some_and(|t| {
-                order(t, since) == Order::After && order(serving_at, t) == Order::After
-            })
-        })
-        .filter(|r| carries(r))
-        .max_by_key(|r| r.created)?;
-    let carried_at = carrier.created?;
+    let lineage = Lineage::read(observed, change, target, namespace, findings)?;
+    // The last carrier created certainly before the serving revision, to name.
+    let (carrier, carried_at) = lineage.last_carrier(Order::After)?;
+    let (serving, serving_at) = (&lineage.serving, lineage.serving_at);
     let live = newer_is_live(observed, change, target, namespace, serving, serving_at);
     let images = serving.images();
     let summary = format!(
@@ -158,6 +193,50 @@ pub(super) fn superseded(
             &serving.name,
         )),
     })
+}
+
+/// The stated change reached the workload and was undone: a revision that carried it was
+/// created after the change time, and the one serving is older than it, brought back
+/// (`kubectl rollout undo` reuses the old ReplicaSet; a GitOps controller restoring its
+/// manifest, as Argo CD's self-heal does, makes the old template current again). Not
+/// superseded, as nothing later replaced it, and not "never written" either: `spec_readback`
+/// says which revisions show it, and the next step is not to apply the change again where
+/// something puts it back. `None` when the revisions do not show it.
+pub(super) fn undone(
+    observed: &Observed,
+    change: &Change,
+    target: &Target,
+    namespace: &str,
+    findings: &[Finding],
+) -> Option<Undone> {
+    let lineage = Lineage::read(observed, change, target, namespace, findings)?;
+    let (carrier, carried_at) = lineage.last_carrier(Order::Before)?;
+    let (serving, serving_at) = (&lineage.serving, lineage.serving_at);
+    let kind = target.kind.kind_name();
+    let detail = format!(
+        "the {kind} carried the change and was put back: {} carried it, after the change; {}, written before it, serves again. Undone, not replaced by a later change: `kubectl rollout undo`, or a GitOps controller restoring its manifest (Argo CD's self-heal, Flux's reconcile), brings an older revision back",
+        carrier.dated(carried_at),
+        serving.dated(serving_at),
+    );
+    let object = format!("{}/{}", target.kind.cli_name(), target.name);
+    let history = match target.kind {
+        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => {
+            Command::kubectl(["-n", namespace, "rollout", "history", &object])
+        }
+        _ => Command::kubectl(["-n", namespace, "describe", &object]),
+    };
+    let next = Suggestion::text(format!(
+        "do not apply it again by hand if a GitOps controller manages {namespace}/{kind}/{}: it puts its source back (change the source instead); see who undid it: ",
+        target.name
+    ))
+    .command(history);
+    Some(Undone { detail, next })
+}
+
+/// What [`undone`] says: `spec_readback`'s detail and the next step.
+pub(crate) struct Undone {
+    pub(crate) detail: String,
+    pub(crate) next: Suggestion,
 }
 
 /// Whether the later revision is itself live: the workload judged by the same checks with it
@@ -410,6 +489,21 @@ mod tests {
         let report = judge(&observed, &change, "deployment/inventory");
         assert_eq!(report.verdict, Verdict::NotLive, "{report:#?}");
         assert_eq!(report.superseded_by, None);
+        // Undone, and said so: not "never written", with both revisions named, and no advice
+        // to apply it again where something puts it back.
+        let readback = report
+            .evidence
+            .iter()
+            .find(|e| e.check == crate::Check::SpecReadback)
+            .expect("spec_readback");
+        assert_eq!(
+            readback.detail,
+            "the Deployment carried the change and was put back: ReplicaSet apps/inventory-4dxbdm5glx (revision 35, created 2026-07-12T10:06:10Z) carried it, after the change; ReplicaSet apps/inventory-8sktb26vtc (revision 36, created 2026-07-08T14:22:05Z), written before it, serves again. Undone, not replaced by a later change: `kubectl rollout undo`, or a GitOps controller restoring its manifest (Argo CD's self-heal, Flux's reconcile), brings an older revision back"
+        );
+        assert_eq!(
+            report.next_step.map(|s| s.to_string()).as_deref(),
+            Some("do not apply it again by hand if a GitOps controller manages apps/Deployment/inventory: it puts its source back (change the source instead); see who undid it: kubectl -n apps rollout history deployment/inventory")
+        );
     }
 
     #[test]
