@@ -17,6 +17,7 @@ pub mod history;
 mod model;
 mod observed;
 pub mod order;
+pub mod pod;
 pub mod pod_index;
 pub mod record;
 pub mod releases;

@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::Service;
+
+use crate::pod::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use super::kinds::{NamedService, Share, TrafficSplit};

@@ -21,12 +21,15 @@ pub(crate) use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
 use k8s_openapi::api::core::v1::PodSpec;
-pub(crate) use k8s_openapi::api::core::v1::{Pod, Service};
+pub(crate) use k8s_openapi::api::core::v1::Service;
 pub(crate) use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::DynamicObject;
 use kube::Resource;
+// The pod the checks read, decoded straight from the server's JSON: never `k8s_openapi`'s,
+// over 4 KiB a pod before any field is set.
+pub(crate) use liveproof_evidence::pod::Pod;
 pub(crate) use liveproof_evidence::Rollout;
 use liveproof_evidence::{Observed, ResourceKind};
 use serde::de::DeserializeOwned;
@@ -278,18 +281,23 @@ impl Kind for Service {}
 impl Kind for EndpointSlice {}
 
 impl Kind for Pod {
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec.as_mut()
-    }
     fn shrink(&mut self) {
         if let Some(spec) = self.spec.as_mut() {
-            shrink_pod_spec(spec);
+            spec.containers.shrink_to_fit();
+            spec.init_containers.iter_mut().for_each(Vec::shrink_to_fit);
+            spec.volumes.iter_mut().for_each(Vec::shrink_to_fit);
+            for c in spec
+                .containers
+                .iter_mut()
+                .chain(spec.init_containers.iter_mut().flatten())
+            {
+                c.env.iter_mut().for_each(Vec::shrink_to_fit);
+            }
         }
         if let Some(status) = self.status.as_mut() {
             for list in [
                 &mut status.container_statuses,
                 &mut status.init_container_statuses,
-                &mut status.ephemeral_container_statuses,
             ] {
                 list.iter_mut().for_each(Vec::shrink_to_fit);
             }

@@ -36,7 +36,8 @@ use std::time::Duration;
 
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
+use kinds::Pod;
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Resource;

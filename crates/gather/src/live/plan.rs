@@ -238,8 +238,8 @@ mod tests {
     use super::super::objects::AnyObject;
     use super::*;
     use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-    use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use liveproof_evidence::pod::Pod;
     use liveproof_evidence::TargetKind;
 
     fn deploy(ns: &str, name: &str) -> Target {

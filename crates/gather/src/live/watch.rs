@@ -831,8 +831,9 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-    use k8s_openapi::api::core::v1::{Node, Pod};
+    use k8s_openapi::api::core::v1::Node;
     use kube::core::Status;
+    use liveproof_evidence::pod::Pod;
     use liveproof_evidence::{Denied, TargetKind};
     use serde_json::{json, Value};
     use tokio::time::Instant;
