@@ -744,11 +744,16 @@ fn selecting<'a>(observed: &'a Observed, w: &Workload, pods: &[&Pod]) -> Vec<&'a
 }
 
 /// A Service's selector (equality on every key) against `labels`.
-fn selects(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
+fn selects<L: crate::selector::LabelMap + ?Sized>(
+    selector: &BTreeMap<String, String>,
+    labels: Option<&L>,
+) -> bool {
     let Some(labels) = labels else {
         return false;
     };
-    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    selector
+        .iter()
+        .all(|(k, v)| labels.label(k) == Some(v.as_str()))
 }
 
 #[cfg(test)]
