@@ -492,6 +492,49 @@ mod tests {
         }
     }
 
+    /// A pod is decoded straight into evidence's lean pod, its managedFields, annotations and
+    /// env values never held; beside it, kube's watcher reads the pod's name, namespace, uid
+    /// and resourceVersion, and the gather reads the held pod as any object (its `Meta`).
+    #[test]
+    fn a_pod_is_read_as_evidences_lean_pod() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+        use kube::Resource as _;
+        let sent = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1", "resourceVersion": "42",
+                         "labels": {"app": "web"}, "annotations": {"note": "x"},
+                         "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+            "spec": {"containers": [{"name": "app", "image": "web:1",
+                                     "env": [{"name": "TOKEN", "value": "hunter2"}]}]},
+        });
+        let wire: ApiPod = serde_json::from_value(sent.clone()).expect("a pod");
+        let kube_reads = wire.meta();
+        assert_eq!(kube_reads.name.as_deref(), Some("web-1"));
+        assert_eq!(kube_reads.namespace.as_deref(), Some("shop"));
+        assert_eq!(kube_reads.uid.as_deref(), Some("u1"));
+        assert_eq!(kube_reads.resource_version.as_deref(), Some("42"));
+        let held = Pod::from_wire(wire);
+        assert_eq!(held, serde_json::from_value::<Pod>(sent).expect("a pod"));
+        assert!(
+            !format!("{held:?}").contains("hunter2"),
+            "an env value is never held"
+        );
+        let meta = held.meta_view();
+        assert_eq!(
+            (meta.name(), meta.resource_version()),
+            (Some("web-1"), Some("42"))
+        );
+        let web = LabelSelector {
+            match_labels: Some([("app".to_string(), "web".to_string())].into()),
+            ..LabelSelector::default()
+        };
+        assert!(meta.selected_by(&web));
+        assert_eq!(
+            held.clone().into_any().key(),
+            (ResourceKind::Pod, "u1".into())
+        );
+    }
+
     #[test]
     fn each_typed_kind_wraps_as_itself() {
         let mut seen = Vec::new();
