@@ -1,13 +1,15 @@
 //! The kinds the live gather reads, as one table.
 //!
 //! [`with_kind_table!`] names every [`ResourceKind`] once: read typed (a `k8s_openapi` type,
-//! with the `Observed` list it lands in), read raw (JSON in `Observed::others`), or read apart
-//! (nodes). Everything that used to be a hand-kept match over the kinds is expanded from it:
-//! the [`AnyObject`] enum and its matches, and through [`dispatch!`] the GET, LIST and watch of
-//! a kind, the listing of every workload and the restart PATCH. What a typed kind is beyond
-//! its place in the table (the pod template it carries, for slimming) is its [`Kind`] impl
-//! below; what a workload is called, where it lives in the API, what records its revisions and
-//! how its pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
+//! or evidence's own, with the `Observed` list it lands in), read raw (JSON in
+//! `Observed::others`), or read apart (nodes). Everything that used to be a hand-kept match
+//! over the kinds is expanded from it: the [`AnyObject`] enum and its matches, and through
+//! [`dispatch!`] the GET, LIST and watch of a kind, the listing of every workload and the
+//! restart PATCH. What a typed kind is beyond its place in the table (what kube decodes it
+//! from, its metadata, the pod template it carries, for slimming) is its [`Kind`] impl below:
+//! a pod is decoded as [`ApiPod`] and held as evidence's lean pod, every other kind as sent.
+//! What a workload is called, where it lives in the API, what records its revisions and how its
+//! pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
 //!
 //! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
 //! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a
