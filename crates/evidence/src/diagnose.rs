@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::pod::Pod;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

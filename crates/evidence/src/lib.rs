@@ -18,6 +18,7 @@ mod model;
 pub mod objects;
 mod observed;
 pub mod order;
+pub mod pod;
 pub mod pod_index;
 pub mod record;
 pub mod releases;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 /// The index of one `Vec<Pod>`: positions by `(namespace, label, value)` and by namespace. A

@@ -189,12 +189,21 @@ pub fn render(selector: &LabelSelector) -> Result<String, SelectorError> {
 /// Whether `labels` satisfy `selector`. An empty selector matches nothing here: a workload
 /// always has one, and "every pod in the namespace" is never what we mean. An unknown
 /// operator matches nothing rather than guess.
-pub fn matches(selector: &LabelSelector, labels: Option<&BTreeMap<String, String>>) -> bool {
-    matches_with(selector, |key| {
-        labels
-            .and_then(|labels| labels.get(key))
-            .map(String::as_str)
-    })
+pub fn matches<L: LabelMap + ?Sized>(selector: &LabelSelector, labels: Option<&L>) -> bool {
+    matches_with(selector, |key| labels.and_then(|labels| labels.label(key)))
+}
+
+/// An object's labels, however it holds them: a map (`ObjectMeta`'s), or a pod's sorted list
+/// ([`crate::pod::Labels`]).
+pub trait LabelMap {
+    /// The value of label `key`, when the object has it.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl LabelMap for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
 }
 
 /// [`matches`], each label read through `label` (its value, when the object has it): for
@@ -324,7 +333,7 @@ mod tests {
         let labels: BTreeMap<String, String> = [("a".to_string(), "b".to_string())].into();
         assert!(!matches(&LabelSelector::default(), Some(&labels)));
         let s = selector(serde_json::json!({"matchLabels": {"app": "x"}}));
-        assert!(!matches(&s, None));
+        assert!(!matches(&s, None::<&BTreeMap<String, String>>));
     }
 
     #[test]

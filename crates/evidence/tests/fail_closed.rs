@@ -35,7 +35,7 @@ fn status(report: &Report, check: Check) -> Status {
 }
 
 /// The story's Ready pods (all on the current revision, started after the change).
-fn ready_pods(observed: &mut Observed) -> Vec<&mut k8s_openapi::api::core::v1::Pod> {
+fn ready_pods(observed: &mut Observed) -> Vec<&mut liveproof_evidence::pod::Pod> {
     observed
         .pods
         .iter_mut()

@@ -198,8 +198,9 @@ pub fn tag_now(resolved: liveproof_registry::Resolved) -> ResolvedTag {
 
 /// `(image, namespace, pull secret names)` of every container of every workload template and pod.
 fn images(observed: &Observed) -> Vec<(String, String, Vec<String>)> {
+    use liveproof_evidence::pod::PodSpec;
     let mut out = Vec::new();
-    let mut add = |spec: Option<&k8s_openapi::api::core::v1::PodSpec>, ns: Option<&String>| {
+    let mut add = |spec: Option<&PodSpec>, ns: Option<&String>| {
         let Some(spec) = spec else { return };
         let secrets: Vec<String> = spec
             .image_pull_secrets
@@ -222,10 +223,9 @@ fn images(observed: &Observed) -> Vec<(String, String, Vec<String>)> {
         }
     };
     for (_, meta, template) in observed.workloads() {
-        add(
-            template.and_then(|t| t.spec.as_ref()),
-            meta.namespace.as_ref(),
-        );
+        // A template is read as a pod is: the fields of its spec the pods keep.
+        let spec = template.and_then(|t| t.spec.as_ref()).map(PodSpec::from);
+        add(spec.as_ref(), meta.namespace.as_ref());
     }
     for p in &observed.pods {
         add(p.spec.as_ref(), p.metadata.namespace.as_ref());

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 use serde::{Deserialize, Serialize};
 
 use super::workload::Workload;

@@ -3,7 +3,7 @@
 //! Presence only: values are never read, so they can never be printed. And `--expect` held
 //! against text shown with what looks like a credential redacted ([`text_match`]).
 
-use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use crate::pod::{Pod, PodSpec};
 
 use crate::change::{ImageRef, ManifestExpectation, SecretRefExpectation};
 use crate::digest::{image_id_digest, DigestMatch};
@@ -416,9 +416,8 @@ fn worst_of(statuses: impl Iterator<Item = Status>) -> Status {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::Container;
-
     use super::*;
+    use crate::pod::Container;
 
     fn spec(images: &[&str]) -> PodSpec {
         PodSpec {

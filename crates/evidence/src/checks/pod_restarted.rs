@@ -7,8 +7,8 @@
 //! revision, it started after the change (it runs what the change wrote). Otherwise nothing
 //! orders it, and the check is `unknown` — never `fail`, which a pipeline rolls back on.
 
+use crate::pod::Pod;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 
 use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};

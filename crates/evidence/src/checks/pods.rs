@@ -1,7 +1,7 @@
 //! What a pod's status says about whether it serves, and since when.
 
+use crate::pod::{ContainerStatus, Pod};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 pub fn name(pod: &Pod) -> &str {
     pod.metadata.name.as_deref().unwrap_or("?")

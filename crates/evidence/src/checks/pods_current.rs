@@ -1,6 +1,6 @@
 //! `pods_current`: every serving pod is of the current revision, and no old pod still serves.
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 
 use super::kinds::Routed;
 use super::workload::{CurrentRevision, Revision, Workload};

@@ -7,7 +7,7 @@
 
 use jiff::Timestamp;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 
 use super::pods;
 use super::workload::{CurrentRevision, Workload};

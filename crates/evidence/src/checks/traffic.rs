@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::Service;
+
+use crate::pod::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use super::kinds::{NamedService, Share, TrafficSplit};
@@ -743,11 +745,16 @@ fn selecting<'a>(observed: &'a Observed, w: &Workload, pods: &[&Pod]) -> Vec<&'a
 }
 
 /// A Service's selector (equality on every key) against `labels`.
-fn selects(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
+fn selects<L: crate::selector::LabelMap + ?Sized>(
+    selector: &BTreeMap<String, String>,
+    labels: Option<&L>,
+) -> bool {
     let Some(labels) = labels else {
         return false;
     };
-    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    selector
+        .iter()
+        .all(|(k, v)| labels.label(k) == Some(v.as_str()))
 }
 
 #[cfg(test)]

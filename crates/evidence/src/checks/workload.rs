@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+
+use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::Metadata;
 use serde_json::Value;

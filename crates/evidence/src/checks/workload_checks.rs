@@ -3,7 +3,7 @@
 //! `rollout.rs`, the pods' in `pods_current.rs` and `pod_restarted.rs`; the template checks
 //! (what the change states, read back from the API and from the pods) are here.
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pod::Pod;
 
 use super::pod_restarted::{pod_restarted, TieBreak};
 use super::pods_current::pods_current;
@@ -296,7 +296,8 @@ pub(crate) fn spec_readback(
         .source(source)
         .detail("the workload has no pod template spec to read back");
     };
-    let mut findings = expect::evaluate(spec, change, expect::Subject::Template { observed });
+    let mut findings =
+        expect::evaluate(&spec.into(), change, expect::Subject::Template { observed });
     findings.extend(template_text(w, change));
     let mut source = source;
     if let Some(d) = declared {

@@ -1,13 +1,15 @@
 //! The kinds the live gather reads, as one table.
 //!
 //! [`with_kind_table!`] names every [`ResourceKind`] once: read typed (a `k8s_openapi` type,
-//! with the `Observed` list it lands in), read raw (JSON in `Observed::others`), or read apart
-//! (nodes). Everything that used to be a hand-kept match over the kinds is expanded from it:
-//! the [`AnyObject`] enum and its matches, and through [`dispatch!`] the GET, LIST and watch of
-//! a kind, the listing of every workload and the restart PATCH. What a typed kind is beyond
-//! its place in the table (the pod template it carries, for slimming) is its [`Kind`] impl
-//! below; what a workload is called, where it lives in the API, what records its revisions and
-//! how its pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
+//! or evidence's own, with the `Observed` list it lands in), read raw (JSON in
+//! `Observed::others`), or read apart (nodes). Everything that used to be a hand-kept match
+//! over the kinds is expanded from it: the [`AnyObject`] enum and its matches, and through
+//! [`dispatch!`] the GET, LIST and watch of a kind, the listing of every workload and the
+//! restart PATCH. What a typed kind is beyond its place in the table (what kube decodes it
+//! from, its metadata, the pod template it carries, for slimming) is its [`Kind`] impl below:
+//! a pod is decoded as [`ApiPod`] and held as evidence's lean pod, every other kind as sent.
+//! What a workload is called, where it lives in the API, what records its revisions and how its
+//! pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
 //!
 //! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
 //! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a
@@ -21,15 +23,19 @@ pub(crate) use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
 use k8s_openapi::api::core::v1::PodSpec;
-pub(crate) use k8s_openapi::api::core::v1::{Pod, Service};
+pub(crate) use k8s_openapi::api::core::v1::Service;
 pub(crate) use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::DynamicObject;
-use kube::Resource;
+// The pod the checks read, decoded straight from the server's JSON: never `k8s_openapi`'s,
+// over 4 KiB a pod before any field is set.
+pub(crate) use liveproof_evidence::pod::Pod;
 pub(crate) use liveproof_evidence::Rollout;
 use liveproof_evidence::{Observed, ResourceKind};
 use serde::de::DeserializeOwned;
+
+use super::objects::Meta;
 
 /// The table: calls `$callback! { { $args } typed: [..] raw: [..] apart: [..] }`.
 macro_rules! with_kind_table {
@@ -143,10 +149,10 @@ macro_rules! kinds_from_table {
         }
 
         impl AnyObject {
-            pub(crate) fn meta(&self) -> &ObjectMeta {
+            pub(crate) fn meta(&self) -> Meta<'_> {
                 match self {
-                    $(AnyObject::$ty(o) => o.meta(),)*
-                    AnyObject::Raw(_, o) => &o.metadata,
+                    $(AnyObject::$ty(o) => o.meta_view(),)*
+                    AnyObject::Raw(_, o) => Meta::Object(&o.metadata),
                 }
             }
 
@@ -206,18 +212,32 @@ pub(crate) trait InTable: Sized {
     fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
 }
 
-/// A kind the gather reads typed: what kube's `Api<K>` needs, its line in the table
-/// ([`InTable`]), and what it is beyond that.
+/// A kind the gather reads typed: what it decodes from the API (`Wire`, what kube's `Api`
+/// needs), what it holds of each object read (itself), its line in the table ([`InTable`]),
+/// and what it is beyond that.
 pub(crate) trait Kind:
-    kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
-    + InTable
-    + Clone
-    + DeserializeOwned
-    + Debug
-    + Send
-    + Sync
-    + 'static
+    InTable + Clone + DeserializeOwned + Debug + Send + Sync + 'static
 {
+    /// What `Api<Wire>` decodes a GET, each item of a LIST page and each watch event into: the
+    /// kind itself, or for a pod, evidence's lean pod with what kube reads of it ([`ApiPod`]).
+    type Wire: kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// What is held of one object read, as soon as it is decoded: without the server's
+    /// field-ownership bookkeeping (`managedFields`: often the larger half of an object, no
+    /// check reads it, and the offline loader drops it too), and with the lists of its pod spec
+    /// and status no longer than they are (deserialised, a one-container list holds room for
+    /// four containers of ~1 kB each: 30 MB of nothing over 10,000 pods).
+    fn from_wire(wire: Self::Wire) -> Self;
+
+    /// Its metadata, as the gather reads it (name, namespace, uid, resourceVersion, labels).
+    fn meta_view(&self) -> Meta<'_>;
+
     fn into_any(self) -> AnyObject {
         Self::wrap(Arc::new(self))
     }
@@ -227,7 +247,7 @@ pub(crate) trait Kind:
         None
     }
 
-    /// Lists no longer than they are (see [`slim`](super::objects::slim)).
+    /// Lists no longer than they are (see [`Kind::from_wire`]).
     fn shrink(&mut self) {
         if let Some(spec) = self.pod_spec_mut() {
             shrink_pod_spec(spec);
@@ -235,25 +255,46 @@ pub(crate) trait Kind:
     }
 }
 
+/// [`Kind`]'s reading of a kind held as the API sends it, with an `ObjectMeta`.
+macro_rules! held_as_sent {
+    () => {
+        type Wire = Self;
+
+        fn from_wire(mut wire: Self) -> Self {
+            wire.metadata.managed_fields = None;
+            wire.shrink();
+            wire
+        }
+
+        fn meta_view(&self) -> Meta<'_> {
+            Meta::Object(&self.metadata)
+        }
+    };
+}
+
 impl Kind for Deployment {
+    held_as_sent!();
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for StatefulSet {
+    held_as_sent!();
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for DaemonSet {
+    held_as_sent!();
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
     }
 }
 
 impl Kind for Rollout {
+    held_as_sent!();
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec
             .as_mut()
@@ -263,6 +304,7 @@ impl Kind for Rollout {
 }
 
 impl Kind for ReplicaSet {
+    held_as_sent!();
     fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
         self.spec
             .as_mut()
@@ -271,30 +313,98 @@ impl Kind for ReplicaSet {
     }
 }
 
-impl Kind for ControllerRevision {}
+impl Kind for ControllerRevision {
+    held_as_sent!();
+}
 
-impl Kind for Service {}
+impl Kind for Service {
+    held_as_sent!();
+}
 
-impl Kind for EndpointSlice {}
+impl Kind for EndpointSlice {
+    held_as_sent!();
+}
 
 impl Kind for Pod {
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec.as_mut()
+    type Wire = ApiPod;
+
+    fn from_wire(wire: ApiPod) -> Pod {
+        let mut pod = wire.pod;
+        pod.shrink();
+        pod
     }
+
+    fn meta_view(&self) -> Meta<'_> {
+        Meta::Pod(&self.metadata)
+    }
+
     fn shrink(&mut self) {
         if let Some(spec) = self.spec.as_mut() {
-            shrink_pod_spec(spec);
+            spec.containers.shrink_to_fit();
+            spec.init_containers.iter_mut().for_each(Vec::shrink_to_fit);
+            spec.volumes.iter_mut().for_each(Vec::shrink_to_fit);
+            for c in spec
+                .containers
+                .iter_mut()
+                .chain(spec.init_containers.iter_mut().flatten())
+            {
+                c.env.iter_mut().for_each(Vec::shrink_to_fit);
+            }
         }
         if let Some(status) = self.status.as_mut() {
             for list in [
                 &mut status.container_statuses,
                 &mut status.init_container_statuses,
-                &mut status.ephemeral_container_statuses,
             ] {
                 list.iter_mut().for_each(Vec::shrink_to_fit);
             }
             status.conditions.iter_mut().for_each(Vec::shrink_to_fit);
         }
+    }
+}
+
+/// A pod as kube's `Api` reads it: evidence's lean [`Pod`], decoded straight from the server's
+/// JSON (never `k8s_openapi`'s, over 4 KiB a pod before any field is set), and beside it the
+/// `ObjectMeta` kube itself reads of an object (a watch resumes from its `resourceVersion`):
+/// name, namespace, uid and resourceVersion, nothing else. The gather reads the pod, never that
+/// copy.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiPod {
+    meta: ObjectMeta,
+    pod: Pod,
+}
+
+impl<'de> serde::Deserialize<'de> for ApiPod {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ApiPod, D::Error> {
+        let pod = Pod::deserialize(deserializer)?;
+        let m = &pod.metadata;
+        let meta = ObjectMeta {
+            name: m.name.clone(),
+            namespace: m.namespace.clone(),
+            uid: m.uid.clone(),
+            resource_version: m.resource_version.clone(),
+            ..ObjectMeta::default()
+        };
+        Ok(ApiPod { meta, pod })
+    }
+}
+
+impl k8s_openapi::Resource for ApiPod {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for ApiPod {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.meta
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.meta
     }
 }
 
@@ -382,6 +492,49 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// A pod is decoded straight into evidence's lean pod, its managedFields, annotations and
+    /// env values never held; beside it, kube's watcher reads the pod's name, namespace, uid
+    /// and resourceVersion, and the gather reads the held pod as any object (its `Meta`).
+    #[test]
+    fn a_pod_is_read_as_evidences_lean_pod() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+        use kube::Resource as _;
+        let sent = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1", "resourceVersion": "42",
+                         "labels": {"app": "web"}, "annotations": {"note": "x"},
+                         "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+            "spec": {"containers": [{"name": "app", "image": "web:1",
+                                     "env": [{"name": "TOKEN", "value": "hunter2"}]}]},
+        });
+        let wire: ApiPod = serde_json::from_value(sent.clone()).expect("a pod");
+        let kube_reads = wire.meta();
+        assert_eq!(kube_reads.name.as_deref(), Some("web-1"));
+        assert_eq!(kube_reads.namespace.as_deref(), Some("shop"));
+        assert_eq!(kube_reads.uid.as_deref(), Some("u1"));
+        assert_eq!(kube_reads.resource_version.as_deref(), Some("42"));
+        let held = Pod::from_wire(wire);
+        assert_eq!(held, serde_json::from_value::<Pod>(sent).expect("a pod"));
+        assert!(
+            !format!("{held:?}").contains("hunter2"),
+            "an env value is never held"
+        );
+        let meta = held.meta_view();
+        assert_eq!(
+            (meta.name(), meta.resource_version()),
+            (Some("web-1"), Some("42"))
+        );
+        let web = LabelSelector {
+            match_labels: Some([("app".to_string(), "web".to_string())].into()),
+            ..LabelSelector::default()
+        };
+        assert!(meta.selected_by(&web));
+        assert_eq!(
+            held.clone().into_any().key(),
+            (ResourceKind::Pod, "u1".into())
+        );
     }
 
     #[test]

@@ -36,10 +36,10 @@ use std::time::Duration;
 
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
+use kinds::Pod;
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::Resource;
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use liveproof_redacted::DisplaySafeUrl;
@@ -707,15 +707,15 @@ impl Cluster {
     ) -> Result<(), GatherError> {
         let mut holding: BTreeSet<String> = BTreeSet::new();
         {
-            let mut hold = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-                let ns = meta.namespace.as_deref().unwrap_or("default");
+            let mut hold = |meta: objects::Meta<'_>| {
+                let ns = meta.namespace().unwrap_or("default");
                 if !holding.contains(ns) {
                     holding.insert(ns.to_string());
                 }
             };
             // Read in place: 10,000 pods are not copied to learn a few namespaces.
             for_each_typed_kind!(T => {
-                T::held(observed).iter().for_each(|o| hold(o.meta()));
+                T::held(observed).iter().for_each(|o| hold(o.meta_view()));
             });
         }
         holding.extend(observed.others.iter().filter_map(|o| {
@@ -995,12 +995,9 @@ impl Cluster {
         ns: &str,
         name: &str,
     ) -> Result<Read<Option<AnyObject>>, GatherError> {
-        let api: Api<K> = Api::namespaced(self.client.clone(), ns);
+        let api: Api<K::Wire> = Api::namespaced(self.client.clone(), ns);
         match api.get_opt(name).await {
-            Ok(object) => Ok(Read::Got(object.map(|mut o| {
-                objects::slim(&mut o);
-                K::into_any(o)
-            }))),
+            Ok(object) => Ok(Read::Got(object.map(|o| K::from_wire(o).into_any()))),
             Err(err) => {
                 self.denied_or_error(&format!("{} {ns}/{name}", K::RESOURCE.kind_name()), err)
             }
@@ -1035,7 +1032,7 @@ impl Cluster {
         keep: Keep,
         what: String,
     ) -> Result<Read<Vec<Arc<K>>>, GatherError> {
-        let api: Api<K> = match &ns {
+        let api: Api<K::Wire> = match &ns {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
@@ -1046,11 +1043,10 @@ impl Cluster {
                 let api = api.clone();
                 async move { api.list(&page).await }
             },
-            |mut o: K| {
-                keep.keeps(o.meta()).then(|| {
-                    objects::slim(&mut o);
-                    Arc::new(o)
-                })
+            // Each item as its page is taken apart: a page is never held twice over.
+            |o: K::Wire| {
+                let o = K::from_wire(o);
+                keep.keeps(o.meta_view()).then(|| Arc::new(o))
             },
         )
         .await;

@@ -3,29 +3,84 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{ApiResource, DynamicObject, TypeMeta};
-use liveproof_evidence::{Observed, ResourceKind, TargetKind};
+use liveproof_evidence::pod::PodMeta;
+use liveproof_evidence::{selector, Observed, ResourceKind, TargetKind};
 use serde_json::Value;
 
 pub(crate) use super::kinds::{AnyObject, InTable, Kind, RAW_KINDS};
 
+/// An object's metadata as the gather reads it: an `ObjectMeta`, or a pod's lean one
+/// ([`PodMeta`]: what the checks read of a pod, and no more).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Meta<'a> {
+    Object(&'a ObjectMeta),
+    Pod(&'a PodMeta),
+}
+
+impl<'a> Meta<'a> {
+    pub(crate) fn name(self) -> Option<&'a str> {
+        match self {
+            Meta::Object(m) => m.name.as_deref(),
+            Meta::Pod(m) => m.name.as_deref(),
+        }
+    }
+
+    pub(crate) fn namespace(self) -> Option<&'a str> {
+        match self {
+            Meta::Object(m) => m.namespace.as_deref(),
+            Meta::Pod(m) => m.namespace.as_deref(),
+        }
+    }
+
+    pub(crate) fn uid(self) -> Option<&'a str> {
+        match self {
+            Meta::Object(m) => m.uid.as_deref(),
+            Meta::Pod(m) => m.uid.as_deref(),
+        }
+    }
+
+    pub(crate) fn resource_version(self) -> Option<&'a str> {
+        match self {
+            Meta::Object(m) => m.resource_version.as_deref(),
+            Meta::Pod(m) => m.resource_version.as_deref(),
+        }
+    }
+
+    /// Whether `selector` selects it, by its labels.
+    pub(crate) fn selected_by(self, selector: &LabelSelector) -> bool {
+        match self {
+            Meta::Object(m) => selector::matches(selector, m.labels.as_ref()),
+            Meta::Pod(m) => selector::matches(selector, m.labels.as_ref()),
+        }
+    }
+
+    /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.
+    fn identity(self) -> String {
+        match self.uid() {
+            Some(uid) if !uid.is_empty() => uid.to_string(),
+            _ => format!(
+                "{}/{}",
+                self.namespace().unwrap_or("default"),
+                self.name().unwrap_or_default()
+            ),
+        }
+    }
+}
+
 impl AnyObject {
     pub(crate) fn namespace(&self) -> &str {
-        self.meta().namespace.as_deref().unwrap_or("default")
+        self.meta().namespace().unwrap_or("default")
     }
 
     pub(crate) fn name(&self) -> &str {
-        self.meta().name.as_deref().unwrap_or_default()
+        self.meta().name().unwrap_or_default()
     }
 
     /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.
     pub(crate) fn key(&self) -> (ResourceKind, String) {
-        let id = match &self.meta().uid {
-            Some(uid) if !uid.is_empty() => uid.clone(),
-            _ => format!("{}/{}", self.namespace(), self.name()),
-        };
-        (self.resource(), id)
+        (self.resource(), self.meta().identity())
     }
 
     /// Every gathered typed object moved out of `observed`, in kind order (raw ones stay in
@@ -47,16 +102,6 @@ impl AnyObject {
         });
         out
     }
-}
-
-/// An object as the gather keeps it: without the server's field-ownership bookkeeping
-/// (`managedFields`: often the larger half of an object, no check reads it, and the offline
-/// loader drops it too), and with the lists of its pod spec and status no longer than they are
-/// (deserialised, a one-container list holds room for four containers of ~1 kB each: 30 MB of
-/// nothing over 10,000 pods).
-pub(crate) fn slim<K: Kind>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
-    object.shrink();
 }
 
 /// The resource a workload target names; `None` for kinds gathered elsewhere (later).
@@ -138,27 +183,17 @@ pub(crate) fn normalize(mut observed: Observed) -> Observed {
 
 /// Sorts objects of one kind by namespace, name and identity (the uid, or namespace/name
 /// without one) and keeps the first of each identity.
-fn sort_dedup<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(items: &mut Vec<Arc<T>>) {
-    fn identity(meta: &ObjectMeta) -> String {
-        match &meta.uid {
-            Some(uid) if !uid.is_empty() => uid.clone(),
-            _ => format!(
-                "{}/{}",
-                meta.namespace.as_deref().unwrap_or("default"),
-                meta.name.as_deref().unwrap_or_default()
-            ),
-        }
-    }
+fn sort_dedup<T: Kind>(items: &mut Vec<Arc<T>>) {
     items.sort_by_cached_key(|o| {
-        let meta = o.metadata();
+        let meta = o.meta_view();
         (
-            meta.namespace.clone().unwrap_or_else(|| "default".into()),
-            meta.name.clone().unwrap_or_default(),
-            identity(meta),
+            meta.namespace().unwrap_or("default").to_string(),
+            meta.name().unwrap_or_default().to_string(),
+            meta.identity(),
         )
     });
     let mut seen = std::collections::HashSet::new();
-    items.retain(|o| seen.insert(identity(o.metadata())));
+    items.retain(|o| seen.insert(o.meta_view().identity()));
 }
 
 /// Order and identity of a raw object: kind, API group, namespace, name (uid last, so two

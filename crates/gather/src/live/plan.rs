@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
 
-use super::objects::workload_resource;
+use super::objects::{workload_resource, Meta};
 
 /// From this many targets of a kind in a namespace (or pod selectors in a namespace), one
 /// LIST of the namespace is sent instead of one request each.
@@ -125,16 +125,11 @@ impl Keep {
         }
     }
 
-    pub(crate) fn keeps(&self, meta: &ObjectMeta) -> bool {
+    pub(crate) fn keeps(&self, meta: Meta<'_>) -> bool {
         match self {
             Keep::All => true,
-            Keep::Named(names) => names.contains(meta.name.as_deref().unwrap_or_default()),
-            Keep::Selected(selectors) => {
-                let labels = meta.labels.as_ref();
-                selectors
-                    .iter()
-                    .any(|s| liveproof_evidence::selector::matches(s, labels))
-            }
+            Keep::Named(names) => names.contains(meta.name().unwrap_or_default()),
+            Keep::Selected(selectors) => selectors.iter().any(|s| meta.selected_by(s)),
         }
     }
 }
@@ -238,8 +233,8 @@ mod tests {
     use super::super::objects::AnyObject;
     use super::*;
     use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-    use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use liveproof_evidence::pod::{Pod, PodMeta};
     use liveproof_evidence::TargetKind;
 
     fn deploy(ns: &str, name: &str) -> Target {
@@ -281,11 +276,11 @@ mod tests {
 
     fn pod(name: &str, app: &str) -> AnyObject {
         AnyObject::Pod(std::sync::Arc::new(Pod {
-            metadata: ObjectMeta {
+            metadata: PodMeta {
                 name: Some(name.into()),
                 namespace: Some("apps".into()),
-                labels: Some(labels(&[("app", app)])),
-                ..ObjectMeta::default()
+                labels: Some(labels(&[("app", app)]).into()),
+                ..PodMeta::default()
             },
             ..Pod::default()
         }))

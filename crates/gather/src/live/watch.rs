@@ -27,9 +27,7 @@ use kube::runtime::WatchStreamExt;
 use liveproof_evidence::{Observed, ResourceKind, Target};
 
 use super::error::root_cause;
-use super::objects::{
-    api_resource, normalize, raw_object, slim, workload_resource, AnyObject, Kind,
-};
+use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
 use super::plan::{Keep, PodRead};
 use super::sources::{self, source_reads, storage_selector, SourceRead};
 use super::{plan_related, Cluster, GatherError};
@@ -139,9 +137,10 @@ impl Scope {
             } => {
                 object.resource() == *resource
                     && object.namespace() == namespace
-                    && self.selector.as_ref().is_some_and(|s| {
-                        liveproof_evidence::selector::matches(s, object.meta().labels.as_ref())
-                    })
+                    && self
+                        .selector
+                        .as_ref()
+                        .is_some_and(|s| object.meta().selected_by(s))
             }
         }
     }
@@ -596,8 +595,8 @@ fn same_as(object: AnyObject, earlier: Option<&AnyObject>) -> Result<AnyObject, 
     match earlier {
         Some(earlier)
             if earlier.resource() == object.resource()
-                && earlier.meta().resource_version.is_some()
-                && earlier.meta().resource_version == object.meta().resource_version =>
+                && earlier.meta().resource_version().is_some()
+                && earlier.meta().resource_version() == object.meta().resource_version() =>
         {
             Ok(earlier.clone())
         }
@@ -739,7 +738,7 @@ fn watch_kind<K: Kind>(
     config: watcher::Config,
 ) -> BoxStream<'static, watcher::Result<Event<AnyObject>>> {
     let make = move || {
-        let api: Api<K> = match &namespace {
+        let api: Api<K::Wire> = match &namespace {
             Some(ns) => Api::namespaced(client.clone(), ns),
             None => Api::all(client.clone()),
         };
@@ -748,10 +747,7 @@ fn watch_kind<K: Kind>(
             .map(|item| {
                 item.map(|event| {
                     // Held for as long as the wait lasts: as lean as the one-shot gather's.
-                    map_event(event, |mut object: K| {
-                        slim(&mut object);
-                        object.into_any()
-                    })
+                    map_event(event, |object: K::Wire| K::from_wire(object).into_any())
                 })
             })
             .boxed()
@@ -831,8 +827,9 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-    use k8s_openapi::api::core::v1::{Node, Pod};
+    use k8s_openapi::api::core::v1::Node;
     use kube::core::Status;
+    use liveproof_evidence::pod::Pod;
     use liveproof_evidence::{Denied, TargetKind};
     use serde_json::{json, Value};
     use tokio::time::Instant;
@@ -1072,7 +1069,7 @@ mod tests {
             .values()
             .find(|o| o.name() == "b");
         assert_eq!(
-            b.and_then(|o| o.meta().resource_version.as_deref()),
+            b.and_then(|o| o.meta().resource_version()),
             Some("8"),
             "a changed object is the one listed"
         );

@@ -103,12 +103,12 @@ impl Cluster {
             Some(ns) => format!("{}{labelled} in {ns}", kind.cli_name()),
             None => format!("{}{labelled} in all namespaces", kind.cli_name()),
         };
-        let api: Api<K> = match namespace {
+        let api: Api<K::Wire> = match namespace {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
-        let target = move |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-            let (Some(name), Some(ns)) = (&meta.name, &meta.namespace) else {
+        let target = move |name: Option<&str>, ns: Option<&str>| {
+            let (Some(name), Some(ns)) = (name, ns) else {
                 return None;
             };
             Some(Target::new(kind, Some(ns), name))
@@ -122,7 +122,10 @@ impl Cluster {
                         let api = api.clone();
                         async move { none_if_not_served::<K, _>(api.list_metadata(&page).await) }
                     },
-                    |item| target(&item.metadata),
+                    |item| {
+                        let meta = &item.metadata;
+                        target(meta.name.as_deref(), meta.namespace.as_deref())
+                    },
                 )
                 .await;
         }
@@ -134,13 +137,16 @@ impl Cluster {
                     let api = api.clone();
                     async move { none_if_not_served::<K, _>(api.list(&page).await) }
                 },
-                |mut object: K| {
-                    super::objects::slim(&mut object);
-                    Some(object)
-                },
+                |object: K::Wire| Some(K::from_wire(object)),
             )
             .await?;
-        let targets = objects.iter().filter_map(|o| target(o.meta())).collect();
+        let targets = objects
+            .iter()
+            .filter_map(|o| {
+                let meta = o.meta_view();
+                target(meta.name(), meta.namespace())
+            })
+            .collect();
         self.prefetched
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -366,7 +372,7 @@ impl Cluster {
         }
         let result = dispatch!(
             target.kind.resource(),
-            T => Api::<T>::namespaced(self.client.clone(), ns)
+            T => Api::<<T as Kind>::Wire>::namespaced(self.client.clone(), ns)
                 .patch(&target.name, &params, patch)
                 .await
                 .map(|_| ()),

@@ -529,7 +529,11 @@ fn states(
         return Some(true);
     }
     let spec: PodSpec = serde_json::from_value(template.get("spec")?.clone()).ok()?;
-    let findings = expect::evaluate(&spec, change, expect::Subject::Template { observed });
+    let findings = expect::evaluate(
+        &(&spec).into(),
+        change,
+        expect::Subject::Template { observed },
+    );
     if findings.iter().any(|f| f.status == Status::Fail) {
         return Some(false);
     }

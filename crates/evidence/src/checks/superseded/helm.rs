@@ -188,7 +188,7 @@ fn image_carried(
         .filter(runs)
         .map(|spec| {
             expect::worst(&expect::evaluate(
-                spec,
+                &crate::pod::PodSpec::from(spec),
                 &only,
                 Subject::Template { observed },
             ))
