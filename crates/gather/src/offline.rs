@@ -108,7 +108,7 @@ use liveproof_evidence::hint::Hinted;
 impl Hinted for LoadError {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
-            LoadError::NotFound { .. } => Some(Cow::Borrowed("--from takes a file or a directory of .yaml, .yml or .json manifests")),
+            LoadError::NotFound { .. } => Some(Cow::Borrowed("check the path: it takes a file or a directory of .yaml, .yml or .json manifests")),
             LoadError::NotRegular { .. } => Some(Cow::Borrowed("give a regular file, or a directory of them; save a stream (a pipe, a process substitution) to a file first")),
             LoadError::TooLarge { hint, .. } => Some(Cow::Borrowed(hint)),
             LoadError::NoManifests { .. } => Some(Cow::Borrowed("dump objects with e.g. `kubectl get deploy,rs,pods -o yaml > dump.yaml`")),
@@ -245,7 +245,14 @@ struct HeldPods {
 
 impl HeldPods {
     /// Takes `value` (a `List`'s items one by one) into `observed`, holding its pods back.
-    fn add(
+    fn add(&mut self, observed: &mut Observed, value: Value, what: &str) -> Result<(), LoadError> {
+        liveproof_evidence::objects::each_object(value, what, &mut |object, what| {
+            self.add_one(observed, object, what)
+        })
+    }
+
+    /// Takes one object (not a List) into `observed`, or holds it back when it is a pod.
+    fn add_one(
         &mut self,
         observed: &mut Observed,
         mut value: Value,
@@ -256,14 +263,6 @@ impl HeldPods {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        if liveproof_helm::yaml::is_list_kind(&kind) {
-            if let Some(Value::Array(items)) = value.get_mut("items") {
-                for (i, item) in std::mem::take(items).into_iter().enumerate() {
-                    self.add(observed, item, &format!("{what}: items[{i}]"))?;
-                }
-                return Ok(());
-            }
-        }
         let is_pod = kind == "Pod" && value.get("apiVersion").and_then(Value::as_str) == Some("v1");
         if !is_pod {
             self.note_selects(&value);
@@ -358,28 +357,18 @@ impl HeldPods {
 pub fn read_objects(path: &Path) -> Result<Vec<Value>, LoadError> {
     let mut objects = Vec::new();
     read_into(path, &mut |value, what| {
-        flatten(value, what, &mut objects)?;
+        liveproof_evidence::objects::each_object(value, what, &mut |object, what| {
+            if object.get("kind").and_then(Value::as_str).is_none() {
+                return Err(ObjectError::NoKind {
+                    what: what.to_string(),
+                });
+            }
+            objects.push(object);
+            Ok(())
+        })?;
         Ok(())
     })?;
     Ok(objects)
-}
-
-fn flatten(value: Value, what: &str, out: &mut Vec<Value>) -> Result<(), ObjectError> {
-    let Some(kind) = value.get("kind").and_then(Value::as_str) else {
-        return Err(ObjectError::NoKind {
-            what: what.to_string(),
-        });
-    };
-    if liveproof_helm::yaml::is_list_kind(kind) {
-        if let Some(Value::Array(items)) = value.get("items") {
-            for (i, item) in items.iter().enumerate() {
-                flatten(item.clone(), &format!("{what}: items[{i}]"), out)?;
-            }
-            return Ok(());
-        }
-    }
-    out.push(value);
-    Ok(())
 }
 
 fn read_into(path: &Path, sink: &mut Sink<'_>) -> Result<(), LoadError> {

@@ -975,12 +975,12 @@ fn first_error_is_unchanged() {
         (
             "-f missing and an unknown context",
             words(&["deploy/web", "--since", SINCE, "-f", &in_dir("missing.yaml"), "--kubeconfig", &kc_s, "--context", "nope"]),
-            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests",
+            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: check the path: it takes a file or a directory of .yaml, .yml or .json manifests",
         ),
         (
             "-f missing and --chart-version on a Deployment",
             words(&["deploy/web", "--since", SINCE, "-f", &in_dir("missing.yaml"), "--chart-version", "1.2.0"]),
-            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: --from takes a file or a directory of .yaml, .yml or .json manifests",
+            "error: -f <dir>/missing.yaml: <dir>/missing.yaml: no such file or directory\nhint: check the path: it takes a file or a directory of .yaml, .yml or .json manifests",
         ),
         (
             "--chart-version on a Deployment and --record a directory",

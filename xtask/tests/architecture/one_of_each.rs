@@ -12,11 +12,11 @@ use xtask::arch::{git_runners, list_flatteners, struct_definitions, Site};
 /// After WP4: the others are named for what they are (`expect::Outcome`, traffic's `Routing`,
 /// `lint::Hazard`, `lint::Linted`), so one `Finding` (a check's) and one `Report` (verify's)
 /// are left; lint's `cat-file --batch` goes through `liveproof_process::git_with_input`;
-/// evidence's observed.rs and sim call the one flattener
-/// (`liveproof_evidence::objects::each_object`), gather's offline.rs still asks three times.
+/// evidence's observed.rs, sim and gather's offline.rs call the one flattener
+/// (`liveproof_evidence::objects::each_object`); offline.rs's streaming first level remains.
 const FINDINGS: usize = 1;
 const REPORTS: usize = 1;
-const LIST_FLATTENING_SITES: usize = 4;
+const LIST_FLATTENING_SITES: usize = 2;
 const GIT_RUNNERS: usize = 0;
 
 /// Where a List may be flattened once gather's `HeldPods::add` and `read_objects` call the one
@@ -94,7 +94,6 @@ fn one_finding_one_report_one_git_runner() {
 }
 
 #[test]
-#[ignore = "turned on when gather's offline.rs (HeldPods::add, read_objects) calls liveproof_evidence::objects::each_object"]
 fn one_list_flattener() {
     let c = copies();
     let mut problems = Vec::new();
