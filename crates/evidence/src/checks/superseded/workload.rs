@@ -18,9 +18,7 @@ use crate::checks::Finding;
 use crate::order::{order, Order};
 use crate::suggestion::{Command, Suggestion};
 use crate::Verdict;
-use crate::{
-    Change, Check, Observed, ResourceKind, SourceRef, Status, SupersededBy, Target, TargetKind,
-};
+use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, SupersededBy, Target};
 
 /// The annotations a ReplicaSet's controller numbers it in: a Deployment's, an Argo Rollout's.
 const REVISION_ANNOTATIONS: &[&str] = &[
@@ -219,11 +217,11 @@ pub(super) fn undone(
         serving.dated(serving_at),
     );
     let object = format!("{}/{}", target.kind.cli_name(), target.name);
-    let history = match target.kind {
-        TargetKind::Deployment | TargetKind::StatefulSet | TargetKind::DaemonSet => {
-            Command::kubectl(["-n", namespace, "rollout", "history", &object])
-        }
-        _ => Command::kubectl(["-n", namespace, "describe", &object]),
+    // `kubectl rollout history` knows the apps group's workloads; any other kind is described.
+    let history = if target.kind.is_workload() && target.kind.resource().group() == "apps" {
+        Command::kubectl(["-n", namespace, "rollout", "history", &object])
+    } else {
+        Command::kubectl(["-n", namespace, "describe", &object])
     };
     let next = Suggestion::text(format!(
         "do not apply it again by hand if a GitOps controller manages {namespace}/{kind}/{}: it puts its source back (change the source instead); see who undid it: ",
