@@ -8,6 +8,7 @@
 //! - [`git::commit_time`] turns `--commit` into a change time;
 //! - [`files::open_regular`] opens what the user names, refusing FIFOs, devices and sockets;
 
+pub mod complete;
 pub mod files;
 pub mod git;
 pub mod live;

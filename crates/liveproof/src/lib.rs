@@ -432,8 +432,8 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<release::ReleaseError>(cause))
         .or_else(|| typed::<snapshot::SnapshotError>(cause))
         .or_else(|| typed::<verifier::NothingSelected>(cause))
-        .or_else(|| typed::<verifier::UnreadableRelease>(cause))
-        .or_else(|| typed::<verifier::DecodeOutOfTime>(cause))
+        .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
+        .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
         .flatten()
 }
 

@@ -503,7 +503,7 @@ fn not_shown(
 fn unreadable_error(object: &StorageObject, error: &str, limit: usize) -> ReleaseError {
     ReleaseError::Unreadable {
         error: error.to_string(),
-        inspect: crate::verifier::kubectl_get(object),
+        inspect: liveproof_gather::complete::kubectl_get(object),
         limit,
     }
 }

@@ -480,7 +480,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     let cluster = Cluster::connect(&crate::verifier::bounded(options, config))
         .await?
         .with_release_limits(
-            crate::verifier::release_limits(config),
+            crate::verifier::completion(config).release_limits(),
             config.decode_cache.clone(),
         );
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;

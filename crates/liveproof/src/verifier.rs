@@ -5,15 +5,13 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
-use liveproof_evidence::history;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{
-    judge, settled, ChartChange, Check, Observed, ReleaseHistory, Report, ResourceKind, Settled,
-    Status, Target, TargetKind, Verdict,
+    judge, settled, Check, Observed, Report, Settled, Status, Target, TargetKind, Verdict,
 };
+use liveproof_gather::complete::{Completion, DecodeOutOfTime, Incomplete, Wait};
 use liveproof_gather::registry::RegistryFacts;
 use liveproof_gather::Cluster;
-use liveproof_helm::StorageObject;
 use std::borrow::Cow;
 
 use crate::config::{Source, VerifyConfig};
@@ -56,8 +54,8 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                 (text, ns, observed.workloads_matching(selector, ns))
             });
             let config = &with_selected(config, selected)?;
-            let facts = registry_facts(config, None, &observed).await?;
-            read_versions(config, &mut observed).await;
+            let facts = completion(config).registry_facts(None, &observed).await?;
+            completion(config).read_versions(&mut observed).await;
             let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)
                 .await?
                 .0;
@@ -75,7 +73,10 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
         Source::Live(options) => {
             let cluster = Cluster::connect(&bounded(options, config))
                 .await?
-                .with_release_limits(release_limits(config), config.decode_cache.clone());
+                .with_release_limits(
+                    completion(config).release_limits(),
+                    config.decode_cache.clone(),
+                );
             let selected = match &config.selector {
                 Some((text, _)) => {
                     let ns = (!config.all_namespaces).then_some(cluster.default_namespace());
@@ -192,8 +193,10 @@ async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result
         .await?;
     check_namespaces(config, cluster, &observed).await?;
     check_found(config, cluster, &observed).await?;
-    let facts = registry_facts(config, Some(cluster), &observed).await?;
-    read_versions(config, &mut observed).await;
+    let facts = completion(config)
+        .registry_facts(Some(cluster), &observed)
+        .await?;
+    completion(config).read_versions(&mut observed).await;
     let (mut report, _) =
         judge_snapshot(config, &facts, &mut observed, cluster.default_namespace()).await?;
     gather_diagnostics(config, cluster, &mut observed, &mut report).await;
@@ -223,51 +226,24 @@ pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
     }
 }
 
-/// A release whose storage cannot be decoded, when it is all that was asked about: an
-/// operational error (exit 2) rather than a report that can only say "unproven".
-#[derive(Debug, thiserror::Error)]
-#[error("{target}: the release storage cannot be read: {error}")]
-pub struct UnreadableRelease {
-    target: String,
-    /// The kubectl command that shows the storage object.
-    inspect: String,
-    error: String,
-}
-
-impl liveproof_evidence::hint::Hinted for UnreadableRelease {
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        let UnreadableRelease { inspect, .. } = self;
-        Some(Cow::Owned(format!(
-            "inspect it with `{inspect}`; `liveproof release show` decodes it the same way"
-        )))
-    }
-}
-
-/// How Helm releases are decoded: `--max-release-size`, and with `--wait` the deadline, so a
-/// large release stops being read (and is then unknown) when `--timeout` runs out.
-pub fn release_limits(config: &VerifyConfig) -> liveproof_helm::Limits {
-    liveproof_helm::Limits {
-        max_decompressed: config.max_release_size,
-        // Decoding stops early enough that what was decoded can still be judged and reported
-        // before the command's deadline.
-        deadline: config.wait.map(|d| d.work_until().into_std()),
-        ..liveproof_helm::Limits::default()
-    }
-}
-
-/// The `--timeout` ran out while a release was still being decoded: nothing about it could
-/// be judged in time.
-#[derive(Debug, thiserror::Error)]
-#[error("{target}: --timeout {} ran out while decoding the release in {object}", liveproof_gather::live::humanize(*timeout))]
-pub struct DecodeOutOfTime {
-    target: String,
-    object: StorageObject,
-    timeout: std::time::Duration,
-}
-
-impl liveproof_evidence::hint::Hinted for DecodeOutOfTime {
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        Some(Cow::Borrowed("a release this large takes a while to read; give a longer --timeout (or check `--max-release-size`)"))
+/// What completing a snapshot needs of the command: its change, `--repo`, limits and caches.
+pub(crate) fn completion(config: &VerifyConfig) -> Completion<'_> {
+    Completion {
+        change: &config.change,
+        repo: &config.repo,
+        wait: config.wait.map(|d| Wait {
+            work_until: d.work_until().into_std(),
+            timeout: d.timeout,
+        }),
+        max_release_size: config.max_release_size,
+        request_timeout: config.request_timeout,
+        insecure_registries: &config.insecure_registries,
+        reach: config.version_reach.as_ref(),
+        decode_cache: &config.decode_cache,
+        containment: &config.containment,
+        chart_facts: &config.chart_facts,
+        manifests: &config.history.manifests,
+        later: &config.history.later,
     }
 }
 
@@ -302,32 +278,19 @@ async fn judge_snapshot(
     observed: &mut Observed,
     default_ns: &str,
 ) -> anyhow::Result<(Report, Option<Settled>)> {
-    liveproof_gather::releases::decode(observed, release_limits(config), &config.decode_cache)
-        .await;
-    facts.apply(observed);
-    let targets = resolve_targets(observed, &config.targets, default_ns, config.all_namespaces);
-    observed.chart_changes = chart_changes(config, observed, &targets, default_ns).await;
-    observed.containment = containment(config, observed).await;
-    observed.history = history(config, observed, &targets, default_ns).await;
-    if let [only] = targets.as_slice() {
-        if let Some((object, error)) = unreadable_release(observed, only, default_ns) {
-            // Past the deadline decoding was given (`work_until`, before the command's own).
-            if let (Some(wait), true) = (config.wait, release_limits(config).out_of_time()) {
-                return Err(DecodeOutOfTime {
-                    target: only.to_string(),
-                    object,
-                    timeout: wait.timeout,
-                }
-                .into());
-            }
-            return Err(UnreadableRelease {
-                target: only.to_string(),
-                inspect: kubectl_get(&object),
-                error,
-            }
-            .into());
-        }
-    }
+    let targets = completion(config)
+        .complete(
+            facts,
+            observed,
+            &config.targets,
+            default_ns,
+            config.all_namespaces,
+        )
+        .await
+        .map_err(|e| match e {
+            Incomplete::Unreadable(e) => anyhow::Error::from(e),
+            Incomplete::OutOfTime(e) => e.into(),
+        })?;
     let mut change = config.change.clone();
     change.since_source.clone_from(&config.since_origin);
     // A manifest that names no namespace declares its workload in the default one.
@@ -425,280 +388,8 @@ async fn gather_diagnostics(
     attach_diagnostics(config, observed, report);
 }
 
-async fn registry_facts(
-    config: &VerifyConfig,
-    cluster: Option<&Cluster>,
-    observed: &Observed,
-) -> anyhow::Result<RegistryFacts> {
-    RegistryFacts::gather(
-        config.change.digests,
-        &config.insecure_registries,
-        config.request_timeout,
-        cluster,
-        observed,
-        &config
-            .change
-            .digest_images()
-            .map(|i| i.given.clone())
-            .collect::<Vec<_>>(),
-    )
-    .await
-    .map_err(anyhow::Error::from)
-}
-
-/// `apps/Secret/NAME` → `kubectl -n apps get secret NAME -o yaml`.
-pub(crate) fn kubectl_get(object: &StorageObject) -> String {
-    let kind = object.driver.kind().to_ascii_lowercase();
-    match object.namespace.as_str() {
-        "" => format!("kubectl get {kind} {} -o yaml", object.name),
-        ns => format!("kubectl -n {ns} get {kind} {} -o yaml", object.name),
-    }
-}
-
-/// The newest revision's storage error of a release or HelmRelease target, if any.
-fn unreadable_release(
-    observed: &Observed,
-    target: &Target,
-    default_ns: &str,
-) -> Option<(StorageObject, String)> {
-    let ns = target.namespace_or(default_ns);
-    let (storage_ns, name) = match target.kind {
-        TargetKind::Release => (ns.to_string(), target.name.clone()),
-        TargetKind::HelmRelease => {
-            let hr = observed.find_other(ResourceKind::HelmRelease, ns, &target.name)?;
-            liveproof_evidence::helmrelease_release(hr, ns)
-        }
-        _ => return None,
-    };
-    let history = ReleaseHistory::read(observed, &storage_ns, &name);
-    history
-        .newest_unreadable()
-        .map(|(object, _, error)| (object.clone(), error.clone()))
-}
-
-/// With `--commit`: whether each GitOps revision the objects name contains the commit (the
-/// commit or a descendant), from `--repo`'s history; each revision is asked of git once per
-/// command.
-async fn containment(
-    config: &VerifyConfig,
-    observed: &Observed,
-) -> std::collections::BTreeMap<String, liveproof_evidence::Containment> {
-    let Some(commit) = &config.change.commit else {
-        return Default::default();
-    };
-    let revisions = liveproof_evidence::revisions_to_trace(observed, commit);
-    let (repo, commit) = (config.repo.clone(), commit.clone());
-    // A revision git could not be asked about is left out: judged by equality alone.
-    ask_git_once(&config.containment, &revisions, move |rev| {
-        liveproof_gather::git::containment(&repo, &commit, rev)
-    })
-    .await
-}
-
-/// With `--commit`: what `--repo` holds after it, for `superseded` — the manifests under each
-/// GitOps target's path as of the commit and as of its applied revision when that strictly
-/// descends from it, and for each `-f` path read as of the commit, the later commits that
-/// touched it (at most [`history::LATER_COMMITS`]) with the manifests there as of each. Asked
-/// of git once per command; nothing more is asked once the `--timeout` (with `--wait`) is
-/// near, and what was not read then is said to be unread.
-async fn history(
-    config: &VerifyConfig,
-    observed: &Observed,
-    targets: &[Target],
-    default_ns: &str,
-) -> history::History {
-    let Some(commit) = &config.change.commit else {
-        return Default::default();
-    };
-    let until = config.wait.map(|d| d.work_until().into_std());
-    let out_of_time = move || until.is_some_and(|at| std::time::Instant::now() >= at);
-    const LATE: &str = "the --timeout ran out before git was asked";
-    let mut paths: Vec<history::RepoPath> = config
-        .change
-        .declared
-        .iter()
-        .filter_map(|d| d.repo_path.clone())
-        .collect();
-    paths.sort();
-    paths.dedup();
-    let path_key = |p: &history::RepoPath| format!("{}\0{}\0{}", p.path, p.recursive, p.from_top);
-    let by_key: std::collections::BTreeMap<String, history::RepoPath> =
-        paths.iter().map(|p| (path_key(p), p.clone())).collect();
-    let keys: Vec<String> = by_key.keys().cloned().collect();
-    let (repo, asked) = (config.repo.clone(), commit.clone());
-    let listed = ask_git_once(&config.history.later, &keys, move |key| {
-        if out_of_time() {
-            return Err(LATE.to_string());
-        }
-        let Some(path) = by_key.get(key) else {
-            return Err("not asked".to_string());
-        };
-        liveproof_gather::git::later_commits(&repo, &asked, path, history::LATER_COMMITS)
-            .map_err(|e| e.with_hint().to_string())
-    })
-    .await;
-    let later: Vec<(history::RepoPath, Result<Vec<String>, String>)> = paths
-        .iter()
-        .filter_map(|p| Some((p.clone(), listed.get(&path_key(p))?.clone())))
-        .collect();
-    let mut wanted =
-        liveproof_evidence::manifests_to_read(observed, &config.change, targets, default_ns);
-    for (path, commits) in &later {
-        for sha in commits.iter().flatten() {
-            wanted.push((sha.clone(), path.clone()));
-        }
-    }
-    let manifest_key =
-        |(commit, path): &(String, history::RepoPath)| format!("{commit}\0{}", path_key(path));
-    let requests: std::collections::BTreeMap<String, (String, history::RepoPath)> = wanted
-        .iter()
-        .map(|w| (manifest_key(w), w.clone()))
-        .collect();
-    // Asked in the order wanted (the GitOps targets' commits, then each path's later commits
-    // newest first), so a budget that runs out leaves the oldest unread.
-    let mut keys: Vec<String> = Vec::new();
-    for key in wanted.iter().map(manifest_key) {
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    let repo = config.repo.clone();
-    let budget = std::sync::atomic::AtomicU64::new(history::MAX_TOTAL_BYTES);
-    let read = ask_git_once(&config.history.manifests, &keys, move |key| {
-        let Some((commit, path)) = requests.get(key) else {
-            return history::CommitManifests {
-                commit: String::new(),
-                path: history::RepoPath::new("", false, false),
-                read: Err("not asked".into()),
-            };
-        };
-        if out_of_time() {
-            return history::CommitManifests {
-                commit: commit.to_ascii_lowercase(),
-                path: path.clone(),
-                read: Err(LATE.into()),
-            };
-        }
-        let left = budget.load(std::sync::atomic::Ordering::Relaxed);
-        if left == 0 {
-            return history::CommitManifests {
-                commit: commit.to_ascii_lowercase(),
-                path: path.clone(),
-                read: Err(format!(
-                    "the {} bytes of manifests one judgement reads were read already",
-                    history::MAX_TOTAL_BYTES
-                )),
-            };
-        }
-        let read = liveproof_gather::git::manifests_within(
-            &repo,
-            commit,
-            path,
-            left.min(history::MAX_BYTES),
-        );
-        if let Ok(r) = &read.read {
-            budget.store(
-                left.saturating_sub(r.bytes),
-                std::sync::atomic::Ordering::Relaxed,
-            );
-        }
-        read
-    })
-    .await;
-    history::History {
-        manifests: keys.iter().filter_map(|k| read.get(k).cloned()).collect(),
-        later,
-    }
-}
-
-/// Each of `keys` that `cache` does not hold yet, asked of git with `ask` on a blocking
-/// thread (git is a process, and a slow one must not stall the runtime), then the cache: a
-/// command asks git about each key once, however many snapshots name it. The answers for
-/// `keys`; a key whose question failed to run is left out.
-async fn ask_git_once<V: Clone + Send + 'static>(
-    cache: &std::sync::Mutex<std::collections::BTreeMap<String, V>>,
-    keys: &[String],
-    ask: impl Fn(&str) -> V + Send + 'static,
-) -> std::collections::BTreeMap<String, V> {
-    let unknown: Vec<String> = {
-        let known = lock(cache);
-        keys.iter()
-            .filter(|key| !known.contains_key(*key))
-            .cloned()
-            .collect()
-    };
-    if !unknown.is_empty() {
-        let asked = tokio::task::spawn_blocking(move || {
-            unknown
-                .into_iter()
-                .map(|key| {
-                    let answer = ask(&key);
-                    (key, answer)
-                })
-                .collect::<Vec<_>>()
-        })
-        .await;
-        match asked {
-            Ok(asked) => lock(cache).extend(asked),
-            Err(e) => tracing::warn!("asking git failed: {e}"),
-        }
-    }
-    let known = lock(cache);
-    keys.iter()
-        .filter_map(|key| Some((key.clone(), known.get(key)?.clone())))
-        .collect()
-}
-
-/// A command's cache, even if a thread that held it panicked (what it holds stays true).
-fn lock<T>(cache: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    cache
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
-/// Without a repository that holds the commit, there is simply no such fact.
-async fn chart_changes(
-    config: &VerifyConfig,
-    observed: &Observed,
-    targets: &[Target],
-    default_ns: &str,
-) -> Vec<ChartChange> {
-    let Some(commit) = &config.change.commit else {
-        return Vec::new();
-    };
-    let charts: Vec<String> = targets
-        .iter()
-        .filter(|t| t.kind == TargetKind::HelmRelease)
-        .filter_map(|t| {
-            observed.find_other(
-                ResourceKind::HelmRelease,
-                t.namespace_or(default_ns),
-                &t.name,
-            )
-        })
-        .filter_map(|hr| {
-            hr.pointer("/spec/chart/spec/chart")
-                .and_then(serde_json::Value::as_str)
-        })
-        .map(str::to_string)
-        .collect();
-    let (repo, commit) = (config.repo.clone(), commit.clone());
-    let known = ask_git_once(&config.chart_facts, &charts, move |chart| {
-        match liveproof_gather::git::chart_change(&repo, &commit, chart) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                tracing::info!("no chart facts for {chart} from git: {}", e.with_hint());
-                None
-            }
-        }
-    })
-    .await;
-    charts
-        .iter()
-        .filter_map(|chart| known.get(chart).cloned().flatten())
-        .collect()
-}
+/// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
+const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Watches until `done` holds for the judgement (for verify: live), a failure is final, or the
 /// deadline; returns the last judgement. The deadline bounds everything here: the first gather
@@ -772,7 +463,7 @@ pub async fn wait(
                         .bound(
                             server,
                             "reading what the images' tags resolve to",
-                            registry_facts(config, Some(cluster), &observed),
+                            completion(config).registry_facts(Some(cluster), &observed),
                         )
                         .await?;
                 }
@@ -811,7 +502,8 @@ pub async fn wait(
         };
         // A version not read by the deadline stays unread: its server is then unknown, and
         // the report is not live (it never is on the workloads alone).
-        let _ = tokio::time::timeout_at(deadline.at, read_versions(config, observed)).await;
+        let _ =
+            tokio::time::timeout_at(deadline.at, completion(config).read_versions(observed)).await;
         let (report, final_reason) = judge_snapshot(config, &facts, observed, ns).await?;
         let absent = liveproof_evidence::absent::absent_targets(
             observed,
@@ -938,34 +630,6 @@ fn describe(targets: &[Target]) -> String {
         .join(", ")
 }
 
-/// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
-const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The gather step of `server_version`: what each `--version-url` answers now, into
-/// `observed` (nothing is asked when none is given).
-async fn read_versions(config: &VerifyConfig, observed: &mut Observed) {
-    if config.change.versions.is_empty() {
-        return;
-    }
-    let typed;
-    let reach = match &config.version_reach {
-        Some(reach) => reach,
-        None => {
-            typed = liveproof_gather::reach::Reach::typed(
-                config.change.versions.iter().map(|v| v.url.expose()),
-            );
-            &typed
-        }
-    };
-    observed.versions = liveproof_gather::version::read_versions(
-        &config.change.versions,
-        config.request_timeout,
-        2,
-        reach,
-    )
-    .await;
-}
-
 use liveproof_gather::live::humanize;
 
 /// What a waiting person wants to read: per target not yet live, the pods and the first
@@ -1046,7 +710,9 @@ mod tests {
     /// looked for, known from the absent targets, not from the words of its evidence.
     #[test]
     fn a_wait_for_a_target_not_there_yet_says_where_it_was_looked_for() {
-        use liveproof_evidence::{absent::Absent, Evidence, ReportKind, SourceRef, TargetReport};
+        use liveproof_evidence::{
+            absent::Absent, Evidence, ReportKind, ResourceKind, SourceRef, TargetReport,
+        };
         let looked = "there is no Deployment named web in namespace apps (looked only there)";
         let report = Report::new(
             Default::default(),
@@ -1085,178 +751,5 @@ mod tests {
             waiting_for(&report, &[]),
             "Deployment apps/web: spec_readback: nothing"
         );
-    }
-
-    /// Chart facts are read from git once per command and kept, answers and failures alike:
-    /// a `--wait` judges many snapshots, and ran about six git processes per HelmRelease on
-    /// each. Shown with a `--repo` that is not a repository: what is known is used, and a
-    /// chart git could not answer for is not asked about again.
-    #[tokio::test]
-    async fn chart_facts_are_read_once_per_command() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = dir.path().to_str().expect("utf-8");
-        let config = crate::config::verify_config(&[
-            "liveproof",
-            "verify",
-            "helmrelease/web",
-            "-n",
-            "apps",
-            "--commit",
-            "0123456789abcdef0123456789abcdef01234567",
-            "--repo",
-            repo,
-            // The change time stated, so the commit's own is not asked of git.
-            "--since",
-            "2026-07-12T10:00:00Z",
-        ]);
-        let release = |name: &str, chart: &str| {
-            serde_json::json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-                "metadata": {"name": name, "namespace": "apps"},
-                "spec": {"chart": {"spec": {"chart": chart}}}})
-        };
-        let observed = Observed {
-            others: vec![release("web", "charts/web"), release("api", "charts/api")],
-            ..Observed::default()
-        };
-        let known = ChartChange {
-            commit: "0123456".into(),
-            chart_path: "charts/web".into(),
-            files: vec!["charts/web/values.yaml".into()],
-            version_changed: false,
-        };
-        config
-            .chart_facts
-            .lock()
-            .expect("lock")
-            .insert("charts/web".into(), Some(known.clone()));
-        let web = [Target::new(TargetKind::HelmRelease, Some("apps"), "web")];
-        assert_eq!(
-            chart_changes(&config, &observed, &web, "apps").await,
-            [known]
-        );
-
-        let api = [Target::new(TargetKind::HelmRelease, Some("apps"), "api")];
-        assert!(chart_changes(&config, &observed, &api, "apps")
-            .await
-            .is_empty());
-        assert_eq!(
-            config.chart_facts.lock().expect("lock").get("charts/api"),
-            Some(&None),
-            "a chart git could not answer for is remembered as such"
-        );
-    }
-
-    /// What `--repo` holds after the commit is read from git once per command and kept, what
-    /// git could not answer too: a `--wait` judges many snapshots naming the same revision.
-    /// Shown with a `--repo` that is not a repository: the manifests already known are used
-    /// and not asked again; those git could not read are remembered as unread.
-    #[tokio::test]
-    async fn history_is_read_once_per_command() {
-        use liveproof_evidence::history::{CommitManifests, ReadManifests, RepoPath};
-        let dir = tempfile::tempdir().expect("tempdir");
-        let repo = dir.path().to_str().expect("utf-8");
-        let (b, c) = ("b".repeat(40), "c".repeat(40));
-        let config = crate::config::verify_config(&[
-            "liveproof",
-            "verify",
-            "kustomization/apps",
-            "-n",
-            "flux-system",
-            "--commit",
-            &b,
-            "--repo",
-            repo,
-            "--since",
-            "2026-07-12T10:00:00Z",
-        ]);
-        let mut observed = Observed::default();
-        observed
-            .add_value(
-                serde_json::json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-                    "kind": "Kustomization", "metadata": {"name": "apps", "namespace": "flux-system"},
-                    "spec": {"path": "./apps", "sourceRef": {"kind": "GitRepository", "name": "apps"}},
-                    "status": {"lastAppliedRevision": format!("main@sha1:{c}")}}),
-                "test",
-            )
-            .expect("a Kustomization");
-        observed
-            .containment
-            .insert(c.clone(), liveproof_evidence::Containment::Contains);
-        let path = RepoPath::new("apps", true, true);
-        let known = CommitManifests {
-            commit: c.clone(),
-            path: path.clone(),
-            read: Ok(ReadManifests {
-                sha: c.clone(),
-                committed: "2026-07-12T10:05:00Z".parse().expect("a time"),
-                files: Vec::new(),
-                bytes: 0,
-            }),
-        };
-        let key = format!("{c}\0apps\0true\0true");
-        config
-            .history
-            .manifests
-            .lock()
-            .expect("lock")
-            .insert(key.clone(), known.clone());
-        let targets = [Target::new(
-            TargetKind::Kustomization,
-            Some("flux-system"),
-            "apps",
-        )];
-        let read = history(&config, &observed, &targets, "flux-system").await;
-        assert_eq!(read.manifests.len(), 2, "{read:#?}");
-        assert!(read.manifests.contains(&known), "the one known is used");
-        let unread = read
-            .manifests
-            .iter()
-            .find(|m| m.commit == b)
-            .expect("B's manifests asked");
-        assert!(
-            unread.read.as_ref().is_err_and(|e| e.contains(repo)),
-            "{unread:#?}"
-        );
-        let cache = config.history.manifests.lock().expect("lock");
-        assert_eq!(cache.len(), 2, "both answers kept for the next snapshot");
-        assert_eq!(cache.get(&key), Some(&known));
-    }
-
-    /// Decoding stops at the wait's `work_until`, before the command's own deadline: a
-    /// release cut off there is the deadline's doing (DecodeOutOfTime, naming --timeout), not
-    /// storage that "cannot be read".
-    #[tokio::test]
-    async fn a_release_cut_off_by_the_decoding_deadline_is_out_of_time() {
-        let mut config = crate::config::verify_config(&[
-            "liveproof",
-            "verify",
-            "release/web",
-            "-n",
-            "apps",
-            "--since",
-            "2026-07-12T10:00:00Z",
-            "--wait",
-        ]);
-        // Decoding's deadline (5s before the command's) has passed; the command's has not.
-        config.wait = Some(Deadline {
-            at: tokio::time::Instant::now() + std::time::Duration::from_secs(4),
-            timeout: std::time::Duration::from_secs(600),
-        });
-        let mut observed = Observed::default();
-        observed
-            .add_value(
-                liveproof_helm::encode_secret(&serde_json::json!({
-                    "name": "web", "namespace": "apps", "version": 1,
-                    "info": {"status": "deployed"},
-                    "chart": {"metadata": {"name": "web", "version": "1.0.0"}},
-                    "manifest": "",
-                })),
-                "test",
-            )
-            .expect("a storage Secret");
-        let error = judge_snapshot(&config, &RegistryFacts::default(), &mut observed, "apps")
-            .await
-            .expect_err("nothing could be judged");
-        assert!(error.downcast_ref::<DecodeOutOfTime>().is_some(), "{error}");
     }
 }
