@@ -57,22 +57,14 @@ pub struct Completion<'a> {
     pub later: &'a Mutex<BTreeMap<String, Result<Vec<String>, String>>>,
 }
 
-/// A snapshot that cannot be judged: the one release asked about cannot be read.
+/// A snapshot that cannot be judged: the one release asked about cannot be read. Each
+/// variant is an error of its own (with its hint) once handed on.
 #[derive(Debug, thiserror::Error)]
 pub enum Incomplete {
     #[error(transparent)]
     Unreadable(#[from] UnreadableRelease),
     #[error(transparent)]
     OutOfTime(#[from] DecodeOutOfTime),
-}
-
-impl liveproof_evidence::hint::Hinted for Incomplete {
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        match self {
-            Incomplete::Unreadable(e) => e.hint(),
-            Incomplete::OutOfTime(e) => e.hint(),
-        }
-    }
 }
 
 /// A release whose storage cannot be decoded, when it is all that was asked about: an
