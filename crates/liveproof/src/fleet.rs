@@ -28,7 +28,7 @@ pub async fn report(config: &VerifyConfig) -> FleetReport {
                 options.response_budget.shared_by = at_once;
             }
             let task = tokio::spawn(async move {
-                crate::verifier::report(&one)
+                crate::one_cluster::report(&one)
                     .await
                     .map_err(|e| crate::error_text(&e))
             });

@@ -11,6 +11,7 @@ mod fleet;
 mod lint;
 mod mcp;
 mod next_steps;
+mod one_cluster;
 mod output;
 mod progress;
 mod release;

@@ -1,7 +1,8 @@
 //! The one verifier: gathers what the checks need, judges it, and with `--wait` watches until
 //! the verdict is final. Every command that verifies (verify, verify --snapshot, stale
 //! --restart --wait, rollback, demo, mcp) goes through [`produce`] or [`wait`]; the commands
-//! render what they return.
+//! render what they return. It knows no command: `verify --snapshot` calls it, never the
+//! other way round.
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
@@ -18,17 +19,6 @@ use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
 use crate::dump_namespace::DumpNamespace;
 use crate::progress::Progress;
-
-/// One cluster's report as `verify` (and each cluster of a fleet, and the MCP verify tool)
-/// gives it: the verifier's (or `--snapshot`'s), with its next steps carrying the user's flags.
-pub async fn report(config: &VerifyConfig) -> anyhow::Result<Report> {
-    let mut report = match &config.snapshot {
-        Some(dir) => crate::snapshot::verify(config, dir).await?,
-        None => produce(config).await?,
-    };
-    crate::next_steps::Invocation::of(config).apply(&mut report);
-    Ok(report)
-}
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
 /// once ([`verify_once`]) or, with `--wait`, until the verdict is final ([`wait`]).

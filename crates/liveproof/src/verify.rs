@@ -10,7 +10,7 @@ use crate::config::VerifyConfig;
 /// Verifies what `config` says, in one cluster or each of its fleet's.
 pub async fn run(config: &VerifyConfig) -> anyhow::Result<Verification> {
     Ok(if config.fleet.is_empty() {
-        Verification::One(Box::new(crate::verifier::report(config).await?))
+        Verification::One(Box::new(crate::one_cluster::report(config).await?))
     } else {
         Verification::Fleet(Box::new(crate::fleet::report(config).await))
     })

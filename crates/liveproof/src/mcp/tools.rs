@@ -345,7 +345,7 @@ async fn execute(
                 version_reach: Some(reach),
                 ..config
             };
-            let report = crate::verifier::report(&config)
+            let report = crate::one_cluster::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;
             let mut out = Vec::new();
