@@ -7,9 +7,7 @@
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::resolve_targets;
-use liveproof_evidence::{
-    judge, settled, Check, Observed, Report, Settled, Status, Target, TargetKind, Verdict,
-};
+use liveproof_evidence::{judge, settled, Observed, Report, Settled, Target, TargetKind, Verdict};
 use liveproof_gather::complete::{Completion, DecodeOutOfTime, Incomplete, Wait};
 use liveproof_gather::registry::RegistryFacts;
 use liveproof_gather::Cluster;
@@ -500,7 +498,7 @@ pub async fn wait(
             &resolved(config, cluster, observed),
         );
         seen_live.observe(&report, jiff::Timestamp::now());
-        progress.say(&waiting_for(&report, &absent));
+        progress.say(&liveproof_report::progress::waiting_line(&report, &absent));
         let finished = done(&report);
         last = Some(report);
         if let Some(settled) = final_reason.filter(|_| !finished) {
@@ -622,58 +620,6 @@ fn describe(targets: &[Target]) -> String {
 
 use liveproof_gather::live::humanize;
 
-/// What a waiting person wants to read: per target not yet live, the pods and the first
-/// thing still missing.
-fn waiting_for(report: &Report, absent: &[liveproof_evidence::absent::Absent]) -> String {
-    let parts: Vec<String> = report
-        .targets
-        .iter()
-        .filter(|t| t.verdict != Verdict::Live)
-        .map(|t| {
-            let pods = t
-                .evidence
-                .iter()
-                .find(|e| e.check == Check::PodsCurrent)
-                .map(|e| e.observed.clone());
-            let blocking = t
-                .evidence
-                .iter()
-                .find(|e| {
-                    matches!(e.status, Status::Fail | Status::Unknown)
-                        && e.check != Check::PodsCurrent
-                })
-                .map(|e| {
-                    let missing = absent.iter().any(|a| {
-                        t.kind.target() == Some(a.target.kind)
-                            && a.target.name == t.name
-                            && a.target.namespace.as_deref().unwrap_or_default() == t.namespace
-                    });
-                    if missing {
-                        // A target that does not exist (yet): say where it was looked for.
-                        e.detail.clone()
-                    } else {
-                        format!("{}: {}", e.check, e.observed)
-                    }
-                });
-            let what: Vec<String> = pods.into_iter().chain(blocking).collect();
-            format!("{} {}/{}: {}", t.kind, t.namespace, t.name, what.join("; "))
-        })
-        .collect();
-    /// Targets named in one progress line; past this, a count (2,000 targets are not a line).
-    const NAMED: usize = 3;
-    match parts.len() {
-        0 => "live".to_string(),
-        n if n <= NAMED => parts.join(" | "),
-        n => format!(
-            "{} of {} targets not live yet: {} | and {} more",
-            n,
-            report.targets.len(),
-            parts[..NAMED].join(" | "),
-            n - NAMED
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,52 +640,5 @@ mod tests {
         ] {
             assert_eq!(live_or_superseded(&report(verdict)), done, "{verdict:?}");
         }
-    }
-
-    /// While waiting, a target the cluster says is not there (yet) is told by where it was
-    /// looked for, known from the absent targets, not from the words of its evidence.
-    #[test]
-    fn a_wait_for_a_target_not_there_yet_says_where_it_was_looked_for() {
-        use liveproof_evidence::{
-            absent::Absent, Evidence, ReportKind, ResourceKind, SourceRef, TargetReport,
-        };
-        let looked = "there is no Deployment named web in namespace apps (looked only there)";
-        let report = Report::new(
-            Default::default(),
-            vec![TargetReport {
-                kind: ReportKind::Target(TargetKind::Deployment),
-                namespace: "apps".into(),
-                name: "web".into(),
-                verdict: Verdict::NotLive,
-                via: None,
-                evidence: vec![Evidence {
-                    check: Check::SpecReadback,
-                    status: Status::Fail,
-                    observed: "nothing".into(),
-                    expected: "Deployment web".into(),
-                    source_ref: SourceRef::object(ResourceKind::Deployment, "apps", "web"),
-                    detail: looked.into(),
-                }],
-                diagnostics: Vec::new(),
-                next_step: None,
-                live_since: None,
-                live_since_unknown: None,
-                timeline: Vec::new(),
-                superseded_by: None,
-            }],
-        );
-        let absent = [Absent {
-            target: Target::new(TargetKind::Deployment, Some("apps"), "web"),
-            namespace: "apps".into(),
-            resource: ResourceKind::Deployment,
-        }];
-        assert_eq!(
-            waiting_for(&report, &absent),
-            format!("Deployment apps/web: {looked}")
-        );
-        assert_eq!(
-            waiting_for(&report, &[]),
-            "Deployment apps/web: spec_readback: nothing"
-        );
     }
 }

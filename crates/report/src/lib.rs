@@ -20,6 +20,7 @@ mod junit;
 mod lint;
 mod markdown;
 mod name;
+pub mod progress;
 pub mod release;
 mod rollback;
 mod sim;
