@@ -9,6 +9,7 @@
 //! - [`files::open_regular`] opens what the user names, refusing FIFOs, devices and sockets;
 
 pub mod complete;
+pub mod diagnostics;
 pub mod files;
 pub mod git;
 pub mod live;

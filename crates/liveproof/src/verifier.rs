@@ -187,7 +187,14 @@ async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result
     completion(config).read_versions(&mut observed).await;
     let (mut report, _) =
         judge_snapshot(config, &facts, &mut observed, cluster.default_namespace()).await?;
-    gather_diagnostics(config, cluster, &mut observed, &mut report).await;
+    liveproof_gather::diagnostics::read(
+        cluster,
+        &mut observed,
+        &mut report,
+        config.logs,
+        config.change.since,
+    )
+    .await;
     Ok(report)
 }
 
@@ -288,92 +295,14 @@ async fn judge_snapshot(
         }
     }
     let mut report = judge(observed, &change, &targets, default_ns);
-    attach_diagnostics(config, observed, &mut report);
+    liveproof_gather::diagnostics::explain(
+        &mut report,
+        observed,
+        config.change.since,
+        config.logs.is_some(),
+    );
     let settled = settled(observed, &change, &targets, default_ns, &report);
     Ok((report, settled))
-}
-
-/// The "why" of every target that is not live, from what `observed` holds (pod statuses,
-/// events, logs, controller status). Diagnostics explain; they never change a verdict.
-fn attach_diagnostics(config: &VerifyConfig, observed: &Observed, report: &mut Report) {
-    for t in report
-        .targets
-        .iter_mut()
-        .filter(|t| t.verdict != Verdict::Live)
-    {
-        let Some(kind) = t.kind.target() else {
-            continue;
-        };
-        let target = liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name);
-        t.diagnostics = if kind.is_workload() {
-            liveproof_evidence::diagnose::workload(
-                observed,
-                &target,
-                &t.namespace,
-                config.change.since,
-                // Termination messages are logs: only with --logs.
-                config.logs.map(|_| &observed.logs),
-            )
-        } else {
-            liveproof_evidence::diagnose::gitops(
-                observed,
-                &target,
-                &t.namespace,
-                config.change.since,
-            )
-        };
-    }
-}
-
-/// For a report that is not live: read the Warning events of the namespaces concerned (one
-/// LIST per event API and namespace) and, with `--logs`, the not-ready containers' last lines,
-/// then attach the diagnostics. A live report costs no request here.
-async fn gather_diagnostics(
-    config: &VerifyConfig,
-    cluster: &Cluster,
-    observed: &mut Observed,
-    report: &mut Report,
-) {
-    let not_live: Vec<&liveproof_evidence::TargetReport> = report
-        .targets
-        .iter()
-        .filter(|t| t.verdict != Verdict::Live && !t.namespace.is_empty())
-        .collect();
-    if not_live.is_empty() {
-        return;
-    }
-    let mut namespaces: Vec<String> = not_live.iter().map(|t| t.namespace.clone()).collect();
-    namespaces.sort();
-    namespaces.dedup();
-    for ns in &namespaces {
-        cluster.gather_warning_events(ns, observed).await;
-    }
-    if let Some(tail) = config.logs {
-        let wanted: Vec<(String, String, String, bool)> = not_live
-            .iter()
-            .filter_map(|t| {
-                let kind = t.kind.target().filter(|k| k.is_workload())?;
-                Some(liveproof_evidence::diagnose::log_requests(
-                    observed,
-                    &liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name),
-                    &t.namespace,
-                ))
-            })
-            .flatten()
-            .collect();
-        for (ns, pod, container, previous) in wanted {
-            match cluster
-                .container_log(&ns, &pod, &container, tail, previous)
-                .await
-            {
-                Ok(lines) => {
-                    observed.logs.insert((ns, pod, container), lines);
-                }
-                Err(e) => tracing::warn!("{}", e.with_hint()),
-            }
-        }
-    }
-    attach_diagnostics(config, observed, report);
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -522,7 +451,13 @@ pub async fn wait(
         facts.apply(&mut observed);
         let explained = tokio::time::timeout_at(
             deadline.at,
-            gather_diagnostics(config, cluster, &mut observed, &mut last),
+            liveproof_gather::diagnostics::read(
+                cluster,
+                &mut observed,
+                &mut last,
+                config.logs,
+                config.change.since,
+            ),
         )
         .await;
         if explained.is_err() {
