@@ -17,7 +17,6 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 const PER_FILE: &[(&str, usize)] = &[
     ("crates/evidence/src/absent.rs", 1),
     ("crates/evidence/src/checks/superseded/gitops.rs", 2),
-    ("crates/evidence/src/checks/superseded/helm.rs", 2),
     ("crates/evidence/src/checks/superseded/mod.rs", 3),
     ("crates/evidence/src/checks/superseded/workload.rs", 2),
     ("crates/evidence/src/diagnose.rs", 8),
