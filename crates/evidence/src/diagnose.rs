@@ -85,7 +85,7 @@ pub fn workload(
     logs: Option<&Logs>,
 ) -> Vec<Diagnostic> {
     let Some(w) =
-        crate::checks::workload::Workload::find(observed, target.kind, namespace, &target.name)
+        crate::kinds::workload::Workload::find(observed, target.kind, namespace, &target.name)
     else {
         return Vec::new();
     };
@@ -150,7 +150,7 @@ pub fn log_requests(
     namespace: &str,
 ) -> Vec<(String, String, String, bool)> {
     let Some(w) =
-        crate::checks::workload::Workload::find(observed, target.kind, namespace, &target.name)
+        crate::kinds::workload::Workload::find(observed, target.kind, namespace, &target.name)
     else {
         return Vec::new();
     };

@@ -14,6 +14,7 @@ pub mod digest;
 pub mod fleet;
 pub mod hint;
 pub mod history;
+pub(crate) mod kinds;
 mod model;
 pub mod objects;
 mod observed;
@@ -32,7 +33,6 @@ mod target;
 pub use change::{
     Change, DeclaredTemplate, ExpectedImage, ImageRef, ManifestExpectation, SecretRefExpectation,
 };
-pub use checks::kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 pub use checks::{
     digest_rows, final_failure, final_unknown, followed_workloads, helmrelease_release, judge,
     manifests_to_read, revisions_to_trace, settled, short_digest, superseded_step, verify_again,
@@ -40,6 +40,7 @@ pub use checks::{
     CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;
+pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
     SourceRef, Status, SupersededBy, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord,

@@ -451,7 +451,7 @@ impl Observed {
     }
 
     /// [`Observed::workloads`] with each one's status, for the kind's own reading of it.
-    pub(crate) fn workload_objects(&self) -> Vec<crate::checks::kinds::Listed<'_>> {
+    pub(crate) fn workload_objects(&self) -> Vec<crate::kinds::Listed<'_>> {
         crate::KINDS
             .iter()
             .filter_map(|k| k.workload)

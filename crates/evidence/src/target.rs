@@ -42,7 +42,7 @@ pub struct KindSpec {
     /// the storage Secrets of Helm's default driver.
     pub resource: crate::ResourceKind,
     /// For a kind whose pods are judged directly (Deployment, StatefulSet, DaemonSet): how
-    /// its objects are found, listed and read, from its own file under `checks/kinds/`.
+    /// its objects are found, listed and read, from its own file under `kinds/`.
     pub workload: Option<crate::checks::WorkloadFns>,
     /// For a workload, what records its revisions (which pods are of the current template):
     /// ReplicaSets for a Deployment, ControllerRevisions for a StatefulSet or DaemonSet.
@@ -102,9 +102,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "deployments",
         short: &["deploy"],
         resource: crate::ResourceKind::Deployment,
-        workload: Some(crate::checks::kinds::fns::<
-            k8s_openapi::api::apps::v1::Deployment,
-        >()),
+        workload: Some(crate::kinds::fns::<k8s_openapi::api::apps::v1::Deployment>()),
         revisions: Some(crate::ResourceKind::ReplicaSet),
         actor: rolls_out("the Deployment controller"),
     },
@@ -115,9 +113,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "statefulsets",
         short: &["sts"],
         resource: crate::ResourceKind::StatefulSet,
-        workload: Some(crate::checks::kinds::fns::<
-            k8s_openapi::api::apps::v1::StatefulSet,
-        >()),
+        workload: Some(crate::kinds::fns::<k8s_openapi::api::apps::v1::StatefulSet>()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
         actor: rolls_out("the StatefulSet controller"),
     },
@@ -128,9 +124,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "daemonsets",
         short: &["ds"],
         resource: crate::ResourceKind::DaemonSet,
-        workload: Some(crate::checks::kinds::fns::<
-            k8s_openapi::api::apps::v1::DaemonSet,
-        >()),
+        workload: Some(crate::kinds::fns::<k8s_openapi::api::apps::v1::DaemonSet>()),
         revisions: Some(crate::ResourceKind::ControllerRevision),
         actor: rolls_out("the DaemonSet controller"),
     },
@@ -141,7 +135,7 @@ pub const KINDS: &[KindSpec] = &[
         plural: "rollouts",
         short: &["ro"],
         resource: crate::ResourceKind::Rollout,
-        workload: Some(crate::checks::kinds::fns::<crate::Rollout>()),
+        workload: Some(crate::kinds::fns::<crate::Rollout>()),
         revisions: Some(crate::ResourceKind::ReplicaSet),
         actor: Actor {
             name: "Argo Rollouts",

@@ -10,9 +10,6 @@ use xtask::arch::{module_pairs, Counting, ModulePair};
 /// `snapshot <-> verifier`). A pair may
 /// leave this list (remove it in the same commit); none may join it.
 const PAIRS_DIRECT: &[&str] = &[
-    "evidence: checks::gitops <-> checks::gitops_final",
-    "evidence: checks::gitops <-> checks::kinds::knative_service",
-    "evidence: checks::kinds <-> checks::workload",
     "gather: live::kinds <-> live::objects",
 ];
 
@@ -21,15 +18,12 @@ const PAIRS_DIRECT: &[&str] = &[
 const PAIRS_FOLLOWING_REEXPORTS: &[&str] = &[
     "evidence: change <-> checks::server",
     "evidence: change <-> digest",
-    "evidence: checks::gitops <-> checks::gitops_final",
-    "evidence: checks::gitops <-> checks::kinds::knative_service",
-    "evidence: checks::kinds <-> checks::workload",
-    "evidence: checks::kinds <-> observed",
-    "evidence: checks::kinds <-> target",
-    "evidence: checks::kinds::argo_rollout <-> observed",
-    "evidence: checks::kinds::argo_rollout <-> target",
     "evidence: checks::server <-> observed",
     "evidence: diagnose <-> observed",
+    "evidence: kinds <-> observed",
+    "evidence: kinds <-> target",
+    "evidence: kinds::argo_rollout <-> observed",
+    "evidence: kinds::argo_rollout <-> target",
     "evidence: observed <-> releases",
     "evidence: observed <-> target",
     "gather: live::kinds <-> live::objects",

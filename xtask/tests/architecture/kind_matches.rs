@@ -16,11 +16,7 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 /// a file not listed may have none.
 const PER_FILE: &[(&str, usize)] = &[
     ("crates/evidence/src/absent.rs", 1),
-    ("crates/evidence/src/checks/gitops.rs", 23),
-    ("crates/evidence/src/checks/kinds/flagger_canary.rs", 1),
-    ("crates/evidence/src/checks/settled.rs", 7),
     ("crates/evidence/src/checks/superseded/gitops.rs", 2),
-    ("crates/evidence/src/checks/superseded/helm.rs", 2),
     ("crates/evidence/src/checks/superseded/mod.rs", 3),
     ("crates/evidence/src/checks/superseded/workload.rs", 2),
     ("crates/evidence/src/diagnose.rs", 8),

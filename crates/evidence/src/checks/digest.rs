@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use crate::pod::Pod;
 use serde::{Deserialize, Serialize};
 
-use super::workload::Workload;
 use super::{pods, Finding};
 use crate::digest::{image_id_digest, DigestMatch, DigestPolicy, Platform};
+use crate::kinds::workload::Workload;
 use crate::{Check, ImageRef, Observed, ResourceKind, SourceRef, Status, Target};
 
 /// One container of one workload, over all its serving pods.

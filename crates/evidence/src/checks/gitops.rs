@@ -1,32 +1,20 @@
-//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`), and
-//! a Flagger `canary/` (its judgement in `kinds/flagger_canary.rs`): their own evidence, then
-//! the workloads they lead to, verified as workloads.
+//! Helm and GitOps targets (`release/`, `helmrelease/`, `kustomization/`, `application/`,
+//! `canary/`, `ksvc/`): their own evidence, then the workloads they lead to, verified as
+//! workloads. What each kind reads and leads to is its rules in `kinds/` (reached through
+//! [`rules`]); here are the entry points and the checks those kinds share.
 
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::kinds::{flagger_canary, knative_service};
 use super::raw::{self, condition, i64_at, revision_matches, str_at, time_at};
 use super::release::{self, ReleaseHistory, Staleness};
 use super::Finding;
+use crate::kinds::rules;
 use crate::order::{order, Order};
 use crate::suggestion::{Command, Suggestion};
 use crate::{
     Change, Check, Containment, Observed, ResourceKind, SourceRef, Status, Target, TargetKind,
 };
-
-/// The resource a GitOps target reads.
-pub fn resource_of(kind: TargetKind) -> Option<ResourceKind> {
-    matches!(
-        kind,
-        TargetKind::HelmRelease
-            | TargetKind::Kustomization
-            | TargetKind::Application
-            | TargetKind::Canary
-            | TargetKind::KnativeService
-    )
-    .then(|| kind.resource())
-}
 
 /// The Helm release a Flux HelmRelease manages: `(storage namespace, release name)`, as
 /// helm-controller names and stores it (`api/v2` `GetReleaseName`, `GetStorageNamespace`):
@@ -66,70 +54,7 @@ pub fn helmrelease_release(hr: &Value, namespace: &str) -> (String, String) {
 /// calls this to know what to read next; judging calls it to know what to verify.
 pub fn followed_workloads(observed: &Observed, target: &Target, default_ns: &str) -> Vec<Target> {
     let ns = target.namespace_or(default_ns);
-    let mut out: Vec<Target> = match target.kind {
-        TargetKind::Release => {
-            let history = ReleaseHistory::read(observed, ns, &target.name);
-            history
-                .newest()
-                .map(|r| release::workloads(r))
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, n, name)| Target::new(k, Some(&n), &name))
-                .collect()
-        }
-        TargetKind::HelmRelease => {
-            let Some(hr) = observed.find_other(ResourceKind::HelmRelease, ns, &target.name) else {
-                return Vec::new();
-            };
-            let (storage_ns, name) = helmrelease_release(hr, ns);
-            let history = ReleaseHistory::read(observed, &storage_ns, &name);
-            history
-                .newest()
-                .map(|r| release::workloads(r))
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, n, name)| Target::new(k, Some(&n), &name))
-                .collect()
-        }
-        TargetKind::Kustomization => observed
-            .find_other(ResourceKind::Kustomization, ns, &target.name)
-            .and_then(|k| k.pointer("/status/inventory/entries")?.as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|e| inventory_workload(str_at(e, "/id")?))
-            .collect(),
-        TargetKind::Application => {
-            let Some(app) = observed.find_other(ResourceKind::Application, ns, &target.name) else {
-                return Vec::new();
-            };
-            let dest = str_at(app, "/spec/destination/namespace").unwrap_or(ns);
-            app.pointer("/status/resources")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|r| {
-                    // Argo CD writes the group of a core kind as "" or leaves it out.
-                    let group = str_at(r, "/group").unwrap_or_default();
-                    let kind = TargetKind::workload_named(str_at(r, "/kind")?, Some(group))?;
-                    let ns = str_at(r, "/namespace")
-                        .filter(|n| !n.is_empty())
-                        .unwrap_or(dest);
-                    Some(Target::new(kind, Some(ns), str_at(r, "/name")?))
-                })
-                .collect()
-        }
-        TargetKind::Canary => observed
-            .find_other(ResourceKind::Canary, ns, &target.name)
-            .and_then(|c| flagger_canary::primary(c, ns))
-            .into_iter()
-            .collect(),
-        TargetKind::KnativeService => observed
-            .find_other(ResourceKind::KnativeService, ns, &target.name)
-            .and_then(|k| knative_service::revision_deployment(k, ns))
-            .into_iter()
-            .collect(),
-        _ => Vec::new(),
-    };
+    let mut out = rules(target.kind).leads_to(observed, target, ns);
     out.sort();
     out.dedup();
     out
@@ -148,12 +73,7 @@ pub(crate) fn followed_change(
         manifest: Vec::new(),
         ..change.clone()
     };
-    match observed.find_other(ResourceKind::KnativeService, ns, &target.name) {
-        Some(ksvc) if target.kind == TargetKind::KnativeService => {
-            knative_service::pinned_change(observed, &change, ksvc, ns)
-        }
-        _ => change,
-    }
+    rules(target.kind).followed_change(observed, change, target, ns)
 }
 
 /// The workloads to gather for `target`: those it leads to ([`followed_workloads`]) and those
@@ -161,19 +81,13 @@ pub(crate) fn followed_change(
 /// carry).
 pub fn workloads_to_read(observed: &Observed, target: &Target, default_ns: &str) -> Vec<Target> {
     let mut out = followed_workloads(observed, target, default_ns);
-    if target.kind == TargetKind::Canary {
-        let ns = target.namespace_or(default_ns);
-        out.extend(
-            observed
-                .find_other(ResourceKind::Canary, ns, &target.name)
-                .and_then(|c| flagger_canary::target(c, ns)),
-        );
-    }
+    let ns = target.namespace_or(default_ns);
+    out.extend(rules(target.kind).compares_with(observed, target, ns));
     out
 }
 
 /// A kustomize-controller inventory id: `<namespace>_<name>_<group>_<kind>`.
-fn inventory_workload(id: &str) -> Option<Target> {
+pub(crate) fn inventory_workload(id: &str) -> Option<Target> {
     let mut parts = id.rsplitn(3, '_');
     let kind_name = parts.next()?;
     let group = parts.next()?;
@@ -188,69 +102,73 @@ fn inventory_workload(id: &str) -> Option<Target> {
 /// sync operation's `finishedAt`), and when a Knative Service's traffic was promoted (its
 /// `Ready` turning True).
 pub(crate) fn dated(observed: &Observed, target: &Target, ns: &str) -> Vec<crate::TimelineEntry> {
-    use crate::{Moment, TimelineEntry};
-    let history = |storage_ns: &str, name: &str| {
-        release::deployed(&ReleaseHistory::read(observed, storage_ns, name))
-    };
-    let Some(resource) = resource_of(target.kind) else {
-        return match target.kind {
-            TargetKind::Release => history(ns, &target.name).into_iter().collect(),
-            _ => Vec::new(),
-        };
-    };
-    let Some(obj) = observed.find_other(resource, ns, &target.name) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if target.kind == TargetKind::HelmRelease {
-        let (storage_ns, name) = helmrelease_release(obj, ns);
-        out.extend(history(&storage_ns, &name));
-    }
-    let applied = match target.kind {
-        TargetKind::Application => time_at(obj, "/status/operationState/finishedAt")
-            .filter(|_| str_at(obj, "/status/operationState/phase") == Some("Succeeded"))
-            .map(|at| (at, ".status.operationState.finishedAt")),
-        _ => condition(obj, "Ready")
-            .filter(|c| c.status == "True")
-            .and_then(|c| c.last_transition)
-            .map(|at| (at, ".status.conditions[Ready].lastTransitionTime")),
-    };
-    // A Knative Service turns Ready once its route sends the traffic to the latest revision:
-    // that is its promotion, not an apply.
-    let event = match target.kind {
-        TargetKind::KnativeService => Moment::Promoted,
-        _ => Moment::GitopsApplied,
-    };
-    out.extend(applied.map(|(at, field)| {
-        TimelineEntry::read(event, at, source_of(obj, resource, ns).field(field))
-    }));
-    out
+    rules(target.kind).dated(observed, target, ns)
+}
+
+/// `event` dated by `obj`'s `Ready` condition turning True.
+pub(crate) fn dated_ready(
+    obj: &Value,
+    resource: ResourceKind,
+    ns: &str,
+    event: crate::Moment,
+) -> Option<crate::TimelineEntry> {
+    condition(obj, "Ready")
+        .filter(|c| c.status == "True")
+        .and_then(|c| c.last_transition)
+        .map(|at| {
+            dated_at(
+                obj,
+                resource,
+                ns,
+                event,
+                at,
+                ".status.conditions[Ready].lastTransitionTime",
+            )
+        })
+}
+
+/// `event` at `at`, read from `field` of `obj`.
+pub(crate) fn dated_at(
+    obj: &Value,
+    resource: ResourceKind,
+    ns: &str,
+    event: crate::Moment,
+    at: Timestamp,
+    field: &'static str,
+) -> crate::TimelineEntry {
+    crate::TimelineEntry::read(event, at, source_of(obj, resource, ns).field(field))
 }
 
 /// The GitOps target's own evidence.
 pub fn findings(observed: &Observed, change: &Change, target: &Target, ns: &str) -> Vec<Finding> {
-    match target.kind {
-        TargetKind::Release => {
-            let history = ReleaseHistory::read(observed, ns, &target.name);
-            release::findings(observed, change, &history, target.kind.actor()).0
-        }
-        kind => {
-            let Some(resource) = resource_of(kind) else {
-                return Vec::new();
-            };
-            let Some(obj) = observed.find_other(resource, ns, &target.name) else {
-                return vec![absent(observed, resource, ns, &target.name)];
-            };
-            // A workload kind is judged by its pods (`workload_findings`), never here.
-            match kind {
-                TargetKind::HelmRelease => helmrelease(observed, change, obj, ns),
-                TargetKind::Kustomization => kustomization(observed, change, obj, ns),
-                TargetKind::Application => application(observed, change, obj, ns),
-                TargetKind::Canary => flagger_canary::findings(observed, change, obj, ns),
-                TargetKind::KnativeService => knative_service::findings(observed, change, obj, ns),
-                _ => Vec::new(),
-            }
-        }
+    rules(target.kind).findings(observed, change, target, ns)
+}
+
+/// What source-controller reports failing for a GitRepository (`api/v1/condition_types.go`):
+/// Stalled=True (a stalling error: an invalid URL), FetchFailed=True (the clone or checkout
+/// failed: GitOperationFailed, AuthenticationFailed, …), or SourceVerified=False (the
+/// commit's signature did not verify).
+pub(crate) fn source_failure(repo: &Value) -> Option<raw::Condition<'_>> {
+    [
+        ("Stalled", "True"),
+        ("FetchFailed", "True"),
+        ("SourceVerified", "False"),
+    ]
+    .into_iter()
+    .find_map(|(type_, failing)| condition(repo, type_).filter(|c| c.status == failing))
+}
+
+/// A target's own evidence read from its object `name`: `judge` of it, or why it is absent.
+pub(crate) fn own_object(
+    observed: &Observed,
+    resource: ResourceKind,
+    ns: &str,
+    name: &str,
+    judge: impl FnOnce(&Value) -> Vec<Finding>,
+) -> Vec<Finding> {
+    match observed.find_other(resource, ns, name) {
+        Some(obj) => judge(obj),
+        None => vec![absent(observed, resource, ns, name)],
     }
 }
 
@@ -655,7 +573,12 @@ pub fn revisions_to_trace(observed: &Observed, commit: &str) -> Vec<String> {
     out
 }
 
-fn helmrelease(observed: &Observed, change: &Change, hr: &Value, ns: &str) -> Vec<Finding> {
+pub(crate) fn helmrelease(
+    observed: &Observed,
+    change: &Change,
+    hr: &Value,
+    ns: &str,
+) -> Vec<Finding> {
     let (storage_ns, release_name) = helmrelease_release(hr, ns);
     let history = ReleaseHistory::read(observed, &storage_ns, &release_name);
     let describes = condition_describes(hr, &history);
@@ -840,7 +763,12 @@ fn chart_version_diagnosis(
     ))
 }
 
-fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> Vec<Finding> {
+pub(crate) fn kustomization(
+    observed: &Observed,
+    change: &Change,
+    ks: &Value,
+    ns: &str,
+) -> Vec<Finding> {
     let mut out = vec![observed_generation(ks, ResourceKind::Kustomization, ns)];
     let applied = str_at(ks, "/status/lastAppliedRevision");
     let attempted = str_at(ks, "/status/lastAttemptedRevision");
@@ -879,7 +807,7 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
                 );
                 // Why it does not have the commit, in source-controller's words.
                 if part.0 != Status::Pass {
-                    if let Some(c) = super::gitops_final::source_failure(repo) {
+                    if let Some(c) = source_failure(repo) {
                         let why = format!(
                             "source-controller reports {}={} {}: {}",
                             c.type_,
@@ -919,7 +847,12 @@ fn kustomization(observed: &Observed, change: &Change, ks: &Value, ns: &str) -> 
     out
 }
 
-fn application(observed: &Observed, change: &Change, app: &Value, ns: &str) -> Vec<Finding> {
+pub(crate) fn application(
+    observed: &Observed,
+    change: &Change,
+    app: &Value,
+    ns: &str,
+) -> Vec<Finding> {
     let src = source_of(app, ResourceKind::Application, ns);
     let sync_status = str_at(app, "/status/sync/status").unwrap_or("Unknown");
     let mut parts = Vec::new();

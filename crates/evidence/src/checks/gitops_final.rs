@@ -9,8 +9,8 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::gitops::{attempted_by_operation, chart_build_commit, contains_commit};
-use super::raw::{self, condition, i64_at, str_at, time_at, Condition};
+use super::gitops::{attempted_by_operation, chart_build_commit, contains_commit, source_failure};
+use super::raw::{self, condition, i64_at, str_at, time_at};
 use crate::order::{order, Order};
 use crate::{Change, Observed, ResourceKind};
 
@@ -325,20 +325,6 @@ fn source_cannot_fetch(
         failure.reason,
         failure.message
     ))
-}
-
-/// What source-controller reports failing for a GitRepository (`api/v1/condition_types.go`):
-/// Stalled=True (a stalling error: an invalid URL), FetchFailed=True (the clone or checkout
-/// failed: GitOperationFailed, AuthenticationFailed, …), or SourceVerified=False (the
-/// commit's signature did not verify).
-pub(crate) fn source_failure(repo: &Value) -> Option<Condition<'_>> {
-    [
-        ("Stalled", "True"),
-        ("FetchFailed", "True"),
-        ("SourceVerified", "False"),
-    ]
-    .into_iter()
-    .find_map(|(type_, failing)| condition(repo, type_).filter(|c| c.status == failing))
 }
 
 /// The GitRepository a Flux `sourceRef` names (its namespace defaults to the consumer's).

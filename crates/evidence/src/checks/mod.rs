@@ -25,17 +25,16 @@
 mod declared;
 mod digest;
 mod expect;
-mod finding;
-mod gitops;
-mod gitops_final;
+pub(crate) mod finding;
+pub(crate) mod gitops;
+pub(crate) mod gitops_final;
 mod judge;
-pub mod kinds;
-mod pod_defaults;
+pub(crate) mod pod_defaults;
 mod pod_restarted;
 pub(crate) mod pods;
 mod pods_current;
 pub(crate) mod raw;
-mod release;
+pub(crate) mod release;
 mod rollout;
 pub mod server;
 mod settled;
@@ -43,13 +42,12 @@ mod superseded;
 mod timeline;
 mod traffic;
 mod verdict;
-pub(crate) mod workload;
 mod workload_checks;
 
+pub use crate::kinds::WorkloadFns;
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
 pub use judge::{judge, superseded_step, verify_again};
-pub use kinds::WorkloadFns;
 pub use pods::CRASH_LOOP_RESTARTS;
 pub use settled::{final_failure, final_unknown, settled, Settled};
 pub use superseded::manifests_to_read;
@@ -62,4 +60,4 @@ pub use release::{ReleaseHistory, Revision};
 use finding::Finding;
 
 /// The next step when no change time was given: runnable as written (no placeholder date).
-const GIVE_THE_CHANGE_TIME: &str = "give the change time: --since 15m (how long ago the change merged or was pushed; an RFC 3339 time works too), or --commit with the change's commit (its committer time is read from --repo)";
+pub(crate) const GIVE_THE_CHANGE_TIME: &str = "give the change time: --since 15m (how long ago the change merged or was pushed; an RFC 3339 time works too), or --commit with the change's commit (its committer time is read from --repo)";

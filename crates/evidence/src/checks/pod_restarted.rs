@@ -10,8 +10,8 @@
 use crate::pod::Pod;
 use jiff::Timestamp;
 
-use super::workload::{CurrentRevision, Workload};
 use super::{pods, Finding};
+use crate::kinds::workload::{CurrentRevision, Workload};
 use crate::order::{order, Order};
 use crate::suggestion::Suggestion;
 use crate::{Change, Check, ResourceKind, SourceRef, Status};
@@ -80,7 +80,7 @@ pub(crate) fn undecidable_tie(
     observed: &crate::Observed,
     since: Timestamp,
 ) -> Option<(String, String, Timestamp)> {
-    let super::workload::Revision::Current(current) = w.current_revision(observed) else {
+    let crate::kinds::workload::Revision::Current(current) = w.current_revision(observed) else {
         return None;
     };
     let pods = w.pods(observed);

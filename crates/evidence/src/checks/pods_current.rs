@@ -2,9 +2,9 @@
 
 use crate::pod::Pod;
 
-use super::kinds::Routed;
-use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, verify_again, Finding};
+use crate::kinds::workload::{CurrentRevision, Revision, Workload};
+use crate::kinds::Routed;
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, ResourceKind, SourceRef, Status};
 

@@ -632,6 +632,17 @@ fn unreadable_documents(
     )
 }
 
+/// The workloads of `history`'s newest revision, as targets.
+pub(crate) fn followed(history: &ReleaseHistory) -> Vec<crate::Target> {
+    history
+        .newest()
+        .map(|r| workloads(r))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, n, name)| crate::Target::new(k, Some(&n), &name))
+        .collect()
+}
+
 /// The Deployment/StatefulSet/DaemonSet objects a release's manifest installs, with their
 /// namespace (the release's when the template sets none).
 pub fn workloads(release: &ReadRelease) -> Vec<(crate::TargetKind, String, String)> {

@@ -1,8 +1,8 @@
 //! The rollout checks: the controller has seen the newest spec (`observed_generation`) and has
 //! finished rolling it out (`rollout_complete`), for each kind's update strategy.
 
-use super::workload::{Revision, Workload};
 use super::{verify_again, Finding};
+use crate::kinds::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Check, Status};
 

@@ -3,15 +3,11 @@
 //! event can decide (it stays `unproven`). docs/design.md ("Waiting and time bounds") lists
 //! which states are final and which are transient.
 
-use super::kinds::{flagger_canary, knative_service};
 use super::release::ReleaseHistory;
-use super::workload::{Revision, Workload};
-use super::{gitops, gitops_final, pod_restarted, pods, raw, workload_checks};
+use super::{gitops, pod_restarted, pods, raw, workload_checks};
+use crate::kinds::workload::{Revision, Workload};
 use crate::order::{order, Order};
-use crate::{
-    Change, Check, Observed, Report, ResourceKind, Status, Target, TargetKind, TargetReport,
-    Verdict,
-};
+use crate::{Change, Check, Observed, Report, Status, Target, TargetKind, TargetReport, Verdict};
 
 /// Why a `--wait` may end before the change is live: waiting longer cannot change the answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,24 +157,7 @@ fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<String>
 
 /// A Helm, GitOps, Flagger or Knative target's own final failure.
 fn owner_failure(observed: &Observed, change: &Change, t: &Target, ns: &str) -> Option<String> {
-    let resource = gitops::resource_of(t.kind)?;
-    let obj = observed.find_other(resource, ns, &t.name)?;
-    match t.kind {
-        TargetKind::Canary => {
-            flagger_canary::gave_up(obj).map(|f| format!("{ns}/Canary/{}: {f}", t.name))
-        }
-        TargetKind::KnativeService => knative_service::gave_up(obj, change).map(|f| {
-            format!(
-                "{ns}/{}/{}: {f}",
-                ResourceKind::KnativeService.kind_name(),
-                t.name
-            )
-        }),
-        TargetKind::Kustomization => gitops_final::kustomization(observed, change, obj, ns),
-        TargetKind::HelmRelease => gitops_final::helmrelease(observed, change, obj, ns),
-        TargetKind::Application => gitops_final::application(observed, change, obj, ns),
-        _ => None,
-    }
+    crate::kinds::rules(t.kind).gave_up(observed, change, t, ns)
 }
 
 /// An unknown no later event can decide, for `--wait` to stop on as `unproven`: a time recorded
@@ -249,14 +228,8 @@ fn release_tie(
     if status_of(t, Check::ReleaseRevision)?.status != Status::Unknown {
         return None;
     }
-    let (storage_ns, name) = match kind {
-        TargetKind::Release => (t.namespace.clone(), t.name.clone()),
-        TargetKind::HelmRelease => {
-            let hr = observed.find_other(ResourceKind::HelmRelease, &t.namespace, &t.name)?;
-            gitops::helmrelease_release(hr, &t.namespace)
-        }
-        _ => return None,
-    };
+    let (storage_ns, name) =
+        crate::kinds::rules(kind).helm_release(observed, &t.namespace, &t.name)?;
     let history = ReleaseHistory::read(observed, &storage_ns, &name);
     let newest = history.newest()?;
     let info = &newest.release.info;

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use crate::pod::Pod;
 
 use super::pods;
-use super::workload::{CurrentRevision, Workload};
+use crate::kinds::workload::{CurrentRevision, Workload};
 use crate::order::{order, Order};
 use crate::{
     Change, Moment, Observed, ResourceKind, SourceRef, TargetReport, TimelineEntry, Verdict,

@@ -19,9 +19,9 @@ use k8s_openapi::api::core::v1::Service;
 use crate::pod::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
-use super::kinds::{NamedService, Share, TrafficSplit};
-use super::workload::{CurrentRevision, Revision, Workload};
 use super::{pods, Finding};
+use crate::kinds::workload::{CurrentRevision, Revision, Workload};
+use crate::kinds::{NamedService, Share, TrafficSplit};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, Observed, ResourceKind, SourceRef, Status};
 
@@ -762,7 +762,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::checks::kinds::argo_rollout::CanaryStatus;
+    use crate::kinds::argo_rollout::CanaryStatus;
     use crate::{Change, Denied, Evidence, Target, TargetKind};
 
     fn story(name: &str) -> Observed {
@@ -982,7 +982,7 @@ mod tests {
     }
 
     fn weights(observed: &mut Observed, stable: i32, canary: i32, additional: &[(i32, &str)]) {
-        use crate::checks::kinds::argo_rollout::{TrafficWeights, WeightDestination};
+        use crate::kinds::argo_rollout::{TrafficWeights, WeightDestination};
         let to = |weight: i32, hash: &str| WeightDestination {
             weight,
             pod_template_hash: hash.into(),

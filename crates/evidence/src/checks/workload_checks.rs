@@ -10,8 +10,8 @@ use super::pods_current::pods_current;
 use super::rollout::{observed_generation, rollout_complete};
 use super::timeline::Dating;
 use super::traffic::traffic_current;
-use super::workload::{Revision, Workload};
 use super::{declared, digest, expect, pods, Finding};
+use crate::kinds::workload::{Revision, Workload};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 

@@ -9,7 +9,7 @@
 //! from, its metadata, the pod template it carries, for slimming) is its [`Kind`] impl below:
 //! a pod is decoded as [`ApiPod`] and held as evidence's lean pod, every other kind as sent.
 //! What a workload is called, where it lives in the API, what records its revisions and how its
-//! pods are selected is evidence's (its `KINDS` row and its file under `checks/kinds/`).
+//! pods are selected is evidence's (its `KINDS` row and its file under `kinds/`).
 //!
 //! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
 //! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a

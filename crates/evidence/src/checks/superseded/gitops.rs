@@ -19,10 +19,10 @@ use serde_json::Value;
 use super::super::declared::first_difference;
 use super::super::raw::{self, revision_matches, str_at};
 use super::super::verdict::verdict;
-use super::super::workload::{Revision, Workload};
 use super::super::workload_checks::workload_findings;
 use super::super::{expect, Finding};
 use crate::history::{ManifestFile, ReadManifests, RepoPath};
+use crate::kinds::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{
     Change, Check, Containment, DeclaredTemplate, Observed, ResourceKind, SourceRef, Status,

@@ -14,13 +14,12 @@ use serde_json::Value;
 
 use crate::change::{ExpectedImage, ImageRef};
 use crate::checks::expect::{self, Subject, TextMatch};
-use crate::checks::gitops::helmrelease_release;
 use crate::checks::release::{same_version, stored_source, ReleaseHistory};
 use crate::checks::verdict::verdict;
 use crate::checks::workload_checks::workload_findings;
 use crate::order::{order, Order};
 use crate::releases::ReadRelease;
-use crate::{Change, Observed, ResourceKind, Status, SupersededBy, Target, TargetKind, Verdict};
+use crate::{Change, Observed, Status, SupersededBy, Target, TargetKind, Verdict};
 
 /// Whether a revision carries the stated content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,15 +54,9 @@ pub(super) fn superseded(
     if change.manifest.is_empty() && change.chart_version.is_none() && change.images.is_empty() {
         return None;
     }
-    let history = match target.kind {
-        TargetKind::Release => ReleaseHistory::read(observed, namespace, &target.name),
-        TargetKind::HelmRelease => {
-            let hr = observed.find_other(ResourceKind::HelmRelease, namespace, &target.name)?;
-            let (storage_ns, name) = helmrelease_release(hr, namespace);
-            ReleaseHistory::read(observed, &storage_ns, &name)
-        }
-        _ => return None,
-    };
+    let (storage_ns, name) =
+        crate::kinds::rules(target.kind).helm_release(observed, namespace, &target.name)?;
+    let history = ReleaseHistory::read(observed, &storage_ns, &name);
     // The newest revision is the one deployed (a failed or pending one is another story), and
     // it certainly does not carry the change.
     let newest = history.newest()?;

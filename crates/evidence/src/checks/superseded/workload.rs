@@ -12,9 +12,9 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::checks::verdict::verdict;
-use crate::checks::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
 use crate::checks::workload_checks::{spec_readback, workload_findings};
 use crate::checks::Finding;
+use crate::kinds::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
 use crate::order::{order, Order};
 use crate::suggestion::{Command, Suggestion};
 use crate::Verdict;

@@ -10,8 +10,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::Metadata;
 use serde_json::Value;
 
-use super::kinds::WorkloadStatus;
-use super::pods;
+use super::WorkloadStatus;
+use crate::checks::pods;
 use crate::selector;
 use crate::suggestion::Command;
 use crate::suggestion::Suggestion;
@@ -241,7 +241,7 @@ pub(crate) fn template_ignoring(template: &PodTemplateSpec, label: &str) -> Valu
 }
 
 fn template_ignoring_value(mut template: Value, label: &str) -> Value {
-    super::pod_defaults::strip(&mut template);
+    crate::checks::pod_defaults::strip(&mut template);
     if let Some(labels) = template
         .pointer_mut("/metadata/labels")
         .and_then(Value::as_object_mut)

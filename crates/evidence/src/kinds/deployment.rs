@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{Progress, WorkloadStatus, WorkloadType};
-use crate::checks::workload::{
+use crate::kinds::workload::{
     template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     POD_TEMPLATE_HASH,
 };

@@ -21,7 +21,7 @@ use super::deployment::replicaset_with_template;
 use super::{
     Destination, NamedService, Progress, Routed, Share, TrafficSplit, WorkloadStatus, WorkloadType,
 };
-use crate::checks::workload::{Revision, UpdateStrategy, Workload};
+use crate::kinds::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 

@@ -14,9 +14,9 @@
 
 use serde_json::Value;
 
-use super::super::gitops::{condition_fresh, observed_generation};
-use super::super::raw::{self, condition, str_at};
-use super::super::Finding;
+use crate::checks::finding::Finding;
+use crate::checks::gitops::{condition_fresh, observed_generation};
+use crate::checks::raw::{self, condition, str_at};
 use crate::suggestion::{Command, Suggestion};
 use crate::{
     Change, Check, ExpectedImage, ImageRef, Observed, ResourceKind, SourceRef, Status, Target,
@@ -49,8 +49,8 @@ pub(crate) fn revision_deployment(ksvc: &Value, ns: &str) -> Option<Target> {
 /// an older spec's failure is not this change's.
 pub(crate) fn gave_up(ksvc: &Value, change: &Change) -> Option<String> {
     let caught_up = match (
-        super::super::raw::i64_at(ksvc, "/metadata/generation"),
-        super::super::raw::i64_at(ksvc, "/status/observedGeneration"),
+        crate::checks::raw::i64_at(ksvc, "/metadata/generation"),
+        crate::checks::raw::i64_at(ksvc, "/status/observedGeneration"),
     ) {
         (Some(generation), Some(observed)) => observed >= generation,
         _ => false,
@@ -485,6 +485,81 @@ pub(crate) fn pinned_change(
     Change {
         images,
         ..change.clone()
+    }
+}
+
+/// The Knative Service's rules: its own evidence, then its latest revision's Deployment, held
+/// to the digests the revision resolved.
+pub(crate) struct Rules;
+
+impl super::rules::KindRules for Rules {
+    fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
+        observed
+            .find_other(ResourceKind::KnativeService, ns, &target.name)
+            .and_then(|k| revision_deployment(k, ns))
+            .into_iter()
+            .collect()
+    }
+
+    fn findings(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<Finding> {
+        crate::checks::gitops::own_object(
+            observed,
+            ResourceKind::KnativeService,
+            ns,
+            &target.name,
+            |k| findings(observed, change, k, ns),
+        )
+    }
+
+    fn followed_change(
+        &self,
+        observed: &Observed,
+        change: Change,
+        target: &Target,
+        ns: &str,
+    ) -> Change {
+        match observed.find_other(ResourceKind::KnativeService, ns, &target.name) {
+            Some(ksvc) => pinned_change(observed, &change, ksvc, ns),
+            None => change,
+        }
+    }
+
+    fn dated(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<crate::TimelineEntry> {
+        observed
+            .find_other(ResourceKind::KnativeService, ns, &target.name)
+            .and_then(|k| {
+                crate::checks::gitops::dated_ready(
+                    k,
+                    ResourceKind::KnativeService,
+                    ns,
+                    crate::Moment::Promoted,
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn gave_up(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Option<String> {
+        let obj = observed.find_other(ResourceKind::KnativeService, ns, &target.name)?;
+        gave_up(obj, change).map(|f| {
+            format!(
+                "{ns}/{}/{}: {f}",
+                ResourceKind::KnativeService.kind_name(),
+                target.name
+            )
+        })
     }
 }
 

@@ -13,9 +13,9 @@
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::Value;
 
-use super::super::raw::{self, condition, i64_at, str_at};
-use super::super::workload::Workload;
-use super::super::Finding;
+use crate::checks::finding::Finding;
+use crate::checks::raw::{self, condition, i64_at, str_at};
+use crate::kinds::workload::Workload;
 use crate::order::{order, Order};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target, TargetKind};
@@ -161,7 +161,7 @@ fn promoted_fresh(canary: &Value, ns: &str, change: &Change) -> Finding {
     match (change.since, c.last_transition) {
         (None, _) => finding(Status::Unknown)
             .detail("no change time was given, so whether this promotion is the change's cannot be told")
-            .next(super::super::GIVE_THE_CHANGE_TIME),
+            .next(crate::checks::GIVE_THE_CHANGE_TIME),
         (_, None) => finding(Status::Unknown).detail("the Promoted condition has no lastTransitionTime"),
         (Some(since), Some(at)) => match order(at, since) {
             Order::After => finding(Status::Pass).detail("Flagger promoted after the change (status tier: the primary's pods below are the proof)"),
@@ -173,7 +173,7 @@ fn promoted_fresh(canary: &Value, ns: &str, change: &Change) -> Finding {
                     "Promoted last changed at {at}, before the change: it describes an earlier promotion. Flagger notices a change of its target on its next check (then the phase turns Progressing), so this alone says neither that the change was promoted nor that it was not"
                 ))
                 .next(Suggestion::text("wait for Flagger to analyse and promote the change: ").command(
-                    super::super::verify_again("canary", ns, raw::name(canary)),
+                    crate::checks::verify_again("canary", ns, raw::name(canary)),
                 )),
         },
     }
@@ -210,7 +210,7 @@ fn phase(canary: &Value, ns: &str) -> Finding {
             .next(Suggestion::text("open the gate when the new version is good (the webhook in the Canary's analysis), then verify again: ").command(describe(canary, ns))),
         p if UNDER_WAY.contains(&p) => finding(Status::Fail)
             .detail(format!("phase {phase}: the analysis or promotion is under way, so the primary does not run the change yet"))
-            .next(Suggestion::run(super::super::verify_again("canary", ns, raw::name(canary)))),
+            .next(Suggestion::run(crate::checks::verify_again("canary", ns, raw::name(canary)))),
         _ => finding(Status::Fail)
             .detail(format!("phase {phase}: the Canary is not serving a promoted version"))
             .next(Suggestion::text("see what Flagger did: ").command(describe(canary, ns))),
@@ -261,7 +261,7 @@ fn primary_template(observed: &Observed, canary: &Value, ns: &str) -> Finding {
         Finding::new(
             Check::SpecReadback,
             status,
-            super::super::NOT_FOUND,
+            crate::checks::NOT_FOUND,
             expected,
         )
         .source(SourceRef::object(t.kind.resource(), ns, &t.name))
@@ -397,7 +397,7 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
             primary.name,
             target.name
         ))
-        .next(Suggestion::run(super::super::verify_again("canary", ns, raw::name(canary))));
+        .next(Suggestion::run(crate::checks::verify_again("canary", ns, raw::name(canary))));
     }
     // The apex Service: `spec.service.name`, else the target's name (`GetServiceNames`).
     let apex = str_at(canary, "/spec/service/name")
@@ -501,6 +501,65 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
     }
     finding(Status::Pass, format!("{weighed} selects {shown}: the pods of {}", primary.name))
         .detail("promotion finished: the apex Service routes to the primary's pods only, whose endpoints are checked below")
+}
+
+/// The Canary's rules: its own evidence, then its primary, compared with its target.
+pub(crate) struct Rules;
+
+impl super::rules::KindRules for Rules {
+    fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
+        observed
+            .find_other(ResourceKind::Canary, ns, &target.name)
+            .and_then(|c| primary(c, ns))
+            .into_iter()
+            .collect()
+    }
+
+    fn compares_with(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
+        observed
+            .find_other(ResourceKind::Canary, ns, &target.name)
+            .and_then(|c| self::target(c, ns))
+            .into_iter()
+            .collect()
+    }
+
+    fn findings(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<Finding> {
+        crate::checks::gitops::own_object(observed, ResourceKind::Canary, ns, &target.name, |c| {
+            findings(observed, change, c, ns)
+        })
+    }
+
+    fn dated(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<crate::TimelineEntry> {
+        observed
+            .find_other(ResourceKind::Canary, ns, &target.name)
+            .and_then(|c| {
+                crate::checks::gitops::dated_ready(
+                    c,
+                    ResourceKind::Canary,
+                    ns,
+                    crate::Moment::GitopsApplied,
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn gave_up(
+        &self,
+        observed: &Observed,
+        _change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Option<String> {
+        let obj = observed.find_other(ResourceKind::Canary, ns, &target.name)?;
+        gave_up(obj).map(|f| format!("{ns}/Canary/{}: {f}", target.name))
+    }
 }
 
 #[cfg(test)]

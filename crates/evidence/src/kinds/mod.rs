@@ -13,16 +13,38 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::Value;
 
-use super::workload::{Revision, Workload};
+use self::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 
 pub mod argo_rollout;
+pub(crate) mod argocd_application;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
 pub(crate) mod flagger_canary;
+pub(crate) mod flux_helmrelease;
+pub(crate) mod flux_kustomization;
+pub(crate) mod helm_release;
 pub(crate) mod knative_service;
+pub(crate) mod rules;
 pub(crate) mod statefulset;
+pub(crate) mod workload;
+
+/// The rules `kind` is judged by: its own evidence, what it leads to, what `--wait` stops on.
+pub(crate) fn rules(kind: TargetKind) -> &'static dyn rules::KindRules {
+    match kind {
+        TargetKind::Deployment
+        | TargetKind::StatefulSet
+        | TargetKind::DaemonSet
+        | TargetKind::Rollout => &rules::WorkloadRules,
+        TargetKind::Release => &helm_release::Rules,
+        TargetKind::HelmRelease => &flux_helmrelease::Rules,
+        TargetKind::Kustomization => &flux_kustomization::Rules,
+        TargetKind::Application => &argocd_application::Rules,
+        TargetKind::Canary => &flagger_canary::Rules,
+        TargetKind::KnativeService => &knative_service::Rules,
+    }
+}
 
 /// What the checks read of a workload object beyond its common view ([`Workload`]).
 pub(crate) trait WorkloadStatus: Sync {

@@ -1,0 +1,82 @@
+//! An Argo CD Application (`application/`): its own sync and health, then the workloads its
+//! status lists.
+
+use serde_json::Value;
+
+use super::rules::KindRules;
+use crate::checks::finding::Finding;
+use crate::checks::gitops;
+use crate::checks::gitops_final;
+use crate::checks::raw::{str_at, time_at};
+use crate::{Change, Moment, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
+
+pub(crate) struct Rules;
+
+const RESOURCE: ResourceKind = ResourceKind::Application;
+
+impl KindRules for Rules {
+    fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
+        let Some(app) = observed.find_other(RESOURCE, ns, &target.name) else {
+            return Vec::new();
+        };
+        let dest = str_at(app, "/spec/destination/namespace").unwrap_or(ns);
+        app.pointer("/status/resources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                // Argo CD writes the group of a core kind as "" or leaves it out.
+                let group = str_at(r, "/group").unwrap_or_default();
+                let kind = TargetKind::workload_named(str_at(r, "/kind")?, Some(group))?;
+                let ns = str_at(r, "/namespace")
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or(dest);
+                Some(Target::new(kind, Some(ns), str_at(r, "/name")?))
+            })
+            .collect()
+    }
+
+    fn findings(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<Finding> {
+        gitops::own_object(observed, RESOURCE, ns, &target.name, |app| {
+            gitops::application(observed, change, app, ns)
+        })
+    }
+
+    fn dated(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<TimelineEntry> {
+        let Some(app) = observed.find_other(RESOURCE, ns, &target.name) else {
+            return Vec::new();
+        };
+        let applied = time_at(app, "/status/operationState/finishedAt")
+            .filter(|_| str_at(app, "/status/operationState/phase") == Some("Succeeded"));
+        applied
+            .map(|at| {
+                gitops::dated_at(
+                    app,
+                    RESOURCE,
+                    ns,
+                    Moment::GitopsApplied,
+                    at,
+                    ".status.operationState.finishedAt",
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn gave_up(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Option<String> {
+        let app = observed.find_other(RESOURCE, ns, &target.name)?;
+        gitops_final::application(observed, change, app, ns)
+    }
+}

@@ -1,0 +1,56 @@
+//! A Flux Kustomization (`kustomization/`): its own status and source, then the workloads of
+//! its inventory.
+
+use super::rules::KindRules;
+use crate::checks::finding::Finding;
+use crate::checks::gitops;
+use crate::checks::gitops_final;
+use crate::checks::raw::str_at;
+use crate::{Change, Moment, Observed, ResourceKind, Target, TimelineEntry};
+
+pub(crate) struct Rules;
+
+const RESOURCE: ResourceKind = ResourceKind::Kustomization;
+
+impl KindRules for Rules {
+    fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
+        observed
+            .find_other(RESOURCE, ns, &target.name)
+            .and_then(|k| k.pointer("/status/inventory/entries")?.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| gitops::inventory_workload(str_at(e, "/id")?))
+            .collect()
+    }
+
+    fn findings(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<Finding> {
+        gitops::own_object(observed, RESOURCE, ns, &target.name, |ks| {
+            gitops::kustomization(observed, change, ks, ns)
+        })
+    }
+
+    fn dated(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<TimelineEntry> {
+        observed
+            .find_other(RESOURCE, ns, &target.name)
+            .and_then(|ks| gitops::dated_ready(ks, RESOURCE, ns, Moment::GitopsApplied))
+            .into_iter()
+            .collect()
+    }
+
+    fn gave_up(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+    ) -> Option<String> {
+        let ks = observed.find_other(RESOURCE, ns, &target.name)?;
+        gitops_final::kustomization(observed, change, ks, ns)
+    }
+}

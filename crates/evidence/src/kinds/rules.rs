@@ -1,0 +1,75 @@
+//! What a kind's own evidence is, one implementation per kind (the workload kinds share one):
+//! the judge, `--wait` and the timeline ask a target's kind through [`rules`](super::rules),
+//! never by a match on it.
+
+use crate::checks::finding::Finding;
+use crate::{Change, Observed, Target, TimelineEntry};
+
+/// A kind's evidence rules. Workload kinds are judged by their pods (`workload_findings`);
+/// the rest by their own object or storage, then the workloads they lead to.
+pub(crate) trait KindRules: Sync {
+    /// The workloads it leads to, in the order its object lists them (the caller sorts).
+    fn leads_to(&self, _observed: &Observed, _target: &Target, _ns: &str) -> Vec<Target> {
+        Vec::new()
+    }
+
+    /// Workloads its own evidence compares with, beyond those it leads to (a Canary's target).
+    fn compares_with(&self, _observed: &Observed, _target: &Target, _ns: &str) -> Vec<Target> {
+        Vec::new()
+    }
+
+    /// Its own evidence (a workload: none here, its checks are `workload_findings`).
+    fn findings(
+        &self,
+        _observed: &Observed,
+        _change: &Change,
+        _target: &Target,
+        _ns: &str,
+    ) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// The change the workloads it leads to are held to (`change` already without
+    /// `--expect`'s manifest).
+    fn followed_change(
+        &self,
+        _observed: &Observed,
+        change: Change,
+        _target: &Target,
+        _ns: &str,
+    ) -> Change {
+        change
+    }
+
+    /// What it dates of its own: a release deployed, a GitOps apply, a promotion.
+    fn dated(&self, _observed: &Observed, _target: &Target, _ns: &str) -> Vec<TimelineEntry> {
+        Vec::new()
+    }
+
+    /// A failure of its own that waiting will not fix (`--wait` stops on it).
+    fn gave_up(
+        &self,
+        _observed: &Observed,
+        _change: &Change,
+        _target: &Target,
+        _ns: &str,
+    ) -> Option<String> {
+        None
+    }
+
+    /// The Helm release it installs, `(storage namespace, release name)`, for a target named
+    /// `name` in `ns`.
+    fn helm_release(
+        &self,
+        _observed: &Observed,
+        _ns: &str,
+        _name: &str,
+    ) -> Option<(String, String)> {
+        None
+    }
+}
+
+/// The workload kinds: judged by their pods, leading nowhere.
+pub(crate) struct WorkloadRules;
+
+impl KindRules for WorkloadRules {}
