@@ -263,3 +263,31 @@ async fn a_bad_allow_version_url_is_refused_at_start() {
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
     assert!(!run.stderr.contains("canary-4f1d"), "{}", run.stderr);
 }
+
+/// `release_show`'s redacted values say they are never shown over MCP (the tool has no
+/// `--show-values`); the release show model carries that, nothing patches the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_show_values_over_mcp_say_they_are_never_shown() {
+    let cluster = SimCluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let kc = cluster.kubeconfig();
+    let call = serde_json::json!({"name": "release_show", "arguments": {
+        "name": "inventory", "namespace": "apps", "section": "values", "kubeconfig": kc}});
+    let (run, replies) = common::mcp(&["--kubeconfig", kc], &[call]).await;
+    assert_eq!(
+        replies[0]["isError"], false,
+        "{}\n{}",
+        replies[0], run.stderr
+    );
+    let text = common::tool_text(&replies[0]);
+    assert!(
+        text.starts_with(
+            "# values redacted: they are never shown over MCP\nUSER-SUPPLIED VALUES:\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("--show-values"), "{text}");
+}

@@ -354,14 +354,10 @@ async fn execute(
             json_result(out, structured)
         }
         Command::Release(ReleaseCommand::Show(args)) => {
-            let text = crate::release::shown(&args)
+            // Redacted values say they are never shown here: the tool has no --show-values.
+            let text = crate::release::shown(&args, liveproof_report::ValuesNote::NeverOverMcp)
                 .await
                 .map_err(|e| cli_error(&e))?;
-            // The CLI's hint names a flag this server never passes.
-            let text = text.replace(
-                liveproof_report::VALUES_REDACTED_HEADER,
-                "# values redacted: they are never shown over MCP",
-            );
             Ok(tool_result(text, None))
         }
         Command::Stale(args) => {
