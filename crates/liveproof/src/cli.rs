@@ -10,6 +10,16 @@ use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
 
 const ABOUT: &str = "Prove a change is live in a Kubernetes cluster, from the artifacts it left.";
 
+/// `--timeout`'s default (verify, stale, rollback): what clap fills in and what a request
+/// built without clap (an MCP tool call) starts from.
+pub const DEFAULT_TIMEOUT: &str = "5m";
+
+/// `--request-timeout`'s default, as [`DEFAULT_TIMEOUT`].
+pub const DEFAULT_REQUEST_TIMEOUT: &str = "30s";
+
+/// `--repo`'s default: the working directory, as [`DEFAULT_TIMEOUT`].
+pub const DEFAULT_REPO: &str = ".";
+
 const LONG_ABOUT: &str = "\
 Prove a change is live in a Kubernetes cluster, from the artifacts it left.
 
@@ -40,7 +50,7 @@ pub struct Cli {
 }
 
 /// `-v`, on the subcommands that log something (not `skill`, `schema`, `completion`, …).
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct Verbosity {
     /// More output on stderr (-v: each API request, -vv: more).
     ///
@@ -50,7 +60,7 @@ pub struct Verbosity {
 }
 
 /// `--color`, on the subcommands whose text report has colour (verify, demo).
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Args)]
 pub struct Colour {
     /// When to colour the text report: auto, always, never.
     ///
@@ -270,7 +280,7 @@ pub struct RollbackArgs {
     pub dry_run: bool,
 
     /// How long to wait for the rolled-back workloads to be live, e.g. 90s, 5m.
-    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT)]
     pub timeout: String,
 
     #[command(flatten)]
@@ -304,7 +314,7 @@ Examples:
   # show the patches without sending them
   liveproof stale -f k8s/ --restart --dry-run";
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct StaleArgs {
     #[command(flatten)]
     pub log: Verbosity,
@@ -363,7 +373,7 @@ pub struct StaleArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5m",
+        default_value = DEFAULT_TIMEOUT,
         requires = "wait",
         help_heading = "Restarting"
     )]
@@ -385,7 +395,7 @@ pub enum ReleaseCommand {
     Show(ReleaseShowArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct ReleaseShowArgs {
     #[command(flatten)]
     pub log: Verbosity,
@@ -485,7 +495,7 @@ Examples:
   liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z \\
       --image ghcr.io/acme/inventory:1.4.0";
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).
     ///
@@ -571,7 +581,7 @@ pub struct VerifyArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5m",
+        default_value = DEFAULT_TIMEOUT,
         hide_default_value = true,
         requires = "wait",
         help_heading = "Waiting"
@@ -712,7 +722,7 @@ pub struct ChangeArgs {
     pub commit: Option<String>,
 
     /// The git repository --commit is read from.
-    #[arg(long, value_name = "PATH", default_value = ".")]
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_REPO)]
     pub repo: PathBuf,
 
     /// The image (tag or digest) the workload must run; repeatable.
@@ -797,7 +807,7 @@ impl Default for ChangeArgs {
         ChangeArgs {
             since: None,
             commit: None,
-            repo: PathBuf::from("."),
+            repo: PathBuf::from(DEFAULT_REPO),
             image: Vec::new(),
             expect_env: Vec::new(),
             expect_secret_ref: Vec::new(),
@@ -836,7 +846,7 @@ impl ChangeArgs {
             ("commit", self.commit.as_deref()),
             (
                 "repo",
-                (self.repo != std::path::Path::new(".")).then_some(&*repo),
+                (self.repo != std::path::Path::new(DEFAULT_REPO)).then_some(&*repo),
             ),
             ("chart-version", self.chart_version.as_deref()),
         ];
@@ -868,7 +878,7 @@ impl ChangeArgs {
     }
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 #[command(next_help_heading = CLUSTER_HEADING)]
 pub struct ClusterArgs {
     /// Namespace for targets that name none (default: the context's).
@@ -903,7 +913,7 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "30s",
+        default_value = DEFAULT_REQUEST_TIMEOUT,
         hide_default_value = true,
         allow_hyphen_values = true
     )]
@@ -1260,7 +1270,8 @@ fn response_size(given: &str) -> Result<usize, String> {
         .map_err(|_| format!("{bytes} bytes is more than this machine can address"))
 }
 
-fn release_size(given: &str) -> Result<usize, String> {
+/// `--max-release-size`: 1 byte to [`liveproof_helm::MAX_RELEASE_SIZE`].
+pub(crate) fn release_size(given: &str) -> Result<usize, String> {
     let bytes: usize = given
         .trim()
         .parse()

@@ -71,6 +71,15 @@ pub enum ConfigError {
         target: String,
         hint: &'static str,
     },
+    /// Two arguments given that clap declares cannot go together: its words.
+    #[error("the argument '{arg}' cannot be used with '{other}'")]
+    Conflict { arg: String, other: String },
+    /// An argument clap requires (on its own, or by another given) is missing: its words.
+    #[error("the following required arguments were not provided:{}", args.iter().map(|a| format!("\n  {a}")).collect::<String>())]
+    Missing { args: Vec<String> },
+    /// `--max-release-size` out of its range, as clap's value parser refuses it.
+    #[error("invalid value '{given}' for '--max-release-size <BYTES>': {reason}")]
+    ReleaseSize { given: usize, reason: String },
     /// What reading the command line's files, git and kubeconfig refused (its own words).
     /// Boxed: it is the largest, and every `Result` here carries its size.
     #[error(transparent)]
@@ -104,6 +113,9 @@ impl Hinted for ConfigError {
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
+            ConfigError::Conflict { .. } => Some(Cow::Borrowed("they cannot be given together: leave one of them out")),
+            ConfigError::Missing { .. } => Some(Cow::Borrowed("add it (what it is, and what needs it, is in --help)")),
+            ConfigError::ReleaseSize { .. } => Some(Cow::Owned(format!("give a number of bytes from 1 to {} (default {})", liveproof_helm::MAX_RELEASE_SIZE, liveproof_helm::DEFAULT_MAX_RELEASE_SIZE))),
             ConfigError::Target(inner) => inner.hint(),
             ConfigError::Selector(inner) => inner.hint(),
             ConfigError::Resolve(inner) => inner.hint(),
@@ -296,9 +308,24 @@ pub struct VerifyRequest {
 }
 
 impl VerifyRequest {
-    /// Parses and checks `args`; reads nothing.
+    /// Parses and checks `args`; reads nothing. The rules clap enforces between the arguments
+    /// are checked here too: `args` built without clap (an MCP tool call) is held to them.
     pub fn parse(args: &VerifyArgs) -> Result<VerifyRequest, ConfigError> {
-        let now = Timestamp::now();
+        VerifyRequest::parse_at(args, Timestamp::now())
+    }
+
+    /// [`VerifyRequest::parse`], with the command started at `now`.
+    pub(crate) fn parse_at(
+        args: &VerifyArgs,
+        now: Timestamp,
+    ) -> Result<VerifyRequest, ConfigError> {
+        crate::rules::check(args)?;
+        crate::cli::release_size(&args.max_release_size.to_string()).map_err(|reason| {
+            ConfigError::ReleaseSize {
+                given: args.max_release_size,
+                reason,
+            }
+        })?;
         let targets = Target::parse_all(&args.targets)?;
         let (change, since_origin) = change(&args.change, now)?;
         let several_clusters = args.cluster.context.len() > 1 || args.all_contexts;

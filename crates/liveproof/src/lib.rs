@@ -14,6 +14,7 @@ mod next_steps;
 mod output;
 mod progress;
 mod release;
+mod rules;
 mod schema;
 mod shell;
 mod sim_cmd;

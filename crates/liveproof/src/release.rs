@@ -283,6 +283,8 @@ fn limits(args: &ReleaseShowArgs) -> liveproof_helm::Limits {
 
 /// The storage objects (from the cluster or `--from`) and the namespace to look in.
 async fn gather(args: &ReleaseShowArgs) -> anyhow::Result<(Observed, String)> {
+    // clap's rules, for arguments built without it (an MCP tool call).
+    crate::rules::check(args)?;
     let all_namespaces = args.cluster.all_namespaces;
     Ok(match &args.from {
         Some(path) => {
