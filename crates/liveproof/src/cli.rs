@@ -134,7 +134,11 @@ pub enum Command {
         long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
         tools over stdio (JSON-RPC 2.0, one message per line; logs on stderr). Each tool returns \
         the same JSON as the command's `-o json` and fails with the command's message.\n\n\
-        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`).\n\n\
+        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`). \
+        A tool may name only the kubeconfigs (--kubeconfig, $KUBECONFIG, ~/.kube/config), the \
+        files under the directories (--allow-from) and the version URLs (--allow-version-url) \
+        the operator allows, and the verify tool shows container logs only with \
+        --allow-logs.\n\n\
         Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
     )]
     Mcp(McpArgs),
@@ -702,7 +706,7 @@ fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser
 }
 
 /// The change statement: one type for the command line (clap) and the MCP verify tool (serde,
-/// its JSON schema generated from this), printed back as flags by [`ChangeArgs::to_args`].
+/// its JSON schema generated from this), printed back as flags by [`ChangeArgs::flags`].
 #[derive(
     Debug, Clone, PartialEq, Args, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
@@ -824,20 +828,8 @@ impl Default for ChangeArgs {
 }
 
 impl ChangeArgs {
-    /// The statement as the flags that state it, each as `--flag=value` (so a value can never
-    /// be read as a flag); parsing them gives this statement back.
-    pub fn to_args(&self) -> Vec<String> {
-        self.flags()
-            .into_iter()
-            .map(|(flag, value)| match value {
-                Some(v) => format!("--{flag}={v}"),
-                None => format!("--{flag}"),
-            })
-            .collect()
-    }
-
-    /// The statement as flags and their values (`None` for a switch), in one order: what
-    /// [`ChangeArgs::to_args`] and the suggested commands of next steps print.
+    /// The statement as flags and their values (`None` for a switch), in one order: what the
+    /// suggested commands of next steps and the MCP server's call log print.
     pub fn flags(&self) -> Vec<(&'static str, Option<String>)> {
         let mut out = Vec::new();
         let repo = self.repo.to_string_lossy();
@@ -1046,6 +1038,13 @@ pub struct McpArgs {
     /// Also offer restart_stale, which restarts stale workloads (writes to the cluster).
     #[arg(long)]
     pub allow_writes: bool,
+
+    /// Let the verify tool's `logs` show the last log lines of a not-ready container. Without
+    /// it, a call asking for logs is refused: logs can hold anything, secrets included. What
+    /// looks like a credential in them (a `password=` or `token:` value, a URL's password) is
+    /// masked either way.
+    #[arg(long)]
+    pub allow_logs: bool,
 
     /// A kubeconfig the tools' `kubeconfig` argument may name. Repeatable. Besides these, only
     /// the files $KUBECONFIG lists and ~/.kube/config are accepted: an agent cannot make the

@@ -307,6 +307,35 @@ pub struct VerifyRequest {
     report: Option<(PathBuf, Format)>,
 }
 
+/// Two requests are equal when they ask the same, field by field: `--wait`'s deadline by its
+/// `--timeout` (each request's clock starts when it is made).
+impl PartialEq for VerifyRequest {
+    fn eq(&self, other: &VerifyRequest) -> bool {
+        let VerifyRequest {
+            args,
+            targets,
+            change,
+            since_origin,
+            now,
+            request_timeout,
+            wait,
+            selector,
+            fleet_concurrency,
+            report,
+        } = self;
+        *args == other.args
+            && *targets == other.targets
+            && *change == other.change
+            && *since_origin == other.since_origin
+            && *now == other.now
+            && *request_timeout == other.request_timeout
+            && wait.map(|w| w.timeout) == other.wait.map(|w| w.timeout)
+            && *selector == other.selector
+            && *fleet_concurrency == other.fleet_concurrency
+            && *report == other.report
+    }
+}
+
 impl VerifyRequest {
     /// Parses and checks `args`; reads nothing. The rules clap enforces between the arguments
     /// are checked here too: `args` built without clap (an MCP tool call) is held to them.
