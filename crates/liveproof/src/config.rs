@@ -71,12 +71,9 @@ pub enum ConfigError {
         target: String,
         hint: &'static str,
     },
-    /// Two arguments given that clap declares cannot go together: its words.
-    #[error("the argument '{arg}' cannot be used with '{other}'")]
-    Conflict { arg: String, other: String },
-    /// An argument clap requires (on its own, or by another given) is missing: its words.
-    #[error("the following required arguments were not provided:{}", args.iter().map(|a| format!("\n  {a}")).collect::<String>())]
-    Missing { args: Vec<String> },
+    /// A rule clap declares between arguments, broken (a request built without clap).
+    #[error(transparent)]
+    Rule(#[from] crate::rules::RuleError),
     /// `--max-release-size` out of its range, as clap's value parser refuses it.
     #[error("invalid value '{given}' for '--max-release-size <BYTES>': {reason}")]
     ReleaseSize { given: usize, reason: String },
@@ -113,8 +110,7 @@ impl Hinted for ConfigError {
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
-            ConfigError::Conflict { .. } => Some(Cow::Borrowed("they cannot be given together: leave one of them out")),
-            ConfigError::Missing { .. } => Some(Cow::Borrowed("add it (what it is, and what needs it, is in --help)")),
+            ConfigError::Rule(inner) => inner.hint(),
             ConfigError::ReleaseSize { .. } => Some(Cow::Owned(format!("give a number of bytes from 1 to {} (default {})", liveproof_helm::MAX_RELEASE_SIZE, liveproof_helm::DEFAULT_MAX_RELEASE_SIZE))),
             ConfigError::Target(inner) => inner.hint(),
             ConfigError::Selector(inner) => inner.hint(),

@@ -8,10 +8,32 @@
 //! clap keeps `requires` and `required_unless_present_any` to itself, so those are listed
 //! beside each argument struct ([`Stated`]), and a test holds the lists to what clap refuses.
 
+use std::borrow::Cow;
+
 use clap::{Arg, Args, Command};
+use liveproof_evidence::hint::Hinted;
 
 use crate::cli::{ReleaseShowArgs, StaleArgs, VerifyArgs};
-use crate::config::ConfigError;
+
+/// A rule clap declares, broken: exit 2, in clap's words.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// Two arguments given that cannot go together.
+    #[error("the argument '{arg}' cannot be used with '{other}'")]
+    Conflict { arg: String, other: String },
+    /// Arguments missing: required by one given, or required unless others are given.
+    #[error("the following required arguments were not provided:{}", args.iter().map(|a| format!("\n  {a}")).collect::<String>())]
+    Missing { args: Vec<String> },
+}
+
+impl Hinted for RuleError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(match self {
+            RuleError::Conflict { .. } => "they cannot be given together: leave one of them out",
+            RuleError::Missing { .. } => "add it (what it is, and what needs it, is in --help)",
+        }))
+    }
+}
 
 /// A command's arguments as typed values, and the rules clap does not let us read back.
 pub trait Stated: Args {
@@ -30,12 +52,12 @@ pub trait Stated: Args {
 
 /// The first rule `args` breaks, in clap's words and clap's order (conflicts, then what is
 /// required).
-pub fn check<A: Stated>(args: &A) -> Result<(), ConfigError> {
+pub fn check<A: Stated>(args: &A) -> Result<(), RuleError> {
     check_given::<A>(&|id| args.given(id) == Some(true))
 }
 
 /// [`check`], with what was given said by `given`.
-pub(crate) fn check_given<A: Stated>(given: &dyn Fn(&str) -> bool) -> Result<(), ConfigError> {
+pub(crate) fn check_given<A: Stated>(given: &dyn Fn(&str) -> bool) -> Result<(), RuleError> {
     let command = definition::<A>();
     let find = |id: &str| command.get_arguments().find(|a| a.get_id() == id);
     for arg in command.get_arguments() {
@@ -47,7 +69,7 @@ pub(crate) fn check_given<A: Stated>(given: &dyn Fn(&str) -> bool) -> Result<(),
             .into_iter()
             .find(|other| given(other.get_id().as_str()))
         {
-            return Err(ConfigError::Conflict {
+            return Err(RuleError::Conflict {
                 arg: arg.to_string(),
                 other: other.to_string(),
             });
@@ -76,7 +98,7 @@ pub(crate) fn check_given<A: Stated>(given: &dyn Fn(&str) -> bool) -> Result<(),
     if missing.is_empty() {
         return Ok(());
     }
-    Err(ConfigError::Missing {
+    Err(RuleError::Missing {
         args: missing.into_iter().map(required).collect(),
     })
 }

@@ -121,3 +121,49 @@ pub fn shown(args: &StaleArgs) -> String {
     }
     words.join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::mcp::tools::tests::ready;
+    use crate::mcp::tools::{run, Prepared};
+
+    /// What clap refuses on the command line, release_show and stale refuse too, in its
+    /// words with a hint: stale would otherwise check the manifests' workloads and silently
+    /// drop the targets given with them.
+    #[tokio::test]
+    async fn clap_rules_hold_for_release_show_and_stale_too() {
+        let nowhere = liveproof_gather::reach::Reach::allow_list(Vec::new());
+        for (tool, arguments, said) in [
+            (
+                "stale",
+                json!({"targets": ["deploy/web"], "manifests": "k8s/"}),
+                "the argument '[TARGET]...' cannot be used with '--filename <PATH>'",
+            ),
+            (
+                "release_show",
+                json!({"name": "web", "from": "/nonexistent", "kubeconfig": "/nonexistent"}),
+                "the argument '--from <PATH>' cannot be used with '--kubeconfig <PATH>'",
+            ),
+            (
+                "release_show",
+                json!({"name": "web", "from": "/nonexistent", "context": "prod"}),
+                "the argument '--from <PATH>' cannot be used with '--context <NAME>'",
+            ),
+        ] {
+            let result = run(ready(tool, arguments.clone()), &nowhere, true, None).await;
+            assert_eq!(result["isError"], true, "{tool} {arguments}: {result}");
+            let text = result["content"][0]["text"].as_str().expect("text");
+            assert!(
+                text.starts_with(&format!("{said}\nhint: ")),
+                "{tool} {arguments}: {text}"
+            );
+        }
+        // One that parses is not refused by a rule.
+        assert!(matches!(
+            crate::mcp::tools::prepare("stale", json!({"manifests": "k8s/"}), false),
+            Prepared::Ready(_)
+        ));
+    }
+}
