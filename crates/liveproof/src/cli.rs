@@ -1040,9 +1040,9 @@ pub struct McpArgs {
     pub allow_writes: bool,
 
     /// Let the verify tool's `logs` show the last log lines of a not-ready container. Without
-    /// it, a call asking for logs is refused: logs can hold anything, secrets included. What
-    /// looks like a credential in them (a `password=` or `token:` value, a URL's password) is
-    /// masked either way.
+    /// it, a call asking for logs is refused: logs can hold anything, secrets included. Shown,
+    /// what looks like a credential in them (a `password=` or `token:` value, a URL's
+    /// password) is masked.
     #[arg(long)]
     pub allow_logs: bool,
 
@@ -1054,7 +1054,8 @@ pub struct McpArgs {
 
     /// A directory (or file) whose manifests the tools' `from` and `manifests` arguments may
     /// read. Repeatable. Without it, a call naming files is refused: an agent cannot make the
-    /// server read any file it can (symlinks are followed before the check).
+    /// server read any file it can (each path, and each file a directory holds, is checked
+    /// with symlinks and `..` resolved, whole directory names at a time).
     #[arg(long, value_name = "DIR")]
     pub allow_from: Vec<PathBuf>,
 
