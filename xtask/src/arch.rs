@@ -935,6 +935,45 @@ pub fn git_runners(root: &Path) -> Result<Vec<Site>, Unreadable> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Typed MCP: tool calls are the CLI's own request types, never a command line parsed again.
+
+/// The MCP server's sources: `mcp.rs` and everything under this folder.
+pub const MCP_DIR: &str = "crates/liveproof/src/mcp";
+
+/// What building or reading back a command line looks like: clap's `try_parse_from`, an
+/// `Argv` type, or a flag cut out of a string with `strip_prefix` (as `--kubeconfig=` was).
+pub const COMMAND_LINE_PATTERN: &str = r"\btry_parse_from\b|\bArgv\b|\.strip_prefix\(";
+
+/// Lines of the MCP server's non-test code (comments and strings left out) that build or
+/// parse a command line ([`COMMAND_LINE_PATTERN`]). Its tests may parse one, to compare a
+/// tool call with the command line a person would type.
+pub fn mcp_command_lines(root: &Path) -> Result<Vec<Site>, Unreadable> {
+    let dir = root.join(MCP_DIR);
+    let mut files = rust_files(&dir)?;
+    let module = dir.with_extension("rs");
+    if module.exists() {
+        files.push(module);
+    }
+    let pattern = regex(COMMAND_LINE_PATTERN);
+    let mut sites = Vec::new();
+    for path in files {
+        let raw = read(&path)?;
+        let code = shipped_code(&path)?;
+        for (i, (line, text)) in code.split('\n').zip(raw.split('\n')).enumerate() {
+            if pattern.is_match(line) {
+                sites.push(Site {
+                    file: relative(root, &path),
+                    line: i + 1,
+                    text: text.trim().to_string(),
+                });
+            }
+        }
+    }
+    sites.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    Ok(sites)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Gather never imports the CLI crate.
 
 /// The package name of the CLI crate (`crates/liveproof`).

@@ -10,6 +10,16 @@ use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
 
 const ABOUT: &str = "Prove a change is live in a Kubernetes cluster, from the artifacts it left.";
 
+/// `--timeout`'s default (verify, stale, rollback): what clap fills in and what a request
+/// built without clap (an MCP tool call) starts from.
+pub const DEFAULT_TIMEOUT: &str = "5m";
+
+/// `--request-timeout`'s default, as [`DEFAULT_TIMEOUT`].
+pub const DEFAULT_REQUEST_TIMEOUT: &str = "30s";
+
+/// `--repo`'s default: the working directory, as [`DEFAULT_TIMEOUT`].
+pub const DEFAULT_REPO: &str = ".";
+
 const LONG_ABOUT: &str = "\
 Prove a change is live in a Kubernetes cluster, from the artifacts it left.
 
@@ -40,7 +50,7 @@ pub struct Cli {
 }
 
 /// `-v`, on the subcommands that log something (not `skill`, `schema`, `completion`, …).
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct Verbosity {
     /// More output on stderr (-v: each API request, -vv: more).
     ///
@@ -50,7 +60,7 @@ pub struct Verbosity {
 }
 
 /// `--color`, on the subcommands whose text report has colour (verify, demo).
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Args)]
 pub struct Colour {
     /// When to colour the text report: auto, always, never.
     ///
@@ -124,7 +134,11 @@ pub enum Command {
         long_about = "Serve verify, release show and stale to agents as Model Context Protocol \
         tools over stdio (JSON-RPC 2.0, one message per line; logs on stderr). Each tool returns \
         the same JSON as the command's `-o json` and fails with the command's message.\n\n\
-        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`).\n\n\
+        Read-only unless --allow-writes, which also offers restart_stale (`stale --restart`). \
+        A tool may name only the kubeconfigs (--kubeconfig, $KUBECONFIG, ~/.kube/config), the \
+        files under the directories (--allow-from) and the version URLs (--allow-version-url) \
+        the operator allows, and the verify tool shows container logs only with \
+        --allow-logs.\n\n\
         Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
     )]
     Mcp(McpArgs),
@@ -270,7 +284,7 @@ pub struct RollbackArgs {
     pub dry_run: bool,
 
     /// How long to wait for the rolled-back workloads to be live, e.g. 90s, 5m.
-    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT)]
     pub timeout: String,
 
     #[command(flatten)]
@@ -304,7 +318,7 @@ Examples:
   # show the patches without sending them
   liveproof stale -f k8s/ --restart --dry-run";
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct StaleArgs {
     #[command(flatten)]
     pub log: Verbosity,
@@ -363,7 +377,7 @@ pub struct StaleArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5m",
+        default_value = DEFAULT_TIMEOUT,
         requires = "wait",
         help_heading = "Restarting"
     )]
@@ -385,7 +399,7 @@ pub enum ReleaseCommand {
     Show(ReleaseShowArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct ReleaseShowArgs {
     #[command(flatten)]
     pub log: Verbosity,
@@ -485,7 +499,7 @@ Examples:
   liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z \\
       --image ghcr.io/acme/inventory:1.4.0";
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).
     ///
@@ -571,7 +585,7 @@ pub struct VerifyArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5m",
+        default_value = DEFAULT_TIMEOUT,
         hide_default_value = true,
         requires = "wait",
         help_heading = "Waiting"
@@ -692,7 +706,7 @@ fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser
 }
 
 /// The change statement: one type for the command line (clap) and the MCP verify tool (serde,
-/// its JSON schema generated from this), printed back as flags by [`ChangeArgs::to_args`].
+/// its JSON schema generated from this), printed back as flags by [`ChangeArgs::flags`].
 #[derive(
     Debug, Clone, PartialEq, Args, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
@@ -712,7 +726,7 @@ pub struct ChangeArgs {
     pub commit: Option<String>,
 
     /// The git repository --commit is read from.
-    #[arg(long, value_name = "PATH", default_value = ".")]
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_REPO)]
     pub repo: PathBuf,
 
     /// The image (tag or digest) the workload must run; repeatable.
@@ -797,7 +811,7 @@ impl Default for ChangeArgs {
         ChangeArgs {
             since: None,
             commit: None,
-            repo: PathBuf::from("."),
+            repo: PathBuf::from(DEFAULT_REPO),
             image: Vec::new(),
             expect_env: Vec::new(),
             expect_secret_ref: Vec::new(),
@@ -814,20 +828,8 @@ impl Default for ChangeArgs {
 }
 
 impl ChangeArgs {
-    /// The statement as the flags that state it, each as `--flag=value` (so a value can never
-    /// be read as a flag); parsing them gives this statement back.
-    pub fn to_args(&self) -> Vec<String> {
-        self.flags()
-            .into_iter()
-            .map(|(flag, value)| match value {
-                Some(v) => format!("--{flag}={v}"),
-                None => format!("--{flag}"),
-            })
-            .collect()
-    }
-
-    /// The statement as flags and their values (`None` for a switch), in one order: what
-    /// [`ChangeArgs::to_args`] and the suggested commands of next steps print.
+    /// The statement as flags and their values (`None` for a switch), in one order: what the
+    /// suggested commands of next steps and the MCP server's call log print.
     pub fn flags(&self) -> Vec<(&'static str, Option<String>)> {
         let mut out = Vec::new();
         let repo = self.repo.to_string_lossy();
@@ -836,7 +838,7 @@ impl ChangeArgs {
             ("commit", self.commit.as_deref()),
             (
                 "repo",
-                (self.repo != std::path::Path::new(".")).then_some(&*repo),
+                (self.repo != std::path::Path::new(DEFAULT_REPO)).then_some(&*repo),
             ),
             ("chart-version", self.chart_version.as_deref()),
         ];
@@ -868,7 +870,7 @@ impl ChangeArgs {
     }
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 #[command(next_help_heading = CLUSTER_HEADING)]
 pub struct ClusterArgs {
     /// Namespace for targets that name none (default: the context's).
@@ -903,7 +905,7 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "30s",
+        default_value = DEFAULT_REQUEST_TIMEOUT,
         hide_default_value = true,
         allow_hyphen_values = true
     )]
@@ -1037,6 +1039,13 @@ pub struct McpArgs {
     #[arg(long)]
     pub allow_writes: bool,
 
+    /// Let the verify tool's `logs` show the last log lines of a not-ready container. Without
+    /// it, a call asking for logs is refused: logs can hold anything, secrets included. Shown,
+    /// what looks like a credential in them (a `password=` or `token:` value, a URL's
+    /// password) is masked.
+    #[arg(long)]
+    pub allow_logs: bool,
+
     /// A kubeconfig the tools' `kubeconfig` argument may name. Repeatable. Besides these, only
     /// the files $KUBECONFIG lists and ~/.kube/config are accepted: an agent cannot make the
     /// server read any other file as a kubeconfig.
@@ -1045,7 +1054,8 @@ pub struct McpArgs {
 
     /// A directory (or file) whose manifests the tools' `from` and `manifests` arguments may
     /// read. Repeatable. Without it, a call naming files is refused: an agent cannot make the
-    /// server read any file it can (symlinks are followed before the check).
+    /// server read any file it can (each path, and each file a directory holds, is checked
+    /// with symlinks and `..` resolved, whole directory names at a time).
     #[arg(long, value_name = "DIR")]
     pub allow_from: Vec<PathBuf>,
 
@@ -1260,7 +1270,8 @@ fn response_size(given: &str) -> Result<usize, String> {
         .map_err(|_| format!("{bytes} bytes is more than this machine can address"))
 }
 
-fn release_size(given: &str) -> Result<usize, String> {
+/// `--max-release-size`: 1 byte to [`liveproof_helm::MAX_RELEASE_SIZE`].
+pub(crate) fn release_size(given: &str) -> Result<usize, String> {
     let bytes: usize = given
         .trim()
         .parse()

@@ -71,6 +71,12 @@ pub enum ConfigError {
         target: String,
         hint: &'static str,
     },
+    /// A rule clap declares between arguments, broken (a request built without clap).
+    #[error(transparent)]
+    Rule(#[from] crate::rules::RuleError),
+    /// `--max-release-size` out of its range, as clap's value parser refuses it.
+    #[error("invalid value '{given}' for '--max-release-size <BYTES>': {reason}")]
+    ReleaseSize { given: usize, reason: String },
     /// What reading the command line's files, git and kubeconfig refused (its own words).
     /// Boxed: it is the largest, and every `Result` here carries its size.
     #[error(transparent)]
@@ -104,6 +110,8 @@ impl Hinted for ConfigError {
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
+            ConfigError::Rule(inner) => inner.hint(),
+            ConfigError::ReleaseSize { .. } => Some(Cow::Owned(format!("give a number of bytes from 1 to {} (default {})", liveproof_helm::MAX_RELEASE_SIZE, liveproof_helm::DEFAULT_MAX_RELEASE_SIZE))),
             ConfigError::Target(inner) => inner.hint(),
             ConfigError::Selector(inner) => inner.hint(),
             ConfigError::Resolve(inner) => inner.hint(),
@@ -295,10 +303,54 @@ pub struct VerifyRequest {
     report: Option<(PathBuf, Format)>,
 }
 
+/// Two requests are equal when they ask the same, field by field: `--wait`'s deadline by its
+/// `--timeout` (each request's clock starts when it is made).
+impl PartialEq for VerifyRequest {
+    fn eq(&self, other: &VerifyRequest) -> bool {
+        let VerifyRequest {
+            args,
+            targets,
+            change,
+            since_origin,
+            now,
+            request_timeout,
+            wait,
+            selector,
+            fleet_concurrency,
+            report,
+        } = self;
+        *args == other.args
+            && *targets == other.targets
+            && *change == other.change
+            && *since_origin == other.since_origin
+            && *now == other.now
+            && *request_timeout == other.request_timeout
+            && wait.map(|w| w.timeout) == other.wait.map(|w| w.timeout)
+            && *selector == other.selector
+            && *fleet_concurrency == other.fleet_concurrency
+            && *report == other.report
+    }
+}
+
 impl VerifyRequest {
-    /// Parses and checks `args`; reads nothing.
+    /// Parses and checks `args`; reads nothing. The rules clap enforces between the arguments
+    /// are checked here too: `args` built without clap (an MCP tool call) is held to them.
     pub fn parse(args: &VerifyArgs) -> Result<VerifyRequest, ConfigError> {
-        let now = Timestamp::now();
+        VerifyRequest::parse_at(args, Timestamp::now())
+    }
+
+    /// [`VerifyRequest::parse`], with the command started at `now`.
+    pub(crate) fn parse_at(
+        args: &VerifyArgs,
+        now: Timestamp,
+    ) -> Result<VerifyRequest, ConfigError> {
+        crate::rules::check(args)?;
+        crate::cli::release_size(&args.max_release_size.to_string()).map_err(|reason| {
+            ConfigError::ReleaseSize {
+                given: args.max_release_size,
+                reason,
+            }
+        })?;
         let targets = Target::parse_all(&args.targets)?;
         let (change, since_origin) = change(&args.change, now)?;
         let several_clusters = args.cluster.context.len() > 1 || args.all_contexts;

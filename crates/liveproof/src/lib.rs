@@ -15,6 +15,7 @@ mod one_cluster;
 mod output;
 mod progress;
 mod release;
+mod rules;
 mod schema;
 mod shell;
 mod sim_cmd;
@@ -416,6 +417,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
     }
     None.or_else(|| typed::<HintedMessage>(cause))
         .or_else(|| typed::<ConfigError>(cause))
+        .or_else(|| typed::<rules::RuleError>(cause))
         .or_else(|| typed::<liveproof_gather::resolve::ResolveError>(cause))
         .or_else(|| typed::<liveproof_evidence::TargetError>(cause))
         .or_else(|| typed::<liveproof_evidence::selector::SelectorError>(cause))

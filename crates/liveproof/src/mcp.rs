@@ -3,14 +3,19 @@
 //! handshake and version negotiation, ping, cancellation, concurrent calls); this module says
 //! what the server is and hands each tool call to `tools`.
 //!
-//! Each tool call is validated as the command line it stands for (clap: the CLI's own flag
-//! rules and messages) and run through the code the CLI runs, so a tool's JSON is what `-o
-//! json` prints and its errors are the CLI's. stdout carries protocol messages only; logs go
-//! to stderr. Read-only unless the server was started with `--allow-writes`.
+//! Each tool call deserialises into the CLI's own argument structs (no command line is built,
+//! nothing is parsed twice), is held to what the operator allows (`allow`), and runs through
+//! the code the CLI runs — validated there as the CLI's are, clap's rules between arguments
+//! included — so a tool's JSON is what `-o json` prints and its errors are the CLI's. stdout
+//! carries protocol messages only; logs go to stderr. Read-only unless the server was started
+//! with `--allow-writes`; container logs only with `--allow-logs`.
 
+mod allow;
+mod release;
+mod stale;
 mod tools;
+mod verify;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -95,16 +100,13 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for BoundedLines<R> {
     }
 }
 
-/// The server: which tools it offers and which kubeconfigs a call may name.
+/// The server: which tools it offers and what a call may read.
 #[derive(Clone)]
 struct Liveproof {
     allow_writes: bool,
-    /// The operator's kubeconfigs (`mcp --kubeconfig`, $KUBECONFIG, ~/.kube/config), canonical.
-    kubeconfigs: Arc<Vec<PathBuf>>,
-    /// Where `from` and `manifests` may read (`mcp --allow-from`), canonical; none by default.
-    from_roots: Arc<Vec<PathBuf>>,
-    /// What `version_url` may read (`mcp --allow-version-url`); nothing by default.
-    version_reach: Arc<liveproof_gather::reach::Reach>,
+    /// The operator's kubeconfigs, the roots files must be under, what `version_url` may
+    /// read and whether `logs` may be shown.
+    allowed: Arc<allow::AllowList>,
 }
 
 /// Serves until stdin closes.
@@ -118,10 +120,10 @@ pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
             .into());
         }
     }
-    let mut from_roots = Vec::new();
+    let mut roots = Vec::new();
     for path in &args.allow_from {
         match std::fs::canonicalize(path) {
-            Ok(root) => from_roots.push(root),
+            Ok(root) => roots.push(root),
             Err(e) => {
                 return Err(HintedMessage::new(
                     format!("--allow-from {}: {}", path.display(), e.kind()),
@@ -150,16 +152,24 @@ pub async fn serve(args: &McpArgs) -> anyhow::Result<u8> {
     }
     let server = Liveproof {
         allow_writes: args.allow_writes,
-        kubeconfigs: Arc::new(tools::allowed_kubeconfigs(&args.kubeconfig)),
-        from_roots: Arc::new(from_roots),
-        version_reach: Arc::new(liveproof_gather::reach::Reach::allow_list(allowed_urls)),
+        allowed: Arc::new(allow::AllowList {
+            kubeconfigs: allow::allowed_kubeconfigs(&args.kubeconfig),
+            roots,
+            reach: liveproof_gather::reach::Reach::allow_list(allowed_urls),
+            logs: args.allow_logs,
+        }),
     };
     tracing::info!(
-        "liveproof mcp: serving on stdio ({})",
+        "liveproof mcp: serving on stdio ({}{})",
         if args.allow_writes {
             "writes allowed: restart_stale is offered"
         } else {
             "read-only"
+        },
+        if args.allow_logs {
+            "; verify may show container logs"
+        } else {
+            ""
         }
     );
     let stdin = BoundedLines::new(tokio::io::stdin(), MAX_MESSAGE);
@@ -223,16 +233,12 @@ impl ServerHandler for Liveproof {
             }
             // Bad arguments are a tool error the model can read and correct.
             tools::Prepared::Refused(message) => tools::tool_error(&message),
-            tools::Prepared::Ready(call) => match call
-                .kubeconfig_refusal(&self.kubeconfigs)
-                .or_else(|| call.files_refusal(&self.from_roots))
-                .or_else(|| call.version_url_refusal(&self.version_reach))
-            {
+            tools::Prepared::Ready(call) => match call.refusal(&self.allowed) {
                 Some(message) => tools::tool_error(&message),
                 // A cancelled call stops here: its future is dropped, and with it the requests
                 // it had under way.
                 None => tokio::select! {
-                    result = tools::run(call.reaching(&self.version_reach), true, progress) => result,
+                    result = tools::run(call, &self.allowed.reach, true, progress) => result,
                     () = context.ct.cancelled() => {
                         return Err(ErrorData::internal_error("cancelled by the client", None))
                     }

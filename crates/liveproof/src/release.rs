@@ -6,7 +6,9 @@ use std::io::{self, Write};
 use liveproof_evidence::{Observed, ReleaseHistory, ResourceKind, Target, TargetKind};
 use liveproof_gather::Cluster;
 use liveproof_helm::{Parts, Release, StorageObject, StoredRelease};
-use liveproof_report::{Format, ManifestSource, Outcome, ReleaseShown, Render, TextStyle};
+use liveproof_report::{
+    Format, ManifestSource, Outcome, ReleaseShown, Render, TextStyle, Values, ValuesNote,
+};
 use serde_json::Value;
 
 use crate::cli::ReleaseShowArgs;
@@ -88,16 +90,23 @@ pub async fn show(args: &ReleaseShowArgs, out: &mut dyn Write) -> anyhow::Result
     let (observed, namespace) = gather(args).await?;
     // One write per document of a large manifest would be one system call each.
     let mut out = io::BufWriter::with_capacity(64 * 1024, out);
-    let code = write_shown(args, &observed, &namespace, &mut out)?;
+    let code = write_shown(
+        args,
+        ValuesNote::ShowValuesFlag,
+        &observed,
+        &namespace,
+        &mut out,
+    )?;
     out.flush()?;
     Ok(code)
 }
 
-/// What `release show` prints: the chosen sections, as helm prints them, one blank line apart.
-pub async fn shown(args: &ReleaseShowArgs) -> anyhow::Result<String> {
+/// What `release show` prints: the chosen sections, as helm prints them, one blank line apart;
+/// redacted values under a first line that says what `note` says about showing them.
+pub async fn shown(args: &ReleaseShowArgs, note: ValuesNote) -> anyhow::Result<String> {
     let (observed, namespace) = gather(args).await?;
     let mut out = Vec::new();
-    write_shown(args, &observed, &namespace, &mut out)?;
+    write_shown(args, note, &observed, &namespace, &mut out)?;
     // Every section is written from a `str`.
     Ok(String::from_utf8(out)?)
 }
@@ -125,6 +134,7 @@ const AHEAD_PIECE: usize = 64 * 1024;
 /// could not be read, the thread is stopped and what it decoded is dropped unseen.
 fn write_shown(
     args: &ReleaseShowArgs,
+    note: ValuesNote,
     observed: &Observed,
     namespace: &str,
     out: &mut dyn Write,
@@ -162,7 +172,7 @@ fn write_shown(
             name: &args.name,
             limits: &limits,
         };
-        let shown = found.shown(args, &manifest);
+        let shown = found.shown(args, note, &manifest);
         shown.render(Format::Text, TextStyle::plain(), out)?;
         Ok(shown.exit_code())
     })
@@ -273,6 +283,8 @@ fn limits(args: &ReleaseShowArgs) -> liveproof_helm::Limits {
 
 /// The storage objects (from the cluster or `--from`) and the namespace to look in.
 async fn gather(args: &ReleaseShowArgs) -> anyhow::Result<(Observed, String)> {
+    // clap's rules, for arguments built without it (an MCP tool call).
+    crate::rules::check(args)?;
     let all_namespaces = args.cluster.all_namespaces;
     Ok(match &args.from {
         Some(path) => {
@@ -384,15 +396,21 @@ impl Found {
     fn shown<'a>(
         &'a self,
         args: &ReleaseShowArgs,
+        note: ValuesNote,
         manifest: &'a dyn ManifestSource,
     ) -> ReleaseShown<'a> {
         let nothing_chosen = !(args.manifest || args.values || args.history || args.metadata);
         ReleaseShown {
             metadata: (args.metadata || nothing_chosen).then_some(&self.chosen),
             history: args.history.then_some(self.history.revisions.as_slice()),
-            values: args
-                .values
-                .then_some((&self.chosen.release, args.show_values)),
+            values: args.values.then_some((
+                &self.chosen.release,
+                if args.show_values {
+                    Values::AsStored
+                } else {
+                    Values::Redacted(note)
+                },
+            )),
             manifest: args.manifest.then_some(manifest),
         }
     }

@@ -24,6 +24,8 @@ pub enum StaleError {
 /// Compares, and with `--restart` restarts: what `stale` found and did (its exit code is the
 /// model's, [`StaleOutcome`]); the CLI and the MCP tool print it.
 pub async fn check(args: &StaleArgs) -> anyhow::Result<StaleOutcome> {
+    // clap's rules, for arguments built without it (an MCP tool call).
+    crate::rules::check(args)?;
     // With --wait, --timeout bounds the whole command from here; without, each request is
     // bounded by --request-timeout.
     let deadline = if args.wait {

@@ -263,3 +263,123 @@ async fn a_bad_allow_version_url_is_refused_at_start() {
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
     assert!(!run.stderr.contains("canary-4f1d"), "{}", run.stderr);
 }
+
+/// `release_show`'s redacted values say they are never shown over MCP (the tool has no
+/// `--show-values`); the release show model carries that, nothing patches the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_show_values_over_mcp_say_they_are_never_shown() {
+    let cluster = SimCluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let kc = cluster.kubeconfig();
+    let call = serde_json::json!({"name": "release_show", "arguments": {
+        "name": "inventory", "namespace": "apps", "section": "values", "kubeconfig": kc}});
+    let (run, replies) = common::mcp(&["--kubeconfig", kc], &[call]).await;
+    assert_eq!(
+        replies[0]["isError"], false,
+        "{}\n{}",
+        replies[0], run.stderr
+    );
+    let text = common::tool_text(&replies[0]);
+    assert!(
+        text.starts_with(
+            "# values redacted: they are never shown over MCP\nUSER-SUPPLIED VALUES:\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("--show-values"), "{text}");
+}
+
+/// A crash loop whose last run logged a database URL with its password and a `KEY=value`
+/// credential, beside the line that says why it crashed.
+fn crash_loop_that_logged_a_secret() -> Vec<serde_json::Value> {
+    let path = liveproof_testkit::story::scenarios_dir()
+        .join("new-pod-crashloopbackoff-old-pods-serving/cluster.yaml");
+    let mut objects = liveproof_gather::offline::read_objects(&path).expect("story");
+    let logs = serde_json::json!({"inventory/previous": "connecting to postgres://inventory:canary-logs-5e1f@db.apps.svc:5432/inventory\nDB_PASSWORD=canary-logs-5e1f\npanic: password authentication failed for user \"inventory\""}).to_string();
+    let pod = objects
+        .iter_mut()
+        .find(|o| o["kind"] == "Pod" && o["metadata"]["name"] == "inventory-4dxbdm5glx-tqtkw")
+        .expect("the crash-looping pod");
+    pod["metadata"]["annotations"] = serde_json::json!({liveproof_sim::LOG_ANNOTATION: logs});
+    objects
+}
+
+/// The verify tool's `logs`: refused unless the operator started the server with
+/// `--allow-logs` (nothing is read; the refusal says how to allow it); allowed, the failing
+/// container's last lines are in the report, what looks like a credential in them masked as
+/// `release show` masks a manifest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_over_mcp() {
+    let cluster = SimCluster::start(crash_loop_that_logged_a_secret(), "apps").await;
+    let kc = cluster.kubeconfig();
+    let call = |logs: Option<u32>| {
+        let mut arguments = serde_json::json!({"targets": ["apps/deploy/inventory"],
+            "kubeconfig": kc, "since": "2026-07-12T10:00:00Z", "no_registry": true});
+        if let Some(n) = logs {
+            arguments["logs"] = n.into();
+        }
+        serde_json::json!({"name": "verify", "arguments": arguments})
+    };
+
+    // Not allowed: refused before anything is read, saying how.
+    let (run, replies) = common::mcp(&["--kubeconfig", kc], &[call(Some(25))]).await;
+    assert_eq!(replies[0]["isError"], true, "{}", replies[0]);
+    let text = common::tool_text(&replies[0]);
+    assert!(
+        text.contains("started without --allow-logs")
+            && text.contains("\nhint: ")
+            && text.contains("liveproof mcp --allow-logs"),
+        "{text}"
+    );
+    assert_eq!(
+        cluster.sim.requests().total(),
+        0,
+        "a refused call read nothing: {:?}\n{}",
+        cluster.sim.requests().snapshot(),
+        run.stderr
+    );
+
+    // Allowed: the lines, masked; without `logs`, none.
+    let (run, replies) = common::mcp(
+        &["-vv", "--kubeconfig", kc, "--allow-logs"],
+        &[call(Some(25)), call(None)],
+    )
+    .await;
+    assert!(!run.stdout.contains("canary-logs"), "{}", run.stdout);
+    assert!(!run.stderr.contains("canary-logs"), "{}", run.stderr);
+    let report = &replies[0]["structuredContent"];
+    assert_eq!(
+        report["verdict"], "not_live",
+        "{}\n{}",
+        replies[0], run.stderr
+    );
+    let lines: Vec<&str> = report["targets"][0]["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["kind"] == "logs")
+        .flat_map(|d| d["lines"].as_array().into_iter().flatten())
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "connecting to postgres://inventory:***@db.apps.svc:5432/inventory",
+            "DB_PASSWORD=***",
+            "panic: password authentication failed for user \"inventory\"",
+        ],
+        "{report}"
+    );
+    let without = &replies[1]["structuredContent"]["targets"][0]["diagnostics"];
+    assert!(
+        without
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .all(|d| d["kind"] != "logs"),
+        "{without}"
+    );
+}

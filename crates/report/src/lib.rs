@@ -31,7 +31,7 @@ mod textutil;
 mod yaml;
 
 pub use demo::DemoOutcome;
-pub use release::{ManifestSource, ReleaseShown, VALUES_REDACTED_HEADER};
+pub use release::{ManifestSource, ReleaseShown, Values, ValuesNote, VALUES_REDACTED_HEADER};
 pub use sim::{DemoImages, SimServing};
 pub use snapshot::SnapshotTaken;
 

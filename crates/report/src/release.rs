@@ -11,8 +11,36 @@ use liveproof_helm::{Release, StoredRelease};
 
 use crate::{Format, Outcome, Render, TextStyle};
 
-/// The first line of redacted values output.
-pub const VALUES_REDACTED_HEADER: &str = "# values redacted: pass --show-values to print them";
+/// The first line of redacted values output, on the command line.
+pub const VALUES_REDACTED_HEADER: &str = ValuesNote::ShowValuesFlag.header();
+
+/// How `release show` shows the user-supplied values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// As stored (`--show-values`).
+    AsStored,
+    /// Redacted, under a first line that says so and how, if at all, they can be shown.
+    Redacted(ValuesNote),
+}
+
+/// What the first line of redacted values says about showing them: it depends on who asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValuesNote {
+    /// The command line, where `--show-values` prints them.
+    ShowValuesFlag,
+    /// The MCP tool, which has no way to show them.
+    NeverOverMcp,
+}
+
+impl ValuesNote {
+    /// The first line of redacted values output.
+    pub const fn header(self) -> &'static str {
+        match self {
+            ValuesNote::ShowValuesFlag => "# values redacted: pass --show-values to print them",
+            ValuesNote::NeverOverMcp => "# values redacted: they are never shown over MCP",
+        }
+    }
+}
 
 /// What `release show` shows: the sections asked for, in this order.
 pub struct ReleaseShown<'a> {
@@ -20,8 +48,8 @@ pub struct ReleaseShown<'a> {
     pub metadata: Option<&'a StoredRelease>,
     /// `helm history`: every revision read.
     pub history: Option<&'a [StoredRelease]>,
-    /// `helm get values` of the revision shown, redacted unless `show_values`.
-    pub values: Option<(&'a Release, bool)>,
+    /// `helm get values` of the revision shown, as asked.
+    pub values: Option<(&'a Release, Values)>,
     /// The manifest of the revision shown, written as it is decoded (a large one is never
     /// held whole).
     pub manifest: Option<&'a dyn ManifestSource>,
@@ -47,8 +75,8 @@ impl Render for ReleaseShown<'_> {
         if let Some(revisions) = self.history {
             sections.text(&history(revisions))?;
         }
-        if let Some((release, show_values)) = self.values {
-            sections.text(&values(release, show_values))?;
+        if let Some((release, shown)) = self.values {
+            sections.text(&values(release, shown))?;
         }
         if let Some(manifest) = self.manifest {
             sections.write(|out| manifest.write_manifest(out))?;
@@ -116,15 +144,16 @@ pub fn metadata(r: &StoredRelease) -> String {
     out
 }
 
-/// `helm get values`: the user-supplied values as YAML, redacted unless `show_values`.
-pub fn values(r: &Release, show_values: bool) -> String {
+/// `helm get values`: the user-supplied values as YAML, as `shown` says.
+pub fn values(r: &Release, shown: Values) -> String {
     let mut out = String::new();
-    let shown = if show_values {
-        r.config.expose().clone()
-    } else {
-        out.push_str(VALUES_REDACTED_HEADER);
-        out.push('\n');
-        r.config.redacted()
+    let shown = match shown {
+        Values::AsStored => r.config.expose().clone(),
+        Values::Redacted(note) => {
+            out.push_str(note.header());
+            out.push('\n');
+            r.config.redacted()
+        }
     };
     out.push_str("USER-SUPPLIED VALUES:\n");
     if r.config.is_empty() {

@@ -1,14 +1,16 @@
 //! `liveproof release show`'s sections as helm prints them: `helm get metadata`, `helm get
 //! values` (redacted unless asked for) and `helm history`, drawn from decoded releases.
 
-use liveproof_report::release::{history, metadata, values, VALUES_REDACTED_HEADER};
+use liveproof_report::release::{
+    history, metadata, values, Values, ValuesNote, VALUES_REDACTED_HEADER,
+};
 use liveproof_testkit::helm::{assert_no_secret, inventory, inventory_json, stored};
 use serde_json::{json, Value};
 
 #[test]
 fn values_are_redacted_unless_asked_for() {
     let release = inventory();
-    let redacted = values(&release, false);
+    let redacted = values(&release, Values::Redacted(ValuesNote::ShowValuesFlag));
     assert!(redacted.starts_with(&format!(
         "{VALUES_REDACTED_HEADER}\nUSER-SUPPLIED VALUES:\n"
     )));
@@ -27,7 +29,7 @@ fn values_are_redacted_unless_asked_for() {
     assert!(!redacted.contains("db.apps.svc"));
     assert!(!redacted.contains("1.8.0"));
 
-    let shown = values(&release, true);
+    let shown = values(&release, Values::AsStored);
     assert!(!shown.contains(VALUES_REDACTED_HEADER));
     assert!(shown.contains("hunter2-s3cr3t"), "{shown}");
     assert!(shown.contains("tok_live_9f8e7d"), "{shown}");
@@ -43,7 +45,7 @@ fn empty_values_print_as_an_empty_map() {
     release.as_object_mut().expect("object").remove("config");
     let release = stored(&release).release;
     assert!(release.config.is_empty());
-    assert!(values(&release, true).ends_with("USER-SUPPLIED VALUES:\n{}\n"));
+    assert!(values(&release, Values::AsStored).ends_with("USER-SUPPLIED VALUES:\n{}\n"));
 }
 
 #[test]
@@ -126,7 +128,7 @@ fn values_print_as_yaml_helm_reads_back_the_same() {
         "empty": "", "nothing": null, "list": ["off", {"a": "b", "c": ["d"]}], "nested": {"k": "line1\nline2"},
         "blank": {}, "none": [],
     });
-    let printed = values(&stored(&release).release, true);
+    let printed = values(&stored(&release).release, Values::AsStored);
     let yaml = printed
         .strip_prefix("USER-SUPPLIED VALUES:\n")
         .expect("heading");
@@ -135,4 +137,26 @@ fn values_print_as_yaml_helm_reads_back_the_same() {
     // And any YAML reader gets the same values back.
     let back: serde_json::Value = serde_norway::from_str(yaml).expect("YAML");
     assert_eq!(back, release["config"]);
+}
+
+/// Over MCP the values are redacted the same, and the first line says they are never shown
+/// there: the tool has no `--show-values` to point at.
+#[test]
+fn over_mcp_the_note_says_values_are_never_shown() {
+    let release = inventory();
+    let cli = values(&release, Values::Redacted(ValuesNote::ShowValuesFlag));
+    let mcp = values(&release, Values::Redacted(ValuesNote::NeverOverMcp));
+    assert!(
+        mcp.starts_with(
+            "# values redacted: they are never shown over MCP\nUSER-SUPPLIED VALUES:\n"
+        ),
+        "{mcp}"
+    );
+    assert!(!mcp.contains("--show-values"), "{mcp}");
+    assert_no_secret(&mcp);
+    // The same values under either first line.
+    assert_eq!(
+        mcp.split_once('\n').map(|(_, rest)| rest),
+        cli.split_once('\n').map(|(_, rest)| rest)
+    );
 }

@@ -12,6 +12,7 @@ mod gather_independent;
 mod kind_matches;
 mod one_of_each;
 mod test_kit;
+mod typed_mcp;
 mod verifier_size;
 
 use std::path::PathBuf;

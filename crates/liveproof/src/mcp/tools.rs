@@ -1,19 +1,21 @@
-//! The tools: their schemas, the command line each call stands for, and running it through
-//! the CLI's own code paths.
+//! The tools: their schemas, the CLI request each call deserialises into, and running it
+//! through the CLI's own code paths. No command line is built and nothing is parsed twice: a
+//! call's arguments become the CLI's argument structs in plain Rust
+//! ([`verify::VerifyInput::into_args`] and its kin), checked by the functions the CLI calls.
 
 use std::panic::AssertUnwindSafe;
 
-use clap::Parser;
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::cli::{ChangeArgs, Cli, Command, ReleaseCommand};
+use super::allow::{AllowList, Reads};
+use super::release::ReleaseInput;
+use super::stale::{RestartInput, StaleInput};
+use super::verify::VerifyInput;
+use super::{release, stale, verify};
+use crate::cli::{ReleaseShowArgs, StaleArgs, VerifyArgs};
 use crate::progress::ProgressSink;
-
-/// The longest `wait_seconds` accepted: an agent's call should not hold a session for hours.
-const MAX_WAIT_SECONDS: u64 = 3600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
@@ -42,140 +44,47 @@ impl Tool {
     }
 }
 
-/// A validated tool call: the liveproof command line it runs.
+/// A tool call, decoded: the CLI's own arguments for the command it runs.
 #[derive(Debug)]
 pub struct Call {
     tool: Tool,
-    argv: Vec<String>,
-    /// What a `version_url` read may reach; nothing until [`Call::reaching`] says.
-    reach: Option<liveproof_gather::reach::Reach>,
+    request: Request,
+}
+
+/// The CLI arguments a call stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Verify(Box<VerifyArgs>),
+    ReleaseShow(Box<ReleaseShowArgs>),
+    /// `stale`, and `stale --restart` for restart_stale.
+    Stale(Box<StaleArgs>),
 }
 
 impl Call {
-    /// Why this call may not run with the kubeconfig it names, if it names one outside
-    /// `allowed` (canonical paths). The path is not echoed beyond what the caller sent, and the
-    /// file is never opened.
-    pub fn kubeconfig_refusal(&self, allowed: &[std::path::PathBuf]) -> Option<String> {
-        let given = self
-            .argv
-            .iter()
-            .find_map(|a| a.strip_prefix("--kubeconfig="))?;
-        let canonical = std::fs::canonicalize(given).ok();
-        if canonical.is_some_and(|c| allowed.contains(&c)) {
-            return None;
+    /// Why this call may not run under the operator's `allowed` list: a kubeconfig, file,
+    /// repository, `version_url` or `logs` it names that the list does not allow.
+    pub fn refusal(&self, allowed: &AllowList) -> Option<String> {
+        let reads = match &self.request {
+            Request::Verify(args) => Reads::of_verify(args),
+            Request::ReleaseShow(args) => Reads::of_release(args),
+            Request::Stale(args) => Reads::of_stale(args),
+        };
+        allowed.refusal(&reads)
+    }
+
+    /// The command line this call stands for, for the server's log (no secret in it).
+    fn shown(&self) -> String {
+        match &self.request {
+            Request::Verify(args) => verify::shown(args),
+            Request::ReleaseShow(args) => release::shown(args),
+            Request::Stale(args) => stale::shown(args),
         }
-        Some(format!(
-            "kubeconfig `{given}` is not one this server was started with: a tool call may name \
-             only the operator's kubeconfigs ($KUBECONFIG, ~/.kube/config, or `liveproof mcp \
-             --kubeconfig PATH`)\nhint: leave `kubeconfig` out to use the server's default, or \
-             ask the operator to start the server with --kubeconfig {given}"
-        ))
-    }
-}
-
-impl Call {
-    /// Why this call may not read a `version_url` it names: one `reach` (the operator's
-    /// `--allow-version-url`) does not allow. Nothing is sent; the URL is shown with its
-    /// credentials masked. (Redirects and the addresses a name resolves to are held to the
-    /// same rule when it is read.)
-    pub fn version_url_refusal(&self, reach: &liveproof_gather::reach::Reach) -> Option<String> {
-        self.argv
-            .iter()
-            .filter_map(|a| a.strip_prefix("--version-url="))
-            .find_map(|given| {
-                // One that is no URL is the CLI's to refuse, in its words.
-                let url = url::Url::parse(given).ok()?;
-                let why = reach.refusal(&url)?;
-                Some(format!(
-                    "`version_url` `{}` is refused: {why}\nhint: leave `version_url` out, or ask \
-                     the operator to start the server with `liveproof mcp --allow-version-url \
-                     URL` naming the endpoint (a URL prefix or a host; a link-local or cloud \
-                     metadata address only when named itself)",
-                    liveproof_redacted::DisplaySafeUrl::new(given)
-                ))
-            })
     }
 
-    /// This call, reading a `version_url` only as `reach` allows.
-    pub fn reaching(mut self, reach: &liveproof_gather::reach::Reach) -> Call {
-        self.reach = Some(reach.clone());
-        self
+    #[cfg(test)]
+    pub fn request(&self) -> &Request {
+        &self.request
     }
-}
-
-impl Call {
-    /// Why this call may not read the files it names (`from`, `manifests`, the git `repo`), if
-    /// any of them is outside `roots` (canonical paths, `liveproof mcp --allow-from`): the path itself, or
-    /// for a directory any manifest in it, after symlinks are followed. Nothing is read.
-    pub fn files_refusal(&self, roots: &[std::path::PathBuf]) -> Option<String> {
-        // Every path given: `manifests` is a list over verify, and each of its paths counts.
-        let given = [("from", "--from="), ("manifests", "--filename=")]
-            .into_iter()
-            .flat_map(|(argument, flag)| {
-                self.argv
-                    .iter()
-                    .filter_map(move |a| Some((argument, a.strip_prefix(flag)?)))
-            });
-        for (argument, given) in given {
-            if roots.is_empty() {
-                return Some(format!(
-                    "`{argument}` names files, and this server reads none: it was started without \
-                     --allow-from\nhint: leave `{argument}` out to read the cluster, or ask the \
-                     operator to start the server with `liveproof mcp --allow-from DIR` for the \
-                     directory that holds the manifests"
-                ));
-            }
-            let inside = |path: &std::path::Path| {
-                std::fs::canonicalize(path).is_ok_and(|c| roots.iter().any(|r| c.starts_with(r)))
-            };
-            // A directory is read recursively, a symlinked file in it followed: each counts.
-            let files = liveproof_gather::offline::manifest_files(std::path::Path::new(given));
-            if !inside(std::path::Path::new(given)) || !files.iter().all(|f| inside(f)) {
-                return Some(format!(
-                    "`{argument}` `{given}` is not under a directory this server was started with \
-                     (--allow-from), or does not exist: a tool call may read only there\nhint: \
-                     name a file under {}, or ask the operator to add its directory with \
-                     --allow-from",
-                    roots
-                        .iter()
-                        .map(|r| r.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-        // `repo` is where git runs (commit times, ancestry, manifests as of a commit): under
-        // the same roots, or the server's own directory when it is left out.
-        if let Some(given) = self.argv.iter().find_map(|a| a.strip_prefix("--repo=")) {
-            let inside =
-                std::fs::canonicalize(given).is_ok_and(|c| roots.iter().any(|r| c.starts_with(r)));
-            if !inside {
-                return Some(format!(
-                    "`repo` `{given}` is not under a directory this server was started with \
-                     (--allow-from), or does not exist: git runs only there\nhint: leave `repo` \
-                     out to use the server's own directory, or ask the operator to add the \
-                     repository's directory with --allow-from"
-                ));
-            }
-        }
-        None
-    }
-}
-
-/// The kubeconfigs tool calls may name: those given to `liveproof mcp --kubeconfig`, the files
-/// `KUBECONFIG` lists, and `~/.kube/config` — each that exists, canonical.
-pub fn allowed_kubeconfigs(given: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
-    let mut candidates: Vec<std::path::PathBuf> = given.to_vec();
-    if let Some(list) = std::env::var_os("KUBECONFIG") {
-        candidates.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        candidates.push(std::path::Path::new(&home).join(".kube/config"));
-    }
-    candidates
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect()
 }
 
 pub enum Prepared {
@@ -219,18 +128,19 @@ pub fn prepare(name: &str, arguments: Value, allow_writes: bool) -> Prepared {
             ),
             _ => return Prepared::Unknown,
         };
-    let argv = match tool {
-        Tool::Verify => decode::<VerifyInput>(tool, arguments).and_then(|i| i.argv()),
-        Tool::ReleaseShow => decode::<ReleaseInput>(tool, arguments).map(|i| i.argv()),
-        Tool::Stale => decode::<StaleInput>(tool, arguments).map(|i| i.argv(None)),
-        Tool::RestartStale => decode::<RestartInput>(tool, arguments).map(RestartInput::argv),
+    let request = match tool {
+        Tool::Verify => decode::<VerifyInput>(tool, arguments)
+            .and_then(VerifyInput::into_args)
+            .map(|args| Request::Verify(Box::new(args))),
+        Tool::ReleaseShow => decode::<ReleaseInput>(tool, arguments)
+            .map(|input| Request::ReleaseShow(Box::new(input.into_args()))),
+        Tool::Stale => decode::<StaleInput>(tool, arguments)
+            .map(|input| Request::Stale(Box::new(input.into_args(None)))),
+        Tool::RestartStale => decode::<RestartInput>(tool, arguments)
+            .map(|input| Request::Stale(Box::new(input.into_args()))),
     };
-    match argv {
-        Ok(argv) => Prepared::Ready(Call {
-            tool,
-            argv,
-            reach: None,
-        }),
+    match request {
+        Ok(request) => Prepared::Ready(Call { tool, request }),
         Err(message) => Prepared::Refused(message),
     }
 }
@@ -268,21 +178,22 @@ fn decode<T: DeserializeOwned + schemars::JsonSchema>(
     })
 }
 
-/// Runs a call; never fails: an error or even a panic becomes an `isError` result, and the
-/// server keeps serving.
-pub async fn run(call: Call, structured: bool, progress: Option<ProgressSink>) -> Value {
-    match AssertUnwindSafe(execute(&call, structured, progress))
+/// Runs a call, reading a `version_url` only as `reach` allows; never fails: an error or even
+/// a panic becomes an `isError` result, and the server keeps serving.
+pub async fn run(
+    call: Call,
+    reach: &liveproof_gather::reach::Reach,
+    structured: bool,
+    progress: Option<ProgressSink>,
+) -> Value {
+    match AssertUnwindSafe(execute(&call, reach, structured, progress))
         .catch_unwind()
         .await
     {
         Ok(Ok(result)) => result,
         Ok(Err(message)) => tool_error(&message),
         Err(_) => {
-            tracing::error!(
-                "{} panicked: liveproof {}",
-                call.tool.name(),
-                shown(&call.argv)
-            );
+            tracing::error!("{} panicked: liveproof {}", call.tool.name(), call.shown());
             tool_error(&format!(
                 "internal error: {} failed unexpectedly (see the server's stderr); the server \
                  keeps serving",
@@ -292,23 +203,6 @@ pub async fn run(call: Call, structured: bool, progress: Option<ProgressSink>) -
     }
 }
 
-/// A call's command line for the server's log, its program name left out: an
-/// `--expect-env NAME=VALUE` (a mistake the call is refused for) shows the name alone, as
-/// the value can be the secret itself.
-fn shown(argv: &[String]) -> String {
-    argv.iter()
-        .skip(1)
-        .map(|word| match word.strip_prefix("--expect-env=") {
-            Some(env) if env.contains('=') => {
-                let name = env.split_once('=').map_or(env, |(name, _)| name);
-                format!("--expect-env={name}=***")
-            }
-            _ => word.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The CLI's words for an error: what `liveproof` prints after `error: `.
 fn cli_error(err: &anyhow::Error) -> String {
     crate::error_text(err)
@@ -316,83 +210,54 @@ fn cli_error(err: &anyhow::Error) -> String {
 
 async fn execute(
     call: &Call,
+    reach: &liveproof_gather::reach::Reach,
     structured: bool,
     progress: Option<ProgressSink>,
 ) -> Result<Value, String> {
-    tracing::info!("{}: liveproof {}", call.tool.name(), shown(&call.argv));
-    // clap validates the call as the CLI would (its flag rules and messages); what runs then is
-    // the library, and what comes back is its typed result.
-    let cli = Cli::try_parse_from(&call.argv).map_err(|e| clap_message(&e))?;
-    match cli.command {
-        Command::Verify(args) => {
+    tracing::info!("{}: liveproof {}", call.tool.name(), call.shown());
+    // What runs is the library, given the CLI's own arguments, checked as the CLI checks them
+    // (clap's rules between them too); what comes back is its typed result.
+    match &call.request {
+        Request::Verify(args) => {
             // Parsing reads nothing; resolving reads files (`-f`, a kubeconfig) and runs git:
             // on a blocking thread, so one slow call never stalls the server's other calls.
             let request =
-                crate::config::VerifyRequest::parse(&args).map_err(|e| cli_error(&e.into()))?;
+                crate::config::VerifyRequest::parse(args).map_err(|e| cli_error(&e.into()))?;
             let config = tokio::task::spawn_blocking(move || {
                 request.resolve(liveproof_report::TextStyle::plain())
             })
             .await
             .map_err(|e| format!("internal error: {e}"))?
             .map_err(|e| cli_error(&e.into()))?;
-            // Fail closed: a call no reach was given to reads no URL.
-            let reach = call
-                .reach
-                .clone()
-                .unwrap_or_else(|| liveproof_gather::reach::Reach::allow_list(Vec::new()));
             let config = crate::config::VerifyConfig {
                 progress,
-                version_reach: Some(reach),
+                version_reach: Some(reach.clone()),
                 ..config
             };
             let report = crate::one_cluster::report(&config)
                 .await
                 .map_err(|e| cli_error(&e))?;
             let mut out = Vec::new();
-            liveproof_report::render_json(&report, &mut out)
+            liveproof_report::render_json(&verify::masked(report), &mut out)
                 .map_err(|e| format!("internal error: output: {e}"))?;
             json_result(out, structured)
         }
-        Command::Release(ReleaseCommand::Show(args)) => {
-            let text = crate::release::shown(&args)
+        Request::ReleaseShow(args) => {
+            // Redacted values say they are never shown here: the tool has no --show-values.
+            let text = crate::release::shown(args, liveproof_report::ValuesNote::NeverOverMcp)
                 .await
                 .map_err(|e| cli_error(&e))?;
-            // The CLI's hint names a flag this server never passes.
-            let text = text.replace(
-                liveproof_report::VALUES_REDACTED_HEADER,
-                "# values redacted: they are never shown over MCP",
-            );
             Ok(tool_result(text, None))
         }
-        Command::Stale(args) => {
-            let stale = crate::stale::check(&args)
-                .await
-                .map_err(|e| cli_error(&e))?;
+        Request::Stale(args) => {
+            let stale = crate::stale::check(args).await.map_err(|e| cli_error(&e))?;
             // `stale -o json` is one document, with `restart` after --restart.
             let mut out = Vec::new();
             liveproof_report::render_stale_json(&stale.rows, stale.restart.as_ref(), &mut out)
                 .map_err(|e| format!("internal error: output: {e}"))?;
             json_result(out, structured)
         }
-        _ => Err(format!(
-            "internal error: {} built an unexpected command line",
-            call.tool.name()
-        )),
     }
-}
-
-/// clap's message without its usage and help-pointer lines (they name a terminal's --help).
-fn clap_message(err: &clap::Error) -> String {
-    let rendered = err.render().to_string();
-    let kept: Vec<&str> = rendered
-        .lines()
-        .filter(|l| !l.starts_with("For more information"))
-        .collect();
-    let text = kept.join("\n");
-    text.trim()
-        .strip_prefix("error: ")
-        .unwrap_or(text.trim())
-        .to_string()
 }
 
 /// The JSON the CLI printed: the text content as printed, and the parsed value as the
@@ -405,324 +270,6 @@ fn json_result(out: Vec<u8>, structured: bool) -> Result<Value, String> {
         text.trim_end().to_string(),
         structured.then_some(value),
     ))
-}
-
-/// A command line, built so no value can be read as a flag: options as `--flag=value`,
-/// positional arguments after `--`.
-struct Argv(Vec<String>);
-
-impl Argv {
-    fn new(words: &[&str]) -> Argv {
-        Argv(
-            std::iter::once("liveproof")
-                .chain(words.iter().copied())
-                .map(str::to_string)
-                .collect(),
-        )
-    }
-
-    fn opt(&mut self, flag: &str, value: Option<&str>) {
-        if let Some(v) = value {
-            self.0.push(format!("--{flag}={v}"));
-        }
-    }
-
-    fn each(&mut self, flag: &str, values: &[String]) {
-        for v in values {
-            self.opt(flag, Some(v));
-        }
-    }
-
-    fn flag(&mut self, flag: &str, on: bool) {
-        if on {
-            self.0.push(format!("--{flag}"));
-        }
-    }
-
-    fn positional(mut self, values: &[String]) -> Vec<String> {
-        if !values.is_empty() {
-            self.0.push("--".into());
-            self.0.extend(values.iter().cloned());
-        }
-        self.0
-    }
-}
-
-/// Cluster access, as kubectl: `-n`, `-A`, `--kubeconfig`, `--context`.
-fn cluster(
-    argv: &mut Argv,
-    namespace: Option<&str>,
-    all_namespaces: bool,
-    kubeconfig: Option<&str>,
-    context: Option<&str>,
-) {
-    argv.opt("namespace", namespace);
-    argv.flag("all-namespaces", all_namespaces);
-    argv.opt("kubeconfig", kubeconfig);
-    argv.opt("context", context);
-}
-
-/// `verify`'s arguments.
-// Not `deny_unknown_fields` (serde cannot with `flatten`): `decode` refuses a field the schema
-// does not have instead.
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-struct VerifyInput {
-    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
-    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD), canary
-    /// (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is followed to the workloads
-    /// it installs, a Canary to its `-primary`, a Knative Service to its latest revision's
-    /// Deployment, and those are verified too.
-    /// May be empty when `selector` is given.
-    #[serde(default)]
-    targets: Vec<String>,
-    /// A label selector, as `kubectl get -l` takes it (app=web, env in (prod,staging)): every
-    /// Deployment, StatefulSet and DaemonSet it matches in `namespace` (or every namespace
-    /// with `all_namespaces`) is verified too. One matching nothing is an error.
-    selector: Option<String>,
-    /// Namespace for targets that name none (default: the kubeconfig context's).
-    namespace: Option<String>,
-    /// Look targets that name no namespace up in every namespace.
-    #[serde(default)]
-    all_namespaces: bool,
-    /// The change: when, which commit, and what must be running. The same statement, with the
-    /// same names, as `liveproof verify`'s flags (`since` is `--since`, `expect_env` is
-    /// `--expect-env`, ...).
-    #[serde(flatten)]
-    change: ChangeArgs,
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
-    kubeconfig: Option<String>,
-    /// The kubeconfig context to use.
-    context: Option<String>,
-    /// Offline: read objects from this file or directory of YAML/JSON (what `kubectl get -o
-    /// yaml` prints) instead of a cluster. Objects it lacks make their checks unknown.
-    from: Option<String>,
-    /// Manifests (files or directories of YAML/JSON, on the server's machine, under its
-    /// --allow-from directories) that state the change: each workload they declare must run
-    /// its declared template.
-    #[serde(default)]
-    manifests: Vec<String>,
-    /// With a directory in `manifests`: every directory under it too (kubectl's -R); without
-    /// it only the directory's top level is read.
-    #[serde(default)]
-    recursive: bool,
-    /// Largest decoded Helm release accepted, in bytes (default 64 MiB, at most 512 MiB).
-    #[schemars(range(min = 1, max = 536_870_912))]
-    max_release_size: Option<u64>,
-    /// Bound on each request to the API server or a registry, e.g. 30s.
-    request_timeout: Option<String>,
-    /// Watch up to this many seconds until the verdict is live or superseded, or a failure is
-    /// final (0: judge once).
-    #[schemars(range(max = 3600))]
-    wait_seconds: Option<u64>,
-}
-
-/// The CLI's verify arguments the verify tool does not take, and why: the drift test holds
-/// every other one to a field of [`VerifyInput`].
-#[cfg(test)]
-const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
-    ("output", "the tool always answers JSON"),
-    ("report", "writes a file; the tool returns the report"),
-    ("report_format", "goes with report"),
-    (
-        "record",
-        "appends to a file on the server's machine; the report carries live_since and the lead time",
-    ),
-    ("wait", "wait_seconds says both whether and how long"),
-    ("timeout", "wait_seconds says both whether and how long"),
-    (
-        "logs",
-        "container logs can hold anything, secrets included; a client reads them with kubectl",
-    ),
-    (
-        "snapshot",
-        "a snapshot directory is state kept between two commands on one machine",
-    ),
-    (
-        "all_contexts",
-        "one cluster a call; a fleet is one call per context",
-    ),
-    ("max_concurrency", "goes with all_contexts"),
-    (
-        "kustomize",
-        "runs kubectl on the server's machine; a client builds it (`kubectl kustomize DIR`) and names the output in `manifests`",
-    ),
-    (
-        "max_response_size",
-        "the server's memory is the operator's: every call reads within the default bound",
-    ),
-    (
-        "superseded_ok",
-        "an exit code for Jobs; the tool answers the verdict itself, superseded included",
-    ),
-    ("verbose", "the server's own -v says what it logs"),
-    ("color", "the tool answers JSON, never coloured text"),
-];
-
-impl VerifyInput {
-    fn argv(&self) -> Result<Vec<String>, String> {
-        let mut argv = Argv::new(&["verify", "--output=json"]);
-        cluster(
-            &mut argv,
-            self.namespace.as_deref(),
-            self.all_namespaces,
-            self.kubeconfig.as_deref(),
-            self.context.as_deref(),
-        );
-        argv.opt("selector", self.selector.as_deref());
-        argv.0.extend(self.change.to_args());
-        argv.opt("from", self.from.as_deref());
-        argv.each("filename", &self.manifests);
-        argv.flag("recursive", self.recursive);
-        argv.opt(
-            "max-release-size",
-            self.max_release_size.map(|n| n.to_string()).as_deref(),
-        );
-        argv.opt("request-timeout", self.request_timeout.as_deref());
-        match self.wait_seconds {
-            None | Some(0) => {}
-            Some(s) if s > MAX_WAIT_SECONDS => {
-                return Err(format!(
-                    "verify arguments: wait_seconds {s} is more than {MAX_WAIT_SECONDS}"
-                ))
-            }
-            Some(s) => {
-                argv.flag("wait", true);
-                argv.opt("timeout", Some(&format!("{s}s")));
-            }
-        }
-        Ok(argv.positional(&self.targets))
-    }
-}
-
-/// What `release_show` shows.
-#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Section {
-    /// Chart, version, status and times (`helm get metadata`).
-    #[default]
-    Metadata,
-    /// The rendered manifest (`helm get manifest`; rendered Secrets redacted).
-    Manifest,
-    /// The user-supplied values, always redacted over MCP.
-    Values,
-    /// Every revision (`helm history`).
-    History,
-}
-
-/// `release_show`'s arguments (never a way to show values).
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ReleaseInput {
-    /// The release name.
-    name: String,
-    /// The release's namespace (default: the kubeconfig context's).
-    namespace: Option<String>,
-    /// A revision other than the newest.
-    #[schemars(range(min = 1))]
-    revision: Option<i64>,
-    /// What to show.
-    #[serde(default)]
-    section: Section,
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
-    kubeconfig: Option<String>,
-    /// The kubeconfig context to use.
-    context: Option<String>,
-    /// Read objects from this file or directory of YAML/JSON (what `kubectl get -o yaml`
-    /// prints) instead of a cluster.
-    from: Option<String>,
-}
-
-impl ReleaseInput {
-    /// Never `--show-values`: over MCP, values are always redacted.
-    fn argv(&self) -> Vec<String> {
-        let mut argv = Argv::new(&["release", "show"]);
-        cluster(
-            &mut argv,
-            self.namespace.as_deref(),
-            false,
-            self.kubeconfig.as_deref(),
-            self.context.as_deref(),
-        );
-        argv.opt("revision", self.revision.map(|r| r.to_string()).as_deref());
-        argv.flag(
-            match self.section {
-                Section::Metadata => "metadata",
-                Section::Manifest => "manifest",
-                Section::Values => "values",
-                Section::History => "history",
-            },
-            true,
-        );
-        argv.opt("from", self.from.as_deref());
-        argv.positional(std::slice::from_ref(&self.name))
-    }
-}
-
-/// `stale`'s arguments: its scope.
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct StaleInput {
-    /// Workloads to check: KIND/NAME or NAMESPACE/KIND/NAME (deployment, statefulset,
-    /// daemonset).
-    #[serde(default)]
-    targets: Vec<String>,
-    /// The namespace to check (default: the kubeconfig context's).
-    namespace: Option<String>,
-    /// Check every workload in every namespace.
-    #[serde(default)]
-    all_namespaces: bool,
-    /// Check only the workloads these manifests declare (a file or a directory of YAML/JSON).
-    manifests: Option<String>,
-    /// Check every tagged image, not only mutable ones (no tag, `:latest`).
-    #[serde(default)]
-    check_digests: bool,
-    /// Registries (HOST[:PORT]) spoken to over plain HTTP.
-    #[serde(default)]
-    insecure_registry: Vec<String>,
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
-    kubeconfig: Option<String>,
-    /// The kubeconfig context to use.
-    context: Option<String>,
-}
-
-impl StaleInput {
-    /// `restart`: `Some(dry_run)` for restart_stale.
-    fn argv(&self, restart: Option<bool>) -> Vec<String> {
-        let mut argv = Argv::new(&["stale", "--output=json"]);
-        cluster(
-            &mut argv,
-            self.namespace.as_deref(),
-            self.all_namespaces,
-            self.kubeconfig.as_deref(),
-            self.context.as_deref(),
-        );
-        argv.opt("filename", self.manifests.as_deref());
-        argv.flag("check-digests", self.check_digests);
-        argv.each("insecure-registry", &self.insecure_registry);
-        if let Some(dry_run) = restart {
-            argv.flag("restart", true);
-            argv.flag("dry-run", dry_run);
-        }
-        argv.positional(&self.targets)
-    }
-}
-
-/// `restart_stale`'s arguments: `stale`'s scope, and `dry_run`. (Not `deny_unknown_fields`,
-/// which serde cannot with `flatten`: `decode` refuses a field the schema does not have.)
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-struct RestartInput {
-    #[serde(flatten)]
-    scope: StaleInput,
-    /// Say what would be patched, without sending anything.
-    #[serde(default)]
-    dry_run: bool,
-}
-
-impl RestartInput {
-    fn argv(self) -> Vec<String> {
-        self.scope.argv(Some(self.dry_run))
-    }
 }
 
 /// `tools/list`: each tool with its input schema, annotations and — when the protocol has
@@ -874,7 +421,7 @@ fn stale_schema(restart: bool) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::mcp) mod tests {
     use super::*;
 
     /// The verify tool's description says what each verdict means, so an agent reading only it
@@ -924,12 +471,32 @@ mod tests {
         }
     }
 
-    pub(super) fn ready(name: &str, arguments: Value) -> Call {
+    pub(in crate::mcp) fn ready(name: &str, arguments: Value) -> Call {
         match prepare(name, arguments, true) {
             Prepared::Ready(call) => call,
             Prepared::Refused(m) => panic!("refused: {m}"),
             Prepared::Unknown => panic!("unknown tool {name}"),
         }
+    }
+
+    /// The verify arguments a call deserialised into.
+    pub(in crate::mcp) fn verify_args(call: &Call) -> &VerifyArgs {
+        match call.request() {
+            Request::Verify(args) => args,
+            other => panic!("not verify: {other:?}"),
+        }
+    }
+
+    fn stale_args(call: &Call) -> &StaleArgs {
+        match call.request() {
+            Request::Stale(args) => args,
+            other => panic!("not stale: {other:?}"),
+        }
+    }
+
+    /// A reach that reads nothing: what the server has without `--allow-version-url`.
+    fn nowhere() -> liveproof_gather::reach::Reach {
+        liveproof_gather::reach::Reach::allow_list(Vec::new())
     }
 
     #[test]
@@ -938,10 +505,7 @@ mod tests {
             "verify",
             json!({"targets": ["--from=/etc", "deploy/a"], "since": "--wait", "namespace": "apps"}),
         );
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
+        let args = verify_args(&call);
         assert_eq!(args.targets, ["--from=/etc", "deploy/a"]);
         assert_eq!(args.change.since.as_deref(), Some("--wait"));
         assert!(args.from.is_none() && !args.wait);
@@ -954,18 +518,22 @@ mod tests {
             "verify",
             json!({"selector": "app.kubernetes.io/part-of=shop", "namespace": "shop", "since": "30m"}),
         );
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
+        let args = verify_args(&call);
         assert_eq!(
             args.selector.as_deref(),
             Some("app.kubernetes.io/part-of=shop")
         );
         assert!(args.targets.is_empty());
-        // Neither targets nor a selector: the CLI's own refusal, as a tool error.
+        assert!(crate::config::VerifyRequest::parse(args).is_ok());
+        // Neither targets nor a selector: the CLI's own refusal, in clap's words.
         let call = ready("verify", json!({"since": "30m"}));
-        assert!(Cli::try_parse_from(&call.argv).is_err());
+        let refused = crate::config::VerifyRequest::parse(verify_args(&call))
+            .expect_err("refused")
+            .to_string();
+        assert_eq!(
+            refused,
+            "the following required arguments were not provided:\n  <TARGET>..."
+        );
     }
 
     /// A `version_url` outside the operator's allow-list is refused before anything is sent,
@@ -973,32 +541,33 @@ mod tests {
     #[test]
     fn a_version_url_is_refused_unless_allowed() {
         use liveproof_gather::reach::{AllowedUrl, Reach};
+        let allowing = |reach: Reach| AllowList {
+            kubeconfigs: Vec::new(),
+            roots: Vec::new(),
+            reach,
+            logs: false,
+        };
         let call = ready(
             "verify",
             json!({"targets": ["deploy/web"], "since": "1h",
                    "version_url": ["https://ops:s3cret@status.example.com/version?token=s3cret"],
                    "expect_version": ["1.4.0"]}),
         );
-        let why = call
-            .version_url_refusal(&Reach::allow_list(Vec::new()))
-            .expect("refused");
+        let why = call.refusal(&allowing(nowhere())).expect("refused");
         assert!(why.contains("--allow-version-url"), "{why}");
         assert!(!why.contains("s3cret"), "{why}");
-        let allowed =
-            |entry: &str| Reach::allow_list(vec![AllowedUrl::parse(entry).expect("an entry")]);
-        assert_eq!(
-            call.version_url_refusal(&allowed("status.example.com")),
-            None
-        );
+        let allowed = |entry: &str| {
+            allowing(Reach::allow_list(vec![
+                AllowedUrl::parse(entry).expect("an entry")
+            ]))
+        };
+        assert_eq!(call.refusal(&allowed("status.example.com")), None);
         assert!(call
-            .version_url_refusal(&allowed("https://status.example.com/v2"))
+            .refusal(&allowed("https://status.example.com/v2"))
             .is_some());
         // No version_url: nothing to refuse.
         let plain = ready("verify", json!({"targets": ["deploy/web"], "since": "1h"}));
-        assert_eq!(
-            plain.version_url_refusal(&Reach::allow_list(Vec::new())),
-            None
-        );
+        assert_eq!(plain.refusal(&allowing(nowhere())), None);
     }
 
     #[test]
@@ -1007,12 +576,11 @@ mod tests {
             "release_show",
             json!({"name": "inventory", "section": "values"}),
         );
-        assert!(call.argv.iter().all(|a| a != "--show-values"));
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Release(ReleaseCommand::Show(args)) = cli.command else {
+        let Request::ReleaseShow(args) = call.request() else {
             panic!("not release show")
         };
         assert!(args.values && !args.show_values);
+        assert!(!args.manifest && !args.metadata && !args.history);
     }
 
     #[test]
@@ -1021,13 +589,10 @@ mod tests {
             "restart_stale",
             json!({"targets": ["apps/deploy/bot"], "dry_run": true}),
         );
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Stale(args) = cli.command else {
-            panic!("not stale")
-        };
+        let args = stale_args(&call);
         assert!(args.restart && args.dry_run);
         let call = ready("stale", json!({"namespace": "bots"}));
-        assert!(!call.argv.iter().any(|a| a == "--restart"));
+        assert!(!stale_args(&call).restart);
     }
 
     #[test]
@@ -1044,12 +609,37 @@ mod tests {
             "verify",
             json!({"targets": ["deploy/a"], "wait_seconds": 30}),
         );
-        assert!(call.argv.iter().any(|a| a == "--timeout=30s"));
+        let args = verify_args(&call);
+        assert!(args.wait);
+        assert_eq!(args.timeout, "30s");
+    }
+
+    /// The server's log line says the command a call stands for, and never an `expect_env`
+    /// value (a mistake the call is refused for: the value can be the secret itself).
+    #[test]
+    fn the_call_log_shows_the_command_line_without_a_value() {
+        let call = ready(
+            "verify",
+            json!({"targets": ["deploy/a"], "namespace": "apps", "since": "1h",
+                   "expect_env": ["DB_PASSWORD=canary-f00d"], "wait_seconds": 30}),
+        );
+        let shown = call.shown();
+        assert_eq!(
+            shown,
+            "verify --output=json --namespace=apps --timeout=30s --since=1h \
+             --expect-env=DB_PASSWORD=*** --wait -- deploy/a"
+        );
     }
 
     #[tokio::test]
     async fn bad_input_is_a_tool_error_with_the_cli_message() {
-        let result = run(ready("verify", json!({"targets": ["pod/x"]})), true, None).await;
+        let result = run(
+            ready("verify", json!({"targets": ["pod/x"]})),
+            &nowhere(),
+            true,
+            None,
+        )
+        .await;
         assert_eq!(result["isError"], true, "{result}");
         let text = result["content"][0]["text"].as_str().expect("text");
         let expected = liveproof_evidence::hint::Hinted::with_hint(
@@ -1063,6 +653,7 @@ mod tests {
                 "verify",
                 json!({"targets": ["deploy/x"], "since": "yesterday", "from": "/nonexistent"}),
             ),
+            &nowhere(),
             true,
             None,
         )
@@ -1070,12 +661,14 @@ mod tests {
         let text = result["content"][0]["text"].as_str().expect("text");
         assert!(text.starts_with("--since `yesterday`"), "{text}");
 
-        // What clap refuses is its message, without the terminal's help pointer.
+        // What clap refuses on the command line is refused in its words, without the
+        // terminal's help pointer.
         let result = run(
             ready(
                 "verify",
                 json!({"targets": ["deploy/x"], "from": "/tmp", "since": "-5m"}),
             ),
+            &nowhere(),
             true,
             None,
         )
@@ -1083,6 +676,22 @@ mod tests {
         let text = result["content"][0]["text"].as_str().expect("text");
         assert!(text.contains("-5m"), "{text}");
         assert!(!text.contains("For more information"), "{text}");
+        let result = run(
+            ready(
+                "verify",
+                json!({"targets": ["deploy/x"], "from": "/tmp", "since": "1h", "wait_seconds": 5}),
+            ),
+            &nowhere(),
+            true,
+            None,
+        )
+        .await;
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert!(
+            text.starts_with("the argument '--wait' cannot be used with '--from <PATH>'")
+                || text.starts_with("the argument '--from <PATH>' cannot be used with '--wait'"),
+            "{text}"
+        );
     }
 
     #[tokio::test]
@@ -1095,6 +704,7 @@ mod tests {
                 "verify",
                 json!({"targets": ["apps/deploy/inventory"], "from": dump, "since": "2026-07-12T10:00:00Z"}),
             ),
+            &nowhere(),
             true,
             None,
         )
@@ -1111,6 +721,7 @@ mod tests {
                 "verify",
                 json!({"targets": ["apps/deploy/inventory"], "from": dump}),
             ),
+            &nowhere(),
             false,
             None,
         )
@@ -1122,7 +733,8 @@ mod tests {
 #[cfg(test)]
 mod schema_tests {
     use super::*;
-    use tests::ready;
+    use crate::cli::ChangeArgs;
+    use tests::{ready, verify_args};
 
     /// The input schemas are derived from the typed inputs: every field described, unknown
     /// fields refused, the bounds the inputs enforce stated.
@@ -1150,7 +762,11 @@ mod schema_tests {
         assert!(verify["properties"].get("selector").is_some());
         assert_eq!(
             verify["properties"]["wait_seconds"]["maximum"],
-            MAX_WAIT_SECONDS
+            super::verify::MAX_WAIT_SECONDS
+        );
+        assert_eq!(
+            verify["properties"]["logs"]["maximum"],
+            super::verify::MAX_LOG_LINES
         );
         let release = input_schema::<ReleaseInput>();
         assert!(release["properties"].get("show_values").is_none());
@@ -1165,10 +781,13 @@ mod schema_tests {
     /// Every argument `liveproof verify` takes is a field of the verify tool, or is named in
     /// [`VERIFY_NOT_OVER_MCP`] with the reason it is not: a statement added to the CLI and
     /// forgotten here fails this test, so an agent can state every change a person can.
+    ///
+    /// [`VERIFY_NOT_OVER_MCP`]: super::verify::VERIFY_NOT_OVER_MCP
     #[test]
     fn the_verify_tool_takes_every_statement_the_cli_takes() {
+        use super::verify::VERIFY_NOT_OVER_MCP;
         use clap::CommandFactory as _;
-        let cli = Cli::command();
+        let cli = crate::cli::Cli::command();
         let verify = cli.find_subcommand("verify").expect("verify");
         let schema = input_schema::<VerifyInput>();
         let properties = schema["properties"].as_object().expect("properties");
@@ -1194,27 +813,26 @@ mod schema_tests {
                 "{name} is excused but the CLI has no such argument"
             );
         }
-        // The new statements reach the CLI as the CLI spells them.
+        // The new statements reach the CLI's arguments as the CLI holds them.
         let call = ready(
             "verify",
             json!({"targets": ["deploy/web"], "manifests": ["k8s/web.yaml"],
                    "version_url": ["https://web.example/version"], "expect_version": ["1.4.0"],
                    "version_json": [".version"], "max_release_size": 1024,
-                   "request_timeout": "5s"}),
+                   "request_timeout": "5s", "logs": 40}),
         );
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
+        let args = verify_args(&call);
         assert_eq!(args.manifests, [std::path::PathBuf::from("k8s/web.yaml")]);
         assert_eq!(args.change.version_url, ["https://web.example/version"]);
         assert_eq!(args.change.expect_version, ["1.4.0"]);
         assert_eq!(args.change.version_json, [".version"]);
         assert_eq!(args.max_release_size, 1024);
+        assert_eq!(args.cluster.request_timeout, "5s");
+        assert_eq!(args.logs, Some(40));
     }
 
     /// The verify tool's change statement is the CLI's own type: what an agent states reaches
-    /// the command line unchanged, every field, and a misspelt field is refused with the
+    /// the CLI's arguments unchanged, every field, and a misspelt field is refused with the
     /// nearest name, never ignored.
     #[test]
     fn the_change_statement_is_the_clis_own_type() {
@@ -1230,22 +848,7 @@ mod schema_tests {
         let mut arguments = statement;
         arguments["targets"] = json!(["release/web"]);
         let call = ready("verify", arguments);
-        let cli = Cli::try_parse_from(&call.argv).expect("parses");
-        let Command::Verify(args) = cli.command else {
-            panic!("not verify")
-        };
-        assert_eq!(args.change, stated);
-        // Printed back as flags and parsed again, the statement is the same.
-        let mut argv = vec![
-            "liveproof".to_string(),
-            "verify".into(),
-            "release/web".into(),
-        ];
-        argv.extend(stated.to_args());
-        let Command::Verify(again) = Cli::try_parse_from(&argv).expect("parses").command else {
-            panic!("not verify")
-        };
-        assert_eq!(again.change, stated);
+        assert_eq!(verify_args(&call).change, stated);
 
         let Prepared::Refused(message) = prepare(
             "verify",
