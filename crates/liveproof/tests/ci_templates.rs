@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use liveproof_e2e::control_plane::repo_root;
-use liveproof_e2e::{ControlPlane, Peers};
+use liveproof_testkit::e2e::control_plane::repo_root;
+use liveproof_testkit::e2e::{ControlPlane, Peers};
 use liveproof_testkit::{Cli, Run, SimCluster};
 use serde_json::Value;
 

@@ -13,9 +13,9 @@ mod world;
 
 use std::time::Duration;
 
-use liveproof_e2e::argocd::{self, ArgoCd};
-use liveproof_e2e::control_plane::raw;
-use liveproof_e2e::controllers::GitServer;
+use liveproof_testkit::e2e::argocd::{self, ArgoCd};
+use liveproof_testkit::e2e::control_plane::raw;
+use liveproof_testkit::e2e::controllers::GitServer;
 use liveproof_evidence::{Check, Status, Verdict};
 use liveproof_testkit::git::{git_at, Repo};
 use serde_json::Value;
@@ -30,7 +30,7 @@ struct ArgoWorld {
     world: World,
     repo: Repo,
     remote: String,
-    client: liveproof_e2e::kube::Client,
+    client: liveproof_testkit::e2e::kube::Client,
 }
 
 impl ArgoWorld {
@@ -734,7 +734,7 @@ spec:
 fn crashing() -> String {
     format!(
         "[{{name: {}, value: \"1\"}}]",
-        liveproof_e2e::kubelet::CRASH_ENV
+        liveproof_testkit::e2e::kubelet::CRASH_ENV
     )
 }
 
@@ -1297,7 +1297,7 @@ fn application_shape(app: &Value) -> Vec<(String, String)> {
 /// the real server and on the simulator alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_7_the_simulators_argo_cd_objects_are_what_the_real_controller_writes() {
-    use liveproof_e2e::control_plane::client_for;
+    use liveproof_testkit::e2e::control_plane::client_for;
     use serde_json::json;
 
     let argo = ArgoWorld::start().await;

@@ -12,8 +12,8 @@ use liveproof_testkit::SimCluster;
 
 use std::time::Duration;
 
-use liveproof_e2e::registry::push_multiarch;
-use liveproof_e2e::ControlPlane;
+use liveproof_testkit::registry::push_multiarch;
+use liveproof_testkit::e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
 use world::{change_time, deployment, evidence, World};
 
@@ -298,7 +298,7 @@ fn helm(world: &World, which: &str, driver: &str, args: &[&str]) -> String {
 }
 
 fn chart() -> String {
-    liveproof_e2e::control_plane::repo_root()
+    liveproof_testkit::e2e::control_plane::repo_root()
         .join("e2e/charts/web")
         .display()
         .to_string()
@@ -926,7 +926,7 @@ async fn story_5_the_read_only_role_is_enough_and_the_restart_role_is_exactly_th
     );
     wait_rolled_out(&world, "apps", "web").await;
     push_multiarch(&pusher, "acme/web", "latest", "build-2").await;
-    let root = liveproof_e2e::control_plane::repo_root();
+    let root = liveproof_testkit::e2e::control_plane::repo_root();
     world.kubectl(&[
         "apply",
         "-f",
@@ -1167,13 +1167,13 @@ async fn story_6_snapshot_apply_verify_rollback() {
 /// One request to the real API server and the same to the simulator: each one's status code
 /// and body (a watch's events, one per item).
 async fn ask_both(
-    real: &liveproof_e2e::kube::Client,
-    simulated: &liveproof_e2e::kube::Client,
+    real: &liveproof_testkit::e2e::kube::Client,
+    simulated: &liveproof_testkit::e2e::kube::Client,
     method: &str,
     path: &str,
     body: Option<(&str, serde_json::Value)>,
 ) -> ((u16, Vec<serde_json::Value>), (u16, Vec<serde_json::Value>)) {
-    use liveproof_e2e::control_plane::raw;
+    use liveproof_testkit::e2e::control_plane::raw;
     let body = body.as_ref().map(|(c, v)| (*c, v));
     let r = raw(real, method, path, body)
         .await
@@ -1234,7 +1234,7 @@ fn names(list: &serde_json::Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_7_waiting_outlives_ended_and_expired_watches() {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use liveproof_e2e::kube::api::{Api, PostParams};
+    use liveproof_testkit::e2e::kube::api::{Api, PostParams};
 
     let world = World::start_with(&["--watch-cache=false", "--etcd-compaction-interval=5s"]).await;
     let (v2, since) = paused_rollout(&world, "").await;
@@ -1299,7 +1299,7 @@ async fn story_7_waiting_outlives_ended_and_expired_watches() {
 /// and an object of each, created in both, reads back the same where liveproof reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_8_the_simulator_serves_the_progressive_delivery_crds_as_the_real_api_server() {
-    use liveproof_e2e::control_plane::client_for;
+    use liveproof_testkit::e2e::control_plane::client_for;
     use serde_json::json;
     let bin = liveproof_testkit::peers::peers_bin().unwrap_or_else(|e| panic!("{e}"));
     let plane = ControlPlane::start()
@@ -1456,7 +1456,7 @@ async fn story_8_the_simulator_serves_the_progressive_delivery_crds_as_the_real_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_8_the_simulator_answers_as_the_real_api_server() {
-    use liveproof_e2e::control_plane::{client_for, raw};
+    use liveproof_testkit::e2e::control_plane::{client_for, raw};
     use serde_json::json;
     let plane = ControlPlane::start()
         .await
@@ -1557,7 +1557,7 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
         "/metadata/remainingItemCount",
     ];
     // Each server's continue token is its own (opaque): walk each server's pages with its own.
-    let pages = |client: liveproof_e2e::kube::Client| async move {
+    let pages = |client: liveproof_testkit::e2e::kube::Client| async move {
         let base = "/api/v1/namespaces/apps/configmaps?labelSelector=app%3Dconf&limit=2";
         let mut path = base.to_string();
         let mut pages = Vec::new();
@@ -1660,7 +1660,7 @@ async fn story_8_the_simulator_answers_as_the_real_api_server() {
 
     // WATCH from a list's resourceVersion: a new object arrives as ADDED, then the server ends
     // the watch at timeoutSeconds.
-    let watch_of = |client: liveproof_e2e::kube::Client| async move {
+    let watch_of = |client: liveproof_testkit::e2e::kube::Client| async move {
         let (_, list) = raw(
             &client,
             "GET",

@@ -13,9 +13,9 @@ mod world;
 
 use std::time::Duration;
 
-use liveproof_e2e::controllers::{self, Controller, Flux, GitServer};
-use liveproof_e2e::registry::push_multiarch;
-use liveproof_e2e::ControlPlane;
+use liveproof_testkit::e2e::controllers::{self, Controller, Flux, GitServer};
+use liveproof_testkit::registry::push_multiarch;
+use liveproof_testkit::e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
 use liveproof_testkit::git::{git_at, Repo};
 use world::{change_time, deployment, evidence, World};

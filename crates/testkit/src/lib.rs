@@ -14,11 +14,15 @@
 //! - [`git`]: real git repositories with fixed identities and dates;
 //! - [`helm`]: a real Helm release in its storage, and the secrets it must never show;
 //! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps;
-//! - [`reads`]: what each check reads, the table the fail-closed tests take inputs away from.
+//! - [`reads`]: what each check reads, the table the fail-closed tests take inputs away from;
+//! - `e2e` (feature `e2e`): the real control plane, its controllers, Argo CD and the kubelet
+//!   stand-in, from the peers `e2e/build-peers.sh` builds.
 //!
 //! A new harness goes here when a second crate's tests need it.
 
 pub mod cli;
+#[cfg(feature = "e2e")]
+pub mod e2e;
 pub mod fleet;
 pub mod flood;
 pub mod git;

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use liveproof_e2e::controllers::Controller;
-use liveproof_e2e::registry::RegistryServer;
-use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::e2e::controllers::Controller;
+use liveproof_testkit::registry::RegistryServer;
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
 use liveproof_evidence::Check;
 
 use crate::common;

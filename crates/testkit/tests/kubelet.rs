@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use liveproof_e2e::kube::api::{Api, DeleteParams, PostParams};
-use liveproof_e2e::registry::{push_multiarch, RegistryServer};
-use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::e2e::kube::api::{Api, DeleteParams, PostParams};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
 use serde_json::{json, Value};
 
 async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {
@@ -68,7 +68,7 @@ async fn the_kubelet_standin_plays_the_nodes() {
 
     // Two Ready, untainted nodes, one per platform.
     let nodes: Api<Node> = Api::all(client.clone());
-    for (name, arch) in liveproof_e2e::kubelet::NODES {
+    for (name, arch) in liveproof_testkit::e2e::kubelet::NODES {
         let node = serde_json::to_value(nodes.get(name).await.expect("node")).expect("JSON");
         assert_eq!(str_at(&node, "/metadata/labels/kubernetes.io~1arch"), arch);
         assert_eq!(str_at(&node, "/status/nodeInfo/architecture"), arch);
@@ -140,7 +140,7 @@ async fn the_kubelet_standin_plays_the_nodes() {
             "crash",
             &image,
             json!({"containers": [{"name": "app", "image": image,
-                "env": [{"name": liveproof_e2e::kubelet::CRASH_ENV, "value": "1"}]}]}),
+                "env": [{"name": liveproof_testkit::e2e::kubelet::CRASH_ENV, "value": "1"}]}]}),
         ),
     )
     .await

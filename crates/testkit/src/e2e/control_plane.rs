@@ -39,14 +39,14 @@ pub struct Peers {
 
 impl Peers {
     pub fn locate() -> anyhow::Result<Peers> {
-        let bin = liveproof_testkit::peers::peers_bin()?;
+        let bin = crate::peers::peers_bin()?;
         let peers = Peers { bin };
         for name in PEERS.into_iter().chain(SCHEMAS) {
             if !peers.path(name).is_file() {
                 bail!(
                     "{} is missing\n{}",
                     peers.path(name).display(),
-                    liveproof_testkit::peers::HINT
+                    crate::peers::HINT
                 );
             }
         }
@@ -92,7 +92,7 @@ fn pem(label: &str, der: &[u8]) -> String {
     pem
 }
 
-pub use liveproof_testkit::peers::repo_root;
+pub use crate::peers::repo_root;
 
 /// Whether a start failed because a component could not bind the port it was given.
 fn lost_a_port(err: &anyhow::Error) -> bool {

@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
-use crate::control_plane::{free_port, ADMIN_TOKEN};
-use crate::controllers::{kubeconfig_arg, Controller};
-use crate::ControlPlane;
+use super::control_plane::{free_port, ADMIN_TOKEN};
+use super::controllers::{kubeconfig_arg, Controller};
+use super::ControlPlane;
 
 /// Where Argo CD runs, and where its Applications live.
 pub const NAMESPACE: &str = "argocd";
@@ -190,7 +190,7 @@ fn argocd(plane: &ControlPlane) -> anyhow::Result<PathBuf> {
         bail!(
             "{} is missing\n{}",
             program.display(),
-            liveproof_testkit::peers::HINT
+            crate::peers::HINT
         );
     }
     Ok(program)
@@ -198,7 +198,7 @@ fn argocd(plane: &ControlPlane) -> anyhow::Result<PathBuf> {
 
 /// The real kubectl against `plane`: what it printed, or an error with its stderr.
 fn kubectl(plane: &ControlPlane, args: &[&str], stdin: Option<&str>) -> anyhow::Result<String> {
-    let program = liveproof_testkit::peers::kubectl()?;
+    let program = crate::peers::kubectl()?;
     let mut child = Command::new(&program)
         .arg(format!("--kubeconfig={}", plane.kubeconfig.display()))
         .args(args)
@@ -345,7 +345,7 @@ fn on_a_free_port<T>(mut start: impl FnMut() -> anyhow::Result<T>) -> anyhow::Re
 /// Redis on a free loopback port, nothing persisted; returns once it answers PING, with its
 /// port.
 fn start_redis(plane: &ControlPlane) -> anyhow::Result<(Controller, u16)> {
-    let program = liveproof_testkit::peers::redis_server()?;
+    let program = crate::peers::redis_server()?;
     let dir = plane.dir.path().join("redis");
     std::fs::create_dir_all(&dir)?;
     let port = free_port()?;

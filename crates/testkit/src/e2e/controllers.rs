@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
-use crate::control_plane::free_port;
-use crate::ControlPlane;
+use super::control_plane::free_port;
+use super::ControlPlane;
 
 /// What `e2e/build-peers.sh` builds for these: the binaries, and the CRDs beside them.
 pub const PEERS: [&str; 10] = [
@@ -59,7 +59,7 @@ impl Controller {
             bail!(
                 "{} is missing\n{}",
                 program.display(),
-                liveproof_testkit::peers::HINT
+                crate::peers::HINT
             );
         }
         Controller::spawn_as(plane, name, &program, args, env)
