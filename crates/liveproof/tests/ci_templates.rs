@@ -18,7 +18,7 @@
 //! - The published names: every image is `ghcr.io/liveproof/liveproof:<workspace version>`,
 //!   and the Dockerfile builds it the way `ci/build-static.sh` does.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! is 30s, so a run bounded well under that shows `--request-timeout` and `--timeout` are
 //! honoured); nothing else here measures time.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

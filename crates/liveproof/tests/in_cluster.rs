@@ -4,13 +4,13 @@
 //! with a real token of the ServiceAccount `deploy/rbac-readonly.yaml` makes; the mount
 //! directory is the only thing a test changes (`LIVEPROOF_TEST_SERVICEACCOUNT_DIR`).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::{Path, PathBuf};
 
-use liveproof_testkit::registry::{push_multiarch, RegistryServer};
-use liveproof_testkit::e2e::{ControlPlane, Kubelet};
 use liveproof_evidence::Verdict;
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
 
 /// The files the kubelet mounts for a pod's ServiceAccount, in `dir`.
 fn mount(dir: &Path, token: &str, ca: &Path, namespace: &str) -> PathBuf {

@@ -1,20 +1,20 @@
 //! The stories on the real control plane: etcd, kube-apiserver and kube-controller-manager
 //! built from their pinned Go modules (`e2e/build-peers.sh`), the real registry, the real
-//! kubectl and Helm, and the kubelet stand-in (crates/e2e/src/kubelet.rs) where no machine
-//! here can run containers. Each test starts its own control plane.
+//! kubectl and Helm, and the kubelet stand-in (crates/testkit/src/e2e/kubelet.rs) where no
+//! machine here can run containers. Each test starts its own control plane.
 //!
 //! A missing peer fails these tests with the command that builds it; they never skip.
 
-mod common;
-mod world;
+use liveproof_testkit::binary as common;
+use liveproof_testkit::e2e::world;
 
 use liveproof_testkit::SimCluster;
 
 use std::time::Duration;
 
-use liveproof_testkit::registry::push_multiarch;
-use liveproof_testkit::e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_testkit::e2e::ControlPlane;
+use liveproof_testkit::registry::push_multiarch;
 use world::{change_time, deployment, evidence, World};
 
 /// Deployment `web` (3 replicas of acme/web:v1) rolled out, then paused and set to v2: the

@@ -5,7 +5,7 @@
 //! for one that prints a document to read (`skill`, `release show`). A stderr that cannot be
 //! written never turns an answer into a panic.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::process::Stdio;
 use std::time::Duration;

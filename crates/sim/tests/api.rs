@@ -1,6 +1,6 @@
 //! The simulator over plain HTTP: discovery, selectors, paging, writes, watch, faults, RBAC.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! kubectl comes from `LIVEPROOF_KUBECTL`, else from the peers cache `cargo xtask` builds it into
 //! (the pinned k8s.io/kubernetes). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

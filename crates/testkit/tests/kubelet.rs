@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use liveproof_testkit::e2e::kube::api::{Api, DeleteParams, PostParams};
-use liveproof_testkit::registry::{push_multiarch, RegistryServer};
 use liveproof_testkit::e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
 use serde_json::{json, Value};
 
 async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {

@@ -187,11 +187,7 @@ pub fn sync(plane: &ControlPlane, app: &str, commit: &str) -> anyhow::Result<()>
 fn argocd(plane: &ControlPlane) -> anyhow::Result<PathBuf> {
     let program = plane.peers.path("argocd");
     if !program.is_file() {
-        bail!(
-            "{} is missing\n{}",
-            program.display(),
-            crate::peers::HINT
-        );
+        bail!("{} is missing\n{}", program.display(), crate::peers::HINT);
     }
     Ok(program)
 }

@@ -56,11 +56,7 @@ impl Controller {
     ) -> anyhow::Result<Controller> {
         let program = plane.peers.path(name);
         if !program.is_file() {
-            bail!(
-                "{} is missing\n{}",
-                program.display(),
-                crate::peers::HINT
-            );
+            bail!("{} is missing\n{}", program.display(), crate::peers::HINT);
         }
         Controller::spawn_as(plane, name, &program, args, env)
     }
