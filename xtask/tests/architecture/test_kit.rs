@@ -32,7 +32,6 @@ fn waits_use_testkit_wait() {
 }
 
 #[test]
-#[ignore = "turned on by WP3: real_cluster.rs is split into a file per story"]
 fn real_cluster_is_a_file_per_story() {
     let single = super::root().join(REAL_CLUSTER);
     assert!(
