@@ -47,4 +47,4 @@ pub mod wait;
 pub use cli::{kubectl, Cli, Run};
 pub use sim::SimCluster;
 pub use story::Story;
-pub use wait::{wait_for, wait_until, wait_until_async};
+pub use wait::{wait_for, wait_until, wait_until_async, within, within_async};

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use liveproof_testkit::e2e::kube::api::{Api, DeleteParams, PostParams};
 use liveproof_testkit::e2e::{ControlPlane, Kubelet};
 use liveproof_testkit::registry::{push_multiarch, RegistryServer};
+use liveproof_testkit::within_async;
 use serde_json::{json, Value};
 
 async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {
@@ -20,17 +21,20 @@ async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {
 
 /// Polls pod `name` until `done` holds, for up to 60 s.
 async fn until(api: &Api<Pod>, name: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let pod = pod_json(api, name).await.unwrap_or(Value::Null);
-        if done(&pod) {
-            return pod;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "pod {name}: never {what}: {pod:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let read = move || async move { pod_json(api, name).await.unwrap_or(Value::Null) };
+    let done = &done;
+    let found = within_async(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || async move {
+            let pod = read().await;
+            done(&pod).then_some(pod)
+        },
+    )
+    .await;
+    match found {
+        Some(pod) => pod,
+        None => panic!("pod {name}: never {what}: {:#}", read().await),
     }
 }
 

@@ -4,29 +4,13 @@
 
 use xtask::arch::{test_kits, wait_loops, REAL_CLUSTER};
 
-/// Hand-written wait loops in tests at WP0's commit (`cargo xtask arch`, section 1.5: a
-/// deadline or a bounded `for` with a sleep within 15 lines). Lower it when one goes.
-const WAIT_LOOPS: usize = 14;
-
 #[test]
-fn no_new_wait_loop() {
-    let loops = wait_loops(&super::root()).expect("the tests are readable");
-    assert!(
-        loops.len() <= WAIT_LOOPS,
-        "{} hand-written wait loops in tests, more than {WAIT_LOOPS}:\n{}\nwait with \
-         liveproof_testkit::wait (wait_for, wait_until): a condition and a bound",
-        loops.len(),
-        super::listed(&loops)
-    );
-}
-
-#[test]
-#[ignore = "turned on by WP3: tests wait with testkit::wait"]
 fn waits_use_testkit_wait() {
     let loops = wait_loops(&super::root()).expect("the tests are readable");
     assert!(
         loops.is_empty(),
-        "hand-written wait loops in tests:\n{}",
+        "hand-written wait loops in tests:\n{}\nwait with liveproof_testkit::wait (wait_for, \
+         wait_until, within): a condition and a bound",
         super::listed(&loops)
     );
 }

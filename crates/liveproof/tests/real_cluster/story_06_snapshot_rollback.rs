@@ -4,6 +4,7 @@ use liveproof_evidence::Verdict;
 use liveproof_testkit::binary as common;
 use liveproof_testkit::e2e::world::{deployment, World};
 use liveproof_testkit::registry::push_multiarch;
+use liveproof_testkit::within_async;
 
 use crate::pod_uids;
 
@@ -57,11 +58,11 @@ async fn story_6_snapshot_apply_verify_rollback() {
         )
         .await;
     // The old pods end their 2 s grace period (until then they serve, and it is not live).
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while pod_uids(&world, "front").lines().count() != 3 {
-        assert!(std::time::Instant::now() < deadline, "{}", world.state());
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let gone = within_async(Duration::from_secs(30), Duration::from_millis(250), || {
+        std::future::ready((pod_uids(&world, "front").lines().count() == 3).then_some(()))
+    })
+    .await;
+    assert!(gone.is_some(), "{}", world.state());
     let verify = common::liveproof()
         .args(&[
             "verify",

@@ -3,6 +3,7 @@ use std::time::Duration;
 use liveproof_evidence::{Check, Status};
 use liveproof_testkit::binary as common;
 use liveproof_testkit::e2e::world::{change_time, evidence, World};
+use liveproof_testkit::within_async;
 
 /// Story 10: the real endpointslice controller (in kube-controller-manager) writes the slices
 /// `traffic_current` reads. A pod of the build before the Deployment, labelled
@@ -75,16 +76,16 @@ spec:
         names.sort();
         names
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while ready_endpoints().len() < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the endpointslice controller never listed 3 ready endpoints: {:?}\n{}",
-            ready_endpoints(),
-            world.state()
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let listed = within_async(Duration::from_secs(60), Duration::from_millis(250), || {
+        std::future::ready((ready_endpoints().len() >= 3).then_some(()))
+    })
+    .await;
+    assert!(
+        listed.is_some(),
+        "the endpointslice controller never listed 3 ready endpoints: {:?}\n{}",
+        ready_endpoints(),
+        world.state()
+    );
     assert!(
         ready_endpoints().contains(&"web-legacy".to_string()),
         "{:?}",

@@ -4,6 +4,7 @@ use liveproof_evidence::Verdict;
 use liveproof_testkit::binary as common;
 use liveproof_testkit::e2e::world::{change_time, deployment, World};
 use liveproof_testkit::registry::push_multiarch;
+use liveproof_testkit::within_async;
 
 /// Waits until Deployment apps/`name` runs `image` alone: every replica updated and Ready, and
 /// no pod of another template left (Terminating ones included).
@@ -16,19 +17,19 @@ async fn wait_runs_only(world: &World, name: &str, image: &str) {
             Duration::from_secs(90),
         )
         .await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let only = within_async(Duration::from_secs(30), Duration::from_millis(250), || {
         let images = world.pod_images(name);
-        if images.lines().count() == 3 && images.lines().all(|i| i == image) {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{images}\n{}",
-            world.state()
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        std::future::ready(
+            (images.lines().count() == 3 && images.lines().all(|i| i == image)).then_some(()),
+        )
+    })
+    .await;
+    assert!(
+        only.is_some(),
+        "{}\n{}",
+        world.pod_images(name),
+        world.state()
+    );
 }
 
 /// Issue 33 on the real control plane, no GitOps: `kubectl set image` to 1.1, rolled out,

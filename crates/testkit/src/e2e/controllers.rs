@@ -10,7 +10,7 @@
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
@@ -213,22 +213,23 @@ impl GitServer {
             // The git binary it runs for pushes and fetches must not read the user's config.
             &[("GIT_CONFIG_GLOBAL", "/dev/null")],
         )?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        // Some(Some(URL)) once it printed its address, Some(None) once it exited.
+        let printed = crate::within(Duration::from_secs(30), Duration::from_millis(100), || {
             let first = std::fs::File::open(&process.log)
                 .ok()
                 .and_then(|f| std::io::BufReader::new(f).lines().next())
                 .and_then(Result::ok);
-            if let Some(url) = first.filter(|l| l.starts_with("http://")) {
-                return Ok(GitServer { process, url });
+            match first.filter(|l| l.starts_with("http://")) {
+                Some(url) => Some(Some(url)),
+                None => matches!(process.child.try_wait(), Ok(Some(_))).then_some(None),
             }
-            if Instant::now() > deadline || matches!(process.child.try_wait(), Ok(Some(_))) {
-                bail!(
-                    "the git server did not print its address within 30 s:\n{}",
-                    process.log_tail()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        });
+        match printed.flatten() {
+            Some(url) => Ok(GitServer { process, url }),
+            None => bail!(
+                "the git server did not print its address within 30 s:\n{}",
+                process.log_tail()
+            ),
         }
     }
 }

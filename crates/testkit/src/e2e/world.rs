@@ -202,19 +202,16 @@ impl World {
 
     /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
     pub async fn wait_for(&self, args: &[&str], want: &str, within: Duration) {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            let got = self.kubectl(args);
-            if got.trim() == want {
-                return;
-            }
-            if std::time::Instant::now() >= deadline {
-                panic!(
-                    "kubectl {args:?} printed {got:?}, not {want:?}, within {within:?}\n{}",
-                    self.state()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+        let printed = crate::within_async(within, Duration::from_millis(250), || {
+            std::future::ready((self.kubectl(args).trim() == want).then_some(()))
+        })
+        .await;
+        if printed.is_none() {
+            panic!(
+                "kubectl {args:?} printed {:?}, not {want:?}, within {within:?}\n{}",
+                self.kubectl(args),
+                self.state()
+            );
         }
     }
 }
