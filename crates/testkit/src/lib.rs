@@ -21,9 +21,10 @@
 //! - [`sim_http`]: the simulator serving a fixture, and a raw HTTP client for it;
 //! - [`lint_repo`]: seed 002's repository, as the lint crate's tests change it;
 //! - `e2e` (feature `e2e`): the real control plane, its controllers, Argo CD and the kubelet
-//!   stand-in, from the peers `e2e/build-peers.sh` builds.
+//!   stand-in, from the peers `e2e/build-peers.sh` builds, and the `World` a story runs in.
 //!
-//! A new harness goes here when a second crate's tests need it.
+//! The one test kit: what a crate's tests share goes here (a module, which those tests may name
+//! `common`: `use liveproof_testkit::binary as common;`), never in a `tests/common` of their own.
 
 pub mod binary;
 pub mod cli;
