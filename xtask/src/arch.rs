@@ -903,7 +903,7 @@ pub fn list_flatteners(root: &Path) -> Result<Vec<Site>, Unreadable> {
 }
 
 /// The crates whose code is test harness, not shipped: a git of their own there is a test's.
-pub const TEST_CRATES: [&str; 2] = ["testkit", "e2e"];
+pub const TEST_CRATES: [&str; 1] = ["testkit"];
 
 /// `Command::new("git")` in the non-test code of `crates/*/src`, outside `crates/process` (the
 /// one git runner: `LC_ALL=C`, `LANGUAGE=C`, no prompt, bounded) and the test crates.

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use liveproof_testkit::wait_until;
 
 fn xtask() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
@@ -196,11 +198,9 @@ fn a_second_run_waits_for_the_first_build_and_reuses_it() {
     };
     let first = run();
     // The first holds the lock once its build has started.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !cache.path().join("builds").exists() {
-        assert!(Instant::now() < deadline, "the first build never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until("the first build to start", Duration::from_secs(60), || {
+        cache.path().join("builds").exists()
+    });
     let second = run();
     let first = first.wait_with_output().expect("first ends");
     let second = second.wait_with_output().expect("second ends");

@@ -5,7 +5,7 @@
 //! GitOps controller or a pipeline" where the kind knows. A workload reached through a target
 //! names that target's actor, which writes its template.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::digest::DigestPolicy;
 use liveproof_evidence::{

@@ -5,7 +5,7 @@
 //! The rule holds when the change time is the commit's own; a `--since` later than the commit
 //! is ordered by the clock alone.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::{Change, Check, Containment, Evidence, Status, Target, TargetKind};
 use serde_json::json;

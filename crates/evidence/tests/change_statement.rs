@@ -2,7 +2,7 @@
 //! something states what changed in it — a flag, `-f` manifests, a snapshot, or the Helm/GitOps
 //! evidence of the object that deployed it.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::digest::{Platform, ResolvedTag};
 use liveproof_evidence::{

@@ -1,7 +1,7 @@
 //! Diagnostics read from fixture objects: the reasons new pods give, Warning events folded and
 //! capped, and what controllers and Helm recorded.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::diagnose::{self, Logs, EVENT_CAP};
 use liveproof_evidence::{Target, TargetKind};

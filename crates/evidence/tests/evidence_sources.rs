@@ -1,6 +1,6 @@
 //! Where each piece of evidence says it was read: a person follows `source` to check it.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::{judge, Change, Check, Observed, Status, Target, TargetKind};
 

@@ -1,7 +1,7 @@
 //! Missing evidence is `unknown`, never a pass: every check accounts for every serving pod and
 //! every container it declares, not only for the statuses that happen to be present.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::digest::DigestPolicy;
 use liveproof_evidence::{

@@ -1,7 +1,7 @@
 //! What the corpus's verdict sets cannot show about the Helm and GitOps stories: which object an
 //! unknown names, where the follow-through looked, and what the seed-002 diagnosis says.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::{
     Change, Check, ManifestExpectation, Report, Status, Target, TargetReport, Verdict,

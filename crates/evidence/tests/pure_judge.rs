@@ -2,7 +2,7 @@
 //! judged twice, a second apart, gives the same report byte for byte; Helm storage the
 //! gatherer did not decode is unreadable, never skipped.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::{
     judge, Change, Check, ManifestExpectation, Observed, Status, Target, TargetKind,

@@ -3,7 +3,7 @@
 //! change and that started in the change's own second counts as after it. A tie nothing
 //! orders is unknown — never fail (exit 1 rolls a healthy deploy back), never pass.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::snapshot::template_hash;
 use liveproof_evidence::{

@@ -5,7 +5,7 @@
 //! no later event can decide (a same-second tie the template cannot order) ends it
 //! `unproven`; a condition the controller will rewrite does not.
 
-mod common;
+use liveproof_testkit::judge as common;
 
 use liveproof_evidence::{
     final_failure, final_unknown, settled, Change, Containment, Observed, Settled, Target,

@@ -1,6 +1,6 @@
 //! The rules against real git repositories (seed 002's chart, seed 001's `:latest`).
 
-mod common;
+use liveproof_testkit::lint_repo as common;
 
 use common::{seed_002, Repo, TEMPLATE_NEW};
 use liveproof_lint::{gather, lint, Changed, Hazard, Level, LintError, Linted, Options};

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use liveproof_e2e::registry::{push_multiarch, RegistryServer};
-use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
 
 fn option(args: &[String], name: &str, default: usize) -> usize {
     args.windows(2)

@@ -2,7 +2,7 @@
 //! the evidence itself is missing), a message on stderr that names the file, object or flag at
 //! fault, never a panic, and never a `live` verdict on stdout.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::{Path, PathBuf};
 

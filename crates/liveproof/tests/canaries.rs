@@ -8,7 +8,7 @@
 //! (mode 0600) holds pod templates whole, so a value written literally in a template's env —
 //! config, by the template's own choice — is in it, as rollback needs it.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::git::git;
 

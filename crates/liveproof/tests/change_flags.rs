@@ -3,7 +3,7 @@
 //! workload is held to its pod template; `-f` states the change by the manifests (as of
 //! `--commit` in a real git repository when given).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 // Commits at the change time the tests state (`SINCE`, testkit::git::DATE).
 use liveproof_testkit::git::git;

@@ -18,15 +18,15 @@
 //! - The published names: every image is `ghcr.io/liveproof/liveproof:<workspace version>`,
 //!   and the Dockerfile builds it the way `ci/build-static.sh` does.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use liveproof_e2e::control_plane::repo_root;
-use liveproof_e2e::{ControlPlane, Peers};
+use liveproof_testkit::e2e::control_plane::repo_root;
+use liveproof_testkit::e2e::{ControlPlane, Peers};
 use liveproof_testkit::{Cli, Run, SimCluster};
 use serde_json::Value;
 

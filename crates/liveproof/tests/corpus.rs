@@ -5,7 +5,7 @@
 //! Every evidence item of either report says where it was read twice, in prose (`source`) and
 //! as data (`source_ref`), and the two must agree.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::RunExt;
 

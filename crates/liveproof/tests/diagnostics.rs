@@ -1,7 +1,7 @@
 //! When it is not live, say why — on the same evidence path: the new pods' reasons, Warning
 //! events since the change, opt-in logs; and a live target costs no extra request.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

@@ -4,7 +4,7 @@
 //! folded count the story records. Diagnostics never change a verdict, and never print a value
 //! of a Secret the cluster holds. A live target gathers no diagnostics: no extra request.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

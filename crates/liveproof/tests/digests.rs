@@ -3,7 +3,7 @@
 //! old digest are stale, per node platform; `--restart` patches only those, and nothing at all
 //! when nothing is stale.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::time::Duration;
 

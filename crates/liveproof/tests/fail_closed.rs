@@ -4,7 +4,7 @@
 //!
 //! No timing asserts: the harness's own bound on each run is what proves there is no hang.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::Path;
 

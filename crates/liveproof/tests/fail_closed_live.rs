@@ -5,7 +5,7 @@
 //! `fail`) there, or the command stops with exit 2 naming the refusal. The pure half, with
 //! dumps and full listings as well, is the evidence crate's `fail_closed`.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::collections::BTreeMap;
 

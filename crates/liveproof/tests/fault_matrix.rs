@@ -7,7 +7,7 @@
 //! The last line printed is the summary the closing note quotes:
 //! `fault matrix: N runs, 0 false live, 0 hangs`.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

@@ -1,7 +1,7 @@
 //! API faults never lie: a 404 that names no object is not "does not exist" unless discovery
 //! says the resource is not served (a missing CRD).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::RunExt;
 

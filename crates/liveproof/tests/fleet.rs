@@ -3,7 +3,7 @@
 //! verdict; a cluster that cannot be reached is an error for that cluster — never a pass,
 //! never a hang — and the fleet is then at best unproven.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::Verdict;

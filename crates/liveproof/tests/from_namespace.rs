@@ -3,7 +3,7 @@
 //! target (and the report says so); never silently `default` when the dump holds the target
 //! elsewhere.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! another branch) fails; history that cannot tell is unknown with the fetch to run. `--commit`
 //! takes refs (`HEAD`, a branch, `main~1`) and resolves them in `--repo`.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::Path;
 

@@ -4,9 +4,9 @@
 //! is 30s, so a run bounded well under that shows `--request-timeout` and `--timeout` are
 //! honoured); nothing else here measures time.
 
-mod common;
+use liveproof_testkit::binary as common;
 
-use liveproof_testkit::SimCluster;
+use liveproof_testkit::{within_async, SimCluster};
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -722,13 +722,11 @@ async fn a_setsid_grandchild_of_a_hung_exec_plugin_does_not_outlive_the_run() {
         })
     };
     // SIGKILL is delivered before liveproof exits, but the kernel may take a moment to end it.
-    for _ in 0..100 {
-        if !running() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let alive = running();
+    let alive = within_async(Duration::from_secs(2), Duration::from_millis(20), || {
+        std::future::ready((!running()).then_some(()))
+    })
+    .await
+    .is_none();
     if alive {
         let _ = std::process::Command::new("kill")
             .args(["-9", grandchild])

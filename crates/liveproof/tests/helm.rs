@@ -2,7 +2,7 @@
 //! an unreadable release is an error when it is all that was asked about, the ChartVersion
 //! diagnosis confirmed from a real git repository, and `--wait` on a HelmRelease.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_until_async;
 

@@ -4,13 +4,13 @@
 //! with a real token of the ServiceAccount `deploy/rbac-readonly.yaml` makes; the mount
 //! directory is the only thing a test changes (`LIVEPROOF_TEST_SERVICEACCOUNT_DIR`).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::{Path, PathBuf};
 
-use liveproof_e2e::registry::{push_multiarch, RegistryServer};
-use liveproof_e2e::{ControlPlane, Kubelet};
 use liveproof_evidence::Verdict;
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
 
 /// The files the kubelet mounts for a pod's ServiceAccount, in `dir`.
 fn mount(dir: &Path, token: &str, ca: &Path, namespace: &str) -> PathBuf {
@@ -51,7 +51,7 @@ async fn in_a_pod_the_mounted_service_account_is_used_as_kubectl_uses_it() {
     let kubectl = |args: &[&str], stdin: Option<&str>| {
         liveproof_testkit::kubectl::run(&plane.kubeconfig, args, stdin)
     };
-    let root = liveproof_e2e::control_plane::repo_root();
+    let root = liveproof_testkit::e2e::control_plane::repo_root();
     kubectl(
         &[
             "apply",

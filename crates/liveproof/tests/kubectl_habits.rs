@@ -3,7 +3,7 @@
 //! durations as kubectl reads them, completion, man pages, the version, kubectl's plugin
 //! completion, and a help that fits a screen. Each runs the real binary.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::{Path, PathBuf};
 

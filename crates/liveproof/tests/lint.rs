@@ -2,7 +2,7 @@
 //! without a version bump fails (exit 1), the bump passes (exit 0), SARIF is SARIF, and a bad
 //! revision is a usage error naming it (exit 2).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::git::git;
 
@@ -199,7 +199,8 @@ fn seed_002_as_rendered() {
 /// The official SARIF 2.1.0 schema (OASIS, errata 01), as `e2e/build-peers.sh` copies it out
 /// of its pinned Go module; draft 04, as the schema declares.
 fn sarif_validator() -> jsonschema::Validator {
-    let peers = liveproof_e2e::control_plane::Peers::locate().expect("the peers and schemas");
+    let peers =
+        liveproof_testkit::e2e::control_plane::Peers::locate().expect("the peers and schemas");
     let path = peers.path("sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(&path).expect("the SARIF schema");
     let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");

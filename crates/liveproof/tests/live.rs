@@ -1,7 +1,7 @@
 //! The CLI against the simulator as a cluster: the demo, `--wait`, the request budget, and
 //! the side-by-side with the real kubectl that shows why liveproof exists.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_until_async;
 

@@ -2,7 +2,7 @@
 //! in e2e/peers/python/requirements.txt, installed into a venv by `cargo xtask`) runs tests/mcp_client.py, which starts the binary over stdio,
 //! initializes, lists the tools and calls them against the in-process simulator.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

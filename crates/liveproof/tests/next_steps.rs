@@ -2,7 +2,7 @@
 //! takes, carries the flags the user gave, names the plugin when run as the plugin, and after
 //! a wait that ran out suggests a longer one rather than the same.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use clap::Parser;
 use liveproof::cli::Cli;

@@ -2,7 +2,7 @@
 //! printed on, JSON says when, by which version and from which cluster it was made, every
 //! `-o json` is one JSON document, and `--report` never guesses a format.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::{liveproof, RunExt};
 use liveproof_testkit::story::scenarios_dir;

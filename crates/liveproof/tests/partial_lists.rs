@@ -4,7 +4,7 @@
 //! while an old pod served. A list is complete only when its last response carries no continue
 //! token; one that cannot be completed (a repeated token, pages without end) is an error.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

@@ -3,7 +3,7 @@
 //! process → rollback → verify again. Every exit status is asserted, and exactly which objects
 //! the simulator saw written — so an inverted success test can never come back unnoticed.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_until_async;
 

@@ -2,7 +2,7 @@
 //! `HTTPS_PROXY`/`HTTP_PROXY` from the environment (a CI runner's) never reach a loopback
 //! server — the demo and a local simulator work whatever proxy the environment names.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

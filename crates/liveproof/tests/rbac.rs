@@ -9,7 +9,7 @@
 //! `liveproof.dev/used-by` annotation (a JSON map `"VERB RESOURCE[.GROUP]"` → the commands that
 //! need it) — so the role can neither lack a permission nor keep one nobody uses.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //!
 //! `LIVEPROOF_BLESS=1 cargo test -p liveproof --test readme` rewrites the block from a fresh run.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::PathBuf;
 

@@ -1,22 +1,22 @@
 //! The stories on Argo CD's real controllers: the application-controller and the repo-server
 //! built from the pinned module (`e2e/build-peers.sh`), a real Redis, and the project's git
-//! server, run as processes beside the real control plane (crates/e2e/src/argocd.rs), which is
-//! registered with Argo CD as a destination cluster by its URL. Argo CD moves the objects; the
-//! tests only do what a person or a pipeline does (push a commit, let the push webhook ask for
-//! a hard refresh) and verify. Every wait is bounded; a failed story shows the Application,
-//! the cluster's state and every component's log.
+//! server, run as processes beside the real control plane (crates/testkit/src/e2e/argocd.rs),
+//! which is registered with Argo CD as a destination cluster by its URL. Argo CD moves the
+//! objects; the tests only do what a person or a pipeline does (push a commit, let the push
+//! webhook ask for a hard refresh) and verify. Every wait is bounded; a failed story shows the
+//! Application, the cluster's state and every component's log.
 //!
 //! A missing peer fails these tests with the command that builds it; they never skip.
 
-mod common;
-mod world;
+use liveproof_testkit::binary as common;
+use liveproof_testkit::e2e::world;
 
 use std::time::Duration;
 
-use liveproof_e2e::argocd::{self, ArgoCd};
-use liveproof_e2e::control_plane::raw;
-use liveproof_e2e::controllers::GitServer;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_testkit::e2e::argocd::{self, ArgoCd};
+use liveproof_testkit::e2e::control_plane::raw;
+use liveproof_testkit::e2e::controllers::GitServer;
 use liveproof_testkit::git::{git_at, Repo};
 use serde_json::Value;
 use world::{deployment, evidence, World};
@@ -30,7 +30,7 @@ struct ArgoWorld {
     world: World,
     repo: Repo,
     remote: String,
-    client: liveproof_e2e::kube::Client,
+    client: liveproof_testkit::e2e::kube::Client,
 }
 
 impl ArgoWorld {
@@ -734,7 +734,7 @@ spec:
 fn crashing() -> String {
     format!(
         "[{{name: {}, value: \"1\"}}]",
-        liveproof_e2e::kubelet::CRASH_ENV
+        liveproof_testkit::e2e::kubelet::CRASH_ENV
     )
 }
 
@@ -1297,7 +1297,7 @@ fn application_shape(app: &Value) -> Vec<(String, String)> {
 /// the real server and on the simulator alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn story_7_the_simulators_argo_cd_objects_are_what_the_real_controller_writes() {
-    use liveproof_e2e::control_plane::client_for;
+    use liveproof_testkit::e2e::control_plane::client_for;
     use serde_json::json;
 
     let argo = ArgoWorld::start().await;

@@ -1,23 +1,24 @@
 //! The stories on the real progressive-delivery and GitOps controllers: Argo Rollouts, Flagger
 //! (the `kubernetes` provider) and Flux's source- and kustomize-controller, each built from its
 //! pinned Go module (`e2e/build-peers.sh`) and run as a process against the real control plane
-//! (crates/e2e/src/controllers.rs), with its CRDs from the same module. The controllers move
-//! the objects; the tests only do what a person or a pipeline does (set an image, promote,
+//! (crates/testkit/src/e2e/controllers.rs), with its CRDs from the same module. The controllers
+//! move the objects; the tests only do what a person or a pipeline does (set an image, promote,
 //! push a commit) and verify. Every wait is bounded; a failed story shows the cluster's state
 //! and each controller's log.
 //!
 //! A missing peer fails these tests with the command that builds it; they never skip.
 
-mod common;
-mod world;
+use liveproof_testkit::binary as common;
+use liveproof_testkit::e2e::world;
 
 use std::time::Duration;
 
-use liveproof_e2e::controllers::{self, Controller, Flux, GitServer};
-use liveproof_e2e::registry::push_multiarch;
-use liveproof_e2e::ControlPlane;
 use liveproof_evidence::{Check, Status, Verdict};
+use liveproof_testkit::e2e::controllers::{self, Controller, Flux, GitServer};
+use liveproof_testkit::e2e::ControlPlane;
 use liveproof_testkit::git::{git_at, Repo};
+use liveproof_testkit::registry::push_multiarch;
+use liveproof_testkit::within_async;
 use world::{change_time, deployment, evidence, World};
 
 /// Installs the CRDs in `file` (from the peers' bin) and waits until they are served.
@@ -100,15 +101,11 @@ fn ready_hashes(world: &World, app: &str) -> Vec<String> {
 
 /// Polls `holds` until it is true, for up to 60 s; fails the test with the cluster's state.
 async fn eventually(world: &World, what: &str, holds: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !holds() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not within 60 s: {what}\n{}",
-            world.state()
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let held = within_async(Duration::from_secs(60), Duration::from_millis(250), || {
+        std::future::ready(holds().then_some(()))
+    })
+    .await;
+    assert!(held.is_some(), "not within 60 s: {what}\n{}", world.state());
 }
 
 /// `kubectl argo rollouts promote NAME`, as the plugin does it: the pause conditions cleared

@@ -1,8 +1,6 @@
 //! `verify --record FILE`: exactly one JSON line per run that reached a verdict, none on exit 2,
 //! whole lines when runs append at once; and docs/metrics.md's DevLake example does what it says.
 
-mod common;
-
 use std::path::Path;
 
 use liveproof_evidence::record::DeploymentRecord;

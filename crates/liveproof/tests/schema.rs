@@ -3,7 +3,7 @@
 //! validate against it, and a document that breaks the contract does not. So do the error
 //! documents `-o json` prints on exit 2.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! No secret leaves: values planted where a secret can live never reach stdout, stderr or a
 //! written report, in any format, unless the user asked for exactly that (`--logs`).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::liveproof;
 use liveproof_testkit::story::scenarios_dir;

@@ -2,7 +2,7 @@
 //! live (the simulator) and offline (`--from`) alike; a selector that matches nothing or that
 //! kubectl would refuse is an error (exit 2) saying so.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::SimCluster;
 

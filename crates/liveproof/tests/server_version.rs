@@ -1,7 +1,7 @@
 //! Seed 000: an upgrade is done only when the server itself reports the new version. A small
 //! real HTTP server started by the test plays the service.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_until_async;
 

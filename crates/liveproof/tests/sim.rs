@@ -2,7 +2,7 @@
 //! the printed commands work as printed, a rollout made with the real kubectl moves on its own
 //! until `verify --wait` says live, and Ctrl-C stops it.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_for;
 

@@ -1,7 +1,7 @@
 //! `liveproof sim`'s fault injection, through the real binary: each flag does what `--help`
 //! says, bad values are refused naming the flag, and `-vv` logs every request served.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use liveproof_testkit::wait_until_async;
 

@@ -1,7 +1,7 @@
 //! What a person reads: the text report for a few stories, snapshotted so a change to the
 //! wording or layout is a reviewed change. Times are the fixtures' own, so nothing to filter.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 async fn text_of(story: &str, extra: &[&str]) -> String {
     let run = common::liveproof()

@@ -12,7 +12,7 @@
 //!   and a path kustomize transforms (unproven: whether C replaced B cannot be told from the
 //!   files, and that is never a rollback).
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::liveproof;
 use liveproof_evidence::{Report, SupersededBy, Verdict};

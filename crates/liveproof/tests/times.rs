@@ -2,7 +2,7 @@
 //! kubectl writes durations), never a time without an offset or in the future, printed to the
 //! second; and `--wait` refused up front when nothing could ever become live without one.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use common::{liveproof, RunExt};
 use jiff::{SignedDuration, Timestamp};

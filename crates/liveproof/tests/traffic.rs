@@ -4,7 +4,7 @@
 //! that still selects a pod outside the workload by a leftover label is not live, though every
 //! pod the Deployment selects is current.
 
-mod common;
+use liveproof_testkit::binary as common;
 
 use std::path::Path;
 use std::time::Duration;

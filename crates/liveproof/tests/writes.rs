@@ -5,7 +5,8 @@
 //! for one that prints a document to read (`skill`, `release show`). A stderr that cannot be
 //! written never turns an answer into a panic.
 
-mod common;
+use liveproof_testkit::binary as common;
+use liveproof_testkit::wait_until_async;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -400,12 +401,12 @@ async fn a_fifo_nobody_reads_and_a_lock_nobody_releases_end_with_exit_2() {
         .spawn()
         .expect("flock runs");
     // flock(1) creates the file, then holds its lock.
-    for _ in 0..100 {
-        if locked.exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until_async(
+        "flock(1) to create the file",
+        Duration::from_secs(5),
+        || locked.exists(),
+    )
+    .await;
     let locked_path = locked.to_str().expect("utf-8");
     let run = ends(&[&verify_args(&dump)[..], &["--record", locked_path]].concat()).await;
     let _ = holder.kill();

@@ -1,11 +1,12 @@
 //! The simulator over plain HTTP: discovery, selectors, paging, writes, watch, faults, RBAC.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use std::time::{Duration, Instant};
 
 use common::{names, next_event, start, start_with, Http};
 use liveproof_sim::Simulator;
+use liveproof_testkit::wait_for;
 use serde_json::json;
 
 const PODS: &str = "/api/v1/namespaces/apps/pods";
@@ -884,15 +885,13 @@ async fn services_get_slices_as_the_endpointslice_controller_writes_them() {
     .await;
     let h = Http::new(&sim);
     let path = "/apis/discovery.k8s.io/v1/namespaces/apps/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb";
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let slice = loop {
-        let list = h.get(path).await.body;
-        if let Some(slice) = list["items"].get(0) {
-            break slice.clone();
-        }
-        assert!(Instant::now() < deadline, "no slice for Service web");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let h = &h;
+    let slice = wait_for(
+        "a slice for Service web",
+        Duration::from_secs(10),
+        move || async move { h.get(path).await.body["items"].get(0).cloned() },
+    )
+    .await;
     assert_eq!(
         slice["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"],
         "endpointslice-controller.k8s.io"

@@ -2,7 +2,7 @@
 //! modules pinned in `e2e/peers/crds/go.mod` carry (`e2e/build-peers.sh` copies those into the
 //! peers' bin directory), and it serves them as an API server does, GET and LIST.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use common::{start_with, Http};
 use liveproof_sim::{crds, Simulator};

@@ -1,6 +1,6 @@
 //! The `kube` crate, configured from the simulator's kubeconfig, cannot tell it from a real server.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use std::time::Duration;
 

@@ -3,16 +3,17 @@
 //! kubectl comes from `LIVEPROOF_KUBECTL`, else from the peers cache `cargo xtask` builds it into
 //! (the pinned k8s.io/kubernetes). `/usr/bin/kubectl` may be a gcloud dispatcher, so PATH is not used.
 
-mod common;
+use liveproof_testkit::sim_http as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use liveproof_sim::SimHandle;
 use serde_json::{json, Value};
 
 use liveproof_testkit::kubectl::kubectl_path;
+use liveproof_testkit::within_async;
 
 struct Kubectl {
     bin: PathBuf,
@@ -98,29 +99,25 @@ fn read(p: &Path) -> String {
 
 /// The exit code, or None (and the process killed) after `timeout`.
 async fn wait(mut child: Child, timeout: Duration) -> Option<i32> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let status = within_async(timeout, Duration::from_millis(50), || {
+        std::future::ready(child.try_wait().expect("try_wait"))
+    })
+    .await;
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
     }
+    status.and_then(|status| status.code())
 }
 
+/// What `path` holds once `pred` holds of it, or at `timeout`.
 async fn poll_until(path: &Path, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
+    within_async(timeout, Duration::from_millis(100), || {
         let s = read(path);
-        if pred(&s) || Instant::now() > deadline {
-            return s;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        std::future::ready(pred(&s).then_some(s))
+    })
+    .await
+    .unwrap_or_else(|| read(path))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -765,20 +762,21 @@ async fn controller_rolls_out_set_image_restart_undo_and_scale() {
     let old = rs_at_revision(&sim, "2");
     assert_eq!(old["spec"]["replicas"], 0);
     let old_name = old["metadata"]["name"].as_str().expect("name").to_owned();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let gone = within_async(Duration::from_secs(10), Duration::from_millis(100), || {
         let left = pods_of(&sim, &old_name);
         assert!(
             left.iter()
                 .all(|p| p["metadata"]["deletionTimestamp"].is_string()),
             "old pods left serving: {left:#?}"
         );
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "old pods never went: {left:#?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        std::future::ready(left.is_empty().then_some(()))
+    })
+    .await;
+    assert!(
+        gone.is_some(),
+        "old pods never went: {:#?}",
+        pods_of(&sim, &old_name)
+    );
 
     let out = k.ok(&["rollout", "restart", "deployment/inventory"]).await;
     assert_eq!(out.trim(), "deployment.apps/inventory restarted");
@@ -883,11 +881,14 @@ async fn controller_pause_resume_and_cascading_delete() {
 
     let out = k.ok(&["delete", "deployment", "web", "--wait=false"]).await;
     assert!(out.starts_with("deployment.apps \"web\" deleted"), "{out}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !(web_objects(&sim, "ReplicaSet").is_empty() && web_objects(&sim, "Pod").is_empty()) {
-        assert!(Instant::now() < deadline, "{:#?}", sim.objects());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let deleted = within_async(Duration::from_secs(10), Duration::from_millis(100), || {
+        std::future::ready(
+            (web_objects(&sim, "ReplicaSet").is_empty() && web_objects(&sim, "Pod").is_empty())
+                .then_some(()),
+        )
+    })
+    .await;
+    assert!(deleted.is_some(), "{:#?}", sim.objects());
     sim.shutdown().await;
 }
 

@@ -14,24 +14,38 @@
 //! - [`git`]: real git repositories with fixed identities and dates;
 //! - [`helm`]: a real Helm release in its storage, and the secrets it must never show;
 //! - [`wait`]: waits on a condition, with a bound, instead of fixed sleeps;
-//! - [`reads`]: what each check reads, the table the fail-closed tests take inputs away from.
+//! - [`reads`]: what each check reads, the table the fail-closed tests take inputs away from;
+//! - [`binary`]: the liveproof binary as the CLI crate's tests drive it (`liveproof()`, its
+//!   MCP server, `liveproof sim`) and read its output back (`RunExt`), and stand-in servers;
+//! - [`judge`]: a story's cluster judged as the evidence crate's tests judge it;
+//! - [`sim_http`]: the simulator serving a fixture, and a raw HTTP client for it;
+//! - [`lint_repo`]: seed 002's repository, as the lint crate's tests change it;
+//! - `e2e` (feature `e2e`): the real control plane, its controllers, Argo CD and the kubelet
+//!   stand-in, from the peers `e2e/build-peers.sh` builds, and the `World` a story runs in.
 //!
-//! A new harness goes here when a second crate's tests need it.
+//! The one test kit: what a crate's tests share goes here (a module, which those tests may name
+//! `common`: `use liveproof_testkit::binary as common;`), never in a `tests/common` of their own.
 
+pub mod binary;
 pub mod cli;
+#[cfg(feature = "e2e")]
+pub mod e2e;
 pub mod fleet;
 pub mod flood;
 pub mod git;
 pub mod helm;
+pub mod judge;
 pub mod kubectl;
+pub mod lint_repo;
 pub mod peers;
 pub mod reads;
 pub mod registry;
 pub mod sim;
+pub mod sim_http;
 pub mod story;
 pub mod wait;
 
 pub use cli::{kubectl, Cli, Run};
 pub use sim::SimCluster;
 pub use story::Story;
-pub use wait::{wait_for, wait_until, wait_until_async};
+pub use wait::{wait_for, wait_until, wait_until_async, within, within_async};

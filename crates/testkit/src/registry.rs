@@ -12,7 +12,7 @@ use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use liveproof_registry::{Client, ClientOptions, Digest, DockerConfig, Reference};
@@ -85,20 +85,19 @@ impl RegistryServer {
 
     /// Polls `GET /v2/` until the registry answers (200, or 401 behind auth).
     fn wait_ready(&mut self, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        while Instant::now() < deadline {
+        // Some(true) once it answers, Some(false) once it exited.
+        let answered = crate::within(within, Duration::from_millis(50), || {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
+                return Some(false);
             }
-            if let Some(status) = http_status(&self.host, "/v2/") {
-                if status == 200 || status == 401 {
-                    return true;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            http_status(&self.host, "/v2/")
+                .filter(|status| *status == 200 || *status == 401)
+                .map(|_| true)
+        });
+        if answered.is_none() {
+            let _ = self.child.kill();
         }
-        let _ = self.child.kill();
-        false
+        answered == Some(true)
     }
 
     /// `127.0.0.1:PORT/<repository>:<tag>`.

@@ -1,18 +1,16 @@
-//! The world the stories on the real control plane run in (tests/real_cluster.rs,
-//! tests/real_controllers.rs): the control plane, the real registry, the kubelet stand-in and
-//! any controllers a story starts, with kubectl against it and bounded waits that show the
-//! cluster's state and every component's log when they run out.
-
-#![allow(dead_code, reason = "each story file uses its own part of the world")]
+//! The world the stories on the real control plane run in (`crates/liveproof/tests/real_*`):
+//! the control plane, the real registry, the kubelet stand-in and any controllers a story
+//! starts, with kubectl against it and bounded waits that show the cluster's state and every
+//! component's log when they run out.
 
 use std::time::Duration;
 
-use liveproof_e2e::controllers::Controller;
-use liveproof_e2e::registry::RegistryServer;
-use liveproof_e2e::{ControlPlane, Kubelet};
 use liveproof_evidence::Check;
 
-use crate::common;
+use super::controllers::Controller;
+use super::{ControlPlane, Kubelet};
+use crate::registry::RegistryServer;
+use crate::Run;
 
 /// A control plane, a registry and the kubelet stand-in resolving images in it.
 pub struct World {
@@ -72,7 +70,7 @@ impl World {
     /// image reference.
     pub async fn build(&self, repo: &str, tag: &str, build: &str) -> String {
         let pusher = self.registry.pusher();
-        liveproof_testkit::registry::push_multiarch(&pusher, repo, tag, build).await;
+        crate::registry::push_multiarch(&pusher, repo, tag, build).await;
         format!("{}/{repo}:{tag}", self.registry.host)
     }
 
@@ -86,7 +84,7 @@ impl World {
     }
 
     pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
-        liveproof_testkit::kubectl::run(&self.plane.kubeconfig, args, stdin)
+        crate::kubectl::run(&self.plane.kubeconfig, args, stdin)
     }
 
     pub fn apply(&self, yaml: &str) {
@@ -94,7 +92,7 @@ impl World {
     }
 
     /// Fails the test unless `run` exited `code`, showing its output and the cluster's state.
-    pub fn expect_exit(&self, run: &common::Run, code: i32) {
+    pub fn expect_exit(&self, run: &Run, code: i32) {
         assert_eq!(
             run.code,
             code,
@@ -204,24 +202,21 @@ impl World {
 
     /// Polls `what` (a jsonpath of `kubectl get`) until it prints `want`, for up to `within`.
     pub async fn wait_for(&self, args: &[&str], want: &str, within: Duration) {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            let got = self.kubectl(args);
-            if got.trim() == want {
-                return;
-            }
-            if std::time::Instant::now() >= deadline {
-                panic!(
-                    "kubectl {args:?} printed {got:?}, not {want:?}, within {within:?}\n{}",
-                    self.state()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+        let printed = crate::within_async(within, Duration::from_millis(250), || {
+            std::future::ready((self.kubectl(args).trim() == want).then_some(()))
+        })
+        .await;
+        if printed.is_none() {
+            panic!(
+                "kubectl {args:?} printed {:?}, not {want:?}, within {within:?}\n{}",
+                self.kubectl(args),
+                self.state()
+            );
         }
     }
 }
 
-impl liveproof_testkit::cli::Kubeconfig for World {
+impl crate::cli::Kubeconfig for World {
     fn kubeconfig_path(&self) -> &std::path::Path {
         &self.plane.kubeconfig
     }
@@ -263,7 +258,7 @@ spec:
     )
 }
 
-pub fn evidence(run: &common::Run, check: Check) -> liveproof_evidence::Evidence {
+pub fn evidence(run: &Run, check: Check) -> liveproof_evidence::Evidence {
     let report = run.report();
     report
         .targets

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
@@ -39,14 +39,14 @@ pub struct Peers {
 
 impl Peers {
     pub fn locate() -> anyhow::Result<Peers> {
-        let bin = liveproof_testkit::peers::peers_bin()?;
+        let bin = crate::peers::peers_bin()?;
         let peers = Peers { bin };
         for name in PEERS.into_iter().chain(SCHEMAS) {
             if !peers.path(name).is_file() {
                 bail!(
                     "{} is missing\n{}",
                     peers.path(name).display(),
-                    liveproof_testkit::peers::HINT
+                    crate::peers::HINT
                 );
             }
         }
@@ -92,7 +92,7 @@ fn pem(label: &str, der: &[u8]) -> String {
     pem
 }
 
-pub use liveproof_testkit::peers::repo_root;
+pub use crate::peers::repo_root;
 
 /// Whether a start failed because a component could not bind the port it was given.
 fn lost_a_port(err: &anyhow::Error) -> bool {
@@ -325,31 +325,37 @@ current-context: e2e
     }
 
     async fn wait_ready(&mut self, component: &str) -> anyhow::Result<()> {
-        let deadline = Instant::now() + READY_WITHIN;
         let client = self.client().await?;
-        loop {
-            for (name, child) in &mut self.children {
-                if let Ok(Some(status)) = child.try_wait() {
-                    let name = name.clone();
-                    bail!(
-                        "{name} exited ({status}); its log:\n{}",
-                        self.log_tail(&name)
-                    );
+        let children = &mut self.children;
+        let client = &client;
+        // Some(Ok) once ready, Some(Err(NAME, STATUS)) once a component exited.
+        let ready = crate::within_async(READY_WITHIN, Duration::from_millis(250), || {
+            let exited = children
+                .iter_mut()
+                .find_map(|(name, child)| match child.try_wait() {
+                    Ok(Some(status)) => Some((name.clone(), status)),
+                    _ => None,
+                });
+            async move {
+                if let Some(exited) = exited {
+                    return Some(Err(exited));
                 }
+                let request = http::Request::get("/readyz").body(Vec::new()).ok()?;
+                let text = client.request_text(request).await.ok()?;
+                (text.trim() == "ok").then_some(Ok(()))
             }
-            let request = http::Request::get("/readyz").body(Vec::new())?;
-            if let Ok(text) = client.request_text(request).await {
-                if text.trim() == "ok" {
-                    return Ok(());
-                }
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{component} was not ready within {READY_WITHIN:?}; its log:\n{}",
-                    self.log_tail(component)
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+        })
+        .await;
+        match ready {
+            Some(Ok(())) => Ok(()),
+            Some(Err((name, status))) => bail!(
+                "{name} exited ({status}); its log:\n{}",
+                self.log_tail(&name)
+            ),
+            None => bail!(
+                "{component} was not ready within {READY_WITHIN:?}; its log:\n{}",
+                self.log_tail(component)
+            ),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The objects of one scenario story (`test-data/scenarios/<story>/cluster.yaml`), taken into
-//! an `Observed` as `--from` would: multi-document YAML, empty documents skipped.
+//! an `Observed` as `--from` would (multi-document YAML, empty documents skipped), and judged:
+//! what the evidence crate's tests judge. Those tests name this module `common`
+//! (`use liveproof_testkit::judge as common;`).
 
 use liveproof_evidence::Observed;
 
@@ -21,7 +23,6 @@ pub fn story(story: &str) -> Observed {
 
 /// `observed` with its Helm release storage decoded as the gatherer decodes it (here without
 /// a deadline): the judge reads releases only from there.
-#[allow(dead_code)] // each test binary uses what it needs
 pub fn decoded(mut observed: Observed) -> Observed {
     observed.decode_releases_with(|obj| {
         liveproof_evidence::releases::decoded(liveproof_helm::read_release(
@@ -34,7 +35,6 @@ pub fn decoded(mut observed: Observed) -> Observed {
 
 /// [`liveproof_evidence::judge`] of `observed` after its release storage is decoded again (a
 /// test may have edited it after loading).
-#[allow(dead_code)]
 pub fn judge(
     observed: &Observed,
     change: &liveproof_evidence::Change,

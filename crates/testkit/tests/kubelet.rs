@@ -6,9 +6,10 @@
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use liveproof_e2e::kube::api::{Api, DeleteParams, PostParams};
-use liveproof_e2e::registry::{push_multiarch, RegistryServer};
-use liveproof_e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::e2e::kube::api::{Api, DeleteParams, PostParams};
+use liveproof_testkit::e2e::{ControlPlane, Kubelet};
+use liveproof_testkit::registry::{push_multiarch, RegistryServer};
+use liveproof_testkit::within_async;
 use serde_json::{json, Value};
 
 async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {
@@ -20,17 +21,20 @@ async fn pod_json(api: &Api<Pod>, name: &str) -> Option<Value> {
 
 /// Polls pod `name` until `done` holds, for up to 60 s.
 async fn until(api: &Api<Pod>, name: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let pod = pod_json(api, name).await.unwrap_or(Value::Null);
-        if done(&pod) {
-            return pod;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "pod {name}: never {what}: {pod:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let read = move || async move { pod_json(api, name).await.unwrap_or(Value::Null) };
+    let done = &done;
+    let found = within_async(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || async move {
+            let pod = read().await;
+            done(&pod).then_some(pod)
+        },
+    )
+    .await;
+    match found {
+        Some(pod) => pod,
+        None => panic!("pod {name}: never {what}: {:#}", read().await),
     }
 }
 
@@ -68,7 +72,7 @@ async fn the_kubelet_standin_plays_the_nodes() {
 
     // Two Ready, untainted nodes, one per platform.
     let nodes: Api<Node> = Api::all(client.clone());
-    for (name, arch) in liveproof_e2e::kubelet::NODES {
+    for (name, arch) in liveproof_testkit::e2e::kubelet::NODES {
         let node = serde_json::to_value(nodes.get(name).await.expect("node")).expect("JSON");
         assert_eq!(str_at(&node, "/metadata/labels/kubernetes.io~1arch"), arch);
         assert_eq!(str_at(&node, "/status/nodeInfo/architecture"), arch);
@@ -140,7 +144,7 @@ async fn the_kubelet_standin_plays_the_nodes() {
             "crash",
             &image,
             json!({"containers": [{"name": "app", "image": image,
-                "env": [{"name": liveproof_e2e::kubelet::CRASH_ENV, "value": "1"}]}]}),
+                "env": [{"name": liveproof_testkit::e2e::kubelet::CRASH_ENV, "value": "1"}]}]}),
         ),
     )
     .await

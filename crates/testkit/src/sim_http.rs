@@ -1,5 +1,6 @@
-//! Shared test helpers: the fixture story and a raw HTTP client (hyper) for the simulator.
-#![allow(dead_code, reason = "each test binary uses a different subset")]
+//! The simulator as its own tests speak to it: the fixture story served, and a raw HTTP
+//! client (hyper) for it. Those tests name this module `common`
+//! (`use liveproof_testkit::sim_http as common;`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,9 +12,10 @@ use liveproof_sim::{SimHandle, Simulator};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-/// The `inventory` Deployment in `apps` after a completed rollout, with its ReplicaSet and Pods.
+/// The `inventory` Deployment in `apps` after a completed rollout, with its ReplicaSet and Pods
+/// (in the simulator crate's test fixtures).
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inventory-rollout-complete")
+    crate::story::repo_root().join("crates/sim/tests/fixtures/inventory-rollout-complete")
 }
 
 pub async fn start_with(sim: Simulator) -> SimHandle {

@@ -1,14 +1,38 @@
-//! What only this crate's tests need on top of the testkit: its binary (cargo tells only this
-//! crate where it is), the oracles of its own output (error documents, `source_ref`s, `stale`
-//! rows), its MCP server driven over stdio, and servers that are not an API server.
+//! The liveproof binary as the CLI crate's tests drive it and read it back: the binary itself
+//! ([`liveproof`]), the oracles of its own output (error documents, `source_ref`s, `stale`
+//! rows), its MCP server driven over stdio, `liveproof sim` in a process of its own, and
+//! servers that are not an API server. Those tests name this module `common`
+//! (`use liveproof_testkit::binary as common;`).
 
-#![allow(dead_code, reason = "each test file uses its own part of the harness")]
-
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-pub use liveproof_testkit::{Cli, Run};
+pub use crate::{Cli, Run};
+
+/// The liveproof binary of the CLI crate's tests. Cargo builds a package's binaries before
+/// its integration tests and tells them where: `CARGO_BIN_EXE_liveproof`, set when the test is
+/// built (`env!`, which only the CLI crate's own code can read) and, by recent cargos, when it
+/// runs. Without it (an older cargo, a test binary run by hand) the binary is where cargo puts
+/// it, above the directory of the test's own executable (`target/debug/deps/TEST` →
+/// `target/debug/liveproof`).
+pub fn liveproof_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("CARGO_BIN_EXE_liveproof") {
+        return PathBuf::from(bin);
+    }
+    let test = std::env::current_exe().expect("the test's own executable");
+    let bin = test
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join(format!("liveproof{}", std::env::consts::EXE_SUFFIX)))
+        .unwrap_or_else(|| panic!("no target directory above {}", test.display()));
+    assert!(
+        bin.is_file(),
+        "no liveproof binary at {} (run the tests with `cargo test -p liveproof`, which builds it)",
+        bin.display()
+    );
+    bin
+}
 
 /// `text` as a literal insta filter pattern (a path, say).
 pub fn literal_pattern(text: &str) -> String {
@@ -170,9 +194,10 @@ pub fn stale_row(json: &str, workload: &str) -> liveproof_evidence::DigestRow {
         .unwrap_or_else(|| panic!("no row for {workload}: {json}"))
 }
 
-/// This crate's binary, as a test tells it: `liveproof().story(..).on(&cluster).json().run()`.
+/// The liveproof binary ([`liveproof_bin`]), as a test tells it:
+/// `liveproof().story(..).on(&cluster).json().run()`.
 pub fn liveproof() -> Cli {
-    Cli::liveproof(env!("CARGO_BIN_EXE_liveproof"))
+    Cli::liveproof(liveproof_bin())
 }
 
 /// An HTTP response as bytes: `status` (`500 Internal Server Error`), extra header lines, and
@@ -254,7 +279,6 @@ pub async fn mcp(
 
 /// [`mcp`], keeping stdin open until every call is answered (as an interactive client does):
 /// what the server sends while a call runs (progress notifications) reaches the client.
-#[allow(dead_code)] // not every test binary holds a session open
 pub async fn mcp_held(
     server_args: &[&str],
     calls: &[serde_json::Value],
@@ -268,7 +292,7 @@ async fn mcp_session(
     hold_input: bool,
 ) -> (Run, Vec<serde_json::Value>) {
     use tokio::io::AsyncWriteExt as _;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+    let mut child = tokio::process::Command::new(liveproof_bin())
         .arg("mcp")
         .args(server_args)
         .env_remove("KUBECONFIG")
@@ -375,7 +399,7 @@ pub fn tool_text(result: &serde_json::Value) -> &str {
 /// `liveproof sim ARGS --kubeconfig-out KUBECONFIG` in a process of its own (killed when the
 /// handle drops), returned once the kubeconfig it writes is whole.
 pub async fn sim_process(args: &[&str], kubeconfig: &Path) -> tokio::process::Child {
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+    let child = tokio::process::Command::new(liveproof_bin())
         .arg("sim")
         .args(args)
         .arg("--kubeconfig-out")
@@ -384,7 +408,7 @@ pub async fn sim_process(args: &[&str], kubeconfig: &Path) -> tokio::process::Ch
         .kill_on_drop(true)
         .spawn()
         .expect("liveproof sim starts");
-    liveproof_testkit::wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
+    crate::wait_until_async("the kubeconfig written", Duration::from_secs(30), || {
         std::fs::read_to_string(kubeconfig)
             .unwrap_or_default()
             .contains("current-context")

@@ -22,13 +22,13 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
-use crate::control_plane::{free_port, ADMIN_TOKEN};
-use crate::controllers::{kubeconfig_arg, Controller};
-use crate::ControlPlane;
+use super::control_plane::{free_port, ADMIN_TOKEN};
+use super::controllers::{kubeconfig_arg, Controller};
+use super::ControlPlane;
 
 /// Where Argo CD runs, and where its Applications live.
 pub const NAMESPACE: &str = "argocd";
@@ -187,18 +187,14 @@ pub fn sync(plane: &ControlPlane, app: &str, commit: &str) -> anyhow::Result<()>
 fn argocd(plane: &ControlPlane) -> anyhow::Result<PathBuf> {
     let program = plane.peers.path("argocd");
     if !program.is_file() {
-        bail!(
-            "{} is missing\n{}",
-            program.display(),
-            liveproof_testkit::peers::HINT
-        );
+        bail!("{} is missing\n{}", program.display(), crate::peers::HINT);
     }
     Ok(program)
 }
 
 /// The real kubectl against `plane`: what it printed, or an error with its stderr.
 fn kubectl(plane: &ControlPlane, args: &[&str], stdin: Option<&str>) -> anyhow::Result<String> {
-    let program = liveproof_testkit::peers::kubectl()?;
+    let program = crate::peers::kubectl()?;
     let mut child = Command::new(&program)
         .arg(format!("--kubeconfig={}", plane.kubeconfig.display()))
         .args(args)
@@ -230,7 +226,6 @@ fn install(plane: &ControlPlane) -> anyhow::Result<()> {
     kubectl(plane, &["apply", "--server-side", "-f", crds], None)?;
     // Polled, not `kubectl wait` (nor a jsonpath filter): both fail on a CRD whose status has
     // no conditions yet, as a CRD just created has.
-    let deadline = Instant::now() + READY_WITHIN;
     let established = |crd: &str| -> anyhow::Result<bool> {
         let json: serde_json::Value =
             serde_json::from_str(&kubectl(plane, &["get", "crd", crd, "-o", "json"], None)?)?;
@@ -242,11 +237,19 @@ fn install(plane: &ControlPlane) -> anyhow::Result<()> {
             .any(|c| c["type"] == "Established" && c["status"] == "True"))
     };
     for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
-        while !established(crd)? {
-            if Instant::now() > deadline {
-                bail!("the CRD {crd} was not established within {READY_WITHIN:?}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        // Some(Ok) once established, Some(Err) when kubectl failed.
+        let read = crate::within(
+            READY_WITHIN,
+            Duration::from_millis(100),
+            || match established(crd) {
+                Ok(false) => None,
+                Ok(true) => Some(Ok(())),
+                Err(e) => Some(Err(e)),
+            },
+        );
+        match read {
+            Some(read) => read?,
+            None => bail!("the CRD {crd} was not established within {READY_WITHIN:?}"),
         }
     }
     // The cluster config: the admin's token; the API server's certificate is self-signed.
@@ -345,7 +348,7 @@ fn on_a_free_port<T>(mut start: impl FnMut() -> anyhow::Result<T>) -> anyhow::Re
 /// Redis on a free loopback port, nothing persisted; returns once it answers PING, with its
 /// port.
 fn start_redis(plane: &ControlPlane) -> anyhow::Result<(Controller, u16)> {
-    let program = liveproof_testkit::peers::redis_server()?;
+    let program = crate::peers::redis_server()?;
     let dir = plane.dir.path().join("redis");
     std::fs::create_dir_all(&dir)?;
     let port = free_port()?;
@@ -367,20 +370,22 @@ fn start_redis(plane: &ControlPlane) -> anyhow::Result<(Controller, u16)> {
         ],
         &[],
     )?;
-    let deadline = Instant::now() + READY_WITHIN;
-    loop {
+    // Some(true) once it answers, Some(false) once it exited.
+    let answered = crate::within(READY_WITHIN, Duration::from_millis(100), || {
         if ping(port).is_ok() {
-            return Ok((redis, port));
+            Some(true)
+        } else {
+            redis.exited().then_some(false)
         }
-        if Instant::now() > deadline || redis.exited() {
-            bail!(
-                "Redis ({}) did not answer on port {port} within {READY_WITHIN:?}:\n{}",
-                program.display(),
-                redis.log_tail()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    });
+    if answered != Some(true) {
+        bail!(
+            "Redis ({}) did not answer on port {port} within {READY_WITHIN:?}:\n{}",
+            program.display(),
+            redis.log_tail()
+        );
     }
+    Ok((redis, port))
 }
 
 /// `PING` → `+PONG` on `127.0.0.1:PORT`.
@@ -428,19 +433,21 @@ fn start_repo_server(plane: &ControlPlane, redis: &str) -> anyhow::Result<(Contr
             ("GIT_CONFIG_NOSYSTEM", "1"),
         ],
     )?;
-    let deadline = Instant::now() + READY_WITHIN;
-    loop {
+    // Some(true) once it listens, Some(false) once it exited.
+    let listening = crate::within(READY_WITHIN, Duration::from_millis(100), || {
         if server.log().contains("argocd-repo-server is listening on")
             && TcpStream::connect(("127.0.0.1", port)).is_ok()
         {
-            return Ok((server, port));
+            Some(true)
+        } else {
+            server.exited().then_some(false)
         }
-        if Instant::now() > deadline || server.exited() {
-            bail!(
-                "the repo-server did not listen on port {port} within {READY_WITHIN:?}:\n{}",
-                server.log_tail()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    });
+    if listening != Some(true) {
+        bail!(
+            "the repo-server did not listen on port {port} within {READY_WITHIN:?}:\n{}",
+            server.log_tail()
+        );
     }
+    Ok((server, port))
 }

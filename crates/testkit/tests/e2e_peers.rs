@@ -1,7 +1,7 @@
 //! A missing peer fails the real-cluster tests with a message saying how to provision it (never
 //! a skip).
 
-use liveproof_e2e::control_plane::{repo_root, Peers, PEERS, SCHEMAS};
+use liveproof_testkit::e2e::control_plane::{repo_root, Peers, PEERS, SCHEMAS};
 
 #[test]
 fn missing_peers_fail_saying_how_to_build_them() {
@@ -19,7 +19,7 @@ fn missing_peers_fail_saying_how_to_build_them() {
     for peer in PEERS
         .into_iter()
         .chain(SCHEMAS)
-        .chain(liveproof_e2e::controllers::PEERS)
+        .chain(liveproof_testkit::e2e::controllers::PEERS)
     {
         assert!(
             stderr.contains(&format!("/bin/{peer} (")),

@@ -1,7 +1,8 @@
 //! Seed 002 as lint's tests tell it: the HelmRelease, its chart and the template change, in a
-//! real repository (the testkit's [`Repo`]).
+//! real repository (the testkit's [`Repo`]). Those tests name this module `common`
+//! (`use liveproof_testkit::lint_repo as common;`).
 
-pub use liveproof_testkit::git::Repo;
+pub use crate::git::Repo;
 
 /// Seed 002's HelmRelease: a chart from the repository, ChartVersion strategy.
 pub fn helmrelease(strategy: Option<&str>) -> String {

@@ -10,12 +10,12 @@
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
-use crate::control_plane::free_port;
-use crate::ControlPlane;
+use super::control_plane::free_port;
+use super::ControlPlane;
 
 /// What `e2e/build-peers.sh` builds for these: the binaries, and the CRDs beside them.
 pub const PEERS: [&str; 10] = [
@@ -56,11 +56,7 @@ impl Controller {
     ) -> anyhow::Result<Controller> {
         let program = plane.peers.path(name);
         if !program.is_file() {
-            bail!(
-                "{} is missing\n{}",
-                program.display(),
-                liveproof_testkit::peers::HINT
-            );
+            bail!("{} is missing\n{}", program.display(), crate::peers::HINT);
         }
         Controller::spawn_as(plane, name, &program, args, env)
     }
@@ -217,22 +213,23 @@ impl GitServer {
             // The git binary it runs for pushes and fetches must not read the user's config.
             &[("GIT_CONFIG_GLOBAL", "/dev/null")],
         )?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        // Some(Some(URL)) once it printed its address, Some(None) once it exited.
+        let printed = crate::within(Duration::from_secs(30), Duration::from_millis(100), || {
             let first = std::fs::File::open(&process.log)
                 .ok()
                 .and_then(|f| std::io::BufReader::new(f).lines().next())
                 .and_then(Result::ok);
-            if let Some(url) = first.filter(|l| l.starts_with("http://")) {
-                return Ok(GitServer { process, url });
+            match first.filter(|l| l.starts_with("http://")) {
+                Some(url) => Some(Some(url)),
+                None => matches!(process.child.try_wait(), Ok(Some(_))).then_some(None),
             }
-            if Instant::now() > deadline || matches!(process.child.try_wait(), Ok(Some(_))) {
-                bail!(
-                    "the git server did not print its address within 30 s:\n{}",
-                    process.log_tail()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        });
+        match printed.flatten() {
+            Some(url) => Ok(GitServer { process, url }),
+            None => bail!(
+                "the git server did not print its address within 30 s:\n{}",
+                process.log_tail()
+            ),
         }
     }
 }
