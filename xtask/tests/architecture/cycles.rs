@@ -9,9 +9,7 @@ use xtask::arch::{module_pairs, Counting, ModulePair};
 /// broken since (WP4: helm's `payload <-> storage`, sim's `openapi <-> server`; WP5: liveproof's
 /// `snapshot <-> verifier`). A pair may
 /// leave this list (remove it in the same commit); none may join it.
-const PAIRS_DIRECT: &[&str] = &[
-    "gather: live::kinds <-> live::objects",
-];
+const PAIRS_DIRECT: &[&str] = &["gather: live::kinds <-> live::objects"];
 
 /// The pairs at WP0's commit, following crate-root re-exports too (`cargo xtask arch`, the
 /// section after 1.1), less those broken since.
