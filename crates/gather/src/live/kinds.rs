@@ -35,7 +35,7 @@ pub(crate) use liveproof_evidence::Rollout;
 use liveproof_evidence::{Observed, ResourceKind};
 use serde::de::DeserializeOwned;
 
-use super::objects::Meta;
+use super::meta::Meta;
 
 /// The table: calls `$callback! { { $args } typed: [..] raw: [..] apart: [..] }`.
 macro_rules! with_kind_table {
@@ -167,7 +167,7 @@ macro_rules! kinds_from_table {
                 match self {
                     $(AnyObject::$ty(o) => $ty::held_mut(observed).push(o),)*
                     AnyObject::Raw(kind, o) => {
-                        observed.others.push(super::objects::raw_value(kind, *o))
+                        observed.others.push(super::meta::raw_value(kind, *o))
                     }
                 }
             }

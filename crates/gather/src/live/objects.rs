@@ -3,71 +3,12 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::api::{ApiResource, DynamicObject, TypeMeta};
-use liveproof_evidence::pod::PodMeta;
-use liveproof_evidence::{selector, Observed, ResourceKind, TargetKind};
+use kube::api::{ApiResource, DynamicObject};
+use liveproof_evidence::{Observed, ResourceKind, TargetKind};
 use serde_json::Value;
 
 pub(crate) use super::kinds::{AnyObject, InTable, Kind, RAW_KINDS};
-
-/// An object's metadata as the gather reads it: an `ObjectMeta`, or a pod's lean one
-/// ([`PodMeta`]: what the checks read of a pod, and no more).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Meta<'a> {
-    Object(&'a ObjectMeta),
-    Pod(&'a PodMeta),
-}
-
-impl<'a> Meta<'a> {
-    pub(crate) fn name(self) -> Option<&'a str> {
-        match self {
-            Meta::Object(m) => m.name.as_deref(),
-            Meta::Pod(m) => m.name.as_deref(),
-        }
-    }
-
-    pub(crate) fn namespace(self) -> Option<&'a str> {
-        match self {
-            Meta::Object(m) => m.namespace.as_deref(),
-            Meta::Pod(m) => m.namespace.as_deref(),
-        }
-    }
-
-    pub(crate) fn uid(self) -> Option<&'a str> {
-        match self {
-            Meta::Object(m) => m.uid.as_deref(),
-            Meta::Pod(m) => m.uid.as_deref(),
-        }
-    }
-
-    pub(crate) fn resource_version(self) -> Option<&'a str> {
-        match self {
-            Meta::Object(m) => m.resource_version.as_deref(),
-            Meta::Pod(m) => m.resource_version.as_deref(),
-        }
-    }
-
-    /// Whether `selector` selects it, by its labels.
-    pub(crate) fn selected_by(self, selector: &LabelSelector) -> bool {
-        match self {
-            Meta::Object(m) => selector::matches(selector, m.labels.as_ref()),
-            Meta::Pod(m) => selector::matches(selector, m.labels.as_ref()),
-        }
-    }
-
-    /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.
-    fn identity(self) -> String {
-        match self.uid() {
-            Some(uid) if !uid.is_empty() => uid.to_string(),
-            _ => format!(
-                "{}/{}",
-                self.namespace().unwrap_or("default"),
-                self.name().unwrap_or_default()
-            ),
-        }
-    }
-}
+pub(crate) use super::meta::{raw_value, Meta};
 
 impl AnyObject {
     pub(crate) fn namespace(&self) -> &str {
@@ -120,19 +61,6 @@ pub(crate) fn api_resource(kind: ResourceKind) -> ApiResource {
         kind: kind.kind_name().to_string(),
         plural: kind.plural().to_string(),
     }
-}
-
-/// A raw object as JSON, with `apiVersion` and `kind` filled in (a LIST of a built-in kind
-/// omits them on its items, and `Observed::others_of` matches on them).
-pub(crate) fn raw_value(kind: ResourceKind, mut object: DynamicObject) -> Value {
-    if object.types.as_ref().is_none_or(|t| t.kind.is_empty()) {
-        object.types = Some(TypeMeta {
-            api_version: kind.api_version().to_string(),
-            kind: kind.kind_name().to_string(),
-        });
-    }
-    // A DynamicObject is a JSON map; it always serializes.
-    serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
 /// The [`AnyObject::Raw`] for a raw JSON object of a kind we read.
