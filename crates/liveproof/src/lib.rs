@@ -5,7 +5,6 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
-mod dump_namespace;
 mod duration;
 mod fleet;
 mod lint;

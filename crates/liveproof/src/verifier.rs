@@ -8,6 +8,7 @@ use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{judge, settled, Observed, Report, Settled, Target, TargetKind, Verdict};
+use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::complete::{Completion, DecodeOutOfTime, Incomplete, Wait};
 use liveproof_gather::registry::RegistryFacts;
 use liveproof_gather::Cluster;
@@ -15,7 +16,6 @@ use std::borrow::Cow;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
-use crate::dump_namespace::DumpNamespace;
 use crate::progress::Progress;
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
@@ -34,7 +34,13 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     match &config.source {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load_off_runtime(path).await?;
-            let namespace = DumpNamespace::choose(config, &observed);
+            let namespace = DumpNamespace::choose(
+                config.namespace.as_deref(),
+                config.namespace_origin.as_deref(),
+                config.all_namespaces,
+                &config.targets,
+                &observed,
+            );
             namespace.log();
             let default_ns = namespace.namespace();
             let selected = config.selector.as_ref().map(|(text, selector)| {
