@@ -431,7 +431,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<output::RecordUnwritable>(cause))
         .or_else(|| typed::<release::ReleaseError>(cause))
         .or_else(|| typed::<snapshot::SnapshotError>(cause))
-        .or_else(|| typed::<verifier::NothingSelected>(cause))
+        .or_else(|| typed::<liveproof_gather::session::NothingSelected>(cause))
         .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
         .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
         .flatten()
@@ -566,6 +566,8 @@ mod tests {
         check(liveproof_gather::GatherError::NoConfig { reason: "r".into() });
         check(liveproof_gather::offline::LoadError::NoManifests { path: "/d".into() });
         check(crate::release::ReleaseError::NotFoundAnywhere { name: "web".into() });
-        check(crate::verifier::NothingSelected::new("app=web", None));
+        check(liveproof_gather::session::NothingSelected::new(
+            "app=web", None,
+        ));
     }
 }
