@@ -18,6 +18,7 @@ pub mod reach;
 pub mod registry;
 pub mod releases;
 pub mod resolve;
+pub mod session;
 pub mod version;
 
 pub use live::{

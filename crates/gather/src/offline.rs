@@ -8,6 +8,8 @@
 //! Nothing is marked complete: a dump may be partial, so an object it lacks is unknown, never
 //! "does not exist".
 
+pub mod namespace;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,6 @@ pub mod cli;
 mod config;
 mod deadline;
 pub mod demo;
-mod dump_namespace;
 mod duration;
 mod fleet;
 mod lint;
@@ -434,7 +433,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<output::RecordUnwritable>(cause))
         .or_else(|| typed::<release::ReleaseError>(cause))
         .or_else(|| typed::<snapshot::SnapshotError>(cause))
-        .or_else(|| typed::<verifier::NothingSelected>(cause))
+        .or_else(|| typed::<liveproof_gather::session::NothingSelected>(cause))
         .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
         .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
         .flatten()
@@ -569,6 +568,8 @@ mod tests {
         check(liveproof_gather::GatherError::NoConfig { reason: "r".into() });
         check(liveproof_gather::offline::LoadError::NoManifests { path: "/d".into() });
         check(crate::release::ReleaseError::NotFoundAnywhere { name: "web".into() });
-        check(crate::verifier::NothingSelected::new("app=web", None));
+        check(liveproof_gather::session::NothingSelected::new(
+            "app=web", None,
+        ));
     }
 }

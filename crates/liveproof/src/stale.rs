@@ -229,7 +229,7 @@ async fn scope(args: &StaleArgs, cluster: &Cluster, ns: &str) -> anyhow::Result<
     liveproof_evidence::selector::parse(selector).map_err(crate::ConfigError::Selector)?;
     let found = cluster.workloads_in(namespace, Some(selector)).await?;
     if found.is_empty() {
-        return Err(crate::verifier::NothingSelected::new(selector, namespace).into());
+        return Err(liveproof_gather::session::NothingSelected::new(selector, namespace).into());
     }
     Ok(found)
 }

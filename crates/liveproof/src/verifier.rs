@@ -6,16 +6,15 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
-use liveproof_evidence::resolve_targets;
-use liveproof_evidence::{judge, settled, Observed, Report, Settled, Target, TargetKind, Verdict};
-use liveproof_gather::complete::{Completion, DecodeOutOfTime, Incomplete, Wait};
+use liveproof_evidence::{judge, settled, Observed, Report, Settled, Target, Verdict};
+use liveproof_gather::complete::{Completion, DecodeOutOfTime, Wait};
+use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::registry::RegistryFacts;
+use liveproof_gather::session::{select, PassError, Session};
 use liveproof_gather::Cluster;
-use std::borrow::Cow;
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::Deadline;
-use crate::dump_namespace::DumpNamespace;
 use crate::progress::Progress;
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
@@ -34,7 +33,13 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     match &config.source {
         Source::Offline(path) => {
             let mut observed = liveproof_gather::offline::load_off_runtime(path).await?;
-            let namespace = DumpNamespace::choose(config, &observed);
+            let namespace = DumpNamespace::choose(
+                config.namespace.as_deref(),
+                config.namespace_origin.as_deref(),
+                config.all_namespaces,
+                &config.targets,
+                &observed,
+            );
             namespace.log();
             let default_ns = namespace.namespace();
             let selected = config.selector.as_ref().map(|(text, selector)| {
@@ -44,9 +49,17 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             let config = &with_selected(config, selected)?;
             let facts = completion(config).registry_facts(None, &observed).await?;
             completion(config).read_versions(&mut observed).await;
-            let mut report = judge_snapshot(config, &facts, &mut observed, default_ns)
-                .await?
-                .0;
+            let targets = completion(config)
+                .complete(
+                    &facts,
+                    &mut observed,
+                    &config.targets,
+                    default_ns,
+                    config.all_namespaces,
+                )
+                .await
+                .map_err(|e| handed_on(e.into()))?;
+            let mut report = judge_pass(config, &observed, &targets, default_ns).0;
             namespace.explain(&mut report, path);
             let from = Some(path.display().to_string());
             stamp(
@@ -103,51 +116,6 @@ pub(crate) fn bounded(
     }
 }
 
-/// `-l/--selector` matched nothing: there is nothing to verify, which is not a verdict.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "no {} {where_} has labels matching `{selector}`",
-    TargetKind::workload_kinds("or", false)
-)]
-pub struct NothingSelected {
-    selector: String,
-    where_: String,
-    scope: String,
-    all: &'static str,
-}
-
-impl liveproof_evidence::hint::Hinted for NothingSelected {
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        let NothingSelected { all, scope, .. } = self;
-        Some(Cow::Owned(format!(
-            "check the labels (kubectl get {} {scope}--show-labels){all}",
-            TargetKind::workload_resource_list()
-        )))
-    }
-}
-
-impl NothingSelected {
-    /// `selector` found nothing in `namespace` (every namespace when `None`).
-    pub fn new(selector: &str, namespace: Option<&str>) -> NothingSelected {
-        NothingSelected {
-            selector: selector.to_string(),
-            where_: match namespace {
-                Some(ns) => format!("in namespace {ns}"),
-                None => "in any namespace".into(),
-            },
-            scope: match namespace {
-                Some(ns) => format!("-n {ns} "),
-                None => "-A ".into(),
-            },
-            all: if namespace.is_some() {
-                ", or look in every namespace with -A"
-            } else {
-                ""
-            },
-        }
-    }
-}
-
 /// The configuration with the workloads `-l` selected (`(selector, namespace or None for
 /// -A, what matched)`) added to its targets; an error when the selector matched nothing.
 fn with_selected(
@@ -155,47 +123,45 @@ fn with_selected(
     selected: Option<(&String, Option<&str>, Vec<Target>)>,
 ) -> anyhow::Result<VerifyConfig> {
     let mut config = config.clone();
-    let Some((selector, namespace, found)) = selected else {
-        return Ok(config);
-    };
-    if found.is_empty() {
-        return Err(NothingSelected::new(selector, namespace).into());
+    if let Some((selector, namespace, found)) = selected {
+        config.targets = select(&config.targets, selector, namespace, found)?;
+        crate::config::check_target_count(config.targets.len())?;
     }
-    tracing::info!("-l {selector}: {} workloads", found.len());
-    let mut given: std::collections::HashSet<Target> = config.targets.iter().cloned().collect();
-    for target in found {
-        if given.insert(target.clone()) {
-            config.targets.push(target);
-        }
-    }
-    crate::config::check_target_count(config.targets.len())?;
     Ok(config)
 }
 
-/// One verification of a cluster, in its three steps: gather what the checks read (the
-/// cluster's objects, what the images' tags resolve to, what the version URLs answer), judge,
-/// then for the targets that are not live a second gather, for their diagnostics.
+/// One verification of a cluster, in its three steps: one complete pass (the cluster's
+/// objects, what the images' tags resolve to, what the version URLs answer), judge, then for
+/// the targets that are not live a second read, for their diagnostics.
 async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result<Report> {
-    let mut observed = cluster
-        .gather(&config.targets, config.all_namespaces)
-        .await?;
-    check_namespaces(config, cluster, &observed).await?;
-    check_found(config, cluster, &observed).await?;
-    let facts = completion(config)
-        .registry_facts(Some(cluster), &observed)
-        .await?;
-    completion(config).read_versions(&mut observed).await;
-    let (mut report, _) =
-        judge_snapshot(config, &facts, &mut observed, cluster.default_namespace()).await?;
-    liveproof_gather::diagnostics::read(
-        cluster,
-        &mut observed,
-        &mut report,
-        config.logs,
-        config.change.since,
-    )
-    .await;
+    let session = session(config, cluster);
+    let mut pass = session.pass().await.map_err(handed_on)?;
+    let ns = session.default_namespace();
+    let (mut report, _) = judge_pass(config, &pass.observed, &pass.targets, ns);
+    session
+        .diagnostics(&mut pass.observed, &mut report, config.logs)
+        .await;
     Ok(report)
+}
+
+/// The session that reads `cluster` for `config`'s targets.
+fn session<'a>(config: &'a VerifyConfig, cluster: &'a Cluster) -> Session<'a> {
+    Session {
+        cluster,
+        completion: completion(config),
+        targets: &config.targets,
+        all_namespaces: config.all_namespaces,
+    }
+}
+
+/// A pass that could not be made, as its own error (each names its hint).
+fn handed_on(error: PassError) -> anyhow::Error {
+    match error {
+        PassError::Gather(e) => e.into(),
+        PassError::Facts(e) => e.into(),
+        PassError::Unreadable(e) => e.into(),
+        PassError::OutOfTime(e) => e.into(),
+    }
 }
 
 /// When, by which version and from where: what a report read later (a CI artifact, an agent's
@@ -263,29 +229,14 @@ fn decoding_ran_out(
     .into()
 }
 
-/// Judges one snapshot: completes it with what the flags say about decoding and about the
-/// commit (the I/O: Helm releases decoded, git asked, both off the runtime and each once per
-/// command), then the checks, which read nothing but the snapshot. Also says whether the answer
+/// Judges one complete snapshot: the checks read nothing but it. Also says whether the answer
 /// is settled (for `--wait`: a final failure, an unknown nothing later decides).
-async fn judge_snapshot(
+fn judge_pass(
     config: &VerifyConfig,
-    facts: &RegistryFacts,
-    observed: &mut Observed,
+    observed: &Observed,
+    targets: &[Target],
     default_ns: &str,
-) -> anyhow::Result<(Report, Option<Settled>)> {
-    let targets = completion(config)
-        .complete(
-            facts,
-            observed,
-            &config.targets,
-            default_ns,
-            config.all_namespaces,
-        )
-        .await
-        .map_err(|e| match e {
-            Incomplete::Unreadable(e) => anyhow::Error::from(e),
-            Incomplete::OutOfTime(e) => e.into(),
-        })?;
+) -> (Report, Option<Settled>) {
     let mut change = config.change.clone();
     change.since_source.clone_from(&config.since_origin);
     // A manifest that names no namespace declares its workload in the default one.
@@ -294,15 +245,15 @@ async fn judge_snapshot(
             d.target.namespace = Some(default_ns.to_string());
         }
     }
-    let mut report = judge(observed, &change, &targets, default_ns);
+    let mut report = judge(observed, &change, targets, default_ns);
     liveproof_gather::diagnostics::explain(
         &mut report,
         observed,
         config.change.since,
         config.logs.is_some(),
     );
-    let settled = settled(observed, &change, &targets, default_ns, &report);
-    Ok((report, settled))
+    let settled = settled(observed, &change, targets, default_ns, &report);
+    (report, settled)
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -322,19 +273,14 @@ pub async fn wait(
     // still be read before the deadline.
     let watch_until = deadline.work_until();
     let mut progress = Progress::start("gathering", config.progress.clone());
-    let ns = cluster.default_namespace();
+    let session = session(config, cluster);
+    let ns = session.default_namespace();
     let server = cluster.server();
     let gathering = format!("gathering {}", describe(&config.targets));
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
     let mut facts = RegistryFacts::default();
     deadline.before_first_read(server, &gathering)?;
-    let first = deadline
-        .bound(
-            server,
-            &gathering,
-            cluster.watch(&config.targets, config.all_namespaces),
-        )
-        .await;
+    let first = deadline.bound(server, &gathering, session.watch()).await;
     let mut updates = Box::pin(first.map_err(|e| decoding_ran_out(config, deadline, e))?);
     // A server's reported version moves without any Kubernetes event: while one is expected,
     // the last snapshot is judged again on a tick (the cluster is still watched, not polled).
@@ -370,17 +316,13 @@ pub async fn wait(
                 };
                 if latest.is_none() {
                     deadline
-                        .bound(
-                            server,
-                            &gathering,
-                            check_namespaces(config, cluster, &observed),
-                        )
+                        .bound(server, &gathering, session.check_namespaces(&observed))
                         .await?;
                     facts = deadline
                         .bound(
                             server,
                             "reading what the images' tags resolve to",
-                            completion(config).registry_facts(Some(cluster), &observed),
+                            session.facts(&observed),
                         )
                         .await?;
                 }
@@ -420,12 +362,13 @@ pub async fn wait(
         // A version not read by the deadline stays unread: its server is then unknown, and
         // the report is not live (it never is on the workloads alone).
         let _ =
-            tokio::time::timeout_at(deadline.at, completion(config).read_versions(observed)).await;
-        let (report, final_reason) = judge_snapshot(config, &facts, observed, ns).await?;
-        let absent = liveproof_evidence::absent::absent_targets(
-            observed,
-            &resolved(config, cluster, observed),
-        );
+            tokio::time::timeout_at(deadline.at, session.completion.read_versions(observed)).await;
+        let targets = session
+            .complete(&facts, observed)
+            .await
+            .map_err(|e| handed_on(e.into()))?;
+        let (report, final_reason) = judge_pass(config, observed, &targets, ns);
+        let absent = session.absent(observed);
         seen_live.observe(&report, jiff::Timestamp::now());
         progress.say(&liveproof_report::progress::waiting_line(&report, &absent));
         let finished = done(&report);
@@ -445,19 +388,13 @@ pub async fn wait(
     // A target that never appeared while waiting for its first deploy is still not there:
     // an input error (a typo waits the whole --timeout, then says so), not a verdict.
     if let (false, Some(observed)) = (done(&last), &latest) {
-        check_found(config, cluster, observed).await?;
+        session.check_found(observed).await?;
     }
     if let Some(mut observed) = latest {
         facts.apply(&mut observed);
         let explained = tokio::time::timeout_at(
             deadline.at,
-            liveproof_gather::diagnostics::read(
-                cluster,
-                &mut observed,
-                &mut last,
-                config.logs,
-                config.change.since,
-            ),
+            session.diagnostics(&mut observed, &mut last, config.logs),
         )
         .await;
         if explained.is_err() {
@@ -501,43 +438,6 @@ impl SeenLive {
             }
         }
         report.date_lead_time();
-    }
-}
-
-/// Where the targets are looked for, as the checks will judge them.
-fn resolved(config: &VerifyConfig, cluster: &Cluster, observed: &Observed) -> Vec<Target> {
-    resolve_targets(
-        observed,
-        &config.targets,
-        cluster.default_namespace(),
-        config.all_namespaces,
-    )
-}
-
-/// A target's namespace that does not exist is a usage error (exit 2), with a did-you-mean:
-/// asked only about namespaces where nothing was found.
-async fn check_namespaces(
-    config: &VerifyConfig,
-    cluster: &Cluster,
-    observed: &Observed,
-) -> Result<(), liveproof_gather::GatherError> {
-    cluster
-        .check_namespaces(observed, &resolved(config, cluster, observed))
-        .await
-}
-
-/// A target the cluster says does not exist is an input error (exit 2, with a did-you-mean),
-/// never a `not_live` a pipeline would roll back on.
-async fn check_found(
-    config: &VerifyConfig,
-    cluster: &Cluster,
-    observed: &Observed,
-) -> Result<(), liveproof_gather::GatherError> {
-    let absent =
-        liveproof_evidence::absent::absent_targets(observed, &resolved(config, cluster, observed));
-    match cluster.not_found(&absent).await {
-        Some(err) => Err(err),
-        None => Ok(()),
     }
 }
 

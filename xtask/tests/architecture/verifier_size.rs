@@ -6,7 +6,7 @@ use xtask::arch::{line_count, VERIFIER};
 /// Its lines (`wc -l crates/liveproof/src/verifier.rs`, or `cargo xtask arch`, section 1.2):
 /// 1262 at WP0's commit, lowered as WP5 moved its reads to gather. Lower it when the file
 /// shrinks.
-const VERIFIER_LINES: usize = 579;
+const VERIFIER_LINES: usize = 479;
 
 /// The bound.
 const ORCHESTRATOR_LINES: usize = 300;

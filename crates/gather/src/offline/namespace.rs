@@ -7,8 +7,6 @@ use std::path::Path;
 
 use liveproof_evidence::{namespaces_holding, Observed, Report, ReportKind, Target};
 
-use crate::config::VerifyConfig;
-
 /// The namespace chosen, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DumpNamespace {
@@ -32,20 +30,26 @@ pub enum DumpNamespace {
 const DEFAULT: &str = "default";
 
 impl DumpNamespace {
-    /// The choice for `config`'s targets in `observed`.
-    pub fn choose(config: &VerifyConfig, observed: &Observed) -> DumpNamespace {
-        if let Some(namespace) = &config.namespace {
+    /// The choice for `targets` in `observed`: `namespace` is `-n` or the kubeconfig
+    /// context's (`origin` says which, when it is that), `all_namespaces` is `-A`.
+    pub fn choose(
+        namespace: Option<&str>,
+        origin: Option<&str>,
+        all_namespaces: bool,
+        targets: &[Target],
+        observed: &Observed,
+    ) -> DumpNamespace {
+        if let Some(namespace) = namespace {
             return DumpNamespace::Given {
-                namespace: namespace.clone(),
-                origin: config.namespace_origin.clone(),
+                namespace: namespace.to_string(),
+                origin: origin.map(str::to_string),
             };
         }
         // -A looks in every namespace; nothing is chosen for it.
-        if config.all_namespaces {
+        if all_namespaces {
             return DumpNamespace::Default;
         }
-        let held: Vec<(Target, Vec<String>)> = config
-            .targets
+        let held: Vec<(Target, Vec<String>)> = targets
             .iter()
             .filter(|t| t.namespace.is_none())
             .map(|t| (t.clone(), namespaces_holding(observed, t.kind, &t.name)))
