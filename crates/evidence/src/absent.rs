@@ -2,7 +2,7 @@
 //! wrong namespace), never `not_live`, which a pipeline acts on; a `--from` dump lists nothing
 //! in full, so there an absent object stays `unproven`.
 
-use crate::{Observed, ResourceKind, Target, TargetKind};
+use crate::{Observed, ResourceKind, Target};
 
 /// A target looked for where its kind was read in full, and not there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,12 +27,10 @@ pub fn absent_targets(observed: &Observed, targets: &[Target]) -> Vec<Absent> {
             let resource = t.kind.resource();
             let read_in_full =
                 |r: ResourceKind| observed.is_complete(ns, r) && observed.denial(ns, r).is_none();
-            let read = match t.kind {
-                TargetKind::Release => {
-                    read_in_full(ResourceKind::Secret) && read_in_full(ResourceKind::ConfigMap)
-                }
-                _ => read_in_full(resource),
-            };
+            let read = crate::kinds::rules(t.kind)
+                .stored_in(t.kind)
+                .into_iter()
+                .all(read_in_full);
             let holding = crate::namespaces_holding(observed, t.kind, &t.name);
             let held = if ns == crate::ALL_NAMESPACES {
                 !holding.is_empty()

@@ -1,6 +1,6 @@
 //! Which namespace each target is judged in.
 
-use crate::{Observed, ResourceKind, Target, TargetKind};
+use crate::{Observed, Target, TargetKind};
 
 /// The namespace of a `-A` target found in none: it was looked for in every namespace.
 pub const ALL_NAMESPACES: &str = "";
@@ -54,35 +54,7 @@ pub fn resolve_targets(
 /// or GitOps object of that name, or a Helm release's storage (`owner=helm`, `name=NAME`).
 /// An object that names no namespace counts as in `default`, as kubectl applies it.
 pub fn namespaces_holding(observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
-    let namespace = |ns: Option<&str>| ns.unwrap_or("default").to_string();
-    let str_at = |o: &'_ serde_json::Value, at: &str| -> Option<String> {
-        o.pointer(at)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    };
-    let mut found: Vec<String> = match kind {
-        kind if kind.is_workload() => observed
-            .workloads()
-            .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
-            .map(|(_, m, _)| namespace(m.namespace.as_deref()))
-            .collect(),
-        TargetKind::Release => observed
-            .others_of(ResourceKind::Secret)
-            .chain(observed.others_of(ResourceKind::ConfigMap))
-            .filter(|o| {
-                str_at(o, "/metadata/labels/owner").as_deref() == Some("helm")
-                    && str_at(o, "/metadata/labels/name").as_deref() == Some(name)
-                    && liveproof_helm::is_release_storage(o)
-            })
-            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
-            .collect(),
-        // A Helm or GitOps object, kept raw: its kind's resource, by name.
-        kind => observed
-            .others_of(kind.resource())
-            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
-            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
-            .collect(),
-    };
+    let mut found = crate::kinds::rules(kind).namespaces_holding(observed, kind, name);
     found.sort();
     found.dedup();
     found

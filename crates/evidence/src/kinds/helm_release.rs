@@ -1,10 +1,10 @@
 //! A Helm release (`release/`), read from its storage: its own evidence is the release's
 //! history, and it leads to the workloads of its newest revision's manifest.
 
-use super::rules::KindRules;
+use super::rules::{namespace, str_at, KindRules};
 use crate::checks::finding::Finding;
 use crate::checks::release::{self, ReleaseHistory};
-use crate::{Change, Observed, Target, TimelineEntry};
+use crate::{Change, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
 
 pub(crate) struct Rules;
 
@@ -32,5 +32,29 @@ impl KindRules for Rules {
 
     fn helm_release(&self, _observed: &Observed, ns: &str, name: &str) -> Option<(String, String)> {
         Some((ns.to_string(), name.to_string()))
+    }
+
+    /// Either of Helm's storage drivers.
+    fn stored_in(&self, _kind: TargetKind) -> Vec<ResourceKind> {
+        vec![ResourceKind::Secret, ResourceKind::ConfigMap]
+    }
+
+    /// Its storage: `owner=helm`, `name=NAME`.
+    fn namespaces_holding(
+        &self,
+        observed: &Observed,
+        _kind: TargetKind,
+        name: &str,
+    ) -> Vec<String> {
+        observed
+            .others_of(ResourceKind::Secret)
+            .chain(observed.others_of(ResourceKind::ConfigMap))
+            .filter(|o| {
+                str_at(o, "/metadata/labels/owner").as_deref() == Some("helm")
+                    && str_at(o, "/metadata/labels/name").as_deref() == Some(name)
+                    && liveproof_helm::is_release_storage(o)
+            })
+            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .collect()
     }
 }

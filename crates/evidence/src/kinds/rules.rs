@@ -3,7 +3,7 @@
 //! never by a match on it.
 
 use crate::checks::finding::Finding;
-use crate::{Change, Observed, Target, TimelineEntry};
+use crate::{Change, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
 
 /// A kind's evidence rules. Workload kinds are judged by their pods (`workload_findings`);
 /// the rest by their own object or storage, then the workloads they lead to.
@@ -67,9 +67,45 @@ pub(crate) trait KindRules: Sync {
     ) -> Option<(String, String)> {
         None
     }
+
+    /// The resources a target of `kind` is stored in: read in full and holding none of that
+    /// name, it is absent.
+    fn stored_in(&self, kind: TargetKind) -> Vec<ResourceKind> {
+        vec![kind.resource()]
+    }
+
+    /// The namespaces where `observed` holds a target of `kind` named `name`, unsorted: a
+    /// Helm or GitOps object, kept raw: its kind's resource, by name.
+    fn namespaces_holding(&self, observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
+        observed
+            .others_of(kind.resource())
+            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
+            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .collect()
+    }
+}
+
+/// An object's namespace; one that names none counts as in `default`, as kubectl applies it.
+pub(crate) fn namespace(ns: Option<&str>) -> String {
+    ns.unwrap_or("default").to_string()
+}
+
+/// The string at `at` in `o`.
+pub(crate) fn str_at(o: &serde_json::Value, at: &str) -> Option<String> {
+    o.pointer(at)
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
 }
 
 /// The workload kinds: judged by their pods, leading nowhere.
 pub(crate) struct WorkloadRules;
 
-impl KindRules for WorkloadRules {}
+impl KindRules for WorkloadRules {
+    fn namespaces_holding(&self, observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
+        observed
+            .workloads()
+            .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
+            .map(|(_, m, _)| namespace(m.namespace.as_deref()))
+            .collect()
+    }
+}
