@@ -38,7 +38,7 @@ pub(crate) mod release;
 mod rollout;
 pub mod server;
 mod settled;
-mod superseded;
+pub(crate) mod superseded;
 mod timeline;
 mod traffic;
 mod verdict;

@@ -8,7 +8,12 @@ use crate::checks::finding::Finding;
 use crate::checks::gitops;
 use crate::checks::gitops_final;
 use crate::checks::raw::{str_at, time_at};
-use crate::{Change, Moment, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
+use crate::checks::superseded::applied::{Applied, Followed};
+use crate::checks::superseded::gitops as superseded;
+use crate::{
+    Change, Moment, Observed, ResourceKind, SupersededBy, Target, TargetKind, TargetReport,
+    TimelineEntry,
+};
 
 pub(crate) struct Rules;
 
@@ -78,5 +83,37 @@ impl KindRules for Rules {
     ) -> Option<String> {
         let app = observed.find_other(RESOURCE, ns, &target.name)?;
         gitops_final::application(observed, change, app, ns)
+    }
+
+    fn superseded_owner(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+        own: &[Finding],
+        workloads: &[TargetReport],
+    ) -> Option<SupersededBy> {
+        superseded::owner(observed, change, target, ns, own, workloads)
+    }
+
+    fn superseded_followed(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        owner: &Target,
+        ns: &str,
+        workload: &TargetReport,
+    ) -> Option<Followed> {
+        superseded::followed(observed, change, owner, ns, workload)
+    }
+
+    fn gitops_applied<'a>(
+        &self,
+        observed: &'a Observed,
+        target: &Target,
+        ns: &str,
+    ) -> Option<Applied<'a>> {
+        superseded::application_applied(observed, target, ns)
     }
 }

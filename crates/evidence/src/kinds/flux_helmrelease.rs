@@ -6,7 +6,10 @@ use crate::checks::finding::Finding;
 use crate::checks::gitops::{self, helmrelease_release};
 use crate::checks::gitops_final;
 use crate::checks::release::{self, ReleaseHistory};
-use crate::{Change, Moment, Observed, ResourceKind, Target, TimelineEntry};
+use crate::checks::superseded;
+use crate::{
+    Change, Moment, Observed, ResourceKind, SupersededBy, Target, TargetReport, TimelineEntry,
+};
 
 pub(crate) struct Rules;
 
@@ -60,5 +63,17 @@ impl KindRules for Rules {
     fn helm_release(&self, observed: &Observed, ns: &str, name: &str) -> Option<(String, String)> {
         let hr = observed.find_other(RESOURCE, ns, name)?;
         Some(helmrelease_release(hr, ns))
+    }
+
+    fn superseded_owner(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+        _own: &[Finding],
+        _workloads: &[TargetReport],
+    ) -> Option<SupersededBy> {
+        superseded::helm::superseded(observed, change, target, ns)
     }
 }

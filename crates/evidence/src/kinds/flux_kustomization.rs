@@ -6,7 +6,11 @@ use crate::checks::finding::Finding;
 use crate::checks::gitops;
 use crate::checks::gitops_final;
 use crate::checks::raw::str_at;
-use crate::{Change, Moment, Observed, ResourceKind, Target, TimelineEntry};
+use crate::checks::superseded::applied::{Applied, Followed};
+use crate::checks::superseded::gitops as superseded;
+use crate::{
+    Change, Moment, Observed, ResourceKind, SupersededBy, Target, TargetReport, TimelineEntry,
+};
 
 pub(crate) struct Rules;
 
@@ -52,5 +56,37 @@ impl KindRules for Rules {
     ) -> Option<String> {
         let ks = observed.find_other(RESOURCE, ns, &target.name)?;
         gitops_final::kustomization(observed, change, ks, ns)
+    }
+
+    fn superseded_owner(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+        own: &[Finding],
+        workloads: &[TargetReport],
+    ) -> Option<SupersededBy> {
+        superseded::owner(observed, change, target, ns, own, workloads)
+    }
+
+    fn superseded_followed(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        owner: &Target,
+        ns: &str,
+        workload: &TargetReport,
+    ) -> Option<Followed> {
+        superseded::followed(observed, change, owner, ns, workload)
+    }
+
+    fn gitops_applied<'a>(
+        &self,
+        observed: &'a Observed,
+        target: &Target,
+        ns: &str,
+    ) -> Option<Applied<'a>> {
+        superseded::kustomization_applied(observed, target, ns)
     }
 }

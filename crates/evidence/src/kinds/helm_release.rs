@@ -4,7 +4,10 @@
 use super::rules::{namespace, str_at, KindRules};
 use crate::checks::finding::Finding;
 use crate::checks::release::{self, ReleaseHistory};
-use crate::{Change, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
+use crate::checks::superseded;
+use crate::{
+    Change, Observed, ResourceKind, SupersededBy, Target, TargetKind, TargetReport, TimelineEntry,
+};
 
 pub(crate) struct Rules;
 
@@ -56,5 +59,17 @@ impl KindRules for Rules {
             })
             .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
             .collect()
+    }
+
+    fn superseded_owner(
+        &self,
+        observed: &Observed,
+        change: &Change,
+        target: &Target,
+        ns: &str,
+        _own: &[Finding],
+        _workloads: &[TargetReport],
+    ) -> Option<SupersededBy> {
+        superseded::helm::superseded(observed, change, target, ns)
     }
 }

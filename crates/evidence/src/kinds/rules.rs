@@ -3,7 +3,10 @@
 //! never by a match on it.
 
 use crate::checks::finding::Finding;
-use crate::{Change, Observed, ResourceKind, Target, TargetKind, TimelineEntry};
+use crate::checks::superseded::applied::{Applied, Followed};
+use crate::{
+    Change, Observed, ResourceKind, SupersededBy, Target, TargetKind, TargetReport, TimelineEntry,
+};
 
 /// A kind's evidence rules. Workload kinds are judged by their pods (`workload_findings`);
 /// the rest by their own object or storage, then the workloads they lead to.
@@ -65,6 +68,44 @@ pub(crate) trait KindRules: Sync {
         _ns: &str,
         _name: &str,
     ) -> Option<(String, String)> {
+        None
+    }
+
+    /// The later change that replaced the stated one in it (and so in the workloads it leads
+    /// to), if its history shows one: `own` is its own evidence, `workloads` the reports of the
+    /// workloads it leads to, already judged.
+    fn superseded_owner(
+        &self,
+        _observed: &Observed,
+        _change: &Change,
+        _target: &Target,
+        _ns: &str,
+        _own: &[Finding],
+        _workloads: &[TargetReport],
+    ) -> Option<SupersededBy> {
+        None
+    }
+
+    /// What replaced the stated change in `workload`, a workload it (`owner`) leads to, not
+    /// live: its later revision, or undecided.
+    fn superseded_followed(
+        &self,
+        _observed: &Observed,
+        _change: &Change,
+        _owner: &Target,
+        _ns: &str,
+        _workload: &TargetReport,
+    ) -> Option<Followed> {
+        None
+    }
+
+    /// What a GitOps target applied, as its status says, and where its manifests are.
+    fn gitops_applied<'a>(
+        &self,
+        _observed: &'a Observed,
+        _target: &Target,
+        _ns: &str,
+    ) -> Option<Applied<'a>> {
         None
     }
 

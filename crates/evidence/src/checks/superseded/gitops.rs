@@ -17,26 +17,18 @@ use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::Value;
 
 use super::super::declared::first_difference;
-use super::super::raw::{self, revision_matches, str_at};
+use super::super::raw::{self, str_at};
 use super::super::verdict::verdict;
 use super::super::workload_checks::workload_findings;
 use super::super::{expect, Finding};
+use super::applied::{Applied, Followed, Namespace};
 use crate::history::{ManifestFile, ReadManifests, RepoPath};
 use crate::kinds::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{
-    Change, Check, Containment, DeclaredTemplate, Observed, ResourceKind, SourceRef, Status,
-    SupersededBy, Target, TargetKind, TargetReport, Verdict,
+    Change, Check, DeclaredTemplate, Observed, ResourceKind, SourceRef, Status, SupersededBy,
+    Target, TargetKind, TargetReport, Verdict,
 };
-
-/// What the judge does with a workload a GitOps target leads to.
-pub(crate) enum Followed {
-    /// A later revision replaced the stated change in it.
-    Superseded(Box<SupersededBy>),
-    /// A later revision was applied and the template lacks the stated change, but whether that
-    /// revision replaced it cannot be told: unproven, with what would decide.
-    Undecided(Suggestion),
-}
 
 /// The manifests `superseded` compares for the GitOps targets among `targets`: for each whose
 /// applied revision strictly descends from the change's commit (as `Observed::containment`
@@ -67,56 +59,6 @@ pub fn manifests_to_read(
     out
 }
 
-/// What a GitOps target applied, as its status says, and where its manifests are.
-struct Applied<'a> {
-    resource: ResourceKind,
-    /// The revision as the status writes it (`main@sha1:…`), and the field it is in.
-    revision: &'a str,
-    field: &'static str,
-    /// Its commit, lower case.
-    commit: String,
-    path: RepoPath,
-    /// Where the objects are applied, whatever namespace they name (Flux's `targetNamespace`),
-    /// or where those that name none are (Argo CD's destination).
-    namespace: Namespace<'a>,
-    /// Why what is applied is not the files under `path` as written, when the object says so
-    /// itself (Flux `spec.images`, Argo CD's Helm source, …).
-    built: Option<String>,
-}
-
-/// Which namespace a declared object is applied in.
-#[derive(Clone, Copy)]
-enum Namespace<'a> {
-    /// The one it names, else wherever it was applied.
-    AsDeclared,
-    /// This one, whatever it names.
-    Override(&'a str),
-    /// The one it names, else this one.
-    Default(&'a str),
-}
-
-impl<'a> Namespace<'a> {
-    /// Where an object that names `declared` is applied (`None`: wherever it was).
-    fn of<'d>(self, declared: Option<&'d str>) -> Option<&'d str>
-    where
-        'a: 'd,
-    {
-        match self {
-            Namespace::AsDeclared => declared,
-            Namespace::Override(ns) => Some(ns),
-            Namespace::Default(ns) => Some(declared.unwrap_or(ns)),
-        }
-    }
-}
-
-impl Applied<'_> {
-    /// Whether the applied revision is a descendant of `commit` and not `commit` itself.
-    fn strictly_after(&self, observed: &Observed, commit: &str) -> bool {
-        !revision_matches(self.revision, commit)
-            && observed.containment.get(&self.commit) == Some(&Containment::Contains)
-    }
-}
-
 /// Fields of a Flux Kustomization's spec that change what is applied from the files.
 const FLUX_BUILDS: [&str; 9] = [
     "images",
@@ -142,79 +84,91 @@ const ARGO_BUILDS: [&str; 7] = [
 ];
 
 fn applied<'a>(observed: &'a Observed, target: &Target, ns: &str) -> Option<Applied<'a>> {
-    let set = |obj: &Value, pointer: &str| obj.pointer(pointer).is_some_and(|v| !v.is_null());
-    match target.kind {
-        TargetKind::Kustomization => {
-            let ks = observed.find_other(ResourceKind::Kustomization, ns, &target.name)?;
-            let revision = str_at(ks, "/status/lastAppliedRevision")?;
-            let built = match str_at(ks, "/spec/sourceRef/kind") {
-                Some("GitRepository") => FLUX_BUILDS
-                    .iter()
-                    .find(|f| set(ks, &format!("/spec/{f}")))
-                    .map(|f| {
-                        format!(
-                            "its spec.{f} changes what kustomize-controller applies from the files"
-                        )
-                    }),
-                other => Some(format!(
-                    "its source is a {}, not a git repository --repo can hold",
-                    other.unwrap_or("source of no kind")
-                )),
-            };
-            Some(Applied {
-                resource: ResourceKind::Kustomization,
-                revision,
-                field: ".status.lastAppliedRevision",
-                commit: raw::revision_commit(revision).to_ascii_lowercase(),
-                // kustomize-controller builds every directory under its path.
-                path: RepoPath::new(str_at(ks, "/spec/path").unwrap_or(""), true, true),
-                namespace: str_at(ks, "/spec/targetNamespace")
-                    .map_or(Namespace::AsDeclared, Namespace::Override),
-                built,
-            })
-        }
-        TargetKind::Application => {
-            let app = observed.find_other(ResourceKind::Application, ns, &target.name)?;
-            // Synced: the live objects are the manifests at the sync revision, even when that
-            // revision changed nothing of this app's and no operation ran; else the last
-            // operation's, when it succeeded.
-            let synced = (str_at(app, "/status/sync/status") == Some("Synced"))
-                .then(|| str_at(app, "/status/sync/revision"))
-                .flatten()
-                .map(|r| (r, ".status.sync.revision"));
-            let operated = (str_at(app, "/status/operationState/phase") == Some("Succeeded"))
-                .then(|| str_at(app, "/status/operationState/syncResult/revision"))
-                .flatten()
-                .map(|r| (r, ".status.operationState.syncResult.revision"));
-            let (revision, field) = synced.or(operated)?;
-            // One source: a multi-source app's revisions are one per repository.
-            let source = app.pointer("/spec/source")?;
-            let built = ARGO_BUILDS
-                .iter()
-                .find(|f| set(source, &format!("/{f}")))
-                .map(|f| {
-                    format!(
-                        "its spec.source.{} renders what Argo CD applies from the files",
-                        f.replace('/', ".")
-                    )
-                });
-            let recurse = source
-                .pointer("/directory/recurse")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            Some(Applied {
-                resource: ResourceKind::Application,
-                revision,
-                field,
-                commit: raw::revision_commit(revision).to_ascii_lowercase(),
-                path: RepoPath::new(str_at(source, "/path").unwrap_or(""), recurse, true),
-                namespace: str_at(app, "/spec/destination/namespace")
-                    .map_or(Namespace::AsDeclared, Namespace::Default),
-                built,
-            })
-        }
-        _ => None,
-    }
+    crate::kinds::rules(target.kind).gitops_applied(observed, target, ns)
+}
+
+/// Whether `pointer` in `obj` is set (and not null).
+fn set(obj: &Value, pointer: &str) -> bool {
+    obj.pointer(pointer).is_some_and(|v| !v.is_null())
+}
+
+/// What a Flux Kustomization applied.
+pub(crate) fn kustomization_applied<'a>(
+    observed: &'a Observed,
+    target: &Target,
+    ns: &str,
+) -> Option<Applied<'a>> {
+    let ks = observed.find_other(ResourceKind::Kustomization, ns, &target.name)?;
+    let revision = str_at(ks, "/status/lastAppliedRevision")?;
+    let built = match str_at(ks, "/spec/sourceRef/kind") {
+        Some("GitRepository") => FLUX_BUILDS
+            .iter()
+            .find(|f| set(ks, &format!("/spec/{f}")))
+            .map(|f| {
+                format!("its spec.{f} changes what kustomize-controller applies from the files")
+            }),
+        other => Some(format!(
+            "its source is a {}, not a git repository --repo can hold",
+            other.unwrap_or("source of no kind")
+        )),
+    };
+    Some(Applied {
+        resource: ResourceKind::Kustomization,
+        revision,
+        field: ".status.lastAppliedRevision",
+        commit: raw::revision_commit(revision).to_ascii_lowercase(),
+        // kustomize-controller builds every directory under its path.
+        path: RepoPath::new(str_at(ks, "/spec/path").unwrap_or(""), true, true),
+        namespace: str_at(ks, "/spec/targetNamespace")
+            .map_or(Namespace::AsDeclared, Namespace::Override),
+        built,
+    })
+}
+
+/// What an Argo CD Application applied.
+pub(crate) fn application_applied<'a>(
+    observed: &'a Observed,
+    target: &Target,
+    ns: &str,
+) -> Option<Applied<'a>> {
+    let app = observed.find_other(ResourceKind::Application, ns, &target.name)?;
+    // Synced: the live objects are the manifests at the sync revision, even when that
+    // revision changed nothing of this app's and no operation ran; else the last
+    // operation's, when it succeeded.
+    let synced = (str_at(app, "/status/sync/status") == Some("Synced"))
+        .then(|| str_at(app, "/status/sync/revision"))
+        .flatten()
+        .map(|r| (r, ".status.sync.revision"));
+    let operated = (str_at(app, "/status/operationState/phase") == Some("Succeeded"))
+        .then(|| str_at(app, "/status/operationState/syncResult/revision"))
+        .flatten()
+        .map(|r| (r, ".status.operationState.syncResult.revision"));
+    let (revision, field) = synced.or(operated)?;
+    // One source: a multi-source app's revisions are one per repository.
+    let source = app.pointer("/spec/source")?;
+    let built = ARGO_BUILDS
+        .iter()
+        .find(|f| set(source, &format!("/{f}")))
+        .map(|f| {
+            format!(
+                "its spec.source.{} renders what Argo CD applies from the files",
+                f.replace('/', ".")
+            )
+        });
+    let recurse = source
+        .pointer("/directory/recurse")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Some(Applied {
+        resource: ResourceKind::Application,
+        revision,
+        field,
+        commit: raw::revision_commit(revision).to_ascii_lowercase(),
+        path: RepoPath::new(str_at(source, "/path").unwrap_or(""), recurse, true),
+        namespace: str_at(app, "/spec/destination/namespace")
+            .map_or(Namespace::AsDeclared, Namespace::Default),
+        built,
+    })
 }
 
 /// A workload a GitOps target leads to, not live: superseded by the target's applied revision,
@@ -710,6 +664,7 @@ fn short(commit: &str) -> String {
 mod tests {
     use super::*;
     use crate::history::{CommitManifests, History};
+    use crate::Containment;
     use serde_json::json;
 
     const B: &str = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1";

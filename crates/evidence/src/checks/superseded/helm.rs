@@ -44,7 +44,7 @@ impl Carries {
 
 /// The later revision that replaced the stated change in a `release/` or `helmrelease/`
 /// target, when its history shows one.
-pub(super) fn superseded(
+pub(crate) fn superseded(
     observed: &Observed,
     change: &Change,
     target: &Target,

@@ -18,17 +18,18 @@
 //!
 //! Each kind of evidence has its own file; this one only says which applies.
 
-mod gitops;
-mod helm;
+pub(crate) mod applied;
+pub(crate) mod gitops;
+pub(crate) mod helm;
 mod workload;
 
+pub(crate) use applied::Followed;
 pub use gitops::manifests_to_read;
-pub(crate) use gitops::Followed;
 pub(crate) use workload::Undone;
 
 use super::Finding;
 use crate::change::ExpectedImage;
-use crate::{Change, Observed, SupersededBy, Target, TargetKind, TargetReport};
+use crate::{Change, Observed, SupersededBy, Target, TargetReport};
 
 /// The later change that replaced the stated one in this workload, if its revisions (or, for
 /// `-f` read as of `--commit`, the later commits of `--repo`) show one.
@@ -67,12 +68,8 @@ pub(crate) fn followed(
     namespace: &str,
     workload: &TargetReport,
 ) -> Option<Followed> {
-    match owner.kind {
-        TargetKind::Kustomization | TargetKind::Application => {
-            gitops::followed(observed, change, owner, namespace, workload)
-        }
-        _ => None,
-    }
+    crate::kinds::rules(owner.kind)
+        .superseded_followed(observed, change, owner, namespace, workload)
 }
 
 /// The later change that replaced the stated one in this Helm or GitOps target (and so in the
@@ -86,15 +83,8 @@ pub(crate) fn owner(
     own: &[Finding],
     workloads: &[TargetReport],
 ) -> Option<SupersededBy> {
-    match target.kind {
-        TargetKind::Release | TargetKind::HelmRelease => {
-            helm::superseded(observed, change, target, namespace)
-        }
-        TargetKind::Kustomization | TargetKind::Application => {
-            gitops::owner(observed, change, target, namespace, own, workloads)
-        }
-        _ => None,
-    }
+    crate::kinds::rules(target.kind)
+        .superseded_owner(observed, change, target, namespace, own, workloads)
 }
 /// The later change as a change statement, to judge by the same checks whether it is live:
 /// made at `at` by `made_by` (a revision), stating the images its templates name. A repository
