@@ -6,70 +6,15 @@ use std::collections::BTreeMap;
 
 use crate::pod::Pod;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::checks::raw::{condition, str_at, time_at};
-use crate::{Observed, ResourceKind, Target, TargetKind};
+use crate::{Observed, ResourceKind, Target};
 
-/// One piece of "why", as the JSON report carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Diagnostic {
-    /// `container`, `scheduling`, `event`, `logs`, `controller`, `release`.
-    pub kind: String,
-    /// The object it is about: `apps/Pod/inventory-7d9c-x2k4 [app]`.
-    pub object: String,
-    pub reason: String,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_seen: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_seen: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lines: Vec<String>,
-}
-
-impl Diagnostic {
-    /// One line a person reads: `CrashLoopBackOff apps/Pod/x [app]: back-off … (×5, last 10:20)`.
-    pub fn summary(&self) -> String {
-        let mut line = format!("{} {}", self.reason, self.object);
-        if !self.message.is_empty() {
-            line.push_str(": ");
-            line.push_str(&self.message);
-        }
-        let mut extra = Vec::new();
-        if let Some(n) = self.count.filter(|n| *n > 1) {
-            extra.push(format!("×{n}"));
-        }
-        if let Some(last) = &self.last_seen {
-            extra.push(format!("last {last}"));
-        }
-        if !extra.is_empty() {
-            line.push_str(&format!(" ({})", extra.join(", ")));
-        }
-        line
-    }
-}
+pub use crate::diagnostic::Diagnostic;
 
 /// How many events a target reports at most (newest first).
 pub const EVENT_CAP: usize = 10;
-
-impl Diagnostic {
-    fn new(kind: &str, object: String, reason: &str, message: &str) -> Diagnostic {
-        Diagnostic {
-            kind: kind.to_string(),
-            object,
-            reason: reason.to_string(),
-            message: message.to_string(),
-            count: None,
-            first_seen: None,
-            last_seen: None,
-            lines: Vec::new(),
-        }
-    }
-}
 
 /// Pod logs gathered with `--logs`: `(namespace, pod, container)` → last lines.
 pub type Logs = BTreeMap<(String, String, String), Vec<String>>;
@@ -350,30 +295,19 @@ pub fn gitops(
     namespace: &str,
     since: Option<Timestamp>,
 ) -> Vec<Diagnostic> {
+    crate::kinds::rules(target.kind).diagnose(observed, target, namespace, since)
+}
+
+/// What the controller of `target`'s object (of `resource`) recorded about it: its failed
+/// conditions and attempts, an Argo CD operation's failure, and Warning events about it.
+pub(crate) fn controller(
+    observed: &Observed,
+    resource: ResourceKind,
+    target: &Target,
+    namespace: &str,
+    since: Option<Timestamp>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let resource = match target.kind {
-        TargetKind::HelmRelease => ResourceKind::HelmRelease,
-        TargetKind::Kustomization => ResourceKind::Kustomization,
-        TargetKind::Application => ResourceKind::Application,
-        TargetKind::Canary => ResourceKind::Canary,
-        TargetKind::KnativeService => ResourceKind::KnativeService,
-        TargetKind::Release => {
-            let history = crate::ReleaseHistory::read(observed, namespace, &target.name);
-            if let Some(r) = history.revisions.last() {
-                let status = r.release.info.status.as_str();
-                if status != "deployed" {
-                    out.push(Diagnostic::new(
-                        "release",
-                        r.object.to_string(),
-                        status,
-                        &r.release.info.description,
-                    ));
-                }
-            }
-            return out;
-        }
-        _ => return out,
-    };
     let Some(obj) = observed.find_other(resource, namespace, &target.name) else {
         return out;
     };

@@ -10,6 +10,7 @@ mod change;
 pub(crate) mod checks;
 mod commit;
 pub mod diagnose;
+mod diagnostic;
 pub mod digest;
 pub mod fleet;
 pub mod hint;

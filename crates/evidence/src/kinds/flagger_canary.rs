@@ -507,6 +507,15 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
 pub(crate) struct Rules;
 
 impl super::rules::KindRules for Rules {
+    fn diagnose(
+        &self,
+        observed: &Observed,
+        target: &Target,
+        ns: &str,
+        since: Option<jiff::Timestamp>,
+    ) -> Vec<crate::diagnostic::Diagnostic> {
+        crate::diagnose::controller(observed, ResourceKind::Canary, target, ns, since)
+    }
     fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
         observed
             .find_other(ResourceKind::Canary, ns, &target.name)

@@ -16,6 +16,15 @@ pub(crate) struct Rules;
 const RESOURCE: ResourceKind = ResourceKind::HelmRelease;
 
 impl KindRules for Rules {
+    fn diagnose(
+        &self,
+        observed: &Observed,
+        target: &Target,
+        ns: &str,
+        since: Option<jiff::Timestamp>,
+    ) -> Vec<crate::diagnostic::Diagnostic> {
+        crate::diagnose::controller(observed, RESOURCE, target, ns, since)
+    }
     fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
         let Some(hr) = observed.find_other(RESOURCE, ns, &target.name) else {
             return Vec::new();

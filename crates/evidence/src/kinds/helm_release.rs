@@ -5,6 +5,7 @@ use super::rules::{namespace, str_at, KindRules};
 use crate::checks::finding::Finding;
 use crate::checks::release::{self, ReleaseHistory};
 use crate::checks::superseded;
+use crate::diagnostic::Diagnostic;
 use crate::{
     Change, Observed, ResourceKind, SupersededBy, Target, TargetKind, TargetReport, TimelineEntry,
 };
@@ -12,6 +13,29 @@ use crate::{
 pub(crate) struct Rules;
 
 impl KindRules for Rules {
+    /// Its newest revision, when Helm did not record it deployed.
+    fn diagnose(
+        &self,
+        observed: &Observed,
+        target: &Target,
+        namespace: &str,
+        _since: Option<jiff::Timestamp>,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let history = crate::ReleaseHistory::read(observed, namespace, &target.name);
+        if let Some(r) = history.revisions.last() {
+            let status = r.release.info.status.as_str();
+            if status != "deployed" {
+                out.push(Diagnostic::new(
+                    "release",
+                    r.object.to_string(),
+                    status,
+                    &r.release.info.description,
+                ));
+            }
+        }
+        out
+    }
     fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
         release::followed(&ReleaseHistory::read(observed, ns, &target.name))
     }

@@ -493,6 +493,15 @@ pub(crate) fn pinned_change(
 pub(crate) struct Rules;
 
 impl super::rules::KindRules for Rules {
+    fn diagnose(
+        &self,
+        observed: &Observed,
+        target: &Target,
+        ns: &str,
+        since: Option<jiff::Timestamp>,
+    ) -> Vec<crate::diagnostic::Diagnostic> {
+        crate::diagnose::controller(observed, ResourceKind::KnativeService, target, ns, since)
+    }
     fn leads_to(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<Target> {
         observed
             .find_other(ResourceKind::KnativeService, ns, &target.name)

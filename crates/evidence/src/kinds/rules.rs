@@ -4,6 +4,7 @@
 
 use crate::checks::finding::Finding;
 use crate::checks::superseded::applied::{Applied, Followed};
+use crate::diagnostic::Diagnostic;
 use crate::{
     Change, Observed, ResourceKind, SupersededBy, Target, TargetKind, TargetReport, TimelineEntry,
 };
@@ -107,6 +108,18 @@ pub(crate) trait KindRules: Sync {
         _ns: &str,
     ) -> Option<Applied<'a>> {
         None
+    }
+
+    /// What its controller or Helm recorded about it, when it is not live (`diagnose`): the
+    /// workloads' reasons are their pods' and events.
+    fn diagnose(
+        &self,
+        _observed: &Observed,
+        _target: &Target,
+        _ns: &str,
+        _since: Option<jiff::Timestamp>,
+    ) -> Vec<Diagnostic> {
+        Vec::new()
     }
 
     /// The resources a target of `kind` is stored in: read in full and holding none of that
