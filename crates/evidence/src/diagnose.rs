@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::checks::raw::{condition, str_at, time_at};
+use crate::kinds::workload::{revision_objects, RevisionObjects};
 use crate::{Observed, ResourceKind, Target};
 
 pub use crate::diagnostic::Diagnostic;
@@ -66,22 +67,18 @@ pub fn workload(
             .flatten()
             .any(|r| r.name == w.name && r.kind == w.kind.kind_name())
     };
-    match revision_kind {
-        Some(ResourceKind::ReplicaSet) => names.extend(
-            observed
-                .replicasets
-                .iter()
-                .filter(|r| owned_by(&r.metadata))
+    match revision_kind.and_then(|k| revision_objects(observed, k, owned_by)) {
+        Some(RevisionObjects::ReplicaSets(owned)) => names.extend(
+            owned
+                .into_iter()
                 .filter_map(|r| Some(("ReplicaSet".into(), r.metadata.name.clone()?))),
         ),
-        Some(ResourceKind::ControllerRevision) => names.extend(
-            observed
-                .controller_revisions
-                .iter()
-                .filter(|r| owned_by(&r.metadata))
+        Some(RevisionObjects::ControllerRevisions(owned)) => names.extend(
+            owned
+                .into_iter()
                 .filter_map(|r| Some(("ControllerRevision".into(), r.metadata.name.clone()?))),
         ),
-        _ => {}
+        None => {}
     }
     out.extend(events(observed, namespace, &names, since));
     out

@@ -15,8 +15,6 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 /// file"). A file may only go down (lower its number, or remove its row, in the same commit);
 /// a file not listed may have none.
 const PER_FILE: &[(&str, usize)] = &[
-    ("crates/evidence/src/checks/superseded/workload.rs", 2),
-    ("crates/evidence/src/diagnose.rs", 2),
     // WP5: verifier.rs's three, with the I/O half they are in (WP7b removes them).
     ("crates/gather/src/complete.rs", 3),
     ("crates/gather/src/live/mod.rs", 2),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 use crate::pod::Pod;
@@ -47,6 +48,24 @@ pub enum UpdateStrategy {
 }
 
 impl<'a> Workload<'a> {
+    /// The objects recording its revisions (of `kind`, its kind row's `revisions`) that it
+    /// owns; `None` when `kind` records none.
+    pub(crate) fn owned_revisions<'o>(
+        &self,
+        observed: &'o Observed,
+        kind: ResourceKind,
+    ) -> Option<RevisionObjects<'o>> {
+        match kind {
+            ResourceKind::ReplicaSet => Some(RevisionObjects::ReplicaSets(
+                self.owned(&observed.replicasets),
+            )),
+            ResourceKind::ControllerRevision => Some(RevisionObjects::ControllerRevisions(
+                self.owned(&observed.controller_revisions),
+            )),
+            _ => None,
+        }
+    }
+
     /// `kubectl -n NS BEFORE… KIND/NAME AFTER…`: a command about this workload, as next
     /// steps suggest it.
     pub(crate) fn kubectl(&self, before: &[&str], after: &[&str]) -> Command {
@@ -285,4 +304,38 @@ pub(crate) fn old_pods_stay(w: &Workload, lagging: bool) -> Option<(String, Sugg
             w.source()
         )),
     ))
+}
+
+/// The objects that record a workload's revisions, of the resource its kind row names.
+pub(crate) enum RevisionObjects<'o> {
+    ReplicaSets(Vec<&'o ReplicaSet>),
+    ControllerRevisions(Vec<&'o ControllerRevision>),
+}
+
+/// Of the objects recording revisions of `kind` (a kind row's `revisions`), those `pick`
+/// keeps, in `observed`'s order; `None` when `kind` records none.
+pub(crate) fn revision_objects(
+    observed: &Observed,
+    kind: ResourceKind,
+    pick: impl Fn(&ObjectMeta) -> bool,
+) -> Option<RevisionObjects<'_>> {
+    match kind {
+        ResourceKind::ReplicaSet => Some(RevisionObjects::ReplicaSets(
+            observed
+                .replicasets
+                .iter()
+                .map(|r| &**r)
+                .filter(|r| pick(&r.metadata))
+                .collect(),
+        )),
+        ResourceKind::ControllerRevision => Some(RevisionObjects::ControllerRevisions(
+            observed
+                .controller_revisions
+                .iter()
+                .map(|r| &**r)
+                .filter(|r| pick(&r.metadata))
+                .collect(),
+        )),
+        _ => None,
+    }
 }

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::checks::verdict::verdict;
 use crate::checks::workload_checks::{spec_readback, workload_findings};
 use crate::checks::Finding;
-use crate::kinds::workload::{Revision, Workload, CONTROLLER_REVISION_HASH};
+use crate::kinds::workload::{Revision, RevisionObjects, Workload, CONTROLLER_REVISION_HASH};
 use crate::order::{order, Order};
 use crate::suggestion::{Command, Suggestion};
 use crate::Verdict;
@@ -269,9 +269,8 @@ fn revisions(observed: &Observed, w: &Workload, label: &str) -> Option<Vec<Store
     if observed.denial(w.namespace, kind).is_some() {
         return None;
     }
-    let stored = match kind {
-        ResourceKind::ReplicaSet => w
-            .owned(&observed.replicasets)
+    let stored = match w.owned_revisions(observed, kind)? {
+        RevisionObjects::ReplicaSets(owned) => owned
             .into_iter()
             .filter_map(|rs| {
                 let template = rs.spec.as_ref()?.template.clone()?;
@@ -292,8 +291,7 @@ fn revisions(observed: &Observed, w: &Workload, label: &str) -> Option<Vec<Store
                 ))
             })
             .collect(),
-        ResourceKind::ControllerRevision => w
-            .owned(&observed.controller_revisions)
+        RevisionObjects::ControllerRevisions(owned) => owned
             .into_iter()
             .filter_map(|cr| {
                 let template = stored_template(cr.data.as_ref()?)?;
@@ -320,7 +318,6 @@ fn revisions(observed: &Observed, w: &Workload, label: &str) -> Option<Vec<Store
                 ))
             })
             .collect(),
-        _ => return None,
     };
     Some(stored)
 }
