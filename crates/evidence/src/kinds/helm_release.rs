@@ -1,8 +1,9 @@
 //! A Helm release (`release/`), read from its storage: its own evidence is the release's
 //! history, and it leads to the workloads of its newest revision's manifest.
 
-use super::rules::{namespace, str_at, KindRules};
+use super::rules::{namespace, KindRules};
 use crate::checks::finding::Finding;
+use crate::checks::raw::str_at;
 use crate::checks::release::{self, ReleaseHistory};
 use crate::checks::superseded;
 use crate::diagnostic::Diagnostic;
@@ -77,11 +78,11 @@ impl KindRules for Rules {
             .others_of(ResourceKind::Secret)
             .chain(observed.others_of(ResourceKind::ConfigMap))
             .filter(|o| {
-                str_at(o, "/metadata/labels/owner").as_deref() == Some("helm")
-                    && str_at(o, "/metadata/labels/name").as_deref() == Some(name)
+                str_at(o, "/metadata/labels/owner") == Some("helm")
+                    && str_at(o, "/metadata/labels/name") == Some(name)
                     && liveproof_helm::is_release_storage(o)
             })
-            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .map(|o| namespace(str_at(o, "/metadata/namespace")))
             .collect()
     }
 

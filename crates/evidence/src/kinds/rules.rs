@@ -3,6 +3,7 @@
 //! never by a match on it.
 
 use crate::checks::finding::Finding;
+use crate::checks::raw::str_at;
 use crate::checks::superseded::applied::{Applied, Followed};
 use crate::diagnostic::Diagnostic;
 use crate::{
@@ -133,8 +134,8 @@ pub(crate) trait KindRules: Sync {
     fn namespaces_holding(&self, observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
         observed
             .others_of(kind.resource())
-            .filter(|o| str_at(o, "/metadata/name").as_deref() == Some(name))
-            .map(|o| namespace(str_at(o, "/metadata/namespace").as_deref()))
+            .filter(|o| str_at(o, "/metadata/name") == Some(name))
+            .map(|o| namespace(str_at(o, "/metadata/namespace")))
             .collect()
     }
 }
@@ -142,13 +143,6 @@ pub(crate) trait KindRules: Sync {
 /// An object's namespace; one that names none counts as in `default`, as kubectl applies it.
 pub(crate) fn namespace(ns: Option<&str>) -> String {
     ns.unwrap_or("default").to_string()
-}
-
-/// The string at `at` in `o`.
-pub(crate) fn str_at(o: &serde_json::Value, at: &str) -> Option<String> {
-    o.pointer(at)
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string)
 }
 
 /// The workload kinds: judged by their pods, leading nowhere.
