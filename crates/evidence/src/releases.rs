@@ -66,3 +66,28 @@ impl Observed {
         self.releases = releases;
     }
 }
+
+/// The Helm release `target` installs, `(storage namespace, release name)`, as its kind's rules
+/// say (a release target is its own; a HelmRelease's is its storage); `None` for a kind that
+/// installs none.
+pub fn installed_by(
+    observed: &Observed,
+    target: &crate::Target,
+    default_ns: &str,
+) -> Option<(String, String)> {
+    crate::kinds::rules(target.kind).helm_release(
+        observed,
+        target.namespace_or(default_ns),
+        &target.name,
+    )
+}
+
+/// The chart `target` deploys, as a path in its source repository (a HelmRelease's
+/// `spec.chart.spec.chart`); `None` for a kind that names none.
+pub fn chart_path(observed: &Observed, target: &crate::Target, default_ns: &str) -> Option<String> {
+    crate::kinds::rules(target.kind).chart_path(
+        observed,
+        target.namespace_or(default_ns),
+        &target.name,
+    )
+}

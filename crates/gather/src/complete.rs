@@ -14,8 +14,7 @@ use std::time::Duration;
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::history;
 use liveproof_evidence::{
-    resolve_targets, Change, ChartChange, Containment, Observed, ReleaseHistory, ResourceKind,
-    Target, TargetKind,
+    resolve_targets, Change, ChartChange, Containment, Observed, ReleaseHistory, Target,
 };
 use liveproof_helm::StorageObject;
 
@@ -330,7 +329,8 @@ impl Completion<'_> {
         }
     }
 
-    /// For HelmRelease targets with `--commit`: what the commit did to the chart, from `--repo`.
+    /// For the targets that deploy a chart from a source (a HelmRelease), with `--commit`: what
+    /// the commit did to the chart, from `--repo`.
     /// Without a repository that holds the commit, there is simply no such fact.
     pub async fn chart_changes(
         &self,
@@ -343,19 +343,7 @@ impl Completion<'_> {
         };
         let charts: Vec<String> = targets
             .iter()
-            .filter(|t| t.kind == TargetKind::HelmRelease)
-            .filter_map(|t| {
-                observed.find_other(
-                    ResourceKind::HelmRelease,
-                    t.namespace_or(default_ns),
-                    &t.name,
-                )
-            })
-            .filter_map(|hr| {
-                hr.pointer("/spec/chart/spec/chart")
-                    .and_then(serde_json::Value::as_str)
-            })
-            .map(str::to_string)
+            .filter_map(|t| liveproof_evidence::releases::chart_path(observed, t, default_ns))
             .collect();
         let (repo, commit) = (self.repo.to_path_buf(), commit.clone());
         let known =
@@ -387,21 +375,14 @@ pub fn kubectl_get(object: &StorageObject) -> String {
     }
 }
 
-/// The newest revision's storage error of a release or HelmRelease target, if any.
+/// The newest revision's storage error of the Helm release a target installs, if any.
 fn unreadable_release(
     observed: &Observed,
     target: &Target,
     default_ns: &str,
 ) -> Option<(StorageObject, String)> {
-    let ns = target.namespace_or(default_ns);
-    let (storage_ns, name) = match target.kind {
-        TargetKind::Release => (ns.to_string(), target.name.clone()),
-        TargetKind::HelmRelease => {
-            let hr = observed.find_other(ResourceKind::HelmRelease, ns, &target.name)?;
-            liveproof_evidence::helmrelease_release(hr, ns)
-        }
-        _ => return None,
-    };
+    let (storage_ns, name) =
+        liveproof_evidence::releases::installed_by(observed, target, default_ns)?;
     let history = ReleaseHistory::read(observed, &storage_ns, &name);
     history
         .newest_unreadable()
@@ -456,6 +437,7 @@ fn lock<T>(cache: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use liveproof_evidence::TargetKind;
 
     /// The command's caches, as a `Completion` borrows them.
     #[derive(Default)]

@@ -15,8 +15,6 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 /// file"). A file may only go down (lower its number, or remove its row, in the same commit);
 /// a file not listed may have none.
 const PER_FILE: &[(&str, usize)] = &[
-    // WP5: verifier.rs's three, with the I/O half they are in (WP7b removes them).
-    ("crates/gather/src/complete.rs", 3),
     ("crates/gather/src/live/mod.rs", 2),
     ("crates/gather/src/live/sources.rs", 6),
     ("crates/gather/src/live/watch.rs", 8),

@@ -85,4 +85,10 @@ impl KindRules for Rules {
     ) -> Option<SupersededBy> {
         superseded::helm::superseded(observed, change, target, ns)
     }
+
+    /// `spec.chart.spec.chart`.
+    fn chart_path(&self, observed: &Observed, ns: &str, name: &str) -> Option<String> {
+        let hr = observed.find_other(RESOURCE, ns, name)?;
+        crate::checks::raw::str_at(hr, "/spec/chart/spec/chart").map(str::to_string)
+    }
 }

@@ -138,6 +138,12 @@ pub(crate) trait KindRules: Sync {
             .map(|o| namespace(str_at(o, "/metadata/namespace")))
             .collect()
     }
+
+    /// The chart it deploys, as a path in its source repository (what `--commit` did to it is
+    /// read from `--repo`), for a target named `name` in `ns`.
+    fn chart_path(&self, _observed: &Observed, _ns: &str, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// An object's namespace; one that names none counts as in `default`, as kubectl applies it.
