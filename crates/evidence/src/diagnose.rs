@@ -399,3 +399,36 @@ pub(crate) fn controller(
     ));
     out
 }
+
+/// The "why" of every target of `report` that is not live, from what `observed` holds (pod
+/// statuses, Warning events, with `logs` (`--logs`) the log lines read, what controllers and
+/// Helm recorded). It fills `diagnostics` and nothing else: it never changes a verdict.
+pub fn explain(
+    report: &mut crate::Report,
+    observed: &Observed,
+    since: Option<Timestamp>,
+    logs: bool,
+) {
+    for t in report
+        .targets
+        .iter_mut()
+        .filter(|t| t.verdict != crate::Verdict::Live)
+    {
+        let Some(kind) = t.kind.target() else {
+            continue;
+        };
+        let target = Target::new(kind, Some(&t.namespace), &t.name);
+        t.diagnostics = if kind.is_workload() {
+            // Termination messages are logs: only with --logs.
+            workload(
+                observed,
+                &target,
+                &t.namespace,
+                since,
+                logs.then_some(&observed.logs),
+            )
+        } else {
+            gitops(observed, &target, &t.namespace, since)
+        };
+    }
+}

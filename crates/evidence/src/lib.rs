@@ -36,9 +36,9 @@ pub use change::{
 };
 pub use checks::{
     digest_rows, final_failure, final_unknown, followed_workloads, helmrelease_release, judge,
-    manifests_to_read, revisions_to_trace, settled, short_digest, superseded_step, verify_again,
-    workloads_to_read, DigestRow, ReleaseHistory, Revision, RowVerdict, Settled,
-    CRASH_LOOP_RESTARTS,
+    judgement, manifests_to_read, revisions_to_trace, settled, short_digest, superseded_step,
+    verify_again, workloads_to_read, DigestRow, Judgement, ReleaseHistory, Revision, RowVerdict,
+    SeenLive, Settled, CRASH_LOOP_RESTARTS,
 };
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};

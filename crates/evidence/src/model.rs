@@ -350,7 +350,7 @@ pub struct TargetReport {
     /// When not live: why, in the cluster's own words (pod reasons, Warning events, logs with
     /// `--logs`, what controllers recorded). Never changes the verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics: Vec<crate::diagnose::Diagnostic>,
+    pub diagnostics: Vec<crate::diagnostic::Diagnostic>,
     /// When not live: the single most useful thing to do next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_step: Option<crate::Suggestion>,

@@ -137,3 +137,93 @@ fn controllers_and_helm_say_what_failed() {
         "{found:#?}"
     );
 }
+
+/// Diagnostics explain; they never change a verdict. Each story judged, then explained with
+/// its Warning events and log lines: the report is the same but for the diagnostics it gained,
+/// whatever its verdict (issue 34's plan, §2.3: the verdict is computed once).
+#[test]
+fn explain_never_changes_a_verdict() {
+    use liveproof_evidence::{Change, ExpectedImage};
+    let image = || vec![ExpectedImage::parse("ghcr.io/acme/inventory:1.4.0").expect("image")];
+    let since = "2026-07-12T10:00:00Z".parse().ok();
+    let helmrelease = Target::new(TargetKind::HelmRelease, Some("apps"), "inventory");
+    let mut explained = 0;
+    for (name, target, kind, images) in [
+        (
+            "new-pod-crashloopbackoff-old-pods-serving",
+            inventory(),
+            "Deployment",
+            image(),
+        ),
+        (
+            "diag-crashloop-with-events-folded",
+            inventory(),
+            "Deployment",
+            image(),
+        ),
+        ("diag-oomkilled", inventory(), "Deployment", image()),
+        ("diag-unschedulable", inventory(), "Deployment", image()),
+        (
+            "diag-flux-helmrelease-ready-false",
+            helmrelease.clone(),
+            "HelmRelease",
+            Vec::new(),
+        ),
+        (
+            "flux-helmrelease-upgrade-out-of-retries",
+            helmrelease,
+            "HelmRelease",
+            Vec::new(),
+        ),
+        (
+            "gitops-reconciled-new-tag-rolled-out",
+            inventory(),
+            "Deployment",
+            image(),
+        ),
+    ] {
+        let mut observed = story(name);
+        // A Warning event about the workload and a log line of each pod's containers.
+        observed
+            .others
+            .push(json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "inventory.1", "namespace": "apps"},
+            "involvedObject": {"kind": kind, "name": "inventory", "namespace": "apps"},
+            "type": "Warning", "reason": "Failed", "message": "it failed", "count": 2,
+            "lastTimestamp": "2026-07-12T10:20:00Z"}));
+        for pod in &observed.pods.clone() {
+            for c in pod.spec.iter().flat_map(|s| &s.containers) {
+                let name = pod.metadata.name.clone().unwrap_or_default();
+                let key = ("apps".to_string(), name, c.name.clone());
+                observed.logs.insert(key, vec!["panic: no database".into()]);
+            }
+        }
+        let change = Change {
+            since,
+            images,
+            ..Change::default()
+        };
+        let judged = liveproof_evidence::judge(&observed, &change, &[target], "apps");
+        let mut report = judged.clone();
+        diagnose::explain(&mut report, &observed, since, true);
+        assert_eq!(report.verdict, judged.verdict, "{name}");
+        if report != judged {
+            explained += 1;
+        }
+        for t in &mut report.targets {
+            t.diagnostics.clear();
+        }
+        let mut bare = judged;
+        for t in &mut bare.targets {
+            t.diagnostics.clear();
+        }
+        assert_eq!(
+            report, bare,
+            "{name}: explain changed more than the diagnostics"
+        );
+    }
+    assert!(
+        explained >= 5,
+        "the stories that are not live gain diagnostics: {explained}"
+    );
+}

@@ -1,6 +1,6 @@
 //! After the judge, and only for a report that is not live: what explains it. The reads (Warning
-//! events, `--logs` lines) cost a live report nothing; [`explain`] fills each target's
-//! diagnostics and never changes a verdict.
+//! events, `--logs` lines) cost a live report nothing; evidence's pure `diagnose::explain` fills each
+//! target's diagnostics and never changes a verdict.
 
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::{Observed, Report, Verdict};
@@ -9,7 +9,7 @@ use crate::Cluster;
 
 /// For a report that is not live: read the Warning events of the namespaces concerned (one
 /// LIST per event API and namespace) and, with `--logs`, the not-ready containers' last lines,
-/// then explain the report with them ([`explain`]). A live report costs no request here.
+/// then explain the report with them ([`liveproof_evidence::diagnose::explain`]). A live report costs no request here.
 pub async fn read(
     cluster: &Cluster,
     observed: &mut Observed,
@@ -56,38 +56,5 @@ pub async fn read(
             }
         }
     }
-    explain(report, observed, since, logs.is_some());
-}
-
-/// The "why" of every target that is not live, from what `observed` holds (pod statuses,
-/// events, logs when `logs` (`--logs`), controller status). Diagnostics explain; they never
-/// change a verdict. Pure: it reads `observed` alone.
-pub fn explain(
-    report: &mut Report,
-    observed: &Observed,
-    since: Option<jiff::Timestamp>,
-    logs: bool,
-) {
-    for t in report
-        .targets
-        .iter_mut()
-        .filter(|t| t.verdict != Verdict::Live)
-    {
-        let Some(kind) = t.kind.target() else {
-            continue;
-        };
-        let target = liveproof_evidence::Target::new(kind, Some(&t.namespace), &t.name);
-        t.diagnostics = if kind.is_workload() {
-            liveproof_evidence::diagnose::workload(
-                observed,
-                &target,
-                &t.namespace,
-                since,
-                // Termination messages are logs: only with --logs.
-                logs.then_some(&observed.logs),
-            )
-        } else {
-            liveproof_evidence::diagnose::gitops(observed, &target, &t.namespace, since)
-        };
-    }
+    liveproof_evidence::diagnose::explain(report, observed, since, logs.is_some());
 }

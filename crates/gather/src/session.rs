@@ -54,6 +54,44 @@ impl From<Incomplete> for PassError {
     }
 }
 
+/// Each variant keeps its own hint: an error handed on as a `PassError` says what its cause
+/// says.
+impl liveproof_evidence::hint::Hinted for PassError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            PassError::Gather(e) => e.hint(),
+            PassError::Facts(e) => e.hint(),
+            PassError::Unreadable(e) => e.hint(),
+            PassError::OutOfTime(e) => e.hint(),
+        }
+    }
+}
+
+impl Completion<'_> {
+    /// One pass of objects already read (offline, the `--from` dump; live, a gather): what
+    /// the registries say (`cluster`, when live, is asked for nodes and pull secrets too),
+    /// what each `--version-url` answers, then the snapshot completed ([`Completion::complete`]).
+    pub async fn pass(
+        &self,
+        cluster: Option<&Cluster>,
+        mut observed: Observed,
+        given: &[Target],
+        default_ns: &str,
+        all_namespaces: bool,
+    ) -> Result<Pass, PassError> {
+        let facts = self.registry_facts(cluster, &observed).await?;
+        self.read_versions(&mut observed).await;
+        let targets = self
+            .complete(&facts, &mut observed, given, default_ns, all_namespaces)
+            .await?;
+        Ok(Pass {
+            observed,
+            facts,
+            targets,
+        })
+    }
+}
+
 impl Session<'_> {
     /// The namespace targets that name none are read in.
     pub fn default_namespace(&self) -> &str {
@@ -63,20 +101,21 @@ impl Session<'_> {
     /// One pass: the objects gathered, a namespace or target that does not exist refused (an
     /// input error, never a verdict), then the snapshot completed.
     pub async fn pass(&self) -> Result<Pass, PassError> {
-        let mut observed = self
+        let observed = self
             .cluster
             .gather(self.targets, self.all_namespaces)
             .await?;
         self.check_namespaces(&observed).await?;
         self.check_found(&observed).await?;
-        let facts = self.facts(&observed).await?;
-        self.completion.read_versions(&mut observed).await;
-        let targets = self.complete(&facts, &mut observed).await?;
-        Ok(Pass {
-            observed,
-            facts,
-            targets,
-        })
+        self.completion
+            .pass(
+                Some(self.cluster),
+                observed,
+                self.targets,
+                self.default_namespace(),
+                self.all_namespaces,
+            )
+            .await
     }
 
     /// The targets' first snapshot, then one per change (`--wait`).
@@ -108,6 +147,39 @@ impl Session<'_> {
                 self.all_namespaces,
             )
             .await
+    }
+
+    /// A snapshot of the watch (`--wait`) completed with `facts`, asked once, laid on. A
+    /// version not read by `until` stays unread: its server is then unknown, and the report is
+    /// not live (it never is on the workloads alone).
+    pub async fn complete_by(
+        &self,
+        facts: &RegistryFacts,
+        observed: &mut Observed,
+        until: tokio::time::Instant,
+    ) -> Result<Vec<Target>, PassError> {
+        let _ = tokio::time::timeout_at(until, self.completion.read_versions(observed)).await;
+        Ok(self.complete(facts, observed).await?)
+    }
+
+    /// `deploy/api, sts/db`, for messages.
+    pub fn describe(&self) -> String {
+        describe(self.targets)
+    }
+
+    /// When the command's deadline (`timeout`) cut a read short while a Helm release was being
+    /// decoded, that: the time went to the release, and the server is not to blame.
+    pub fn decoding_ran_out(&self, timeout: std::time::Duration) -> Option<DecodeOutOfTime> {
+        Some(DecodeOutOfTime {
+            target: self.describe(),
+            object: self.completion.decode_cache.decoding()?,
+            timeout,
+        })
+    }
+
+    /// The cluster as a report names it ([`cluster_ref`]).
+    pub fn cluster_ref(&self) -> liveproof_evidence::ClusterRef {
+        cluster_ref(self.cluster)
     }
 
     /// For a report that is not live, what explains it ([`crate::diagnostics::read`]).
@@ -157,6 +229,36 @@ impl Session<'_> {
             Some(err) => Err(err),
             None => Ok(()),
         }
+    }
+}
+
+/// `deploy/api, sts/db`, for messages.
+pub fn describe(targets: &[Target]) -> String {
+    if targets.is_empty() {
+        return "the targets".to_string();
+    }
+    targets
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The cluster as a report names it: context and server URL, never credentials.
+pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
+    liveproof_evidence::ClusterRef {
+        context: cluster.context().map(str::to_string),
+        // Masked, and without a query: the cluster's URL as it may be shown.
+        server: Some(cluster.server().to_string()),
+        from: None,
+    }
+}
+
+/// A `--from` dump as a report names where its evidence was read.
+pub fn dump_ref(path: &std::path::Path) -> liveproof_evidence::ClusterRef {
+    liveproof_evidence::ClusterRef {
+        from: Some(path.display().to_string()),
+        ..Default::default()
     }
 }
 

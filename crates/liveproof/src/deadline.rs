@@ -87,6 +87,12 @@ impl Deadline {
         started.elapsed()
     }
 
+    /// [`Deadline::elapsed`] in whole seconds, rounded.
+    pub fn elapsed_seconds(&self) -> u64 {
+        let elapsed = self.elapsed().as_millis().saturating_add(500) / 1000;
+        u64::try_from(elapsed).unwrap_or(u64::MAX)
+    }
+
     /// Runs `work` until the deadline: its own result, or [`OutOfTime`] naming the server and
     /// `what` was being done.
     pub async fn bound<T, E>(
@@ -108,6 +114,17 @@ impl Deadline {
                 too_short: spent_already || self.timeout < TOO_SHORT,
             }
             .into()),
+        }
+    }
+
+    /// The deadline ran out with nothing read: [`OutOfTime`] naming the server and `what` was
+    /// being done.
+    pub fn ran_out(&self, server: &DisplaySafeUrl, what: &str) -> OutOfTime {
+        OutOfTime {
+            server: server.clone(),
+            what: what.to_string(),
+            timeout: self.timeout,
+            too_short: self.timeout < TOO_SHORT,
         }
     }
 

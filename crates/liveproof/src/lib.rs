@@ -23,6 +23,7 @@ mod snapshot;
 mod stale;
 mod verifier;
 mod verify;
+mod verify_run;
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -436,6 +437,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<liveproof_gather::session::NothingSelected>(cause))
         .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
         .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
+        .or_else(|| typed::<liveproof_gather::session::PassError>(cause))
         .flatten()
 }
 

@@ -477,12 +477,7 @@ pub async fn verify(config: &VerifyConfig, dir: &Path) -> anyhow::Result<Report>
     let Source::Live(options) = &config.source else {
         anyhow::bail!("--snapshot verifies a cluster, not a --from dump");
     };
-    let cluster = Cluster::connect(&crate::verifier::bounded(options, config))
-        .await?
-        .with_release_limits(
-            crate::verifier::completion(config).release_limits(),
-            config.decode_cache.clone(),
-        );
+    let cluster = crate::verify_run::connect(options, config).await?;
     let (targets, summary) = changed_targets(&cluster, &snapshot).await?;
     let mut report = if targets.is_empty() {
         Report::new(Default::default(), Vec::new())

@@ -2,20 +2,23 @@
 //! the verdict is final. Every command that verifies (verify, verify --snapshot, stale
 //! --restart --wait, rollback, demo, mcp) goes through [`produce`] or [`wait`]; the commands
 //! render what they return. It knows no command: `verify --snapshot` calls it, never the
-//! other way round.
+//! other way round. It orchestrates: gather reads one complete pass, evidence judges it once,
+//! and only a report that is not live is diagnosed after.
 
 use futures::StreamExt;
 use liveproof_evidence::hint::Hinted as _;
-use liveproof_evidence::{judge, settled, Observed, Report, Settled, Target, Verdict};
-use liveproof_gather::complete::{Completion, DecodeOutOfTime, Wait};
+use liveproof_evidence::{Change, Judgement, Observed, Report, SeenLive, Settled, Target, Verdict};
+use liveproof_gather::live::humanize;
 use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::registry::RegistryFacts;
-use liveproof_gather::session::{select, PassError, Session};
+pub use liveproof_gather::session::cluster_ref;
+use liveproof_gather::session::dump_ref;
 use liveproof_gather::Cluster;
 
 use crate::config::{Source, VerifyConfig};
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, OutOfTime};
 use crate::progress::Progress;
+use crate::verify_run::{completion, connect, selected_in, selected_on, session};
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
 /// once ([`verify_once`]) or, with `--wait`, until the verdict is final ([`wait`]).
@@ -32,7 +35,7 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
     }
     match &config.source {
         Source::Offline(path) => {
-            let mut observed = liveproof_gather::offline::load_off_runtime(path).await?;
+            let observed = liveproof_gather::offline::load_off_runtime(path).await?;
             let namespace = DumpNamespace::choose(
                 config.namespace.as_deref(),
                 config.namespace_origin.as_deref(),
@@ -41,52 +44,19 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
                 &observed,
             );
             namespace.log();
-            let default_ns = namespace.namespace();
-            let selected = config.selector.as_ref().map(|(text, selector)| {
-                let ns = (!config.all_namespaces).then_some(default_ns);
-                (text, ns, observed.workloads_matching(selector, ns))
-            });
-            let config = &with_selected(config, selected)?;
-            let facts = completion(config).registry_facts(None, &observed).await?;
-            completion(config).read_versions(&mut observed).await;
-            let targets = completion(config)
-                .complete(
-                    &facts,
-                    &mut observed,
-                    &config.targets,
-                    default_ns,
-                    config.all_namespaces,
-                )
-                .await
-                .map_err(|e| handed_on(e.into()))?;
-            let mut report = judge_pass(config, &observed, &targets, default_ns).0;
+            let ns = namespace.namespace();
+            let config = &selected_in(config, &observed, ns)?;
+            let pass = completion(config)
+                .pass(None, observed, &config.targets, ns, config.all_namespaces)
+                .await?;
+            let mut report = judge_pass(config, &pass.observed, &pass.targets, ns).report;
             namespace.explain(&mut report, path);
-            let from = Some(path.display().to_string());
-            stamp(
-                &mut report,
-                liveproof_evidence::ClusterRef {
-                    from,
-                    ..Default::default()
-                },
-            );
+            stamp(&mut report, dump_ref(path));
             Ok(report)
         }
         Source::Live(options) => {
-            let cluster = Cluster::connect(&bounded(options, config))
-                .await?
-                .with_release_limits(
-                    completion(config).release_limits(),
-                    config.decode_cache.clone(),
-                );
-            let selected = match &config.selector {
-                Some((text, _)) => {
-                    let ns = (!config.all_namespaces).then_some(cluster.default_namespace());
-                    let found = cluster.workloads_in(ns, Some(text)).await?;
-                    Some((text, ns, found))
-                }
-                None => None,
-            };
-            let config = &with_selected(config, selected)?;
+            let cluster = connect(options, config).await?;
+            let config = &selected_on(config, &cluster).await?;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
                 Some(deadline) => wait(config, &cluster, deadline, &live_or_superseded).await?,
@@ -104,64 +74,18 @@ fn live_or_superseded(report: &Report) -> bool {
     report.verdict >= Verdict::Superseded
 }
 
-/// `options` with the command's `--timeout` (an exec credential plugin run while connecting
-/// ends by then too).
-pub(crate) fn bounded(
-    options: &liveproof_gather::ClusterOptions,
-    config: &VerifyConfig,
-) -> liveproof_gather::ClusterOptions {
-    liveproof_gather::ClusterOptions {
-        deadline: config.wait.map(|d| d.at.into_std()),
-        ..options.clone()
-    }
-}
-
-/// The configuration with the workloads `-l` selected (`(selector, namespace or None for
-/// -A, what matched)`) added to its targets; an error when the selector matched nothing.
-fn with_selected(
-    config: &VerifyConfig,
-    selected: Option<(&String, Option<&str>, Vec<Target>)>,
-) -> anyhow::Result<VerifyConfig> {
-    let mut config = config.clone();
-    if let Some((selector, namespace, found)) = selected {
-        config.targets = select(&config.targets, selector, namespace, found)?;
-        crate::config::check_target_count(config.targets.len())?;
-    }
-    Ok(config)
-}
-
 /// One verification of a cluster, in its three steps: one complete pass (the cluster's
 /// objects, what the images' tags resolve to, what the version URLs answer), judge, then for
 /// the targets that are not live a second read, for their diagnostics.
 async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result<Report> {
     let session = session(config, cluster);
-    let mut pass = session.pass().await.map_err(handed_on)?;
+    let mut pass = session.pass().await?;
     let ns = session.default_namespace();
-    let (mut report, _) = judge_pass(config, &pass.observed, &pass.targets, ns);
+    let mut report = judge_pass(config, &pass.observed, &pass.targets, ns).report;
     session
         .diagnostics(&mut pass.observed, &mut report, config.logs)
         .await;
     Ok(report)
-}
-
-/// The session that reads `cluster` for `config`'s targets.
-fn session<'a>(config: &'a VerifyConfig, cluster: &'a Cluster) -> Session<'a> {
-    Session {
-        cluster,
-        completion: completion(config),
-        targets: &config.targets,
-        all_namespaces: config.all_namespaces,
-    }
-}
-
-/// A pass that could not be made, as its own error (each names its hint).
-fn handed_on(error: PassError) -> anyhow::Error {
-    match error {
-        PassError::Gather(e) => e.into(),
-        PassError::Facts(e) => e.into(),
-        PassError::Unreadable(e) => e.into(),
-        PassError::OutOfTime(e) => e.into(),
-    }
 }
 
 /// When, by which version and from where: what a report read later (a CI artifact, an agent's
@@ -177,83 +101,25 @@ pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
     report.cluster = Some(cluster);
 }
 
-/// The cluster as a report names it: context and server URL, never credentials.
-pub fn cluster_ref(cluster: &Cluster) -> liveproof_evidence::ClusterRef {
-    liveproof_evidence::ClusterRef {
-        context: cluster.context().map(str::to_string),
-        // Masked, and without a query: the cluster's URL as it may be shown.
-        server: Some(cluster.server().to_string()),
-        from: None,
-    }
-}
-
-/// What completing a snapshot needs of the command: its change, `--repo`, limits and caches.
-pub(crate) fn completion(config: &VerifyConfig) -> Completion<'_> {
-    Completion {
-        change: &config.change,
-        repo: &config.repo,
-        wait: config.wait.map(|d| Wait {
-            work_until: d.work_until().into_std(),
-            timeout: d.timeout,
-        }),
-        max_release_size: config.max_release_size,
-        request_timeout: config.request_timeout,
-        insecure_registries: &config.insecure_registries,
-        reach: config.version_reach.as_ref(),
-        decode_cache: &config.decode_cache,
-        containment: &config.containment,
-        chart_facts: &config.chart_facts,
-        manifests: &config.history.manifests,
-        later: &config.history.later,
-    }
-}
-
-/// `error`, or, when it is the deadline cutting a gather short while a Helm release was being
-/// decoded, that: the time went to the release, and the server is not to blame.
-fn decoding_ran_out(
-    config: &VerifyConfig,
-    deadline: Deadline,
-    error: anyhow::Error,
-) -> anyhow::Error {
-    let Some(object) = config.decode_cache.decoding() else {
-        return error;
-    };
-    if error.downcast_ref::<crate::deadline::OutOfTime>().is_none() {
-        return error;
-    }
-    DecodeOutOfTime {
-        target: describe(&config.targets),
-        object,
-        timeout: deadline.timeout,
-    }
-    .into()
-}
-
-/// Judges one complete snapshot: the checks read nothing but it. Also says whether the answer
-/// is settled (for `--wait`: a final failure, an unknown nothing later decides).
+/// Judges one complete pass, once ([`liveproof_evidence::judgement`]): the checks read nothing
+/// but it. The change as the command states it, with where its time came from.
 fn judge_pass(
     config: &VerifyConfig,
     observed: &Observed,
     targets: &[Target],
     default_ns: &str,
-) -> (Report, Option<Settled>) {
-    let mut change = config.change.clone();
-    change.since_source.clone_from(&config.since_origin);
-    // A manifest that names no namespace declares its workload in the default one.
-    for d in &mut change.declared {
-        if d.target.namespace.is_none() {
-            d.target.namespace = Some(default_ns.to_string());
-        }
-    }
-    let mut report = judge(observed, &change, targets, default_ns);
-    liveproof_gather::diagnostics::explain(
-        &mut report,
+) -> Judgement {
+    let change = Change {
+        since_source: config.since_origin.clone(),
+        ..config.change.clone()
+    };
+    liveproof_evidence::judgement(
         observed,
-        config.change.since,
+        &change,
+        targets,
+        default_ns,
         config.logs.is_some(),
-    );
-    let settled = settled(observed, &change, targets, default_ns, &report);
-    (report, settled)
+    )
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -276,12 +142,19 @@ pub async fn wait(
     let session = session(config, cluster);
     let ns = session.default_namespace();
     let server = cluster.server();
-    let gathering = format!("gathering {}", describe(&config.targets));
+    let gathering = format!("gathering {}", session.describe());
     // Registry facts are asked once, on the first snapshot, and laid onto every later one.
     let mut facts = RegistryFacts::default();
     deadline.before_first_read(server, &gathering)?;
     let first = deadline.bound(server, &gathering, session.watch()).await;
-    let mut updates = Box::pin(first.map_err(|e| decoding_ran_out(config, deadline, e))?);
+    let mut updates = Box::pin(first.map_err(
+        |e| match session.decoding_ran_out(deadline.timeout) {
+            // The deadline cut the gather short while a Helm release was being decoded: the time
+            // went to the release, and the server is not to blame.
+            Some(decoding) if e.is::<OutOfTime>() => decoding.into(),
+            _ => e,
+        },
+    )?);
     // A server's reported version moves without any Kubernetes event: while one is expected,
     // the last snapshot is judged again on a tick (the cluster is still watched, not polled).
     let mut tick = tokio::time::interval(VERSION_RECHECK);
@@ -337,13 +210,7 @@ pub async fn wait(
             // The stream ended or the time is up: report what was seen last.
             None => {
                 if last.is_none() {
-                    return Err(crate::deadline::OutOfTime {
-                        server: server.clone(),
-                        what: gathering,
-                        timeout: deadline.timeout,
-                        too_short: deadline.timeout < crate::deadline::TOO_SHORT,
-                    }
-                    .into());
+                    return Err(deadline.ran_out(server, &gathering).into());
                 }
                 if let Some(failure) = watch_failing.take() {
                     if last.as_ref().is_some_and(|r| !done(r)) {
@@ -359,21 +226,14 @@ pub async fn wait(
                 break;
             }
         };
-        // A version not read by the deadline stays unread: its server is then unknown, and
-        // the report is not live (it never is on the workloads alone).
-        let _ =
-            tokio::time::timeout_at(deadline.at, session.completion.read_versions(observed)).await;
-        let targets = session
-            .complete(&facts, observed)
-            .await
-            .map_err(|e| handed_on(e.into()))?;
-        let (report, final_reason) = judge_pass(config, observed, &targets, ns);
+        let targets = session.complete_by(&facts, observed, deadline.at).await?;
+        let Judgement { report, stop } = judge_pass(config, observed, &targets, ns);
         let absent = session.absent(observed);
         seen_live.observe(&report, jiff::Timestamp::now());
         progress.say(&liveproof_report::progress::waiting_line(&report, &absent));
         let finished = done(&report);
         last = Some(report);
-        if let Some(settled) = final_reason.filter(|_| !finished) {
+        if let Some(settled) = stop.filter(|_| !finished) {
             tracing::warn!("{}", settled.stopping());
             stopped = Some(settled);
             break;
@@ -404,56 +264,12 @@ pub async fn wait(
     seen_live.record(&mut last);
     last.notes.extend(stopped.as_ref().map(Settled::note));
     // Whole seconds, rounded: a 2s --timeout stops its watch a little early to explain.
-    let elapsed = deadline.elapsed().as_millis().saturating_add(500) / 1000;
     last.wait = Some(liveproof_evidence::WaitRecord {
         timed_out: !done(&last) && stopped.is_none(),
-        elapsed_seconds: u64::try_from(elapsed).unwrap_or(u64::MAX),
+        elapsed_seconds: deadline.elapsed_seconds(),
     });
     Ok(last)
 }
-
-/// When `--wait` first saw each target live, in its latest unbroken run of live judgements
-/// (a target that fell back is seen anew): sharper than what the cluster dates after the fact
-/// when the cluster dates nothing.
-#[derive(Default)]
-struct SeenLive(std::collections::BTreeMap<String, jiff::Timestamp>);
-
-impl SeenLive {
-    fn observe(&mut self, report: &Report, now: jiff::Timestamp) {
-        for t in &report.targets {
-            if t.verdict == Verdict::Live {
-                self.0.entry(t.key()).or_insert(now);
-            } else {
-                self.0.remove(&t.key());
-            }
-        }
-    }
-
-    /// Each target seen live gets its `observed_live` moment; the lead time is worked out
-    /// again with them.
-    fn record(&self, report: &mut Report) {
-        for t in &mut report.targets {
-            if let Some(at) = self.0.get(&t.key()) {
-                t.observed_live(*at);
-            }
-        }
-        report.date_lead_time();
-    }
-}
-
-/// `deploy/api, sts/db` for messages.
-fn describe(targets: &[Target]) -> String {
-    if targets.is_empty() {
-        return "the targets".to_string();
-    }
-    targets
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-use liveproof_gather::live::humanize;
 
 #[cfg(test)]
 mod tests {

@@ -34,6 +34,38 @@ pub fn judge(
     report
 }
 
+/// One pass judged, once: the report (its targets that are not live explained from what the
+/// pass holds) and, for `--wait`, what settles it before the change is live.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub report: Report,
+    /// A final failure or an undecidable unknown `--wait` stops on ([`super::settled`]).
+    pub stop: Option<super::Settled>,
+}
+
+/// [`judge`] for a command: a manifest's workload that names no namespace is declared in
+/// `default_namespace`; the report's targets that are not live are explained
+/// ([`crate::diagnose::explain`], with `logs` when `--logs` was read); and whether the verdict
+/// is settled for `--wait`. Pure, as [`judge`] is.
+pub fn judgement(
+    observed: &Observed,
+    change: &Change,
+    targets: &[Target],
+    default_namespace: &str,
+    logs: bool,
+) -> Judgement {
+    let mut change = change.clone();
+    for d in &mut change.declared {
+        if d.target.namespace.is_none() {
+            d.target.namespace = Some(default_namespace.to_string());
+        }
+    }
+    let mut report = judge(observed, &change, targets, default_namespace);
+    crate::diagnose::explain(&mut report, observed, change.since, logs);
+    let stop = super::settled(observed, &change, targets, default_namespace, &report);
+    Judgement { report, stop }
+}
+
 /// The command that verifies a target again and waits for it, as next steps suggest it. The
 /// CLI adds the flags the user gave (cluster, change, expectations) before it prints it, and
 /// lengthens the timeout after a wait that ran out.

@@ -47,10 +47,11 @@ mod workload_checks;
 pub use crate::kinds::WorkloadFns;
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
-pub use judge::{judge, superseded_step, verify_again};
+pub use judge::{judge, judgement, superseded_step, verify_again, Judgement};
 pub use pods::CRASH_LOOP_RESTARTS;
 pub use settled::{final_failure, final_unknown, settled, Settled};
 pub use superseded::manifests_to_read;
+pub use timeline::SeenLive;
 
 /// What a check observed of a target the input does not hold: its evidence's `observed`, which
 /// the progress line of a wait reads to say where the target was looked for instead.

@@ -233,3 +233,33 @@ fn set_live_since(report: &mut TargetReport, change: &Change, moment: TimelineEn
     }
     report.set_live_since(moment);
 }
+
+/// When `--wait` first saw each target live, in its latest unbroken run of live judgements
+/// (a target that fell back is seen anew): sharper than what the cluster dates after the fact
+/// when the cluster dates nothing. Pure: the caller says when each judgement was made.
+#[derive(Debug, Default)]
+pub struct SeenLive(std::collections::BTreeMap<String, Timestamp>);
+
+impl SeenLive {
+    /// `report` was judged at `now`.
+    pub fn observe(&mut self, report: &crate::Report, now: Timestamp) {
+        for t in &report.targets {
+            if t.verdict == crate::Verdict::Live {
+                self.0.entry(t.key()).or_insert(now);
+            } else {
+                self.0.remove(&t.key());
+            }
+        }
+    }
+
+    /// Each target seen live gets its `observed_live` moment; the lead time is worked out
+    /// again with them.
+    pub fn record(&self, report: &mut crate::Report) {
+        for t in &mut report.targets {
+            if let Some(at) = self.0.get(&t.key()) {
+                t.observed_live(*at);
+            }
+        }
+        report.date_lead_time();
+    }
+}
