@@ -3,6 +3,7 @@
 
 pub mod cli;
 mod config;
+pub mod controller;
 mod deadline;
 pub mod demo;
 mod duration;
