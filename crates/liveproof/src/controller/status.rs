@@ -3,9 +3,10 @@
 //!
 //! # Why these conditions: kstatus
 //!
-//! Flux's kustomize-controller (`healthChecks`, `wait: true`), `kubectl wait`, Argo CD and
-//! cli-utils' appliers read a custom resource's health with kstatus (read from
-//! `fluxcd/cli-utils` `pkg/kstatus/status`, commit 967855fb, `generic.go` and `status.go`).
+//! Flux's kustomize-controller (`healthChecks`, `wait: true`, and so `dependsOn`) and
+//! cli-utils' applier (kpt) read a custom resource's health with kstatus (read from
+//! `fluxcd/cli-utils` `pkg/kstatus/status`, commit 967855fb, `generic.go` and `status.go`);
+//! `kubectl wait --for=condition=Ready` reads the Ready condition itself.
 //! `Compute` decides, for a kind it has no rules of its own for, in this order:
 //!
 //! 1. `metadata.deletionTimestamp` set: Terminating.
