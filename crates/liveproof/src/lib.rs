@@ -437,6 +437,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<liveproof_gather::session::NothingSelected>(cause))
         .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
         .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
+        .or_else(|| typed::<controller::SpecError>(cause))
         .flatten()
 }
 
