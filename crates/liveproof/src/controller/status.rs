@@ -214,8 +214,8 @@ impl RefusalReason {
 }
 
 impl Refusal {
-    /// A spec `verify` refuses, in its words.
-    pub fn invalid_spec(error: &super::object::SpecError) -> Refusal {
+    /// A spec `verify` refuses ([`SpecError`](super::object::SpecError)), in its words.
+    pub fn invalid_spec<E: Hinted + std::fmt::Display>(error: &E) -> Refusal {
         Refusal {
             reason: RefusalReason::InvalidSpec,
             message: error.to_string(),

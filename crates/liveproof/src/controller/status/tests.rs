@@ -340,7 +340,7 @@ fn live_since_is_the_last_target_to_go_live() {
 /// target not found is waited for (a first deploy) until the timeout, then Stalled.
 #[test]
 fn a_refused_spec_or_missing_target_says_so() {
-    let error = crate::config::ConfigError::WaitWithoutSince.into();
+    let error: crate::controller::SpecError = crate::config::ConfigError::WaitWithoutSince.into();
     let refusal = Refusal::invalid_spec(&error);
     let s = status_refused(&refusal, 1, at(T0), None);
     assert_eq!(s.verdict, None);
@@ -391,7 +391,7 @@ fn one_condition_is_true_at_a_time() {
         status_from(&not_live(), 1, at(T0), None),
         status_from(&stopped, 1, at(T0), None),
         status_refused(
-            &Refusal::invalid_spec(&crate::config::ConfigError::WaitWithoutSince.into()),
+            &Refusal::invalid_spec(&crate::config::ConfigError::WaitWithoutSince),
             1,
             at(T0),
             None,
