@@ -39,7 +39,12 @@ impl liveproof_evidence::hint::Hinted for SpecError {
 }
 
 /// What to verify, the change, and what counts as final: what `liveproof verify` takes, with
-/// the same names in camelCase.
+/// the same names in camelCase. Not available in a cluster: `--from` and `--snapshot` (a
+/// Verification reads the cluster it lives in), `--kubeconfig` and `--context` (the
+/// controller's own credentials), `-f`/`-k` (name the workloads in `targets`, or select them),
+/// `--repo` (see `commit`), `--report`/`--record` (the status carries the verdict, `liveSince`
+/// and the lead time; `liveproof verify verification/NAME` prints the report) and `--logs`
+/// (logs can hold secrets, and a status is read by whoever may get the object).
 #[derive(CustomResource, Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "liveproof.dev",
