@@ -595,7 +595,11 @@ fn report_file(
 /// installed manifest (release/, helmrelease/) or a pod template (workloads). `--image`,
 /// `--expect-env` and `--expect-secret-ref` apply to every kind: a Helm or GitOps target's
 /// workloads are held to them.
-fn applicable(change: &Change, targets: &[Target], snapshot: bool) -> Result<(), ConfigError> {
+pub(crate) fn applicable(
+    change: &Change,
+    targets: &[Target],
+    snapshot: bool,
+) -> Result<(), ConfigError> {
     use liveproof_evidence::TargetKind;
     if change.chart_version.is_some() {
         let helm = |t: &&Target| matches!(t.kind, TargetKind::Release | TargetKind::HelmRelease);

@@ -3,6 +3,7 @@
 
 pub mod cli;
 mod config;
+pub mod controller;
 mod deadline;
 pub mod demo;
 mod duration;
@@ -438,6 +439,7 @@ fn hint_of<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Cow<'a, s
         .or_else(|| typed::<liveproof_gather::complete::UnreadableRelease>(cause))
         .or_else(|| typed::<liveproof_gather::complete::DecodeOutOfTime>(cause))
         .or_else(|| typed::<liveproof_gather::session::PassError>(cause))
+        .or_else(|| typed::<controller::SpecError>(cause))
         .flatten()
 }
 
