@@ -12,6 +12,7 @@ mod commit;
 pub mod diagnose;
 mod diagnostic;
 pub mod digest;
+mod facts;
 pub mod fleet;
 pub mod hint;
 pub mod history;

@@ -180,12 +180,12 @@ pub struct Observed {
     pub denied: Vec<Denied>,
     /// The Helm storage objects among `others`, decoded by the gatherer (under
     /// `--max-release-size` and the command's deadline): the judge never decodes one.
-    pub releases: crate::releases::Releases,
+    pub releases: crate::facts::Releases,
     /// What each image reference (`ImageRef` as `repository:tag`) resolves to in its registry
     /// now, or why it could not be resolved. Only references the digest policy covers.
-    pub tags: std::collections::BTreeMap<String, Result<crate::digest::ResolvedTag, String>>,
+    pub tags: std::collections::BTreeMap<String, Result<crate::facts::ResolvedTag, String>>,
     /// Container logs read for diagnostics (`--logs`): `(namespace, pod, container)` → lines.
-    pub logs: crate::diagnose::Logs,
+    pub logs: crate::facts::Logs,
     /// What the change's commit did to a chart, read from git when `--repo` holds it: the
     /// evidence behind the ChartVersion diagnosis.
     pub chart_changes: Vec<ChartChange>,
@@ -201,7 +201,7 @@ pub struct Observed {
     /// [`server::judge`](crate::server::judge) for how readings pair with expectations).
     pub versions: Vec<(
         liveproof_redacted::DisplaySafeUrl,
-        crate::server::VersionReading,
+        crate::facts::VersionReading,
     )>,
     /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
     pub pod_index: crate::pod_index::PodIndex,
