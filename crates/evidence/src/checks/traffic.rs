@@ -21,7 +21,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use super::{pods, Finding};
 use crate::kinds::workload::{CurrentRevision, Revision, Workload};
-use crate::kinds::{NamedService, Share, TrafficSplit};
+use crate::kinds::workload::{NamedService, Share, TrafficSplit};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, Observed, ResourceKind, SourceRef, Status};
 

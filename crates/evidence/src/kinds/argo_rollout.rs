@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::deployment::replicaset_with_template;
-use super::{
-    Destination, NamedService, Progress, Routed, Share, TrafficSplit, WorkloadStatus, WorkloadType,
+use crate::kinds::workload::{
+    Destination, NamedService, Progress, Revision, Routed, Share, TrafficSplit, UpdateStrategy,
+    Workload, WorkloadStatus, WorkloadType,
 };
-use crate::kinds::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 

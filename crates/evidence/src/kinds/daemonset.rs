@@ -7,7 +7,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{Progress, WorkloadStatus, WorkloadType};
+use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
     old_pods_stay, template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     CONTROLLER_REVISION_HASH,

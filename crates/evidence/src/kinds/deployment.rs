@@ -6,7 +6,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{Progress, WorkloadStatus, WorkloadType};
+use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
     template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     POD_TEMPLATE_HASH,
