@@ -43,6 +43,7 @@ pub use checks::{
 };
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
+pub use kinds::store::WorkloadStore;
 pub use kinds::{
     api_group, Actor, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope, TargetKind,
     Verb, KINDS, RESOURCES,

@@ -4,9 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{
-    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
-};
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::{Node, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
@@ -30,10 +28,8 @@ pub struct Denied {
 /// every one of them.
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    pub deployments: Vec<Arc<Deployment>>,
-    pub statefulsets: Vec<Arc<StatefulSet>>,
-    pub daemonsets: Vec<Arc<DaemonSet>>,
-    pub rollouts: Vec<Arc<crate::Rollout>>,
+    /// The objects of every workload kind, a list per kind (`workloads.of::<Deployment>()`).
+    pub workloads: crate::WorkloadStore,
     pub replicasets: Vec<Arc<ReplicaSet>>,
     pub controller_revisions: Vec<Arc<ControllerRevision>>,
     pub pods: Vec<Arc<Pod>>,

@@ -1,7 +1,5 @@
 //! A Deployment: its current revision is the ReplicaSet whose pod template equals its own.
 
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -19,12 +17,6 @@ const DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision";
 impl WorkloadType for Deployment {
     const KIND: TargetKind = TargetKind::Deployment;
 
-    fn held(observed: &Observed) -> &[Arc<Self>] {
-        &observed.deployments
-    }
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-        &mut observed.deployments
-    }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }

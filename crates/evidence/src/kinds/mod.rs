@@ -24,6 +24,7 @@ pub(crate) mod knative_service;
 pub(crate) mod load;
 pub(crate) mod rules;
 pub(crate) mod statefulset;
+pub mod store;
 pub(crate) mod workload;
 
 /// The rules `kind` is judged by: its own evidence, what it leads to, what `--wait` stops on.

@@ -475,15 +475,13 @@ pub(crate) struct Progress {
     pub stuck: Option<(String, Suggestion)>,
 }
 
-/// A workload kind's object type: where `Observed` keeps it and how it reads as a
-/// [`Workload`].
+/// A workload kind's object type: how it reads as a [`Workload`]. `Observed` keeps its
+/// objects in [`Observed::workloads`], a list per type.
 pub(crate) trait WorkloadType:
-    serde::de::DeserializeOwned + WorkloadStatus + 'static
+    serde::de::DeserializeOwned + WorkloadStatus + Send + fmt::Debug + 'static
 {
     const KIND: TargetKind;
 
-    fn held(observed: &Observed) -> &[Arc<Self>];
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
     fn meta(&self) -> &ObjectMeta;
     fn template(&self) -> Option<&PodTemplateSpec>;
     /// The selector of its pods (what the gather lists its pods by).
@@ -531,7 +529,9 @@ fn find<'a, T: WorkloadType>(
     namespace: &'a str,
     name: &'a str,
 ) -> Option<Workload<'a>> {
-    T::held(observed)
+    observed
+        .workloads
+        .of::<T>()
         .iter()
         .find(|o| {
             let m = o.meta();
@@ -542,7 +542,9 @@ fn find<'a, T: WorkloadType>(
 }
 
 fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
-    T::held(observed)
+    observed
+        .workloads
+        .of::<T>()
         .iter()
         .map(|o| {
             let o: &T = o;
@@ -559,7 +561,7 @@ fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
 
 fn add<T: WorkloadType>(observed: &mut Observed, value: Value) -> Result<(), JsonPathError> {
     let object: T = serde_path_to_error::deserialize(value)?;
-    T::held_mut(observed).push(Arc::new(object));
+    observed.workloads.push(Arc::new(object));
     Ok(())
 }
 
