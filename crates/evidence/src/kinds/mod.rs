@@ -976,6 +976,66 @@ mod tests {
         }
     }
 
+    /// Each row's verbs and subresources are what the read-only role grants it
+    /// (`deploy/rbac-readonly.yaml`, which `tests/rbac.rs` holds to what verify sends), and
+    /// the role grants nothing on a resource of the table that the table does not say.
+    #[test]
+    fn every_resource_row_says_what_the_read_only_role_grants() {
+        use serde::Deserialize as _;
+        use std::collections::{BTreeMap, BTreeSet};
+        let path = format!(
+            "{}/../../deploy/rbac-readonly.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the read-only role");
+        let mut granted: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let doc = serde_json::Value::deserialize(doc).expect("YAML");
+            if doc["kind"] != "ClusterRole" {
+                continue;
+            }
+            for rule in doc["rules"].as_array().expect("rules") {
+                let strings = |field: &str| -> Vec<String> {
+                    rule[field]
+                        .as_array()
+                        .expect(field)
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                };
+                for group in strings("apiGroups") {
+                    for resource in strings("resources") {
+                        granted
+                            .entry((group.clone(), resource))
+                            .or_default()
+                            .extend(strings("verbs"));
+                    }
+                }
+            }
+        }
+        for row in RESOURCES {
+            let verbs = |list: &[Verb]| -> BTreeSet<String> {
+                list.iter().map(|v| v.as_str().to_string()).collect()
+            };
+            let key = (row.group.to_string(), row.plural.to_string());
+            assert_eq!(
+                granted.get(&key),
+                Some(&verbs(row.verbs)),
+                "{:?}: the role grants {key:?} other verbs than the row",
+                row.resource
+            );
+            for (sub, verb) in row.subresources {
+                let key = (row.group.to_string(), format!("{}/{sub}", row.plural));
+                assert_eq!(
+                    granted.get(&key),
+                    Some(&verbs(&[*verb])),
+                    "{:?}: {key:?}",
+                    row.resource
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_report_names_each_kind_as_its_objects_do_and_reads_the_name_back() {
         let every = KINDS
