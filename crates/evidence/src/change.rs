@@ -26,7 +26,7 @@ pub struct Change {
     /// `--expect TEXT` / `--expect re:REGEX`: what the installed manifest must contain.
     pub manifest: Vec<ManifestExpectation>,
     /// Which images `image_digest_current` holds to their tag's current digest.
-    pub digests: crate::digest::DigestPolicy,
+    pub digests: crate::facts::DigestPolicy,
     /// `-f`: the pod templates the manifests declare; each declared workload's live template
     /// must carry every field declared there.
     pub declared: Vec<DeclaredTemplate>,
@@ -39,7 +39,7 @@ pub struct Change {
     pub prior_templates: Vec<(crate::Target, String)>,
     /// `--version-url` / `--expect-version` / `--version-json`, paired: the versions the
     /// servers must report (each judged as a `Server` target).
-    pub versions: Vec<crate::server::VersionExpectation>,
+    pub versions: Vec<crate::facts::VersionExpectation>,
 }
 
 /// A workload's pod template as a manifest declares it (`verify -f`).

@@ -17,8 +17,7 @@ pub use crate::diagnostic::Diagnostic;
 /// How many events a target reports at most (newest first).
 pub const EVENT_CAP: usize = 10;
 
-/// Pod logs gathered with `--logs`: `(namespace, pod, container)` → last lines.
-pub type Logs = BTreeMap<(String, String, String), Vec<String>>;
+pub use crate::facts::Logs;
 
 /// The diagnostics of a workload: its not-Ready pods' container and scheduling reasons (for
 /// pods of any revision that are not Ready), logs when gathered, and Warning events about the

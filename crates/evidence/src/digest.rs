@@ -6,13 +6,7 @@
 /// client uses too.
 pub use liveproof_oci::Platform;
 
-/// A tag resolved against its registry: its top-level digest and, for an index, the digest of
-/// each platform's manifest (attestation entries already left out).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedTag {
-    pub digest: String,
-    pub platforms: Vec<(Platform, String)>,
-}
+pub use crate::facts::{DigestPolicy, ResolvedTag};
 
 /// How a running container's digest compares with what its tag resolves to now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,18 +69,6 @@ impl ResolvedTag {
 /// The rule is `liveproof_oci::image_id_digest`, the one the registry client uses too.
 pub fn image_id_digest(image_id: &str) -> Option<String> {
     liveproof_oci::image_id_digest(image_id).map(|digest| digest.to_string())
-}
-
-/// Which images `image_digest_current` checks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DigestPolicy {
-    /// Mutable references only: no tag, or `latest` (the default).
-    #[default]
-    Mutable,
-    /// Every tag (`--check-digests`); references pinned by digest are never checked.
-    AllTags,
-    /// None (`--no-registry`).
-    Off,
 }
 
 impl DigestPolicy {

@@ -12,6 +12,7 @@ mod commit;
 pub mod diagnose;
 mod diagnostic;
 pub mod digest;
+mod facts;
 pub mod fleet;
 pub mod hint;
 pub mod history;
@@ -42,14 +43,17 @@ pub use checks::{
 };
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
+pub use kinds::store::WorkloadStore;
+pub use kinds::{
+    api_group, Actor, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope, TargetKind,
+    Verb, KINDS, RESOURCES,
+};
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
     SourceRef, Status, SupersededBy, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord,
     SCHEMA,
 };
-pub use observed::{
-    api_group, ChartChange, Containment, Denied, ObjectError, Observed, ResourceKind,
-};
+pub use observed::{ChartChange, Containment, Denied, ObjectError, Observed};
 pub use resolve::{namespaces_holding, resolve_targets, ALL_NAMESPACES};
 pub use suggestion::Suggestion;
-pub use target::{closest, Actor, KindSpec, ReportKind, Target, TargetError, TargetKind, KINDS};
+pub use target::{closest, Target, TargetError};

@@ -2,28 +2,18 @@
 //! never decodes one itself, so judging reads no clock (decoding is bounded by the command's
 //! deadline) and the same snapshot always gives the same report.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use liveproof_helm::StorageObject;
 pub use liveproof_helm::{ReadRelease, VisibleManifest};
 use serde_json::Value;
 
+pub use crate::facts::{Decoded, Releases};
 use crate::{Observed, ResourceKind};
-
-/// What decoding one storage object gave: the release, or why it could not be read.
-pub type Decoded = Result<Arc<ReadRelease>, String>;
 
 /// [`liveproof_helm::read_release`]'s answer as a snapshot keeps it.
 pub fn decoded(read: Result<ReadRelease, liveproof_helm::DecodeError>) -> Decoded {
     read.map(Arc::new).map_err(|e| e.to_string())
-}
-
-/// Every Helm storage object of a snapshot the gatherer decoded, by object. A storage object
-/// the snapshot holds but this does not is unreadable to the judge, never skipped.
-#[derive(Debug, Clone, Default)]
-pub struct Releases {
-    decoded: BTreeMap<StorageObject, Decoded>,
 }
 
 impl Releases {

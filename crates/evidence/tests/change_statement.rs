@@ -242,7 +242,11 @@ fn an_image_digest_matches_the_running_digest_index_or_platform() {
 #[test]
 fn a_template_pinned_to_a_platform_entry_waits_for_the_registry_to_say_whose() {
     let mut observed = common::story("statefulset-rolled-out");
-    let sts = std::sync::Arc::make_mut(&mut observed.statefulsets[0]);
+    let sts = std::sync::Arc::make_mut(
+        &mut observed
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::StatefulSet>()[0],
+    );
     let containers = &mut sts
         .spec
         .as_mut()
@@ -306,12 +310,16 @@ fn workload_flags_on_a_gitops_target_hold_the_workloads_it_leads_to() {
 #[test]
 fn a_template_pinned_to_a_platform_entry_of_the_given_index_carries_it() {
     let mut observed = common::story("statefulset-rolled-out");
-    let container = std::sync::Arc::make_mut(&mut observed.statefulsets[0])
-        .spec
-        .as_mut()
-        .and_then(|s| s.template.spec.as_mut())
-        .map(|s| &mut s.containers[0])
-        .expect("a container");
+    let container = std::sync::Arc::make_mut(
+        &mut observed
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::StatefulSet>()[0],
+    )
+    .spec
+    .as_mut()
+    .and_then(|s| s.template.spec.as_mut())
+    .map(|s| &mut s.containers[0])
+    .expect("a container");
     container.image = Some(format!("ghcr.io/acme/ledger@{RUNNING}"));
     with_index(&mut observed, INDEX, RUNNING);
     with_index(&mut observed, OTHER, INDEX);

@@ -132,7 +132,11 @@ fn a_digest_never_read_is_unknown_not_a_match() {
 #[test]
 fn an_image_no_runtime_could_pull_is_an_unknown_digest_row_not_a_skipped_one() {
     let mut observed = common::story("gitops-reconciled-new-tag-rolled-out");
-    let deployment = std::sync::Arc::make_mut(&mut observed.deployments[0]);
+    let deployment = std::sync::Arc::make_mut(
+        &mut observed
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::Deployment>()[0],
+    );
     let containers = deployment
         .spec
         .as_mut()

@@ -131,7 +131,8 @@ fn a_template_that_differs_from_the_snapshots_shows_the_change() {
     );
     // The same template as before: nothing shows the change, so the tie stays unknown.
     let template = observed
-        .deployments
+        .workloads
+        .of::<k8s_openapi::api::apps::v1::Deployment>()
         .iter()
         .find(|d| d.metadata.name.as_deref() == Some("inventory"))
         .and_then(|d| d.spec.as_ref())

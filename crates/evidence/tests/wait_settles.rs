@@ -626,7 +626,8 @@ fn a_crash_loop_in_a_workload_argo_cd_synced_the_commit_to_is_final() {
     crash_looping(&mut observed, "inventory-6c4d9f8b5w-fs7cm");
     // The Deployment counts it: two of three available.
     let deployment = observed
-        .deployments
+        .workloads
+        .of_mut::<k8s_openapi::api::apps::v1::Deployment>()
         .iter_mut()
         .find(|d| d.metadata.name.as_deref() == Some("inventory"))
         .expect("the Deployment");

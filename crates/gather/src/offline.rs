@@ -759,7 +759,13 @@ spec:
         let text = format!("---\n{DEPLOYMENT}---\n---\n{}\n---\n", pod("inventory-1"));
         let file = write(dir.path(), "apps.yaml", text.as_bytes());
         let observed = load(&file).expect("loads");
-        assert_eq!(observed.deployments.len(), 1);
+        assert_eq!(
+            observed
+                .workloads
+                .of::<k8s_openapi::api::apps::v1::Deployment>()
+                .len(),
+            1
+        );
         assert_eq!(observed.pods.len(), 1);
         assert_eq!(
             observed.pods[0].metadata.name.as_deref(),
@@ -822,7 +828,13 @@ spec:
         write(dir.path(), "notes.txt", b"not: [a manifest");
         write(dir.path(), "README.md", b"# hi");
         let observed = load(dir.path()).expect("loads");
-        assert_eq!(observed.deployments.len(), 1);
+        assert_eq!(
+            observed
+                .workloads
+                .of::<k8s_openapi::api::apps::v1::Deployment>()
+                .len(),
+            1
+        );
         let names: Vec<_> = observed
             .pods
             .iter()

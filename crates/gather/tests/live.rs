@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
 use liveproof_evidence::hint::Hinted as _;
 use liveproof_evidence::resolve_targets;
 use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
@@ -115,7 +116,7 @@ async fn gathers_the_workload_its_replicasets_its_pods_and_its_routing_in_five_r
         .await
         .expect("gathers");
 
-    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 1);
     assert_eq!(observed.replicasets.len(), 2);
     assert_eq!(
         pod_names(&observed),
@@ -162,7 +163,7 @@ async fn two_deployments_in_one_namespace_are_a_get_each_and_a_pod_list_per_sele
     let targets = [deploy("inventory"), deploy("billing")];
     let observed = h.cluster.gather(&targets, false).await.expect("gathers");
 
-    assert_eq!(observed.deployments.len(), 2);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 2);
     let log = h.kube.sim.requests();
     assert_eq!(
         log.count("get", "/apis/apps/v1/namespaces/apps/deployments/"),
@@ -195,7 +196,8 @@ async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
     let observed = h.cluster.gather(&targets, false).await.expect("gathers");
 
     let mut names: Vec<&str> = observed
-        .deployments
+        .workloads
+        .of::<Deployment>()
         .iter()
         .filter_map(|d| d.metadata.name.as_deref())
         .collect();
@@ -244,7 +246,10 @@ async fn three_deployments_in_one_namespace_are_one_list_per_kind() {
         .await
         .expect("gathers");
     assert_eq!(pod_names(&alone), pod_names(&observed));
-    assert_eq!(alone.deployments, observed.deployments);
+    assert_eq!(
+        alone.workloads.of::<Deployment>(),
+        observed.workloads.of::<Deployment>()
+    );
     assert_eq!(alone.replicasets, observed.replicasets);
     h.kube.sim.shutdown().await;
 }
@@ -260,7 +265,7 @@ async fn a_missing_target_is_absent_and_authoritatively_so() {
         )
         .await
         .expect("a 404 is not an error");
-    assert!(observed.deployments.is_empty());
+    assert!(observed.workloads.of::<Deployment>().is_empty());
     assert!(observed.is_complete("apps", ResourceKind::Deployment));
     assert!(observed.pods.is_empty() && observed.replicasets.is_empty());
     assert_eq!(h.cluster.request_count(), 1, "nothing to follow");
@@ -284,7 +289,7 @@ async fn a_refused_pod_list_is_recorded_not_an_error() {
     assert_eq!(denied.verb, "list");
     assert_eq!(denied.namespace.as_deref(), Some("apps"));
     // The rest was still read.
-    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 1);
     assert_eq!(observed.replicasets.len(), 2);
     h.kube.sim.shutdown().await;
 }
@@ -423,7 +428,7 @@ async fn all_namespaces_finds_the_target_in_every_namespace() {
     let h = harness(objects).await;
     let targets = [deploy("inventory")];
     let observed = h.cluster.gather(&targets, true).await.expect("gathers");
-    assert_eq!(observed.deployments.len(), 2);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 2);
     assert_eq!(
         pod_names(&observed),
         [
@@ -808,7 +813,7 @@ async fn an_application_leads_to_its_deployment_its_replicasets_and_its_pods() {
         )
         .await
         .expect("gathers");
-    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 1);
     assert_eq!(observed.replicasets.len(), 2);
     assert_eq!(
         pod_names(&observed),
@@ -841,7 +846,7 @@ async fn a_release_leads_to_the_workloads_its_newest_manifest_names() {
         )
         .await
         .expect("gathers");
-    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 1);
     assert_eq!(observed.pods.len(), 3);
     // 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST, 1 Service LIST, 1
     // EndpointSlice LIST.
@@ -931,7 +936,7 @@ async fn watch_follows_a_workload_an_application_starts_naming() {
         .await
         .expect("watch starts");
     let first = snapshots.next().await.expect("initial").expect("ok");
-    assert!(first.deployments.is_empty());
+    assert!(first.workloads.of::<Deployment>().is_empty());
 
     let mut synced = app;
     synced["status"]["resources"] = json!([
@@ -939,7 +944,7 @@ async fn watch_follows_a_workload_an_application_starts_naming() {
     ]);
     h.kube.sim.apply(synced);
     let snapshot = next_matching(&mut snapshots, "the followed deployment's pods", |s| {
-        s.deployments.len() == 1 && s.pods.len() == 3
+        s.workloads.of::<Deployment>().len() == 1 && s.pods.len() == 3
     })
     .await;
     assert_eq!(snapshot.replicasets.len(), 2);
@@ -1012,7 +1017,7 @@ async fn a_helmrelease_with_a_target_namespace_leads_to_the_workloads_installed_
         )
         .await
         .expect("gathers");
-    assert_eq!(observed.deployments.len(), 1);
+    assert_eq!(observed.workloads.of::<Deployment>().len(), 1);
     assert_eq!(observed.pods.len(), 3);
     // 1 HelmRelease GET, 2 storage LISTs, then 1 GET, 1 ReplicaSet LIST, 1 pod LIST, 1
     // Service LIST, 1 EndpointSlice LIST.

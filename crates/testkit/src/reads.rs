@@ -827,16 +827,20 @@ fn remove(observed: &mut Observed, input: Input) {
     let keep = |n: Option<&str>| !named(n);
     match resource {
         R::Deployment => observed
-            .deployments
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::Deployment>()
             .retain(|o| keep(o.metadata.name.as_deref())),
         R::StatefulSet => observed
-            .statefulsets
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::StatefulSet>()
             .retain(|o| keep(o.metadata.name.as_deref())),
         R::DaemonSet => observed
-            .daemonsets
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::DaemonSet>()
             .retain(|o| keep(o.metadata.name.as_deref())),
         R::Rollout => observed
-            .rollouts
+            .workloads
+            .of_mut::<liveproof_evidence::Rollout>()
             .retain(|o| keep(o.metadata.name.as_deref())),
         R::ReplicaSet => observed
             .replicasets

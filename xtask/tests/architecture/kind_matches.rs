@@ -1,8 +1,8 @@
 //! No `match` over target kinds outside the descriptor module (issue 34, deliverable 1): a
 //! branch is a match arm, a `matches!`/`if let`, or an `==`/`!=` against a `TargetKind::` or
-//! `ResourceKind::` variant in non-test code (building a value is not one). The kind tables
-//! of today (`target.rs`, `observed.rs`) and the descriptor module WP1 creates are where
-//! branching on a kind belongs.
+//! `ResourceKind::` variant in non-test code (building a value is not one). The descriptor
+//! module (`kinds/`, with the kind tables in `kinds/mod.rs`) is where branching on a kind
+//! belongs.
 
 use std::collections::BTreeMap;
 

@@ -44,7 +44,6 @@ mod traffic;
 mod verdict;
 mod workload_checks;
 
-pub use crate::kinds::WorkloadFns;
 pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdict};
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
 pub use judge::{judge, judgement, superseded_step, verify_again, Judgement};

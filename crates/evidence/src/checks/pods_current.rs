@@ -3,8 +3,8 @@
 use crate::pod::Pod;
 
 use super::{pods, verify_again, Finding};
+use crate::kinds::workload::Routed;
 use crate::kinds::workload::{CurrentRevision, Revision, Workload};
-use crate::kinds::Routed;
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, ResourceKind, SourceRef, Status};
 

@@ -17,33 +17,12 @@ use serde_json::Value;
 use crate::model::{Check, Evidence, SourceRef, Status, TargetReport, Verdict};
 use crate::{Change, Observed};
 
+pub use crate::facts::{VersionExpectation, VersionReading};
+
 /// The largest body the fetcher reads, and so the most [`judge`] ever sees.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// `observed` is cut to about this many characters, on one line.
 const OBSERVED_CHARS: usize = 120;
-
-/// One `--version-url URL --expect-version V [--version-json PATH]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionExpectation {
-    /// Shown masked (a URL can carry a password or a token); exposed only to be read.
-    pub url: DisplaySafeUrl,
-    /// The version the server must report.
-    pub expect: String,
-    /// A dotted path into a JSON body: `.version`, `.build.version`, `.items.0.version`
-    /// (array indices as numbers; `items[0]` is accepted too). `None`: search the whole body.
-    pub json_path: Option<String>,
-}
-
-/// What the gather phase read from one URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VersionReading {
-    /// The response body (at most [`MAX_BODY_BYTES`], decoded lossily as UTF-8).
-    Body(String),
-    /// The JSON field's value as text; `None` when the field is absent or `null`.
-    Field(Option<String>),
-    /// Why nothing could be read: timeout, connection refused, HTTP status, not JSON, …
-    Failed(String),
-}
 
 /// Parses a `--version-json` path into its steps, so a bad path is a usage error up front.
 /// Each step is an object key, or an array index when it is all digits and the value there

@@ -21,7 +21,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use super::{pods, Finding};
 use crate::kinds::workload::{CurrentRevision, Revision, Workload};
-use crate::kinds::{NamedService, Share, TrafficSplit};
+use crate::kinds::workload::{NamedService, Share, TrafficSplit};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Check, Observed, ResourceKind, SourceRef, Status};
 
@@ -978,7 +978,9 @@ mod tests {
     }
 
     fn edit_rollout(observed: &mut Observed, edit: impl Fn(&mut crate::Rollout)) {
-        edit(Arc::make_mut(&mut observed.rollouts[0]));
+        edit(Arc::make_mut(
+            &mut observed.workloads.of_mut::<crate::Rollout>()[0],
+        ));
     }
 
     fn weights(observed: &mut Observed, stable: i32, canary: i32, additional: &[(i32, &str)]) {

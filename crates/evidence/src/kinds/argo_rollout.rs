@@ -10,7 +10,7 @@
 //! Rollout routes traffic to ([`WorkloadStatus::routed`]), not every Ready pod.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::deployment::replicaset_with_template;
-use super::{
-    Destination, NamedService, Progress, Routed, Share, TrafficSplit, WorkloadStatus, WorkloadType,
+use crate::kinds::workload::{
+    Destination, NamedService, Progress, Revision, Routed, Share, TrafficSplit, UpdateStrategy,
+    Workload, WorkloadStatus, WorkloadType,
 };
-use crate::kinds::workload::{Revision, UpdateStrategy, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 
@@ -300,12 +300,6 @@ impl Rollout {
 impl WorkloadType for Rollout {
     const KIND: TargetKind = TargetKind::Rollout;
 
-    fn held(observed: &Observed) -> &[Arc<Self>] {
-        &observed.rollouts
-    }
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-        &mut observed.rollouts
-    }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }
@@ -670,13 +664,18 @@ fn or_none(s: &str) -> &str {
 mod tests {
     use super::*;
     use crate::Target;
+    use std::sync::Arc;
 
     fn story(name: &str) -> Observed {
         Observed::of_story(name)
     }
 
     fn rollout(observed: &Observed) -> &Rollout {
-        observed.rollouts.first().expect("the story's Rollout")
+        observed
+            .workloads
+            .of::<Rollout>()
+            .first()
+            .expect("the story's Rollout")
     }
 
     #[test]
@@ -690,10 +689,10 @@ mod tests {
         assert_eq!(view(&observed), Some(7));
         let mut r = rollout(&observed).clone();
         r.status.as_mut().expect("status").observed_generation = Some(serde_json::json!(6));
-        observed.rollouts = vec![Arc::new(r.clone())];
+        *observed.workloads.of_mut::<Rollout>() = vec![Arc::new(r.clone())];
         assert_eq!(view(&observed), Some(6));
         r.status.as_mut().expect("status").observed_generation = Some(serde_json::json!("x"));
-        observed.rollouts = vec![Arc::new(r)];
+        *observed.workloads.of_mut::<Rollout>() = vec![Arc::new(r)];
         assert_eq!(
             view(&observed),
             None,
@@ -857,7 +856,7 @@ mod tests {
     fn live_since_is_the_promotion_when_it_is_this_changes() {
         let judged = |completed: &str| {
             let mut observed = story("argo-rollout-canary-promoted-old-pods-idle");
-            let mut rollout = (*observed.rollouts[0]).clone();
+            let mut rollout = (*observed.workloads.of::<Rollout>()[0]).clone();
             for c in rollout
                 .status
                 .iter_mut()
@@ -867,7 +866,7 @@ mod tests {
                     c.last_transition_time = Some(completed.to_string());
                 }
             }
-            observed.rollouts[0] = std::sync::Arc::new(rollout);
+            observed.workloads.of_mut::<Rollout>()[0] = std::sync::Arc::new(rollout);
             let change = crate::Change {
                 since: Some("2026-07-12T10:00:00Z".parse().expect("a time")),
                 images: vec![

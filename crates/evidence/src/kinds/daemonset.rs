@@ -1,13 +1,11 @@
 //! A DaemonSet: its current revision is its newest ControllerRevision, provided that stores
 //! its current template; its pods carry it in `controller-revision-hash`.
 
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{Progress, WorkloadStatus, WorkloadType};
+use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
     old_pods_stay, template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     CONTROLLER_REVISION_HASH,
@@ -17,12 +15,6 @@ use crate::{Observed, ResourceKind, TargetKind};
 impl WorkloadType for DaemonSet {
     const KIND: TargetKind = TargetKind::DaemonSet;
 
-    fn held(observed: &Observed) -> &[Arc<Self>] {
-        &observed.daemonsets
-    }
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-        &mut observed.daemonsets
-    }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }

@@ -1,12 +1,10 @@
 //! A Deployment: its current revision is the ReplicaSet whose pod template equals its own.
 
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{Progress, WorkloadStatus, WorkloadType};
+use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
     template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     POD_TEMPLATE_HASH,
@@ -19,12 +17,6 @@ const DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision";
 impl WorkloadType for Deployment {
     const KIND: TargetKind = TargetKind::Deployment;
 
-    fn held(observed: &Observed) -> &[Arc<Self>] {
-        &observed.deployments
-    }
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-        &mut observed.deployments
-    }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }

@@ -675,7 +675,12 @@ mod tests {
                     Some([("app.kubernetes.io/name".to_string(), "podinfo".to_string())].into());
             }
         }
-        for d in both.deployments.iter_mut().map(std::sync::Arc::make_mut) {
+        for d in both
+            .workloads
+            .of_mut::<k8s_openapi::api::apps::v1::Deployment>()
+            .iter_mut()
+            .map(std::sync::Arc::make_mut)
+        {
             let labels = d
                 .spec
                 .as_mut()

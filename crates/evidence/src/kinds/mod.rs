@@ -1,21 +1,16 @@
-//! Each workload kind in its own file: how its object reads as a [`Workload`], how its
-//! controller records the current revision, and how far its rollout got. The kind's row of
-//! [`KINDS`](crate::KINDS) names these through [`WorkloadFns`], so the checks, `-l`, the
-//! snapshot and `--from` reach every workload kind through the table, never by a match.
+//! The kind tables, the one place a kind is described: [`TargetKind`] and its rows
+//! ([`KINDS`]: names, parsing, what a target is read as, who acts on it), and
+//! [`ResourceKind`] and its rows ([`RESOURCES`]: group, version, kind, plural, scope, the
+//! verbs verify sends, and the CRD a custom resource comes from). Pure data: nothing here
+//! reads a snapshot ([`Observed`](crate::Observed)); that is the child modules' work.
 //!
-//! A new workload kind is a file here implementing [`WorkloadType`] and [`WorkloadStatus`],
-//! its `KINDS` row with `workload: Some(fns::<Type>())`, and the list `Observed` holds it in.
+//! Each kind has its own file here: a workload kind implements
+//! [`WorkloadType`](workload::WorkloadType) and
+//! [`WorkloadStatus`](workload::WorkloadStatus) (see [`workload`]), and every kind has its
+//! rules ([`rules::KindRules`]). A new kind is its file, its variants and rows here, and its
+//! `mod` line.
 
 use std::fmt;
-use std::sync::Arc;
-
-use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use serde_json::Value;
-
-use self::workload::{Revision, Workload};
-use crate::suggestion::Suggestion;
-use crate::{Observed, TargetKind};
 
 pub mod argo_rollout;
 pub(crate) mod argocd_application;
@@ -26,8 +21,10 @@ pub(crate) mod flux_helmrelease;
 pub(crate) mod flux_kustomization;
 pub(crate) mod helm_release;
 pub(crate) mod knative_service;
+pub(crate) mod load;
 pub(crate) mod rules;
 pub(crate) mod statefulset;
+pub mod store;
 pub(crate) mod workload;
 
 /// The rules `kind` is judged by: its own evidence, what it leads to, what `--wait` stops on.
@@ -46,225 +43,1017 @@ pub(crate) fn rules(kind: TargetKind) -> &'static dyn rules::KindRules {
     }
 }
 
-/// What the checks read of a workload object beyond its common view ([`Workload`]).
-pub(crate) trait WorkloadStatus: Sync {
-    /// The current revision and the label its pods carry, the way the kind's controller
-    /// works it out.
-    fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision;
-
-    /// How far the controller says the rollout got (`rollout_complete`).
-    fn progress(&self, w: &Workload) -> Progress;
-
-    /// When a progressive rollout was fully promoted, as its controller dates it: a target
-    /// routed by revision is live only from then on.
-    fn promoted(&self, _w: &Workload) -> Option<crate::TimelineEntry> {
-        None
-    }
-
-    /// A failure the controller reports that waiting will not fix (`--wait` stops on it).
-    fn gave_up(&self) -> Option<String> {
-        None
-    }
-
-    /// The revision the kind names for its template, for `snapshot`: a Deployment's
-    /// `deployment.kubernetes.io/revision`, a StatefulSet's update revision.
-    fn revision_name(&self) -> Option<String> {
-        None
-    }
-
-    /// The command that restarts its pods: `kubectl rollout restart KIND/NAME`, unless its
-    /// controller has its own.
-    fn restart(&self, w: &Workload) -> crate::suggestion::Command {
-        w.kubectl(&["rollout", "restart"], &[])
-    }
-
-    /// Which revisions the workload itself sends traffic to, when it decides that (an Argo
-    /// Rollout's active selector or canary weights); `None`: every Ready pod serves. This is
-    /// the controller's own word: it picks the pods the pod checks look at, and
-    /// `traffic_current` holds it to what routes ([`named_services`](Self::named_services),
-    /// [`traffic_split`](Self::traffic_split)).
-    fn routed(&self) -> Option<Routed> {
-        None
-    }
-
-    /// The Services the workload's own controller points at its revisions (an Argo Rollout's
-    /// stable, canary, active and preview Services), each with the spec field naming it:
-    /// `traffic_current` reads every one of them and its EndpointSlices, whatever its selector
-    /// matches, and one it cannot read makes it `unknown`.
-    fn named_services(&self) -> Vec<NamedService<'_>> {
-        Vec::new()
-    }
-
-    /// The split the workload's controller set on a traffic router, every destination listed
-    /// (an Argo canary's `status.canary.weights`): `traffic_current` holds the weights to add
-    /// up to 100 and to give a share to the current revision alone.
-    fn traffic_split(&self) -> Option<TrafficSplit> {
-        None
-    }
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    /// Argo Rollouts' `Rollout`.
+    Rollout,
+    /// A Helm release, read from its storage Secret/ConfigMap.
+    Release,
+    /// Flux `HelmRelease`.
+    HelmRelease,
+    /// Flux `Kustomization`.
+    Kustomization,
+    /// Argo CD `Application`.
+    Application,
+    /// Flagger's `Canary`: judged by its own status, then followed to `<target>-primary`.
+    Canary,
+    /// Knative's `Service` (`ksvc`): judged by its own status, then followed to the Deployment
+    /// of its latest revision.
+    KnativeService,
 }
 
-/// A Service a workload's controller points at one of its revisions.
-pub(crate) struct NamedService<'a> {
-    pub name: &'a str,
-    /// The spec field naming it: `.spec.strategy.blueGreen.activeService`.
-    pub field: &'static str,
-    /// Whether traffic reaches its endpoints.
-    pub share: Share,
-}
-
-/// Whether a named Service carries traffic. Most do (clients or a router reach them); a
-/// ping-pong canary's Services are reached only through the traffic router, and the side the
-/// router gives 0% carries none, whatever its selector still matches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Share {
-    /// Its endpoints get traffic: each must be a current pod.
-    Routed,
-    /// It gets none, and why (where that was read): its endpoints are shown, not held.
-    Idle(String),
-    /// Whether it gets any is not recorded, and why: an endpoint on an old pod is unknown.
-    NotRecorded(String),
-}
-
-/// The weights a controller set on a traffic router, by destination.
-pub(crate) struct TrafficSplit {
-    /// The pod label carrying the revision each destination names.
-    pub label: &'static str,
-    pub destinations: Vec<Destination>,
-    /// The status field it was read from: `.status.canary.weights`.
-    pub source: &'static str,
-}
-
-/// One destination of a [`TrafficSplit`].
-pub(crate) struct Destination {
-    /// Where it is listed: `stable`, `canary`, `additional[0]`.
-    pub role: String,
-    /// Percent of the traffic.
-    pub weight: i32,
-    /// The revision it sends to (empty when not recorded).
-    pub hash: String,
-    /// The Service it sends through, when recorded.
-    pub service: Option<String>,
-}
-
-impl TrafficSplit {
-    /// Each revision's share, summed over the destinations naming it.
-    pub fn by_revision(&self) -> std::collections::BTreeMap<String, i32> {
-        let mut out = std::collections::BTreeMap::new();
-        for d in self.destinations.iter().filter(|d| !d.hash.is_empty()) {
-            *out.entry(d.hash.clone()).or_insert(0) += d.weight;
-        }
-        out
-    }
-}
-
-/// The revisions a workload routes traffic to: by the pod label carrying the revision, each
-/// hash with its share in percent (0: routed none), and the status field that says so.
-pub(crate) struct Routed {
-    pub label: &'static str,
-    pub weights: std::collections::BTreeMap<String, i32>,
-    pub source: &'static str,
-}
-
-impl Routed {
-    /// Whether a pod with `hash` gets traffic.
-    pub fn serves(&self, hash: Option<&str>) -> bool {
-        hash.is_some_and(|h| self.weights.get(h).is_some_and(|w| *w > 0))
-    }
-}
-
-/// A rollout's state as its controller reports it.
-pub(crate) struct Progress {
-    /// The counts, as evidence shows them: `3/3 updated, 3 total, 3 available`.
-    pub counts: String,
-    pub complete: bool,
-    /// Why it will not complete on its own, and what would.
-    pub stuck: Option<(String, Suggestion)>,
-}
-
-/// A workload kind's object type: where `Observed` keeps it and how it reads as a
-/// [`Workload`].
-pub(crate) trait WorkloadType:
-    serde::de::DeserializeOwned + WorkloadStatus + 'static
-{
-    const KIND: TargetKind;
-
-    fn held(observed: &Observed) -> &[Arc<Self>];
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
-    fn meta(&self) -> &ObjectMeta;
-    fn template(&self) -> Option<&PodTemplateSpec>;
-    /// The selector of its pods (what the gather lists its pods by).
-    fn selector(&self) -> Option<&LabelSelector>;
-    /// The common view, `None` without a spec.
-    fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>>;
-}
-
-/// One workload object, of any workload kind, as the walks over all of them read it.
-pub(crate) struct Listed<'a> {
+/// What the code knows of one target kind: one row per kind in [`KINDS`], which names,
+/// parsing, did-you-mean, `--help` and the gather read instead of matching kinds each.
+#[derive(Debug, Clone, Copy)]
+pub struct KindSpec {
     pub kind: TargetKind,
-    pub meta: &'a ObjectMeta,
-    pub template: Option<&'a PodTemplateSpec>,
-    pub selector: Option<&'a LabelSelector>,
-    pub status: &'a dyn WorkloadStatus,
+    /// As in an object's `kind` field.
+    pub kind_name: &'static str,
+    /// The command line's name, singular; messages use it too.
+    pub cli_name: &'static str,
+    /// The plural, which kubectl (and so liveproof) accepts as well.
+    pub plural: &'static str,
+    /// kubectl's short names for it, if any.
+    pub short: &'static [&'static str],
+    /// The resource a target of the kind is read as: the object itself, or for `release/`
+    /// the storage Secrets of Helm's default driver.
+    pub resource: ResourceKind,
+    /// For a kind whose pods are judged directly (Deployment, StatefulSet, DaemonSet): how
+    /// its objects are found, listed and read, from its own file under `kinds/`.
+    pub workload: Option<workload::WorkloadFns>,
+    /// For a workload, what records its revisions (which pods are of the current template):
+    /// ReplicaSets for a Deployment, ControllerRevisions for a StatefulSet or DaemonSet.
+    pub revisions: Option<ResourceKind>,
+    /// Who acts on objects of the kind: what details and next steps name when it has not done
+    /// its part (for the workloads a target leads to, the target's actor writes them).
+    pub actor: Actor,
 }
 
-/// The functions a workload kind's `KINDS` row carries (see [`fns`]).
-#[derive(Clone, Copy)]
-pub struct WorkloadFns {
-    pub(crate) find: for<'a> fn(&'a Observed, &'a str, &'a str) -> Option<Workload<'a>>,
-    pub(crate) list: for<'a> fn(&'a Observed) -> Vec<Listed<'a>>,
-    pub(crate) add: fn(&mut Observed, Value) -> Result<(), JsonPathError>,
+/// The controller (or tool) that acts on a kind's objects, as details and next steps name it:
+/// `Flagger has not promoted the change`, never a guess at "a GitOps controller or a pipeline"
+/// where the kind knows who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// Who: `Flagger`, `Flux's kustomize-controller`, `the Deployment controller`.
+    pub name: &'static str,
+    /// What it does with a change, as a past participle and its object: `promoted the change`.
+    pub done: &'static str,
 }
 
-pub(crate) type JsonPathError = serde_path_to_error::Error<serde_json::Error>;
+impl Actor {
+    /// `Flagger has not promoted the change`.
+    pub fn has_not(&self) -> String {
+        format!("{} has not {}", self.name, self.done)
+    }
 
-impl fmt::Debug for WorkloadFns {
+    /// `whether Flagger has promoted the change is not established`.
+    pub fn whether(&self) -> String {
+        format!("whether {} has {} is not established", self.name, self.done)
+    }
+}
+
+/// The actor of the workload kinds, whose controllers roll a template out to pods.
+const fn rolls_out(name: &'static str) -> Actor {
+    Actor {
+        name,
+        done: "rolled the current template out",
+    }
+}
+
+impl KindSpec {
+    /// Every word that names the kind (before a `.group` suffix): its name, plural and short
+    /// names.
+    pub fn spellings(&self) -> impl Iterator<Item = &'static str> {
+        [self.cli_name, self.plural]
+            .into_iter()
+            .chain(self.short.iter().copied())
+    }
+}
+
+/// Every target kind, in the order of [`TargetKind`]'s variants (a test holds the order).
+pub const KINDS: &[KindSpec] = &[
+    KindSpec {
+        kind: TargetKind::Deployment,
+        kind_name: "Deployment",
+        cli_name: "deployment",
+        plural: "deployments",
+        short: &["deploy"],
+        resource: ResourceKind::Deployment,
+        workload: Some(workload::fns::<k8s_openapi::api::apps::v1::Deployment>()),
+        revisions: Some(ResourceKind::ReplicaSet),
+        actor: rolls_out("the Deployment controller"),
+    },
+    KindSpec {
+        kind: TargetKind::StatefulSet,
+        kind_name: "StatefulSet",
+        cli_name: "statefulset",
+        plural: "statefulsets",
+        short: &["sts"],
+        resource: ResourceKind::StatefulSet,
+        workload: Some(workload::fns::<k8s_openapi::api::apps::v1::StatefulSet>()),
+        revisions: Some(ResourceKind::ControllerRevision),
+        actor: rolls_out("the StatefulSet controller"),
+    },
+    KindSpec {
+        kind: TargetKind::DaemonSet,
+        kind_name: "DaemonSet",
+        cli_name: "daemonset",
+        plural: "daemonsets",
+        short: &["ds"],
+        resource: ResourceKind::DaemonSet,
+        workload: Some(workload::fns::<k8s_openapi::api::apps::v1::DaemonSet>()),
+        revisions: Some(ResourceKind::ControllerRevision),
+        actor: rolls_out("the DaemonSet controller"),
+    },
+    KindSpec {
+        kind: TargetKind::Rollout,
+        kind_name: "Rollout",
+        cli_name: "rollout",
+        plural: "rollouts",
+        short: &["ro"],
+        resource: ResourceKind::Rollout,
+        workload: Some(workload::fns::<argo_rollout::Rollout>()),
+        revisions: Some(ResourceKind::ReplicaSet),
+        actor: Actor {
+            name: "Argo Rollouts",
+            done: "rolled out and promoted the current template",
+        },
+    },
+    KindSpec {
+        kind: TargetKind::Release,
+        kind_name: "Release",
+        cli_name: "release",
+        plural: "releases",
+        short: &[],
+        resource: ResourceKind::Secret,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Helm",
+            done: "installed the change",
+        },
+    },
+    KindSpec {
+        kind: TargetKind::HelmRelease,
+        kind_name: "HelmRelease",
+        cli_name: "helmrelease",
+        plural: "helmreleases",
+        short: &["hr"],
+        resource: ResourceKind::HelmRelease,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Flux's helm-controller",
+            done: "upgraded the release to the change",
+        },
+    },
+    KindSpec {
+        kind: TargetKind::Kustomization,
+        kind_name: "Kustomization",
+        cli_name: "kustomization",
+        plural: "kustomizations",
+        short: &["ks"],
+        resource: ResourceKind::Kustomization,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Flux's kustomize-controller",
+            done: "applied the change",
+        },
+    },
+    // Not `apps` as a short name: that is the API group of Deployments (kubectl refuses it as
+    // a resource too), and `apps/inventory` must not be read as an Argo CD Application.
+    KindSpec {
+        kind: TargetKind::Application,
+        kind_name: "Application",
+        cli_name: "application",
+        plural: "applications",
+        short: &["app"],
+        resource: ResourceKind::Application,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Argo CD",
+            done: "synced the change",
+        },
+    },
+    // No short name: Flagger's CRD declares none.
+    KindSpec {
+        kind: TargetKind::Canary,
+        kind_name: "Canary",
+        cli_name: "canary",
+        plural: "canaries",
+        short: &[],
+        resource: ResourceKind::Canary,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Flagger",
+            done: "promoted the change",
+        },
+    },
+    // `services` is core's: Knative's short names (`ksvc`, `kservice`) are its spellings.
+    KindSpec {
+        kind: TargetKind::KnativeService,
+        kind_name: "Service",
+        cli_name: "ksvc",
+        plural: "kservices",
+        short: &["kservice"],
+        resource: ResourceKind::KnativeService,
+        workload: None,
+        revisions: None,
+        actor: Actor {
+            name: "Knative",
+            done: "rolled the change out to a ready revision",
+        },
+    },
+];
+
+impl TargetKind {
+    /// This kind's row of [`KINDS`].
+    pub const fn spec(self) -> &'static KindSpec {
+        &KINDS[self as usize]
+    }
+
+    /// The Kubernetes kind name, as in an object's `kind` field.
+    pub const fn kind_name(self) -> &'static str {
+        self.spec().kind_name
+    }
+
+    /// The short form used on the command line and in messages.
+    pub const fn cli_name(self) -> &'static str {
+        self.spec().cli_name
+    }
+
+    /// The resource a target of this kind is read as (see [`KindSpec::resource`]).
+    pub const fn resource(self) -> ResourceKind {
+        self.spec().resource
+    }
+
+    /// Who acts on objects of this kind (see [`KindSpec::actor`]).
+    pub const fn actor(self) -> Actor {
+        self.spec().actor
+    }
+
+    /// The kind whose targets are read as `resource`, if one is (`Service` of
+    /// `serving.knative.dev` is a `ksvc`).
+    pub fn of_resource(resource: ResourceKind) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| k.resource == resource)
+            .map(|k| k.kind)
+    }
+
+    /// Deployment, StatefulSet and DaemonSet: the kinds whose pods we judge directly.
+    pub const fn is_workload(self) -> bool {
+        self.spec().workload.is_some()
+    }
+
+    /// Every spelling accepted on the command line, for `--help` and error messages:
+    /// `deployment (deploy), statefulset (sts), …`.
+    pub fn accepted() -> String {
+        KINDS
+            .iter()
+            .map(|k| match k.short {
+                [] => k.cli_name.to_string(),
+                short => format!("{} ({})", k.cli_name, short.join(", ")),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Every word [`TargetKind::parse`] takes (before a `.group` suffix): each kind's name,
+    /// plural and short names.
+    pub fn spellings() -> impl Iterator<Item = &'static str> {
+        KINDS.iter().flat_map(KindSpec::spellings)
+    }
+
+    /// The workload kind an object of kind `kind_name` is: in API group `group`, or in any
+    /// group when the object does not say (an Argo Rollout, not any kind called Rollout).
+    pub fn workload_named(kind_name: &str, group: Option<&str>) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| {
+                k.workload.is_some()
+                    && k.kind_name == kind_name
+                    && group.is_none_or(|g| g == k.resource.group())
+            })
+            .map(|k| k.kind)
+    }
+
+    /// The workload kinds, for messages: `Deployment, StatefulSet, DaemonSet or Rollout`
+    /// (`last`: the word before the last one; `plural`: `Deployments`, …).
+    pub fn workload_kinds(last: &str, plural: bool) -> String {
+        let names: Vec<String> = KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| match plural {
+                true => format!("{}s", k.kind_name),
+                false => k.kind_name.to_string(),
+            })
+            .collect();
+        match names.split_last() {
+            Some((only, [])) => only.clone(),
+            Some((final_one, rest)) => format!("{} {last} {final_one}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
+    /// The workload kinds as one kubectl resource list: `deploy,sts,ds,ro`.
+    pub fn workload_resource_list() -> String {
+        KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| k.short.first().copied().unwrap_or(k.cli_name))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The workload kind whose objects are `resource`, if it is one.
+    pub fn workload_of(resource: ResourceKind) -> Option<TargetKind> {
+        KINDS
+            .iter()
+            .find(|k| k.workload.is_some() && k.resource == resource)
+            .map(|k| k.kind)
+    }
+
+    pub fn parse(word: &str) -> Option<TargetKind> {
+        // kubectl also accepts plurals and the `kind.group` form; so do we.
+        let lower = word.to_ascii_lowercase();
+        let base = lower.split('.').next().unwrap_or_default();
+        KINDS
+            .iter()
+            .find(|k| k.spellings().any(|s| s == base))
+            .map(|k| k.kind)
+    }
+}
+
+impl fmt::Display for TargetKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("WorkloadFns")
+        f.write_str(self.cli_name())
     }
 }
 
-/// The row functions of workload type `T`.
-pub(crate) const fn fns<T: WorkloadType>() -> WorkloadFns {
-    WorkloadFns {
-        find: find::<T>,
-        list: list::<T>,
-        add: add::<T>,
+/// What a report row is about: a target of a kind liveproof verifies, or a server asked for
+/// its version (`--version-url`). Serialised by name, as an object's `kind` field spells it:
+/// `Deployment`, `HelmRelease`, …, `Server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReportKind {
+    Target(TargetKind),
+    Server,
+}
+
+impl ReportKind {
+    /// The name a report gives it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReportKind::Target(kind) => kind.kind_name(),
+            ReportKind::Server => "Server",
+        }
+    }
+
+    /// The target kind, unless the row is a server's.
+    pub const fn target(self) -> Option<TargetKind> {
+        match self {
+            ReportKind::Target(kind) => Some(kind),
+            ReportKind::Server => None,
+        }
+    }
+
+    /// The kind a report names `name`, spelled exactly as [`ReportKind::name`] spells it.
+    pub fn from_name(name: &str) -> Option<ReportKind> {
+        if name == "Server" {
+            return Some(ReportKind::Server);
+        }
+        KINDS
+            .iter()
+            .find(|k| k.kind_name == name)
+            .map(|k| ReportKind::Target(k.kind))
     }
 }
 
-fn find<'a, T: WorkloadType>(
-    observed: &'a Observed,
-    namespace: &'a str,
-    name: &'a str,
-) -> Option<Workload<'a>> {
-    T::held(observed)
-        .iter()
-        .find(|o| {
-            let m = o.meta();
-            m.name.as_deref() == Some(name)
-                && m.namespace.as_deref().unwrap_or(namespace) == namespace
-        })
-        .and_then(|o| o.view(namespace, name))
+impl From<TargetKind> for ReportKind {
+    fn from(kind: TargetKind) -> Self {
+        ReportKind::Target(kind)
+    }
 }
 
-fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
-    T::held(observed)
-        .iter()
-        .map(|o| {
-            let o: &T = o;
-            Listed {
-                kind: T::KIND,
-                meta: o.meta(),
-                template: o.template(),
-                selector: o.selector(),
-                status: o,
-            }
+/// A kind read back from a report is compared by its name, as the JSON spells it.
+impl PartialEq<&str> for ReportKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+impl fmt::Display for ReportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for ReportKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ReportKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ReportKind::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{name}` is not a kind a report names (expected one of: {})",
+                report_kind_names().join(", ")
+            ))
         })
+    }
+}
+
+fn report_kind_names() -> Vec<&'static str> {
+    KINDS
+        .iter()
+        .map(|k| k.kind_name)
+        .chain([ReportKind::Server.name()])
         .collect()
 }
 
-fn add<T: WorkloadType>(observed: &mut Observed, value: Value) -> Result<(), JsonPathError> {
-    let object: T = serde_path_to_error::deserialize(value)?;
-    T::held_mut(observed).push(Arc::new(object));
-    Ok(())
+impl schemars::JsonSchema for ReportKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReportKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "What the row is about: the kind of the target, or `Server` for a --version-url.",
+            "type": "string",
+            "enum": report_kind_names(),
+        })
+    }
+}
+
+/// The resources liveproof reads, in the order of [`RESOURCES`] (a test holds the order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ResourceKind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    /// Argo Rollouts `argoproj.io/v1alpha1`.
+    Rollout,
+    ReplicaSet,
+    ControllerRevision,
+    Pod,
+    Node,
+    /// Helm release storage (driver `secret`, the default).
+    Secret,
+    /// Helm release storage (driver `configmap`).
+    ConfigMap,
+    /// Flux `helm.toolkit.fluxcd.io/v2`.
+    HelmRelease,
+    /// Flux `kustomize.toolkit.fluxcd.io/v1`.
+    Kustomization,
+    /// Flux `source.toolkit.fluxcd.io/v1`.
+    GitRepository,
+    /// Argo CD `argoproj.io/v1alpha1`.
+    Application,
+    /// Flagger `flagger.app/v1beta1`.
+    Canary,
+    /// Knative `serving.knative.dev/v1` `Service` (`ksvc`), another kind than core's Service.
+    KnativeService,
+    /// Knative `serving.knative.dev/v1` `Revision`: the digests a ksvc's revision resolved.
+    KnativeRevision,
+    /// What routes traffic to a workload's pods (`traffic_current`).
+    Service,
+    /// `discovery.k8s.io/v1`: the endpoints a Service routes to.
+    EndpointSlice,
+}
+
+/// Whether a resource's objects live in a namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+}
+
+/// A request verify sends for a resource (what its RBAC rule grants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verb {
+    Get,
+    List,
+    Watch,
+}
+
+impl Verb {
+    /// As RBAC spells it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+        }
+    }
+}
+
+/// Who serves a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Every API server (core, `apps`, `discovery.k8s.io`).
+    Builtin,
+    /// A CRD its controller installs; the file name of the simulator's copy of that CRD
+    /// (`crates/sim/crds/`), when it keeps one.
+    Crd(Option<&'static str>),
+}
+
+/// A resource liveproof reads, as the API serves it: the one row its REST path, RBAC rule and
+/// discovery are derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    pub resource: ResourceKind,
+    /// The API group, `""` for core.
+    pub group: &'static str,
+    pub version: &'static str,
+    /// `group/version`, or the version alone for core: as an object's `apiVersion` says.
+    pub api_version: &'static str,
+    /// As an object's `kind` says.
+    pub kind: &'static str,
+    /// The plural resource name, as RBAC and the REST path spell it.
+    pub plural: &'static str,
+    pub scope: Scope,
+    /// What verify sends for it (`deploy/rbac-readonly.yaml` grants exactly these).
+    pub verbs: &'static [Verb],
+    /// Its subresources verify reads, with the verb: a pod's `log`.
+    pub subresources: &'static [(&'static str, Verb)],
+    pub origin: Origin,
+}
+
+const GET_LIST_WATCH: &[Verb] = &[Verb::Get, Verb::List, Verb::Watch];
+const LIST_WATCH: &[Verb] = &[Verb::List, Verb::Watch];
+
+/// A resource verify reads in a namespace.
+const fn namespaced(
+    resource: ResourceKind,
+    (group, version, api_version): (&'static str, &'static str, &'static str),
+    kind: &'static str,
+    plural: &'static str,
+    verbs: &'static [Verb],
+    origin: Origin,
+) -> Resource {
+    Resource {
+        resource,
+        group,
+        version,
+        api_version,
+        kind,
+        plural,
+        scope: Scope::Namespaced,
+        verbs,
+        subresources: &[],
+        origin,
+    }
+}
+
+const APPS: (&str, &str, &str) = ("apps", "v1", "apps/v1");
+const CORE: (&str, &str, &str) = ("", "v1", "v1");
+const ARGOPROJ: (&str, &str, &str) = ("argoproj.io", "v1alpha1", "argoproj.io/v1alpha1");
+const KNATIVE: (&str, &str, &str) = ("serving.knative.dev", "v1", "serving.knative.dev/v1");
+
+/// Every resource, in the order of [`ResourceKind`]'s variants (a test holds the order).
+pub const RESOURCES: &[Resource] = &[
+    namespaced(
+        ResourceKind::Deployment,
+        APPS,
+        "Deployment",
+        "deployments",
+        GET_LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::StatefulSet,
+        APPS,
+        "StatefulSet",
+        "statefulsets",
+        GET_LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::DaemonSet,
+        APPS,
+        "DaemonSet",
+        "daemonsets",
+        GET_LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::Rollout,
+        ARGOPROJ,
+        "Rollout",
+        "rollouts",
+        GET_LIST_WATCH,
+        Origin::Crd(Some("rollout-crd.yaml.gz")),
+    ),
+    namespaced(
+        ResourceKind::ReplicaSet,
+        APPS,
+        "ReplicaSet",
+        "replicasets",
+        LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::ControllerRevision,
+        APPS,
+        "ControllerRevision",
+        "controllerrevisions",
+        LIST_WATCH,
+        Origin::Builtin,
+    ),
+    Resource {
+        subresources: &[("log", Verb::Get)],
+        ..namespaced(
+            ResourceKind::Pod,
+            CORE,
+            "Pod",
+            "pods",
+            LIST_WATCH,
+            Origin::Builtin,
+        )
+    },
+    Resource {
+        scope: Scope::Cluster,
+        ..namespaced(
+            ResourceKind::Node,
+            CORE,
+            "Node",
+            "nodes",
+            &[Verb::List],
+            Origin::Builtin,
+        )
+    },
+    namespaced(
+        ResourceKind::Secret,
+        CORE,
+        "Secret",
+        "secrets",
+        GET_LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::ConfigMap,
+        CORE,
+        "ConfigMap",
+        "configmaps",
+        LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::HelmRelease,
+        ("helm.toolkit.fluxcd.io", "v2", "helm.toolkit.fluxcd.io/v2"),
+        "HelmRelease",
+        "helmreleases",
+        GET_LIST_WATCH,
+        Origin::Crd(None),
+    ),
+    namespaced(
+        ResourceKind::Kustomization,
+        (
+            "kustomize.toolkit.fluxcd.io",
+            "v1",
+            "kustomize.toolkit.fluxcd.io/v1",
+        ),
+        "Kustomization",
+        "kustomizations",
+        GET_LIST_WATCH,
+        Origin::Crd(None),
+    ),
+    namespaced(
+        ResourceKind::GitRepository,
+        (
+            "source.toolkit.fluxcd.io",
+            "v1",
+            "source.toolkit.fluxcd.io/v1",
+        ),
+        "GitRepository",
+        "gitrepositories",
+        GET_LIST_WATCH,
+        Origin::Crd(None),
+    ),
+    namespaced(
+        ResourceKind::Application,
+        ARGOPROJ,
+        "Application",
+        "applications",
+        GET_LIST_WATCH,
+        Origin::Crd(None),
+    ),
+    namespaced(
+        ResourceKind::Canary,
+        ("flagger.app", "v1beta1", "flagger.app/v1beta1"),
+        "Canary",
+        "canaries",
+        GET_LIST_WATCH,
+        Origin::Crd(Some("flagger-canary-crd.yaml.gz")),
+    ),
+    namespaced(
+        ResourceKind::KnativeService,
+        KNATIVE,
+        "Service",
+        "services",
+        GET_LIST_WATCH,
+        Origin::Crd(Some("knative-serving-service-crd.yaml.gz")),
+    ),
+    namespaced(
+        ResourceKind::KnativeRevision,
+        KNATIVE,
+        "Revision",
+        "revisions",
+        GET_LIST_WATCH,
+        Origin::Crd(None),
+    ),
+    namespaced(
+        ResourceKind::Service,
+        CORE,
+        "Service",
+        "services",
+        LIST_WATCH,
+        Origin::Builtin,
+    ),
+    namespaced(
+        ResourceKind::EndpointSlice,
+        ("discovery.k8s.io", "v1", "discovery.k8s.io/v1"),
+        "EndpointSlice",
+        "endpointslices",
+        LIST_WATCH,
+        Origin::Builtin,
+    ),
+];
+
+impl ResourceKind {
+    /// Its row of [`RESOURCES`].
+    pub const fn row(self) -> &'static Resource {
+        &RESOURCES[self as usize]
+    }
+
+    /// The group/version we read it at.
+    pub const fn api_version(self) -> &'static str {
+        self.row().api_version
+    }
+
+    /// The API group, `""` for core.
+    pub const fn group(self) -> &'static str {
+        self.row().group
+    }
+
+    /// Served by every API server (core, `apps`, `discovery.k8s.io`), not by a CRD a
+    /// controller installs.
+    pub const fn is_builtin(self) -> bool {
+        matches!(self.row().origin, Origin::Builtin)
+    }
+
+    pub const fn kind_name(self) -> &'static str {
+        self.row().kind
+    }
+
+    /// The plural resource name, as RBAC and the REST path spell it.
+    pub const fn plural(self) -> &'static str {
+        self.row().plural
+    }
+}
+
+/// The API group of an `apiVersion`: `apps` of `apps/v1`, `""` of core's `v1`.
+pub fn api_group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows are in variant order (`spec` and `row` index by it).
+    #[test]
+    fn table_in_variant_order() {
+        for (i, row) in KINDS.iter().enumerate() {
+            assert_eq!(row.kind as usize, i, "{row:?} out of order");
+            assert_eq!(row.kind.spec().cli_name, row.cli_name);
+            if row.workload.is_some() {
+                assert_eq!(TargetKind::workload_of(row.resource), Some(row.kind));
+            }
+        }
+        assert_eq!(KINDS.len(), TargetKind::KnativeService as usize + 1);
+        for (i, row) in RESOURCES.iter().enumerate() {
+            assert_eq!(row.resource as usize, i, "{row:?} out of order");
+        }
+        assert_eq!(RESOURCES.len(), ResourceKind::EndpointSlice as usize + 1);
+    }
+
+    /// Each spelling of a kind parses back to it, with a `.group` too, and `--help` lists
+    /// them as before.
+    #[test]
+    fn every_spelling_parses_back() {
+        for row in KINDS {
+            for word in row.spellings() {
+                assert_eq!(TargetKind::parse(word), Some(row.kind), "{word}");
+                assert_eq!(
+                    TargetKind::parse(&format!("{}.example.io", word.to_uppercase())),
+                    Some(row.kind),
+                    "{word}"
+                );
+            }
+        }
+        assert_eq!(TargetKind::spellings().count(), 28);
+        assert_eq!(
+            TargetKind::workload_kinds("or", false),
+            "Deployment, StatefulSet, DaemonSet or Rollout"
+        );
+        assert_eq!(
+            TargetKind::workload_kinds("and", true),
+            "Deployments, StatefulSets, DaemonSets and Rollouts"
+        );
+        assert_eq!(TargetKind::workload_resource_list(), "deploy,sts,ds,ro");
+        assert_eq!(
+            TargetKind::parse("apps"),
+            None,
+            "the API group, not Application"
+        );
+        assert_eq!(
+            TargetKind::accepted(),
+            "deployment (deploy), statefulset (sts), daemonset (ds), rollout (ro), release, \
+             helmrelease (hr), kustomization (ks), application (app), canary, ksvc (kservice)"
+        );
+    }
+
+    /// Each resource's row says what the three matches that were its facts said: its
+    /// apiVersion, kind and plural, and a group served by every API server for the built-in
+    /// ones.
+    #[test]
+    fn every_resource_row_matches_its_variant() {
+        use ResourceKind as R;
+        let before = [
+            (R::Deployment, "apps/v1", "Deployment", "deployments"),
+            (R::StatefulSet, "apps/v1", "StatefulSet", "statefulsets"),
+            (R::DaemonSet, "apps/v1", "DaemonSet", "daemonsets"),
+            (R::Rollout, "argoproj.io/v1alpha1", "Rollout", "rollouts"),
+            (R::ReplicaSet, "apps/v1", "ReplicaSet", "replicasets"),
+            (
+                R::ControllerRevision,
+                "apps/v1",
+                "ControllerRevision",
+                "controllerrevisions",
+            ),
+            (R::Pod, "v1", "Pod", "pods"),
+            (R::Node, "v1", "Node", "nodes"),
+            (R::Secret, "v1", "Secret", "secrets"),
+            (R::ConfigMap, "v1", "ConfigMap", "configmaps"),
+            (
+                R::HelmRelease,
+                "helm.toolkit.fluxcd.io/v2",
+                "HelmRelease",
+                "helmreleases",
+            ),
+            (
+                R::Kustomization,
+                "kustomize.toolkit.fluxcd.io/v1",
+                "Kustomization",
+                "kustomizations",
+            ),
+            (
+                R::GitRepository,
+                "source.toolkit.fluxcd.io/v1",
+                "GitRepository",
+                "gitrepositories",
+            ),
+            (
+                R::Application,
+                "argoproj.io/v1alpha1",
+                "Application",
+                "applications",
+            ),
+            (R::Canary, "flagger.app/v1beta1", "Canary", "canaries"),
+            (
+                R::KnativeService,
+                "serving.knative.dev/v1",
+                "Service",
+                "services",
+            ),
+            (
+                R::KnativeRevision,
+                "serving.knative.dev/v1",
+                "Revision",
+                "revisions",
+            ),
+            (R::Service, "v1", "Service", "services"),
+            (
+                R::EndpointSlice,
+                "discovery.k8s.io/v1",
+                "EndpointSlice",
+                "endpointslices",
+            ),
+        ];
+        assert_eq!(before.len(), RESOURCES.len());
+        for (kind, api_version, name, plural) in before {
+            let row = kind.row();
+            assert_eq!(row.resource, kind);
+            assert_eq!(kind.api_version(), api_version, "{kind:?}");
+            assert_eq!(kind.kind_name(), name, "{kind:?}");
+            assert_eq!(kind.plural(), plural, "{kind:?}");
+            assert_eq!(kind.group(), api_group(api_version), "{kind:?}");
+            let version = api_version.rsplit('/').next().unwrap_or_default();
+            assert_eq!(row.version, version, "{kind:?}");
+            assert_eq!(
+                kind.is_builtin(),
+                matches!(kind.group(), "" | "apps" | "discovery.k8s.io"),
+                "{kind:?}"
+            );
+            assert!(!row.verbs.is_empty(), "{kind:?} is read somehow");
+            match row.origin {
+                Origin::Crd(Some(file)) => {
+                    let path = format!("{}/../sim/crds/{file}", env!("CARGO_MANIFEST_DIR"));
+                    assert!(std::path::Path::new(&path).is_file(), "{path}");
+                }
+                Origin::Crd(None) | Origin::Builtin => {}
+            }
+        }
+    }
+
+    /// Each row's verbs and subresources are what the read-only role grants it
+    /// (`deploy/rbac-readonly.yaml`, which `tests/rbac.rs` holds to what verify sends), and
+    /// the role grants nothing on a resource of the table that the table does not say.
+    #[test]
+    fn every_resource_row_says_what_the_read_only_role_grants() {
+        use serde::Deserialize as _;
+        use std::collections::{BTreeMap, BTreeSet};
+        let path = format!(
+            "{}/../../deploy/rbac-readonly.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the read-only role");
+        let mut granted: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let doc = serde_json::Value::deserialize(doc).expect("YAML");
+            if doc["kind"] != "ClusterRole" {
+                continue;
+            }
+            for rule in doc["rules"].as_array().expect("rules") {
+                let strings = |field: &str| -> Vec<String> {
+                    rule[field]
+                        .as_array()
+                        .expect(field)
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                };
+                for group in strings("apiGroups") {
+                    for resource in strings("resources") {
+                        granted
+                            .entry((group.clone(), resource))
+                            .or_default()
+                            .extend(strings("verbs"));
+                    }
+                }
+            }
+        }
+        for row in RESOURCES {
+            let verbs = |list: &[Verb]| -> BTreeSet<String> {
+                list.iter().map(|v| v.as_str().to_string()).collect()
+            };
+            let key = (row.group.to_string(), row.plural.to_string());
+            assert_eq!(
+                granted.get(&key),
+                Some(&verbs(row.verbs)),
+                "{:?}: the role grants {key:?} other verbs than the row",
+                row.resource
+            );
+            for (sub, verb) in row.subresources {
+                let key = (row.group.to_string(), format!("{}/{sub}", row.plural));
+                assert_eq!(
+                    granted.get(&key),
+                    Some(&verbs(&[*verb])),
+                    "{:?}: {key:?}",
+                    row.resource
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_report_names_each_kind_as_its_objects_do_and_reads_the_name_back() {
+        let every = KINDS
+            .iter()
+            .map(|k| ReportKind::Target(k.kind))
+            .chain([ReportKind::Server]);
+        for kind in every {
+            let json = serde_json::to_string(&kind).expect("serialises");
+            let want = match kind {
+                ReportKind::Target(k) => k.kind_name(),
+                ReportKind::Server => "Server",
+            };
+            assert_eq!(json, format!("\"{want}\""));
+            let back: ReportKind = serde_json::from_str(&json).expect("reads back");
+            assert_eq!(back, kind);
+        }
+        // The CLI's spelling is not the report's: a report never says `deploy`.
+        let err = serde_json::from_str::<ReportKind>("\"deploy\"").expect_err("not a name");
+        assert!(err.to_string().contains("Deployment"), "{err}");
+    }
 }

@@ -1,13 +1,11 @@
 //! A StatefulSet: its current revision is `status.updateRevision`, its pods carry it in
 //! `controller-revision-hash`; `OnDelete` and a partition keep old pods by design.
 
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{Progress, WorkloadStatus, WorkloadType};
+use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
     old_pods_stay, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     CONTROLLER_REVISION_HASH,
@@ -17,12 +15,6 @@ use crate::{Observed, ResourceKind, TargetKind};
 impl WorkloadType for StatefulSet {
     const KIND: TargetKind = TargetKind::StatefulSet;
 
-    fn held(observed: &Observed) -> &[Arc<Self>] {
-        &observed.statefulsets
-    }
-    fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-        &mut observed.statefulsets
-    }
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }

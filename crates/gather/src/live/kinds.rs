@@ -42,13 +42,14 @@ macro_rules! with_kind_table {
     ($callback:ident ! { $($args:tt)* }) => {
         $callback! {
             { $($args)* }
-            // Read as `k8s_openapi` types, each a `Kind`, into its own list of `Observed`; in
-            // `Observed`'s order, which is the order snapshots and prunes walk them in.
+            // Read as `k8s_openapi` types, each a `Kind`, into its own list of `Observed` (the
+            // workload kinds into `Observed::workloads`, a list per type); in this order, which
+            // is the order snapshots and prunes walk them in.
             typed: [
-                Deployment => deployments,
-                StatefulSet => statefulsets,
-                DaemonSet => daemonsets,
-                Rollout => rollouts,
+                Deployment => workloads,
+                StatefulSet => workloads,
+                DaemonSet => workloads,
+                Rollout => workloads,
                 ReplicaSet => replicasets,
                 ControllerRevision => controller_revisions,
                 Pod => pods,
@@ -130,6 +131,22 @@ macro_rules! for_each_typed_kind_expand {
     };
 }
 
+/// A typed kind's list in `Observed`: its field, or its type's list in `Observed::workloads`.
+macro_rules! held {
+    ($observed:ident . workloads : $ty:ident) => {
+        $observed.workloads.of::<$ty>()
+    };
+    ($observed:ident . $field:ident : $ty:ident) => {
+        &$observed.$field
+    };
+    (mut $observed:ident . workloads : $ty:ident) => {
+        $observed.workloads.of_mut::<$ty>()
+    };
+    (mut $observed:ident . $field:ident : $ty:ident) => {
+        &mut $observed.$field
+    };
+}
+
 /// The enum, the table's own facts of each typed kind ([`InTable`]) and the kind lists.
 macro_rules! kinds_from_table {
     (
@@ -178,11 +195,11 @@ macro_rules! kinds_from_table {
             fn wrap(object: Arc<Self>) -> AnyObject {
                 AnyObject::$ty(object)
             }
-            fn held(observed: &Observed) -> &Vec<Arc<Self>> {
-                &observed.$field
+            fn held(observed: &Observed) -> &[Arc<Self>] {
+                held!(observed.$field: $ty)
             }
             fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-                &mut observed.$field
+                held!(mut observed.$field: $ty)
             }
         })*
 
@@ -208,7 +225,7 @@ pub(crate) trait InTable: Sized {
     /// The shared object as an [`AnyObject`].
     fn wrap(object: Arc<Self>) -> AnyObject;
     /// Its objects in `observed`.
-    fn held(observed: &Observed) -> &Vec<Arc<Self>>;
+    fn held(observed: &Observed) -> &[Arc<Self>];
     fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>>;
 }
 

@@ -1224,7 +1224,11 @@ mod tests {
     #[tokio::test]
     async fn a_snapshot_takes_live_scopes_and_the_initial_objects_no_live_scope_covers() {
         let initial = Observed {
-            deployments: vec![Arc::new(deployment(SHOP, "inventory"))],
+            workloads: {
+                let mut workloads = liveproof_evidence::WorkloadStore::default();
+                workloads.push(Arc::new(deployment(SHOP, "inventory")));
+                workloads
+            },
             pods: vec![
                 Arc::new(pod(SHOP, "a", "inventory")),
                 Arc::new(pod(SHOP, "c", "cart")),
@@ -1250,10 +1254,10 @@ mod tests {
             ["b", "c"],
             "`a` is gone; `c` is not watched"
         );
-        assert_eq!(snapshot.deployments.len(), 1);
+        assert_eq!(snapshot.workloads.of::<Deployment>().len(), 1);
         // What the live scope covers is no longer held twice: the initial keeps only `c`.
         assert_eq!(pod_names(&state.initial), ["c"]);
-        assert_eq!(state.initial.deployments.len(), 1);
+        assert_eq!(state.initial.workloads.of::<Deployment>().len(), 1);
         assert_eq!(
             pod_names(&state.snapshot()),
             ["b", "c"],
@@ -1439,7 +1443,11 @@ mod tests {
     #[tokio::test]
     async fn a_deployment_is_watched_with_its_replicasets_and_its_pods_once() {
         let initial = Observed {
-            deployments: vec![Arc::new(deployment(SHOP, "inventory"))],
+            workloads: {
+                let mut workloads = liveproof_evidence::WorkloadStore::default();
+                workloads.push(Arc::new(deployment(SHOP, "inventory")));
+                workloads
+            },
             ..Observed::default()
         };
         let target = Target::new(TargetKind::Deployment, None, "inventory");
@@ -1570,7 +1578,7 @@ mod tests {
         let mut initial = Observed::default();
         for i in 0..2000 {
             initial
-                .deployments
+                .workloads
                 .push(Arc::new(deployment(SHOP, &format!("d{i}"))));
         }
         let mut state = watching(&targets, false, initial.clone()).await;
@@ -1603,7 +1611,8 @@ mod tests {
         assert!(list(&mut state, 2, pods));
         let snapshot = state.snapshot();
         let deployment_names: Vec<&str> = snapshot
-            .deployments
+            .workloads
+            .of::<Deployment>()
             .iter()
             .filter_map(|d| d.metadata.name.as_deref())
             .collect();
