@@ -17,8 +17,10 @@ use self::workload::{Revision, Workload};
 use crate::suggestion::Suggestion;
 use crate::{Observed, TargetKind};
 
+pub(crate) mod answers;
 pub mod argo_rollout;
 pub(crate) mod argocd_application;
+pub mod asked;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
 pub(crate) mod flagger_canary;
