@@ -17,12 +17,7 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 const PER_FILE: &[(&str, usize)] = &[
     // WP5: verifier.rs's three, with the I/O half they are in (WP7b removes them).
     ("crates/gather/src/complete.rs", 3),
-    ("crates/gather/src/live/mod.rs", 2),
-    ("crates/gather/src/live/sources.rs", 6),
-    ("crates/gather/src/live/watch.rs", 8),
     ("crates/gather/src/registry.rs", 1),
-    ("crates/liveproof/src/config.rs", 3),
-    ("crates/liveproof/src/snapshot.rs", 1),
 ];
 
 /// The `ResourceKind` variants that are no `TargetKind` (what liveproof reads on the way to a
