@@ -48,6 +48,8 @@ pub use kinds::{
     api_group, Actor, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope, TargetKind,
     Verb, KINDS, RESOURCES,
 };
+/// What the gather, the flag checks, `rollback` and the help ask of a target's kind.
+pub use kinds::asked as kind;
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
     SourceRef, Status, SupersededBy, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord,

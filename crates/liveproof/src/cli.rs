@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
+use liveproof_evidence::kind;
 use liveproof_evidence::Report;
 use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
 
@@ -499,18 +501,40 @@ Examples:
   liveproof verify deploy/inventory -n apps --from dump.yaml --since 2026-07-12T10:00:00Z \\
       --image ghcr.io/acme/inventory:1.4.0";
 
+/// `verify --help` on its targets: how kubectl's forms are taken, then every kind of the
+/// kind table ([`kind::targets_help`]).
+fn targets_long_help() -> String {
+    format!(
+        "What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).\n\n\
+         As kubectl takes them: `deploy/a deploy/b`, `deploy/a,sts/b`, `apps/deploy/a`, or the \
+         kind once and then its names: `deploy a b`, `deploy a,b`, `deploy,sts web` (a kind \
+         word beside KIND/NAME words is refused, as kubectl refuses it). {} The others are \
+         followed to the workloads they lead to (a Canary to its `-primary`), which are \
+         verified too.",
+        kind::targets_help()
+    )
+}
+
+/// What completes a target's TYPE: every kind's spelling, then `/`.
+fn target_candidates() -> Vec<CompletionCandidate> {
+    kind::target_prefixes()
+        .into_iter()
+        .map(CompletionCandidate::new)
+        .collect()
+}
+
 #[derive(Debug, Clone, PartialEq, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).
     ///
-    /// As kubectl takes them: `deploy/a deploy/b`, `deploy/a,sts/b`, `apps/deploy/a`, or the
-    /// kind once and then its names: `deploy a b`, `deploy a,b`, `deploy,sts web` (a kind word
-    /// beside KIND/NAME words is refused, as kubectl refuses it). Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release,
-    /// read from its storage), helmrelease (hr, Flux), kustomization (ks, Flux), application
-    /// (app, Argo CD), canary (Flagger), ksvc (kservice, Knative). The others are followed to
-    /// the workloads they lead to (a Canary to its `-primary`), which are verified too.
-    #[arg(value_name = "TARGET", required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"])]
+    /// The long help, with the kinds of the kind table, is [`targets_long_help`]; TYPE
+    /// completes to every kind's spelling (`deploy/`, `hr/`, …).
+    #[arg(
+        value_name = "TARGET",
+        long_help = targets_long_help(),
+        add = ArgValueCandidates::new(target_candidates),
+        required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"]
+    )]
     pub targets: Vec<String>,
 
     /// Every workload whose labels match (as `kubectl get -l`).

@@ -600,10 +600,12 @@ pub(crate) fn applicable(
     targets: &[Target],
     snapshot: bool,
 ) -> Result<(), ConfigError> {
-    use liveproof_evidence::TargetKind;
+    use liveproof_evidence::kind::{accepts, ExpectOn};
     if change.chart_version.is_some() {
-        let helm = |t: &&Target| matches!(t.kind, TargetKind::Release | TargetKind::HelmRelease);
-        let other = targets.iter().find(|t| !helm(t)).map(Target::to_string);
+        let other = targets
+            .iter()
+            .find(|t| !accepts(t.kind).chart_version)
+            .map(Target::to_string);
         let other = other.or_else(|| snapshot.then(|| "the workloads --snapshot verifies".into()));
         if let Some(target) = other {
             return Err(ConfigError::NotApplicable {
@@ -616,10 +618,9 @@ pub(crate) fn applicable(
     }
     if !change.manifest.is_empty() {
         // The kinds that store no rendered manifest, and what to verify them with instead.
-        let without_manifest = targets.iter().find_map(|t| match t.kind {
-            TargetKind::Kustomization | TargetKind::Application => Some((t, "a Kustomization or Application stores no rendered manifest: verify it with --commit, and hold its workloads to --image, --expect-env or --expect-secret-ref")),
-            TargetKind::Canary | TargetKind::KnativeService => Some((t, "a Canary or Knative Service stores no rendered manifest: hold the workload it leads to with --image, --expect-env or --expect-secret-ref")),
-            _ => None,
+        let without_manifest = targets.iter().find_map(|t| match accepts(t.kind).expect {
+            ExpectOn::Refused(hint) => Some((t, hint)),
+            ExpectOn::Manifest | ExpectOn::Template => None,
         });
         if let Some((t, hint)) = without_manifest {
             return Err(ConfigError::NotApplicable {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use liveproof_evidence::hint::Hinted as _;
+use liveproof_evidence::kind::Restore;
 use liveproof_evidence::snapshot::{
     same_commit, workload_states, ReleaseState, Scope, Snapshot, SNAPSHOT_SCHEMA,
 };
@@ -671,15 +672,16 @@ async fn restore(
 ) -> Option<RollbackStep> {
     let (namespace, name) = (&failed.namespace, &failed.name);
     let kind = failed.kind.target()?;
-    if kind == TargetKind::Release {
-        return Some(RollbackStep::Release {
-            namespace: namespace.clone(),
-            name: name.clone(),
-            revision: snapshot.release(namespace, name).map(|r| r.revision),
-        });
-    }
-    if !kind.is_workload() {
-        return None;
+    match liveproof_evidence::kind::restore(kind) {
+        Restore::HelmRevision => {
+            return Some(RollbackStep::Release {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                revision: snapshot.release(namespace, name).map(|r| r.revision),
+            })
+        }
+        Restore::Nothing => return None,
+        Restore::PodTemplate => {}
     }
     let target = Target::new(kind, Some(namespace), name);
     let Some(state) = snapshot.workload(&target) else {

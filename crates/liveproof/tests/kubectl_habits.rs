@@ -408,6 +408,28 @@ fn kubectl_complete_liveproof_completes_subcommands_and_flags() {
     }
 }
 
+/// A target's TYPE completes to every spelling of every kind of the kind table, then `/`
+/// (as `kubectl get` completes resource types), and a typed prefix narrows it.
+#[test]
+fn completion_offers_every_kind() {
+    let run = Cli::new(complete_helper())
+        .args(&["verify", ""])
+        .run_blocking();
+    run.expect_code(0);
+    let offered = candidates(&run.stdout);
+    let every: Vec<String> = liveproof_evidence::TargetKind::spellings()
+        .map(|s| format!("{s}/"))
+        .collect();
+    for spelling in &every {
+        assert!(offered.contains(spelling), "{spelling}: {offered:?}");
+    }
+    assert!(every.iter().any(|s| s == "ksvc/") && every.iter().any(|s| s == "hr/"));
+    let run = Cli::new(complete_helper())
+        .args(&["verify", "-n", "shop", "deploy/web", "stat"])
+        .run_blocking();
+    assert_eq!(candidates(&run.stdout), ["statefulset/", "statefulsets/"]);
+}
+
 /// Through the real kubectl (1.26+ plugin completion): the plugin and its helper on PATH.
 #[test]
 fn kubectl_liveproof_tab_completes_through_the_real_kubectl() {

@@ -676,6 +676,38 @@ async fn a_missing_target_with_all_namespaces_says_every_namespace_was_searched(
     );
 }
 
+/// A missing target's hint lists names as its kind is listed: a Helm release by `helm list`,
+/// from the `name` labels of Helm's storage (not the Secrets' own names), a HelmRelease by
+/// `kubectl get helmreleases`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_target_is_listed_as_its_kind_lists_its_names() {
+    let cluster = SimCluster::start(
+        demo::story_before(now() - SignedDuration::from_hours(96)),
+        demo::NS,
+    )
+    .await;
+    let since = (now() - SignedDuration::from_secs(90)).to_string();
+    for (target, said) in [
+        (
+            "release/inventry",
+            "did you mean `inventory`? (helm list -n apps)",
+        ),
+        (
+            "hr/inventry",
+            "did you mean `inventory`? (kubectl get helmreleases -n apps)",
+        ),
+    ] {
+        let run = common::liveproof()
+            .args(&["verify", target, "-n", demo::NS])
+            .on(&cluster)
+            .since(&since)
+            .run()
+            .await;
+        assert_eq!(run.code, 2, "{target}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(said), "{target}: {}", run.stderr);
+    }
+}
+
 /// As kubectl: `-A` wins over `-n` (kubectl 1.37 lists every namespace and ignores `-n`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_namespaces_wins_over_namespace_as_in_kubectl() {

@@ -447,6 +447,59 @@ async fn rollback_exit_status_tells_the_truth() {
     assert!(writes(&p.cluster.sim).is_empty());
 }
 
+/// Helm's storage of release `cart` at `revision`, installing nothing liveproof follows.
+fn release(revision: i64, status: &str, at: Timestamp) -> Value {
+    liveproof_helm::encode_secret(&json!({
+        "name": "cart", "namespace": NS, "version": revision,
+        "info": {"first_deployed": "2026-01-05T09:00:00Z", "last_deployed": at.to_string(),
+                 "deleted": "", "description": "Upgrade complete", "status": status},
+        "chart": {"metadata": {"name": "cart", "version": format!("0.{revision}.0"), "apiVersion": "v2"}},
+        "config": {},
+        "manifest": "",
+        "hooks": []
+    }))
+}
+
+/// A release that failed since the snapshot is Helm's to roll back: `rollback` says which
+/// revision of the snapshot to return to, and writes nothing itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_release_is_left_to_helm_at_its_snapshot_revision() {
+    let p = Pipeline::start().await;
+    p.cluster.sim.apply(release(
+        1,
+        "deployed",
+        now() - SignedDuration::from_hours(24),
+    ));
+    p.snapshot().await;
+    p.cluster.sim.apply(release(
+        1,
+        "superseded",
+        now() - SignedDuration::from_hours(24),
+    ));
+    p.cluster.sim.apply(release(2, "failed", now()));
+    p.cluster.sim.requests().reset();
+    let run = p
+        .run(&[
+            "rollback",
+            "--snapshot",
+            p.dir(),
+            "--commit",
+            COMMIT,
+            "--timeout",
+            "2s",
+        ])
+        .await;
+    assert!(
+        run.stdout.contains(
+            "release shop/cart failed: run `helm rollback cart 1 -n shop` (liveproof does not re-implement Helm)"
+        ),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(writes(&p.cluster.sim).is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_of_another_commit_is_refused() {
     let p = Pipeline::start().await;

@@ -15,12 +15,7 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 /// file"). A file may only go down (lower its number, or remove its row, in the same commit);
 /// a file not listed may have none.
 const PER_FILE: &[(&str, usize)] = &[
-    ("crates/gather/src/live/mod.rs", 2),
-    ("crates/gather/src/live/sources.rs", 6),
-    ("crates/gather/src/live/watch.rs", 8),
     ("crates/gather/src/registry.rs", 1),
-    ("crates/liveproof/src/config.rs", 3),
-    ("crates/liveproof/src/snapshot.rs", 1),
 ];
 
 /// The `ResourceKind` variants that are no `TargetKind` (what liveproof reads on the way to a

@@ -1,6 +1,7 @@
 //! An Argo CD Application (`application/`): its own sync and health, then the workloads its
 //! status lists.
 
+use super::answers::{Accepts, ExpectOn, ReadRequest, GITOPS_STORES_NO_MANIFEST};
 use serde_json::Value;
 
 use super::rules::KindRules;
@@ -20,6 +21,22 @@ pub(crate) struct Rules;
 const RESOURCE: ResourceKind = ResourceKind::Application;
 
 impl KindRules for Rules {
+    /// The Application (Argo CD renders Helm itself: no Helm storage).
+    fn reads(&self, _observed: &Observed, target: &Target, ns: &str) -> Vec<ReadRequest> {
+        vec![ReadRequest::object(RESOURCE, ns, &target.name)]
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &[RESOURCE]
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            chart_version: false,
+            expect: ExpectOn::Refused(GITOPS_STORES_NO_MANIFEST),
+        }
+    }
+
     fn diagnose(
         &self,
         observed: &Observed,

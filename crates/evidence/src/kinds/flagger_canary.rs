@@ -507,6 +507,32 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
 pub(crate) struct Rules;
 
 impl super::rules::KindRules for Rules {
+    /// The Canary (its target and `-primary` Deployments are workloads, read by the workload
+    /// plan).
+    fn reads(
+        &self,
+        _observed: &Observed,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<super::answers::ReadRequest> {
+        vec![super::answers::ReadRequest::object(
+            ResourceKind::Canary,
+            ns,
+            &target.name,
+        )]
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::Canary]
+    }
+
+    fn accepts(&self) -> super::answers::Accepts {
+        super::answers::Accepts {
+            chart_version: false,
+            expect: super::answers::ExpectOn::Refused(super::answers::LEADS_TO_ONE_WORKLOAD),
+        }
+    }
+
     fn diagnose(
         &self,
         observed: &Observed,

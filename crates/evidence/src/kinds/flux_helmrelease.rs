@@ -1,6 +1,7 @@
 //! A Flux HelmRelease (`helmrelease/`): its own status and the Helm release it installs, then
 //! the workloads of that release's newest revision.
 
+use super::answers::{Accepts, ExpectOn, ReadRequest, HELM_STORAGE};
 use super::rules::KindRules;
 use crate::checks::finding::Finding;
 use crate::checks::gitops::{self, helmrelease_release};
@@ -16,6 +17,33 @@ pub(crate) struct Rules;
 const RESOURCE: ResourceKind = ResourceKind::HelmRelease;
 
 impl KindRules for Rules {
+    /// The HelmRelease, then its chart's GitRepository (when the chart comes from one) and the
+    /// storage of the Helm release it manages.
+    fn reads(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<ReadRequest> {
+        let mut reads = vec![ReadRequest::object(RESOURCE, ns, &target.name)];
+        if let Some(hr) = observed.find_other(RESOURCE, ns, &target.name) {
+            reads.extend(ReadRequest::git_repository(
+                hr.pointer("/spec/chart/spec/sourceRef"),
+                ns,
+            ));
+            let (storage_ns, release) = helmrelease_release(hr, ns);
+            reads.push(ReadRequest::helm_storage(&storage_ns, &release));
+        }
+        reads
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        const THROUGH: [ResourceKind; 3] = [RESOURCE, HELM_STORAGE[0], HELM_STORAGE[1]];
+        &THROUGH
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            chart_version: true,
+            expect: ExpectOn::Manifest,
+        }
+    }
+
     fn diagnose(
         &self,
         observed: &Observed,

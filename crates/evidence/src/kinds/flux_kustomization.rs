@@ -1,6 +1,7 @@
 //! A Flux Kustomization (`kustomization/`): its own status and source, then the workloads of
 //! its inventory.
 
+use super::answers::{Accepts, ExpectOn, ReadRequest, GITOPS_STORES_NO_MANIFEST};
 use super::rules::KindRules;
 use crate::checks::finding::Finding;
 use crate::checks::gitops;
@@ -17,6 +18,29 @@ pub(crate) struct Rules;
 const RESOURCE: ResourceKind = ResourceKind::Kustomization;
 
 impl KindRules for Rules {
+    /// The Kustomization, then its GitRepository (when its source is one).
+    fn reads(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<ReadRequest> {
+        let mut reads = vec![ReadRequest::object(RESOURCE, ns, &target.name)];
+        if let Some(ks) = observed.find_other(RESOURCE, ns, &target.name) {
+            reads.extend(ReadRequest::git_repository(
+                ks.pointer("/spec/sourceRef"),
+                ns,
+            ));
+        }
+        reads
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &[RESOURCE]
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            chart_version: false,
+            expect: ExpectOn::Refused(GITOPS_STORES_NO_MANIFEST),
+        }
+    }
+
     fn diagnose(
         &self,
         observed: &Observed,

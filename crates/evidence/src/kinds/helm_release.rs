@@ -1,6 +1,7 @@
 //! A Helm release (`release/`), read from its storage: its own evidence is the release's
 //! history, and it leads to the workloads of its newest revision's manifest.
 
+use super::answers::{Accepts, ExpectOn, Lister, ReadRequest, Restore, HELM_STORAGE};
 use super::rules::{namespace, KindRules};
 use crate::checks::finding::Finding;
 use crate::checks::raw::str_at;
@@ -14,6 +15,30 @@ use crate::{
 pub(crate) struct Rules;
 
 impl KindRules for Rules {
+    /// Its storage: every Secret and ConfigMap Helm keeps its revisions in.
+    fn reads(&self, _observed: &Observed, target: &Target, ns: &str) -> Vec<ReadRequest> {
+        vec![ReadRequest::helm_storage(ns, &target.name)]
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &HELM_STORAGE
+    }
+
+    fn lister(&self) -> Lister {
+        Lister::Helm
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            chart_version: true,
+            expect: ExpectOn::Manifest,
+        }
+    }
+
+    fn restore(&self) -> Restore {
+        Restore::HelmRevision
+    }
+
     /// Its newest revision, when Helm did not record it deployed.
     fn diagnose(
         &self,

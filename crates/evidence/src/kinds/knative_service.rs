@@ -493,6 +493,45 @@ pub(crate) fn pinned_change(
 pub(crate) struct Rules;
 
 impl super::rules::KindRules for Rules {
+    /// The Service, then the Revision made from its current spec (the digests it resolved);
+    /// that revision's Deployment is a workload, read by the workload plan.
+    fn reads(
+        &self,
+        observed: &Observed,
+        target: &Target,
+        ns: &str,
+    ) -> Vec<super::answers::ReadRequest> {
+        use super::answers::ReadRequest;
+        let mut reads = vec![ReadRequest::object(
+            ResourceKind::KnativeService,
+            ns,
+            &target.name,
+        )];
+        if let Some(revision) = observed
+            .find_other(ResourceKind::KnativeService, ns, &target.name)
+            .and_then(|k| str_at(k, "/status/latestCreatedRevisionName"))
+            .filter(|r| !r.is_empty())
+        {
+            reads.push(ReadRequest::object(
+                ResourceKind::KnativeRevision,
+                ns,
+                revision,
+            ));
+        }
+        reads
+    }
+
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::KnativeService, ResourceKind::KnativeRevision]
+    }
+
+    fn accepts(&self) -> super::answers::Accepts {
+        super::answers::Accepts {
+            chart_version: false,
+            expect: super::answers::ExpectOn::Refused(super::answers::LEADS_TO_ONE_WORKLOAD),
+        }
+    }
+
     fn diagnose(
         &self,
         observed: &Observed,

@@ -12,8 +12,10 @@
 
 use std::fmt;
 
+pub(crate) mod answers;
 pub mod argo_rollout;
 pub(crate) mod argocd_application;
+pub mod asked;
 pub(crate) mod daemonset;
 pub(crate) mod deployment;
 pub(crate) mod flagger_canary;

@@ -2,6 +2,7 @@
 //! the judge, `--wait` and the timeline ask a target's kind through [`rules`](super::rules),
 //! never by a match on it.
 
+use super::answers::{Accepts, ExpectOn, Lister, ReadRequest, Restore};
 use crate::checks::finding::Finding;
 use crate::checks::raw::str_at;
 use crate::checks::superseded::applied::{Applied, Followed};
@@ -13,6 +14,30 @@ use crate::{
 /// A kind's evidence rules. Workload kinds are judged by their pods (`workload_findings`);
 /// the rest by their own object or storage, then the workloads they lead to.
 pub(crate) trait KindRules: Sync {
+    /// What the gather reads for `target` in `ns`, given what it read so far (`observed`): its
+    /// own object or storage first, then what that references once it is there. Described,
+    /// not done: the gather executes them, each once however many targets ask for it.
+    fn reads(&self, observed: &Observed, target: &Target, ns: &str) -> Vec<ReadRequest>;
+
+    /// The resources whose objects decide which workloads it leads to (its own, what it
+    /// follows to them): a `--wait` reads its workloads again when one of these changes.
+    fn leads_through(&self) -> &'static [ResourceKind] {
+        &[]
+    }
+
+    /// How its names are listed in the hint of a target that is not found.
+    fn lister(&self) -> Lister {
+        Lister::Kubectl
+    }
+
+    /// The change flags it can be held to (`--chart-version`, `--expect`).
+    fn accepts(&self) -> Accepts;
+
+    /// What `rollback` puts back when it failed.
+    fn restore(&self) -> Restore {
+        Restore::Nothing
+    }
+
     /// The workloads it leads to, in the order its object lists them (the caller sorts).
     fn leads_to(&self, _observed: &Observed, _target: &Target, _ns: &str) -> Vec<Target> {
         Vec::new()
@@ -155,6 +180,22 @@ pub(crate) fn namespace(ns: Option<&str>) -> String {
 pub(crate) struct WorkloadRules;
 
 impl KindRules for WorkloadRules {
+    /// None here: the workload plan reads workloads (by name, or a LIST per namespace).
+    fn reads(&self, _observed: &Observed, _target: &Target, _ns: &str) -> Vec<ReadRequest> {
+        Vec::new()
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            chart_version: false,
+            expect: ExpectOn::Template,
+        }
+    }
+
+    fn restore(&self) -> Restore {
+        Restore::PodTemplate
+    }
+
     fn namespaces_holding(&self, observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
         observed
             .workloads()

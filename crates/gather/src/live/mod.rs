@@ -42,6 +42,7 @@ use kinds::Pod;
 use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use liveproof_evidence::hint::Hinted as _;
+use liveproof_evidence::kind::Lister;
 use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use liveproof_redacted::DisplaySafeUrl;
 
@@ -783,16 +784,17 @@ impl Cluster {
         let ns = (first.namespace != liveproof_evidence::ALL_NAMESPACES)
             .then_some(first.namespace.as_str());
         let kind = first.target.kind.cli_name();
-        let lister = match first.target.kind {
-            liveproof_evidence::TargetKind::Release => "helm list".to_string(),
-            _ => format!("kubectl get {}", first.resource.plural()),
+        let listed_by = liveproof_evidence::kind::lister(first.target.kind);
+        let lister = match listed_by {
+            Lister::Helm => "helm list".to_string(),
+            Lister::Kubectl => format!("kubectl get {}", first.resource.plural()),
         };
         let list = match ns {
             Some(ns) => format!("{lister} -n {ns}"),
             None => format!("{lister} -A"),
         };
         let first_deploy = "--wait waits for a first deploy to create it";
-        let hint = match self.names(first.resource, ns).await {
+        let hint = match self.names(first.resource, listed_by, ns).await {
             Err(NamesUnread::NotServed) => format!(
                 "the API server does not serve {}.{} at all: is the controller that defines it installed? (kubectl api-resources lists what it serves)",
                 first.resource.plural(),
@@ -832,11 +834,13 @@ impl Cluster {
     }
 
     /// The names of `resource`'s objects in `namespace` (every namespace when `None`), by one
-    /// metadata LIST; for Helm storage, the releases they store. `None` when they cannot be
+    /// metadata LIST; for a kind listed by Helm (`resource` its storage), the releases they
+    /// store. `None` when they cannot be
     /// listed, why not.
     async fn names(
         &self,
         resource: ResourceKind,
+        listed_by: Lister,
         namespace: Option<&str>,
     ) -> Result<Vec<String>, NamesUnread> {
         let ar = objects::api_resource(resource);
@@ -844,7 +848,7 @@ impl Cluster {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
             None => Api::all_with(self.client.clone(), &ar),
         };
-        let storage = matches!(resource, ResourceKind::Secret | ResourceKind::ConfigMap);
+        let storage = listed_by == Lister::Helm;
         let params = if storage {
             ListParams::default().labels("owner=helm").limit(500)
         } else {

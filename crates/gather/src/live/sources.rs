@@ -1,15 +1,11 @@
 //! The first phase for Helm and GitOps targets: the objects they are made of, read raw into
 //! [`Observed::others`].
 //!
-//! - `release/NAME`: its storage, one LIST of Secrets and one of ConfigMaps (Helm's two drivers)
-//!   by `owner=helm,name=NAME` in the target's namespace;
-//! - `helmrelease/NAME`: the HelmRelease, its chart's GitRepository (when the chart comes from
-//!   one), and the storage of the Helm release it manages (see [`helm_release_of`]);
-//! - `kustomization/NAME`: the Kustomization and its GitRepository;
-//! - `application/NAME`: the Application (Argo CD renders Helm itself: no Helm storage);
-//! - `canary/NAME`: the Flagger Canary (its target and `-primary` are workloads);
-//! - `ksvc/NAME`: the Knative Service and its latest created Revision (the revision's
-//!   Deployment is a workload).
+//! What each kind reads is its rules' to say ([`kind::reads`], in the kind's file under
+//! evidence's `kinds/`): a Helm release's storage, a HelmRelease or Kustomization and the
+//! GitRepository it names, a Knative Service and its latest created Revision, … This file
+//! executes those reads: an object by GET, Helm's storage by one LIST of Secrets and one of
+//! ConfigMaps (Helm's two drivers) by `owner=helm,name=NAME`.
 //!
 //! What a read depends on is read in a later round, so each object is read once however many
 //! targets lead to it. The workloads these objects name are then gathered like workload
@@ -19,7 +15,8 @@ use std::collections::BTreeSet;
 
 use futures::future::join_all;
 use kube::api::{Api, DynamicObject, ListParams};
-use liveproof_evidence::{Denied, Observed, ResourceKind, Target, TargetKind};
+use liveproof_evidence::kind::{self, ReadRequest, HELM_STORAGE};
+use liveproof_evidence::{Denied, Observed, ResourceKind, Target};
 use serde_json::Value;
 
 use super::objects::{api_resource, raw_value};
@@ -95,96 +92,44 @@ pub(crate) fn storage_selector(release: &str) -> String {
     format!("owner=helm,name={release}")
 }
 
-fn storage(namespace: &str, release: &str) -> [SourceRead; 2] {
-    [ResourceKind::Secret, ResourceKind::ConfigMap].map(|resource| SourceRead::Storage {
-        resource,
-        namespace: namespace.to_string(),
-        release: release.to_string(),
-    })
-}
-
-fn object(resource: ResourceKind, namespace: &str, name: &str) -> SourceRead {
-    SourceRead::Object {
-        resource,
-        namespace: namespace.to_string(),
-        name: name.to_string(),
+impl SourceRead {
+    /// What executing `request` reads: one GET, or one LIST per storage resource, in order.
+    fn of(request: ReadRequest) -> Vec<SourceRead> {
+        match request {
+            ReadRequest::Object {
+                resource,
+                namespace,
+                name,
+            } => vec![SourceRead::Object {
+                resource,
+                namespace,
+                name,
+            }],
+            ReadRequest::HelmStorage { namespace, release } => HELM_STORAGE
+                .iter()
+                .map(|&resource| SourceRead::Storage {
+                    resource,
+                    namespace: namespace.clone(),
+                    release: release.clone(),
+                })
+                .collect(),
+        }
     }
 }
 
-/// The reads `target` leads to, given what has been read so far (`observed`): the target's own
-/// object or storage first, then what that object references once it is there. Empty for
-/// workload targets.
+/// The reads `target` leads to, given what has been read so far (`observed`), as its kind's
+/// rules describe them ([`kind::reads`]): the target's own object or storage first, then what
+/// that object references once it is there. Empty for workload targets (read by the workload
+/// plan, `plan::plan_lookups`).
 pub(crate) fn source_reads(
     target: &Target,
     default_ns: &str,
     observed: &Observed,
 ) -> Vec<SourceRead> {
-    let ns = target.namespace_or(default_ns);
-    let name = target.name.as_str();
-    let mut reads = Vec::new();
-    if target.kind.is_workload() {
-        // Read by the workload plan (`plan::plan_lookups`), not here.
-        return reads;
-    }
-    match target.kind {
-        TargetKind::Release => reads.extend(storage(ns, name)),
-        TargetKind::HelmRelease => {
-            reads.push(object(ResourceKind::HelmRelease, ns, name));
-            if let Some(hr) = observed.find_other(ResourceKind::HelmRelease, ns, name) {
-                reads.extend(git_repository(hr.pointer("/spec/chart/spec/sourceRef"), ns));
-                let (release, storage_ns) = helm_release_of(hr, ns);
-                reads.extend(storage(&storage_ns, &release));
-            }
-        }
-        TargetKind::Kustomization => {
-            reads.push(object(ResourceKind::Kustomization, ns, name));
-            if let Some(ks) = observed.find_other(ResourceKind::Kustomization, ns, name) {
-                reads.extend(git_repository(ks.pointer("/spec/sourceRef"), ns));
-            }
-        }
-        TargetKind::Application => reads.push(object(ResourceKind::Application, ns, name)),
-        // Its target and `-primary` Deployments are workloads, read by the workload plan.
-        TargetKind::Canary => reads.push(object(ResourceKind::Canary, ns, name)),
-        // The Service, then the Revision made from its current spec (the digests it resolved);
-        // that revision's Deployment is a workload, read by the workload plan.
-        TargetKind::KnativeService => {
-            reads.push(object(ResourceKind::KnativeService, ns, name));
-            if let Some(revision) = observed
-                .find_other(ResourceKind::KnativeService, ns, name)
-                .and_then(|k| k.pointer("/status/latestCreatedRevisionName"))
-                .and_then(Value::as_str)
-                .filter(|r| !r.is_empty())
-            {
-                reads.push(object(ResourceKind::KnativeRevision, ns, revision));
-            }
-        }
-        // The workload kinds, returned above: which they are is `KINDS`' to say. A source
-        // kind left out here reads nothing (`every_source_kind_is_read`).
-        _ => {}
-    }
-    reads
-}
-
-/// The GitRepository a Flux `sourceRef` names (its namespace defaults to the referrer's), if it
-/// names one.
-fn git_repository(source_ref: Option<&Value>, default_ns: &str) -> Option<SourceRead> {
-    let source_ref = source_ref?;
-    if source_ref.get("kind").and_then(Value::as_str) != Some("GitRepository") {
-        return None;
-    }
-    let name = source_ref.get("name").and_then(Value::as_str)?;
-    let ns = source_ref
-        .get("namespace")
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(default_ns);
-    Some(object(ResourceKind::GitRepository, ns, name))
-}
-
-/// `(release name, storage namespace)`: the one rule, shared with the checks.
-pub(crate) fn helm_release_of(hr: &Value, hr_namespace: &str) -> (String, String) {
-    let (storage_ns, name) = liveproof_evidence::helmrelease_release(hr, hr_namespace);
-    (name, storage_ns)
+    kind::reads(observed, target, default_ns)
+        .into_iter()
+        .flat_map(SourceRead::of)
+        .collect()
 }
 
 /// How a raw read ended.
@@ -355,44 +300,8 @@ pub(crate) fn followed(observed: &Observed, targets: &[Target], default_ns: &str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use liveproof_evidence::TargetKind;
     use serde_json::json;
-
-    #[test]
-    fn helm_release_is_named_and_stored_as_helm_controller_does() {
-        let hr = json!({"metadata": {"name": "inventory", "namespace": "flux"}, "spec": {}});
-        assert_eq!(
-            helm_release_of(&hr, "flux"),
-            ("inventory".into(), "flux".into())
-        );
-
-        let hr = json!({"metadata": {"name": "inventory"}, "spec": {"targetNamespace": "apps"}});
-        assert_eq!(
-            helm_release_of(&hr, "flux"),
-            ("apps-inventory".into(), "flux".into()),
-            "stored in the HelmRelease's namespace, not the target namespace"
-        );
-
-        let hr = json!({"metadata": {"name": "inventory"},
-            "spec": {"targetNamespace": "apps", "releaseName": "inv", "storageNamespace": "store"}});
-        assert_eq!(helm_release_of(&hr, "flux"), ("inv".into(), "store".into()));
-
-        // What was installed wins over what the spec says now.
-        let hr = json!({"metadata": {"name": "inventory"},
-        "spec": {"releaseName": "renamed"},
-        "status": {"storageNamespace": "old-store", "history": [
-            {"name": "old", "namespace": "apps", "version": 3},
-            {"name": "inv", "namespace": "apps", "version": 4}
-        ]}});
-        assert_eq!(
-            helm_release_of(&hr, "flux"),
-            ("inv".into(), "old-store".into())
-        );
-
-        let long = "a-helm-release-whose-name-is-far-longer-than-fifty-three-chars";
-        let hr = json!({"metadata": {"name": long}, "spec": {}});
-        let (name, _) = helm_release_of(&hr, "flux");
-        assert_eq!(name.len(), 53);
-    }
 
     #[test]
     fn a_helmrelease_leads_to_its_git_repository_and_storage_once_read() {
@@ -400,7 +309,11 @@ mod tests {
         let mut observed = Observed::default();
         assert_eq!(
             source_reads(&target, "flux", &observed),
-            [object(ResourceKind::HelmRelease, "flux", "inventory")]
+            [SourceRead::Object {
+                resource: ResourceKind::HelmRelease,
+                namespace: "flux".into(),
+                name: "inventory".into()
+            }]
         );
         observed.others.push(json!({
             "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
@@ -409,7 +322,11 @@ mod tests {
                 "sourceRef": {"kind": "GitRepository", "name": "platform"}}}}
         }));
         let reads = source_reads(&target, "flux", &observed);
-        assert!(reads.contains(&object(ResourceKind::GitRepository, "flux", "platform")));
+        assert!(reads.contains(&SourceRead::Object {
+            resource: ResourceKind::GitRepository,
+            namespace: "flux".into(),
+            name: "platform".into()
+        }));
         assert!(reads.contains(&SourceRead::Storage {
             resource: ResourceKind::Secret,
             namespace: "flux".into(),
@@ -430,16 +347,5 @@ mod tests {
                 spec.kind_name
             );
         }
-    }
-
-    #[test]
-    fn only_git_repositories_are_followed() {
-        let oci = json!({"kind": "OCIRepository", "name": "x"});
-        assert_eq!(git_repository(Some(&oci), "flux"), None);
-        let git = json!({"kind": "GitRepository", "name": "x", "namespace": "src"});
-        assert_eq!(
-            git_repository(Some(&git), "flux"),
-            Some(object(ResourceKind::GitRepository, "src", "x"))
-        );
     }
 }

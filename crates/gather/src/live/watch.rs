@@ -643,24 +643,15 @@ fn source_scope(read: SourceRead) -> (ScopeKey, Option<LabelSelector>) {
     }
 }
 
-/// A scope whose changes may change which workloads the Helm/GitOps targets lead to.
+/// A scope whose changes may change which workloads the Helm/GitOps targets lead to: one of
+/// the resources a kind's rules lead through ([`liveproof_evidence::kind::is_source`]).
 fn is_source(key: &ScopeKey) -> bool {
     let resource = match key {
         ScopeKey::Named { resource, .. }
         | ScopeKey::Namespace { resource, .. }
         | ScopeKey::Selected { resource, .. } => *resource,
     };
-    matches!(
-        resource,
-        ResourceKind::Secret
-            | ResourceKind::ConfigMap
-            | ResourceKind::HelmRelease
-            | ResourceKind::Kustomization
-            | ResourceKind::Application
-            | ResourceKind::Canary
-            | ResourceKind::KnativeService
-            | ResourceKind::KnativeRevision
-    )
+    liveproof_evidence::kind::is_source(resource)
 }
 
 fn error_code(err: &watcher::Error) -> Option<u16> {

@@ -19,19 +19,27 @@ pub const MAX_WAIT_SECONDS: u64 = 3600;
 /// The most log lines `logs` asks for, per container.
 pub const MAX_LOG_LINES: u32 = 1000;
 
+/// The `targets` argument's description: its forms, every kind of the kind table
+/// ([`liveproof_evidence::kind::targets_help`]), and what is followed.
+fn targets_description() -> String {
+    format!(
+        "What to verify: KIND/NAME or NAMESPACE/KIND/NAME. {} A Helm or GitOps target is \
+         followed to the workloads it installs, a Canary to its `-primary`, a Knative Service to \
+         its latest revision's Deployment, and those are verified too.\n\
+         May be empty when `selector` is given.",
+        liveproof_evidence::kind::targets_help()
+    )
+}
+
 /// `verify`'s arguments.
 // Not `deny_unknown_fields` (serde cannot with `flatten`): `decode` refuses a field the schema
 // does not have instead.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct VerifyInput {
-    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME. Kinds: deployment (deploy),
-    /// statefulset (sts), daemonset (ds), rollout (ro, Argo Rollouts), release (a Helm release, read from its storage),
-    /// helmrelease (hr, Flux), kustomization (ks, Flux), application (app, Argo CD), canary
-    /// (Flagger), ksvc (kservice, Knative). A Helm or GitOps target is followed to the workloads
-    /// it installs, a Canary to its `-primary`, a Knative Service to its latest revision's
-    /// Deployment, and those are verified too.
-    /// May be empty when `selector` is given.
+    /// What to verify: KIND/NAME or NAMESPACE/KIND/NAME (the schema's description, with the
+    /// kinds of the kind table, is [`targets_description`]).
     #[serde(default)]
+    #[schemars(description = targets_description())]
     pub targets: Vec<String>,
     /// A label selector, as `kubectl get -l` takes it (app=web, env in (prod,staging)): every
     /// Deployment, StatefulSet and DaemonSet it matches in `namespace` (or every namespace
