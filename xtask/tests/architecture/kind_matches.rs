@@ -75,7 +75,6 @@ fn no_new_kind_matches() {
 }
 
 #[test]
-#[ignore = "turned on by WP7b: no match on a target kind outside the descriptor module"]
 fn no_match_on_a_target_kind_outside_the_descriptor_module() {
     let left: Vec<String> = branches()
         .iter()
