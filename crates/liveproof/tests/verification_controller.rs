@@ -143,6 +143,27 @@ fn kubectl_ok(kubeconfig: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// A wrong flag is exit 2 before anything is read, naming the flag and how to fix it.
+#[test]
+fn a_wrong_flag_is_exit_2_naming_it() {
+    for (args, flag) in [
+        (&["--request-timeout", "soon"][..], "--request-timeout"),
+        (&["--metrics-address", "8080"][..], "--metrics-address"),
+        (&["--lease-namespace", "ops"][..], "--lease-namespace"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+            .arg("controller")
+            .args(args)
+            .args(["--kubeconfig", "/nonexistent"])
+            .output()
+            .expect("liveproof runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("error: {flag}")), "{stderr}");
+        assert!(stderr.contains("hint: "), "{stderr}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     let world = World::start().await;
@@ -165,6 +186,8 @@ async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     let since = change_time().await;
     world.apply(&verification("web-v2", "deploy/web", &since, &v2));
     world.apply(&verification("typo", "deploy/wbe", &since, &v2));
+    let by_ref = verification("by-ref", "deploy/web", &since, &v2) + "  commit: HEAD\n";
+    world.apply(&by_ref);
     let controller = Running::start(&world, "one", &[]);
     world.set_image("web", &v2);
 

@@ -635,3 +635,64 @@ async fn write(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use kube::runtime::reflector::store::Writer;
+    use serde_json::json;
+
+    use super::*;
+
+    fn verification(namespace: &str, name: &str, targets: &[&str]) -> Verification {
+        serde_json::from_value(json!({
+            "apiVersion": "liveproof.dev/v1alpha1", "kind": "Verification",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"targets": targets, "since": "2026-07-12T10:00:00Z"},
+        }))
+        .expect("a Verification")
+    }
+
+    /// A change in a namespace triggers the Verifications there and those naming a target
+    /// there, and no other: 500 Verifications elsewhere are not judged for it.
+    #[test]
+    fn a_watched_change_triggers_only_the_verifications_it_concerns() {
+        let mut writer = Writer::<Verification>::default();
+        for v in [
+            verification("apps", "web", &["deploy/web"]),
+            verification("ops", "ledger", &["payments/sts/ledger"]),
+            verification("ops", "other", &["deploy/other"]),
+        ] {
+            writer.apply_watcher_event(&watcher::Event::Apply(v));
+        }
+        let store = writer.as_reader();
+        let names = |ns: Option<&str>| {
+            let mut names: Vec<String> =
+                concerned(&store, ns).into_iter().map(|r| r.name).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(Some("apps")), ["web"]);
+        assert_eq!(names(Some("payments")), ["ledger"]);
+        assert_eq!(names(Some("ops")), ["ledger", "other"]);
+        assert!(names(Some("kube-system")).is_empty());
+        assert!(names(None).is_empty());
+    }
+
+    /// A status is written again only when something but the time it was judged changed, or
+    /// when the time it shows is older than the heartbeat.
+    #[test]
+    fn a_status_is_rewritten_only_when_it_changed() {
+        let report: liveproof_evidence::Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live", "change": {}, "targets": [],
+        }))
+        .expect("a report");
+        let at = |s: &str| s.parse::<Timestamp>().expect("a time");
+        let first = status_from(&report, 1, at("2026-07-12T10:00:00Z"), None);
+        let again = status_from(&report, 1, at("2026-07-12T10:00:30Z"), Some(&first));
+        assert!(!differs(&first, &again));
+        assert!(!stale(&first, at("2026-07-12T10:04:59Z")));
+        assert!(stale(&first, at("2026-07-12T10:05:00Z")));
+        let next_generation = status_from(&report, 2, at("2026-07-12T10:00:30Z"), Some(&first));
+        assert!(differs(&first, &next_generation));
+    }
+}
