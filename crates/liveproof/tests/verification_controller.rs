@@ -5,6 +5,10 @@
 //! Verification naming a Deployment that does not exist says so, `/metrics` shows the verdicts,
 //! and of two replicas with `--leader-elect` only the one holding the Lease judges.
 //!
+//! And Flux gates on the real proof: a real kustomize-controller Kustomization whose
+//! `healthChecks` name a Verification it applied from git waits while the controller says the
+//! change is not live, and is Ready once the real rollout made it live.
+//!
 //! A missing peer fails this test with the command that builds it; it never skips.
 
 use std::io::{Read as _, Write as _};
@@ -321,4 +325,134 @@ async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
         .await;
     b.wait_metric("liveproof_controller_reconciles_total").await;
     assert_eq!(b.terminate(), Some(0));
+}
+
+/// The Kustomization `apps`' `{.status.conditions[?(@.type=="TYPE")].FIELD}`.
+fn kustomization(world: &World, type_: &str, field: &str) -> String {
+    world.kubectl(&[
+        "-n",
+        "flux-system",
+        "get",
+        "kustomization",
+        "apps",
+        "-o",
+        &format!("jsonpath={{.status.conditions[?(@.type==\"{type_}\")].{field}}}"),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flux_waits_for_the_proof_the_controller_writes() {
+    use liveproof_testkit::e2e::controllers::{Flux, GitServer};
+    use liveproof_testkit::git::{git_at, Repo};
+
+    let world = World::start().await;
+    let git_root = world.plane.dir.path().join("git-server");
+    let server = GitServer::start(&world.plane, &git_root).unwrap_or_else(|e| panic!("{e:#}"));
+    let remote = format!("{}/apps.git", server.url);
+    world.keep(Ok(server.process));
+    for crd in [world.plane.peers.path("flux-crds.yaml"), crd_file()] {
+        let crd = crd.to_str().expect("utf-8 path");
+        world.kubectl(&["apply", "--server-side", "-f", crd]);
+        world.kubectl(&[
+            "wait",
+            "--for=condition=established",
+            "--timeout=60s",
+            "-f",
+            crd,
+        ]);
+    }
+    world.kubectl(&["create", "namespace", "flux-system"]);
+    world.kubectl(&["create", "namespace", "apps"]);
+    let flux = Flux::start(&world.plane).unwrap_or_else(|e| panic!("{e:#}"));
+    world.keep(Ok(flux.source));
+    world.keep(Ok(flux.kustomize));
+    let (v1, v2) = world.two_builds("acme/web").await;
+    world.apply(&deployment("web", &v1, ""));
+    world.wait_ready("deploy/web", "3").await;
+
+    // The change's Verification, in git beside what Flux applies.
+    let since = change_time().await;
+    let repo = Repo::new();
+    repo.file(
+        "apps/verification.yaml",
+        &verification("web", "deploy/web", &since, &v2),
+    );
+    let now = jiff::Timestamp::now().to_string();
+    for args in [
+        &["add", "-A"][..],
+        &["commit", "-q", "-m", "verify web v2"],
+        &["push", "-q", &remote, "main"],
+    ] {
+        git_at(&repo.path(), args, &now);
+    }
+    let controller = Running::start(&world, "controller", &[]);
+    world.apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: apps, namespace: flux-system}}
+spec:
+  url: {remote}
+  ref: {{branch: main}}
+  interval: 1h
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: apps, namespace: flux-system}}
+spec:
+  sourceRef: {{kind: GitRepository, name: apps}}
+  path: ./apps
+  prune: true
+  interval: 1h
+  timeout: 4m
+  healthChecks:
+  - {{apiVersion: liveproof.dev/v1alpha1, kind: Verification, name: web, namespace: apps}}
+"
+    ));
+
+    // Judged not live by the controller (the pods still run v1): Flux's health check waits.
+    let judged = liveproof_testkit::within_async(
+        Duration::from_secs(120),
+        Duration::from_millis(250),
+        || {
+            let s = kubectl_ok(
+                &world.plane.kubeconfig,
+                &["-n", "apps", "get", "verification", "web", "-o", "json"],
+            )
+            .ok()
+            .and_then(|j| serde_json::from_str::<Value>(&j).ok())
+            .map(|v| v["status"].clone())
+            .filter(|s| ready(s).1 == "NotLive");
+            std::future::ready(s)
+        },
+    )
+    .await;
+    assert!(judged.is_some(), "not judged:\n{}", controller.log());
+    liveproof_testkit::within_async(Duration::from_secs(60), Duration::from_millis(250), || {
+        std::future::ready(
+            kustomization(&world, "Reconciling", "message")
+                .contains("health checks")
+                .then_some(()),
+        )
+    })
+    .await
+    .unwrap_or_else(|| panic!("no health check:\n{}", world.state()));
+    assert_ne!(kustomization(&world, "Ready", "status"), "True");
+
+    // The real rollout: the controller proves it, and the Kustomization is Ready.
+    world.set_image("web", &v2);
+    let ready_now = liveproof_testkit::within_async(
+        Duration::from_secs(200),
+        Duration::from_millis(500),
+        || std::future::ready((kustomization(&world, "Ready", "status") == "True").then_some(())),
+    )
+    .await;
+    assert!(
+        ready_now.is_some(),
+        "Ready: {} {}\nVerification: {:#}\nlog:\n{}",
+        kustomization(&world, "Ready", "reason"),
+        kustomization(&world, "Ready", "message"),
+        status(&world, "web"),
+        controller.log()
+    );
+    assert_eq!(status(&world, "web")["verdict"], "live");
 }
