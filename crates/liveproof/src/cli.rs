@@ -1159,7 +1159,9 @@ impl Cli {
             Command::Sim(args) => args.log,
             Command::Lint(args) => args.log,
             Command::Mcp(args) => args.log,
-            Command::Controller(args) => args.log,
+            Command::Controller(args) => Verbosity {
+                verbose: args.verbose,
+            },
             Command::Skill
             | Command::Schema(_)
             | Command::Completion(_)

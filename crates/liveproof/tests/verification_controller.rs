@@ -85,11 +85,12 @@ impl Running {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
-        for _ in 0..120 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(250));
+        let stopped =
+            liveproof_testkit::within(Duration::from_secs(30), Duration::from_millis(250), || {
+                self.child.try_wait().ok().flatten()
+            });
+        if let Some(status) = stopped {
+            return status.code();
         }
         panic!("the controller did not stop on SIGTERM:\n{}", self.log());
     }

@@ -8,8 +8,6 @@ use std::time::Duration;
 use clap::Args;
 use liveproof_evidence::hint::HintedMessage;
 
-use crate::cli::Verbosity;
-
 pub const CONTROLLER_LONG_ABOUT: &str = "\
 Keep every Verification's status true: judge each one's targets with the checks `liveproof
 verify` makes (the same judge, so the CLI and the object never disagree on the same state),
@@ -88,8 +86,9 @@ pub struct ControllerArgs {
     )]
     pub resync_period: String,
 
-    #[command(flatten)]
-    pub log: Verbosity,
+    /// More output on stderr (-v: each judgement and write, -vv: each API request).
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
+    pub verbose: u8,
 }
 
 /// What the flags say, checked.
@@ -203,13 +202,19 @@ mod tests {
     use clap::Parser as _;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+
+    /// The flags alone, as clap parses them after `liveproof controller`.
+    #[derive(Debug, clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        args: ControllerArgs,
+    }
 
     fn settings(words: &[&str]) -> Result<Settings, HintedMessage> {
-        let argv = ["liveproof", "controller"].iter().chain(words);
-        match Cli::try_parse_from(argv).map(|c| c.command) {
-            Ok(Command::Controller(args)) => args.settings(),
-            other => panic!("{other:?}"),
+        let argv = ["controller"].iter().chain(words);
+        match Flags::try_parse_from(argv) {
+            Ok(flags) => flags.args.settings(),
+            Err(e) => panic!("{e}"),
         }
     }
 
