@@ -193,7 +193,28 @@ async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     world.apply(&verification("typo", "deploy/wbe", &since, &v2));
     let by_ref = verification("by-ref", "deploy/web", &since, &v2) + "  commit: HEAD\n";
     world.apply(&by_ref);
-    let controller = Running::start(&world, "one", &[]);
+    // Judged before the rollout: not live, Reconciling. Then the controller is killed and
+    // another started: it resumes from the status, keeping its times and writing no Event
+    // again (Ready did not change).
+    let first = Running::start(&world, "one", &[]);
+    first
+        .wait_metric(r#"liveproof_verification_verdict{namespace="apps",name="web-v2",verdict="not_live"} 1"#)
+        .await;
+    let before = status(&world, "web-v2");
+    assert_eq!(ready(&before).1, "NotLive", "{before:#}");
+    drop(first);
+    let controller = Running::start(&world, "two", &[]);
+    controller
+        .wait_metric("liveproof_controller_reconciles_total")
+        .await;
+    controller
+        .wait_metric(r#"liveproof_verification_verdict{namespace="apps",name="web-v2",verdict="not_live"} 1"#)
+        .await;
+    let resumed = status(&world, "web-v2");
+    assert_eq!(
+        resumed["conditions"], before["conditions"],
+        "{before:#}\n{resumed:#}"
+    );
     world.set_image("web", &v2);
 
     // kubectl wait returns once the pods prove it.
@@ -292,6 +313,8 @@ async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     .await;
     let events = events.unwrap_or_else(|| panic!("no NoLongerLive Event:\n{}", controller.log()));
     assert!(events.contains("Live Normal"), "{events}");
+    // One NotLive Event, from the first controller: the restart wrote none.
+    assert_eq!(events.matches("NotLive Normal").count(), 1, "{events}");
 
     // SIGTERM stops it cleanly.
     assert_eq!(controller.terminate(), Some(0));
