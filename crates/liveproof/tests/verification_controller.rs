@@ -169,6 +169,38 @@ fn a_wrong_flag_is_exit_2_naming_it() {
     }
 }
 
+/// A cluster that does not serve the Verification CRD is said at once (exit 2, with how to
+/// install it), not retried in a loop that never judges anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_without_the_crd_is_exit_2_saying_how_to_install_it() {
+    let cluster = liveproof_testkit::SimCluster::start(Vec::new(), "apps").await;
+    let kubeconfig = cluster.kubeconfig().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_liveproof"))
+            .args(["controller", "--kubeconfig", &kubeconfig])
+            .args([
+                "--metrics-address",
+                "127.0.0.1:0",
+                "--request-timeout",
+                "10s",
+            ])
+            .output()
+            .expect("liveproof runs")
+    })
+    .await
+    .expect("joined");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: cannot list Verifications"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: install the CRD (kubectl apply -f deploy/verification-crd.yaml)"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     let world = World::start().await;
