@@ -530,21 +530,34 @@ async fn judge(
         &namespace,
         false,
     );
-    // What `verify --wait` records, so the status says what is final as the CLI would.
-    let done = report.verdict >= Verdict::Superseded;
-    if let (Some(settled), false) = (&stop, done) {
+    record_wait(&mut report, stop.as_ref(), timed_out, elapsed);
+    Ok(status_from(&report, generation, now, previous))
+}
+
+/// What `verify --wait` records on its last report, so the status says what is final as the
+/// CLI would: a failure waiting will not fix (`stop`, its note last), or the spec's timeout run
+/// out with the change neither live nor superseded.
+fn record_wait(
+    report: &mut liveproof_evidence::Report,
+    stop: Option<&liveproof_evidence::Settled>,
+    timed_out: bool,
+    elapsed_seconds: u64,
+) {
+    if report.verdict >= Verdict::Superseded {
+        return;
+    }
+    if let Some(settled) = stop {
         report.notes.push(settled.note());
         report.wait = Some(WaitRecord {
             timed_out: false,
-            elapsed_seconds: elapsed,
+            elapsed_seconds,
         });
-    } else if timed_out && !done {
+    } else if timed_out {
         report.wait = Some(WaitRecord {
             timed_out: true,
-            elapsed_seconds: elapsed,
+            elapsed_seconds,
         });
     }
-    Ok(status_from(&report, generation, now, previous))
 }
 
 /// Whether two statuses differ in more than when they were judged.
@@ -676,6 +689,38 @@ mod tests {
         assert_eq!(names(Some("ops")), ["ledger", "other"]);
         assert!(names(Some("kube-system")).is_empty());
         assert!(names(None).is_empty());
+    }
+
+    /// The spec's timeout run out: a change not live is Stalled (TimedOut); a live one stays
+    /// Ready, and one still inside its timeout keeps Reconciling.
+    #[test]
+    fn the_timeout_makes_a_change_not_live_final_and_leaves_a_live_one_ready() {
+        let report = |verdict: &str| -> liveproof_evidence::Report {
+            serde_json::from_value(json!({
+                "schema": "liveproof/v1", "verdict": verdict, "change": {}, "targets": [],
+            }))
+            .expect("a report")
+        };
+        let now = "2026-07-12T10:10:00Z".parse::<Timestamp>().expect("a time");
+        let judged = |verdict: &str, timed_out: bool| {
+            let mut r = report(verdict);
+            record_wait(&mut r, None, timed_out, 600);
+            let s = status_from(&r, 1, now, None);
+            let c = |t: &str| {
+                condition(&s, t)
+                    .map(|c| (c.status.clone(), c.reason.clone()))
+                    .unwrap_or_default()
+            };
+            (c(READY), c("Stalled"))
+        };
+        let (ready, stalled) = judged("not_live", true);
+        assert_eq!(ready.0, "False");
+        assert_eq!(stalled, ("True".into(), "TimedOut".into()));
+        let (_, stalled) = judged("not_live", false);
+        assert_eq!(stalled.0, "False");
+        let (ready, stalled) = judged("live", true);
+        assert_eq!(ready, ("True".into(), "Live".into()));
+        assert_eq!(stalled.0, "False");
     }
 
     /// A status is written again only when something but the time it was judged changed, or
