@@ -86,7 +86,7 @@ pub struct ControllerArgs {
     )]
     pub resync_period: String,
 
-    /// More output on stderr (-v: each judgement and write, -vv: each API request).
+    /// More output on stderr (-v: each API request, Ready change and Lease step; -vv: more).
     #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
     pub verbose: u8,
 }
