@@ -33,11 +33,16 @@ struct Running {
 
 impl Running {
     fn start(world: &World, name: &str, extra: &[&str]) -> Running {
+        Running::on(world.kubeconfig(), world.plane.dir.path(), name, extra)
+    }
+
+    /// On the cluster `kubeconfig` names, its log in `dir`.
+    fn on(kubeconfig: &str, dir: &Path, name: &str, extra: &[&str]) -> Running {
         let port = free_port().expect("a free port");
-        let log = world.plane.dir.path().join(format!("{name}.log"));
+        let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("a log file");
         let child = Command::new(env!("CARGO_BIN_EXE_liveproof"))
-            .args(["controller", "--kubeconfig", world.kubeconfig()])
+            .args(["controller", "--kubeconfig", kubeconfig])
             .args(["--metrics-address", &format!("127.0.0.1:{port}")])
             .args(["--resync-period", "5s", "-v"])
             .args(extra)
@@ -167,6 +172,93 @@ fn a_wrong_flag_is_exit_2_naming_it() {
         assert!(stderr.contains(&format!("error: {flag}")), "{stderr}");
         assert!(stderr.contains("hint: "), "{stderr}");
     }
+}
+
+/// On the simulator (fast): a Deployment rolled out through the API turns its Verification
+/// Ready, and `kubectl rollout undo` turns it not Ready (NoLongerLive), as on the real API
+/// server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_simulator_a_rollout_and_its_undo_turn_ready_and_back() {
+    // Its controllers roll out what the API changes; the custom types (Verification among
+    // them) are served as on a cluster where their CRDs are installed.
+    let simulator = liveproof_sim::Simulator::new()
+        .with_controllers()
+        .with_gitops_crds();
+    let cluster = liveproof_testkit::SimCluster::serve(simulator, "apps").await;
+    let kubeconfig = PathBuf::from(cluster.kubeconfig());
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        liveproof_testkit::kubectl::run(&kubeconfig, args, stdin)
+    };
+    let apply = |yaml: &str| kubectl(&["apply", "-f", "-"], Some(yaml));
+    apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n");
+    apply(&deployment("web", "ghcr.io/acme/web:v1", ""));
+    let since = change_time().await;
+    // The simulator's OpenAPI document has no Verification schema: kubectl is told not to
+    // validate against it (the real API server validates with the CRD's).
+    kubectl(
+        &["create", "--validate=false", "-f", "-"],
+        Some(&verification(
+            "web-v2",
+            "deploy/web",
+            &since,
+            "ghcr.io/acme/web:v2",
+        )),
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let controller = Running::on(cluster.kubeconfig(), dir.path(), "sim", &[]);
+    controller
+        .wait_metric(r#"liveproof_verification_verdict{namespace="apps",name="web-v2",verdict="not_live"} 1"#)
+        .await;
+    kubectl(
+        &[
+            "-n",
+            "apps",
+            "set",
+            "image",
+            "deploy/web",
+            "app=ghcr.io/acme/web:v2",
+        ],
+        None,
+    );
+    let waited = kubectl_ok(
+        &kubeconfig,
+        &[
+            "-n",
+            "apps",
+            "wait",
+            "--for=condition=Ready",
+            "--timeout=60s",
+            "verification/web-v2",
+        ],
+    );
+    assert!(waited.is_ok(), "{waited:?}\nlog:\n{}", controller.log());
+    kubectl(&["-n", "apps", "rollout", "undo", "deploy/web"], None);
+    let undone = kubectl_ok(
+        &kubeconfig,
+        &[
+            "-n",
+            "apps",
+            "wait",
+            "--for=condition=Ready=false",
+            "--timeout=60s",
+            "verification/web-v2",
+        ],
+    );
+    assert!(undone.is_ok(), "{undone:?}\nlog:\n{}", controller.log());
+    let reason = kubectl(
+        &[
+            "-n",
+            "apps",
+            "get",
+            "verification",
+            "web-v2",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}",
+        ],
+        None,
+    );
+    assert_eq!(reason, "NoLongerLive");
+    assert_eq!(controller.terminate(), Some(0));
 }
 
 /// A cluster that does not serve the Verification CRD is said at once (exit 2, with how to
