@@ -144,6 +144,9 @@ pub enum Command {
         Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
     )]
     Mcp(McpArgs),
+    /// Keep every Verification's status true, from watches shared by all of them (in the cluster or from a kubeconfig).
+    #[command(long_about = crate::controller::command::CONTROLLER_LONG_ABOUT)]
+    Controller(crate::controller::ControllerArgs),
     /// Print the bundled agent procedure (SKILL.md): how to prove a change live before calling it deployed.
     #[command(
         long_about = "Print the bundled agent procedure, a SKILL.md document to give an AI agent \
@@ -1156,6 +1159,9 @@ impl Cli {
             Command::Sim(args) => args.log,
             Command::Lint(args) => args.log,
             Command::Mcp(args) => args.log,
+            Command::Controller(args) => Verbosity {
+                verbose: args.verbose,
+            },
             Command::Skill
             | Command::Schema(_)
             | Command::Completion(_)

@@ -201,7 +201,8 @@ fn exit_code_is_verdict(command: &cli::Command) -> bool {
         | C::Stale(_)
         | C::Sim(_)
         | C::Lint(_)
-        | C::Mcp(_) => true,
+        | C::Mcp(_)
+        | C::Controller(_) => true,
         C::Release(_) | C::Skill | C::Schema(_) | C::Completion(_) | C::Man(_) | C::Version => {
             false
         }
@@ -267,6 +268,7 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
             print(&report, args.output, style, &mut out)?
         }
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args))?,
+        cli::Command::Controller(args) => runtime.block_on(controller::serve(&args))?,
         cli::Command::Skill => skill::run(&mut out)?,
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
         cli::Command::Completion(args) => shell::completion(args.shell, &mut out)?,

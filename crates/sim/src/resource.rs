@@ -331,6 +331,15 @@ const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
         "revisions",
         &["rev"],
     ),
+    // liveproof's own Verification (deploy/verification-crd.yaml), whose status
+    // `liveproof controller` writes through /status.
+    (
+        "liveproof.dev",
+        "v1alpha1",
+        "Verification",
+        "verifications",
+        &["verif"],
+    ),
 ];
 
 pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {

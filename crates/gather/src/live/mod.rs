@@ -441,6 +441,20 @@ impl Cluster {
         &self.default_ns
     }
 
+    /// The client requests go through: each bounded by `--request-timeout`, and counted.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The same connection with targets that name no namespace read in `namespace` (the
+    /// controller's: each Verification's own), and its own `-l` prefetch (two Verifications
+    /// judged at once never take each other's listed workloads).
+    pub fn in_namespace(mut self, namespace: &str) -> Cluster {
+        self.default_ns = namespace.to_string();
+        self.prefetched = Arc::default();
+        self
+    }
+
     /// The API server's URL, as errors name it (masked: it may carry a password).
     pub fn server(&self) -> &DisplaySafeUrl {
         &self.endpoint.server
@@ -1410,7 +1424,7 @@ impl Cluster {
     /// configuration built the request client already, so this cannot fail in practice; if it
     /// does, watches use the request client (re-opened more often, as its read timeout is
     /// shorter) and say so.
-    pub(crate) fn watch_client(&self) -> kube::Client {
+    pub fn watch_client(&self) -> kube::Client {
         self.watch_client
             .get_or_init(|| {
                 let read = Duration::from_secs(u64::from(WATCH_SECONDS)) + self.request_timeout;
