@@ -212,8 +212,8 @@ fn from_object(object: &Verification, given: &VerifyArgs) -> Result<VerifyArgs, 
     args.report_format = given.report_format;
     args.superseded_ok = given.superseded_ok;
     args.logs = given.logs;
-    args.log = given.log.clone();
-    args.colour = given.colour.clone();
+    args.log = given.log;
+    args.colour = given.colour;
     args.max_concurrency = given.max_concurrency;
     args.max_release_size = given.max_release_size;
     // The cluster reached as given, in the Verification's namespace (where its targets are
