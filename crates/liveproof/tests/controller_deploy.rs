@@ -394,6 +394,64 @@ async fn the_real_api_server_takes_the_controller_the_chart_and_the_kargo_templa
         ),
         "{out}"
     );
+
+    // The job's own command, its arguments filled in as an AnalysisRun fills them, run with the
+    // real kubectl: it fails while the Verification is unjudged, and passes once it is Ready.
+    let template = documents(&read("deploy/integrations/kargo/analysis-template.yaml")).remove(0);
+    let container = &template["spec"]["metrics"][0]["provider"]["job"]["spec"]["template"]["spec"]
+        ["containers"][0];
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| {
+            a.as_str()
+                .expect("a string")
+                .replace("{{args.timeout}}", "3s")
+                .replace("{{args.namespace}}", "shop")
+                .replace("{{args.verification}}", "web-1-4")
+        })
+        .collect();
+    kubectl(
+        &plane,
+        &["apply", "-f", "-"],
+        Some("apiVersion: liveproof.dev/v1alpha1\nkind: Verification\nmetadata: {name: web-1-4, namespace: shop}\nspec: {targets: [deploy/web], since: \"2026-07-12T10:00:00Z\"}\n"),
+    );
+    let job = || {
+        std::process::Command::new(liveproof_testkit::kubectl::kubectl_path())
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig)
+            .args(&args)
+            .output()
+            .expect("kubectl runs")
+    };
+    let unjudged = job();
+    assert!(
+        !unjudged.status.success(),
+        "an unjudged Verification must not pass"
+    );
+    let live = status_from(&report("live", None), 1, jiff::Timestamp::now(), None);
+    kubectl(
+        &plane,
+        &[
+            "patch",
+            "verification",
+            "web-1-4",
+            "-n",
+            "shop",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &json!({"status": live}).to_string(),
+        ],
+        None,
+    );
+    let ready = job();
+    assert!(
+        ready.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ready.stderr)
+    );
 }
 
 // The chart
