@@ -142,6 +142,22 @@ async fn verify_verification_renders_the_report_of_the_equivalent_flags() {
         assert_eq!(text.code, code, "{}", text.stderr);
         assert_eq!(text.stdout, flags_text.stdout);
     }
+    // --wait is this run's: a live one ends at once, as `verify --wait` does with the flags.
+    let waited = liveproof(
+        &[
+            "verify",
+            "verification/cart-1",
+            "--wait",
+            "--timeout",
+            "30s",
+            "-o",
+            "json",
+        ],
+        kc,
+    )
+    .await;
+    assert_eq!(waited.code, 0, "{}", waited.stderr);
+    assert!(waited.report().wait.is_some(), "{}", waited.stdout);
 }
 
 #[tokio::test]
