@@ -24,6 +24,7 @@ mod snapshot;
 mod stale;
 mod verifier;
 mod verify;
+mod verify_object;
 mod verify_run;
 
 use std::borrow::Cow;
@@ -221,6 +222,8 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
     // Each command returns its model; it is printed here, and the exit code read off it.
     let code = match cli.command {
         cli::Command::Verify(args) => {
+            // `verify verification/NAME`: what the object states, read from the cluster.
+            let args = verify_object::object_args(&args, runtime)?.map_or(args, Box::new);
             let config = config::VerifyConfig::from_args(&args, style)?;
             let verified = runtime.block_on(verify::run(&config))?;
             let code = print(&verified, config.format, config.style, &mut out)?;

@@ -1430,3 +1430,141 @@ async fn story_7_the_simulators_argo_cd_objects_are_what_the_real_controller_wri
         "the simulator (left) and the real API server (right) answer Argo CD's writes differently"
     );
 }
+
+/// Story 8: an Application whose manifests include a Verification is Healthy only once that
+/// Verification's status says Ready — the Argo CD health check shipped in
+/// `deploy/integrations/argocd/`, run by the real application-controller. Not judged yet and
+/// waiting are Progressing, Ready is Healthy, a final failure is Degraded; the statuses are
+/// written by hand, as `status_from` makes them (no liveproof controller runs here). Argo CD
+/// 3 keeps each resource's health message out of the Application (it is not persisted), so the
+/// messages are checked in tests/controller_deploy.rs with `argocd admin`; here the
+/// Application's own health, which without the check would be Healthy at once (Argo CD knows
+/// no health for a custom resource).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn story_8_an_application_holding_a_verification_is_healthy_only_once_it_is_ready() {
+    use liveproof::controller::{status_from, status_refused, Refusal, RefusalReason};
+
+    let argo = ArgoWorld::start().await;
+    let root = liveproof_testkit::e2e::control_plane::repo_root();
+    let crd = root.join("deploy/verification-crd.yaml");
+    argo.world
+        .kubectl(&["apply", "-f", crd.to_str().expect("utf-8")]);
+    argo.world.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "crd/verifications.liveproof.dev",
+    ]);
+    // The shipped snippet, merged into Argo CD's settings as its README says.
+    let snippet: serde_norway::Value = serde_norway::from_str(
+        &std::fs::read_to_string(root.join("deploy/integrations/argocd/argocd-cm.yaml"))
+            .expect("the snippet"),
+    )
+    .expect("YAML");
+    let data = serde_json::to_value(&snippet["data"]).expect("JSON");
+    let patch = serde_json::json!({ "data": data }).to_string();
+    argo.world.kubectl(&[
+        "-n",
+        argocd::NAMESPACE,
+        "patch",
+        "configmap",
+        "argocd-cm",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+
+    let verification = "apiVersion: liveproof.dev/v1alpha1
+kind: Verification
+metadata:
+  name: shop-v1
+  namespace: apps
+spec:
+  targets: [deploy/shop]
+  since: \"2026-07-12T10:00:00Z\"
+";
+    let commit = argo.push(&[("shop/verification.yaml", verification)], "shop's proof");
+    argo.world
+        .apply(&argocd::application("shop", &argo.remote, "shop", "apps"));
+
+    let health_is = |want: &'static str| {
+        let argo = &argo;
+        let commit = commit.clone();
+        async move {
+            argo.poll(
+                &format!("application/shop synced to {commit}, its Verification {want}"),
+                SYNCED_WITHIN,
+                || async {
+                    let app = argo.app().await;
+                    let synced = app.pointer("/status/sync/revision").and_then(Value::as_str)
+                        == Some(commit.as_str());
+                    let health = app.pointer("/status/health/status").and_then(Value::as_str);
+                    (synced && health == Some(want)).then_some(())
+                },
+            )
+            .await
+        }
+    };
+    // Not judged yet: the CRD's default status. Progressing, not Healthy.
+    health_is("Progressing").await;
+
+    let write = |status: &liveproof::controller::VerificationStatus| {
+        let body = serde_json::json!({ "status": status }).to_string();
+        argo.world.kubectl(&[
+            "-n",
+            "apps",
+            "patch",
+            "verification",
+            "shop-v1",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &body,
+        ]);
+    };
+    let report = |verdict: &str| -> liveproof_evidence::Report {
+        let mut target = serde_json::json!({
+            "kind": "Deployment", "namespace": "apps", "name": "shop", "verdict": verdict,
+            "evidence": [{
+                "check": "pods_current", "status": if verdict == "live" { "pass" } else { "fail" },
+                "observed": "o", "expected": "e", "source": "apps/Pod/shop-1 .metadata.labels",
+                "detail": "2 pods of an old revision serve",
+                "source_ref": {"apiVersion": "v1", "kind": "Pod", "namespace": "apps",
+                               "name": "shop-1", "field": ".metadata.labels"}
+            }],
+        });
+        if verdict == "live" {
+            target["live_since"] = serde_json::json!("2026-07-12T10:03:10Z");
+        }
+        serde_json::from_value(serde_json::json!({
+            "schema": "liveproof/v1", "verdict": verdict, "change": {}, "targets": [target],
+        }))
+        .expect("a report")
+    };
+    let now = jiff::Timestamp::now();
+
+    // Waiting: still Progressing, the reason from the Ready condition.
+    let waiting = status_from(&report("not_live"), 1, now, None);
+    write(&waiting);
+    // Still Progressing while it waits.
+    health_is("Progressing").await;
+
+    // Live: the Application turns Healthy.
+    let live = status_from(&report("live"), 1, now, Some(&waiting));
+    write(&live);
+    health_is("Healthy").await;
+
+    // A final failure: Degraded, with the Stalled condition's message.
+    let stalled = status_refused(
+        &Refusal {
+            reason: RefusalReason::TargetNotFound { timed_out: true },
+            message: "deployment shop not found in namespace apps".into(),
+            hint: None,
+        },
+        1,
+        now,
+        Some(&live),
+    );
+    write(&stalled);
+    health_is("Degraded").await;
+}

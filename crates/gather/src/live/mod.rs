@@ -431,8 +431,14 @@ impl Cluster {
         self.request_timeout
     }
 
+    /// The API client (each request bounded by the request timeout), for a read made outside
+    /// this crate: the Verification object `liveproof verify verification/NAME` reads.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
     /// A client error met while reading `what`, as the error a person can act on.
-    pub(crate) fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
+    pub fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
         GatherError::from_kube(&self.endpoint, self.request_timeout, what, err)
     }
 
