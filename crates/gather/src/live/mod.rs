@@ -431,12 +431,6 @@ impl Cluster {
         self.request_timeout
     }
 
-    /// The API client (each request bounded by the request timeout), for a read made outside
-    /// this crate: the Verification object `liveproof verify verification/NAME` reads.
-    pub fn client(&self) -> kube::Client {
-        self.client.clone()
-    }
-
     /// A client error met while reading `what`, as the error a person can act on.
     pub fn kube_error(&self, what: &str, err: kube::Error) -> GatherError {
         GatherError::from_kube(&self.endpoint, self.request_timeout, what, err)
@@ -447,7 +441,9 @@ impl Cluster {
         &self.default_ns
     }
 
-    /// The client requests go through: each bounded by `--request-timeout`, and counted.
+    /// The client requests go through: each bounded by `--request-timeout`, and counted. For
+    /// reads made outside this crate: the controller's, and the Verification object `liveproof
+    /// verify verification/NAME` reads.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
     }
