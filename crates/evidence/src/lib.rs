@@ -43,13 +43,13 @@ pub use checks::{
 };
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
-pub use kinds::store::WorkloadStore;
-pub use kinds::{
-    api_group, Actor, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope, TargetKind,
-    Verb, KINDS, RESOURCES,
-};
 /// What the gather, the flag checks, `rollback` and the help ask of a target's kind.
 pub use kinds::asked as kind;
+pub use kinds::store::WorkloadStore;
+pub use kinds::{
+    api_group, Actor, CrdCopy, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope,
+    TargetKind, Verb, KINDS, RESOURCES,
+};
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,
     SourceRef, Status, SupersededBy, TargetReport, Tier, TimelineEntry, Verdict, WaitRecord,

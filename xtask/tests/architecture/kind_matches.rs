@@ -14,9 +14,7 @@ const DESCRIPTOR_MODULE: &str = "crates/evidence/src/kinds/";
 /// Branches per file at WP0's commit: 74 in 17 files (`cargo xtask arch`, section 1.4, "per
 /// file"). A file may only go down (lower its number, or remove its row, in the same commit);
 /// a file not listed may have none.
-const PER_FILE: &[(&str, usize)] = &[
-    ("crates/gather/src/registry.rs", 1),
-];
+const PER_FILE: &[(&str, usize)] = &[("crates/gather/src/registry.rs", 1)];
 
 /// The `ResourceKind` variants that are no `TargetKind` (what liveproof reads on the way to a
 /// target, not a kind a user verifies): gather's typed reads may still tell these apart after

@@ -37,17 +37,6 @@ pub fn restore(kind: TargetKind) -> Restore {
     super::rules(kind).restore()
 }
 
-/// Who a kind is for, after its short names in the help (`rollout (ro, Argo Rollouts)`).
-const NOTES: &[(TargetKind, &str)] = &[
-    (TargetKind::Rollout, "Argo Rollouts"),
-    (TargetKind::Release, "a Helm release, read from its storage"),
-    (TargetKind::HelmRelease, "Flux"),
-    (TargetKind::Kustomization, "Flux"),
-    (TargetKind::Application, "Argo CD"),
-    (TargetKind::Canary, "Flagger"),
-    (TargetKind::KnativeService, "Knative"),
-];
-
 /// The kinds a target can name, for `verify --help` and the MCP `targets` description:
 /// `Kinds: deployment (deploy), …, ksvc (kservice, Knative).`, every kind of [`KINDS`] in
 /// its order, with its short names and who it is for.
@@ -55,8 +44,7 @@ pub fn targets_help() -> String {
     let kinds: Vec<String> = KINDS
         .iter()
         .map(|k| {
-            let note = NOTES.iter().find(|(kind, _)| *kind == k.kind).map(|n| n.1);
-            let said: Vec<&str> = k.short.iter().copied().chain(note).collect();
+            let said: Vec<&str> = k.short.iter().copied().chain(k.note).collect();
             match said.as_slice() {
                 [] => k.cli_name.to_string(),
                 said => format!("{} ({})", k.cli_name, said.join(", ")),
@@ -236,9 +224,6 @@ mod tests {
         for k in KINDS {
             let found = help[at..].find(k.cli_name).expect(k.cli_name);
             at += found;
-        }
-        for (kind, _) in NOTES {
-            assert!(KINDS.iter().any(|k| k.kind == *kind));
         }
     }
 
