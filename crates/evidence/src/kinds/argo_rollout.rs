@@ -306,6 +306,9 @@ impl WorkloadType for Rollout {
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().and_then(|s| s.template.as_ref())
     }
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.spec.as_mut().and_then(|s| s.template.as_mut())
+    }
     fn selector(&self) -> Option<&LabelSelector> {
         self.spec.as_ref().and_then(|s| s.selector.as_ref())
     }

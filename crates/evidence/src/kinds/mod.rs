@@ -29,6 +29,28 @@ pub(crate) mod statefulset;
 pub mod store;
 pub(crate) mod workload;
 
+/// The workload kinds' object types, the one list of them: expands to
+/// `$callback! { { $args } [Variant => Type, …] }`, each `Variant` the kind's [`TargetKind`]
+/// and [`ResourceKind`] variant and `Type` the object type its row reads
+/// ([`WorkloadType`](workload::WorkloadType)), in [`KINDS`]' order. The gather instantiates its
+/// typed reads (`Api<Type>`: GET, LIST, watch) of each from it, so a new workload kind is read
+/// live without a line in the gather; `the_workload_types_are_the_workload_rows` holds it to
+/// the rows.
+#[macro_export]
+macro_rules! with_workload_types {
+    ($callback:ident ! { $($args:tt)* }) => {
+        $callback! {
+            { $($args)* }
+            [
+                Deployment => ::k8s_openapi::api::apps::v1::Deployment,
+                StatefulSet => ::k8s_openapi::api::apps::v1::StatefulSet,
+                DaemonSet => ::k8s_openapi::api::apps::v1::DaemonSet,
+                Rollout => $crate::kinds::argo_rollout::Rollout,
+            ]
+        }
+    };
+}
+
 /// The rules `kind` is judged by: its own evidence, what it leads to, what `--wait` stops on.
 pub(crate) fn rules(kind: TargetKind) -> &'static dyn rules::KindRules {
     match kind {
@@ -905,6 +927,29 @@ mod tests {
             assert_eq!(row.resource as usize, i, "{row:?} out of order");
         }
         assert_eq!(RESOURCES.len(), ResourceKind::EndpointSlice as usize + 1);
+    }
+
+    /// [`with_workload_types!`] lists every workload row's type, in the rows' order, each
+    /// under its kind's variants.
+    #[test]
+    fn the_workload_types_are_the_workload_rows() {
+        use workload::WorkloadType;
+        macro_rules! listed {
+            ({} [$($variant:ident => $ty:path),* $(,)?]) => {
+                vec![$((
+                    TargetKind::$variant,
+                    ResourceKind::$variant,
+                    <$ty as WorkloadType>::KIND,
+                )),*]
+            };
+        }
+        let listed = crate::with_workload_types!(listed! {});
+        let rows: Vec<(TargetKind, ResourceKind, TargetKind)> = KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| (k.kind, k.resource, k.kind))
+            .collect();
+        assert_eq!(listed, rows);
     }
 
     /// Each spelling of a kind parses back to it, with a `.group` too, and `--help` lists
