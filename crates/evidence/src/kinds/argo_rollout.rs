@@ -7,7 +7,7 @@
 //! `rollouts-pod-template-hash`); it is fully promoted when `stableRS == currentPodHash`, a
 //! canary's `currentStepIndex` is past its last step and a blue-green's
 //! `blueGreen.activeSelector` is the current hash; and the pods that serve are the hashes the
-//! Rollout routes traffic to ([`WorkloadStatus::routed`]), not every Ready pod.
+//! Rollout routes traffic to (`WorkloadStatus::routed`), not every Ready pod.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

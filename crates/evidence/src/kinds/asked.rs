@@ -1,5 +1,5 @@
 //! What the gather, `verify`'s flag checks, `rollback` and the command line's help ask of a
-//! target's kind, each answered by the kind's [`KindRules`](super::rules::KindRules): what to
+//! target's kind, each answered by the kind's `KindRules` (`rules.rs`): what to
 //! read for it, how its names are listed, which change flags it takes, what a rollback puts
 //! back. Outside `kinds/`, nothing matches on a target kind to know these.
 

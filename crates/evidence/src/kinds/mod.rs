@@ -4,11 +4,10 @@
 //! verbs verify sends, and the CRD a custom resource comes from). Pure data: nothing here
 //! reads a snapshot ([`Observed`](crate::Observed)); that is the child modules' work.
 //!
-//! Each kind has its own file here: a workload kind implements
-//! [`WorkloadType`](workload::WorkloadType) and
-//! [`WorkloadStatus`](workload::WorkloadStatus) (see [`workload`]), and every kind has its
-//! rules ([`rules::KindRules`]). A new kind is its file, its variants and rows here, and its
-//! `mod` line.
+//! Each kind has its own file here: a workload kind implements `WorkloadType` and
+//! `WorkloadStatus` (see `workload.rs`) and has its type in [`with_workload_types!`](crate::with_workload_types), and every
+//! kind has its rules (`KindRules`, `rules.rs`). A new kind is its file, its variants and rows
+//! here (with the copy of its CRD under `crds/`), and its `mod` line.
 
 use std::fmt;
 
@@ -32,7 +31,7 @@ pub(crate) mod workload;
 /// The workload kinds' object types, the one list of them: expands to
 /// `$callback! { { $args } [Variant => Type, …] }`, each `Variant` the kind's [`TargetKind`]
 /// and [`ResourceKind`] variant and `Type` the object type its row reads
-/// ([`WorkloadType`](workload::WorkloadType)), in [`KINDS`]' order. The gather instantiates its
+/// (its `WorkloadType`), in [`KINDS`]' order. The gather instantiates its
 /// typed reads (`Api<Type>`: GET, LIST, watch) of each from it, so a new workload kind is read
 /// live without a line in the gather; `the_workload_types_are_the_workload_rows` holds it to
 /// the rows.
