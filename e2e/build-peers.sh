@@ -152,7 +152,7 @@ for crd in \
   "github.com/argoproj/argo-rollouts manifests/crds/rollout-crd.yaml rollouts.argoproj.io" \
   "github.com/fluxcd/flagger artifacts/flagger/crd.yaml canaries.flagger.app flagger-crd.yaml" \
   "knative.dev/serving config/core/300-resources/service.yaml services.serving.knative.dev knative-serving-service-crd.yaml"; do
-  # The simulator's copies of the last three (crates/sim/crds) are held to these.
+  # The simulator's copies of the last three (crates/evidence/src/kinds/crds, the `Origin::Crd` rows of evidence's RESOURCES) are held to these.
   read -r crd_module crd_path crd_name crd_as <<<"$crd"
   crd_src="$(cd "$crds_dir" && go mod download "$crd_module" && go list -m -f '{{.Dir}}' "$crd_module")/$crd_path"
   grep -q "^  name: $crd_name\$" "$crd_src" || { echo "$crd_src is not the $crd_name CRD" >&2; exit 1; }

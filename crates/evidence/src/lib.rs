@@ -16,7 +16,7 @@ mod facts;
 pub mod fleet;
 pub mod hint;
 pub mod history;
-pub(crate) mod kinds;
+pub mod kinds;
 mod model;
 pub mod objects;
 mod observed;
@@ -46,9 +46,10 @@ pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 /// What the gather, the flag checks, `rollback` and the help ask of a target's kind.
 pub use kinds::asked as kind;
 pub use kinds::store::WorkloadStore;
+pub use kinds::workload::WorkloadObject;
 pub use kinds::{
-    api_group, Actor, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope, TargetKind,
-    Verb, KINDS, RESOURCES,
+    api_group, Actor, CrdCopy, KindSpec, Origin, ReportKind, Resource, ResourceKind, Scope,
+    TargetKind, Verb, KINDS, RESOURCES,
 };
 pub use model::{
     lead_time, ChangeSummary, Check, ClusterRef, Evidence, Moment, Report, SnapshotSummary,

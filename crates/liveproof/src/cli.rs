@@ -518,6 +518,18 @@ fn targets_long_help() -> String {
     )
 }
 
+/// `verify --help` on `-l`: every workload kind of the kind table.
+fn selector_long_help() -> String {
+    format!(
+        "Every workload whose labels match (as `kubectl get -l`).\n\n\
+         Every {} whose labels match, in -n (or every namespace with -A), as `kubectl get -l` \
+         selects: app=web, tier!=cache, env in (prod,staging), release, !canary. Targets given \
+         too are verified as well; a selector that matches nothing is an error. Example: -l \
+         app.kubernetes.io/part-of=shop",
+        liveproof_evidence::TargetKind::workload_kinds("and", false)
+    )
+}
+
 /// What completes a target's TYPE: every kind's spelling, then `/`.
 fn target_candidates() -> Vec<CompletionCandidate> {
     kind::target_prefixes()
@@ -542,13 +554,11 @@ pub struct VerifyArgs {
 
     /// Every workload whose labels match (as `kubectl get -l`).
     ///
-    /// Every Deployment, StatefulSet, DaemonSet and Rollout whose labels match, in -n (or every namespace with -A), as `kubectl get -l` selects: app=web,
-    /// tier!=cache, env in (prod,staging), release, !canary. Targets given too are verified
-    /// as well; a selector that matches nothing is an error. Example: -l
-    /// app.kubernetes.io/part-of=shop
+    /// The long help, naming the workload kinds of the kind table, is [`selector_long_help`].
     #[arg(
         short = 'l',
         long,
+        long_help = selector_long_help(),
         value_name = "SELECTOR",
         conflicts_with = "snapshot",
         help_heading = "Targets"

@@ -106,3 +106,98 @@ fn the_readme_shows_real_commands() {
 fn the_fleet_doc_shows_real_commands() {
     assert!(check("docs/fleet.md") >= 2, "--context and --all-contexts");
 }
+
+/// The lines of `markdown`'s section under `heading` (up to the next heading of its level or
+/// above).
+fn section<'a>(markdown: &'a str, heading: &str) -> Vec<&'a str> {
+    let level = heading.chars().take_while(|c| *c == '#').count();
+    let ends = |line: &str| {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        hashes > 0 && hashes <= level && line[hashes..].starts_with(' ')
+    };
+    let mut lines = markdown.lines().skip_while(|l| l.trim_end() != heading);
+    let Some(_) = lines.next() else {
+        panic!("no `{heading}` section");
+    };
+    lines.take_while(|l| !ends(l)).collect()
+}
+
+fn doc(path: &str) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    std::fs::read_to_string(format!("{root}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Each kind of `KINDS` has its row in the design doc's Targets table: its command-line name
+/// as `NAME/NAME` and each short name as `SHORT/`, so a kind added to the table is documented.
+#[test]
+fn the_design_doc_lists_every_kind() {
+    let design = doc("docs/design.md");
+    let rows: Vec<Vec<&str>> = section(&design, "## Targets")
+        .into_iter()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    for kind in liveproof_evidence::KINDS {
+        let form = format!("`{}/NAME`", kind.cli_name);
+        let row = rows
+            .iter()
+            .find(|cells| cells.get(1) == Some(&form.as_str()))
+            .unwrap_or_else(|| {
+                panic!("docs/design.md's Targets table has no {form} row (its KINDS row)")
+            });
+        let aliases = row.get(2).copied().unwrap_or_default();
+        for short in kind.short {
+            assert!(
+                aliases.contains(&format!("`{short}/`")),
+                "docs/design.md's {form} row does not say its short name `{short}/`: {aliases:?}"
+            );
+        }
+    }
+    assert_eq!(
+        rows.len(),
+        liveproof_evidence::KINDS.len(),
+        "a Targets row for a kind KINDS does not have"
+    );
+}
+
+/// The `crates/…` paths in backticks in `lines`, as written: placeholders (`NAME.rs`) left out,
+/// a `:line` suffix dropped.
+fn crate_paths<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    lines
+        .iter()
+        .flat_map(|l| l.split('`').skip(1).step_by(2))
+        .filter(|w| w.starts_with("crates/"))
+        .map(|w| w.split([':', ' ']).next().unwrap_or(w))
+        .filter(|w| !w.contains("NAME") && !w.contains('*') && !w.contains('{'))
+        .collect()
+}
+
+/// Every `crates/…` path the development guide's Layout section (its tables and where a change
+/// goes) and the design doc's Architecture section name exists: a file moved or renamed fails
+/// here, not in a reader's editor.
+#[test]
+fn the_layout_names_files_that_exist() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../"));
+    let development = doc("docs/development.md");
+    let design = doc("docs/design.md");
+    let named: Vec<(&str, &str)> = crate_paths(&section(&development, "## Layout"))
+        .into_iter()
+        .map(|p| ("docs/development.md", p))
+        .chain(
+            crate_paths(&section(&design, "## Architecture"))
+                .into_iter()
+                .map(|p| ("docs/design.md", p)),
+        )
+        .collect();
+    assert!(named.len() > 20, "the sections name their files: {named:?}");
+    let missing: Vec<String> = named
+        .iter()
+        .filter(|(_, path)| !root.join(path).exists())
+        .map(|(doc, path)| format!("{doc}: {path}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "named but not there:\n{}",
+        missing.join("\n")
+    );
+}

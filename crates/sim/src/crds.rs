@@ -1,8 +1,9 @@
 //! The CustomResourceDefinitions the simulator serves for the custom kinds liveproof verifies
-//! as targets: Argo Rollouts' Rollout, Flagger's Canary, Knative Serving's Service, each with
-//! its real schema. The copies under `crates/sim/crds` are the upstream files (gzipped; Flagger's
-//! the Canary document of its `crd.yaml`), held byte-identical to the modules pinned in
-//! `e2e/peers/crds/go.mod` by `tests/crds.rs`, and to the discovery rows by a test below.
+//! as targets (Argo Rollouts' Rollout, Flagger's Canary, Knative Serving's Service), each with
+//! its real schema: the copies evidence's resource table carries (`Origin::Crd`, the upstream
+//! files under `crates/evidence/src/kinds/crds`, gzipped; Flagger's the Canary document of its
+//! `crd.yaml`), held byte-identical to the modules pinned in `e2e/peers/crds/go.mod` by
+//! `tests/crds.rs`, and to the discovery rows by a test below.
 
 use std::io::Read as _;
 
@@ -10,21 +11,16 @@ use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 /// `(the file e2e/build-peers.sh copies out of the pinned module, the simulator's gzipped
-/// copy)`. Flagger's file holds three CRDs; the copy is its first document, the Canary's.
-pub const COPIES: &[(&str, &[u8])] = &[
-    (
-        "rollout-crd.yaml",
-        include_bytes!("../crds/rollout-crd.yaml.gz"),
-    ),
-    (
-        "flagger-crd.yaml",
-        include_bytes!("../crds/flagger-canary-crd.yaml.gz"),
-    ),
-    (
-        "knative-serving-service-crd.yaml",
-        include_bytes!("../crds/knative-serving-service-crd.yaml.gz"),
-    ),
-];
+/// copy)` of every resource of evidence's table that keeps one, in the table's order.
+pub fn copies() -> Vec<(&'static str, &'static [u8])> {
+    liveproof_evidence::RESOURCES
+        .iter()
+        .filter_map(|r| match r.origin {
+            liveproof_evidence::Origin::Crd(Some(copy)) => Some((copy.file, copy.gz)),
+            liveproof_evidence::Origin::Crd(None) | liveproof_evidence::Origin::Builtin => None,
+        })
+        .collect()
+}
 
 /// A copy's text.
 pub fn text(gzipped: &[u8]) -> std::io::Result<String> {
@@ -36,8 +32,8 @@ pub fn text(gzipped: &[u8]) -> std::io::Result<String> {
 /// The CRDs as a server returns them: the file's object, with the status an API server writes
 /// once it established the names.
 pub(crate) fn objects() -> Result<Vec<Value>, String> {
-    COPIES
-        .iter()
+    copies()
+        .into_iter()
         .map(|(name, gz)| {
             let yaml = text(gz).map_err(|e| format!("{name}: {e}"))?;
             let doc = serde_norway::Deserializer::from_str(&yaml)
@@ -115,7 +111,8 @@ mod tests {
     fn the_crds_and_the_discovery_rows_agree() {
         let rows = gitops_crds();
         let crds = objects().expect("the copies parse");
-        assert_eq!(crds.len(), 3);
+        assert_eq!(crds.len(), copies().len());
+        assert!(!crds.is_empty());
         for crd in crds {
             let group = crd["spec"]["group"].as_str().expect("group");
             let kind = crd["spec"]["names"]["kind"].as_str().expect("kind");

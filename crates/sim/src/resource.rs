@@ -272,31 +272,12 @@ pub(crate) fn builtins() -> Vec<ResourceInfo> {
         .collect()
 }
 
-/// The Flux, Argo CD and Argo Rollouts custom resources liveproof reads, as their CRDs declare them
-/// (group, version, kind, plural, shortNames): served even with no object, as on a cluster
-/// where the controllers are installed.
-const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
-    (
-        "helm.toolkit.fluxcd.io",
-        "v2",
-        "HelmRelease",
-        "helmreleases",
-        &["hr"],
-    ),
-    (
-        "kustomize.toolkit.fluxcd.io",
-        "v1",
-        "Kustomization",
-        "kustomizations",
-        &["ks"],
-    ),
-    (
-        "source.toolkit.fluxcd.io",
-        "v1",
-        "GitRepository",
-        "gitrepositories",
-        &["gitrepo"],
-    ),
+/// Custom resources the simulator serves beside the ones liveproof reads (those are the
+/// `Origin::Crd` rows of evidence's `RESOURCES`), as their CRDs declare them (group, version,
+/// kind, plural, shortNames): Flux's HelmChart, which its helm-controller makes of a
+/// HelmRelease, and liveproof's own Verification (`deploy/verification-crd.yaml`), whose status
+/// `liveproof controller` writes through /status.
+const SIM_ONLY_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
     (
         "source.toolkit.fluxcd.io",
         "v1",
@@ -304,35 +285,6 @@ const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
         "helmcharts",
         &["hc"],
     ),
-    (
-        "argoproj.io",
-        "v1alpha1",
-        "Application",
-        "applications",
-        &["app", "apps"],
-    ),
-    // Argo Rollouts' CRD (manifests/crds/rollout-crd.yaml).
-    ("argoproj.io", "v1alpha1", "Rollout", "rollouts", &["ro"]),
-    // Flagger's Canary (artifacts/flagger/crd.yaml): no short name.
-    ("flagger.app", "v1beta1", "Canary", "canaries", &[]),
-    // Knative Serving's Service and Revision (config/core/300-resources/service.yaml,
-    // revision.yaml).
-    (
-        "serving.knative.dev",
-        "v1",
-        "Service",
-        "services",
-        &["kservice", "ksvc"],
-    ),
-    (
-        "serving.knative.dev",
-        "v1",
-        "Revision",
-        "revisions",
-        &["rev"],
-    ),
-    // liveproof's own Verification (deploy/verification-crd.yaml), whose status
-    // `liveproof controller` writes through /status.
     (
         "liveproof.dev",
         "v1alpha1",
@@ -342,10 +294,16 @@ const GITOPS_CRDS: &[(&str, &str, &str, &str, &[&str])] = &[
     ),
 ];
 
+/// The custom resources liveproof reads (every `Origin::Crd` row of evidence's table) and the
+/// simulator's own ([`SIM_ONLY_CRDS`]): served even with no object, as on a cluster where the
+/// controllers are installed.
 pub(crate) fn gitops_crds() -> Vec<ResourceInfo> {
-    GITOPS_CRDS
+    let read = liveproof_evidence::RESOURCES
         .iter()
-        .map(|&(group, version, kind, plural, short)| ResourceInfo {
+        .filter(|r| !r.resource.is_builtin())
+        .map(|r| (r.group, r.version, r.kind, r.plural, r.short_names));
+    read.chain(SIM_ONLY_CRDS.iter().copied())
+        .map(|(group, version, kind, plural, short)| ResourceInfo {
             plural: plural.to_owned(),
             short_names: short.iter().map(|s| (*s).to_owned()).collect(),
             ..custom(group, version, kind)

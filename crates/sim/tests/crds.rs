@@ -11,19 +11,19 @@ use liveproof_sim::{crds, Simulator};
 #[test]
 fn the_copies_are_the_pinned_upstream_files() {
     let bin = liveproof_testkit::peers::peers_bin().unwrap_or_else(|e| panic!("{e}"));
-    for (file, gz) in crds::COPIES {
+    for (file, gz) in crds::copies() {
         let upstream = std::fs::read_to_string(bin.join(file))
             .unwrap_or_else(|e| panic!("{}: {e}", bin.join(file).display()));
         // Flagger's file holds the Canary, MetricTemplate and AlertProvider CRDs: the copy is
         // the first document.
         let upstream = match upstream.split_once("\n---\n") {
-            Some((first, _)) if *file == "flagger-crd.yaml" => format!("{first}\n"),
+            Some((first, _)) if file == "flagger-crd.yaml" => format!("{first}\n"),
             _ => upstream,
         };
         let copy = crds::text(gz).expect("the copy decompresses");
         assert!(
             copy == upstream,
-            "crates/sim/crds copy of {file} differs from the pinned module's"
+            "crates/evidence/src/kinds/crds copy of {file} differs from the pinned module's"
         );
     }
 }

@@ -122,24 +122,20 @@ impl RunExt for Run {
     }
 }
 
-/// The apiVersion each kind liveproof reads is served at, written out as the oracle reports
-/// are held to; a URL (`--version-url`) has none.
+/// The apiVersion each kind liveproof reads is served at, as its row of evidence's `RESOURCES`
+/// says (the row the simulator's discovery and the read-only role are held to); a URL
+/// (`--version-url`) has none.
 fn served_at(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "Pod" | "Node" | "Secret" | "ConfigMap" | "Service" => "v1",
-        "EndpointSlice" => "discovery.k8s.io/v1",
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ControllerRevision" => {
-            "apps/v1"
-        }
-        "HelmRelease" => "helm.toolkit.fluxcd.io/v2",
-        "Kustomization" => "kustomize.toolkit.fluxcd.io/v1",
-        "GitRepository" => "source.toolkit.fluxcd.io/v1",
-        "Application" | "Rollout" => "argoproj.io/v1alpha1",
-        "Canary" => "flagger.app/v1beta1",
-        "Revision" => "serving.knative.dev/v1",
-        "URL" => "",
-        _ => return None,
-    })
+    if kind == "URL" {
+        return Some("");
+    }
+    // From evidence's resource table; a kind name two groups serve (core's and Knative's
+    // `Service`) is the built-in one, as a report's source names it.
+    liveproof_evidence::RESOURCES
+        .iter()
+        .filter(|r| r.kind == kind)
+        .min_by_key(|r| !r.resource.is_builtin())
+        .map(|r| r.api_version)
 }
 
 /// `(kind, namespace, name, field)` as the prose `source` says them: `NS/Kind/NAME FIELD`,

@@ -7,7 +7,7 @@
 //! `rollouts-pod-template-hash`); it is fully promoted when `stableRS == currentPodHash`, a
 //! canary's `currentStepIndex` is past its last step and a blue-green's
 //! `blueGreen.activeSelector` is the current hash; and the pods that serve are the hashes the
-//! Rollout routes traffic to ([`WorkloadStatus::routed`]), not every Ready pod.
+//! Rollout routes traffic to (`WorkloadStatus::routed`), not every Ready pod.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -305,6 +305,9 @@ impl WorkloadType for Rollout {
     }
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().and_then(|s| s.template.as_ref())
+    }
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.spec.as_mut().and_then(|s| s.template.as_mut())
     }
     fn selector(&self) -> Option<&LabelSelector> {
         self.spec.as_ref().and_then(|s| s.selector.as_ref())

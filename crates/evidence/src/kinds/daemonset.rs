@@ -21,6 +21,9 @@ impl WorkloadType for DaemonSet {
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().map(|s| &s.template)
     }
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.spec.as_mut().map(|s| &mut s.template)
+    }
     fn selector(&self) -> Option<&LabelSelector> {
         self.spec.as_ref().map(|s| &s.selector)
     }

@@ -23,6 +23,9 @@ impl WorkloadType for Deployment {
     fn template(&self) -> Option<&PodTemplateSpec> {
         self.spec.as_ref().map(|s| &s.template)
     }
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.spec.as_mut().map(|s| &mut s.template)
+    }
     fn selector(&self) -> Option<&LabelSelector> {
         self.spec.as_ref().map(|s| &s.selector)
     }

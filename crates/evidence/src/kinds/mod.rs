@@ -4,11 +4,10 @@
 //! verbs verify sends, and the CRD a custom resource comes from). Pure data: nothing here
 //! reads a snapshot ([`Observed`](crate::Observed)); that is the child modules' work.
 //!
-//! Each kind has its own file here: a workload kind implements
-//! [`WorkloadType`](workload::WorkloadType) and
-//! [`WorkloadStatus`](workload::WorkloadStatus) (see [`workload`]), and every kind has its
-//! rules ([`rules::KindRules`]). A new kind is its file, its variants and rows here, and its
-//! `mod` line.
+//! Each kind has its own file here: a workload kind implements `WorkloadType` and
+//! `WorkloadStatus` (see `workload.rs`) and has its type in [`with_workload_types!`](crate::with_workload_types), and every
+//! kind has its rules (`KindRules`, `rules.rs`). A new kind is its file, its variants and rows
+//! here (with the copy of its CRD under `crds/`), and its `mod` line.
 
 use std::fmt;
 
@@ -28,6 +27,28 @@ pub(crate) mod rules;
 pub(crate) mod statefulset;
 pub mod store;
 pub(crate) mod workload;
+
+/// The workload kinds' object types, the one list of them: expands to
+/// `$callback! { { $args } [Variant => Type, …] }`, each `Variant` the kind's [`TargetKind`]
+/// and [`ResourceKind`] variant and `Type` the object type its row reads
+/// (its `WorkloadType`), in [`KINDS`]' order. The gather instantiates its
+/// typed reads (`Api<Type>`: GET, LIST, watch) of each from it, so a new workload kind is read
+/// live without a line in the gather; `the_workload_types_are_the_workload_rows` holds it to
+/// the rows.
+#[macro_export]
+macro_rules! with_workload_types {
+    ($callback:ident ! { $($args:tt)* }) => {
+        $callback! {
+            { $($args)* }
+            [
+                Deployment => ::k8s_openapi::api::apps::v1::Deployment,
+                StatefulSet => ::k8s_openapi::api::apps::v1::StatefulSet,
+                DaemonSet => ::k8s_openapi::api::apps::v1::DaemonSet,
+                Rollout => $crate::kinds::argo_rollout::Rollout,
+            ]
+        }
+    };
+}
 
 /// The rules `kind` is judged by: its own evidence, what it leads to, what `--wait` stops on.
 pub(crate) fn rules(kind: TargetKind) -> &'static dyn rules::KindRules {
@@ -80,6 +101,8 @@ pub struct KindSpec {
     pub plural: &'static str,
     /// kubectl's short names for it, if any.
     pub short: &'static [&'static str],
+    /// Who the kind is for, after its short names in the help: `rollout (ro, Argo Rollouts)`.
+    pub note: Option<&'static str>,
     /// The resource a target of the kind is read as: the object itself, or for `release/`
     /// the storage Secrets of Helm's default driver.
     pub resource: ResourceKind,
@@ -143,6 +166,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "deployment",
         plural: "deployments",
         short: &["deploy"],
+        note: None,
         resource: ResourceKind::Deployment,
         workload: Some(workload::fns::<k8s_openapi::api::apps::v1::Deployment>()),
         revisions: Some(ResourceKind::ReplicaSet),
@@ -154,6 +178,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "statefulset",
         plural: "statefulsets",
         short: &["sts"],
+        note: None,
         resource: ResourceKind::StatefulSet,
         workload: Some(workload::fns::<k8s_openapi::api::apps::v1::StatefulSet>()),
         revisions: Some(ResourceKind::ControllerRevision),
@@ -165,6 +190,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "daemonset",
         plural: "daemonsets",
         short: &["ds"],
+        note: None,
         resource: ResourceKind::DaemonSet,
         workload: Some(workload::fns::<k8s_openapi::api::apps::v1::DaemonSet>()),
         revisions: Some(ResourceKind::ControllerRevision),
@@ -176,6 +202,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "rollout",
         plural: "rollouts",
         short: &["ro"],
+        note: Some("Argo Rollouts"),
         resource: ResourceKind::Rollout,
         workload: Some(workload::fns::<argo_rollout::Rollout>()),
         revisions: Some(ResourceKind::ReplicaSet),
@@ -190,6 +217,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "release",
         plural: "releases",
         short: &[],
+        note: Some("a Helm release, read from its storage"),
         resource: ResourceKind::Secret,
         workload: None,
         revisions: None,
@@ -204,6 +232,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "helmrelease",
         plural: "helmreleases",
         short: &["hr"],
+        note: Some("Flux"),
         resource: ResourceKind::HelmRelease,
         workload: None,
         revisions: None,
@@ -218,6 +247,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "kustomization",
         plural: "kustomizations",
         short: &["ks"],
+        note: Some("Flux"),
         resource: ResourceKind::Kustomization,
         workload: None,
         revisions: None,
@@ -234,6 +264,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "application",
         plural: "applications",
         short: &["app"],
+        note: Some("Argo CD"),
         resource: ResourceKind::Application,
         workload: None,
         revisions: None,
@@ -249,6 +280,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "canary",
         plural: "canaries",
         short: &[],
+        note: Some("Flagger"),
         resource: ResourceKind::Canary,
         workload: None,
         revisions: None,
@@ -264,6 +296,7 @@ pub const KINDS: &[KindSpec] = &[
         cli_name: "ksvc",
         plural: "kservices",
         short: &["kservice"],
+        note: Some("Knative"),
         resource: ResourceKind::KnativeService,
         workload: None,
         revisions: None,
@@ -563,9 +596,21 @@ impl Verb {
 pub enum Origin {
     /// Every API server (core, `apps`, `discovery.k8s.io`).
     Builtin,
-    /// A CRD its controller installs; the file name of the simulator's copy of that CRD
-    /// (`crates/sim/crds/`), when it keeps one.
-    Crd(Option<&'static str>),
+    /// A CRD its controller installs, with the copy of that CRD the simulator serves, when one
+    /// is kept.
+    Crd(Option<&'static CrdCopy>),
+}
+
+/// A copy of the upstream file a CRD comes from (gzipped, under `kinds/crds/`): what the
+/// simulator serves, held byte-identical to the module `e2e/peers/crds/go.mod` pins by
+/// `crates/sim/tests/crds.rs`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CrdCopy {
+    /// The upstream file's name, as `e2e/build-peers.sh` copies it into the peers' bin
+    /// directory (Flagger's holds three CRDs: the copy is its first document, the Canary's).
+    pub file: &'static str,
+    /// The copy, gzipped.
+    pub gz: &'static [u8],
 }
 
 /// A resource liveproof reads, as the API serves it: the one row its REST path, RBAC rule and
@@ -582,6 +627,9 @@ pub struct Resource {
     pub kind: &'static str,
     /// The plural resource name, as RBAC and the REST path spell it.
     pub plural: &'static str,
+    /// The short names its CRD declares (what the API server serves it by; the built-in
+    /// resources' are the simulator's).
+    pub short_names: &'static [&'static str],
     pub scope: Scope,
     /// What verify sends for it (`deploy/rbac-readonly.yaml` grants exactly these).
     pub verbs: &'static [Verb],
@@ -609,6 +657,7 @@ const fn namespaced(
         api_version,
         kind,
         plural,
+        short_names: &[],
         scope: Scope::Namespaced,
         verbs,
         subresources: &[],
@@ -647,14 +696,20 @@ pub const RESOURCES: &[Resource] = &[
         GET_LIST_WATCH,
         Origin::Builtin,
     ),
-    namespaced(
-        ResourceKind::Rollout,
-        ARGOPROJ,
-        "Rollout",
-        "rollouts",
-        GET_LIST_WATCH,
-        Origin::Crd(Some("rollout-crd.yaml.gz")),
-    ),
+    Resource {
+        short_names: &["ro"],
+        ..namespaced(
+            ResourceKind::Rollout,
+            ARGOPROJ,
+            "Rollout",
+            "rollouts",
+            GET_LIST_WATCH,
+            Origin::Crd(Some(&CrdCopy {
+                file: "rollout-crd.yaml",
+                gz: include_bytes!("crds/rollout-crd.yaml.gz"),
+            })),
+        )
+    },
     namespaced(
         ResourceKind::ReplicaSet,
         APPS,
@@ -709,70 +764,94 @@ pub const RESOURCES: &[Resource] = &[
         LIST_WATCH,
         Origin::Builtin,
     ),
-    namespaced(
-        ResourceKind::HelmRelease,
-        ("helm.toolkit.fluxcd.io", "v2", "helm.toolkit.fluxcd.io/v2"),
-        "HelmRelease",
-        "helmreleases",
-        GET_LIST_WATCH,
-        Origin::Crd(None),
-    ),
-    namespaced(
-        ResourceKind::Kustomization,
-        (
-            "kustomize.toolkit.fluxcd.io",
-            "v1",
-            "kustomize.toolkit.fluxcd.io/v1",
-        ),
-        "Kustomization",
-        "kustomizations",
-        GET_LIST_WATCH,
-        Origin::Crd(None),
-    ),
-    namespaced(
-        ResourceKind::GitRepository,
-        (
-            "source.toolkit.fluxcd.io",
-            "v1",
-            "source.toolkit.fluxcd.io/v1",
-        ),
-        "GitRepository",
-        "gitrepositories",
-        GET_LIST_WATCH,
-        Origin::Crd(None),
-    ),
-    namespaced(
-        ResourceKind::Application,
-        ARGOPROJ,
-        "Application",
-        "applications",
-        GET_LIST_WATCH,
-        Origin::Crd(None),
-    ),
+    Resource {
+        short_names: &["hr"],
+        ..namespaced(
+            ResourceKind::HelmRelease,
+            ("helm.toolkit.fluxcd.io", "v2", "helm.toolkit.fluxcd.io/v2"),
+            "HelmRelease",
+            "helmreleases",
+            GET_LIST_WATCH,
+            Origin::Crd(None),
+        )
+    },
+    Resource {
+        short_names: &["ks"],
+        ..namespaced(
+            ResourceKind::Kustomization,
+            (
+                "kustomize.toolkit.fluxcd.io",
+                "v1",
+                "kustomize.toolkit.fluxcd.io/v1",
+            ),
+            "Kustomization",
+            "kustomizations",
+            GET_LIST_WATCH,
+            Origin::Crd(None),
+        )
+    },
+    Resource {
+        short_names: &["gitrepo"],
+        ..namespaced(
+            ResourceKind::GitRepository,
+            (
+                "source.toolkit.fluxcd.io",
+                "v1",
+                "source.toolkit.fluxcd.io/v1",
+            ),
+            "GitRepository",
+            "gitrepositories",
+            GET_LIST_WATCH,
+            Origin::Crd(None),
+        )
+    },
+    Resource {
+        short_names: &["app", "apps"],
+        ..namespaced(
+            ResourceKind::Application,
+            ARGOPROJ,
+            "Application",
+            "applications",
+            GET_LIST_WATCH,
+            Origin::Crd(None),
+        )
+    },
     namespaced(
         ResourceKind::Canary,
         ("flagger.app", "v1beta1", "flagger.app/v1beta1"),
         "Canary",
         "canaries",
         GET_LIST_WATCH,
-        Origin::Crd(Some("flagger-canary-crd.yaml.gz")),
+        Origin::Crd(Some(&CrdCopy {
+            file: "flagger-crd.yaml",
+            gz: include_bytes!("crds/flagger-canary-crd.yaml.gz"),
+        })),
     ),
-    namespaced(
-        ResourceKind::KnativeService,
-        KNATIVE,
-        "Service",
-        "services",
-        GET_LIST_WATCH,
-        Origin::Crd(Some("knative-serving-service-crd.yaml.gz")),
-    ),
-    namespaced(
-        ResourceKind::KnativeRevision,
-        KNATIVE,
-        "Revision",
-        "revisions",
-        GET_LIST_WATCH,
-        Origin::Crd(None),
-    ),
+    Resource {
+        short_names: &["kservice", "ksvc"],
+        ..namespaced(
+            ResourceKind::KnativeService,
+            KNATIVE,
+            "Service",
+            "services",
+            GET_LIST_WATCH,
+            Origin::Crd(Some(&CrdCopy {
+                file: "knative-serving-service-crd.yaml",
+                gz: include_bytes!("crds/knative-serving-service-crd.yaml.gz"),
+            })),
+        )
+    },
+    Resource {
+        short_names: &["rev"],
+        ..namespaced(
+            ResourceKind::KnativeRevision,
+            KNATIVE,
+            "Revision",
+            "revisions",
+            GET_LIST_WATCH,
+            Origin::Crd(None),
+        )
+    },
     namespaced(
         ResourceKind::Service,
         CORE,
@@ -847,6 +926,29 @@ mod tests {
             assert_eq!(row.resource as usize, i, "{row:?} out of order");
         }
         assert_eq!(RESOURCES.len(), ResourceKind::EndpointSlice as usize + 1);
+    }
+
+    /// [`with_workload_types!`] lists every workload row's type, in the rows' order, each
+    /// under its kind's variants.
+    #[test]
+    fn the_workload_types_are_the_workload_rows() {
+        use workload::WorkloadType;
+        macro_rules! listed {
+            ({} [$($variant:ident => $ty:path),* $(,)?]) => {
+                vec![$((
+                    TargetKind::$variant,
+                    ResourceKind::$variant,
+                    <$ty as WorkloadType>::KIND,
+                )),*]
+            };
+        }
+        let listed = crate::with_workload_types!(listed! {});
+        let rows: Vec<(TargetKind, ResourceKind, TargetKind)> = KINDS
+            .iter()
+            .filter(|k| k.workload.is_some())
+            .map(|k| (k.kind, k.resource, k.kind))
+            .collect();
+        assert_eq!(listed, rows);
     }
 
     /// Each spelling of a kind parses back to it, with a `.group` too, and `--help` lists
@@ -969,9 +1071,8 @@ mod tests {
             );
             assert!(!row.verbs.is_empty(), "{kind:?} is read somehow");
             match row.origin {
-                Origin::Crd(Some(file)) => {
-                    let path = format!("{}/../sim/crds/{file}", env!("CARGO_MANIFEST_DIR"));
-                    assert!(std::path::Path::new(&path).is_file(), "{path}");
+                Origin::Crd(Some(copy)) => {
+                    assert!(copy.gz.starts_with(&[0x1f, 0x8b]), "{}: gzip", copy.file);
                 }
                 Origin::Crd(None) | Origin::Builtin => {}
             }

@@ -484,10 +484,25 @@ pub(crate) trait WorkloadType:
 
     fn meta(&self) -> &ObjectMeta;
     fn template(&self) -> Option<&PodTemplateSpec>;
+    /// The template, to slim as it is read (see [`WorkloadObject`]).
+    fn template_mut(&mut self) -> Option<&mut PodTemplateSpec>;
     /// The selector of its pods (what the gather lists its pods by).
     fn selector(&self) -> Option<&LabelSelector>;
     /// The common view, `None` without a spec.
     fn view<'a>(&'a self, namespace: &'a str, name: &'a str) -> Option<Workload<'a>>;
+}
+
+/// What the gather asks of a workload kind's object type beyond what kube's `Api` needs (each
+/// type of [`with_workload_types!`](crate::with_workload_types)): the pod template it
+/// carries, whose lists it shrinks to their length as each object is read.
+pub trait WorkloadObject {
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec>;
+}
+
+impl<T: WorkloadType> WorkloadObject for T {
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        self.template_mut()
+    }
 }
 
 /// One workload object, of any workload kind, as the walks over all of them read it.

@@ -11,17 +11,19 @@
 //! What a workload is called, where it lives in the API, what records its revisions and how its
 //! pods are selected is evidence's (its `KINDS` row and its file under `kinds/`).
 //!
-//! So a new typed workload kind is one line in the table and one `Kind` impl, both here. A
-//! `ResourceKind` the table leaves out does not compile (the dispatch match is exhaustive), a
-//! table line without a `Kind` impl does not either, and a workload kind of `KINDS` that is not
-//! typed here fails `every_workload_kind_is_typed`.
+//! The workload kinds come from evidence ([`liveproof_evidence::with_workload_types!`], the one
+//! list of their types), each read as sent with its pod template slimmed ([`Kind`] from
+//! [`WorkloadObject`]): a new workload kind is read typed without a line here. The gather's own
+//! typed resources (ReplicaSet, ControllerRevision, Pod, Service, EndpointSlice) are its lines
+//! in the table with a `Kind` impl below. A `ResourceKind` the table leaves out does not
+//! compile (the dispatch match is exhaustive), a table line without a `Kind` impl does not
+//! either, and a workload kind of `KINDS` that is not typed here fails
+//! `every_workload_kind_is_typed`.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-pub(crate) use k8s_openapi::api::apps::v1::{
-    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
-};
+pub(crate) use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::PodSpec;
 pub(crate) use k8s_openapi::api::core::v1::Service;
 pub(crate) use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -31,33 +33,40 @@ use kube::api::DynamicObject;
 // The pod the checks read, decoded straight from the server's JSON: never `k8s_openapi`'s,
 // over 4 KiB a pod before any field is set.
 pub(crate) use liveproof_evidence::pod::Pod;
-pub(crate) use liveproof_evidence::Rollout;
-use liveproof_evidence::{Observed, ResourceKind};
+use liveproof_evidence::{Observed, ResourceKind, WorkloadObject};
 use serde::de::DeserializeOwned;
 
 use super::meta::Meta;
 
-/// The table: calls `$callback! { { $args } typed: [..] raw: [..] apart: [..] }`.
+/// The table: calls `$callback! { { $args } workloads: [..] typed: [..] apart: [..] }`. The
+/// workload kinds are evidence's list ([`liveproof_evidence::with_workload_types!`]); every
+/// resource of evidence's `RESOURCES` neither typed nor apart is read raw.
 macro_rules! with_kind_table {
     ($callback:ident ! { $($args:tt)* }) => {
+        liveproof_evidence::with_workload_types! { kind_table! { $callback { $($args)* } } }
+    };
+}
+
+/// [`with_kind_table!`] given evidence's workload types.
+macro_rules! kind_table {
+    ({ $callback:ident { $($args:tt)* } } [$($wl:ident => $wty:path),* $(,)?]) => {
         $callback! {
             { $($args)* }
-            // Read as `k8s_openapi` types, each a `Kind`, into its own list of `Observed` (the
-            // workload kinds into `Observed::workloads`, a list per type); in this order, which
-            // is the order snapshots and prunes walk them in.
+            // Evidence's workload kinds, read as their object types (`Kind` below, from
+            // their pod template) into `Observed::workloads`, a list per type; first, in
+            // `KINDS`' order, which is the order snapshots and prunes walk them in.
+            workloads: [$($wl => $wty),*]
+            // Then the gather's own typed resources, as `k8s_openapi` types or evidence's lean
+            // pod, each a `Kind`, into its own list of `Observed`, in this order.
             typed: [
-                Deployment => workloads,
-                StatefulSet => workloads,
-                DaemonSet => workloads,
-                Rollout => workloads,
                 ReplicaSet => replicasets,
                 ControllerRevision => controller_revisions,
                 Pod => pods,
                 Service => services,
                 EndpointSlice => endpoint_slices,
             ]
-            // Read as JSON into `Observed::others`: Helm storage, GitOps objects, Flagger Canaries.
-            raw: [Secret, ConfigMap, HelmRelease, Kustomization, GitRepository, Application, Canary, KnativeService, KnativeRevision]
+            // Every other resource is read as JSON into `Observed::others`: Helm storage,
+            // GitOps objects, Flagger Canaries, Knative Services and Revisions.
             // Cluster-scoped, read by `Cluster::gather_nodes` alone: no GET, LIST or watch here.
             apart: [Node]
         }
@@ -80,31 +89,39 @@ macro_rules! dispatch {
 macro_rules! dispatch_match {
     (
         { ($resource:expr) $T:ident ($typed:expr) ($raw:expr) ($apart:expr) }
+        workloads: [$($wl:ident => $wty:path),*]
         typed: [$($ty:ident => $field:ident),* $(,)?]
-        raw: [$($r:ident),* $(,)?]
         apart: [$($a:ident),* $(,)?]
     ) => {
         match $resource {
+            $(::liveproof_evidence::ResourceKind::$wl => {
+                type $T = $wty;
+                $typed
+            })*
             $(::liveproof_evidence::ResourceKind::$ty => {
                 type $T = $crate::live::kinds::$ty;
                 $typed
             })*
-            $(::liveproof_evidence::ResourceKind::$r)|* => $raw,
             $(::liveproof_evidence::ResourceKind::$a)|* => $apart,
+            _ => $raw,
         }
     };
     (
         { ($resource:expr) $T:ident ($typed:expr) ($other:expr) }
+        workloads: [$($wl:ident => $wty:path),*]
         typed: [$($ty:ident => $field:ident),* $(,)?]
-        raw: [$($r:ident),* $(,)?]
         apart: [$($a:ident),* $(,)?]
     ) => {
         match $resource {
+            $(::liveproof_evidence::ResourceKind::$wl => {
+                type $T = $wty;
+                $typed
+            })*
             $(::liveproof_evidence::ResourceKind::$ty => {
                 type $T = $crate::live::kinds::$ty;
                 $typed
             })*
-            $(::liveproof_evidence::ResourceKind::$r)|* | $(::liveproof_evidence::ResourceKind::$a)|* => $other,
+            _ => $other,
         }
     };
 }
@@ -120,10 +137,14 @@ macro_rules! for_each_typed_kind {
 macro_rules! for_each_typed_kind_expand {
     (
         { $T:ident $body:block }
+        workloads: [$($wl:ident => $wty:path),*]
         typed: [$($ty:ident => $field:ident),* $(,)?]
-        raw: [$($r:ident),* $(,)?]
         apart: [$($a:ident),* $(,)?]
     ) => {
+        $({
+            type $T = $wty;
+            $body
+        })*
         $({
             type $T = $crate::live::kinds::$ty;
             $body
@@ -131,34 +152,19 @@ macro_rules! for_each_typed_kind_expand {
     };
 }
 
-/// A typed kind's list in `Observed`: its field, or its type's list in `Observed::workloads`.
-macro_rules! held {
-    ($observed:ident . workloads : $ty:ident) => {
-        $observed.workloads.of::<$ty>()
-    };
-    ($observed:ident . $field:ident : $ty:ident) => {
-        &$observed.$field
-    };
-    (mut $observed:ident . workloads : $ty:ident) => {
-        $observed.workloads.of_mut::<$ty>()
-    };
-    (mut $observed:ident . $field:ident : $ty:ident) => {
-        &mut $observed.$field
-    };
-}
-
 /// The enum, the table's own facts of each typed kind ([`InTable`]) and the kind lists.
 macro_rules! kinds_from_table {
     (
         {}
+        workloads: [$($wl:ident => $wty:path),*]
         typed: [$($ty:ident => $field:ident),* $(,)?]
-        raw: [$($r:ident),* $(,)?]
         apart: [$($a:ident),* $(,)?]
     ) => {
         /// One object of a kind we gather: GETs, LISTs and watch events of different kinds
         /// travel together as these.
         #[derive(Debug, Clone)]
         pub(crate) enum AnyObject {
+            $($wl(Arc<$wty>),)*
             $($ty(Arc<$ty>),)*
             /// A kind the checks read as raw JSON (`Observed::others`): Helm storage, GitOps
             /// objects.
@@ -168,6 +174,7 @@ macro_rules! kinds_from_table {
         impl AnyObject {
             pub(crate) fn meta(&self) -> Meta<'_> {
                 match self {
+                    $(AnyObject::$wl(o) => o.meta_view(),)*
                     $(AnyObject::$ty(o) => o.meta_view(),)*
                     AnyObject::Raw(_, o) => Meta::Object(&o.metadata),
                 }
@@ -175,6 +182,7 @@ macro_rules! kinds_from_table {
 
             pub(crate) fn resource(&self) -> ResourceKind {
                 match self {
+                    $(AnyObject::$wl(_) => ResourceKind::$wl,)*
                     $(AnyObject::$ty(_) => ResourceKind::$ty,)*
                     AnyObject::Raw(kind, _) => *kind,
                 }
@@ -182,6 +190,7 @@ macro_rules! kinds_from_table {
 
             pub(crate) fn push_into(self, observed: &mut Observed) {
                 match self {
+                    $(AnyObject::$wl(o) => <$wty>::held_mut(observed).push(o),)*
                     $(AnyObject::$ty(o) => $ty::held_mut(observed).push(o),)*
                     AnyObject::Raw(kind, o) => {
                         observed.others.push(super::meta::raw_value(kind, *o))
@@ -190,32 +199,76 @@ macro_rules! kinds_from_table {
             }
         }
 
+        $(impl InTable for $wty {
+            const RESOURCE: ResourceKind = ResourceKind::$wl;
+            fn wrap(object: Arc<Self>) -> AnyObject {
+                AnyObject::$wl(object)
+            }
+            fn held(observed: &Observed) -> &[Arc<Self>] {
+                observed.workloads.of::<Self>()
+            }
+            fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
+                observed.workloads.of_mut::<Self>()
+            }
+        }
+
+        /// A workload kind is held as sent, its pod template slimmed.
+        impl Kind for $wty {
+            type Wire = Self;
+
+            fn from_wire(mut wire: Self) -> Self {
+                k8s_openapi::Metadata::metadata_mut(&mut wire).managed_fields = None;
+                wire.shrink();
+                wire
+            }
+
+            fn meta_view(&self) -> Meta<'_> {
+                Meta::Object(k8s_openapi::Metadata::metadata(self))
+            }
+
+            fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
+                WorkloadObject::pod_template_mut(self).and_then(|t| t.spec.as_mut())
+            }
+        })*
+
         $(impl InTable for $ty {
             const RESOURCE: ResourceKind = ResourceKind::$ty;
             fn wrap(object: Arc<Self>) -> AnyObject {
                 AnyObject::$ty(object)
             }
             fn held(observed: &Observed) -> &[Arc<Self>] {
-                held!(observed.$field: $ty)
+                &observed.$field
             }
             fn held_mut(observed: &mut Observed) -> &mut Vec<Arc<Self>> {
-                held!(mut observed.$field: $ty)
+                &mut observed.$field
             }
         })*
 
         /// The typed kinds, in the table's order.
         #[cfg(test)]
-        pub(crate) const TYPED_KINDS: &[ResourceKind] = &[$(ResourceKind::$ty),*];
-        /// The raw kinds: what `Api<DynamicObject>` reads.
-        pub(crate) const RAW_KINDS: &[ResourceKind] = &[$(ResourceKind::$r),*];
-        /// Every kind, typed, raw and apart: every `ResourceKind` (the dispatch is exhaustive).
-        #[cfg(test)]
-        pub(crate) const ALL_KINDS: &[ResourceKind] =
-            &[$(ResourceKind::$ty,)* $(ResourceKind::$r,)* $(ResourceKind::$a,)*];
+        pub(crate) const TYPED_KINDS: &[ResourceKind] =
+            &[$(ResourceKind::$wl,)* $(ResourceKind::$ty),*];
+        /// The kinds read apart.
+        const APART_KINDS: &[ResourceKind] = &[$(ResourceKind::$a),*];
     };
 }
 
-with_kind_table!(kinds_from_table! {});
+with_kind_table! { kinds_from_table! {} }
+
+/// The raw kinds, what `Api<DynamicObject>` reads: every resource of evidence's `RESOURCES`
+/// neither typed nor read apart.
+pub(crate) fn raw_kinds() -> impl Iterator<Item = ResourceKind> {
+    liveproof_evidence::RESOURCES
+        .iter()
+        .map(|r| r.resource)
+        .filter(|&r| dispatch!(r, T => T::RESOURCE != r, else => !APART_KINDS.contains(&r)))
+}
+
+/// Every resource: typed, raw or apart.
+#[cfg(test)]
+fn all_kinds() -> impl Iterator<Item = ResourceKind> {
+    liveproof_evidence::RESOURCES.iter().map(|r| r.resource)
+}
 
 /// What the table says of a typed kind, implemented from it: its [`ResourceKind`], its
 /// [`AnyObject`] variant and its list in `Observed`. A [`Kind`] needs it, so a kind cannot be
@@ -287,37 +340,6 @@ macro_rules! held_as_sent {
             Meta::Object(&self.metadata)
         }
     };
-}
-
-impl Kind for Deployment {
-    held_as_sent!();
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
-    }
-}
-
-impl Kind for StatefulSet {
-    held_as_sent!();
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
-    }
-}
-
-impl Kind for DaemonSet {
-    held_as_sent!();
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec.as_mut().and_then(|s| s.template.spec.as_mut())
-    }
-}
-
-impl Kind for Rollout {
-    held_as_sent!();
-    fn pod_spec_mut(&mut self) -> Option<&mut PodSpec> {
-        self.spec
-            .as_mut()
-            .and_then(|s| s.template.as_mut())
-            .and_then(|t| t.spec.as_mut())
-    }
 }
 
 impl Kind for ReplicaSet {
@@ -474,7 +496,7 @@ mod tests {
     /// of `Observed` the table reads typed, into that list (and back out in kind order).
     #[test]
     fn every_kind_evidence_holds_typed_is_typed_here() {
-        for &kind in ALL_KINDS {
+        for kind in all_kinds() {
             let typed = typed_as(kind);
             assert_eq!(typed.is_some(), TYPED_KINDS.contains(&kind), "{kind:?}");
             assert!(
@@ -482,7 +504,7 @@ mod tests {
                 "{kind:?} dispatches to {typed:?}"
             );
             assert!(
-                typed.is_none() || !RAW_KINDS.contains(&kind),
+                typed.is_none() || !raw_kinds().any(|r| r == kind),
                 "{kind:?}: typed and raw"
             );
             let mut observed = Observed::default();

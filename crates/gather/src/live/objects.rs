@@ -7,7 +7,7 @@ use kube::api::{ApiResource, DynamicObject};
 use liveproof_evidence::{Observed, ResourceKind, TargetKind};
 use serde_json::Value;
 
-pub(crate) use super::kinds::{AnyObject, InTable, Kind, RAW_KINDS};
+pub(crate) use super::kinds::{raw_kinds, AnyObject, InTable, Kind};
 pub(crate) use super::meta::{raw_value, Meta};
 
 impl AnyObject {
@@ -70,10 +70,7 @@ pub(crate) fn raw_object(value: &Value) -> Option<AnyObject> {
         .get("apiVersion")
         .and_then(Value::as_str)
         .map(liveproof_evidence::api_group)?;
-    let kind = RAW_KINDS
-        .iter()
-        .copied()
-        .find(|k| k.kind_name() == kind_name && k.group() == group)?;
+    let kind = raw_kinds().find(|k| k.kind_name() == kind_name && k.group() == group)?;
     let object: DynamicObject = serde_json::from_value(value.clone()).ok()?;
     Some(AnyObject::Raw(kind, Box::new(object)))
 }
