@@ -7,7 +7,8 @@
 //!
 //! And Flux gates on the real proof: a real kustomize-controller Kustomization whose
 //! `healthChecks` name a Verification it applied from git waits while the controller says the
-//! change is not live, and is Ready once the real rollout made it live.
+//! change is not live, and is Ready once the real rollout made it live; a Kustomization that
+//! `dependsOn` it applies nothing until then.
 //!
 //! A missing peer fails this test with the command that builds it; it never skips.
 
@@ -477,12 +478,17 @@ async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
 
 /// The Kustomization `apps`' `{.status.conditions[?(@.type=="TYPE")].FIELD}`.
 fn kustomization(world: &World, type_: &str, field: &str) -> String {
+    kustomization_named(world, "apps", type_, field)
+}
+
+/// The Kustomization `name`'s `{.status.conditions[?(@.type=="TYPE")].FIELD}`.
+fn kustomization_named(world: &World, name: &str, type_: &str, field: &str) -> String {
     world.kubectl(&[
         "-n",
         "flux-system",
         "get",
         "kustomization",
-        "apps",
+        name,
         "-o",
         &format!("jsonpath={{.status.conditions[?(@.type==\"{type_}\")].{field}}}"),
     ])
@@ -525,6 +531,11 @@ async fn flux_waits_for_the_proof_the_controller_writes() {
         "apps/verification.yaml",
         &verification("web", "deploy/web", &since, &v2),
     );
+    // What the next stage applies once the proof holds (a Kustomization that dependsOn `apps`).
+    repo.file(
+        "next/stage.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: next-stage, namespace: apps}\ndata: {stage: next}\n",
+    );
     let now = jiff::Timestamp::now().to_string();
     for args in [
         &["add", "-A"][..],
@@ -554,6 +565,17 @@ spec:
   timeout: 4m
   healthChecks:
   - {{apiVersion: liveproof.dev/v1alpha1, kind: Verification, name: web, namespace: apps}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: next, namespace: flux-system}}
+spec:
+  dependsOn: [{{name: apps}}]
+  sourceRef: {{kind: GitRepository, name: apps}}
+  path: ./next
+  prune: true
+  interval: 1h
+  retryInterval: 5s
 "
     ));
 
@@ -585,6 +607,23 @@ spec:
     .await
     .unwrap_or_else(|| panic!("no health check:\n{}", world.state()));
     assert_ne!(kustomization(&world, "Ready", "status"), "True");
+    // The Kustomization that dependsOn it waits too: nothing of the next stage is applied.
+    liveproof_testkit::within_async(Duration::from_secs(60), Duration::from_millis(250), || {
+        std::future::ready(
+            (kustomization_named(&world, "next", "Ready", "reason") == "DependencyNotReady")
+                .then_some(()),
+        )
+    })
+    .await
+    .unwrap_or_else(|| panic!("next does not wait for apps:\n{}", world.state()));
+    let next_stage = || {
+        kubectl_ok(
+            &world.plane.kubeconfig,
+            &["-n", "apps", "get", "configmap", "next-stage", "-o", "name"],
+        )
+        .is_ok()
+    };
+    assert!(!next_stage(), "the next stage was applied before the proof");
 
     // The real rollout: the controller proves it, and the Kustomization is Ready.
     world.set_image("web", &v2);
@@ -603,4 +642,17 @@ spec:
         controller.log()
     );
     assert_eq!(status(&world, "web")["verdict"], "live");
+    // And the stage that depends on it goes ahead.
+    let applied = liveproof_testkit::within_async(
+        Duration::from_secs(120),
+        Duration::from_millis(500),
+        || std::future::ready(next_stage().then_some(())),
+    )
+    .await;
+    assert!(
+        applied.is_some(),
+        "next: {} {}",
+        kustomization_named(&world, "next", "Ready", "reason"),
+        kustomization_named(&world, "next", "Ready", "message")
+    );
 }
