@@ -613,6 +613,50 @@ spec:
     assert_eq!(status(&world, "web")["verdict"], "live");
 }
 
+/// A Verification naming four Deployments reads those four (a GET each), never the whole
+/// namespace's Deployments: verify's CLI LISTs a namespace from three targets, which for each of
+/// hundreds of Verifications over thousands of pods re-read every pod (issue 35's bound; see
+/// `benches/memory.rs --case controller`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verification_reads_its_own_targets_not_the_namespace() {
+    use liveproof_testkit::fleet::{self, CHANGE_AT, IMAGE};
+    let mut objects = fleet::deployments("shop", 20, 2, false);
+    objects.push(serde_json::json!({
+        "apiVersion": "liveproof.dev/v1alpha1", "kind": "Verification",
+        "metadata": {"name": "four", "namespace": "shop", "generation": 1},
+        "spec": {"targets": ["deploy/svc-0", "deploy/svc-1", "deploy/svc-2", "deploy/svc-3"],
+                 "since": CHANGE_AT, "image": [IMAGE], "noRegistry": true, "timeout": "10m"}
+    }));
+    let simulator = liveproof_sim::Simulator::new()
+        .with_gitops_crds()
+        .with_objects(objects);
+    let cluster = liveproof_testkit::SimCluster::serve(simulator, "shop").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let controller = Running::on(cluster.kubeconfig(), dir.path(), "sim", &[]);
+    controller
+        .wait_metric(
+            r#"liveproof_verification_verdict{namespace="shop",name="four",verdict="live"} 1"#,
+        )
+        .await;
+    let requests = cluster.sim.requests();
+    let gets = (0..4)
+        .map(|i| {
+            requests.count(
+                "get",
+                &format!("/apis/apps/v1/namespaces/shop/deployments/svc-{i}"),
+            )
+        })
+        .sum::<u64>();
+    assert!(gets >= 4, "{:#?}", requests.snapshot());
+    assert_eq!(
+        requests.count("list", "/apis/apps/v1/namespaces/shop/deployments"),
+        0,
+        "{:#?}",
+        requests.snapshot()
+    );
+    assert_eq!(controller.terminate(), Some(0));
+}
+
 /// deploy/controller.yaml's ServiceAccount, ClusterRole, Role and their bindings (not its
 /// Deployment: the controller runs here, outside the cluster), as one JSON List for kubectl.
 fn controller_rbac() -> String {
