@@ -7,8 +7,13 @@
 //! 4. `--from` a 29 MB List of 200,000 pods, 100 of them the target's (1 GB), and the same
 //!    dump with one Deployment selecting all 200,000 (every pod is then read by the checks).
 //!
+//! 5. `liveproof controller` keeping 500 Verifications (four Deployments each) over 2,000
+//!    Deployments × 5 pods on the simulator (issue 35's bound: 200 MB): its peak RSS
+//!    (`VmHWM`), CPU seconds, the time until every Verification has a status, and the requests
+//!    it sent meanwhile. Not run by default: `--case controller`.
+//!
 //! Run: `cargo bench -p liveproof --bench memory` (needs GNU time, `apt-get install time`).
-//! `--case body,line,fleet,dump` chooses the cases; `MEMORY_BEFORE=/path/to/liveproof` adds a
+//! `--case body,line,fleet,dump,controller` chooses the cases; `MEMORY_BEFORE=/path/to/liveproof` adds a
 //! row per case for another build (say, main's) — mind that without the bounds the flooding
 //! cases take gigabytes. `tests/memory.rs` and `tests/fleet.rs` hold the bounds themselves.
 
@@ -218,10 +223,163 @@ fn main() {
                     let _ = std::fs::remove_file(&path);
                 }
             }
+            "controller" => runtime.block_on(controller(dir.path())),
             other => {
-                println!("no case {other:?}: body, line, fleet or dump");
+                println!("no case {other:?}: body, line, fleet, dump or controller");
                 std::process::exit(2);
             }
         }
     }
+}
+
+/// 500 Verifications in `shop`, `v-N` naming `svc-4N` … `svc-4N+3`, the change stated as the
+/// fleet's pods run it (so each is judged live).
+fn verifications(n: usize) -> Vec<serde_json::Value> {
+    (0..n)
+        .map(|i| {
+            let targets: Vec<String> = (0..4)
+                .map(|k| format!("deploy/svc-{}", 4 * i + k))
+                .collect();
+            serde_json::json!({
+                "apiVersion": "liveproof.dev/v1alpha1", "kind": "Verification",
+                "metadata": {"name": format!("v-{i}"), "namespace": "shop",
+                             "uid": format!("verification-{i}"), "generation": 1},
+                "spec": {"targets": targets, "since": CHANGE_AT, "image": [IMAGE],
+                         "noRegistry": true, "timeout": "10m"}
+            })
+        })
+        .collect()
+}
+
+/// The samples of `/metrics` on `port` (None while it does not answer).
+fn metrics(port: u16) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).ok()?;
+    Some(body)
+}
+
+/// `/proc/PID/status`'s peak RSS (`VmHWM`, KiB) and `/proc/PID/stat`'s user + system CPU
+/// seconds, read while the process lives.
+fn peak_and_cpu(pid: u32) -> (u64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let peak = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's `(name)`: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // USER_HZ is 100 on Linux.
+    (peak, (ticks(14) + ticks(15)) / 100.0)
+}
+
+/// `liveproof controller` over 2,000 Deployments × 5 pods and 500 Verifications on the
+/// simulator, until every Verification has a status (at most 10 minutes).
+#[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+async fn controller(dir: &Path) {
+    const VERIFICATIONS: usize = 500;
+    let sim = Simulator::new()
+        .with_gitops_crds()
+        .with_objects(fleet::deployments("shop", 2000, 5, false))
+        .with_objects(verifications(VERIFICATIONS))
+        .start()
+        .await
+        .expect("simulator");
+    let kubeconfig = dir.join("controller.kubeconfig");
+    sim.write_kubeconfig(&kubeconfig, "shop")
+        .expect("kubeconfig");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let before = sim.requests().total();
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["controller", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--metrics-address", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("liveproof controller starts");
+    let pid = child.id();
+    // Every Verification judged: a verdict sample each, then their statuses on the server.
+    let mut judged = 0;
+    let mut all_at = None;
+    while start.elapsed() < std::time::Duration::from_secs(600) {
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        judged = metrics(port)
+            .map(|m| {
+                m.lines()
+                    .filter(|l| {
+                        l.starts_with("liveproof_verification_verdict{") && l.ends_with(" 1")
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        if judged >= VERIFICATIONS {
+            let with_status = sim
+                .objects()
+                .iter()
+                .filter(|o| o["kind"] == "Verification" && o["status"]["verdict"].is_string())
+                .count();
+            if with_status >= VERIFICATIONS {
+                all_at = Some(start.elapsed());
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let requests = sim.requests().total() - before;
+    // Kept a little longer: what holding them costs, not only judging them once.
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let (peak_kib, cpu) = peak_and_cpu(pid);
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    let code = child.wait().ok().and_then(|s| s.code()).unwrap_or(-1);
+    let verdicts = sim
+        .objects()
+        .iter()
+        .filter(|o| o["kind"] == "Verification")
+        .fold(
+            std::collections::BTreeMap::<String, usize>::new(),
+            |mut m, o| {
+                *m.entry(
+                    o["status"]["verdict"]
+                        .as_str()
+                        .unwrap_or("none")
+                        .to_string(),
+                )
+                .or_default() += 1;
+                m
+            },
+        );
+    println!(
+        "  controller, 2,000 Deployments × 5 pods, {VERIFICATIONS} Verifications: {:.1} MB peak RSS, \
+         {cpu:.1} s CPU, all {} in {}, {requests} requests (exit {code})",
+        peak_kib as f64 / 1024.0,
+        if all_at.is_some() { "with a status" } else { "NOT with a status" },
+        all_at.map_or_else(|| format!("over 600 s ({judged} judged)"), |t| format!("{:.1} s", t.as_secs_f64())),
+    );
+    println!("  verdicts: {verdicts:?}");
+    sim.shutdown().await;
 }

@@ -3,7 +3,9 @@
 //! when the real deployment controller has rolled the change out, `kubectl wait` returns on it,
 //! a hand-made `kubectl rollout undo` turns it not Ready with the reason and an Event, a
 //! Verification naming a Deployment that does not exist says so, `/metrics` shows the verdicts,
-//! and of two replicas with `--leader-elect` only the one holding the Lease judges.
+//! and of two replicas with `--leader-elect` only the one holding the Lease judges. Run as
+//! deploy/controller.yaml's own ServiceAccount (a TokenRequest token), it takes the Lease,
+//! writes statuses and records Events with no request denied.
 //!
 //! And Flux gates on the real proof: a real kustomize-controller Kustomization whose
 //! `healthChecks` name a Verification it applied from git waits while the controller says the
@@ -69,12 +71,18 @@ impl Running {
         Some(body)
     }
 
-    /// Waits (up to 60 s) until `/metrics` holds `line`.
+    /// Waits (up to 60 s) until `/metrics` holds a line that starts with `line` (a sample, never
+    /// the `# HELP` text, which may quote one).
     async fn wait_metric(&self, line: &str) -> String {
         let got = liveproof_testkit::within_async(
             Duration::from_secs(60),
             Duration::from_millis(250),
-            || std::future::ready(self.get("/metrics").filter(|m| m.contains(line))),
+            || {
+                std::future::ready(
+                    self.get("/metrics")
+                        .filter(|m| m.lines().any(|l| l.starts_with(line))),
+                )
+            },
         )
         .await;
         got.unwrap_or_else(|| {
@@ -655,4 +663,230 @@ spec:
         kustomization_named(&world, "next", "Ready", "reason"),
         kustomization_named(&world, "next", "Ready", "message")
     );
+}
+
+/// A Verification naming four Deployments reads those four (a GET each), never the whole
+/// namespace's Deployments: verify's CLI LISTs a namespace from three targets, which for each of
+/// hundreds of Verifications over thousands of pods re-read every pod (issue 35's bound; see
+/// `benches/memory.rs --case controller`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verification_reads_its_own_targets_not_the_namespace() {
+    use liveproof_testkit::fleet::{self, CHANGE_AT, IMAGE};
+    let mut objects = fleet::deployments("shop", 20, 2, false);
+    objects.push(serde_json::json!({
+        "apiVersion": "liveproof.dev/v1alpha1", "kind": "Verification",
+        "metadata": {"name": "four", "namespace": "shop", "generation": 1},
+        "spec": {"targets": ["deploy/svc-0", "deploy/svc-1", "deploy/svc-2", "deploy/svc-3"],
+                 "since": CHANGE_AT, "image": [IMAGE], "noRegistry": true, "timeout": "10m"}
+    }));
+    let simulator = liveproof_sim::Simulator::new()
+        .with_gitops_crds()
+        .with_objects(objects);
+    let cluster = liveproof_testkit::SimCluster::serve(simulator, "shop").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let controller = Running::on(cluster.kubeconfig(), dir.path(), "sim", &[]);
+    controller
+        .wait_metric(
+            r#"liveproof_verification_verdict{namespace="shop",name="four",verdict="live"} 1"#,
+        )
+        .await;
+    let requests = cluster.sim.requests();
+    let gets = (0..4)
+        .map(|i| {
+            requests.count(
+                "get",
+                &format!("/apis/apps/v1/namespaces/shop/deployments/svc-{i}"),
+            )
+        })
+        .sum::<u64>();
+    assert!(gets >= 4, "{:#?}", requests.snapshot());
+    assert_eq!(
+        requests.count("list", "/apis/apps/v1/namespaces/shop/deployments"),
+        0,
+        "{:#?}",
+        requests.snapshot()
+    );
+    assert_eq!(controller.terminate(), Some(0));
+}
+
+/// deploy/controller.yaml's ServiceAccount, ClusterRole, Role and their bindings (not its
+/// Deployment: the controller runs here, outside the cluster), as one JSON List for kubectl.
+fn controller_rbac() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/controller.yaml");
+    let text = std::fs::read_to_string(&path).expect("deploy/controller.yaml");
+    let items: Vec<Value> = serde_norway::Deserializer::from_str(&text)
+        .map(|doc| {
+            let v: serde_norway::Value =
+                serde::Deserialize::deserialize(doc).expect("the YAML parses");
+            serde_json::to_value(v).expect("YAML as JSON")
+        })
+        .filter(|v| {
+            [
+                "Namespace",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
+            ]
+            .contains(&v["kind"].as_str().unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(items.len(), 6, "{items:#?}");
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+/// The controller runs as deploy/controller.yaml's ServiceAccount on the real API server (a
+/// token from the TokenRequest API, as the kubelet mounts one in its pod), and that identity
+/// may do its whole job: take the Lease, read what verify reads, write a Verification's status
+/// and record Events on it — and nothing in its log is forbidden. A rule missing from the file
+/// (the Lease's `patch`, `verifications/status`) fails this test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_does_its_job_as_its_own_service_account() {
+    let world = World::start().await;
+    let crd = crd_file();
+    let crd = crd.to_str().expect("utf-8 path");
+    world.kubectl(&["apply", "-f", crd]);
+    world.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "-f",
+        crd,
+    ]);
+    world.kubectl_stdin(&["apply", "-f", "-"], Some(&controller_rbac()));
+    let token = world.kubectl(&[
+        "-n",
+        "liveproof",
+        "create",
+        "token",
+        "liveproof-controller",
+        "--duration=1h",
+    ]);
+    let kubeconfig = world.plane.dir.path().join("controller.kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {{server: \"{server}\", insecure-skip-tls-verify: true}}
+users:
+- name: liveproof-controller
+  user: {{token: \"{token}\"}}
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: liveproof-controller, namespace: liveproof}}
+current-context: e2e
+",
+            server = world.plane.server,
+            token = token.trim(),
+        ),
+    )
+    .expect("a kubeconfig");
+    let whoami = kubectl_ok(
+        &kubeconfig,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert_eq!(
+        whoami.as_deref(),
+        Ok("system:serviceaccount:liveproof:liveproof-controller")
+    );
+
+    // One Verification that is live (v1 runs) and one that is not (v2 never rolled out: its
+    // "why" reads the Warning events too).
+    let (v1, v2) = world.two_builds("acme/web").await;
+    world.kubectl(&["create", "namespace", "apps"]);
+    let since = change_time().await;
+    world.apply(&deployment("web", &v1, ""));
+    world.wait_ready("deploy/web", "3").await;
+    world.apply(&verification("web-v1", "deploy/web", &since, &v1));
+    world.apply(&verification("web-v2", "deploy/web", &since, &v2));
+
+    let controller = Running::on(
+        kubeconfig.to_str().expect("utf-8 path"),
+        world.plane.dir.path(),
+        "as-service-account",
+        &["--leader-elect", "--lease-namespace", "liveproof"],
+    );
+    controller
+        .wait_metric("liveproof_controller_leader 1")
+        .await;
+    let holder = world.kubectl(&[
+        "-n",
+        "liveproof",
+        "get",
+        "lease",
+        "liveproof-controller",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ]);
+    assert_eq!(holder, "as-service-account", "{}", controller.log());
+    controller
+        .wait_metric(
+            r#"liveproof_verification_verdict{namespace="apps",name="web-v1",verdict="live"} 1"#,
+        )
+        .await;
+    controller
+        .wait_metric(
+            r#"liveproof_verification_verdict{namespace="apps",name="web-v2",verdict="not_live"} 1"#,
+        )
+        .await;
+    // Written: the statuses on the server, and an Event on each.
+    let live = liveproof_testkit::within_async(
+        Duration::from_secs(60),
+        Duration::from_millis(250),
+        || {
+            let s = status(&world, "web-v1");
+            std::future::ready((s["verdict"] == "live").then_some(s))
+        },
+    )
+    .await;
+    assert!(live.is_some(), "no status written:\n{}", controller.log());
+    assert_eq!(ready(&status(&world, "web-v2")).1, "NotLive");
+    let events = liveproof_testkit::within_async(
+        Duration::from_secs(30),
+        Duration::from_millis(250),
+        || {
+            let events = world.kubectl(&[
+                "-n",
+                "apps",
+                "get",
+                "events.events.k8s.io",
+                "-o",
+                "jsonpath={range .items[*]}{.regarding.name} {.reason} {.reportingController}{\"\\n\"}{end}",
+            ]);
+            std::future::ready(
+                (events.contains("web-v1 Live") && events.contains("web-v2 NotLive"))
+                    .then_some(events),
+            )
+        },
+    )
+    .await;
+    assert!(
+        events.is_some(),
+        "no Events recorded:\n{}",
+        controller.log()
+    );
+
+    let metrics = controller.get("/metrics").unwrap_or_default();
+    for line in metrics.lines() {
+        let errors = line.starts_with("liveproof_controller_watch_errors")
+            || line.starts_with("liveproof_controller_reconcile_errors");
+        assert!(
+            !errors || line.ends_with(" 0"),
+            "{line}\n{}",
+            controller.log()
+        );
+    }
+    assert_eq!(controller.terminate(), Some(0));
+    let log = std::fs::read_to_string(world.plane.dir.path().join("as-service-account.log"))
+        .unwrap_or_default();
+    assert!(!log.to_lowercase().contains("forbidden"), "denied:\n{log}");
 }
