@@ -736,25 +736,9 @@ fn controller_rbac() -> String {
     serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
 }
 
-/// The controller runs as deploy/controller.yaml's ServiceAccount on the real API server (a
-/// token from the TokenRequest API, as the kubelet mounts one in its pod), and that identity
-/// may do its whole job: take the Lease, read what verify reads, write a Verification's status
-/// and record Events on it — and nothing in its log is forbidden. A rule missing from the file
-/// (the Lease's `patch`, `verifications/status`) fails this test.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_controller_does_its_job_as_its_own_service_account() {
-    let world = World::start().await;
-    let crd = crd_file();
-    let crd = crd.to_str().expect("utf-8 path");
-    world.kubectl(&["apply", "-f", crd]);
-    world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "-f",
-        crd,
-    ]);
-    world.kubectl_stdin(&["apply", "-f", "-"], Some(&controller_rbac()));
+/// A kubeconfig for deploy/controller.yaml's ServiceAccount (a token from the TokenRequest
+/// API), checked to be that identity.
+fn service_account_kubeconfig(world: &World) -> PathBuf {
     let token = world.kubectl(&[
         "-n",
         "liveproof",
@@ -798,6 +782,29 @@ current-context: e2e
         whoami.as_deref(),
         Ok("system:serviceaccount:liveproof:liveproof-controller")
     );
+    kubeconfig
+}
+
+/// The controller runs as deploy/controller.yaml's ServiceAccount on the real API server (a
+/// token from the TokenRequest API, as the kubelet mounts one in its pod), and that identity
+/// may do its whole job: take the Lease, read what verify reads, write a Verification's status
+/// and record Events on it — and nothing in its log is forbidden. A rule missing from the file
+/// (the Lease's `patch`, `verifications/status`) fails this test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_does_its_job_as_its_own_service_account() {
+    let world = World::start().await;
+    let crd = crd_file();
+    let crd = crd.to_str().expect("utf-8 path");
+    world.kubectl(&["apply", "-f", crd]);
+    world.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "-f",
+        crd,
+    ]);
+    world.kubectl_stdin(&["apply", "-f", "-"], Some(&controller_rbac()));
+    let kubeconfig = service_account_kubeconfig(&world);
 
     // One Verification that is live (v1 runs) and one that is not (v2 never rolled out: its
     // "why" reads the Warning events too).
@@ -889,4 +896,56 @@ current-context: e2e
     let log = std::fs::read_to_string(world.plane.dir.path().join("as-service-account.log"))
         .unwrap_or_default();
     assert!(!log.to_lowercase().contains("forbidden"), "denied:\n{log}");
+}
+
+/// A write the controller needs that RBAC denies is said at start, naming the permission as
+/// `kubectl auth can-i` takes it (exit 2), instead of a controller waiting for a Lease it may
+/// not renew: here deploy/controller.yaml's Lease rule without `patch`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_denied_a_write_it_needs_says_which_at_start() {
+    let world = World::start().await;
+    let crd = crd_file();
+    let crd = crd.to_str().expect("utf-8 path");
+    world.kubectl(&["apply", "-f", crd]);
+    world.kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "-f",
+        crd,
+    ]);
+    let full = "\"verbs\":[\"get\",\"create\",\"update\",\"patch\"]";
+    let rbac = controller_rbac();
+    assert!(rbac.contains(full), "the Lease rule: {rbac}");
+    let without_patch = rbac.replace(full, "\"verbs\":[\"get\",\"create\",\"update\"]");
+    world.kubectl_stdin(&["apply", "-f", "-"], Some(&without_patch));
+    let kubeconfig = service_account_kubeconfig(&world);
+    let log = world.plane.dir.path().join("denied.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["controller", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--metrics-address", "127.0.0.1:0"])
+        .args(["--leader-elect", "--lease-namespace", "liveproof"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("a log file"))
+        .spawn()
+        .expect("liveproof controller starts");
+    let exited =
+        liveproof_testkit::within(Duration::from_secs(60), Duration::from_millis(250), || {
+            child.try_wait().ok().flatten()
+        });
+    let _ = child.kill();
+    let _ = child.wait();
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    let exited = exited.unwrap_or_else(|| panic!("still running after 60 s:\n{stderr}"));
+    assert_eq!(exited.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("may not: patch leases.coordination.k8s.io -n liveproof"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("verifications"),
+        "only what is denied: {stderr}"
+    );
+    assert!(stderr.contains("deploy/controller.yaml"), "{stderr}");
 }

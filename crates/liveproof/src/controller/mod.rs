@@ -5,6 +5,7 @@
 //! mapping from a verify report to its status ([`status`]), and `liveproof controller`
 //! ([`command`], [`run`]): the loop that keeps every status true, with its [`metrics`].
 
+pub mod access;
 pub mod command;
 pub mod crd;
 pub mod metrics;

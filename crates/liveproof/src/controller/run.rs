@@ -89,6 +89,28 @@ pub async fn run(settings: Settings, metrics: Metrics) -> anyhow::Result<()> {
         .into());
     }
 
+    // What it writes, asked before it starts: a denied write is said now, naming it.
+    let lease_namespace = settings.lease.as_ref().map(|(_, namespace)| {
+        namespace
+            .clone()
+            .unwrap_or_else(|| cluster.default_namespace().to_string())
+    });
+    let needed = super::access::needed(settings.namespace.as_deref(), lease_namespace.as_deref());
+    if let Some(missing) = super::access::missing(&client, &needed).await {
+        if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(|p| p.can_i()).collect();
+            return Err(liveproof_evidence::hint::HintedMessage::new(
+                format!(
+                    "the controller's identity on {} may not: {}",
+                    cluster.server(),
+                    list.join("; ")
+                ),
+                "grant what deploy/controller.yaml (or the chart) grants the controller's ServiceAccount; `kubectl auth can-i` with the same words checks it",
+            )
+            .into());
+        }
+    }
+
     let listener = tokio::net::TcpListener::bind(settings.metrics_address)
         .await
         .map_err(|e| {
