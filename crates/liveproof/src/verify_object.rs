@@ -44,6 +44,15 @@ fn named(target: &str) -> Option<(Option<String>, String)> {
 /// `NS/verification/NAME`, or kubectl's `verification NAME`. Named with other targets (or two
 /// Verifications), refused: a Verification's spec names its targets.
 fn which(args: &VerifyArgs) -> Result<Option<(Option<String>, String)>, HintedMessage> {
+    if let Some(bare) = args.targets.iter().find(|t| {
+        let parts: Vec<&str> = t.split('/').collect();
+        matches!(parts.as_slice(), [kind, ""] | [_, kind, ""] if is_verification_kind(kind))
+    }) {
+        return Err(HintedMessage::new(
+            format!("target `{bare}`: a Verification needs its name"),
+            "verify verification/NAME (kubectl get verifications -A lists them)",
+        ));
+    }
     if let [kind, name] = args.targets.as_slice() {
         if is_verification_kind(kind) && !name.contains('/') {
             return Ok(Some((None, name.clone())));

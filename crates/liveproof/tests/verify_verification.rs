@@ -193,6 +193,15 @@ async fn verify_verification_refuses_change_flags_other_targets_and_bad_objects(
     );
     let run = liveproof(&["verify", "verification/cart-1", "-l", "app=cart"], kc).await;
     refused(&run, &["-l/--selector"]);
+    // No name: said as such, not as an unknown kind.
+    for bare in ["verification/", "shop/verif/"] {
+        let run = liveproof(&["verify", bare], kc).await;
+        refused(
+            &run,
+            &["a Verification needs its name", "verification/NAME"],
+        );
+        assert!(!run.stderr.contains("unknown kind"), "{}", run.stderr);
+    }
     let run = liveproof(
         &[
             "verify",
