@@ -1446,15 +1446,8 @@ async fn story_8_an_application_holding_a_verification_is_healthy_only_once_it_i
 
     let argo = ArgoWorld::start().await;
     let root = liveproof_testkit::e2e::control_plane::repo_root();
-    let crd = root.join("deploy/verification-crd.yaml");
     argo.world
-        .kubectl(&["apply", "-f", crd.to_str().expect("utf-8")]);
-    argo.world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "crd/verifications.liveproof.dev",
-    ]);
+        .install_crds(&root.join("deploy/verification-crd.yaml"));
     // The shipped snippet, merged into Argo CD's settings as its README says.
     let snippet: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(root.join("deploy/integrations/argocd/argocd-cm.yaml"))

@@ -23,17 +23,7 @@ use world::{change_time, deployment, evidence, World};
 
 /// Installs the CRDs in `file` (from the peers' bin) and waits until they are served.
 fn install_crds(world: &World, file: &str) {
-    let path = world.plane.peers.path(file);
-    let path = path.to_str().expect("utf-8 path");
-    // Server-side: the Rollout CRD is larger than client-side apply's annotation allows.
-    world.kubectl(&["apply", "--server-side", "-f", path]);
-    world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "-f",
-        path,
-    ]);
+    world.install_crds(&world.plane.peers.path(file));
 }
 
 /// What a Service selects by `rollouts-pod-template-hash`, and a Canary's phase ([`World::field`]).

@@ -305,16 +305,7 @@ async fn a_cluster_without_the_crd_is_exit_2_saying_how_to_install_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_keeps_a_verification_true_on_the_real_control_plane() {
     let world = World::start().await;
-    let crd = crd_file();
-    let crd = crd.to_str().expect("utf-8 path");
-    world.kubectl(&["apply", "-f", crd]);
-    world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "-f",
-        crd,
-    ]);
+    world.install_crds(&crd_file());
     let (v1, v2) = world.two_builds("acme/web").await;
     world.kubectl(&["create", "namespace", "apps"]);
     world.apply(&deployment("web", &v1, ""));
@@ -513,15 +504,7 @@ async fn flux_waits_for_the_proof_the_controller_writes() {
     let remote = format!("{}/apps.git", server.url);
     world.keep(Ok(server.process));
     for crd in [world.plane.peers.path("flux-crds.yaml"), crd_file()] {
-        let crd = crd.to_str().expect("utf-8 path");
-        world.kubectl(&["apply", "--server-side", "-f", crd]);
-        world.kubectl(&[
-            "wait",
-            "--for=condition=established",
-            "--timeout=60s",
-            "-f",
-            crd,
-        ]);
+        world.install_crds(&crd);
     }
     world.kubectl(&["create", "namespace", "flux-system"]);
     world.kubectl(&["create", "namespace", "apps"]);
@@ -793,16 +776,7 @@ current-context: e2e
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_does_its_job_as_its_own_service_account() {
     let world = World::start().await;
-    let crd = crd_file();
-    let crd = crd.to_str().expect("utf-8 path");
-    world.kubectl(&["apply", "-f", crd]);
-    world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "-f",
-        crd,
-    ]);
+    world.install_crds(&crd_file());
     world.kubectl_stdin(&["apply", "-f", "-"], Some(&controller_rbac()));
     let kubeconfig = service_account_kubeconfig(&world);
 
@@ -904,16 +878,7 @@ async fn the_controller_does_its_job_as_its_own_service_account() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_controller_denied_a_write_it_needs_says_which_at_start() {
     let world = World::start().await;
-    let crd = crd_file();
-    let crd = crd.to_str().expect("utf-8 path");
-    world.kubectl(&["apply", "-f", crd]);
-    world.kubectl(&[
-        "wait",
-        "--for=condition=established",
-        "--timeout=60s",
-        "-f",
-        crd,
-    ]);
+    world.install_crds(&crd_file());
     let full = "\"verbs\":[\"get\",\"create\",\"update\",\"patch\"]";
     let rbac = controller_rbac();
     assert!(rbac.contains(full), "the Lease rule: {rbac}");

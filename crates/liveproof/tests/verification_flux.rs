@@ -103,15 +103,7 @@ async fn a_flux_health_check_waits_for_the_verification_and_fails_on_a_stalled_o
             .join("../../deploy/verification-crd.yaml"),
     ];
     for crd in &crds {
-        let crd = crd.to_str().expect("utf-8 path");
-        world.kubectl(&["apply", "--server-side", "-f", crd]);
-        world.kubectl(&[
-            "wait",
-            "--for=condition=established",
-            "--timeout=60s",
-            "-f",
-            crd,
-        ]);
+        world.install_crds(crd);
     }
     world.kubectl(&["create", "namespace", "flux-system"]);
     world.kubectl(&["create", "namespace", "apps"]);

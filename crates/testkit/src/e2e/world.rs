@@ -91,6 +91,20 @@ impl World {
         self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
     }
 
+    /// Installs the CRDs in the file at `path` and waits until they are served. Server-side:
+    /// the Rollout CRD is larger than client-side apply's annotation allows.
+    pub fn install_crds(&self, path: &std::path::Path) {
+        let path = path.to_str().expect("utf-8 path");
+        self.kubectl(&["apply", "--server-side", "-f", path]);
+        self.kubectl(&[
+            "wait",
+            "--for=condition=established",
+            "--timeout=60s",
+            "-f",
+            path,
+        ]);
+    }
+
     /// Fails the test unless `run` exited `code`, showing its output and the cluster's state.
     pub fn expect_exit(&self, run: &Run, code: i32) {
         assert_eq!(
