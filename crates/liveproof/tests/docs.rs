@@ -223,7 +223,10 @@ fn markdown_docs() -> Vec<(String, String)> {
 fn cells(row: &str) -> usize {
     let row = row.trim();
     let row = row.strip_prefix('|').unwrap_or(row);
-    let row = row.strip_suffix('|').filter(|r| !r.ends_with('\\')).unwrap_or(row);
+    let row = row
+        .strip_suffix('|')
+        .filter(|r| !r.ends_with('\\'))
+        .unwrap_or(row);
     let mut count = 1;
     let mut escaped = false;
     for c in row.chars() {
