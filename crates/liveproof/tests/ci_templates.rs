@@ -421,24 +421,9 @@ fn key_values(path: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Runs `action.yml` with `with` as the runner runs a composite action: inputs defaulted and
-/// required ones checked, each `run` step a script file run by `bash --noprofile --norc -eo
-/// pipefail`, its `env:` substituted, fresh GITHUB_OUTPUT/GITHUB_STEP_SUMMARY/GITHUB_PATH
-/// files per step, paths a step adds put in front of PATH for the next, the first failing
-/// step ending the action.
-async fn run_action(with: &[(&str, &str)], kubeconfig: &Path) -> ActionRun {
-    run_action_on_path(with, kubeconfig, None).await
-}
-
-/// [`run_action`] with `bin` in front of the runner's PATH (what a job's earlier steps put
-/// there: `install: none` takes the liveproof found on it).
-async fn run_action_on_path(
-    with: &[(&str, &str)],
-    kubeconfig: &Path,
-    bin: Option<&Path>,
-) -> ActionRun {
-    let action = document("action.yml");
-    assert_eq!(action["runs"]["using"], Value::from("composite"));
+/// The action's inputs as the runner gives them: `with`, else each input's default; a
+/// required input not given, or a `with` that is no input, fails the test.
+fn action_inputs(action: &Value, with: &[(&str, &str)]) -> BTreeMap<String, String> {
     let mut inputs = BTreeMap::new();
     for (name, spec) in action["inputs"].as_object().expect("inputs") {
         let given = with
@@ -457,6 +442,28 @@ async fn run_action_on_path(
             "{name} is not an input of action.yml"
         );
     }
+    inputs
+}
+
+/// Runs `action.yml` with `with` as the runner runs a composite action: inputs defaulted and
+/// required ones checked, each `run` step a script file run by `bash --noprofile --norc -eo
+/// pipefail`, its `env:` substituted, fresh GITHUB_OUTPUT/GITHUB_STEP_SUMMARY/GITHUB_PATH
+/// files per step, paths a step adds put in front of PATH for the next, the first failing
+/// step ending the action.
+async fn run_action(with: &[(&str, &str)], kubeconfig: &Path) -> ActionRun {
+    run_action_on_path(with, kubeconfig, None).await
+}
+
+/// [`run_action`] with `bin` in front of the runner's PATH (what a job's earlier steps put
+/// there: `install: none` takes the liveproof found on it).
+async fn run_action_on_path(
+    with: &[(&str, &str)],
+    kubeconfig: &Path,
+    bin: Option<&Path>,
+) -> ActionRun {
+    let action = document("action.yml");
+    assert_eq!(action["runs"]["using"], Value::from("composite"));
+    let inputs = action_inputs(&action, with);
 
     let temp = tempfile::tempdir().expect("runner temp");
     let runner_temp = temp.path().join("runner-temp");
@@ -608,12 +615,28 @@ async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
     .await;
     assert_eq!(run.code, 2, "{}", run.log);
     assert_eq!(run.outputs["verdict"], "error");
+    assert!(run.summary.contains("could not verify"), "{}", run.summary);
+    // The error and its hint once in the summary (liveproof's Markdown error section) and once
+    // in the log (its stderr), never twice in either.
+    let once = |text: &str, what: &str| {
+        assert_eq!(
+            text.matches("unknown kind `deploymnet`").count(),
+            1,
+            "the error once in the {what}:\n{text}"
+        );
+        assert_eq!(
+            text.to_lowercase().matches("hint:").count(),
+            1,
+            "the hint once in the {what}:\n{text}"
+        );
+    };
+    once(&run.summary, "summary");
+    once(&run.log, "log");
     assert!(
-        run.summary.contains("could not verify (exit 2)"),
+        run.log.contains("error: target `deploymnet/inventory`"),
         "{}",
-        run.summary
+        run.log
     );
-    assert!(run.summary.contains("hint:"), "{}", run.summary);
 
     // A mirror whose archive is not the one its checksum names.
     let mirror = tempfile::tempdir().expect("mirror");
@@ -645,6 +668,179 @@ async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
         run.log
     );
     assert!(run.outputs["verdict"].is_empty(), "verify never ran");
+}
+
+/// The Verify step alone, as the runner starts it (`bash --noprofile --norc -eo pipefail`, its
+/// `env:` substituted, the runner's files in `dir`), with stdout and stderr written to one log
+/// file as they come, the way the runner shows a step's log live; `bin` (liveproof) on PATH.
+fn spawn_verify_step(
+    with: &[(&str, &str)],
+    kubeconfig: &Path,
+    bin: &Path,
+    dir: &Path,
+) -> std::process::Child {
+    let action = document("action.yml");
+    let inputs = action_inputs(&action, with);
+    let step = action["runs"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["id"] == "verify")
+        .expect("a step with id verify")
+        .clone();
+    let none = BTreeMap::new();
+    let script = dir.join("verify.sh");
+    std::fs::write(
+        &script,
+        substitute(step["run"].as_str().expect("a run step"), &inputs, &none),
+    )
+    .expect("script written");
+    let runner_temp = dir.join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).expect("RUNNER_TEMP");
+    for f in ["output", "summary", "path", "env"] {
+        std::fs::write(dir.join(f), "").expect("runner file");
+    }
+    let log = std::fs::File::create(dir.join("log")).expect("the step's log");
+    let mut command = std::process::Command::new("bash");
+    command
+        .args(["--noprofile", "--norc", "-eo", "pipefail"])
+        .arg(&script)
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_COLOR", "1")
+        .env("RUNNER_TEMP", &runner_temp)
+        .env("GITHUB_ACTION_PATH", repo_root())
+        .env("GITHUB_OUTPUT", dir.join("output"))
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary"))
+        .env("GITHUB_PATH", dir.join("path"))
+        .env("GITHUB_ENV", dir.join("env"))
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().expect("the log again"))
+        .stderr(log);
+    for (k, v) in step["env"].as_object().expect("the step's env") {
+        command.env(
+            k,
+            substitute(v.as_str().expect("string env"), &inputs, &none),
+        );
+    }
+    command.spawn().expect("bash runs the step")
+}
+
+/// While `--wait` waits, the Action's log shows liveproof's progress as it happens (as `kubectl
+/// rollout status` and `argocd app wait` do), not all at once when the step ends: the Verify
+/// step runs on a rollout that has not happened yet, its log is read while it runs, and the
+/// rollout is made only once the progress lines are there; then the step ends live, with the
+/// report after the progress in the log and in the summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_github_actions_log_shows_progress_while_the_step_waits() {
+    let simulator = liveproof_sim::Simulator::new().with_controllers();
+    let cluster = SimCluster::serve(simulator, "apps").await;
+    let kubeconfig = cluster.kubeconfig.clone();
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        liveproof_testkit::kubectl::run(&kubeconfig, args, stdin)
+    };
+    kubectl(
+        &["apply", "-f", "-"],
+        Some("apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n"),
+    );
+    kubectl(
+        &["apply", "-f", "-"],
+        Some(&liveproof_testkit::e2e::world::deployment(
+            "inventory",
+            "ghcr.io/acme/inventory:1.3.9",
+            "",
+        )),
+    );
+    let since = liveproof_testkit::e2e::world::change_time().await;
+
+    let dir = tempfile::tempdir().expect("the runner's directory");
+    let bin = Path::new(env!("CARGO_BIN_EXE_liveproof"))
+        .parent()
+        .expect("the binaries' directory");
+    let mut step = spawn_verify_step(
+        &[
+            ("targets", "deploy/inventory"),
+            ("namespace", "apps"),
+            ("since", &since),
+            ("image", "ghcr.io/acme/inventory:1.4.0"),
+            ("timeout", "3m"),
+            ("args", "--no-registry"),
+            ("install", "none"),
+        ],
+        &cluster.kubeconfig,
+        bin,
+        dir.path(),
+    );
+    let log = || std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
+    let progress = liveproof_testkit::within_async(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        || {
+            std::future::ready(
+                log()
+                    .lines()
+                    .find(|l| l.starts_with("liveproof: waiting: "))
+                    .map(str::to_string),
+            )
+        },
+    )
+    .await;
+    let still_running = step.try_wait().expect("the step's state").is_none();
+    let Some(progress) = progress else {
+        let _ = step.kill();
+        let _ = step.wait();
+        panic!(
+            "no progress line in the step's log while it waits:\n{}",
+            log()
+        );
+    };
+    assert!(
+        still_running,
+        "the progress line came only when the step had ended: {progress}\n{}",
+        log()
+    );
+
+    kubectl(
+        &[
+            "-n",
+            "apps",
+            "set",
+            "image",
+            "deploy/inventory",
+            "app=ghcr.io/acme/inventory:1.4.0",
+        ],
+        None,
+    );
+    let status = tokio::task::spawn_blocking(move || {
+        liveproof_testkit::within(Duration::from_secs(180), Duration::from_millis(100), || {
+            step.try_wait().expect("the step's state")
+        })
+        .or_else(|| {
+            let _ = step.kill();
+            step.wait().ok()
+        })
+    })
+    .await
+    .expect("joined")
+    .expect("the step ended");
+    let log = log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    let outputs = key_values(&dir.path().join("output"));
+    assert_eq!(outputs["verdict"], "live", "{log}");
+    // The progress came first, the report (stdout, printed once liveproof is done) after it.
+    let waited = log.find(&progress).expect("the progress line");
+    let report = log
+        .find("## ✅ liveproof: live")
+        .unwrap_or_else(|| panic!("the report in the log:\n{log}"));
+    assert!(waited < report, "{log}");
+    let summary = std::fs::read_to_string(dir.path().join("summary")).expect("the summary");
+    assert!(summary.contains("## ✅ liveproof: live"), "{summary}");
+    assert!(
+        !summary.contains("liveproof: waiting"),
+        "progress is the log's, not the summary's: {summary}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

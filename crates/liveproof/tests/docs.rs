@@ -201,3 +201,88 @@ fn the_layout_names_files_that_exist() {
         missing.join("\n")
     );
 }
+
+/// The README and every `docs/*.md`, each with its repository path.
+fn markdown_docs() -> Vec<(String, String)> {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../"));
+    let mut paths = vec!["README.md".to_string()];
+    let mut docs: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("a docs/ entry").file_name())
+        .filter_map(|n| n.to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    docs.sort();
+    paths.extend(docs);
+    paths.into_iter().map(|p| (doc(&p), p)).collect()
+}
+
+/// The cells of a table row: split on each `|` not escaped as `\|` (GitHub splits inside code
+/// spans too), the outer pipes dropped.
+fn cells(row: &str) -> usize {
+    let row = row.trim();
+    let row = row.strip_prefix('|').unwrap_or(row);
+    let row = row
+        .strip_suffix('|')
+        .filter(|r| !r.ends_with('\\'))
+        .unwrap_or(row);
+    let mut count = 1;
+    let mut escaped = false;
+    for c in row.chars() {
+        if c == '|' && !escaped {
+            count += 1;
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    count
+}
+
+/// Every Markdown table (outside code fences) in the README and `docs/` has, in each row, as
+/// many cells as its header: a stray `|` shifts the rest of its row into a column that is not
+/// there, and GitHub drops the cell past the last.
+#[test]
+fn every_table_row_has_as_many_cells_as_its_header() {
+    let mut wrong = Vec::new();
+    let mut tables = 0;
+    for (text, path) in markdown_docs() {
+        let mut fenced = false;
+        let mut header: Option<usize> = None;
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                fenced = !fenced;
+                header = None;
+                continue;
+            }
+            if fenced || !trimmed.starts_with('|') {
+                header = None;
+                continue;
+            }
+            let count = cells(trimmed);
+            match header {
+                None => {
+                    header = Some(count);
+                    tables += 1;
+                }
+                Some(want) if want != count => wrong.push(format!(
+                    "{path}:{}: {count} cells under a header of {want}: {}",
+                    n + 1,
+                    line.chars().take(80).collect::<String>()
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(tables >= 10, "the docs have their tables: {tables}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_row_counts_its_cells_as_github_does() {
+    assert_eq!(cells("| a | b | c |"), 3);
+    assert_eq!(cells("|---|---|"), 2);
+    assert_eq!(cells("| `a \\| b` | c |"), 2);
+    assert_eq!(cells("| a, | b | c |"), 3);
+    assert_eq!(cells("a | b"), 2);
+}

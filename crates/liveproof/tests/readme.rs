@@ -218,3 +218,62 @@ async fn the_agent_set_up_the_readme_gives_starts_a_working_mcp_server() {
         .collect();
     assert!(names.contains(&"verify"), "{tools}");
 }
+
+/// The first screen is a user's: "Try it" (the demo, exactly the command
+/// `cargo_run_picks_the_liveproof_binary` holds runnable), then "Install" (the static archive at
+/// the URL the Action downloads from, the image, krew), then "Develop" (the suite's command);
+/// contributor set-up never comes first.
+#[test]
+fn the_readme_leads_with_try_it_then_install_then_develop() {
+    let readme = std::fs::read_to_string(readme_path()).expect("README.md");
+    let headings: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("## "))
+        .take(3)
+        .collect();
+    assert_eq!(headings, ["## Try it", "## Install", "## Develop"]);
+    let section = |heading: &str| -> String {
+        let start = readme.find(&format!("\n{heading}\n")).expect("the heading") + 1;
+        let rest = &readme[start + heading.len()..];
+        let end = rest.find("\n## ").unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    let try_it = section("## Try it");
+    assert!(
+        try_it.contains("\ncargo run -q -p liveproof -- demo "),
+        "{try_it}"
+    );
+    let develop = section("## Develop");
+    assert!(develop.contains("\ncargo xtask test "), "{develop}");
+    assert!(develop.contains("GOTOOLCHAIN=go1.27.3"), "{develop}");
+
+    // The archive is where action.yml's install: release takes it from, by the same name.
+    let install = section("## Install");
+    let action = std::fs::read_to_string(liveproof_testkit::story::repo_root().join("action.yml"))
+        .expect("action.yml");
+    let release_url = action
+        .split("release-url:")
+        .nth(1)
+        .and_then(|rest| rest.split("default: ").nth(1))
+        .and_then(|rest| rest.lines().next())
+        .expect("action.yml's release-url default");
+    assert!(
+        install.contains(&format!("{release_url}/v$V/$A")),
+        "{install}"
+    );
+    assert!(
+        install.contains("A=liveproof-v$V-x86_64-unknown-linux-musl.tar.gz"),
+        "{install}"
+    );
+    assert!(
+        action.contains("name=\"liveproof-v$version-x86_64-unknown-linux-musl.tar.gz\""),
+        "the Action downloads the archive the README names"
+    );
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(install.contains(&format!("V={version} ")), "{install}");
+    assert!(
+        install.contains(&format!("ghcr.io/liveproof/liveproof:{version} ")),
+        "{install}"
+    );
+    assert!(install.contains("kubectl krew install"), "{install}");
+}
