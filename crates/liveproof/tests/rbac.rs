@@ -257,6 +257,8 @@ struct Case {
     objects: Vec<Value>,
     namespace: &'static str,
     args: Vec<&'static str>,
+    /// Words stderr must hold when the run is a usage error (exit 2) on purpose.
+    usage_error: Option<&'static str>,
 }
 
 fn case(
@@ -270,6 +272,7 @@ fn case(
         objects: scenario_objects(story),
         namespace,
         args: args.to_vec(),
+        usage_error: None,
     }
 }
 
@@ -493,6 +496,18 @@ fn cases() -> Vec<Case> {
                 ],
                 &[&SINCE],
             ),
+            usage_error: None,
+        },
+        // A namespace misspelt: verify GETs it, finds it absent, and LISTs the namespaces for
+        // the did-you-mean (exit 2).
+        Case {
+            usage_error: Some("did you mean"),
+            ..case(
+                "a target in a namespace that does not exist",
+                "gitops-reconciled-new-tag-rolled-out",
+                "apps",
+                &with(&["deployment/inventory", "-n", "aps"], &[&SINCE]),
+            )
         },
     ]
 }
@@ -500,6 +515,7 @@ fn cases() -> Vec<Case> {
 /// What one run sent: `(verb, path)` pairs.
 struct Sent {
     name: &'static str,
+    usage_error: Option<&'static str>,
     code: i32,
     stderr: String,
     requests: Vec<(String, String)>,
@@ -522,6 +538,7 @@ async fn run(case: Case) -> Sent {
     s.sim.shutdown().await;
     Sent {
         name: case.name,
+        usage_error: case.usage_error,
         code: out.code,
         stderr: out.stderr,
         requests,
@@ -536,7 +553,14 @@ async fn verify_needs_exactly_the_read_only_role() {
     let mut problems = Vec::new();
     let mut exercised: BTreeMap<Perm, BTreeSet<&str>> = BTreeMap::new();
     for sent in &runs {
-        if !(0..=3).contains(&sent.code) || sent.code == 2 {
+        if let Some(words) = sent.usage_error {
+            if sent.code != 2 || !sent.stderr.contains(words) {
+                problems.push(format!(
+                    "{}: verify exited {}, not 2 with `{words}`:\n{}",
+                    sent.name, sent.code, sent.stderr
+                ));
+            }
+        } else if !(0..=3).contains(&sent.code) || sent.code == 2 {
             problems.push(format!(
                 "{}: verify exited {} (an error, not a verdict):\n{}",
                 sent.name, sent.code, sent.stderr
