@@ -23,6 +23,7 @@ mod observed;
 pub mod order;
 pub mod pod;
 pub mod pod_index;
+pub mod rbac;
 pub mod record;
 pub mod releases;
 mod resolve;
