@@ -112,11 +112,16 @@ fn documents(path: &Path) -> Vec<Value> {
 }
 
 fn cluster_role(path: &Path, name: &str) -> Role {
+    role_of(path, "ClusterRole", name)
+}
+
+/// The `kind` (ClusterRole or Role) called `name` in the file at `path`.
+fn role_of(path: &Path, kind: &str, name: &str) -> Role {
     let docs = documents(path);
     let role = docs
         .iter()
-        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == name)
-        .unwrap_or_else(|| panic!("{path:?} has no ClusterRole {name}"));
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{path:?} has no {kind} {name}"));
     let rules = role["rules"]
         .as_array()
         .expect("rules")
@@ -687,6 +692,71 @@ fn the_restart_role_adds_only_patch_on_workloads() {
             .all(|(verb, _, _)| !WRITE_VERBS.contains(&verb.as_str())),
         "the read-only role grants a write"
     );
+}
+
+const NO_SECRETS_ROLE_FILE: &str = "deploy/rbac-no-secrets.yaml";
+const NAMESPACED_ROLE_FILE: &str = "deploy/rbac-namespaced/role/role.yaml";
+
+/// The two narrower variants are the read-only role less exactly what they leave out: Secrets
+/// (rbac-no-secrets.yaml), the cluster-scoped reads (rbac-namespaced/, a Role), so a rule
+/// added to the read-only role is added to them too.
+#[test]
+fn the_variants_are_the_read_only_role_less_what_they_leave_out() {
+    let full = cluster_role(&repo_file(ROLE_FILE), "liveproof-verify").perms();
+    let less = |drop: &[&str]| -> BTreeSet<Perm> {
+        full.iter()
+            .filter(|(_, group, resource)| !(group.is_empty() && drop.contains(&resource.as_str())))
+            .cloned()
+            .collect()
+    };
+    let no_secrets = cluster_role(
+        &repo_file(NO_SECRETS_ROLE_FILE),
+        "liveproof-verify-no-secrets",
+    );
+    assert_eq!(no_secrets.perms(), less(&["secrets"]));
+    let namespaced = role_of(&repo_file(NAMESPACED_ROLE_FILE), "Role", "liveproof-verify");
+    assert_eq!(namespaced.perms(), less(&["nodes", "namespaces"]));
+    for role in [&no_secrets, &namespaced] {
+        assert!(role
+            .perms()
+            .iter()
+            .all(|(verb, _, _)| !WRITE_VERBS.contains(&verb.as_str())));
+        assert!(unexplained(role, &exercised_by_full(&full)).is_empty());
+    }
+    // Each binds the liveproof ServiceAccount, and the namespaced one puts it in apps.
+    for (path, kind, name) in [
+        (
+            NO_SECRETS_ROLE_FILE,
+            "ClusterRoleBinding",
+            "liveproof-verify-no-secrets",
+        ),
+        (NAMESPACED_ROLE_FILE, "RoleBinding", "liveproof-verify"),
+    ] {
+        let docs = documents(&repo_file(path));
+        let binding = docs
+            .iter()
+            .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{path}: no {kind} {name}"));
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "liveproof", "namespace": "liveproof"}]),
+            "{path}"
+        );
+    }
+    let apps = documents(&repo_file("deploy/rbac-namespaced/apps/kustomization.yaml"));
+    assert_eq!(apps[0]["namespace"], "apps");
+    assert_eq!(apps[0]["resources"], json!(["../role"]));
+    let top = documents(&repo_file("deploy/rbac-namespaced/kustomization.yaml"));
+    assert_eq!(top[0]["resources"], json!(["serviceaccount.yaml", "apps"]));
+}
+
+/// What the full role's test runs exercise, as far as a narrower role is concerned: every
+/// permission of the full role but the annotated ones.
+fn exercised_by_full(full: &BTreeSet<Perm>) -> BTreeMap<Perm, ()> {
+    full.iter()
+        .filter(|p| spell(p) != "get pods/log")
+        .map(|p| (p.clone(), ()))
+        .collect()
 }
 
 /// Every YAML file under deploy/ parses, and the objects the examples need are there and agree
