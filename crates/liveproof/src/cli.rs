@@ -144,6 +144,9 @@ pub enum Command {
         Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
     )]
     Mcp(McpArgs),
+    /// List which reads liveproof needs the current identity may and may not make (kubectl auth can-i's habit).
+    #[command(long_about = crate::auth::AUTH_LONG_ABOUT)]
+    Auth(crate::auth::AuthArgs),
     /// Keep every Verification's status true, from watches shared by all of them (in the cluster or from a kubeconfig).
     #[command(long_about = crate::controller::command::CONTROLLER_LONG_ABOUT)]
     Controller(crate::controller::ControllerArgs),
@@ -1169,6 +1172,7 @@ impl Cli {
             Command::Sim(args) => args.log,
             Command::Lint(args) => args.log,
             Command::Mcp(args) => args.log,
+            Command::Auth(args) => args.log,
             Command::Controller(args) => Verbosity {
                 verbose: args.verbose,
             },
