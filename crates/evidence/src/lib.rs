@@ -12,6 +12,7 @@ mod commit;
 pub mod diagnose;
 mod diagnostic;
 pub mod digest;
+pub mod dora;
 mod facts;
 pub mod fleet;
 pub mod hint;

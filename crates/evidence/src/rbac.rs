@@ -3,7 +3,7 @@
 //! allows a read a cluster refused. `liveproof auth` asks the API server about each of
 //! [`reads`]; a refused read ([`Denied`]) names its rule in its next step.
 
-use crate::kinds::{ResourceKind, Scope, RESOURCES};
+use crate::kinds::{ResourceKind, Scope, TargetKind, Verb, RESOURCES};
 use crate::suggestion::{Command, Suggestion};
 use crate::Denied;
 
@@ -27,6 +27,11 @@ pub struct Read {
     pub scope: Scope,
     /// The checks (and other uses) that need it, for `liveproof auth` and its docs.
     pub feeds: &'static str,
+    /// The target kinds that need it; empty: every kind (each leads to workloads).
+    pub kinds: &'static [TargetKind],
+    /// When only some runs send it (`--wait`, `--logs`, a target not live): `None` when every
+    /// run for its kinds does.
+    pub only: Option<&'static str>,
 }
 
 impl Read {
@@ -93,19 +98,66 @@ pub const fn feeds(resource: ResourceKind) -> &'static str {
     }
 }
 
+/// The target kinds whose runs read `resource`; empty: every kind.
+pub const fn kinds_reading(resource: ResourceKind) -> &'static [TargetKind] {
+    use ResourceKind as R;
+    use TargetKind as K;
+    match resource {
+        R::Rollout => &[K::Rollout],
+        R::Secret | R::ConfigMap => &[K::Release],
+        R::HelmRelease => &[K::HelmRelease],
+        R::Kustomization => &[K::Kustomization],
+        R::GitRepository => &[K::Kustomization, K::HelmRelease],
+        R::Application => &[K::Application],
+        R::Canary => &[K::Canary],
+        R::KnativeService | R::KnativeRevision => &[K::KnativeService],
+        R::Deployment
+        | R::StatefulSet
+        | R::DaemonSet
+        | R::ReplicaSet
+        | R::ControllerRevision
+        | R::Pod
+        | R::Node
+        | R::Service
+        | R::EndpointSlice => &[],
+    }
+}
+
+/// When only some runs send `verb` on `resource` (see [`Read::only`]).
+const fn only_when(resource: ResourceKind, verb: Verb) -> Option<&'static str> {
+    match (resource, verb) {
+        (_, Verb::Watch) => Some("with --wait"),
+        (ResourceKind::Node, _) => Some("for an image with a mutable tag"),
+        // A release's storage is listed; a GET is a pod's pull Secret, for any kind.
+        (ResourceKind::Secret, Verb::Get) => Some("for a mutable tag's pull Secret"),
+        _ => None,
+    }
+}
+
 /// Every read verify may send, in the kind table's order, then the reads outside it (the
 /// events of a target that is not live, the namespace a target names).
 pub fn reads() -> Vec<Read> {
     let mut all = Vec::new();
     for row in RESOURCES {
         for verb in row.verbs {
+            let pull_secret = row.resource == ResourceKind::Secret && *verb == Verb::Get;
             all.push(Read {
                 verb: verb.as_str(),
                 group: row.group,
                 resource: row.plural,
                 subresource: None,
                 scope: row.scope,
-                feeds: feeds(row.resource),
+                feeds: if pull_secret {
+                    "image_digest_current: a pod's imagePullSecrets, to ask its registry"
+                } else {
+                    feeds(row.resource)
+                },
+                kinds: if pull_secret {
+                    &[]
+                } else {
+                    kinds_reading(row.resource)
+                },
+                only: only_when(row.resource, *verb),
             });
         }
         for (sub, verb) in row.subresources {
@@ -115,7 +167,9 @@ pub fn reads() -> Vec<Read> {
                 resource: row.plural,
                 subresource: Some(sub),
                 scope: row.scope,
-                feeds: "verify --logs: the last lines of a container that is not ready",
+                feeds: "the last lines of a container that is not ready",
+                kinds: &[],
+                only: Some("with --logs"),
             });
         }
     }
@@ -128,6 +182,8 @@ pub fn reads() -> Vec<Read> {
             subresource: None,
             scope: Scope::Namespaced,
             feeds: warning_events,
+            kinds: &[],
+            only: Some("when a target is not live"),
         },
         Read {
             verb: "list",
@@ -136,6 +192,8 @@ pub fn reads() -> Vec<Read> {
             subresource: None,
             scope: Scope::Namespaced,
             feeds: warning_events,
+            kinds: &[],
+            only: Some("when a target is not live"),
         },
         Read {
             verb: "get",
@@ -144,6 +202,8 @@ pub fn reads() -> Vec<Read> {
             subresource: None,
             scope: Scope::Cluster,
             feeds: "telling a namespace that does not exist (exit 2) from a target not there",
+            kinds: &[],
+            only: Some("when a target is not found"),
         },
         Read {
             verb: "list",
@@ -152,9 +212,30 @@ pub fn reads() -> Vec<Read> {
             subresource: None,
             scope: Scope::Cluster,
             feeds: "the did-you-mean of a misspelt namespace",
+            kinds: &[],
+            only: Some("when a target's namespace does not exist"),
         },
     ]);
     all
+}
+
+impl Read {
+    /// Whether a run for targets of `kinds` (none given: any run) needs it. `required`: every
+    /// such run sends it (not only with a flag or on a path some runs take).
+    pub fn needed_by(&self, kinds: &[TargetKind]) -> bool {
+        self.kinds.is_empty() || kinds.is_empty() || self.kinds.iter().any(|k| kinds.contains(k))
+    }
+
+    /// Whether every run for targets of `kinds` sends it: needed by them, with no condition,
+    /// and (without targets) needed by every kind.
+    pub fn required_by(&self, kinds: &[TargetKind]) -> bool {
+        self.only.is_none()
+            && if kinds.is_empty() {
+                self.kinds.is_empty()
+            } else {
+                self.needed_by(kinds)
+            }
+    }
 }
 
 impl Denied {
