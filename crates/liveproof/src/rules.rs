@@ -347,6 +347,7 @@ mod tests {
             "timeout" => "90s",
             "request_timeout" => "5s",
             "output" | "report_format" => "json",
+            "record_format" => "datadog",
             "color" => "never",
             "max_release_size" => "1024",
             "max_response_size" => "256Mi",

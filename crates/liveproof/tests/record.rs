@@ -414,3 +414,41 @@ fn a_record_format_or_its_destination_given_wrong_is_exit_2() {
                 .is_empty()
     );
 }
+
+/// docs/metrics.md's `curl` block names only flags verify takes, and each format it names.
+#[test]
+fn the_documented_dora_curl_uses_flags_verify_takes() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md");
+    let text = std::fs::read_to_string(&path).expect("docs/metrics.md");
+    let block = text
+        .split("<!-- BEGIN dora-curl -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- END dora-curl -->").next())
+        .expect("the dora-curl block");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["verify", "--help"])
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let commands: Vec<&str> = block
+        .split("liveproof verify")
+        .skip(1)
+        .map(|c| c.split("\nwhile").next().unwrap_or(c))
+        .collect();
+    assert_eq!(commands.len(), 2, "{block}");
+    for (command, format) in commands.iter().zip(["devlake", "datadog"]) {
+        assert!(
+            command.contains(&format!("--record-format {format}")),
+            "{command}"
+        );
+        for flag in command.split_whitespace().filter(|w| w.starts_with("--")) {
+            assert!(help.contains(flag), "{flag} is not a verify flag");
+        }
+    }
+    for endpoint in [
+        "/api/plugins/webhook/connections/",
+        "/api/v2/dora/deployment",
+    ] {
+        assert!(block.contains(endpoint), "{endpoint}");
+    }
+}

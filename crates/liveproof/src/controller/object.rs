@@ -209,6 +209,9 @@ pub const VERIFY_NOT_IN_SPEC: &[(&str, &str)] = &[
     ),
     ("report", "writes a file on one machine"),
     ("report_format", "goes with report"),
+    ("record_format", "goes with record"),
+    ("record_repo_url", "goes with record"),
+    ("record_env", "goes with record"),
     (
         "record",
         "appends to a file on one machine; the status carries liveSince and the lead time",
