@@ -429,3 +429,67 @@ impl AuthReport {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(can_i: &str, ns: Option<&str>, allowed: bool, required: bool) -> ReadAnswer {
+        let read = rbac::reads()
+            .into_iter()
+            .find(|r| r.can_i() == can_i)
+            .unwrap_or_else(|| panic!("no read {can_i}"));
+        ReadAnswer {
+            namespace: ns.map(str::to_string),
+            verb: read.verb,
+            group: read.group,
+            resource: read.resource,
+            subresource: read.subresource,
+            can_i: read.can_i(),
+            allowed,
+            required,
+            only: read.only,
+            kinds: read.kinds.iter().map(|k| k.cli_name()).collect(),
+            feeds: read.feeds,
+            rule: read.rule(),
+            reason: None,
+        }
+    }
+
+    /// The text names who was asked about, a line per read, and each denied one's rule; the
+    /// exit code is 1 only for a denied read every run needs.
+    #[test]
+    fn the_list_says_each_read_and_the_rule_of_each_denied_one() {
+        let mut report = AuthReport {
+            schema: "liveproof/auth/v1",
+            identity: Some("system:serviceaccount:liveproof:liveproof".into()),
+            server: "https://10.0.0.1:6443".into(),
+            kinds: Vec::new(),
+            reads: vec![
+                row("list pods", Some("apps"), true, true),
+                row("list nodes", None, false, false),
+            ],
+            allowed: true,
+        };
+        assert_eq!(report.exit_code(), 0);
+        let mut out = Vec::new();
+        report
+            .render(Format::Text, TextStyle::plain(), &mut out)
+            .expect("renders");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(
+            text.starts_with("identity: system:serviceaccount:liveproof:liveproof on https://10.0.0.1:6443\nNAMESPACE  READ"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\napps       list pods   yes      always"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  list nodes: ClusterRole rule {apiGroups: [\"\"], resources: [\"nodes\"], verbs: [\"list\"]}"),
+            "{text}"
+        );
+        report.allowed = false;
+        assert_eq!(report.exit_code(), 1);
+    }
+}
