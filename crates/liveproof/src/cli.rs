@@ -144,6 +144,9 @@ pub enum Command {
         Example client configuration: {\"command\": \"liveproof\", \"args\": [\"mcp\"]}"
     )]
     Mcp(McpArgs),
+    /// List which reads liveproof needs the current identity may and may not make (kubectl auth can-i's habit).
+    #[command(long_about = crate::auth::AUTH_LONG_ABOUT)]
+    Auth(crate::auth::AuthArgs),
     /// Keep every Verification's status true, from watches shared by all of them (in the cluster or from a kubeconfig).
     #[command(long_about = crate::controller::command::CONTROLLER_LONG_ABOUT)]
     Controller(crate::controller::ControllerArgs),
@@ -643,6 +646,41 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub record: Option<PathBuf>,
 
+    /// --record's shape: liveproof (its own), devlake, datadog (docs/metrics.md)
+    ///
+    /// devlake: Apache DevLake's webhook deployment (needs --record-repo-url); datadog: Datadog's
+    /// DORA deployment event, one line per target. Each line is one POST's body.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "liveproof",
+        requires = "record",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
+    pub record_format: RecordFormat,
+
+    /// The repository URL a DORA tool ties the commit to (--record-format devlake, datadog)
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "record",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
+    pub record_repo_url: Option<String>,
+
+    /// The environment deployed to (DevLake: PRODUCTION, STAGING, TESTING, DEVELOPMENT)
+    #[arg(
+        long,
+        value_name = "ENV",
+        requires = "record",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
+    pub record_env: Option<String>,
+
     /// Exit 0, not 4, when superseded (for a Job); stderr names what replaced it
     #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub superseded_ok: bool,
@@ -907,6 +945,18 @@ impl ChangeArgs {
     }
 }
 
+/// `--record-format`: whose shape `--record` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordFormat {
+    /// liveproof's own record (liveproof/record/v1)
+    #[default]
+    Liveproof,
+    /// Apache DevLake's incoming-webhook deployment (deploymentCommits)
+    Devlake,
+    /// Datadog's DORA Metrics deployment event (POST /api/v2/dora/deployment)
+    Datadog,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
 #[command(next_help_heading = CLUSTER_HEADING)]
 pub struct ClusterArgs {
@@ -1169,6 +1219,7 @@ impl Cli {
             Command::Sim(args) => args.log,
             Command::Lint(args) => args.log,
             Command::Mcp(args) => args.log,
+            Command::Auth(args) => args.log,
             Command::Controller(args) => Verbosity {
                 verbose: args.verbose,
             },

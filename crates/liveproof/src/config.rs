@@ -25,6 +25,12 @@ use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, VerifyArgs};
 pub enum ConfigError {
     #[error(transparent)]
     Target(#[from] liveproof_evidence::TargetError),
+    #[error("{flag}: {reason}")]
+    Record {
+        flag: &'static str,
+        reason: String,
+        hint: &'static str,
+    },
     #[error("--context is given {given} times; only `verify` checks several clusters")]
     ManyContexts { given: usize },
     #[error("-o {format} with several clusters: a fleet's report is not drawn in {format}")]
@@ -100,6 +106,7 @@ impl Hinted for ConfigError {
             ConfigError::TooManyTargets { max, .. } => Some(Cow::Owned(format!("split the verify, by namespace (-n) or by label (-l), into runs of at most {max} targets"))),
             ConfigError::Since { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
             ConfigError::SinceFuture { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
+            ConfigError::Record { hint, .. } => Some(Cow::Borrowed(hint)),
             ConfigError::WaitWithoutSince => Some(Cow::Borrowed("add --since TIME (e.g. --since 30m or --since 2026-07-12T10:00:00Z), or --commit SHA with --repo holding it")),
             ConfigError::Commit { .. } => Some(Cow::Borrowed("e.g. --commit 3f2c1ab, --commit HEAD, --commit main or --commit v1.4.0")),
             ConfigError::Image { .. } => Some(Cow::Borrowed("e.g. --image ghcr.io/acme/inventory:1.4.0 or --image ghcr.io/acme/inventory@sha256:…")),
@@ -154,6 +161,9 @@ pub struct VerifyConfig {
     pub report: Option<(std::path::PathBuf, Format)>,
     /// `--record FILE`: where the deployment record line is appended (checked writable).
     pub record: Option<std::path::PathBuf>,
+    /// `--record-format`, and what it needs the record does not hold.
+    pub record_format: crate::cli::RecordFormat,
+    pub record_to: liveproof_evidence::dora::Destination,
     /// What the change time was taken from, for the verbose log.
     pub since_origin: Option<String>,
     /// Where `namespace` was taken from when no `-n` gave it (offline: the kubeconfig
@@ -263,6 +273,8 @@ impl VerifyConfig {
             snapshot: None,
             report: None,
             record: None,
+            record_format: crate::cli::RecordFormat::Liveproof,
+            record_to: liveproof_evidence::dora::Destination::default(),
             since_origin: None,
             namespace_origin: None,
             selector: None,
@@ -400,6 +412,7 @@ impl VerifyRequest {
             .as_ref()
             .map(|path| report_file(path, args.report_format))
             .transpose()?;
+        record_destination(args)?;
         Ok(VerifyRequest {
             args: args.clone(),
             targets,
@@ -558,6 +571,11 @@ impl VerifyRequest {
             snapshot: args.snapshot.clone(),
             report,
             record: args.record.clone(),
+            record_format: args.record_format,
+            record_to: liveproof_evidence::dora::Destination {
+                repo_url: args.record_repo_url.clone(),
+                env: args.record_env.clone(),
+            },
         })
     }
 }
@@ -722,6 +740,57 @@ impl TryFrom<&ClusterArgs> for ClusterOptions {
             deadline: None,
             response_budget: response_budget(args),
         })
+    }
+}
+
+/// What `--record-format` needs that the record does not hold, checked before anything is
+/// read: DevLake's repoUrl is required, its environment one of four; a repository URL never
+/// carries credentials into the file.
+fn record_destination(args: &VerifyArgs) -> Result<(), ConfigError> {
+    use crate::cli::RecordFormat;
+    if let Some(url) = &args.record_repo_url {
+        let authority = url.split_once("://").map_or("", |(_, rest)| {
+            rest.split(['/', '?', '#']).next().unwrap_or_default()
+        });
+        if url.split_once("://").is_none() || authority.is_empty() {
+            return Err(ConfigError::Record {
+                flag: "--record-repo-url",
+                reason: "is not a URL".into(),
+                hint: "give the repository's URL, such as https://github.com/acme/shop",
+            });
+        }
+        if authority.contains('@') {
+            return Err(ConfigError::Record {
+                flag: "--record-repo-url",
+                reason: "carries credentials (USER:PASSWORD@), which would be written to the record file".into(),
+                hint: "give the URL without them, such as https://github.com/acme/shop",
+            });
+        }
+    }
+    match args.record_format {
+        RecordFormat::Devlake if args.record_repo_url.is_none() => Err(ConfigError::Record {
+            flag: "--record-format devlake",
+            reason: "DevLake requires each deployment commit's repoUrl, which the record does not hold".into(),
+            hint: "add --record-repo-url URL: the repository the commit is in, as DevLake knows it (https://github.com/acme/shop)",
+        }),
+        RecordFormat::Devlake => match &args.record_env {
+            Some(env) if !liveproof_evidence::dora::DEVLAKE_ENVIRONMENTS.contains(&env.as_str()) => {
+                Err(ConfigError::Record {
+                    flag: "--record-env",
+                    reason: format!("`{env}` is not a DevLake environment"),
+                    hint: "give PRODUCTION, STAGING, TESTING or DEVELOPMENT (DevLake's own values; left out, DevLake takes PRODUCTION)",
+                })
+            }
+            _ => Ok(()),
+        },
+        RecordFormat::Liveproof if args.record_repo_url.is_some() || args.record_env.is_some() => {
+            Err(ConfigError::Record {
+                flag: if args.record_repo_url.is_some() { "--record-repo-url" } else { "--record-env" },
+                reason: "liveproof's own record has no such field".into(),
+                hint: "add --record-format devlake or datadog, or drop the flag",
+            })
+        }
+        RecordFormat::Liveproof | RecordFormat::Datadog => Ok(()),
     }
 }
 

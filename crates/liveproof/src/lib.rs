@@ -1,6 +1,7 @@
 //! The `liveproof` command line as a library: [`run`] takes parsed arguments and returns the
 //! exit code, so the binary stays a thin shell (ripgrep, uv, just).
 
+mod auth;
 pub mod cli;
 mod config;
 pub mod controller;
@@ -203,7 +204,8 @@ fn exit_code_is_verdict(command: &cli::Command) -> bool {
         | C::Sim(_)
         | C::Lint(_)
         | C::Mcp(_)
-        | C::Controller(_) => true,
+        | C::Controller(_)
+        | C::Auth(_) => true,
         C::Release(_) | C::Skill | C::Schema(_) | C::Completion(_) | C::Man(_) | C::Version => {
             false
         }
@@ -272,6 +274,10 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
         }
         cli::Command::Mcp(args) => runtime.block_on(mcp::serve(&args))?,
         cli::Command::Controller(args) => runtime.block_on(controller::serve(&args))?,
+        cli::Command::Auth(args) => {
+            let report = runtime.block_on(auth::check(&args))?;
+            print(&report, args.output.format(), style, &mut out)?
+        }
         cli::Command::Skill => skill::run(&mut out)?,
         cli::Command::Schema(args) => schema::run(&args, &mut out)?,
         cli::Command::Completion(args) => shell::completion(args.shell, &mut out)?,

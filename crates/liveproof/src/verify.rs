@@ -55,5 +55,26 @@ pub fn write_record(verified: &Verification, config: &VerifyConfig) -> anyhow::R
         Verification::One(report) => DeploymentRecord::of_report(report),
         Verification::Fleet(fleet) => DeploymentRecord::of_fleet(fleet),
     };
-    Ok(crate::output::append_record(path, &record.line())?)
+    let lines = match config.record_format {
+        crate::cli::RecordFormat::Liveproof => Ok(record.line()),
+        crate::cli::RecordFormat::Devlake => record
+            .devlake(&config.record_to)
+            .map(|payload| liveproof_evidence::dora::line(&payload)),
+        crate::cli::RecordFormat::Datadog => record.datadog(&config.record_to).map(|events| {
+            events
+                .iter()
+                .map(liveproof_evidence::dora::line)
+                .collect::<String>()
+        }),
+    };
+    match lines {
+        Ok(lines) => Ok(crate::output::append_record(path, &lines)?),
+        Err(unsendable) => {
+            crate::say_notice(&format!(
+                "--record {}: nothing appended: {unsendable}",
+                path.display()
+            ));
+            Ok(())
+        }
+    }
 }

@@ -112,11 +112,16 @@ fn documents(path: &Path) -> Vec<Value> {
 }
 
 fn cluster_role(path: &Path, name: &str) -> Role {
+    role_of(path, "ClusterRole", name)
+}
+
+/// The `kind` (ClusterRole or Role) called `name` in the file at `path`.
+fn role_of(path: &Path, kind: &str, name: &str) -> Role {
     let docs = documents(path);
     let role = docs
         .iter()
-        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == name)
-        .unwrap_or_else(|| panic!("{path:?} has no ClusterRole {name}"));
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{path:?} has no {kind} {name}"));
     let rules = role["rules"]
         .as_array()
         .expect("rules")
@@ -257,6 +262,8 @@ struct Case {
     objects: Vec<Value>,
     namespace: &'static str,
     args: Vec<&'static str>,
+    /// Words stderr must hold when the run is a usage error (exit 2) on purpose.
+    usage_error: Option<&'static str>,
 }
 
 fn case(
@@ -270,6 +277,7 @@ fn case(
         objects: scenario_objects(story),
         namespace,
         args: args.to_vec(),
+        usage_error: None,
     }
 }
 
@@ -493,6 +501,18 @@ fn cases() -> Vec<Case> {
                 ],
                 &[&SINCE],
             ),
+            usage_error: None,
+        },
+        // A namespace misspelt: verify GETs it, finds it absent, and LISTs the namespaces for
+        // the did-you-mean (exit 2).
+        Case {
+            usage_error: Some("did you mean"),
+            ..case(
+                "a target in a namespace that does not exist",
+                "gitops-reconciled-new-tag-rolled-out",
+                "apps",
+                &with(&["deployment/inventory", "-n", "aps"], &[&SINCE]),
+            )
         },
     ]
 }
@@ -500,6 +520,7 @@ fn cases() -> Vec<Case> {
 /// What one run sent: `(verb, path)` pairs.
 struct Sent {
     name: &'static str,
+    usage_error: Option<&'static str>,
     code: i32,
     stderr: String,
     requests: Vec<(String, String)>,
@@ -522,6 +543,7 @@ async fn run(case: Case) -> Sent {
     s.sim.shutdown().await;
     Sent {
         name: case.name,
+        usage_error: case.usage_error,
         code: out.code,
         stderr: out.stderr,
         requests,
@@ -536,7 +558,14 @@ async fn verify_needs_exactly_the_read_only_role() {
     let mut problems = Vec::new();
     let mut exercised: BTreeMap<Perm, BTreeSet<&str>> = BTreeMap::new();
     for sent in &runs {
-        if !(0..=3).contains(&sent.code) || sent.code == 2 {
+        if let Some(words) = sent.usage_error {
+            if sent.code != 2 || !sent.stderr.contains(words) {
+                problems.push(format!(
+                    "{}: verify exited {}, not 2 with `{words}`:\n{}",
+                    sent.name, sent.code, sent.stderr
+                ));
+            }
+        } else if !(0..=3).contains(&sent.code) || sent.code == 2 {
             problems.push(format!(
                 "{}: verify exited {} (an error, not a verdict):\n{}",
                 sent.name, sent.code, sent.stderr
@@ -663,6 +692,71 @@ fn the_restart_role_adds_only_patch_on_workloads() {
             .all(|(verb, _, _)| !WRITE_VERBS.contains(&verb.as_str())),
         "the read-only role grants a write"
     );
+}
+
+const NO_SECRETS_ROLE_FILE: &str = "deploy/rbac-no-secrets.yaml";
+const NAMESPACED_ROLE_FILE: &str = "deploy/rbac-namespaced/role/role.yaml";
+
+/// The two narrower variants are the read-only role less exactly what they leave out: Secrets
+/// (rbac-no-secrets.yaml), the cluster-scoped reads (rbac-namespaced/, a Role), so a rule
+/// added to the read-only role is added to them too.
+#[test]
+fn the_variants_are_the_read_only_role_less_what_they_leave_out() {
+    let full = cluster_role(&repo_file(ROLE_FILE), "liveproof-verify").perms();
+    let less = |drop: &[&str]| -> BTreeSet<Perm> {
+        full.iter()
+            .filter(|(_, group, resource)| !(group.is_empty() && drop.contains(&resource.as_str())))
+            .cloned()
+            .collect()
+    };
+    let no_secrets = cluster_role(
+        &repo_file(NO_SECRETS_ROLE_FILE),
+        "liveproof-verify-no-secrets",
+    );
+    assert_eq!(no_secrets.perms(), less(&["secrets"]));
+    let namespaced = role_of(&repo_file(NAMESPACED_ROLE_FILE), "Role", "liveproof-verify");
+    assert_eq!(namespaced.perms(), less(&["nodes", "namespaces"]));
+    for role in [&no_secrets, &namespaced] {
+        assert!(role
+            .perms()
+            .iter()
+            .all(|(verb, _, _)| !WRITE_VERBS.contains(&verb.as_str())));
+        assert!(unexplained(role, &exercised_by_full(&full)).is_empty());
+    }
+    // Each binds the liveproof ServiceAccount, and the namespaced one puts it in apps.
+    for (path, kind, name) in [
+        (
+            NO_SECRETS_ROLE_FILE,
+            "ClusterRoleBinding",
+            "liveproof-verify-no-secrets",
+        ),
+        (NAMESPACED_ROLE_FILE, "RoleBinding", "liveproof-verify"),
+    ] {
+        let docs = documents(&repo_file(path));
+        let binding = docs
+            .iter()
+            .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{path}: no {kind} {name}"));
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "liveproof", "namespace": "liveproof"}]),
+            "{path}"
+        );
+    }
+    let apps = documents(&repo_file("deploy/rbac-namespaced/apps/kustomization.yaml"));
+    assert_eq!(apps[0]["namespace"], "apps");
+    assert_eq!(apps[0]["resources"], json!(["../role"]));
+    let top = documents(&repo_file("deploy/rbac-namespaced/kustomization.yaml"));
+    assert_eq!(top[0]["resources"], json!(["serviceaccount.yaml", "apps"]));
+}
+
+/// What the full role's test runs exercise, as far as a narrower role is concerned: every
+/// permission of the full role but the annotated ones.
+fn exercised_by_full(full: &BTreeSet<Perm>) -> BTreeMap<Perm, ()> {
+    full.iter()
+        .filter(|p| spell(p) != "get pods/log")
+        .map(|p| (p.clone(), ()))
+        .collect()
 }
 
 /// Every YAML file under deploy/ parses, and the objects the examples need are there and agree

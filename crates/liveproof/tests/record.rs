@@ -223,3 +223,232 @@ fn the_documented_record_is_what_record_writes_and_jq_makes_the_devlake_payload(
         want
     );
 }
+
+/// The JSON Schema at `tests/record_formats/NAME`, written from the tool's own source and
+/// documentation (each file's `$comment` cites them).
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/record_formats")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("a JSON schema");
+    jsonschema::draft202012::new(&schema).expect("a draft 2020-12 schema")
+}
+
+fn payloads(path: &Path, validator: &jsonschema::Validator) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).expect("the record file");
+    text.lines()
+        .map(|line| {
+            let doc: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{line}\n{errors:#?}");
+            doc
+        })
+        .collect()
+}
+
+/// A live run with its commit read in a real repository, recorded in `format`.
+fn recorded_live(
+    format: &str,
+    extra: &[&str],
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    String,
+    std::process::Output,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("deployments.jsonl");
+    let repo = liveproof_testkit::git::Repo::new();
+    liveproof_testkit::git::git_at(
+        &repo.path(),
+        &["commit", "-q", "--allow-empty", "-m", "ledger 3.2.0"],
+        "2026-07-12T09:58:00Z",
+    );
+    let sha = repo.git(&["rev-parse", "HEAD"]);
+    let repo_dir = repo.path().to_string_lossy().into_owned();
+    let mut args = vec![
+        "--commit",
+        sha.as_str(),
+        "--repo",
+        repo_dir.as_str(),
+        "--record-format",
+        format,
+    ];
+    args.extend_from_slice(extra);
+    let out = ledger(&record, "ghcr.io/acme/ledger:3.2.0", &args)
+        .output()
+        .expect("runs");
+    (dir, record, sha, out)
+}
+
+const REPO_URL: &str = "https://github.com/acme/payments";
+
+#[test]
+fn devlake_format_writes_the_webhook_deployment_its_source_requires() {
+    let (_dir, record, sha, out) = recorded_live(
+        "devlake",
+        &["--record-repo-url", REPO_URL, "--record-env", "STAGING"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = payloads(&record, &schema("devlake-deployment.schema.json"));
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    let d = &lines[0];
+    assert_eq!(d["result"], "SUCCESS");
+    assert_eq!(d["environment"], "STAGING");
+    // From the commit to when the last pod of the new revision became Ready.
+    assert_eq!(d["startedDate"], "2026-07-12T09:58:00Z");
+    assert_eq!(d["finishedDate"], "2026-07-12T10:05:10Z");
+    let commit = &d["deploymentCommits"][0];
+    assert_eq!(commit["commitSha"], sha.as_str());
+    assert_eq!(commit["repoUrl"], REPO_URL);
+    assert_eq!(commit["finishedDate"], "2026-07-12T10:05:10Z");
+    assert!(
+        d["id"].as_str().is_some_and(|id| id.starts_with(&sha)),
+        "{d}"
+    );
+}
+
+#[test]
+fn datadog_format_writes_the_dora_deployment_event_its_api_requires() {
+    let (_dir, record, sha, out) = recorded_live(
+        "datadog",
+        &["--record-repo-url", REPO_URL, "--record-env", "prod-eu"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = payloads(&record, &schema("datadog-dora-deployment.schema.json"));
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    let a = &lines[0]["data"]["attributes"];
+    assert_eq!(a["service"], "ledger");
+    assert_eq!(a["env"], "prod-eu");
+    assert_eq!(a["git"]["commit_sha"], sha.as_str());
+    assert_eq!(a["git"]["repository_url"], REPO_URL);
+    let ns = |at: &str| -> i64 {
+        let t: jiff::Timestamp = at.parse().expect("a time");
+        i64::try_from(t.as_nanosecond()).expect("fits")
+    };
+    assert_eq!(a["finished_at"], ns("2026-07-12T10:05:10Z"));
+    assert_eq!(a["started_at"], ns("2026-07-12T09:58:00Z"));
+}
+
+/// What a format cannot carry is said, and nothing is appended: a not-live change is no
+/// Datadog deployment.
+#[test]
+fn a_change_a_format_cannot_carry_appends_nothing_and_says_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("deployments.jsonl");
+    let out = ledger(
+        &record,
+        "ghcr.io/acme/ledger:9.9.9",
+        &["--record-format", "datadog"],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nothing appended") && stderr.contains("not_live"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&record).unwrap_or_default(), "");
+}
+
+/// A format outside the list, DevLake without the repository URL it requires or with an
+/// environment it does not know, and a URL carrying a password: exit 2 before anything is
+/// read, naming the flag, and the password is not repeated.
+#[test]
+fn a_record_format_or_its_destination_given_wrong_is_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("deployments.jsonl");
+    for (extra, says) in [
+        (&["--record-format", "fourkeys"][..], "fourkeys"),
+        (&["--record-format", "devlake"][..], "--record-repo-url"),
+        (
+            &[
+                "--record-format",
+                "devlake",
+                "--record-repo-url",
+                REPO_URL,
+                "--record-env",
+                "prod",
+            ][..],
+            "PRODUCTION, STAGING, TESTING or DEVELOPMENT",
+        ),
+        (
+            &[
+                "--record-format",
+                "datadog",
+                "--record-repo-url",
+                "https://bot:hunter2secret@github.com/acme/payments",
+            ][..],
+            "carries credentials",
+        ),
+        (
+            &["--record-repo-url", REPO_URL][..],
+            "--record-format devlake or datadog",
+        ),
+    ] {
+        let out = ledger(&record, "ghcr.io/acme/ledger:3.2.0", extra)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("hunter2secret"), "{stderr}");
+    }
+    assert!(
+        !record.exists()
+            || std::fs::read_to_string(&record)
+                .unwrap_or_default()
+                .is_empty()
+    );
+}
+
+/// docs/metrics.md's `curl` block names only flags verify takes, and each format it names.
+#[test]
+fn the_documented_dora_curl_uses_flags_verify_takes() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md");
+    let text = std::fs::read_to_string(&path).expect("docs/metrics.md");
+    let block = text
+        .split("<!-- BEGIN dora-curl -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- END dora-curl -->").next())
+        .expect("the dora-curl block");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_liveproof"))
+        .args(["verify", "--help"])
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let commands: Vec<&str> = block
+        .split("liveproof verify")
+        .skip(1)
+        .map(|c| c.split("\nwhile").next().unwrap_or(c))
+        .collect();
+    assert_eq!(commands.len(), 2, "{block}");
+    for (command, format) in commands.iter().zip(["devlake", "datadog"]) {
+        assert!(
+            command.contains(&format!("--record-format {format}")),
+            "{command}"
+        );
+        for flag in command.split_whitespace().filter(|w| w.starts_with("--")) {
+            assert!(help.contains(flag), "{flag} is not a verify flag");
+        }
+    }
+    for endpoint in [
+        "/api/plugins/webhook/connections/",
+        "/api/v2/dora/deployment",
+    ] {
+        assert!(block.contains(endpoint), "{endpoint}");
+    }
+}

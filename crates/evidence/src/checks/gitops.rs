@@ -179,7 +179,7 @@ fn absent(observed: &Observed, resource: ResourceKind, ns: &str, name: &str) -> 
         (
             Status::Unknown,
             format!("reading it was refused: {}", d.message),
-            Suggestion::text(format!("grant get on {} in {ns}", resource.plural())),
+            d.next_step(),
         )
     } else if observed.is_complete(ns, resource) {
         (

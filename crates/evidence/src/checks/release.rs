@@ -262,11 +262,7 @@ fn no_release(observed: &Observed, history: &ReleaseHistory, expected: String) -
         (
             Status::Unknown,
             format!("reading the release storage was refused: {}", d.message),
-            Suggestion::text(format!("grant list on secrets in {ns} (check: "))
-                .command(Command::kubectl([
-                    "auth", "can-i", "list", "secrets", "-n", ns,
-                ]))
-                .then(")"),
+            d.next_step(),
         )
     } else if observed.is_complete(ns, ResourceKind::Secret)
         && observed.is_complete(ns, ResourceKind::ConfigMap)

@@ -65,7 +65,7 @@ pub(crate) fn traffic_current(
     let split = w.status.traffic_split();
     let expected = expected(w, split.as_ref());
     if let Some(d) = observed.denial(ns, ResourceKind::Service) {
-        return refused(w, ResourceKind::Service, &d.message, &expected);
+        return refused(w, d, &expected);
     }
     let listed = observed.is_complete(ns, ResourceKind::Service);
     if named.is_empty()
@@ -142,7 +142,7 @@ pub(crate) fn traffic_current(
     };
     if !services.is_empty() {
         if let Some(d) = observed.denial(ns, ResourceKind::EndpointSlice) {
-            return refused(w, ResourceKind::EndpointSlice, &d.message, &expected);
+            return refused(w, d, &expected);
         }
     }
     let mut routing = Routing {
@@ -668,8 +668,10 @@ impl Routing {
     }
 }
 
-fn refused(w: &Workload, resource: ResourceKind, message: &str, expected: &str) -> Finding {
+fn refused(w: &Workload, d: &crate::Denied, expected: &str) -> Finding {
     let ns = w.namespace;
+    let resource = d.resource;
+    let message = &d.message;
     Finding::new(
         Check::TrafficCurrent,
         Status::Unknown,
@@ -681,21 +683,7 @@ fn refused(w: &Workload, resource: ResourceKind, message: &str, expected: &str) 
         "listing {} was refused: {message}",
         resource.plural()
     ))
-    .next(
-        Suggestion::text(format!(
-            "grant list on {} in {ns} (check: ",
-            resource.plural()
-        ))
-        .command(Command::kubectl([
-            "auth",
-            "can-i",
-            "list",
-            resource.plural(),
-            "-n",
-            ns,
-        ]))
-        .then(")"),
-    )
+    .next(d.next_step())
 }
 
 fn service_name(service: &Service) -> &str {

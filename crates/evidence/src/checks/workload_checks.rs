@@ -55,19 +55,7 @@ pub(crate) fn workload_findings(
             (
                 Status::Unknown,
                 format!("reading it was refused: {}", d.message),
-                Suggestion::text(format!(
-                    "grant get on {} in {namespace} (check: ",
-                    resource.plural()
-                ))
-                .command(Command::kubectl([
-                    "auth",
-                    "can-i",
-                    "get",
-                    resource.plural(),
-                    "-n",
-                    namespace,
-                ]))
-                .then(")"),
+                d.next_step(),
             )
         } else if namespace.is_empty() && observed.is_complete(namespace, resource) {
             // `-A` found it in no namespace (the gather's ALL_NAMESPACES).
@@ -203,16 +191,7 @@ fn pods_readable(
     if let Some(d) = observed.denial(w.namespace, ResourceKind::Pod) {
         return Err((
             format!("listing pods was refused: {}", d.message),
-            Suggestion::text(format!("grant list on pods in {} (check: ", w.namespace))
-                .command(Command::kubectl([
-                    "auth",
-                    "can-i",
-                    "list",
-                    "pods",
-                    "-n",
-                    w.namespace,
-                ]))
-                .then(")"),
+            d.next_step(),
         ));
     }
     if pods.is_empty() && !observed.is_complete(w.namespace, ResourceKind::Pod) {

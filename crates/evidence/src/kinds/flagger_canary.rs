@@ -422,13 +422,7 @@ fn traffic(observed: &Observed, canary: &Value, ns: &str) -> Finding {
                 "the apex Service {apex} carries the promotion, and reading it was refused: {}",
                 d.message
             ))
-            .next(
-                Suggestion::text(format!("grant list on services in {ns} (check: "))
-                    .command(Command::kubectl([
-                        "auth", "can-i", "list", "services", "-n", ns,
-                    ]))
-                    .then(")"),
-            )
+            .next(d.next_step())
         } else if observed.is_complete(ns, ResourceKind::Service) {
             finding(Status::Fail, format!("canary weight 0%; Service {apex} does not exist"))
                 .detail(format!(

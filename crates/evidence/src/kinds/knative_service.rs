@@ -175,9 +175,7 @@ fn revision<'a>(
         (
             Status::Unknown,
             format!("reading Revision {name} was refused: {}", d.message),
-            Suggestion::text(format!(
-                "grant get on revisions.serving.knative.dev in {ns} (deploy/rbac-readonly.yaml has it)"
-            )),
+            d.next_step(),
         )
     } else if observed.is_complete(ns, ResourceKind::KnativeRevision) {
         (

@@ -164,12 +164,15 @@ impl<'a> Workload<'a> {
         kind: ResourceKind,
     ) -> Option<Revision> {
         if let Some(denied) = observed.denial(self.namespace, kind) {
-            return Some(Revision::unknown(format!(
-                "could not read {} in {}: {}",
-                kind.plural(),
-                self.namespace,
-                denied.message
-            )));
+            return Some(Revision::Unknown(
+                format!(
+                    "could not read {} in {}: {}",
+                    kind.plural(),
+                    self.namespace,
+                    denied.message
+                ),
+                Some(denied.next_step()),
+            ));
         }
         if observed.is_complete(self.namespace, kind) {
             return None;
@@ -209,12 +212,6 @@ pub enum Revision {
     NotCreated(String),
     /// The input does not let us tell: why, and what would (else the why is the step).
     Unknown(String, Option<crate::Suggestion>),
-}
-
-impl Revision {
-    fn unknown(why: impl Into<String>) -> Revision {
-        Revision::Unknown(why.into(), None)
-    }
 }
 
 pub struct CurrentRevision {

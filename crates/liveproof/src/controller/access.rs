@@ -1,13 +1,10 @@
 //! What the controller writes, asked of the API server before it starts
 //! (`SelfSubjectAccessReview`, `kubectl auth can-i`'s request): a write RBAC denies is said at
 //! once, naming the permission, instead of a controller that waits for a Lease it may not renew
-//! or judges without ever writing a status.
+//! or judges without ever writing a status. The review is `liveproof auth`'s
+//! ([`crate::auth::review`]).
 
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
-};
-use kube::api::PostParams;
-use kube::{Api, Client};
+use kube::Client;
 
 /// One permission the controller needs: `VERB RESOURCE[/SUBRESOURCE].GROUP` in a namespace
 /// (`None`: every namespace).
@@ -72,26 +69,18 @@ pub fn needed(scope: Option<&str>, lease_namespace: Option<&str>) -> Vec<Permiss
 /// cannot say (an API server without the authorization API, or one that refuses the review
 /// itself): the controller then starts, and a denied write is reported where it happens.
 pub async fn missing(client: &Client, needed: &[Permission]) -> Option<Vec<Permission>> {
-    let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
     let mut missing = Vec::new();
     for p in needed {
-        let review = SelfSubjectAccessReview {
-            spec: SelfSubjectAccessReviewSpec {
-                resource_attributes: Some(ResourceAttributes {
-                    verb: Some(p.verb.to_string()),
-                    group: Some(p.group.to_string()),
-                    resource: Some(p.resource.to_string()),
-                    subresource: p.subresource.map(str::to_string),
-                    namespace: p.namespace.clone(),
-                    ..ResourceAttributes::default()
-                }),
-                ..SelfSubjectAccessReviewSpec::default()
-            },
-            ..SelfSubjectAccessReview::default()
+        let ask = crate::auth::Ask {
+            verb: p.verb.to_string(),
+            group: p.group.to_string(),
+            resource: p.resource.to_string(),
+            subresource: p.subresource.map(str::to_string),
+            namespace: p.namespace.clone(),
         };
-        match reviews.create(&PostParams::default(), &review).await {
+        match crate::auth::review(client, &ask).await {
             Ok(answer) => {
-                if !answer.status.is_some_and(|s| s.allowed) {
+                if !answer.allowed {
                     missing.push(p.clone());
                 }
             }
