@@ -209,16 +209,23 @@ impl<'a> Owner<'a> {
                 ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
             })
             .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
-        // What it installed failed the statement held to it (the installed manifest lacks an
-        // `--expect` text, the release carries another chart version): its workloads, which it
-        // installed, do not carry the change either — never live on the tie alone.
+        // A release deployed after the change whose installed content fails the statement held
+        // to it (the manifest lacks an `--expect` text, the chart is another version) refutes
+        // the tie: its workloads, which it installed, do not carry the change either, and are
+        // never live on the tie alone. (A tie that failed already says the owner is not live.)
+        let tie_held = own.iter().any(|f| {
+            matches!(
+                f.evidence.check,
+                Check::ReleaseRevision | Check::GitopsRevision
+            ) && f.evidence.status == Status::Pass
+        });
         let refuted = own.iter().find(|f| {
             matches!(
                 f.evidence.check,
                 Check::ManifestContains | Check::ReleaseVersion
             ) && f.evidence.status == Status::Fail
         });
-        let tie = match (refuted, tied_by) {
+        let tie = match (refuted.filter(|_| tie_held), tied_by) {
             (Some(f), _) => Some(Tie::Refuted {
                 via: via.clone(),
                 evidence: f.evidence.clone(),
