@@ -113,13 +113,14 @@ fn judge_targets(
     let mut reached: std::collections::BTreeMap<Key, Vec<String>> = Default::default();
     for owner in owners.iter().flatten() {
         for (k, _) in &owner.workloads {
-            reached
-                .entry(k.clone())
-                .or_default()
-                .push(owner.via.clone());
+            let by = reached.entry(k.clone()).or_default();
+            if !by.contains(&owner.via) {
+                by.push(owner.via.clone());
+            }
         }
     }
     let mut judged: std::collections::BTreeMap<Key, TargetReport> = Default::default();
+    let mut owners_shown = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for (target, owner) in targets.iter().zip(owners) {
         let Some(owner) = owner else {
@@ -134,6 +135,10 @@ fn judge_targets(
             out.push(report);
             continue;
         };
+        // Given twice, shown once.
+        if !owners_shown.insert(key(target, &owner.namespace)) {
+            continue;
+        }
         // The workloads first reached here are judged here, against every statement that
         // applies to them; the others were judged by an earlier target and are read.
         let mut home = Vec::new();
