@@ -4,7 +4,7 @@
 
 use liveproof_testkit::binary as common;
 
-use common::{liveproof, RunExt};
+use common::liveproof;
 use liveproof_testkit::story::scenarios_dir;
 
 /// `verify` of the seed-002 fix with the Deployment reached three ways, in `format`.
