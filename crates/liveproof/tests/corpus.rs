@@ -99,6 +99,7 @@ fn dating_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
             }
         }
     }
+    problems.extend(once_problems(mode, story, report));
     for (key, want) in &story.superseded_by {
         let got = report
             .targets
@@ -124,6 +125,34 @@ fn dating_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
             "[{mode}] lead_time_seconds {:?}, the story says {:?}",
             report.lead_time_seconds, story.lead_time_seconds
         ));
+    }
+    problems
+}
+
+/// One object, one verdict: no object is reported twice (given directly and reached through
+/// a Helm or GitOps target, or reached through two), and each target the story names has the
+/// verdict it says.
+fn once_problems(mode: &str, story: &Story, report: &Report) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for t in &report.targets {
+        let key = format!("{}/{}/{}", t.kind, t.namespace, t.name);
+        if !seen.insert(key.clone()) {
+            problems.push(format!("[{mode}] {key} is reported more than once"));
+        }
+    }
+    for (key, want) in &story.verdicts {
+        let got: Vec<&str> = report
+            .targets
+            .iter()
+            .filter(|t| &format!("{}/{}/{}", t.kind, t.namespace, t.name) == key)
+            .map(|t| t.verdict.name())
+            .collect();
+        if got != [want.as_str()] {
+            problems.push(format!(
+                "[{mode}] {key}: verdicts {got:?}, the story says {want}"
+            ));
+        }
     }
     problems
 }

@@ -35,6 +35,10 @@ pub struct Story {
     /// (`StatefulSet/payments/ledger`); a target not named may carry none only when not live.
     #[serde(default)]
     pub live_since: std::collections::BTreeMap<String, String>,
+    /// The verdict each target the story names must have, by `Kind/namespace/name` (a
+    /// workload reached through a Helm or GitOps target too: every object is reported once).
+    #[serde(default)]
+    pub verdicts: std::collections::BTreeMap<String, String>,
     /// When the change's commit was made: the corpus commits at that time in a repository of
     /// its own and adds `--commit SHA --repo DIR` to `args`.
     #[serde(default)]

@@ -3,7 +3,7 @@
 //! stop on is `settled.rs`.
 
 use super::verdict::{target_report, verdict};
-use super::workload_checks::workload_findings;
+use super::workload_checks::{workload_findings, Tie};
 use super::{followed_workloads, gitops, superseded, timeline};
 use crate::model::ChangeSummary;
 use crate::{Change, Check, Observed, Report, Status, Target, TargetReport, Verdict};
@@ -17,9 +17,8 @@ pub fn judge(
     targets: &[Target],
     default_namespace: &str,
 ) -> Report {
-    let reports = targets
-        .iter()
-        .flat_map(|t| judge_target(observed, change, t, default_namespace))
+    let reports = judge_targets(observed, change, targets, default_namespace)
+        .into_iter()
         .chain(crate::server::reports(observed, change))
         .collect();
     let mut report = Report::new(
@@ -81,165 +80,323 @@ pub fn verify_again(kind: &str, namespace: &str, name: &str) -> crate::suggestio
     ])
 }
 
-/// A workload target's report; for a Helm or GitOps target, its own report followed by one
-/// per workload it leads to (each marked `via` it). A Helm or GitOps target is live only when
-/// its own evidence holds and every workload it leads to is live.
-fn judge_target(
+/// Which object a report is about, within one cluster: kind, namespace, name.
+type Key = (crate::TargetKind, String, String);
+
+fn key(target: &Target, namespace: &str) -> Key {
+    (target.kind, namespace.to_string(), target.name.clone())
+}
+
+/// Every target's reports, each object judged and shown once. A workload reached through a
+/// Helm or GitOps target (or through several, or also given directly) is judged once, against
+/// every statement that applies to it: the flags it was given with directly, and the tie of
+/// the first target that reached it. It is shown under that first target, its `via` naming
+/// every target that reached it, and each of those targets' verdicts reads that one report.
+fn judge_targets(
     observed: &Observed,
     change: &Change,
-    target: &Target,
+    targets: &[Target],
     default_namespace: &str,
 ) -> Vec<TargetReport> {
-    let namespace = target.namespace_or(default_namespace);
-    if target.kind.is_workload() {
-        return vec![judge_workload(
-            observed, change, target, namespace, None, None,
-        )];
-    }
-    let own = gitops::findings(observed, change, target, namespace);
-    let via = format!("{}/{}/{}", target.kind, namespace, target.name);
-    // A release deployed after the change, or a GitOps revision that is the change's commit,
-    // ties what it installed to the change: its workloads need no statement of their own.
-    // When that evidence failed, the owner is not live and says why; only when it was not
-    // checked at all (a Kustomization without --commit) is nothing tying them.
-    let tied_by = own
+    let owners: Vec<Option<Owner>> = targets
         .iter()
-        .find(|f| {
+        .map(|t| {
+            (!t.kind.is_workload()).then(|| Owner::new(observed, change, t, default_namespace))
+        })
+        .collect();
+    let direct: std::collections::BTreeSet<Key> = targets
+        .iter()
+        .filter(|t| t.kind.is_workload())
+        .map(|t| key(t, t.namespace_or(default_namespace)))
+        .collect();
+    // Every target that reaches each workload, in the order they were given.
+    let mut reached: std::collections::BTreeMap<Key, Vec<String>> = Default::default();
+    for owner in owners.iter().flatten() {
+        for (k, _) in &owner.workloads {
+            let by = reached.entry(k.clone()).or_default();
+            if !by.contains(&owner.via) {
+                by.push(owner.via.clone());
+            }
+        }
+    }
+    let mut judged: std::collections::BTreeMap<Key, TargetReport> = Default::default();
+    let mut owners_shown = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (target, owner) in targets.iter().zip(owners) {
+        let Some(owner) = owner else {
+            let namespace = target.namespace_or(default_namespace);
+            let k = key(target, namespace);
+            // Shown under the first target that reaches it; given twice, shown once.
+            if reached.contains_key(&k) || judged.contains_key(&k) {
+                continue;
+            }
+            let report = judge_workload(observed, change, target, namespace, None, None);
+            judged.insert(k, report.clone());
+            out.push(report);
+            continue;
+        };
+        // Given twice, shown once.
+        if !owners_shown.insert(key(target, &owner.namespace)) {
+            continue;
+        }
+        // The workloads first reached here are judged here, against every statement that
+        // applies to them; the others were judged by an earlier target and are read.
+        let mut home = Vec::new();
+        for (k, w) in &owner.workloads {
+            if judged.contains_key(k) {
+                continue;
+            }
+            let by = reached.get(k).map(Vec::as_slice).unwrap_or_default();
+            let ns = &k.1;
+            // Given directly too: held to what it was given with (its template to `--expect`),
+            // as it would be alone; the owner's tie stands in only for a missing statement.
+            let own_change = if direct.contains(k) {
+                change
+            } else {
+                &owner.followed_change
+            };
+            let mut report = judge_workload(
+                observed,
+                own_change,
+                w,
+                ns,
+                owner.tie.as_ref(),
+                Some(owner.target.kind),
+            );
+            report.via = Some(by.join(", "));
+            judged.insert(k.clone(), report);
+            home.push(k.clone());
+        }
+        let (report, finished) = owner.judge(observed, change, &judged, &home);
+        out.push(report);
+        // In the order they were reached, as `home` is.
+        for (k, w) in home.into_iter().zip(finished) {
+            judged.insert(k, w.clone());
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// A Helm or GitOps target: its own evidence, and what it gives the workloads it leads to.
+struct Owner<'a> {
+    target: &'a Target,
+    namespace: String,
+    own: Vec<super::Finding>,
+    /// `helmrelease/apps/inventory`.
+    via: String,
+    tie: Option<Tie>,
+    /// The change the workloads it leads to are held to ([`gitops::followed_change`]).
+    followed_change: Change,
+    workloads: Vec<(Key, Target)>,
+}
+
+impl<'a> Owner<'a> {
+    fn new(
+        observed: &Observed,
+        change: &Change,
+        target: &'a Target,
+        default_namespace: &str,
+    ) -> Owner<'a> {
+        let namespace = target.namespace_or(default_namespace);
+        let own = gitops::findings(observed, change, target, namespace);
+        let via = format!("{}/{}/{}", target.kind, namespace, target.name);
+        // A release deployed after the change, or a GitOps revision that is the change's
+        // commit, ties what it installed to the change: its workloads need no statement of
+        // their own. When that evidence failed, the owner is not live and says why; only when
+        // it was not checked at all (a Kustomization without --commit) is nothing tying them.
+        let tied_by = own
+            .iter()
+            .find(|f| {
+                matches!(
+                    f.evidence.check,
+                    Check::ReleaseRevision | Check::GitopsRevision
+                ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
+            })
+            .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
+        // A release deployed after the change whose installed content fails the statement held
+        // to it (the manifest lacks an `--expect` text, the chart is another version) refutes
+        // the tie: its workloads, which it installed, do not carry the change either, and are
+        // never live on the tie alone. (A tie that failed already says the owner is not live.)
+        let tie_held = own.iter().any(|f| {
             matches!(
                 f.evidence.check,
                 Check::ReleaseRevision | Check::GitopsRevision
-            ) && matches!(f.evidence.status, Status::Pass | Status::Fail)
-        })
-        .map(|f| format!("{via} ({} {})", f.evidence.check, f.evidence.status.name()));
-    let followed_change = gitops::followed_change(observed, change, target, namespace);
-    let mut workloads: Vec<TargetReport> = followed_workloads(observed, target, default_namespace)
-        .into_iter()
-        .map(|w| {
-            let ns = w.namespace_or(default_namespace).to_string();
-            judge_workload(
-                observed,
-                &followed_change,
-                &w,
-                &ns,
-                tied_by.as_deref(),
-                Some(target.kind),
-            )
-        })
-        .map(|mut r| {
-            r.via = Some(via.clone());
-            r
-        })
-        .collect();
-    // A workload the target's later revision replaced the change in is superseded; one where
-    // it may have, undecided: unproven, not the not_live that would roll back that revision.
-    for w in workloads.iter_mut().filter(|w| w.verdict != Verdict::Live) {
-        match superseded::followed(observed, change, target, namespace, w) {
-            Some(superseded::Followed::Superseded(by)) => supersede(w, *by),
-            Some(superseded::Followed::Undecided(step)) if w.verdict == Verdict::NotLive => {
-                w.verdict = Verdict::Unproven;
-                w.next_step = Some(step);
-            }
-            _ => {}
-        }
-    }
-    let own_verdict = if own.iter().any(|f| f.evidence.status == Status::Fail) {
-        Verdict::NotLive
-    } else if own.iter().any(|f| f.evidence.status == Status::Unknown) {
-        Verdict::Unproven
-    } else {
-        Verdict::Live
-    };
-    let owner_superseded_by = (own_verdict != Verdict::Live
-        || workloads.iter().any(|w| w.verdict != Verdict::Live))
-    .then(|| superseded::owner(observed, change, target, namespace, &own, &workloads))
-    .flatten();
-    let mut report = target_report(target, namespace, own, own_verdict);
-    // Dated once its verdict is final (below), from the workloads' own dating.
-    let date = |report: &mut TargetReport, workloads: &[TargetReport]| {
-        timeline::date_owner(observed, change, report, namespace, target, workloads);
-    };
-    if own_verdict == Verdict::Live {
-        // Its own evidence is status and storage: the running pods decide.
-        report.verdict = workloads
-            .iter()
-            .map(|w| w.verdict)
-            .min()
-            .unwrap_or(Verdict::Unproven);
-        report.next_step = match workloads.iter().find(|w| w.verdict != Verdict::Live) {
-            Some(w) => w
-                .next_step
-                .as_ref()
-                .map(|s| s.clone().after(format!("{} {}/{}: ", w.kind, w.namespace, w.name))),
-            None if workloads.is_empty() => Some(crate::Suggestion::text(format!(
-                "{} leads to no {}, so no running pod can prove the change: verify the workloads that consume it directly",
-                target,
-                crate::TargetKind::workload_kinds("or", false)
-            ))),
-            None => None,
+            ) && f.evidence.status == Status::Pass
+        });
+        let refuted = own.iter().find(|f| {
+            matches!(
+                f.evidence.check,
+                Check::ManifestContains | Check::ReleaseVersion
+            ) && f.evidence.status == Status::Fail
+        });
+        let tie = match (refuted.filter(|_| tie_held), tied_by) {
+            (Some(f), _) => Some(Tie::Refuted {
+                via: via.clone(),
+                evidence: f.evidence.clone(),
+            }),
+            (None, Some(by)) => Some(Tie::By(by)),
+            (None, None) => None,
         };
-    } else {
-        if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
-            report.verdict = report.verdict.min(worst);
+        let followed_change = gitops::followed_change(observed, change, target, namespace);
+        let workloads = followed_workloads(observed, target, default_namespace)
+            .into_iter()
+            .map(|w| (key(&w, w.namespace_or(default_namespace)), w))
+            .collect();
+        Owner {
+            target,
+            namespace: namespace.to_string(),
+            own,
+            via,
+            tie,
+            followed_change,
+            workloads,
         }
-        // The owner has not deployed the change: restarting its workloads (what their own
-        // evidence would suggest) deploys nothing. Their step is the owner's.
-        if let Some(owner_step) = &report.next_step {
-            // Named by its actor (Flagger, Argo CD, …), and said only as far as its evidence
-            // goes: an owner that could not be judged has not been shown to fail.
-            let actor = target.kind.actor();
-            let owner_said = if own_verdict == Verdict::NotLive {
-                format!(
-                    "{} ({via}), so its workloads cannot run it: ",
-                    actor.has_not()
-                )
-            } else {
-                format!(
-                    "{} ({via}), so neither is whether its workloads run it: ",
-                    actor.whether()
-                )
+    }
+
+    /// Its report, and the reports of the workloads first reached through it (`home`, judged
+    /// in `judged`) as they are shown under it. A Helm or GitOps target is live only when its
+    /// own evidence holds and every workload it leads to is live; the workloads an earlier
+    /// target reached count as they were judged there.
+    fn judge(
+        self,
+        observed: &Observed,
+        change: &Change,
+        judged: &std::collections::BTreeMap<Key, TargetReport>,
+        home: &[Key],
+    ) -> (TargetReport, Vec<TargetReport>) {
+        let target = self.target;
+        let namespace = self.namespace.as_str();
+        let via = &self.via;
+        let own = self.own;
+        let mut workloads: Vec<TargetReport> = self
+            .workloads
+            .iter()
+            .filter_map(|(k, _)| judged.get(k).cloned())
+            .collect();
+        let is_home: Vec<bool> = self
+            .workloads
+            .iter()
+            .filter(|(k, _)| judged.contains_key(k))
+            .map(|(k, _)| home.contains(k))
+            .collect();
+        // A workload the target's later revision replaced the change in is superseded; one
+        // where it may have, undecided: unproven, not the not_live that would roll back that
+        // revision.
+        for (w, _) in workloads
+            .iter_mut()
+            .zip(&is_home)
+            .filter(|(w, home)| **home && w.verdict != Verdict::Live)
+        {
+            match superseded::followed(observed, change, target, namespace, w) {
+                Some(superseded::Followed::Superseded(by)) => supersede(w, *by),
+                Some(superseded::Followed::Undecided(step)) if w.verdict == Verdict::NotLive => {
+                    w.verdict = Verdict::Unproven;
+                    w.next_step = Some(step);
+                }
+                _ => {}
+            }
+        }
+        let own_verdict = if own.iter().any(|f| f.evidence.status == Status::Fail) {
+            Verdict::NotLive
+        } else if own.iter().any(|f| f.evidence.status == Status::Unknown) {
+            Verdict::Unproven
+        } else {
+            Verdict::Live
+        };
+        let owner_superseded_by = (own_verdict != Verdict::Live
+            || workloads.iter().any(|w| w.verdict != Verdict::Live))
+        .then(|| superseded::owner(observed, change, target, namespace, &own, &workloads))
+        .flatten();
+        let mut report = target_report(target, namespace, own, own_verdict);
+        if own_verdict == Verdict::Live {
+            // Its own evidence is status and storage: the running pods decide.
+            report.verdict = workloads
+                .iter()
+                .map(|w| w.verdict)
+                .min()
+                .unwrap_or(Verdict::Unproven);
+            report.next_step = match workloads.iter().find(|w| w.verdict != Verdict::Live) {
+                Some(w) => w
+                    .next_step
+                    .as_ref()
+                    .map(|s| s.clone().after(format!("{} {}/{}: ", w.kind, w.namespace, w.name))),
+                None if workloads.is_empty() => Some(crate::Suggestion::text(format!(
+                    "{} leads to no {}, so no running pod can prove the change: verify the workloads that consume it directly",
+                    target,
+                    crate::TargetKind::workload_kinds("or", false)
+                ))),
+                None => None,
             };
-            // A workload a later change replaced keeps its own step: nothing to roll back.
-            for w in workloads
-                .iter_mut()
-                .filter(|w| !matches!(w.verdict, Verdict::Live | Verdict::Superseded))
-            {
-                w.next_step = Some(owner_step.clone().after(owner_said.clone()));
+        } else {
+            if let Some(worst) = workloads.iter().map(|w| w.verdict).min() {
+                report.verdict = report.verdict.min(worst);
+            }
+            // The owner has not deployed the change: restarting its workloads (what their own
+            // evidence would suggest) deploys nothing. Their step is the owner's.
+            if let Some(owner_step) = &report.next_step {
+                // Named by its actor (Flagger, Argo CD, …), and said only as far as its
+                // evidence goes: an owner that could not be judged has not been shown to fail.
+                let actor = target.kind.actor();
+                let owner_said = if own_verdict == Verdict::NotLive {
+                    format!(
+                        "{} ({via}), so its workloads cannot run it: ",
+                        actor.has_not()
+                    )
+                } else {
+                    format!(
+                        "{} ({via}), so neither is whether its workloads run it: ",
+                        actor.whether()
+                    )
+                };
+                // A workload a later change replaced keeps its own step: nothing to roll back.
+                for (w, _) in workloads.iter_mut().zip(&is_home).filter(|(w, home)| {
+                    **home && !matches!(w.verdict, Verdict::Live | Verdict::Superseded)
+                }) {
+                    w.next_step = Some(owner_step.clone().after(owner_said.clone()));
+                }
             }
         }
-    }
-    if report.verdict != Verdict::Live {
-        if let Some(by) = owner_superseded_by {
-            // What its workloads run is the later change the owner deployed: not live for
-            // the stated one because it was replaced, so theirs is the owner's verdict (one
-            // that could not be judged stays unproven).
-            for w in workloads
-                .iter_mut()
-                .filter(|w| w.verdict == Verdict::NotLive)
-            {
-                supersede(w, by.clone());
+        if report.verdict != Verdict::Live {
+            if let Some(by) = owner_superseded_by {
+                // What its workloads run is the later change the owner deployed: not live for
+                // the stated one because it was replaced, so theirs is the owner's verdict (one
+                // that could not be judged stays unproven).
+                for (w, _) in workloads
+                    .iter_mut()
+                    .zip(&is_home)
+                    .filter(|(w, home)| **home && w.verdict == Verdict::NotLive)
+                {
+                    supersede(w, by.clone());
+                }
+                supersede(&mut report, by);
+            } else if report.verdict == Verdict::Superseded {
+                // Its own evidence held and its workloads were each superseded: by the first's.
+                report.superseded_by = workloads.iter().find_map(|w| w.superseded_by.clone());
             }
-            supersede(&mut report, by);
-        } else if report.verdict == Verdict::Superseded {
-            // Its own evidence held and its workloads were each superseded: by the first's.
-            report.superseded_by = workloads.iter().find_map(|w| w.superseded_by.clone());
         }
+        // Dated once its verdict is final, from the workloads' own dating.
+        timeline::date_owner(observed, change, &mut report, namespace, target, &workloads);
+        let shown = workloads
+            .into_iter()
+            .zip(is_home)
+            .filter_map(|(w, home)| home.then_some(w))
+            .collect();
+        (report, shown)
     }
-    date(&mut report, &workloads);
-    std::iter::once(report).chain(workloads).collect()
 }
 
-/// A workload's report. `tied_by` names the Helm or GitOps evidence that ties its template to
-/// the change when it was reached through one, and `owner` that target's kind.
+/// A workload's report. `tie` is what the Helm or GitOps target it was reached through says
+/// of the change when it was reached through one, and `owner` that target's kind.
 fn judge_workload(
     observed: &Observed,
     change: &Change,
     target: &Target,
     namespace: &str,
-    tied_by: Option<&str>,
+    tie: Option<&Tie>,
     owner: Option<crate::TargetKind>,
 ) -> TargetReport {
-    let (mut findings, dating) =
-        workload_findings(observed, change, target, namespace, tied_by, owner);
+    let (mut findings, dating) = workload_findings(observed, change, target, namespace, tie, owner);
     let verdict = verdict(&findings);
     let superseded_by = (verdict != Verdict::Live)
         .then(|| superseded::workload(observed, change, target, namespace, &findings))

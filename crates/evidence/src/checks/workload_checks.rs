@@ -15,14 +15,31 @@ use crate::kinds::workload::{Revision, Workload};
 use crate::suggestion::{Command, Suggestion};
 use crate::{Change, Check, Observed, ResourceKind, SourceRef, Status, Target};
 
+/// What the Helm or GitOps target a workload was reached through says of the change it
+/// installed, for a workload with no statement of its own.
+#[derive(Debug, Clone)]
+pub(crate) enum Tie {
+    /// Its evidence ties what it installed to the change (`helmrelease/apps/inventory
+    /// (release_revision pass)`): the workload needs no statement of its own.
+    By(String),
+    /// Its evidence shows that what it installed does not carry the stated change (the
+    /// installed manifest lacks an `--expect` text, the release another chart version):
+    /// `evidence` is that failure, read from the owner named `via`.
+    Refuted {
+        via: String,
+        evidence: crate::Evidence,
+    },
+}
+
 /// A workload's findings, and what its evidence dates (from the same revision and pods).
-/// `owner` is the kind of the target it was reached through, whose actor writes its template.
+/// `tie` is what the target it was reached through says of the change, and `owner` that
+/// target's kind, whose actor writes its template.
 pub(crate) fn workload_findings(
     observed: &Observed,
     change: &Change,
     target: &Target,
     namespace: &str,
-    tied_by: Option<&str>,
+    tie: Option<&Tie>,
     owner: Option<crate::TargetKind>,
 ) -> (Vec<Finding>, Dating) {
     let kind = target.kind.kind_name();
@@ -130,7 +147,7 @@ pub(crate) fn workload_findings(
     let pods = w.pods(observed);
     let pods_readable = pods_readable(observed, &w, &pods);
     let revision = w.current_revision(observed);
-    let spec = spec_readback(observed, &w, change, tied_by, owner);
+    let spec = spec_readback(observed, &w, change, tie, owner);
     let tie = TieBreak {
         shown_by: template_shows_change(&w, change, &spec.evidence),
         current: match &revision {
@@ -233,7 +250,7 @@ pub(crate) fn spec_readback(
     observed: &Observed,
     w: &Workload,
     change: &Change,
-    tied_by: Option<&str>,
+    tie: Option<&Tie>,
     owner: Option<crate::TargetKind>,
 ) -> Finding {
     let source = w.source().field(".spec.template.spec.containers");
@@ -248,6 +265,28 @@ pub(crate) fn spec_readback(
     let stated =
         change.has_spec_expectations() || !change.manifest.is_empty() || declared.is_some();
     if !stated {
+        if let Some(Tie::Refuted { via, evidence }) = tie {
+            // The statement was held to what the owner installed, and that lacks it: so does
+            // this template, which the owner installed. Read from the owner's evidence.
+            return Finding::new(
+                Check::SpecReadback,
+                Status::Fail,
+                format!(
+                    "installed by {via}, whose {} failed: {}",
+                    evidence.check, evidence.observed
+                ),
+                evidence.expected.clone(),
+            )
+            .source(evidence.source_ref.clone())
+            .detail(format!(
+                "what {via} installed does not carry the stated change ({} failed on it), so neither does this template, which it installed",
+                evidence.check
+            ));
+        }
+        let tied_by = match tie {
+            Some(Tie::By(by)) => Some(by.as_str()),
+            _ => None,
+        };
         if let Some(by) = tied_by.or(change.stated_by.as_deref()) {
             return Finding::new(Check::SpecReadback, Status::Skip, images.join(", "), "nothing given")
                 .source(source)
