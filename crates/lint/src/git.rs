@@ -25,7 +25,10 @@ pub(crate) fn fetch_command(rev: &str, remotes: &[String]) -> String {
     let name = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
     let remote = std::iter::once("origin")
         .chain(remotes.iter().map(String::as_str))
-        .find(|r| name.strip_prefix(r).is_some_and(|rest| rest.starts_with('/')));
+        .find(|r| {
+            name.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
     match remote {
         Some(remote) => format!("git fetch {remote} {}", &name[remote.len() + 1..]),
         None => format!("git fetch origin {rev}"),

@@ -157,7 +157,15 @@ fn an_unknown_revision_is_a_usage_error_naming_it() {
 #[test]
 fn an_unknown_remote_tracking_base_hints_the_fetch_that_brings_it() {
     let repo = seed_002();
-    git(repo.path(), &["remote", "add", "origin", "https://example.com/acme/shop.git"]);
+    git(
+        repo.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://example.com/acme/shop.git",
+        ],
+    );
     let out = lint(repo.path(), &["--base", "origin/main"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -172,7 +180,11 @@ fn a_template_names_its_deployment_however_the_name_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
-    write(d, "charts/shop/Chart.yaml", "apiVersion: v2\nname: shop\nversion: 0.1.0\n");
+    write(
+        d,
+        "charts/shop/Chart.yaml",
+        "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+    );
     let container = "spec:\n  template:\n    metadata:\n      labels: {{ include \"shop.labels\" . }}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/shop:latest\n";
     write(
         d,
@@ -182,14 +194,25 @@ fn a_template_names_its_deployment_however_the_name_is_written() {
     write(
         d,
         "charts/shop/templates/worker.yaml",
-        &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: |-\n    worker\n{container}"),
+        &format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: |-\n    worker\n{container}"
+        ),
     );
     commit(d, "shop");
     let out = lint(d, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("warning: Deployment panel runs"), "{stdout}");
-    assert!(stdout.contains("warning: Deployment worker runs"), "{stdout}");
-    assert!(!stdout.contains("Deployment ?") && !stdout.contains("Deployment |-"), "{stdout}");
+    assert!(
+        stdout.contains("warning: Deployment panel runs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning: Deployment worker runs"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Deployment ?") && !stdout.contains("Deployment |-"),
+        "{stdout}"
+    );
 }
 
 #[test]
