@@ -1120,7 +1120,9 @@ mod tests {
             parse_duration("10").expect("parses"),
             std::time::Duration::from_secs(10)
         );
-        assert!(parse_duration("0s").is_err());
+        // 0 is kubectl's "no limit": the day nothing waits past.
+        assert_eq!(parse_duration("0s").expect("parses"), UNLIMITED_TIMEOUT);
+        assert_eq!(parse_duration("0").expect("parses"), UNLIMITED_TIMEOUT);
     }
 
     fn now() -> Timestamp {
@@ -1153,6 +1155,9 @@ mod tests {
             ("90s", "2026-07-12T11:58:30Z"),
             ("1d", "2026-07-11T12:00:00Z"),
             ("1d2h", "2026-07-11T10:00:00Z"),
+            // A bare number is seconds ago, as --timeout 60 is 60 seconds.
+            ("60", "2026-07-12T11:59:00Z"),
+            ("3600", "2026-07-12T11:00:00Z"),
         ] {
             let at = parse_since(given, now()).expect(given);
             assert_eq!(at.to_string(), expected, "{given}");
@@ -1168,6 +1173,7 @@ mod tests {
             ("0s", "no time ago"),
             ("1y", "`y` is not a unit"),
             ("2mo", "`mo` is not a unit"),
+            ("0", "no time ago"),
         ] {
             let err = parse_since(given, now()).expect_err(given);
             let hint = err.hint().unwrap_or_default();
@@ -1181,5 +1187,17 @@ mod tests {
             .expect_err("future")
             .to_string();
         assert!(err.contains("in the future"), "{err}");
+        // A Unix time is not seconds ago (1970 would make every pod look started after it).
+        let err = parse_since("1783857600", now()).expect_err("a Unix time");
+        let hint = err.hint().unwrap_or_default().to_string();
+        let err = err.to_string();
+        assert!(
+            err.contains("Unix time") && err.contains("2026-07-12T12:00:00Z"),
+            "{err}"
+        );
+        assert!(
+            hint.contains("RFC 3339") && hint.contains("--since 600"),
+            "{hint}"
+        );
     }
 }
