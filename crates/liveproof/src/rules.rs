@@ -191,6 +191,7 @@ impl Stated for VerifyArgs {
             "report" => self.report.is_some(),
             "record" => self.record.is_some(),
             "superseded_ok" => self.superseded_ok,
+            "quiet" => self.quiet,
             "report_format" => self.report_format.is_some(),
             "logs" => self.logs.is_some(),
             "verbose" => self.log.verbose > 0,
