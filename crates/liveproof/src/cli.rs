@@ -512,7 +512,7 @@ fn targets_long_help() -> String {
          kind once and then its names: `deploy a b`, `deploy a,b`, `deploy,sts web` (a kind \
          word beside KIND/NAME words is refused, as kubectl refuses it). {} The others are \
          followed to the workloads they lead to (a Canary to its `-primary`), which are \
-         verified too.",
+         verified too. `verification/NAME` verifies what that Verification states.",
         kind::targets_help()
     )
 }

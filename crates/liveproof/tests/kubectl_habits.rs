@@ -951,6 +951,13 @@ fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
         }
     }
     assert!(long.stdout.contains("Exit codes:"), "{}", long.stdout);
+    // The one target that is not a kind of the kind table is named too.
+    assert!(
+        long.stdout
+            .contains("`verification/NAME` verifies what that Verification states"),
+        "{}",
+        long.stdout
+    );
     // Every exit code a pipeline can get, superseded (4) included.
     for code in [
         "0  live",
