@@ -186,8 +186,12 @@ Print a completion script for SHELL to stdout, generated from this binary's comm
   fish        liveproof completion fish > ~/.config/fish/completions/liveproof.fish
   powershell  liveproof completion powershell | Out-String | Invoke-Expression
 
-As a kubectl plugin (kubectl 1.26+): put `kubectl_complete-liveproof`, installed beside
-`kubectl-liveproof`, on PATH, and `kubectl liveproof <TAB>` completes subcommands and flags.";
+The script asks this binary at each <TAB>: subcommands, flags and kinds, and from the cluster
+the names after `deploy/`, the namespaces after -n and the contexts after --context (each read
+bounded by 2 s; nothing is written, and nothing is said when the cluster cannot be read).
+
+As a kubectl plugin (kubectl 1.26+): put `kubectl_complete-liveproof` (in the release archive
+beside `kubectl-liveproof`) on PATH, and `kubectl liveproof <TAB>` completes the same.";
 
 /// `liveproof completion SHELL`.
 #[derive(Debug, Args)]
