@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packages the static binaries ci/build-static.sh installed into the release assets:
-#   OUT/liveproof-vVERSION-x86_64-unknown-linux-musl.tar.gz   liveproof, kubectl-liveproof, LICENSE
+#   OUT/liveproof-vVERSION-x86_64-unknown-linux-musl.tar.gz   liveproof, kubectl-liveproof, kubectl_complete-liveproof, LICENSE
 #   OUT/liveproof-vVERSION-x86_64-unknown-linux-musl.tar.gz.sha256
 #   OUT/liveproof.yaml                                        plugins/liveproof.yaml rendered for it (krew)
 #
@@ -27,10 +27,10 @@ name="liveproof-v$version-x86_64-unknown-linux-musl"
 mkdir -p "$out"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-install -m 0755 "$bin/liveproof" "$bin/kubectl-liveproof" "$stage/"
+install -m 0755 "$bin/liveproof" "$bin/kubectl-liveproof" "$repo/plugins/kubectl_complete-liveproof" "$stage/"
 install -m 0644 "$repo/LICENSE" "$stage/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
-  -C "$stage" -cf - LICENSE kubectl-liveproof liveproof | gzip -n -9 > "$out/$name.tar.gz"
+  -C "$stage" -cf - LICENSE kubectl-liveproof kubectl_complete-liveproof liveproof | gzip -n -9 > "$out/$name.tar.gz"
 sha="$(sha256sum "$out/$name.tar.gz" | cut -d' ' -f1)"
 echo "$sha  $name.tar.gz" > "$out/$name.tar.gz.sha256"
 sed -e "s/@VERSION@/$version/g" -e "s/@SHA256_LINUX_AMD64@/$sha/g" \

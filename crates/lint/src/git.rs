@@ -19,6 +19,22 @@ pub struct Repo {
     prefix: String,
 }
 
+/// [`Repo::fetch_command`] given the repository's remotes (`origin` is taken as one always: a
+/// CI checkout has it).
+pub(crate) fn fetch_command(rev: &str, remotes: &[String]) -> String {
+    let name = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
+    let remote = std::iter::once("origin")
+        .chain(remotes.iter().map(String::as_str))
+        .find(|r| {
+            name.strip_prefix(r)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+    match remote {
+        Some(remote) => format!("git fetch {remote} {}", &name[remote.len() + 1..]),
+        None => format!("git fetch origin {rev}"),
+    }
+}
+
 impl Repo {
     /// `Ok(None)` when `dir` is not inside a git work tree.
     pub fn open(dir: &Path) -> Result<Option<Repo>, LintError> {
@@ -47,7 +63,26 @@ impl Repo {
             .ok_or_else(|| LintError::UnknownRevision {
                 repo: self.dir.clone(),
                 rev: rev.to_string(),
+                fetch: self.fetch_command(rev),
             })
+    }
+
+    /// The `git fetch` that brings `rev` here: a remote-tracking name (`origin/main`,
+    /// `refs/remotes/upstream/v2`) is fetched from its remote by the branch's own name (`git
+    /// fetch origin main`; `git fetch origin origin/main` fetches nothing of that name);
+    /// anything else (a branch, a tag, a SHA) from `origin`.
+    fn fetch_command(&self, rev: &str) -> String {
+        let remotes: Vec<String> = git(&self.dir, &["remote"])
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| {
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        fetch_command(rev, &remotes)
     }
 
     fn try_resolve(&self, rev: &str) -> Result<Option<String>, LintError> {
@@ -208,4 +243,24 @@ fn split_z(bytes: &[u8]) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(|s| String::from_utf8_lossy(s).into_owned())
         .collect()
+}
+
+#[cfg(test)]
+mod fetch_tests {
+    use super::fetch_command;
+
+    #[test]
+    fn a_remote_tracking_name_is_fetched_from_its_remote_by_the_branch_name() {
+        let remotes = ["origin".to_string(), "upstream".to_string()];
+        for (rev, want) in [
+            ("origin/main", "git fetch origin main"),
+            ("refs/remotes/origin/main", "git fetch origin main"),
+            ("upstream/release/v2", "git fetch upstream release/v2"),
+            ("main", "git fetch origin main"),
+            ("feature/x", "git fetch origin feature/x"),
+            ("v1.4.0", "git fetch origin v1.4.0"),
+        ] {
+            assert_eq!(fetch_command(rev, &remotes), want, "{rev}");
+        }
+    }
 }

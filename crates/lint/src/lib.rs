@@ -86,7 +86,12 @@ pub enum LintError {
     #[error("{}: not a git repository, so there is no `{flag}` to diff against", path.display())]
     NotARepository { path: PathBuf, flag: &'static str },
     #[error("unknown revision `{rev}` in the repository at {}", repo.display())]
-    UnknownRevision { repo: PathBuf, rev: String },
+    UnknownRevision {
+        repo: PathBuf,
+        rev: String,
+        /// The `git fetch` that brings it here (`git fetch origin main` for `origin/main`).
+        fetch: String,
+    },
     #[error("`{command}` in {} failed: {stderr}", repo.display())]
     Git {
         repo: PathBuf,
@@ -108,7 +113,7 @@ impl liveproof_evidence::hint::Hinted for LintError {
         match self {
             LintError::GitNotInstalled { .. } => Some(Cow::Borrowed("install git (liveproof lint reads diffs with it)")),
             LintError::NotARepository { .. } => Some(Cow::Borrowed("run it inside the repository, or drop --base/--head to lint every file as changed")),
-            LintError::UnknownRevision { rev, .. } => Some(Cow::Owned(format!("check the spelling, or fetch it first (`git fetch origin {rev}`; CI checkouts are often shallow: fetch-depth: 0)"))),
+            LintError::UnknownRevision { fetch, .. } => Some(Cow::Owned(format!("check the spelling, or fetch it first (`{fetch}`; CI checkouts are often shallow: fetch-depth: 0)"))),
             LintError::NotADirectory(..) => Some(Cow::Borrowed("PATH is the root of the repository (or of the GitOps tree) to lint")),
             LintError::Git { .. }
             | LintError::Io { .. } => None,

@@ -86,10 +86,41 @@ impl Doc<'_> {
                 return name.to_string();
             }
         }
-        self.locate(&["metadata", "name"])
+        if let Some(line) = self.locate(&["metadata", "name"]) {
+            let value = self
+                .line_text(line)
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| unquote(v));
+            match value {
+                // `name: |-` then the name on the next line (a block scalar).
+                Some(v) if v.starts_with(['|', '>']) => {
+                    if let Some(next) = self.next_text_line(line) {
+                        return next.trim().to_string();
+                    }
+                }
+                Some(v) if !v.is_empty() => return v.to_string(),
+                _ => {}
+            }
+        }
+        // `metadata: {name: web, namespace: apps}`: a flow mapping, on the `metadata:` line.
+        self.locate(&["metadata"])
             .and_then(|line| self.line_text(line))
-            .and_then(|l| l.split_once(':').map(|(_, v)| unquote(v).to_string()))
+            .and_then(|l| l.split_once(':'))
+            .and_then(|(_, v)| flow_value(v, "name"))
             .unwrap_or_else(|| "?".to_string())
+    }
+
+    /// The first line after `line` with something on it (not a comment).
+    fn next_text_line(&self, line: usize) -> Option<&str> {
+        let from = line.checked_sub(self.first_line)? + 1;
+        self.lines
+            .iter()
+            .skip(from)
+            .find(|l| {
+                let body = l.trim();
+                !body.is_empty() && !body.starts_with('#')
+            })
+            .copied()
     }
 
     /// `metadata.namespace/metadata.name`, or the name alone.
@@ -154,6 +185,16 @@ impl Doc<'_> {
     }
 }
 
+/// `key`'s scalar in a one-line flow mapping (`{name: web, namespace: apps}`).
+fn flow_value(text: &str, key: &str) -> Option<String> {
+    let inner = text.trim().strip_prefix('{')?;
+    let inner = inner.split('}').next()?;
+    inner.split(',').find_map(|entry| {
+        let (k, v) = entry.split_once(':')?;
+        (k.trim().trim_matches(['"', '\'']) == key).then(|| unquote(v).to_string())
+    })
+}
+
 fn is_key(body: &str, key: &str) -> bool {
     let body = body.trim_start_matches(['"', '\'']);
     body.strip_prefix(key)
@@ -212,6 +253,21 @@ mod tests {
             docs[2].first_line, 3,
             "the comment after the marker is its line"
         );
+    }
+
+    #[test]
+    fn a_template_names_its_object_in_a_flow_mapping_or_a_block_scalar() {
+        for (metadata, want) in [
+            ("metadata: {name: web, namespace: apps}", "web"),
+            ("metadata: {\"namespace\": apps, \"name\": \"api\"}", "api"),
+            ("metadata:\n  name: |-\n    worker\n  labels: {}", "worker"),
+            ("metadata:\n  name: >\n    cron", "cron"),
+            ("metadata:\n  name: web # the front", "web"),
+        ] {
+            let text = format!("kind: Deployment\n{metadata}\nspec:\n  x: {{{{ .Values.x }}}}\n");
+            let docs = split("t.yaml", &text, true);
+            assert_eq!(docs[0].name(), want, "{metadata}");
+        }
     }
 
     #[test]

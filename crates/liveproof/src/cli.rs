@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
+use clap_complete::engine::ArgValueCompleter;
 use liveproof_evidence::kind;
 use liveproof_evidence::Report;
 use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
@@ -42,8 +42,9 @@ Exit codes: 0 live, 1 not live, 2 usage or operational error, 3 unproven, 4 supe
 #[derive(Debug, Parser)]
 #[command(name = "liveproof", version, about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cli {
-    /// More output on stderr: -v logs each API request and the request count, -vv more.
-    /// Also taken after the subcommands that log (`verify -v`).
+    /// More output on stderr: -v logs each API request (its status and time) and the request
+    /// count, -vv more; kubectl's -v=N too (1-6: -v, 7 and up: -vv). Also taken after the
+    /// subcommands that log (`verify -v`).
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -54,9 +55,7 @@ pub struct Cli {
 /// `-v`, on the subcommands that log something (not `skill`, `schema`, `completion`, …).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct Verbosity {
-    /// More output on stderr (-v: each API request, -vv: more).
-    ///
-    /// -v logs each API request and the request count, -vv more.
+    /// More output on stderr: -v each API request, -vv more (kubectl's -v=6 as -v).
     #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
     pub verbose: u8,
 }
@@ -64,10 +63,8 @@ pub struct Verbosity {
 /// `--color`, on the subcommands whose text report has colour (verify, demo).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Args)]
 pub struct Colour {
-    /// When to colour the text report: auto, always, never.
-    ///
-    /// auto: when stdout is a terminal and NO_COLOR is unset (the default).
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, hide_possible_values = true, hide_default_value = true, help_heading = "Output")]
+    /// When to colour the text report: auto (a terminal, NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, hide_possible_values = true, hide_default_value = true, hide_short_help = true, help_heading = "Output")]
     pub color: ColorChoice,
 }
 
@@ -192,8 +189,12 @@ Print a completion script for SHELL to stdout, generated from this binary's comm
   fish        liveproof completion fish > ~/.config/fish/completions/liveproof.fish
   powershell  liveproof completion powershell | Out-String | Invoke-Expression
 
-As a kubectl plugin (kubectl 1.26+): put `kubectl_complete-liveproof`, installed beside
-`kubectl-liveproof`, on PATH, and `kubectl liveproof <TAB>` completes subcommands and flags.";
+The script asks this binary at each <TAB>: subcommands, flags and kinds, and from the cluster
+the names after `deploy/`, the namespaces after -n and the contexts after --context (each read
+bounded by 2 s; nothing is written, and nothing is said when the cluster cannot be read).
+
+As a kubectl plugin (kubectl 1.26+): put `kubectl_complete-liveproof` (in the release archive
+beside `kubectl-liveproof`) on PATH, and `kubectl liveproof <TAB>` completes the same.";
 
 /// `liveproof completion SHELL`.
 #[derive(Debug, Args)]
@@ -291,7 +292,7 @@ pub struct RollbackArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// How long to wait for the rolled-back workloads to be live, e.g. 90s, 5m.
+    /// How long to wait for the rolled-back workloads to be live, e.g. 90s, 5m; 0 = 24h.
     #[arg(long, value_name = "DURATION", default_value = DEFAULT_TIMEOUT)]
     pub timeout: String,
 
@@ -375,13 +376,15 @@ pub struct StaleArgs {
     /// restart) and report the ones that are not.
     #[arg(
         long,
+        short = 'w',
+        alias = "watch",
         requires = "restart",
         conflicts_with = "dry_run",
         help_heading = "Restarting"
     )]
     pub wait: bool,
 
-    /// How long --wait waits, e.g. 90s, 5m.
+    /// How long --wait waits, e.g. 90s, 5m; 0 = 24h (kubectl's "no limit", bounded).
     #[arg(
         long,
         value_name = "DURATION",
@@ -516,7 +519,7 @@ fn targets_long_help() -> String {
          kind once and then its names: `deploy a b`, `deploy a,b`, `deploy,sts web` (a kind \
          word beside KIND/NAME words is refused, as kubectl refuses it). {} The others are \
          followed to the workloads they lead to (a Canary to its `-primary`), which are \
-         verified too.",
+         verified too. `verification/NAME` verifies what that Verification states.",
         kind::targets_help()
     )
 }
@@ -533,24 +536,17 @@ fn selector_long_help() -> String {
     )
 }
 
-/// What completes a target's TYPE: every kind's spelling, then `/`.
-fn target_candidates() -> Vec<CompletionCandidate> {
-    kind::target_prefixes()
-        .into_iter()
-        .map(CompletionCandidate::new)
-        .collect()
-}
-
 #[derive(Debug, Clone, PartialEq, Args)]
 pub struct VerifyArgs {
     /// What to verify: KIND/NAME, NS/KIND/NAME, KIND NAME…, KIND/a,KIND/b (as kubectl).
     ///
     /// The long help, with the kinds of the kind table, is [`targets_long_help`]; TYPE
-    /// completes to every kind's spelling (`deploy/`, `hr/`, …).
+    /// completes to every kind's spelling (`deploy/`, `hr/`, …), and then NAME to the names
+    /// of that kind in the cluster ([`crate::completion::targets`]).
     #[arg(
         value_name = "TARGET",
         long_help = targets_long_help(),
-        add = ArgValueCandidates::new(target_candidates),
+        add = ArgValueCompleter::new(crate::completion::targets),
         required_unless_present_any = ["snapshot", "manifests", "kustomize", "selector"]
     )]
     pub targets: Vec<String>,
@@ -614,14 +610,14 @@ pub struct VerifyArgs {
     #[command(flatten)]
     pub change: ChangeArgs,
 
-    /// Watch until live, until a failure is final, or until --timeout.
+    /// Watch until live, a final failure, or --timeout (-w, --watch as kubectl).
     ///
     /// Needs a change time (--since, or --commit with its repository): without one nothing
     /// can become live.
-    #[arg(long, help_heading = "Waiting")]
+    #[arg(long, short = 'w', alias = "watch", help_heading = "Waiting")]
     pub wait: bool,
 
-    /// How long --wait waits: 90s, 5m, 1h30m, or seconds (300) [default: 5m].
+    /// How long --wait waits: 90s, 1h30m, 300 (s); 0 = 24h [default: 5m].
     #[arg(
         long,
         value_name = "DURATION",
@@ -635,6 +631,10 @@ pub struct VerifyArgs {
     /// Report format.
     #[arg(short, long, value_parser = formats::<Report>(report_help), default_value = "text", help_heading = "Output")]
     pub output: Format,
+
+    /// Print nothing but errors: the verdict is the exit code.
+    #[arg(short, long, conflicts_with_all = ["output", "verbose"], help_heading = "Output")]
+    pub quiet: bool,
 
     /// Also write the report to FILE (its extension says the format).
     ///
@@ -791,8 +791,8 @@ pub struct ChangeArgs {
     /// When the change merged: RFC 3339, or how long ago (10m, 2h, 1d).
     ///
     /// RFC 3339 with an offset (2026-07-12T10:00:00Z, 2026-07-12T12:00:00+02:00), or how long
-    /// ago, as kubectl writes durations, with days too (90s, 10m, 2h, 1h30m, 1d). A time in
-    /// the future is refused.
+    /// ago, as kubectl writes durations, with days too (90s, 10m, 2h, 1h30m, 1d); a number is
+    /// seconds (600), not a Unix time. A time in the future is refused.
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
 
@@ -961,7 +961,7 @@ pub enum RecordFormat {
 #[command(next_help_heading = CLUSTER_HEADING)]
 pub struct ClusterArgs {
     /// Namespace for targets that name none (default: the context's).
-    #[arg(short, long, value_name = "NS")]
+    #[arg(short, long, value_name = "NS", add = ArgValueCompleter::new(crate::completion::namespaces))]
     pub namespace: Option<String>,
 
     /// Look targets that name no namespace up in every namespace.
@@ -980,7 +980,7 @@ pub struct ClusterArgs {
     ///
     /// `verify` takes it more than once, to verify the same change in each of those clusters
     /// (a section per cluster; the verdict the worst).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = ArgValueCompleter::new(crate::completion::contexts))]
     pub context: Vec<String>,
 
     /// Per-request bound: 10s, 1m, 5 (s); 0 = none [default: 30s].
@@ -1232,6 +1232,11 @@ impl Cli {
         self.verbose.saturating_add(after.verbose)
     }
 
+    /// Whether `-q` asked for nothing but errors (verify).
+    pub fn quiet(&self) -> bool {
+        matches!(&self.command, Command::Verify(args) if args.quiet)
+    }
+
     /// What `--color` asked for (only verify and demo draw colour).
     pub fn color(&self) -> ColorChoice {
         match &self.command {
@@ -1253,6 +1258,188 @@ impl Cli {
         };
         error_document(asked.name())
     }
+}
+
+/// The program name a kubectl plugin is run by (`kubectl liveproof …` runs `kubectl-liveproof`,
+/// itself or a link to the binary, as krew installs it).
+pub const PLUGIN_NAME: &str = "kubectl-liveproof";
+
+/// Whether the binary runs as kubectl's plugin: `argv[0]`'s file name is [`PLUGIN_NAME`].
+pub fn invoked_as_plugin(argv0: Option<&std::ffi::OsStr>) -> bool {
+    argv0
+        .and_then(|a| std::path::Path::new(a).file_stem())
+        .is_some_and(|name| name == PLUGIN_NAME)
+}
+
+/// The command line, as the binary was run: as kubectl's plugin, its usage lines, help and
+/// examples say `kubectl liveproof` (what the user types), never `liveproof` or
+/// `kubectl-liveproof`.
+pub fn command_as(plugin: bool) -> clap::Command {
+    let command = <Cli as clap::CommandFactory>::command();
+    if plugin {
+        as_plugin(command.bin_name("kubectl liveproof"))
+    } else {
+        command
+    }
+}
+
+/// Parses `args` (the program name first) as the binary run as [`command_as`] says.
+pub fn parse(args: Vec<std::ffi::OsString>, plugin: bool) -> Result<Cli, clap::Error> {
+    let mut command = command_as(plugin);
+    let matches = command.try_get_matches_from_mut(args)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.with_cmd(&command))
+}
+
+/// `command` and every subcommand under it with `liveproof SUBCOMMAND` in their texts said
+/// as `kubectl liveproof SUBCOMMAND`.
+fn as_plugin(command: clap::Command) -> clap::Command {
+    let said = |text: Option<&clap::builder::StyledStr>| text.map(|t| plugin_text(&t.to_string()));
+    let mut command = command;
+    if let Some(text) = said(command.get_about()) {
+        command = command.about(text);
+    }
+    if let Some(text) = said(command.get_long_about()) {
+        command = command.long_about(text);
+    }
+    if let Some(text) = said(command.get_after_help()) {
+        command = command.after_help(text);
+    }
+    if let Some(text) = said(command.get_after_long_help()) {
+        command = command.after_long_help(text);
+    }
+    command
+        .mut_args(|arg| {
+            let help = arg.get_help().map(|t| plugin_text(&t.to_string()));
+            let long = arg.get_long_help().map(|t| plugin_text(&t.to_string()));
+            let arg = match help {
+                Some(text) => arg.help(text),
+                None => arg,
+            };
+            match long {
+                Some(text) => arg.long_help(text),
+                None => arg,
+            }
+        })
+        .mut_subcommands(as_plugin)
+}
+
+/// `text` with each `liveproof SUBCOMMAND` (a command as typed, not the word in prose, nor
+/// `kubectl liveproof` already) as `kubectl liveproof SUBCOMMAND`.
+pub fn plugin_text(text: &str) -> String {
+    const WORD: &str = "liveproof ";
+    let subcommands: Vec<String> = <Cli as clap::CommandFactory>::command()
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    while let Some(at) = rest.find(WORD) {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let after = &from[WORD.len()..];
+        let next_word = after
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .next()
+            .unwrap_or_default();
+        let standalone = !out
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || "-_/.".contains(c));
+        let already = out.ends_with("kubectl ");
+        if standalone && !already && subcommands.iter().any(|s| s == next_word) {
+            out.push_str("kubectl ");
+        }
+        out.push_str(WORD);
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// kubectl's verbosity levels (`-v=6`, `-v 6`, `-v6`, `--v=6`, `--v 6`) as our `-v` count:
+/// 0 is nothing, 1 to 6 are `-v` (kubectl's 6 logs each request's URL and status, which `-v`
+/// does), 7 and up `-vv`. `-v` and `-vv` as ever. A word that is another flag's value (`-n
+/// -v`) is left alone, and nothing after `--`. A level that is not a number is refused.
+pub fn kubectl_levels(
+    args: Vec<std::ffi::OsString>,
+) -> Result<Vec<std::ffi::OsString>, liveproof_report::Problem> {
+    let takes_value = crate::completion::value_flags();
+    let level = |word: &str,
+                 value: &str|
+     -> Result<Option<&'static str>, liveproof_report::Problem> {
+        match value.parse::<u32>() {
+            Ok(0) => Ok(None),
+            Ok(1..=6) => Ok(Some("-v")),
+            Ok(_) => Ok(Some("-vv")),
+            Err(_) => Err(liveproof_report::Problem::new(
+                format!("`{word}`: a verbosity level is a number (as kubectl's -v=6), not `{value}`"),
+                Some("give -v (each API request, its status and time), -vv (more), or a kubectl level: -v=6".into()),
+            )),
+        }
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut words = args.into_iter().peekable();
+    if let Some(program) = words.next() {
+        out.push(program);
+    }
+    let is_number = |w: &std::ffi::OsString| {
+        w.to_str()
+            .is_some_and(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+    };
+    while let Some(word) = words.next() {
+        let Some(text) = word.to_str().map(str::to_string) else {
+            out.push(word);
+            continue;
+        };
+        if text == "--" {
+            out.push(word);
+            out.extend(words);
+            break;
+        }
+        let mapped = if let Some(value) = text
+            .strip_prefix("--v=")
+            .or_else(|| text.strip_prefix("-v="))
+        {
+            Some(level(&text, value)?)
+        } else if text == "--v" {
+            match words.next() {
+                Some(value) if is_number(&value) => Some(level(&text, &value.to_string_lossy())?),
+                _ => {
+                    return Err(liveproof_report::Problem::new(
+                        "--v needs a level (as kubectl's --v=6)".to_string(),
+                        Some(
+                            "give --v=6 (each API request, its status and time), or -v / -vv"
+                                .into(),
+                        ),
+                    ))
+                }
+            }
+        } else if text == "-v" && words.peek().is_some_and(is_number) {
+            let value = words.next().unwrap_or_default();
+            Some(level(&text, &value.to_string_lossy())?)
+        } else if let Some(value) = text
+            .strip_prefix("-v")
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        {
+            Some(level(&text, value)?)
+        } else {
+            None
+        };
+        match mapped {
+            Some(Some(flag)) => out.push(flag.into()),
+            Some(None) => {}
+            None => {
+                let consumes = takes_value.contains(text.as_str());
+                out.push(word);
+                if consumes {
+                    if let Some(value) = words.next() {
+                        out.push(value);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// [`Cli::error_format`] read off raw arguments clap refused: the subcommand is the first word
@@ -1310,6 +1497,13 @@ pub fn clap_problem(err: &clap::Error) -> liveproof_report::Problem {
         .filter_map(|l| l.trim().strip_prefix("tip:"))
         .map(|t| t.trim().to_string())
         .collect();
+    if hints.is_empty() && err.kind() == clap::error::ErrorKind::ArgumentConflict {
+        if message.contains("'--quiet'") && message.contains("'--output") {
+            hints.push("-q prints no report: the verdict is the exit code. Drop -o, or drop -q; to keep a report with -q, write it to a file (--report report.json)".into());
+        } else if message.contains("'--quiet'") && message.contains("'--verbose") {
+            hints.push("-q says nothing but errors and -v logs more: give one of them".into());
+        }
+    }
     if hints.is_empty() {
         if let Some(usage) = rest.iter().find_map(|p| p.strip_prefix("Usage:")) {
             hints.push(format!("usage: {}; see --help", usage.trim()));

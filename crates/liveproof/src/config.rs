@@ -43,6 +43,8 @@ pub enum ConfigError {
     Selector(#[from] liveproof_evidence::selector::SelectorError),
     #[error("--since `{given}` {reason}")]
     Since { given: String, reason: String },
+    #[error("--since {given} is not a number of seconds ago: it is as large as a Unix time{when}")]
+    SinceUnixTime { given: String, when: String },
     #[error("--since {given} is in the future (now {now}): a change that has not happened yet cannot be live")]
     SinceFuture { given: String, now: String },
     #[error("--wait needs a change time: without one no pod can be shown to have started after the change, so the wait could only end at --timeout")]
@@ -107,13 +109,14 @@ impl Hinted for ConfigError {
             ConfigError::Since { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
             ConfigError::SinceFuture { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
             ConfigError::Record { hint, .. } => Some(Cow::Borrowed(hint)),
+            ConfigError::SinceUnixTime { .. } => Some(Cow::Borrowed("give the change time as RFC 3339 (--since 2026-07-12T10:00:00Z; `date -u -d @SECONDS +%FT%TZ` converts a Unix time), or how long ago: --since 600 (seconds), --since 10m")),
             ConfigError::WaitWithoutSince => Some(Cow::Borrowed("add --since TIME (e.g. --since 30m or --since 2026-07-12T10:00:00Z), or --commit SHA with --repo holding it")),
             ConfigError::Commit { .. } => Some(Cow::Borrowed("e.g. --commit 3f2c1ab, --commit HEAD, --commit main or --commit v1.4.0")),
             ConfigError::Image { .. } => Some(Cow::Borrowed("e.g. --image ghcr.io/acme/inventory:1.4.0 or --image ghcr.io/acme/inventory@sha256:…")),
             ConfigError::Expect { .. } => Some(Cow::Borrowed("plain text is matched as is; `re:` starts a regular expression, e.g. --expect 're:secretKeyRef:\\s+name: inventory-db'")),
             ConfigError::Versions(..) => Some(Cow::Borrowed("give one --expect-version for all URLs or one per --version-url, in the same order")),
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
-            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)")),
+            ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds); 0 for no limit (at most 24h)")),
             ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
@@ -804,18 +807,22 @@ pub fn response_budget(args: &ClusterArgs) -> liveproof_gather::ResponseBudget {
     }
 }
 
+/// What `--timeout 0` (kubectl's "no limit") waits: nothing liveproof does waits without a
+/// bound, so it is the same day [`UNLIMITED_REQUEST`] gives a request.
+pub const UNLIMITED_TIMEOUT: Duration = UNLIMITED_REQUEST;
+
+/// `--timeout`: a duration such as `90s`, `1h30m` or `60` (seconds); `0` is kubectl's "no
+/// limit", here [`UNLIMITED_TIMEOUT`] (said on stderr, as it is not what was typed).
 pub fn parse_duration(given: &str) -> Result<Duration, ConfigError> {
-    positive_duration(given).map_err(|reason| ConfigError::Timeout {
+    let d = crate::duration::parse(given).map_err(|reason| ConfigError::Timeout {
         given: given.to_string(),
         reason,
-    })
-}
-
-/// A duration such as `90s`, `1h30m` or `60` (seconds), more than zero.
-fn positive_duration(given: &str) -> Result<Duration, String> {
-    let d = crate::duration::parse(given)?;
+    })?;
     if d.is_zero() {
-        return Err("it must be more than zero".into());
+        tracing::warn!(
+            "--timeout {given}: no limit, as kubectl reads 0, is at most 24h here (liveproof never waits without a bound)"
+        );
+        return Ok(UNLIMITED_TIMEOUT);
     }
     Ok(d)
 }
@@ -880,7 +887,7 @@ fn check_version_url(given: &str) -> Result<(), ConfigError> {
 const SINCE_EXAMPLES: &str =
     "give an RFC 3339 time with its offset (--since 2026-07-12T10:00:00Z, \
     --since 2026-07-12T12:00:00.250+02:00) or how long ago, as kubectl takes durations (--since 10m, \
-    --since 2h, --since 1h30m, --since 1d)";
+    --since 2h, --since 1h30m, --since 1d; a bare number is seconds: --since 600)";
 
 /// `--since`: an RFC 3339 time with any offset, or a duration ago (`10m`, `2h`, `1h30m`, as
 /// kubectl takes durations), relative to `now`. An RFC 3339 time keeps its fractional
@@ -895,6 +902,31 @@ pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError
     };
     let at = if let Ok(at) = text.parse::<Timestamp>() {
         at
+    } else if text.bytes().all(|b| b.is_ascii_digit()) && !text.is_empty() {
+        // A bare number is seconds ago, as --timeout and --request-timeout read one; but not
+        // one as large as a Unix time, which moved the change time back to 1970 (every pod
+        // would then look started after the change).
+        let seconds: i64 = text
+            .parse()
+            .map_err(|_| err("is too long ago to be a number of seconds"))?;
+        if seconds >= BARE_SECONDS_MAX {
+            let when = Timestamp::from_second(seconds)
+                .map(|t| format!(" (as a Unix time, --since {t})"))
+                .unwrap_or_default();
+            return Err(ConfigError::SinceUnixTime {
+                given: given.to_string(),
+                when,
+            });
+        }
+        if seconds == 0 {
+            return Err(err(
+                "is no time ago: give how long ago the change was, e.g. 10m",
+            ));
+        }
+        truncate_to_second(
+            now.checked_sub(jiff::SignedDuration::from_secs(seconds))
+                .map_err(|_| err("reaches back further than a timestamp can"))?,
+        )
     } else if let Some(ago) = parse_ago(text) {
         let ago = ago.map_err(|reason| err(&reason))?;
         truncate_to_second(
@@ -920,6 +952,10 @@ pub fn parse_since(given: &str, now: Timestamp) -> Result<Timestamp, ConfigError
     }
     Ok(at)
 }
+
+/// The smallest bare `--since` number refused as seconds ago: 10^9 seconds (31 years) is no
+/// change's age, and every Unix time since 2001 is at least that.
+const BARE_SECONDS_MAX: i64 = 1_000_000_000;
 
 /// `10m`, `2h`, `1h30m`, `90s`: a duration as kubectl writes one (digits and a unit, no
 /// sign). `None` when `text` is not shaped like one; `Some(Err)` when it is but is unusable.
@@ -1153,7 +1189,9 @@ mod tests {
             parse_duration("10").expect("parses"),
             std::time::Duration::from_secs(10)
         );
-        assert!(parse_duration("0s").is_err());
+        // 0 is kubectl's "no limit": the day nothing waits past.
+        assert_eq!(parse_duration("0s").expect("parses"), UNLIMITED_TIMEOUT);
+        assert_eq!(parse_duration("0").expect("parses"), UNLIMITED_TIMEOUT);
     }
 
     fn now() -> Timestamp {
@@ -1186,6 +1224,9 @@ mod tests {
             ("90s", "2026-07-12T11:58:30Z"),
             ("1d", "2026-07-11T12:00:00Z"),
             ("1d2h", "2026-07-11T10:00:00Z"),
+            // A bare number is seconds ago, as --timeout 60 is 60 seconds.
+            ("60", "2026-07-12T11:59:00Z"),
+            ("3600", "2026-07-12T11:00:00Z"),
         ] {
             let at = parse_since(given, now()).expect(given);
             assert_eq!(at.to_string(), expected, "{given}");
@@ -1201,6 +1242,7 @@ mod tests {
             ("0s", "no time ago"),
             ("1y", "`y` is not a unit"),
             ("2mo", "`mo` is not a unit"),
+            ("0", "no time ago"),
         ] {
             let err = parse_since(given, now()).expect_err(given);
             let hint = err.hint().unwrap_or_default();
@@ -1214,5 +1256,17 @@ mod tests {
             .expect_err("future")
             .to_string();
         assert!(err.contains("in the future"), "{err}");
+        // A Unix time is not seconds ago (1970 would make every pod look started after it).
+        let err = parse_since("1783857600", now()).expect_err("a Unix time");
+        let hint = err.hint().unwrap_or_default().to_string();
+        let err = err.to_string();
+        assert!(
+            err.contains("Unix time") && err.contains("2026-07-12T12:00:00Z"),
+            "{err}"
+        );
+        assert!(
+            hint.contains("RFC 3339") && hint.contains("--since 600"),
+            "{hint}"
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 mod auth;
 pub mod cli;
+mod completion;
 mod config;
 pub mod controller;
 mod deadline;
@@ -32,7 +33,6 @@ use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use liveproof_evidence::Verdict;
 use liveproof_report::{Format, Outcome, Problem, Render, RollbackPrinter, TextStyle};
 
@@ -45,7 +45,29 @@ pub const EXIT_ERROR: u8 = 2;
 /// plugin): parse, run, map the result to an exit code. On exit 2 the error is said on stderr
 /// and, when `-o` asked for a document (json, yaml, markdown, junit), answered as one on stdout.
 pub fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `COMPLETE=bash liveproof -- WORDS…`: what the scripts of `liveproof completion` run.
+    if shell::complete_from_env(&argv) {
+        return ExitCode::SUCCESS;
+    }
+    // `kubectl-liveproof __complete WORDS…`: Cobra's completion request, which the
+    // `kubectl_complete-liveproof` script of the release archives sends for kubectl.
+    if argv.get(1).is_some_and(|a| a == "__complete") {
+        return complete_words(argv[2..].to_vec());
+    }
+    let plugin = cli::invoked_as_plugin(argv.first().map(std::ffi::OsString::as_os_str));
+    let args = match cli::kubectl_levels(argv) {
+        Ok(args) => args,
+        Err(problem) => {
+            let argv: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            say_error(&problem);
+            answer(problem, cli::error_format_in(&argv));
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let cli = match cli::parse(args, plugin) {
         Ok(cli) => cli,
         Err(err) => return refused(&err),
     };
@@ -146,7 +168,12 @@ fn answer(problem: Problem, format: Option<liveproof_report::Format>) {
 /// `kubectl_complete-liveproof WORD…`: the completions of the last word, as kubectl's plugin
 /// completion reads them. Nothing else is run.
 pub fn kubectl_complete() -> ExitCode {
-    let words: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    complete_words(std::env::args_os().skip(1).collect())
+}
+
+/// The completions of the last of `words` (typed after `liveproof`), in Cobra's `__complete`
+/// answer.
+fn complete_words(words: Vec<std::ffi::OsString>) -> ExitCode {
     match shell::kubectl_complete(words, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         // Completions are suggestions, not an answer anyone acts on: a shell that read what it
@@ -162,7 +189,9 @@ pub fn kubectl_complete() -> ExitCode {
 
 /// Runs a parsed command; returns the process exit code.
 pub fn run(cli: cli::Cli) -> anyhow::Result<u8> {
-    init_logging(cli.verbosity());
+    let quiet = cli.quiet();
+    progress::QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+    init_logging(if quiet { None } else { Some(cli.verbosity()) });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -228,11 +257,16 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
             let args = verify_object::object_args(&args, runtime)?.map_or(args, Box::new);
             let config = config::VerifyConfig::from_args(&args, style)?;
             let verified = runtime.block_on(verify::run(&config))?;
-            let code = print(&verified, config.format, config.style, &mut out)?;
+            // `-q`: the verdict is the exit code; the report goes only where a file was named.
+            let mut nowhere = std::io::sink();
+            let shown: &mut dyn Write = if args.quiet { &mut nowhere } else { &mut out };
+            let code = print(&verified, config.format, config.style, shown)?;
             verify::write_report(&verified, &config)?;
             verify::write_record(&verified, &config)?;
             if args.superseded_ok && code == Verdict::Superseded.exit_code() {
-                say_notice(&verify::superseded_notice(&verified));
+                if !args.quiet {
+                    say_notice(&verify::superseded_notice(&verified));
+                }
                 0
             } else {
                 code
@@ -314,12 +348,16 @@ fn peak_memory_kib() -> Option<u64> {
         .ok()
 }
 
-fn init_logging(verbose: u8) {
+/// Logging on stderr at `verbose` (`-v` counted), or errors alone (`None`: `-q`).
+fn init_logging(verbose: Option<u8>) {
     let default = match verbose {
+        None => "error,kube=off,kube_client=off,kube_runtime=off",
         // kube logs its own view of errors we report better ourselves; -vv shows them.
-        0 => "warn,kube=off,kube_client=off,kube_runtime=off",
-        1 => "warn,kube=off,kube_client=off,kube_runtime=off,liveproof=info,liveproof_gather=debug",
-        _ => "debug,hyper=info,rustls=info,tower=info",
+        Some(0) => "warn,kube=off,kube_client=off,kube_runtime=off",
+        Some(1) => {
+            "warn,kube=off,kube_client=off,kube_runtime=off,liveproof=info,liveproof_gather=debug"
+        }
+        Some(_) => "debug,hyper=info,rustls=info,tower=info",
     };
     use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;

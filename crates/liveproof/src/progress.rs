@@ -22,6 +22,10 @@ pub const HEARTBEAT: Duration = Duration::from_secs(25);
 /// few seconds instead of minutes. Not documented for users; nothing else reads it.
 const HEARTBEAT_ENV: &str = "LIVEPROOF_TEST_HEARTBEAT_MS";
 
+/// `verify -q`: nothing on stderr but errors, so no progress there (a sink still gets it).
+/// Set once, before the command runs.
+pub static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub struct Progress {
     bar: Option<ProgressBar>,
     last: String,
@@ -48,7 +52,9 @@ impl std::fmt::Debug for ProgressSink {
 
 impl Progress {
     pub fn start(what: &str, sink: Option<ProgressSink>) -> Progress {
-        let (bar, log) = if std::io::stderr().is_terminal() {
+        let (bar, log) = if QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+            (None, None)
+        } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new_spinner();
             if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
                 bar.set_style(style);

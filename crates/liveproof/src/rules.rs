@@ -197,6 +197,7 @@ impl Stated for VerifyArgs {
             "record_repo_url" => self.record_repo_url.is_some(),
             "record_env" => self.record_env.is_some(),
             "superseded_ok" => self.superseded_ok,
+            "quiet" => self.quiet,
             "report_format" => self.report_format.is_some(),
             "logs" => self.logs.is_some(),
             "verbose" => self.log.verbose > 0,

@@ -5,20 +5,73 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::CommandFactory as _;
 
 use crate::cli::Cli;
 
-/// `liveproof completion SHELL`: the script on `out`.
+/// The environment variable that makes the binary answer a completion request (clap's
+/// `CompleteEnv`): the scripts `liveproof completion SHELL` prints set it.
+pub const COMPLETE_VAR: &str = "COMPLETE";
+
+/// `liveproof completion SHELL`: the script on `out`. It registers this binary as the
+/// completer (`COMPLETE=SHELL liveproof -- WORDS…`), so names, namespaces and contexts come
+/// from the cluster at <TAB> time, as kubectl's `__complete` does.
 pub fn completion(shell: clap_complete::Shell, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut command = Cli::command();
-    // Into memory first: clap_complete panics on a write error (a closed pipe), we do not.
+    use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
+    let completer: &dyn EnvCompleter = match shell {
+        clap_complete::Shell::Bash => &Bash,
+        clap_complete::Shell::Elvish => &Elvish,
+        clap_complete::Shell::Fish => &Fish,
+        clap_complete::Shell::PowerShell => &Powershell,
+        clap_complete::Shell::Zsh => &Zsh,
+        other => anyhow::bail!("no completion script for {other}"),
+    };
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "liveproof", &mut script);
+    completer.write_registration(
+        COMPLETE_VAR,
+        "liveproof",
+        "liveproof",
+        &completer_path(),
+        &mut script,
+    )?;
     out.write_all(&script)?;
     Ok(0)
+}
+
+/// The binary the shell runs to complete: this one as it was run (a path made absolute, as
+/// clap's `CompleteEnv` does; a bare name is looked up on PATH at <TAB> time).
+fn completer_path() -> String {
+    let argv0 = std::env::args_os()
+        .next()
+        .map_or_else(|| PathBuf::from("liveproof"), PathBuf::from);
+    let path = match std::env::current_dir() {
+        Ok(dir) if argv0.components().count() > 1 => dir.join(argv0),
+        _ => argv0,
+    };
+    path.to_string_lossy().into_owned()
+}
+
+/// `COMPLETE=SHELL liveproof -- WORDS…` (what the scripts of [`completion`] run): the
+/// candidates on stdout, as clap's engine writes them for that shell. `false` when the variable
+/// is not set (a normal run).
+pub fn complete_from_env(argv: &[OsString]) -> bool {
+    let asked = std::env::var_os(COMPLETE_VAR).is_some_and(|v| !v.is_empty() && v != "0");
+    if !asked {
+        return false;
+    }
+    if let Some(dash) = argv.iter().position(|a| a == "--") {
+        crate::completion::note_words(&argv[dash + 1..]);
+    }
+    let done = clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(COMPLETE_VAR)
+        .try_complete(
+            argv.iter().cloned(),
+            std::env::current_dir().ok().as_deref(),
+        );
+    // A completion that cannot be answered offers nothing: noise under the prompt helps no one.
+    done.unwrap_or(true)
 }
 
 /// `liveproof man [DIR]`: liveproof.1 on `out`, or it and one page per subcommand
@@ -105,11 +158,19 @@ pub fn kubectl_complete(words: Vec<OsString>, out: &mut dyn Write) -> std::io::R
     if args.len() == 1 {
         args.push(OsString::new());
     }
+    crate::completion::note_words(&args);
     let index = args.len() - 1;
+    // Flags are offered once a `-` is typed, as kubectl offers them.
+    let flags_typed = args[index].to_string_lossy().starts_with('-');
     let dir = std::env::current_dir().ok();
     let mut command = Cli::command();
     let candidates = clap_complete::engine::complete(&mut command, args, index, dir.as_deref())?;
-    for candidate in candidates.iter().filter(|c| !c.is_hide_set()) {
+    let candidates: Vec<_> = candidates
+        .iter()
+        .filter(|c| !c.is_hide_set())
+        .filter(|c| flags_typed || !c.get_value().to_string_lossy().starts_with('-'))
+        .collect();
+    for candidate in &candidates {
         let value = candidate.get_value().to_string_lossy();
         match candidate.get_help() {
             Some(help) => {
@@ -120,7 +181,11 @@ pub fn kubectl_complete(words: Vec<OsString>, out: &mut dyn Write) -> std::io::R
             None => writeln!(out, "{value}")?,
         }
     }
-    // Cobra's ShellCompDirectiveNoFileComp.
-    writeln!(out, ":4")?;
+    // Cobra's ShellCompDirectiveNoFileComp (4), and NoSpace (2) when a candidate is to be
+    // continued (`deploy/`, a directory), so the shell does not end the word there.
+    let unfinished = candidates
+        .iter()
+        .any(|c| c.get_value().to_string_lossy().ends_with('/'));
+    writeln!(out, ":{}", if unfinished { 6 } else { 4 })?;
     out.flush()
 }

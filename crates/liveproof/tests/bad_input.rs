@@ -955,7 +955,7 @@ fn first_error_is_unchanged() {
         (
             "--timeout not a duration (read nothing) and -f missing",
             words(&["deploy/web", "--since", "10m", "--wait", "--timeout", "soon", "-f", &in_dir("missing.yaml")]),
-            "error: --timeout `soon` is not a duration: expected a number before `soon` (e.g. 90s, 5m, 1h30m, 1d)\nhint: e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds)",
+            "error: --timeout `soon` is not a duration: expected a number before `soon` (e.g. 90s, 5m, 1h30m, 1d)\nhint: e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds); 0 for no limit (at most 24h)",
         ),
         (
             "--commit the repository lacks and --chart-version on a Deployment",

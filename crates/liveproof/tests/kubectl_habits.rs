@@ -328,11 +328,25 @@ fn durations_are_read_as_kubectl_reads_them() {
 
 #[test]
 fn completion_scripts_for_each_shell() {
-    for shell in ["bash", "zsh", "fish", "powershell"] {
+    // Each registers this binary as the completer (`COMPLETE=SHELL liveproof -- WORDS`): what
+    // it offers comes from the command line and the cluster at <TAB> time.
+    let bin = env!("CARGO_BIN_EXE_liveproof");
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let run = liveproof(&["completion", shell]);
         run.expect_code(0);
-        assert!(run.stdout.contains("verify"), "{shell}: {}", run.stdout);
-        assert!(run.stdout.contains("--request-timeout"), "{shell}");
+        assert!(run.stdout.contains("COMPLETE"), "{shell}: {}", run.stdout);
+        assert!(run.stdout.contains(bin), "{shell}: {}", run.stdout);
+        let answer = Cli::new(bin)
+            .env("COMPLETE", shell)
+            .env("_CLAP_COMPLETE_INDEX", "2")
+            .args(&["--", "liveproof", "verify", "--request-t"])
+            .run_blocking();
+        answer.expect_code(0);
+        assert!(
+            answer.stdout.contains("--request-timeout"),
+            "{shell}: {}",
+            answer.stdout
+        );
     }
     let run = liveproof(&["completion", "tcsh"]);
     assert_refused(&run, &["tcsh"]);
@@ -382,10 +396,16 @@ fn complete_helper() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubectl_complete-liveproof"))
 }
 
-/// Candidates from the completion helper's Cobra answer, the directive checked.
+/// Candidates from the completion helper's Cobra answer, the directive checked: no file
+/// completion (4), and no space after a candidate to be continued (`deploy/`: 2 more).
 fn candidates(stdout: &str) -> Vec<String> {
     let mut lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.pop(), Some(":4"), "{stdout}");
+    let directive = lines.pop();
+    let unfinished = lines
+        .iter()
+        .any(|l| l.split('\t').next().is_some_and(|c| c.ends_with('/')));
+    let want = if unfinished { ":6" } else { ":4" };
+    assert_eq!(directive, Some(want), "{stdout}");
     lines
         .iter()
         .map(|l| l.split('\t').next().unwrap_or_default().to_string())
@@ -453,6 +473,412 @@ fn kubectl_liveproof_tab_completes_through_the_real_kubectl() {
         run.stderr
     );
     assert!(run.stdout.ends_with(":4\n"), "{}", run.stdout);
+}
+
+/// The simulator serving the dump (Deployment apps/inventory), for completion.
+async fn sim() -> liveproof_testkit::sim::SimCluster {
+    liveproof_testkit::sim::SimCluster::from_file(Path::new(&dump()), "apps").await
+}
+
+/// The completion helper's candidates for `words`, with `KUBECONFIG` at `cluster`, run in
+/// `dir`; stderr must stay empty (noise under the prompt).
+async fn completed_in(dir: &Path, kubeconfig: &str, words: &[&str]) -> Vec<String> {
+    let run = Cli::new(complete_helper())
+        .env("KUBECONFIG", kubeconfig)
+        .current_dir(dir)
+        .args(words)
+        .run()
+        .await;
+    run.expect_code(0);
+    assert_eq!(run.stderr, "", "{words:?}");
+    candidates(&run.stdout)
+}
+
+/// `verify deploy/<TAB>` offers the Deployments there, `-n <TAB>` the namespaces (not the
+/// files of the directory), `--context <TAB>` the kubeconfig's contexts, `deploy <TAB>` the
+/// names alone; a cluster that cannot be reached offers nothing and says nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn completion_offers_names_namespaces_and_contexts_from_the_cluster() {
+    let cluster = sim().await;
+    let kubeconfig = cluster.kubeconfig();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "").expect("write");
+    let here = dir.path();
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "deploy/"]).await,
+        ["deploy/inventory"]
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "-n", "apps", "deploy/inv"]).await,
+        ["deploy/inventory"]
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "apps/deployment/i"]).await,
+        ["apps/deployment/inventory"]
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "deploy", ""]).await,
+        ["inventory"]
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "-n", "shop", "deploy/"]).await,
+        Vec::<String>::new(),
+        "nothing in a namespace with none"
+    );
+    let namespaces = completed_in(here, kubeconfig, &["verify", "-n", ""]).await;
+    assert!(namespaces.iter().any(|n| n == "apps"), "{namespaces:?}");
+    assert!(
+        !namespaces.iter().any(|n| n.contains("notes")),
+        "{namespaces:?}"
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["stale", "--namespace", "ap"]).await,
+        ["apps"]
+    );
+    assert_eq!(
+        completed_in(here, kubeconfig, &["verify", "--context", ""]).await,
+        ["liveproof-sim"]
+    );
+    // The kinds still come first, then `/` with no space after it.
+    let kinds = completed_in(here, kubeconfig, &["verify", "sts"]).await;
+    assert_eq!(kinds, ["sts/"]);
+    // Unreachable: nothing, silently, and soon (each read is bounded).
+    let gone = completed_in(
+        here,
+        kubeconfig,
+        &[
+            "verify",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "deploy/",
+        ],
+    )
+    .await;
+    assert_eq!(gone, Vec::<String>::new());
+}
+
+/// The `kubectl_complete-liveproof` the archives ship (a script running `kubectl-liveproof
+/// __complete`), called by the real kubectl: `kubectl liveproof verify deploy/<TAB>` offers
+/// the cluster's Deployments, and `-n <TAB>` its namespaces.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shipped_completion_script_completes_names_through_the_real_kubectl() {
+    let cluster = sim().await;
+    let script_dir = tempfile::tempdir().expect("tempdir");
+    let script = script_dir.path().join("kubectl_complete-liveproof");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::copy(root.join("plugins/kubectl_complete-liveproof"), &script).expect("copied");
+    let bin = complete_helper();
+    let bin_dir = bin.parent().expect("the binaries' directory");
+    // The script first on PATH: it, not the helper binary beside the plugin, is what runs.
+    let path = format!(
+        "{}:{}:{}",
+        script_dir.path().display(),
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let kubectl = |words: &[&str]| {
+        liveproof_testkit::cli::kubectl()
+            .env("PATH", &path)
+            .env("KUBECONFIG", cluster.kubeconfig())
+            .arg("__complete")
+            .arg("liveproof")
+            .args(words)
+    };
+    let run = kubectl(&["verify", "deploy/"]).run().await;
+    run.expect_code(0);
+    let offered: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(offered, ["deploy/inventory", ":4"], "{}", run.stderr);
+    let run = kubectl(&["verify", "-n", "ap"]).run().await;
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        ["apps", ":4"],
+        "{}",
+        run.stderr
+    );
+}
+
+/// `liveproof completion bash` registers the binary as the completer, so bash's <TAB> asks it
+/// (and through it the cluster): sourced in a real bash, the function it defines completes
+/// `liveproof verify -n <TAB>` to the namespaces, not the directory's files.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bash_script_completes_from_the_cluster() {
+    let cluster = sim().await;
+    let bin = env!("CARGO_BIN_EXE_liveproof");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), "").expect("write");
+    let script = format!(
+        "source <('{bin}' completion bash)\n\
+         COMP_WORDS=(liveproof verify -n ap); COMP_CWORD=3; COMP_TYPE=9\n\
+         _clap_complete_liveproof liveproof ap -n\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
+    );
+    let run = Cli::new("bash")
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .current_dir(dir.path())
+        .args(&["-c", &script])
+        .run()
+        .await;
+    run.expect_code(0);
+    assert_eq!(run.stdout.trim(), "apps", "{}", run.stderr);
+}
+
+/// Run as kubectl's plugin (`kubectl-liveproof`, as kubectl and krew run it), the help says
+/// what the user types: `kubectl liveproof verify`, in the usage line and the examples.
+#[test]
+fn kubectl_liveproof_help_says_kubectl_liveproof() {
+    let plugin = complete_helper()
+        .parent()
+        .expect("the binaries' directory")
+        .join("kubectl-liveproof");
+    for args in [&["--help"][..], &["verify", "--help"], &["verify", "-h"]] {
+        let run = Cli::new(&plugin).args(args).run_blocking();
+        run.expect_code(0);
+        assert!(
+            run.stdout.contains("Usage: kubectl liveproof"),
+            "{args:?}: {}",
+            run.stdout
+        );
+        assert!(!run.stdout.contains("Usage: liveproof"), "{}", run.stdout);
+        assert!(
+            !run.stdout.contains("Usage: kubectl-liveproof"),
+            "{}",
+            run.stdout
+        );
+    }
+    let run = Cli::new(&plugin).args(&["verify", "--help"]).run_blocking();
+    assert!(
+        run.stdout
+            .contains("  kubectl liveproof verify deploy inventory -n apps"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("\n  liveproof verify"),
+        "{}",
+        run.stdout
+    );
+    // A usage error says it too.
+    let run = Cli::new(&plugin).args(&["verify"]).run_blocking();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("kubectl liveproof verify"),
+        "{}",
+        run.stderr
+    );
+    // The binary under its own name keeps its own.
+    let run = liveproof(&["verify", "--help"]);
+    assert!(
+        run.stdout.contains("Usage: liveproof verify"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  liveproof verify deploy inventory"),
+        "{}",
+        run.stdout
+    );
+    // Through the real kubectl.
+    let path = format!(
+        "{}:{}",
+        plugin.parent().expect("dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = liveproof_testkit::cli::kubectl()
+        .env("PATH", &path)
+        .args(&["liveproof", "verify", "--help"])
+        .run_blocking();
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("Usage: kubectl liveproof verify"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// `-w`/`--watch` are `--wait`, as kubectl's: refused with --from as --wait is, and waiting
+/// on a cluster as --wait does.
+#[tokio::test(flavor = "multi_thread")]
+async fn w_and_watch_are_wait() {
+    for flag in ["-w", "--watch"] {
+        let run = common::liveproof()
+            .args(&["verify", "deploy/inventory", "--from", &dump(), flag])
+            .run()
+            .await;
+        assert_refused(&run, &["'--wait'", "'--from"]);
+    }
+    let cluster = sim().await;
+    for flag in ["-w", "--watch"] {
+        let run = common::liveproof()
+            .args(&[
+                "verify",
+                "deploy/inventory",
+                "--image",
+                "ghcr.io/acme/inventory:1.4.0",
+            ])
+            .args(&[
+                "--since",
+                "2020-01-01T00:00:00Z",
+                flag,
+                "--timeout",
+                "30s",
+                "-o",
+                "json",
+            ])
+            .on(&cluster)
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{flag}: {}\n{}", run.stdout, run.stderr);
+    }
+}
+
+/// `-q`: nothing on stdout or stderr, the verdict the exit code; --report is still written;
+/// with -o (a format for a report nothing prints) or -v it is refused, saying how to keep one.
+#[test]
+fn quiet_says_nothing_but_the_exit_code() {
+    let dump = dump();
+    let base = [
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--image",
+        "ghcr.io/acme/inventory:1.4.0",
+    ];
+    let loud = liveproof(&base);
+    assert_ne!(loud.code, 2, "{}", loud.stderr);
+    assert!(!loud.stdout.is_empty());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("report.json");
+    let mut args = base.to_vec();
+    let report_arg = report.to_str().expect("utf-8").to_string();
+    args.extend(["-q", "--report", &report_arg]);
+    let quiet = liveproof(&args);
+    assert_eq!(quiet.code, loud.code);
+    assert_eq!(quiet.stdout, "");
+    assert_eq!(quiet.stderr, "");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report written"))
+            .expect("json");
+    assert_eq!(written["schema"], "liveproof/v1");
+    for (extra, says) in [
+        (&["-o", "json"][..], "--report"),
+        (&["-v"], "-q says nothing but errors"),
+    ] {
+        let mut args = base.to_vec();
+        args.push("--quiet");
+        args.extend_from_slice(extra);
+        assert_refused(&liveproof(&args), &["'--quiet'", says]);
+    }
+    // An error is still said.
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "--from",
+        "/nonexistent/dump.yaml",
+        "-q",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+}
+
+/// kubectl's verbosity levels: -v=6 / -v 6 / --v=6 log each API request with its status, as
+/// kubectl's 6 does; 0 logs none; a level that is not a number is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn kubectl_verbosity_levels_are_taken() {
+    let cluster = sim().await;
+    let verify = |level: &[&str]| {
+        common::liveproof()
+            .args(&["verify", "deploy/inventory", "--since", "1h"])
+            .args(level)
+            .on(&cluster)
+    };
+    for level in [
+        &["-v=6"][..],
+        &["-v", "6"],
+        &["--v=6"],
+        &["--v", "6"],
+        &["-v6"],
+        &["-v"],
+    ] {
+        let run = verify(level).run().await;
+        assert_ne!(run.code, 2, "{level:?}: {}", run.stderr);
+        let logged = run
+            .stderr
+            .lines()
+            .find(|l| l.contains("API request") && l.contains("deployments/inventory"))
+            .unwrap_or_else(|| panic!("{level:?}: no request logged:\n{}", run.stderr));
+        assert!(
+            logged.contains("status=200") && logged.contains("method=GET"),
+            "{logged}"
+        );
+    }
+    let run = verify(&["-v=0"]).run().await;
+    assert!(!run.stderr.contains("API request"), "{}", run.stderr);
+    let run = verify(&["-v=high"]).run().await;
+    assert_refused(&run, &["`-v=high`", "-v=6"]);
+}
+
+/// `--timeout 0` is kubectl's "no limit": here 24 hours, said on stderr; `--since 60` is 60
+/// seconds ago, as `--timeout 60` is 60 seconds, but a number as large as a Unix time is
+/// refused with the time it would be.
+#[test]
+fn timeout_zero_and_a_bare_since() {
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "--wait",
+        "--timeout",
+        "0",
+        "--since",
+        "1h",
+        "--kubeconfig",
+        "/nonexistent/kubeconfig",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--timeout 0") && run.stderr.contains("24h"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("more than zero"), "{}", run.stderr);
+    let dump = dump();
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "-n",
+        "apps",
+        "--from",
+        &dump,
+        "--since",
+        "60",
+        "-o",
+        "json",
+    ]);
+    assert_ne!(run.code, 2, "{}", run.stderr);
+    let report: serde_json::Value = run.json();
+    let since = report["change"]["since"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let at: jiff::Timestamp = since
+        .parse()
+        .unwrap_or_else(|e| panic!("{since}: {e}: {report}"));
+    let ago = jiff::Timestamp::now().duration_since(at).as_secs();
+    assert!((60..=600).contains(&ago), "--since 60 read as {ago}s ago");
+    let run = liveproof(&[
+        "verify",
+        "deploy/inventory",
+        "--from",
+        &dump,
+        "--since",
+        "1765000000",
+    ]);
+    assert_refused(
+        &run,
+        &["--since 1765000000", "Unix time", "2025-12-06T05:46:40Z"],
+    );
 }
 
 /// `traffic_current` reads what routes: the long help says so for a Rollout (the Services it
@@ -525,6 +951,13 @@ fn verify_help_is_grouped_by_task_and_h_fits_a_screen() {
         }
     }
     assert!(long.stdout.contains("Exit codes:"), "{}", long.stdout);
+    // The one target that is not a kind of the kind table is named too.
+    assert!(
+        long.stdout
+            .contains("`verification/NAME` verifies what that Verification states"),
+        "{}",
+        long.stdout
+    );
     // Every exit code a pipeline can get, superseded (4) included.
     for code in [
         "0  live",

@@ -151,6 +151,70 @@ fn an_unknown_revision_is_a_usage_error_naming_it() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a git repository"));
 }
 
+/// `--base origin/main` in a checkout without it (a shallow CI clone): the hint's fetch is one
+/// that brings it, `git fetch origin main`, not `git fetch origin origin/main` (which asks the
+/// remote for a branch of that name and fails).
+#[test]
+fn an_unknown_remote_tracking_base_hints_the_fetch_that_brings_it() {
+    let repo = seed_002();
+    git(
+        repo.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://example.com/acme/shop.git",
+        ],
+    );
+    let out = lint(repo.path(), &["--base", "origin/main"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`git fetch origin main`"), "{stderr}");
+    assert!(!stderr.contains("origin origin/main"), "{stderr}");
+}
+
+/// A chart template (not YAML until rendered, so read as text) naming its Deployment literally
+/// in a flow mapping or a block scalar: the finding names it, never `Deployment ?`.
+#[test]
+fn a_template_names_its_deployment_however_the_name_is_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(
+        d,
+        "charts/shop/Chart.yaml",
+        "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+    );
+    let container = "spec:\n  template:\n    metadata:\n      labels: {{ include \"shop.labels\" . }}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/shop:latest\n";
+    write(
+        d,
+        "charts/shop/templates/panel.yaml",
+        &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: panel, namespace: shop}}\n{container}"),
+    );
+    write(
+        d,
+        "charts/shop/templates/worker.yaml",
+        &format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: |-\n    worker\n{container}"
+        ),
+    );
+    commit(d, "shop");
+    let out = lint(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warning: Deployment panel runs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning: Deployment worker runs"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Deployment ?") && !stdout.contains("Deployment |-"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn outside_git_everything_is_linted_with_a_note() {
     let plain = tempfile::tempdir().expect("tempdir");

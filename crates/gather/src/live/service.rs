@@ -46,23 +46,42 @@ pub(crate) struct CountRequests<S> {
     count: Arc<AtomicU64>,
 }
 
-impl<S, B> Service<Request<B>> for CountRequests<S>
+impl<S, B, RB> Service<Request<B>> for CountRequests<S>
 where
-    S: Service<Request<B>>,
+    S: Service<Request<B>, Response = Response<RB>, Error = BoxError>,
+    S::Future: Send + 'static,
+    RB: Send + 'static,
 {
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
+    type Response = Response<RB>;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<Response<RB>, BoxError>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
+    /// Counts the request and, at `-v` (kubectl's `-v=6`), logs it when answered: method,
+    /// path, status and milliseconds (never a header or a body).
     fn call(&mut self, req: Request<B>) -> Self::Future {
         self.count.fetch_add(1, Ordering::Relaxed);
-        let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
-        tracing::debug!(method = %req.method(), path, "API request");
-        self.inner.call(req)
+        let method = req.method().clone();
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| "/".to_string(), |p| p.as_str().to_string());
+        let started = std::time::Instant::now();
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let result = answer.await;
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            match &result {
+                Ok(response) => {
+                    tracing::debug!(%method, path, status = response.status().as_u16(), ms, "API request");
+                }
+                Err(err) => tracing::debug!(%method, path, ms, "API request failed: {err}"),
+            }
+            result
+        })
     }
 }
 

@@ -216,6 +216,7 @@ pub const VERIFY_NOT_IN_SPEC: &[(&str, &str)] = &[
         "record",
         "appends to a file on one machine; the status carries liveSince and the lead time",
     ),
+    ("quiet", "the status is the answer; nothing is printed"),
     (
         "superseded_ok",
         "an exit code for Jobs; the status says superseded itself",
@@ -311,6 +312,7 @@ impl Verification {
             record_repo_url: None,
             record_env: None,
             superseded_ok: false,
+            quiet: false,
             report_format: None,
             logs: None,
             log: Verbosity::default(),

@@ -121,6 +121,7 @@ pub const VERIFY_NOT_OVER_MCP: &[(&str, &str)] = &[
         "max_response_size",
         "the server's memory is the operator's: every call reads within the default bound",
     ),
+    ("quiet", "the tool answers the report; nothing is printed to silence"),
     (
         "superseded_ok",
         "an exit code for Jobs; the tool answers the verdict itself, superseded included",
@@ -169,6 +170,7 @@ impl VerifyInput {
             record_repo_url: None,
             record_env: None,
             superseded_ok: false,
+            quiet: false,
             report_format: None,
             logs,
             log: Verbosity::default(),

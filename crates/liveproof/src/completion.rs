@@ -1,0 +1,351 @@
+//! Completion from the cluster: `verify deploy/<TAB>` offers the Deployments there, `-n <TAB>`
+//! the namespaces, `--context <TAB>` the kubeconfig's contexts. clap's engine asks a completer
+//! for one value at a time and tells it nothing else typed, so the words of the command line
+//! are noted first ([`note_words`]: `-n`, `--kubeconfig`, `--context`, a kind word) and the
+//! completers read them.
+//!
+//! Reads only (metadata LISTs, the kubeconfig file), each bounded by [`BOUND`]; whatever fails
+//! (no kubeconfig, an unreachable server, a denied list) offers nothing and says nothing: a
+//! completion is a suggestion under the prompt, never an error there.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use clap_complete::engine::CompletionCandidate;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use liveproof_evidence::{ResourceKind, TargetKind};
+use liveproof_gather::{Cluster, ClusterOptions};
+
+/// How long a completion may spend on the cluster: each request, and all of them together.
+pub const BOUND: Duration = Duration::from_secs(2);
+
+/// At most this many names are listed (one page): a completion lists what one can read.
+const MOST: u32 = 500;
+
+/// What the command line being completed says, besides the word being completed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Typed {
+    pub namespace: Option<String>,
+    pub all_namespaces: bool,
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    /// `verify deploy <TAB>`, `verify deploy,sts web <TAB>`: the kinds a bare kind word named.
+    pub kinds: Vec<TargetKind>,
+}
+
+static TYPED: OnceLock<Typed> = OnceLock::new();
+
+/// Notes what `words` (the command line, the word being completed last) says, for the
+/// completers of this process. The first call wins.
+pub fn note_words(words: &[OsString]) {
+    let _ = TYPED.set(typed(words));
+}
+
+fn noted() -> Typed {
+    TYPED.get().cloned().unwrap_or_default()
+}
+
+/// The flags whose value is the next word (`-n NS`), as clap knows them: their values are not
+/// positionals, and never read as a kind word or a verbosity level.
+pub(crate) fn value_flags() -> BTreeSet<String> {
+    fn walk(command: &clap::Command, into: &mut BTreeSet<String>) {
+        for arg in command.get_arguments() {
+            if !arg.get_action().takes_values() {
+                continue;
+            }
+            if let Some(short) = arg.get_short() {
+                into.insert(format!("-{short}"));
+            }
+            for long in arg
+                .get_long()
+                .into_iter()
+                .chain(arg.get_all_aliases().unwrap_or_default())
+            {
+                into.insert(format!("--{long}"));
+            }
+        }
+        for sub in command.get_subcommands() {
+            walk(sub, into);
+        }
+    }
+    let mut flags = BTreeSet::new();
+    walk(
+        &<crate::cli::Cli as clap::CommandFactory>::command(),
+        &mut flags,
+    );
+    flags
+}
+
+/// What `words` says (the last word, the one being completed, left out).
+pub fn typed(words: &[OsString]) -> Typed {
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let before = words.split_last().map_or(&[][..], |(_, rest)| rest);
+    let takes_value = value_flags();
+    let mut typed = Typed::default();
+    let mut positionals = Vec::new();
+    let mut i = 0;
+    while i < before.len() {
+        let word = before[i].as_str();
+        let next = before.get(i + 1).cloned();
+        if word == "--" {
+            positionals.extend(before[i + 1..].iter().cloned());
+            break;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+            _ => match word
+                .strip_prefix("-n")
+                .filter(|v| !v.is_empty() && !word.starts_with("--"))
+            {
+                Some(value) => ("-n", Some(value.to_string())),
+                None => (word, None),
+            },
+        };
+        let consumes = inline.is_none() && takes_value.contains(flag);
+        let value = inline.or_else(|| consumes.then_some(next).flatten());
+        match flag {
+            "-n" | "--namespace" => typed.namespace = value,
+            "--kubeconfig" => typed.kubeconfig = value.map(PathBuf::from),
+            "--context" => typed.context = typed.context.take().or(value),
+            "-A" | "--all-namespaces" => typed.all_namespaces = true,
+            _ if !word.starts_with('-') || word == "-" => positionals.push(word.to_string()),
+            _ => {}
+        }
+        i += if consumes { 2 } else { 1 };
+    }
+    // `verify deploy a b`: the first positional after the program and the subcommand, a
+    // kind word alone.
+    if let Some(first) = positionals.get(2) {
+        if !first.contains('/') {
+            typed.kinds = first
+                .split(',')
+                .map(TargetKind::parse)
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default();
+        }
+    }
+    typed
+}
+
+/// `-n <TAB>`: the cluster's namespaces.
+pub fn namespaces(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    let typed = noted();
+    let names = list(&typed, |cluster| async move {
+        let api: Api<DynamicObject> = Api::all_with(cluster.client(), &namespace_resource());
+        names_in(api, ListParams::default().limit(MOST), false).await
+    });
+    candidates(names, &current, "")
+}
+
+/// `--context <TAB>`: the contexts of the kubeconfig kubectl would read (nothing is sent).
+pub fn contexts(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    let typed = noted();
+    let options = ClusterOptions {
+        kubeconfig: typed.kubeconfig,
+        ..options()
+    };
+    let names = liveproof_gather::live::kubeconfig_contexts(&options).unwrap_or_default();
+    candidates(names, &current, "")
+}
+
+/// A target: a kind's spelling then `/` (`deploy/`), or after one (`deploy/<TAB>`,
+/// `NS/deploy/<TAB>`) the names of that kind in the cluster; after a kind word alone (`verify
+/// deploy <TAB>`), the names of that kind.
+pub fn targets(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy().into_owned();
+    let typed = noted();
+    if let Some((prefix, partial)) = current.rsplit_once('/') {
+        let mut parts = prefix.rsplitn(2, '/');
+        let kind_word = parts.next().unwrap_or_default();
+        let namespace = parts.next().map(str::to_string);
+        // `apps/deploy/` is the group or the namespace `apps`; either way kubectl's forms read
+        // it first as what it names, and a namespace is what lists names.
+        let Some(kind) = TargetKind::parse(kind_word) else {
+            return Vec::new();
+        };
+        let names = names_of(&typed, kind, namespace);
+        return candidates(names, partial, &format!("{prefix}/"));
+    }
+    if !typed.kinds.is_empty() {
+        let mut names = Vec::new();
+        for kind in &typed.kinds {
+            names.extend(names_of(&typed, *kind, None));
+        }
+        names.sort();
+        names.dedup();
+        return candidates(names, &current, "");
+    }
+    liveproof_evidence::kind::target_prefixes()
+        .into_iter()
+        .filter(|p| p.starts_with(current.as_str()))
+        .map(CompletionCandidate::new)
+        .collect()
+}
+
+/// The names of `kind`'s objects in `namespace` (else `-n`, else the context's; every
+/// namespace with `-A`).
+fn names_of(typed: &Typed, kind: TargetKind, namespace: Option<String>) -> Vec<String> {
+    let typed = Typed {
+        namespace: namespace.or_else(|| typed.namespace.clone()),
+        all_namespaces: typed.all_namespaces && typed.namespace.is_none(),
+        ..typed.clone()
+    };
+    let all = typed.all_namespaces;
+    let resource = kind.resource();
+    let helm = liveproof_evidence::kind::lister(kind) == liveproof_evidence::kind::Lister::Helm;
+    list(&typed, move |cluster| async move {
+        let ar = api_resource(resource);
+        let api: Api<DynamicObject> = if all {
+            Api::all_with(cluster.client(), &ar)
+        } else {
+            Api::namespaced_with(cluster.client(), cluster.default_namespace(), &ar)
+        };
+        let params = ListParams::default().limit(MOST);
+        let params = if helm {
+            params.labels("owner=helm")
+        } else {
+            params
+        };
+        names_in(api, params, helm).await
+    })
+}
+
+/// Connects as the command would (within [`BOUND`]) and runs `read`; nothing on any failure.
+fn list<F, Fut>(typed: &Typed, read: F) -> Vec<String>
+where
+    F: FnOnce(Cluster) -> Fut,
+    Fut: std::future::Future<Output = Vec<String>>,
+{
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Vec::new();
+    };
+    let options = ClusterOptions {
+        kubeconfig: typed.kubeconfig.clone(),
+        context: typed.context.clone(),
+        namespace: typed.namespace.clone(),
+        ..options()
+    };
+    let names = runtime.block_on(async move {
+        let work = async move {
+            match Cluster::connect(&options).await {
+                Ok(cluster) => read(cluster).await,
+                Err(_) => Vec::new(),
+            }
+        };
+        tokio::time::timeout(BOUND, work).await.unwrap_or_default()
+    });
+    // A request still running past the bound is not waited for.
+    runtime.shutdown_background();
+    names
+}
+
+/// The cluster options of a completion: every request bounded by [`BOUND`].
+fn options() -> ClusterOptions {
+    ClusterOptions {
+        kubeconfig: None,
+        context: None,
+        namespace: None,
+        request_timeout: Some(BOUND),
+        deadline: Some(std::time::Instant::now() + BOUND),
+        response_budget: liveproof_gather::ResponseBudget::default(),
+    }
+}
+
+/// The names one metadata LIST of `api` returns (`helm`: the releases Helm's storage objects
+/// hold, their `name` label), sorted; nothing when it fails.
+async fn names_in(api: Api<DynamicObject>, params: ListParams, helm: bool) -> Vec<String> {
+    let Ok(list) = api.list_metadata(&params).await else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|o| {
+            if helm {
+                o.metadata.labels.and_then(|mut l| l.remove("name"))
+            } else {
+                o.metadata.name
+            }
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn api_resource(kind: ResourceKind) -> ApiResource {
+    let api_version = kind.api_version();
+    ApiResource {
+        group: kind.group().to_string(),
+        version: api_version
+            .rsplit('/')
+            .next()
+            .unwrap_or(api_version)
+            .to_string(),
+        api_version: api_version.to_string(),
+        kind: kind.kind_name().to_string(),
+        plural: kind.plural().to_string(),
+    }
+}
+
+fn namespace_resource() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        plural: "namespaces".into(),
+    }
+}
+
+/// `names` that start with `typed`, each after `prefix`.
+fn candidates(names: Vec<String>, typed: &str, prefix: &str) -> Vec<CompletionCandidate> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(typed))
+        .map(|n| CompletionCandidate::new(format!("{prefix}{n}")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<OsString> {
+        let mut words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        words.insert(0, "liveproof".into());
+        words
+    }
+
+    #[test]
+    fn the_words_typed_say_namespace_kubeconfig_context_and_a_kind_word() {
+        let t = typed(&words(
+            "verify -n shop --kubeconfig /k --context prod deploy web ",
+        ));
+        assert_eq!(t.namespace.as_deref(), Some("shop"));
+        assert_eq!(t.kubeconfig, Some(PathBuf::from("/k")));
+        assert_eq!(t.context.as_deref(), Some("prod"));
+        assert_eq!(t.kinds, [TargetKind::Deployment]);
+        let t = typed(&words("verify --namespace=apps -A deploy,sts "));
+        assert_eq!(t.namespace.as_deref(), Some("apps"));
+        assert!(t.all_namespaces);
+        assert_eq!(t.kinds, [TargetKind::Deployment, TargetKind::StatefulSet]);
+        let t = typed(&words("verify -napps deploy/web "));
+        assert_eq!(t.namespace.as_deref(), Some("apps"));
+        assert!(t.kinds.is_empty());
+        // A flag's value is not a positional: `--image deploy` names no kind.
+        let t = typed(&words("verify --image deploy x"));
+        assert!(t.kinds.is_empty(), "{t:?}");
+    }
+}
