@@ -226,7 +226,8 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
             let args = verify_object::object_args(&args, runtime)?.map_or(args, Box::new);
             let config = config::VerifyConfig::from_args(&args, style)?;
             let verified = runtime.block_on(verify::run(&config))?;
-            let code = print(&verified, config.format, config.style, &mut out)?;
+            verified.render_output(&config.format, config.style, &mut out)?;
+            let code = verified.exit_code();
             verify::write_report(&verified, &config)?;
             verify::write_record(&verified, &config)?;
             if args.superseded_ok && code == Verdict::Superseded.exit_code() {

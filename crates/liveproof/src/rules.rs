@@ -188,7 +188,7 @@ impl Stated for VerifyArgs {
             "wait" => self.wait,
             "timeout" => self.timeout != DEFAULT_TIMEOUT,
             "output" => self.output != liveproof_report::Format::Text,
-            "report" => self.report.is_some(),
+            "report" => !self.report.is_empty(),
             "record" => self.record.is_some(),
             "superseded_ok" => self.superseded_ok,
             "report_format" => self.report_format.is_some(),

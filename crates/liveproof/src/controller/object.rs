@@ -301,8 +301,8 @@ impl Verification {
                 .timeout
                 .clone()
                 .unwrap_or_else(|| DEFAULT_TIMEOUT.to_string()),
-            output: liveproof_report::Format::Json,
-            report: None,
+            output: liveproof_report::Format::Json.into(),
+            report: Vec::new(),
             record: None,
             superseded_ok: false,
             report_format: None,

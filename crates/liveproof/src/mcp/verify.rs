@@ -159,8 +159,8 @@ impl VerifyInput {
             change: self.change,
             wait,
             timeout,
-            output: liveproof_report::Format::Json,
-            report: None,
+            output: liveproof_report::Format::Json.into(),
+            report: Vec::new(),
             record: None,
             superseded_ok: false,
             report_format: None,
@@ -494,7 +494,7 @@ mod tests {
         let cli = clap_args(&["deploy/web"]).expect("parses");
         assert_eq!(
             &VerifyArgs {
-                output: liveproof_report::Format::Text,
+                output: liveproof_report::Format::Text.into(),
                 ..verify_args(&call).clone()
             },
             &cli
