@@ -384,10 +384,12 @@ fn split(source: &str) -> Result<Vec<Piece>, TemplateError> {
                     closed = true;
                     break;
                 }
-                (None, '{') => return Err(error(format!(
+                (None, '{') => {
+                    return Err(error(format!(
                     "the action opened at character {} holds another `{{` (actions do not nest)",
                     at + 1
-                ))),
+                )))
+                }
                 _ => action.push(c),
             }
         }
