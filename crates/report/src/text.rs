@@ -614,4 +614,57 @@ mod tests {
         );
         assert!(!few.contains("targets: "), "{few}");
     }
+
+    /// `-o wide` shows what text folds away: the evidence of every target however many, each
+    /// check's source on its own line, a timeline that is not live's, no line wrapped.
+    #[test]
+    fn wide_folds_nothing_away() {
+        let mut targets: Vec<_> = (0..11)
+            .map(|i| target(&format!("svc-{i}"), "live"))
+            .collect();
+        let mut cart = target("cart", "not_live");
+        cart["timeline"] = json!([{"event": "template_written", "at": "2026-07-12T10:06:10Z",
+                                   "source": "shop/ReplicaSet/cart-6c8d .metadata.creationTimestamp"}]);
+        cart["evidence"][0]["observed"] = json!("x ".repeat(80).trim());
+        targets.push(cart);
+        let report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live",
+            "change": {"since": "2026-07-12T10:00:00Z"}, "targets": targets
+        }))
+        .expect("report");
+        let mut out = Vec::new();
+        render_wide(&report, TextStyle::plain(), &mut out).expect("render");
+        let wide = String::from_utf8(out).expect("utf-8");
+        for i in 0..11 {
+            assert!(
+                wide.contains(&format!(
+                    "  ✓ pod_restarted         evidence-of-svc-{i}, expected after the change   from shop/Pod/svc-{i}-1\n"
+                )),
+                "svc-{i}:\n{wide}"
+            );
+        }
+        assert!(!wide.contains("is left out here"), "{wide}");
+        assert!(
+            wide.contains("    2026-07-12T10:06:10Z template_written\n"),
+            "{wide}"
+        );
+        // The long value stays on one line, its source after it.
+        assert!(
+            wide.lines()
+                .any(|l| l.starts_with("  ✗ pod_restarted         x x")
+                    && l.ends_with("from shop/Pod/cart-1")),
+            "{wide}"
+        );
+        // The same report as text folds them.
+        let text = rendered(
+            serde_json::from_value::<Report>(serde_json::to_value(&report).expect("json"))
+                .expect("report")
+                .targets
+                .iter()
+                .map(|t| serde_json::to_value(t).expect("json"))
+                .collect(),
+            "not_live",
+        );
+        assert!(text.contains("is left out here"), "{text}");
+    }
 }
