@@ -161,6 +161,10 @@ fn one_run_writes_a_report_per_report_flag() {
 }
 
 /// The browser, or why there is none (a failure under `LIVEPROOF_REQUIRE_CHROMIUM=1`).
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped browser test says so where the test's output is read"
+)]
 fn chromium() -> Option<PathBuf> {
     let found = std::env::var_os("LIVEPROOF_CHROMIUM")
         .map(PathBuf::from)

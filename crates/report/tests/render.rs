@@ -8,7 +8,7 @@ use liveproof_evidence::ResourceKind::{
 use liveproof_evidence::{
     ChangeSummary, Check, Evidence, Report, SourceRef, Status, SupersededBy, TargetReport, Verdict,
 };
-use liveproof_report::{render, Format, Outcome, Render, TextStyle};
+use liveproof_report::{Format, Outcome, Render, TextStyle};
 
 // ---------------------------------------------------------------------------------------------
 // Reports that tell the stories liveproof exists for.
