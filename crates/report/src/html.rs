@@ -554,7 +554,10 @@ fn timeline_svg(
         } else {
             mark.label.clone()
         };
-        let text_width = (label.chars().count().max(8) as f64) * 7.0 + 8.0;
+        let when = clock(mark.at);
+        // As wide as the longer of its two lines (the label, its time).
+        let text_width =
+            (label.chars().count().max(when.chars().count()).max(8) as f64) * 7.0 + 8.0;
         // Labels right of the tick, or left of it near the right edge.
         let anchor_end = mx + text_width > WIDTH;
         let (left, right) = if anchor_end {
@@ -586,7 +589,7 @@ fn timeline_svg(
             axis_y,
             esc(&label),
             label_y + 13.0,
-            esc(&clock(mark.at)),
+            esc(&when),
         )?;
     }
     writeln!(
@@ -692,7 +695,7 @@ pre{font:12px ui-monospace,monospace;background:#f6f8fa;padding:8px;overflow-x:a
 .verdict.live{border-color:#1a7f37;background:#e9f7ee}.verdict.not_live{border-color:#cf222e;background:#fdecec}
 .verdict.unproven{border-color:#bf8700;background:#fff8e1}.verdict.superseded{border-color:#0969da;background:#eaf3ff}
 table{border-collapse:collapse;width:100%;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}td{overflow-wrap:anywhere}
-th{background:#f6f8fa}tr.fail td{background:#fff1f0}tr.unknown td{background:#fffbea}tr.skip td{color:#57606a}
+th{background:#f6f8fa}table.evidence td:nth-child(2){overflow-wrap:normal;white-space:nowrap}tr.fail td{background:#fff1f0}tr.unknown td{background:#fffbea}tr.skip td{color:#57606a}
 section.target{border-top:1px solid #d0d7de;margin-top:1.6em}
 section.live .v{color:#1a7f37}section.not_live .v{color:#cf222e}section.unproven .v{color:#9a6700}section.superseded .v{color:#0969da}
 svg.timeline{display:block;max-width:100%;height:auto;background:#fbfbfc;border:1px solid #eaeef2;border-radius:4px;margin:.6em 0}
