@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::ArgValueCompleter;
 use liveproof_evidence::kind;
 use liveproof_evidence::Report;
-use liveproof_report::{DemoOutcome, ErrorReport, Format, Render, StaleOutcome};
+use liveproof_report::{DemoOutcome, ErrorReport, Format, Output, Render, StaleOutcome};
 
 const ABOUT: &str = "Prove a change is live in a Kubernetes cluster, from the artifacts it left.";
 
@@ -629,8 +629,8 @@ pub struct VerifyArgs {
     pub timeout: String,
 
     /// Report format.
-    #[arg(short, long, value_parser = formats::<Report>(report_help), default_value = "text", help_heading = "Output")]
-    pub output: Format,
+    #[arg(short, long, value_parser = outputs::<Report>(report_help), default_value = "text", value_name = "FORMAT", help_heading = "Output")]
+    pub output: Output,
 
     /// Print nothing but errors: the verdict is the exit code.
     #[arg(short, long, conflicts_with_all = ["output", "verbose"], help_heading = "Output")]
@@ -638,9 +638,10 @@ pub struct VerifyArgs {
 
     /// Also write the report to FILE (its extension says the format).
     ///
-    /// .json, .yaml/.yml, .xml (JUnit), .md, .txt, or --report-format.
+    /// .json, .yaml/.yml, .xml (JUnit), .md, .html, .txt, or --report-format.
+    /// Given again, each file is written (e.g. --report r.json --report r.md --report r.html).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub report: Option<PathBuf>,
+    pub report: Vec<PathBuf>,
 
     /// Append one JSON line per run to FILE, a deployment record (docs/metrics.md)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -686,7 +687,7 @@ pub struct VerifyArgs {
     pub superseded_ok: bool,
 
     /// The format of --report, when its extension does not say.
-    #[arg(long, value_parser = formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
+    #[arg(long, value_parser = file_formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
     pub report_format: Option<Format>,
 
     /// Add failing containers' last N log lines (default 25).
@@ -746,11 +747,15 @@ const CLUSTER_HEADING: &str = "Cluster access (as kubectl)";
 fn report_help(format: Format) -> &'static str {
     match format {
         Format::Text => "A readable evidence table per target",
+        Format::Wide => "The text report unfolded: every target's evidence and timeline, each check's source beside it, lines not wrapped",
         Format::Json => "The liveproof/v1 JSON report",
         Format::Yaml => "The same liveproof/v1 report as YAML",
         Format::Name => "A KIND.GROUP/NAME line per object, as kubectl's; the verdict: exit code",
         Format::Markdown => "For a PR comment or CI step summary, evidence folded",
+        Format::Html => "One self-contained HTML page: the verdict, the evidence and an SVG timeline per target",
         Format::Junit => "JUnit XML, one testcase per check",
+        Format::JsonPath => "jsonpath=TEMPLATE: kubectl's JSONPath over the JSON report, e.g. jsonpath='{.verdict}'",
+        Format::CustomColumns => "custom-columns=HEADER:PATH,…: kubectl's table, a row per target, e.g. custom-columns=NAME:.name,VERDICT:.verdict",
         Format::Sarif => "",
     }
 }
@@ -778,6 +783,97 @@ fn formats<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser
     });
     // Only names `Format::name` gave are possible, and each reads back as itself.
     PossibleValuesParser::new(values).map(|name| name.parse::<Format>().unwrap_or_default())
+}
+
+/// [`formats`] for a file (`--report-format`): the formats that take no template.
+fn file_formats<M: Render>(
+    help: fn(Format) -> &'static str,
+) -> impl TypedValueParser<Value = Format> {
+    OutputParser {
+        formats: M::FORMATS,
+        help,
+        templates: false,
+    }
+    .map(|output| output.format())
+}
+
+/// [`formats`] for `-o`, where `jsonpath=TEMPLATE` and `custom-columns=SPEC` take their template
+/// after `=` (parsed here: a broken one is refused at parse time, exit 2, naming what is wrong).
+fn outputs<M: Render>(help: fn(Format) -> &'static str) -> impl TypedValueParser<Value = Output> {
+    OutputParser {
+        formats: M::FORMATS,
+        help,
+        templates: true,
+    }
+}
+
+#[derive(Clone)]
+struct OutputParser {
+    formats: &'static [Format],
+    help: fn(Format) -> &'static str,
+    /// Whether the formats that take a template are offered.
+    templates: bool,
+}
+
+impl OutputParser {
+    fn offered(&self) -> impl Iterator<Item = Format> + '_ {
+        self.formats
+            .iter()
+            .copied()
+            .filter(|f| self.templates || !f.takes_template())
+    }
+
+    fn names(&self) -> PossibleValuesParser {
+        let help = self.help;
+        PossibleValuesParser::new(self.offered().map(move |f| {
+            let value = PossibleValue::new(f.name()).aliases(f.aliases().iter().copied());
+            // clap hides aliases; help names them (`-o md`).
+            let aliases = match f.aliases() {
+                [] => String::new(),
+                names => format!(" (also: {})", names.join(", ")),
+            };
+            match help(f) {
+                "" => value,
+                words => value.help(format!("{words}{aliases}")),
+            }
+        }))
+    }
+}
+
+impl TypedValueParser for OutputParser {
+    type Value = Output;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Output, clap::Error> {
+        let given = value.to_string_lossy();
+        let (name, template) = match given.split_once('=') {
+            Some((name, template)) if self.templates => (name, Some(template)),
+            _ => (given.as_ref(), None),
+        };
+        // The name as every other value is checked: unknown, or not this command's, is clap's
+        // "invalid value … [possible values: …]".
+        let name = self
+            .names()
+            .parse_ref(cmd, arg, std::ffi::OsStr::new(name))?;
+        let format = name.parse::<Format>().unwrap_or_default();
+        Output::new(format, template).map_err(|e| {
+            let mut err = clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("{e}\n\ntip: {}\n", e.hint()),
+            );
+            err = err.with_cmd(cmd);
+            err
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let values: Vec<PossibleValue> = self.names().possible_values()?.collect();
+        Some(Box::new(values.into_iter()))
+    }
 }
 
 /// The change statement: one type for the command line (clap) and the MCP verify tool (serde,
@@ -1250,7 +1346,7 @@ impl Cli {
     /// format an error document can be (json, yaml, markdown, junit; not text, name, sarif).
     pub fn error_format(&self) -> Option<liveproof_report::Format> {
         let asked = match &self.command {
-            Command::Verify(args) => args.output,
+            Command::Verify(args) => args.output.format(),
             Command::Stale(args) => args.output,
             Command::Demo(args) => args.output,
             Command::Lint(args) => args.output,
@@ -1637,7 +1733,11 @@ mod tests {
             ),
             (
                 &["liveproof", "verify", "deploy/x", "-o", "sarif"],
-                "text, json, yaml, name, markdown, junit",
+                "text, wide, json, yaml, name, markdown, html, junit, jsonpath, custom-columns",
+            ),
+            (
+                &["liveproof", "verify", "deploy/x", "-o", "sarif={.x}"],
+                "text, wide, json, yaml, name, markdown, html, junit, jsonpath, custom-columns",
             ),
             (
                 &[
@@ -1649,7 +1749,7 @@ mod tests {
                     "--report-format",
                     "sarif",
                 ],
-                "text, json, yaml, name, markdown, junit",
+                "text, wide, json, yaml, name, markdown, html, junit",
             ),
         ] {
             let err = Cli::try_parse_from(argv).expect_err("refused");
@@ -1684,7 +1784,7 @@ mod tests {
         ] {
             let cli = Cli::try_parse_from(argv).expect("parses");
             let asked = match cli.command {
-                Command::Verify(args) => args.output,
+                Command::Verify(args) => args.output.format(),
                 Command::Demo(args) => args.output,
                 Command::Lint(args) => args.output,
                 Command::Stale(args) => args.output,
@@ -1692,6 +1792,67 @@ mod tests {
             };
             assert_eq!(asked, format, "{argv:?}");
         }
+    }
+
+    /// `-o jsonpath=` and `-o custom-columns=` take their template after `=`, parsed when the
+    /// command line is: a broken one is exit 2 naming what is wrong and how to write it.
+    #[test]
+    fn a_template_is_taken_after_the_format_and_a_broken_one_refused() {
+        let parsed = |argv: &[&str]| match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Verify(args)) => Ok(args.output),
+            Ok(_) => unreachable!("verify"),
+            Err(e) => Err(e),
+        };
+        let output = parsed(&[
+            "liveproof",
+            "verify",
+            "deploy/x",
+            "-o",
+            "jsonpath={.verdict}",
+        ])
+        .expect("jsonpath");
+        assert_eq!(output.to_string(), "jsonpath={.verdict}");
+        let output = parsed(&[
+            "liveproof",
+            "verify",
+            "deploy/x",
+            "--output=custom-columns=NAME:.name,VERDICT:.verdict",
+        ])
+        .expect("custom-columns");
+        assert_eq!(output.format(), Format::CustomColumns);
+        assert_eq!(
+            parsed(&["liveproof", "verify", "deploy/x", "-o", "wide"]).expect("wide"),
+            Output::from(Format::Wide)
+        );
+        for (value, said) in [
+            ("jsonpath={.targets[*].name", "not closed by `}`"),
+            ("jsonpath", "needs its template"),
+            ("custom-columns=NAME", "<header>:<json-path-expr>"),
+        ] {
+            let err = parsed(&["liveproof", "verify", "deploy/x", "-o", value]).expect_err(value);
+            assert_eq!(err.exit_code(), 2, "{value}");
+            let problem = clap_problem(&err);
+            assert!(problem.message.contains(said), "{value}: {problem:?}");
+            assert!(
+                problem
+                    .hint
+                    .as_deref()
+                    .is_some_and(|h| h.starts_with("e.g. -o ")),
+                "{value}: {problem:?}"
+            );
+        }
+        // A file is written in a format that takes no template.
+        let err = Cli::try_parse_from([
+            "liveproof",
+            "verify",
+            "deploy/x",
+            "--report",
+            "r",
+            "--report-format",
+            "jsonpath",
+        ])
+        .expect_err("no template for a file");
+        assert_eq!(err.exit_code(), 2);
     }
 
     /// clap hides a value's aliases: help names them, so `-o md` is documented where `-o` is.

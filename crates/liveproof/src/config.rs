@@ -16,7 +16,7 @@ use liveproof_evidence::{
 };
 use liveproof_gather::live::ClusterOptions;
 use liveproof_gather::resolve::ResolveError;
-use liveproof_report::{Format, Render, TextStyle};
+use liveproof_report::{Format, Output, Render, TextStyle};
 
 use crate::cli::{ChangeArgs, ClusterArgs, ColorChoice, VerifyArgs};
 
@@ -69,6 +69,8 @@ pub enum ConfigError {
     Timeout { given: String, reason: String },
     #[error("--report {}: {extension} names no report format", path.display())]
     ReportExtension { path: PathBuf, extension: String },
+    #[error("--report-format with {given} --report files: one format cannot be each file's")]
+    ReportFormatOfMany { given: usize },
     #[error("--request-timeout `{given}` is not a duration: {reason}")]
     RequestTimeout { given: String, reason: String },
     /// A change flag given with a target kind it cannot apply to: refused, never ignored.
@@ -117,7 +119,8 @@ impl Hinted for ConfigError {
             ConfigError::Versions(..) => Some(Cow::Borrowed("give one --expect-version for all URLs or one per --version-url, in the same order")),
             ConfigError::VersionUrl { .. } => Some(Cow::Borrowed("give the http(s) URL the server reports its version at, e.g. --version-url https://shop.example/version")),
             ConfigError::Timeout { .. } => Some(Cow::Borrowed("e.g. --timeout 90s, 5m, 1h30m, or 300 (seconds); 0 for no limit (at most 24h)")),
-            ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md or .txt, or say it: --report-format json|yaml|junit|markdown|text")),
+            ConfigError::ReportExtension { .. } => Some(Cow::Borrowed("use .json, .yaml, .xml (JUnit), .md, .html or .txt, or say it: --report-format json|yaml|junit|markdown|html|text")),
+            ConfigError::ReportFormatOfMany { .. } => Some(Cow::Borrowed("drop --report-format and let each file's extension say its format (.json, .yaml, .xml, .md, .html, .txt)")),
             ConfigError::RequestTimeout { .. } => Some(Cow::Borrowed("e.g. --request-timeout 10s, 1m, or 5 (seconds); 0 for no per-request limit")),
             ConfigError::NotApplicable { hint, .. } => Some(Cow::Borrowed(hint)),
             ConfigError::Rule(inner) => inner.hint(),
@@ -148,7 +151,8 @@ pub struct VerifyConfig {
     pub wait: Option<crate::deadline::Deadline>,
     /// `--request-timeout`: bounds each API, registry and --version-url request.
     pub request_timeout: Duration,
-    pub format: Format,
+    /// `-o`, with its template for jsonpath and custom-columns.
+    pub format: Output,
     pub style: TextStyle,
     /// `--max-release-size`.
     pub max_release_size: usize,
@@ -160,8 +164,8 @@ pub struct VerifyConfig {
     pub logs: Option<i64>,
     /// `--snapshot DIR`: verify what changed since the snapshot there.
     pub snapshot: Option<std::path::PathBuf>,
-    /// `--report FILE`, and the format written there.
-    pub report: Option<(std::path::PathBuf, Format)>,
+    /// Each `--report FILE`, and the format written there.
+    pub report: Vec<(std::path::PathBuf, Format)>,
     /// `--record FILE`: where the deployment record line is appended (checked writable).
     pub record: Option<std::path::PathBuf>,
     /// `--record-format`, and what it needs the record does not hold.
@@ -267,14 +271,14 @@ impl VerifyConfig {
             wait: None,
             request_timeout: request_timeout
                 .unwrap_or(liveproof_gather::live::DEFAULT_REQUEST_TIMEOUT),
-            format: Format::Text,
+            format: Format::Text.into(),
             style: TextStyle::plain(),
             max_release_size: liveproof_helm::DEFAULT_MAX_RELEASE_SIZE,
             repo: PathBuf::from("."),
             insecure_registries: Vec::new(),
             logs: None,
             snapshot: None,
-            report: None,
+            report: Vec::new(),
             record: None,
             record_format: crate::cli::RecordFormat::Liveproof,
             record_to: liveproof_evidence::dora::Destination::default(),
@@ -315,7 +319,7 @@ pub struct VerifyRequest {
     wait: Option<crate::deadline::Deadline>,
     selector: Option<(String, liveproof_evidence::selector::LabelSelector)>,
     fleet_concurrency: usize,
-    report: Option<(PathBuf, Format)>,
+    report: Vec<(PathBuf, Format)>,
 }
 
 /// Two requests are equal when they ask the same, field by field: `--wait`'s deadline by its
@@ -410,11 +414,7 @@ impl VerifyRequest {
             Some(text) => Some((text.clone(), liveproof_evidence::selector::parse(text)?)),
             None => None,
         };
-        let report = args
-            .report
-            .as_ref()
-            .map(|path| report_file(path, args.report_format))
-            .transpose()?;
+        let report = report_files(args)?;
         record_destination(args)?;
         Ok(VerifyRequest {
             args: args.clone(),
@@ -564,7 +564,7 @@ impl VerifyRequest {
             namespace_origin,
             wait,
             request_timeout,
-            format: args.output,
+            format: args.output.clone(),
             style,
             since_origin,
             max_release_size: args.max_release_size,
@@ -583,6 +583,20 @@ impl VerifyRequest {
     }
 }
 
+/// Every `--report FILE` with the format written there. `--report-format` says the format of
+/// one file only: with several, each one's extension says its own.
+fn report_files(args: &VerifyArgs) -> Result<Vec<(PathBuf, Format)>, ConfigError> {
+    if args.report_format.is_some() && args.report.len() > 1 {
+        return Err(ConfigError::ReportFormatOfMany {
+            given: args.report.len(),
+        });
+    }
+    args.report
+        .iter()
+        .map(|path| report_file(path, args.report_format))
+        .collect()
+}
+
 /// `--report FILE`: the format `--report-format` names, else the one its extension names; an
 /// extension that names none is refused rather than guessed.
 fn report_file(
@@ -598,6 +612,7 @@ fn report_file(
         Some("yaml" | "yml") => Format::Yaml,
         Some("xml") => Format::Junit,
         Some("md" | "markdown") => Format::Markdown,
+        Some("html" | "htm") => Format::Html,
         Some("txt" | "text") => Format::Text,
         _ => {
             return Err(ConfigError::ReportExtension {
@@ -708,13 +723,12 @@ pub fn namespace(args: &ClusterArgs) -> Option<String> {
 /// are refused here, before any cluster is asked (never drawn as another format).
 fn fleet_format(args: &VerifyArgs) -> Result<(), ConfigError> {
     let drawn = |format: &Format| <FleetReport as Render>::FORMATS.contains(format);
-    if !drawn(&args.output) {
+    if !drawn(&args.output.format()) {
         return Err(ConfigError::FleetFormat {
-            format: args.output.name().to_string(),
+            format: args.output.format().name().to_string(),
         });
     }
-    if let Some(path) = &args.report {
-        let (_, written) = report_file(path, args.report_format)?;
+    for (_, written) in report_files(args)? {
         if !drawn(&written) {
             return Err(ConfigError::FleetFormat {
                 format: written.name().to_string(),

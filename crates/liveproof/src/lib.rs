@@ -260,7 +260,8 @@ fn print_command(runtime: &tokio::runtime::Runtime, cli: cli::Cli) -> anyhow::Re
             // `-q`: the verdict is the exit code; the report goes only where a file was named.
             let mut nowhere = std::io::sink();
             let shown: &mut dyn Write = if args.quiet { &mut nowhere } else { &mut out };
-            let code = print(&verified, config.format, config.style, shown)?;
+            verified.render_output(&config.format, config.style, shown)?;
+            let code = verified.exit_code();
             verify::write_report(&verified, &config)?;
             verify::write_record(&verified, &config)?;
             if args.superseded_ok && code == Verdict::Superseded.exit_code() {

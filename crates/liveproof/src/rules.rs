@@ -191,7 +191,7 @@ impl Stated for VerifyArgs {
             "wait" => self.wait,
             "timeout" => self.timeout != DEFAULT_TIMEOUT,
             "output" => self.output != liveproof_report::Format::Text,
-            "report" => self.report.is_some(),
+            "report" => !self.report.is_empty(),
             "record" => self.record.is_some(),
             "record_format" => self.record_format != crate::cli::RecordFormat::Liveproof,
             "record_repo_url" => self.record_repo_url.is_some(),

@@ -34,15 +34,15 @@ pub fn superseded_notice(verified: &Verification) -> String {
     )
 }
 
-/// `--report FILE`: the same result in the format asked for there, written whole or not at
-/// all (after stdout: the report printed is never held back by the file).
+/// Each `--report FILE`: the same result in the format asked for there, each written whole or
+/// not at all (after stdout: the report printed is never held back by the file).
 pub fn write_report(verified: &Verification, config: &VerifyConfig) -> anyhow::Result<()> {
-    let Some((path, format)) = &config.report else {
-        return Ok(());
-    };
-    let mut bytes = Vec::new();
-    verified.render(*format, liveproof_report::TextStyle::plain(), &mut bytes)?;
-    Ok(crate::output::write_report(path, &bytes)?)
+    for (path, format) in &config.report {
+        let mut bytes = Vec::new();
+        verified.render(*format, liveproof_report::TextStyle::plain(), &mut bytes)?;
+        crate::output::write_report(path, &bytes)?;
+    }
+    Ok(())
 }
 
 /// `--record FILE`: the deployment record of this verification, one line appended (after

@@ -215,7 +215,7 @@ fn from_object(object: &Verification, given: &VerifyArgs) -> Result<VerifyArgs, 
     if given.wait {
         args.timeout = given.timeout.clone();
     }
-    args.output = given.output;
+    args.output = given.output.clone();
     args.report = given.report.clone();
     args.record = given.record.clone();
     args.report_format = given.report_format;

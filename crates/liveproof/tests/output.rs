@@ -511,7 +511,7 @@ async fn a_format_a_command_cannot_draw_is_refused_naming_the_ones_it_can() {
         (&["demo", "-o", "sarif"], "text, json, markdown"),
         (
             &["verify", "deploy/inventory", "-o", "sarif"],
-            "text, json, yaml, name, markdown, junit",
+            "text, wide, json, yaml, name, markdown, html, junit, jsonpath, custom-columns",
         ),
     ] {
         let run = liveproof().args(args).run().await;

@@ -99,7 +99,13 @@ impl crate::Render for ErrorReport {
             Format::Yaml => crate::yaml::document(self, out),
             Format::Markdown => render_error_markdown(self, out),
             Format::Junit => render_error_junit(self, out),
-            Format::Text | Format::Name | Format::Sarif => Err(crate::unsupported(
+            Format::Text
+            | Format::Wide
+            | Format::Name
+            | Format::Html
+            | Format::Sarif
+            | Format::JsonPath
+            | Format::CustomColumns => Err(crate::unsupported(
                 "an error document",
                 format,
                 Self::FORMATS,

@@ -18,6 +18,7 @@ impl Render for FleetReport {
         Format::Name,
         Format::Markdown,
         Format::Junit,
+        Format::JsonPath,
     ];
 
     fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
@@ -30,7 +31,10 @@ impl Render for FleetReport {
             Format::Name => crate::render_names(&self.targets, out),
             Format::Markdown => crate::markdown::render_fleet_markdown(self, out),
             Format::Junit => crate::junit::render_fleet_junit(self, out),
-            Format::Sarif => Err(crate::unsupported("a fleet report", format, Self::FORMATS)),
+            Format::JsonPath => Err(crate::needs_template(format)),
+            Format::Wide | Format::Html | Format::Sarif | Format::CustomColumns => {
+                Err(crate::unsupported("a fleet report", format, Self::FORMATS))
+            }
         }
     }
 }
@@ -52,6 +56,7 @@ pub enum Verification {
 
 impl Render for Verification {
     const FORMATS: &'static [Format] = <liveproof_evidence::Report as Render>::FORMATS;
+    const ROWS: Option<&'static str> = <liveproof_evidence::Report as Render>::ROWS;
 
     fn render(&self, format: Format, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
         match self {

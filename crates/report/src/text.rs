@@ -41,155 +41,182 @@ const NOTE_INDENT: usize = 6;
 pub const MANY_TARGETS: usize = 10;
 
 pub fn render_text(report: &Report, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
-    let mut out = io::BufWriter::new(out);
     let page = Page {
         paint: Paint(style.color),
         width: style.width.max(TextStyle::MIN_WIDTH),
+        wide: false,
     };
+    page.report(report, out)
+}
 
-    page.wrapped(&mut out, "change: ", &change_line(report))?;
-    for note in &report.notes {
-        page.wrapped(&mut out, "note: ", &terminal_safe(note))?;
-    }
-    if let Some(snap) = &report.snapshot {
-        let list = |items: &[String]| {
-            if items.is_empty() {
-                "none".to_string()
-            } else {
-                terminal_safe(&items.join(", "))
-            }
-        };
-        page.wrapped(
-            &mut out,
-            "snapshot: ",
-            &format!(
-                "commit {} taken {}",
-                terminal_safe(&snap.commit),
-                terminal_safe(&snap.taken_at)
-            ),
-        )?;
-        page.wrapped(&mut out, "  changed:    ", &list(&snap.changed))?;
-        page.wrapped(&mut out, "  untouched:  ", &list(&snap.untouched))?;
-        if !snap.removed.is_empty() {
-            page.wrapped(&mut out, "  removed:    ", &list(&snap.removed))?;
+/// How wide `-o wide` draws the values column at most: a longer value pushes its own line's
+/// source further, not every line's.
+const WIDE_VALUE_COLUMN: usize = 72;
+
+/// The width of `-o wide`: lines are not wrapped (kubectl's wide tables are not).
+const UNWRAPPED: usize = usize::MAX / 4;
+
+/// `-o wide`: the text report with what text folds away shown — every target's evidence
+/// however many there are, every target's timeline (not only a live one's), the source of each
+/// check in a column beside it — and no line wrapped.
+pub fn render_wide(report: &Report, style: TextStyle, out: &mut dyn Write) -> io::Result<()> {
+    let page = Page {
+        paint: Paint(style.color),
+        width: UNWRAPPED,
+        wide: true,
+    };
+    page.report(report, out)
+}
+
+impl Page {
+    fn report(self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let page = self;
+        let mut out = io::BufWriter::new(out);
+
+        page.wrapped(&mut out, "change: ", &change_line(report))?;
+        for note in &report.notes {
+            page.wrapped(&mut out, "note: ", &terminal_safe(note))?;
         }
-        let with = |v: Verdict| {
-            report
+        if let Some(snap) = &report.snapshot {
+            let list = |items: &[String]| {
+                if items.is_empty() {
+                    "none".to_string()
+                } else {
+                    terminal_safe(&items.join(", "))
+                }
+            };
+            page.wrapped(
+                &mut out,
+                "snapshot: ",
+                &format!(
+                    "commit {} taken {}",
+                    terminal_safe(&snap.commit),
+                    terminal_safe(&snap.taken_at)
+                ),
+            )?;
+            page.wrapped(&mut out, "  changed:    ", &list(&snap.changed))?;
+            page.wrapped(&mut out, "  untouched:  ", &list(&snap.untouched))?;
+            if !snap.removed.is_empty() {
+                page.wrapped(&mut out, "  removed:    ", &list(&snap.removed))?;
+            }
+            let with = |v: Verdict| {
+                report
+                    .targets
+                    .iter()
+                    .filter(|t| t.verdict == v)
+                    .map(|t| format!("{} {}", t.kind, qualified_name(t)))
+                    .collect::<Vec<_>>()
+            };
+            page.wrapped(&mut out, "  live:       ", &list(&with(Verdict::Live)))?;
+            page.wrapped(&mut out, "  failed:     ", &list(&with(Verdict::NotLive)))?;
+            page.wrapped(&mut out, "  unproven:   ", &list(&with(Verdict::Unproven)))?;
+            page.wrapped(
+                &mut out,
+                "  superseded: ",
+                &list(&with(Verdict::Superseded)),
+            )?;
+        }
+        if report.targets.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "no targets were verified")?;
+        } else {
+            // One line per target first (verdict, what failed), so the answer is on screen before
+            // the evidence that backs it.
+            writeln!(out)?;
+            // The verdict column is as wide as the widest verdict in it.
+            let column = report
                 .targets
                 .iter()
-                .filter(|t| t.verdict == v)
-                .map(|t| format!("{} {}", t.kind, qualified_name(t)))
-                .collect::<Vec<_>>()
-        };
-        page.wrapped(&mut out, "  live:       ", &list(&with(Verdict::Live)))?;
-        page.wrapped(&mut out, "  failed:     ", &list(&with(Verdict::NotLive)))?;
-        page.wrapped(&mut out, "  unproven:   ", &list(&with(Verdict::Unproven)))?;
-        page.wrapped(
-            &mut out,
-            "  superseded: ",
-            &list(&with(Verdict::Superseded)),
-        )?;
-    }
-    if report.targets.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "no targets were verified")?;
-    } else {
-        // One line per target first (verdict, what failed), so the answer is on screen before
-        // the evidence that backs it.
-        writeln!(out)?;
-        // The verdict column is as wide as the widest verdict in it.
-        let column = report
+                .map(|t| verdict_label(t.verdict).len())
+                .max()
+                .unwrap_or_default()
+                .max(verdict_label(Verdict::NotLive).len());
+            for target in &report.targets {
+                page.summary_line(&mut out, target, &report.change, column)?;
+            }
+        }
+        let many = report.targets.len() > 1;
+        // Past MANY_TARGETS the summary lines above already say which are live: the evidence
+        // follows only for the others, and the counts close the report.
+        let crowd = report.targets.len() > MANY_TARGETS && !page.wide;
+        let live = report
             .targets
             .iter()
-            .map(|t| verdict_label(t.verdict).len())
-            .max()
-            .unwrap_or_default()
-            .max(verdict_label(Verdict::NotLive).len());
-        for target in &report.targets {
-            page.summary_line(&mut out, target, &report.change, column)?;
-        }
-    }
-    let many = report.targets.len() > 1;
-    // Past MANY_TARGETS the summary lines above already say which are live: the evidence
-    // follows only for the others, and the counts close the report.
-    let crowd = report.targets.len() > MANY_TARGETS;
-    let live = report
-        .targets
-        .iter()
-        .filter(|t| t.verdict == Verdict::Live)
-        .count();
-    if crowd && live > 0 {
-        writeln!(out)?;
-        writeln!(
+            .filter(|t| t.verdict == Verdict::Live)
+            .count();
+        if crowd && live > 0 {
+            writeln!(out)?;
+            writeln!(
             out,
             "(the evidence of the {live} live targets is left out here: -o json holds all of it)"
         )?;
-    }
-    for target in &report.targets {
-        if crowd && target.verdict == Verdict::Live {
-            continue;
         }
-        writeln!(out)?;
-        page.target(&mut out, target)?;
-        if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
-            writeln!(out, "  why:")?;
-            for d in &target.diagnostics {
-                page.wrapped(&mut out, "    - ", &terminal_safe(&d.summary()))?;
-                for line in &d.lines {
-                    page.wrapped(&mut out, "      | ", &terminal_safe(line))?;
+        for target in &report.targets {
+            if crowd && target.verdict == Verdict::Live {
+                continue;
+            }
+            writeln!(out)?;
+            page.target(&mut out, target)?;
+            if target.verdict != Verdict::Live && !target.diagnostics.is_empty() {
+                writeln!(out, "  why:")?;
+                for d in &target.diagnostics {
+                    page.wrapped(&mut out, "    - ", &terminal_safe(&d.summary()))?;
+                    for line in &d.lines {
+                        page.wrapped(&mut out, "      | ", &terminal_safe(line))?;
+                    }
                 }
             }
+            // With one target the closing next step is this one; with several, each keeps its own.
+            if let (true, Verdict::NotLive | Verdict::Unproven | Verdict::Superseded, Some(step)) =
+                (many, target.verdict, &target.next_step)
+            {
+                page.wrapped(&mut out, "  next step: ", &terminal_safe(&step.to_string()))?;
+            }
         }
-        // With one target the closing next step is this one; with several, each keeps its own.
-        if let (true, Verdict::NotLive | Verdict::Unproven | Verdict::Superseded, Some(step)) =
-            (many, target.verdict, &target.next_step)
-        {
-            page.wrapped(&mut out, "  next step: ", &terminal_safe(&step.to_string()))?;
-        }
-    }
 
-    writeln!(out)?;
-    if crowd {
-        let count = |v: Verdict| report.targets.iter().filter(|t| t.verdict == v).count();
+        writeln!(out)?;
+        if crowd {
+            let count = |v: Verdict| report.targets.iter().filter(|t| t.verdict == v).count();
+            writeln!(
+                out,
+                "targets: {} — {live} live, {} not live, {} unproven, {} superseded",
+                report.targets.len(),
+                count(Verdict::NotLive),
+                count(Verdict::Unproven),
+                count(Verdict::Superseded)
+            )?;
+        }
+        let verdict = report.verdict;
+        if let Some(seconds) = report.lead_time_seconds {
+            let commit = report.change.commit.as_deref().unwrap_or_default();
+            page.wrapped(
+                &mut out,
+                "lead time: ",
+                &format!(
+                    "{} from commit {} to live ({seconds}s)",
+                    span(seconds),
+                    terminal_safe(&short_commit(commit))
+                ),
+            )?;
+        }
+        if let Some(wait) = &report.wait {
+            page.wrapped(&mut out, "wait: ", &wait_phrase(wait, verdict))?;
+        }
         writeln!(
             out,
-            "targets: {} — {live} live, {} not live, {} unproven, {} superseded",
-            report.targets.len(),
-            count(Verdict::NotLive),
-            count(Verdict::Unproven),
-            count(Verdict::Superseded)
+            "verdict: {} (exit {})",
+            page.paint.bold(verdict_color(verdict), verdict.name()),
+            verdict.exit_code()
         )?;
+        if let Some(step) = report
+            .next_step
+            .as_ref()
+            .or_else(|| report_next_step(&report.targets, verdict))
+        {
+            page.wrapped(&mut out, "next step: ", &terminal_safe(&step.to_string()))?;
+        }
+        out.flush()
     }
-    let verdict = report.verdict;
-    if let Some(seconds) = report.lead_time_seconds {
-        let commit = report.change.commit.as_deref().unwrap_or_default();
-        page.wrapped(
-            &mut out,
-            "lead time: ",
-            &format!(
-                "{} from commit {} to live ({seconds}s)",
-                span(seconds),
-                terminal_safe(&short_commit(commit))
-            ),
-        )?;
-    }
-    if let Some(wait) = &report.wait {
-        page.wrapped(&mut out, "wait: ", &wait_phrase(wait, verdict))?;
-    }
-    writeln!(
-        out,
-        "verdict: {} (exit {})",
-        page.paint.bold(verdict_color(verdict), verdict.name()),
-        verdict.exit_code()
-    )?;
-    if let Some(step) = report
-        .next_step
-        .as_ref()
-        .or_else(|| report_next_step(&report.targets, verdict))
-    {
-        page.wrapped(&mut out, "next step: ", &terminal_safe(&step.to_string()))?;
-    }
-    out.flush()
 }
 
 fn change_line(report: &Report) -> String {
@@ -232,6 +259,8 @@ fn title(target: &TargetReport) -> String {
 struct Page {
     paint: Paint,
     width: usize,
+    /// `-o wide`: nothing folded, each check's source in a column beside it.
+    wide: bool,
 }
 
 impl Page {
@@ -308,8 +337,16 @@ impl Page {
         if target.evidence.is_empty() {
             writeln!(out, "  (no evidence)")?;
         }
+        // Wide: the values in one column, as wide as the widest, the sources beside it.
+        let column = target
+            .evidence
+            .iter()
+            .map(|e| evidence_value(e).chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(WIDE_VALUE_COLUMN);
         for evidence in &target.evidence {
-            self.evidence(out, evidence)?;
+            self.evidence(out, evidence, column)?;
         }
         self.timeline(out, target)
     }
@@ -335,7 +372,7 @@ impl Page {
     /// What the evidence dates of a live target, oldest first, each with where it was read;
     /// the moment `live_since` is marked. (JSON dates every target.)
     fn timeline(self, out: &mut impl Write, target: &TargetReport) -> io::Result<()> {
-        if target.timeline.is_empty() || target.verdict != Verdict::Live {
+        if target.timeline.is_empty() || (target.verdict != Verdict::Live && !self.wide) {
             return Ok(());
         }
         writeln!(out, "  timeline:")?;
@@ -358,7 +395,9 @@ impl Page {
         Ok(())
     }
 
-    fn evidence(self, out: &mut impl Write, evidence: &Evidence) -> io::Result<()> {
+    /// A check's line: its mark, name and value; `column` is how wide the values are drawn
+    /// when wide (the source follows them on the line).
+    fn evidence(self, out: &mut impl Write, evidence: &Evidence, column: usize) -> io::Result<()> {
         let (mark, color) = match evidence.status {
             Status::Pass => ("✓", GREEN),
             Status::Fail => ("✗", RED),
@@ -366,17 +405,30 @@ impl Page {
             Status::Skip => ("-", DIM),
         };
         let shows_detail = matches!(evidence.status, Status::Fail | Status::Unknown);
-        let mut value = observed_vs_expected(
-            &terminal_safe(&evidence.observed),
-            &terminal_safe(&evidence.expected),
-        );
-        if value.is_empty() && !shows_detail {
-            // A skip usually has nothing observed; its detail says why it was skipped.
-            value = terminal_safe(&evidence.detail);
-        }
+        let value = evidence_value(evidence);
 
         let name = format!("{:<CHECK_WIDTH$}", evidence.check.name());
         let lead = format!("  {} {}  ", self.paint.fg(color, mark), name);
+        if self.wide {
+            let source = terminal_safe(&evidence.source());
+            let pad = column.saturating_sub(value.chars().count());
+            let line = if source.is_empty() {
+                format!("{lead}{value}")
+            } else {
+                format!(
+                    "{lead}{value}{:pad$}   {}",
+                    "",
+                    self.paint.fg(DIM, &format!("from {source}"))
+                )
+            };
+            writeln!(out, "{}", line.trim_end())?;
+            if shows_detail {
+                for paragraph in evidence.detail.lines() {
+                    writeln!(out, "{:NOTE_INDENT$}{}", "", terminal_safe(paragraph))?;
+                }
+            }
+            return Ok(());
+        }
         let lines = wrap(&value, self.width - VALUE_INDENT);
         match lines.split_first() {
             None => writeln!(out, "{}", lead.trim_end())?,
@@ -418,6 +470,20 @@ impl Page {
         }
         Ok(())
     }
+}
+
+/// What a check's line says: observed against expected, or (a skip with nothing observed)
+/// why it was skipped; safe for a terminal.
+fn evidence_value(evidence: &Evidence) -> String {
+    let value = observed_vs_expected(
+        &terminal_safe(&evidence.observed),
+        &terminal_safe(&evidence.expected),
+    );
+    if value.is_empty() && !matches!(evidence.status, Status::Fail | Status::Unknown) {
+        // A skip usually has nothing observed; its detail says why it was skipped.
+        return terminal_safe(&evidence.detail);
+    }
+    value
 }
 
 const GREEN: &str = "32";
@@ -547,5 +613,58 @@ mod tests {
             "{few}"
         );
         assert!(!few.contains("targets: "), "{few}");
+    }
+
+    /// `-o wide` shows what text folds away: the evidence of every target however many, each
+    /// check's source on its own line, a timeline that is not live's, no line wrapped.
+    #[test]
+    fn wide_folds_nothing_away() {
+        let mut targets: Vec<_> = (0..11)
+            .map(|i| target(&format!("svc-{i}"), "live"))
+            .collect();
+        let mut cart = target("cart", "not_live");
+        cart["timeline"] = json!([{"event": "template_written", "at": "2026-07-12T10:06:10Z",
+                                   "source": "shop/ReplicaSet/cart-6c8d .metadata.creationTimestamp"}]);
+        cart["evidence"][0]["observed"] = json!("x ".repeat(80).trim());
+        targets.push(cart);
+        let report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live",
+            "change": {"since": "2026-07-12T10:00:00Z"}, "targets": targets
+        }))
+        .expect("report");
+        let mut out = Vec::new();
+        render_wide(&report, TextStyle::plain(), &mut out).expect("render");
+        let wide = String::from_utf8(out).expect("utf-8");
+        for i in 0..11 {
+            assert!(
+                wide.contains(&format!(
+                    "  ✓ pod_restarted         evidence-of-svc-{i}, expected after the change   from shop/Pod/svc-{i}-1\n"
+                )),
+                "svc-{i}:\n{wide}"
+            );
+        }
+        assert!(!wide.contains("is left out here"), "{wide}");
+        assert!(
+            wide.contains("    2026-07-12T10:06:10Z template_written\n"),
+            "{wide}"
+        );
+        // The long value stays on one line, its source after it.
+        assert!(
+            wide.lines()
+                .any(|l| l.starts_with("  ✗ pod_restarted         x x")
+                    && l.ends_with("from shop/Pod/cart-1")),
+            "{wide}"
+        );
+        // The same report as text folds them.
+        let text = rendered(
+            serde_json::from_value::<Report>(serde_json::to_value(&report).expect("json"))
+                .expect("report")
+                .targets
+                .iter()
+                .map(|t| serde_json::to_value(t).expect("json"))
+                .collect(),
+            "not_live",
+        );
+        assert!(text.contains("is left out here"), "{text}");
     }
 }

@@ -5,7 +5,7 @@ use liveproof_evidence::fleet::FleetReport;
 use liveproof_evidence::{ChangeSummary, Report, Verdict};
 use liveproof_report::{
     render_rollback_changed, render_rollback_end, render_rollback_step, DemoOutcome, Format,
-    Outcome, Render, Rollback, RollbackEnd, RollbackEvent, RollbackPrinter, RollbackStep,
+    Outcome, Output, Render, Rollback, RollbackEnd, RollbackEvent, RollbackPrinter, RollbackStep,
     SnapshotTaken, StaleOutcome, TextStyle, Verification,
 };
 
@@ -19,7 +19,19 @@ fn drawn<M: Render>(model: &M, format: Format) -> std::io::Result<String> {
 fn refuses_the_rest<M: Render>(model: &M) {
     for format in Format::ALL {
         let mut out = Vec::new();
-        let result = model.render(format, TextStyle::plain(), &mut out);
+        // -o jsonpath and -o custom-columns are drawn with their template.
+        let result = match format {
+            Format::JsonPath | Format::CustomColumns => {
+                let template = if format == Format::JsonPath {
+                    "{.verdict}"
+                } else {
+                    "V:.verdict"
+                };
+                let output = Output::new(format, Some(template)).expect("a template");
+                model.render_output(&output, TextStyle::plain(), &mut out)
+            }
+            _ => model.render(format, TextStyle::plain(), &mut out),
+        };
         if M::FORMATS.contains(&format) {
             result.unwrap_or_else(|e| panic!("{format}: {e}"));
         } else {

@@ -8,7 +8,7 @@ use liveproof_evidence::ResourceKind::{
 use liveproof_evidence::{
     ChangeSummary, Check, Evidence, Report, SourceRef, Status, SupersededBy, TargetReport, Verdict,
 };
-use liveproof_report::{render, Format, Outcome, Render, TextStyle};
+use liveproof_report::{Format, Outcome, Render, TextStyle};
 
 // ---------------------------------------------------------------------------------------------
 // Reports that tell the stories liveproof exists for.
@@ -477,7 +477,18 @@ fn hostile() -> Report {
 
 fn rendered(report: &Report, format: Format, style: TextStyle) -> String {
     let mut out = Vec::new();
-    render(report, format, style, &mut out).expect("rendering to a Vec cannot fail");
+    // The two formats that take a template are drawn with one a pipeline would write.
+    let template = match format {
+        Format::JsonPath => {
+            Some(r#"{.verdict}{"\n"}{range .targets[*]}{.kind}/{.name}{"\t"}{.verdict}{"\n"}{end}"#)
+        }
+        Format::CustomColumns => Some("KIND:.kind,NAME:.name,VERDICT:.verdict,VIA:.via"),
+        _ => None,
+    };
+    let output = liveproof_report::Output::new(format, template).expect("a valid template");
+    report
+        .render_output(&output, style, &mut out)
+        .expect("rendering to a Vec cannot fail");
     String::from_utf8(out).expect("renderers write UTF-8")
 }
 

@@ -305,8 +305,8 @@ impl Verification {
                 .timeout
                 .clone()
                 .unwrap_or_else(|| DEFAULT_TIMEOUT.to_string()),
-            output: liveproof_report::Format::Json,
-            report: None,
+            output: liveproof_report::Format::Json.into(),
+            report: Vec::new(),
             record: None,
             record_format: crate::cli::RecordFormat::Liveproof,
             record_repo_url: None,

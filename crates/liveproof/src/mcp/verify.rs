@@ -163,8 +163,8 @@ impl VerifyInput {
             change: self.change,
             wait,
             timeout,
-            output: liveproof_report::Format::Json,
-            report: None,
+            output: liveproof_report::Format::Json.into(),
+            report: Vec::new(),
             record: None,
             record_format: crate::cli::RecordFormat::Liveproof,
             record_repo_url: None,
@@ -502,7 +502,7 @@ mod tests {
         let cli = clap_args(&["deploy/web"]).expect("parses");
         assert_eq!(
             &VerifyArgs {
-                output: liveproof_report::Format::Text,
+                output: liveproof_report::Format::Text.into(),
                 ..verify_args(&call).clone()
             },
             &cli
