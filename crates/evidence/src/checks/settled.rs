@@ -152,6 +152,8 @@ fn deployed(observed: &Observed, change: &Change, t: &Target, ns: &str) -> bool 
 struct WorkloadFailure {
     reason: String,
     see: Suggestion,
+    /// A pod crash-looping: its logs say more than any step a check gave.
+    crash_loop: bool,
 }
 
 impl WorkloadFailure {
@@ -169,7 +171,7 @@ fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<Workloa
         if w.generation_caught_up() == Some(true) {
             return Some(WorkloadFailure {
                 reason: format!("{}: {failure}", w.source()),
-                see: Suggestion::text("see why its new pods are not available in its events (")
+                see: Suggestion::text("see why in its conditions and events (")
                     .command(Command::kubectl([
                         "-n",
                         w.namespace,
@@ -177,6 +179,7 @@ fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<Workloa
                         &format!("{}/{}", w.kind.cli_name(), w.name),
                     ]))
                     .then(")"),
+                crash_loop: false,
             });
         }
     }
@@ -211,6 +214,7 @@ fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<Workloa
                         pod,
                     ]))
                     .then(")"),
+                crash_loop: true,
             }
         })
 }
@@ -404,9 +408,10 @@ pub fn unprovable_by_flags(change: &Change, targets: &[Target]) -> Option<Settle
 }
 
 /// The failures of `report`'s targets that waiting will not fix, answered by their diagnosis:
-/// a workload crash-looping or given up on, or a Helm, GitOps, Flagger or Knative target's own
-/// final failure, gets a next step that names the reason first and then where to see why (the
-/// container's previous logs, `kubectl describe`), never one to wait for the rollout. An owner
+/// a workload crash-looping gets a next step that names the reason first and then where to
+/// see why (the container's previous logs, `kubectl describe pod`); one its controller gave up
+/// on, or a Helm, GitOps, Flagger or Knative target's own final failure, whose step would wait,
+/// gets the reason and `kubectl describe` — never a step to wait for the rollout. An owner
 /// whose step was one of its workloads' says that workload's new step. The same targets
 /// [`final_failure`] stops `--wait` on.
 pub(crate) fn diagnose_final(
@@ -444,6 +449,15 @@ pub(crate) fn diagnose_final(
                 continue;
             }
             if let Some(failure) = workload_failure(observed, &target, &t.namespace) {
+                // A controller that gave up already has its step say where to see why.
+                if !failure.crash_loop
+                    && !t
+                        .next_step
+                        .as_ref()
+                        .is_none_or(Suggestion::proposes_waiting)
+                {
+                    continue;
+                }
                 let step = failure.step();
                 if let Some(via) = &t.via {
                     let named = format!("{} {}/{}: ", t.kind, t.namespace, t.name);
