@@ -261,3 +261,39 @@ async fn no_final_failure_in_the_corpus_says_to_wait() {
     }
     assert!(checked >= 6, "only {checked} final failures in the corpus");
 }
+
+/// MCP's verify shares the path: a wait for a workload no statement reaches is refused at once
+/// as an error result naming the target and the ways to state the change; without a wait it
+/// is answered unproven as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcps_wait_refuses_what_can_never_be_live() {
+    let cluster = story("expect-env-present-rolled-out", "apps").await;
+    let kc = cluster.kubeconfig();
+    let call = |wait: bool| {
+        let mut arguments = serde_json::json!({
+            "targets": ["apps/deploy/inventory"], "kubeconfig": kc,
+            "since": "2026-07-12T10:00:00Z",
+        });
+        if wait {
+            arguments["wait_seconds"] = serde_json::json!(600);
+        }
+        serde_json::json!({"name": "verify", "arguments": arguments})
+    };
+    let (run, replies) = common::mcp(&["--kubeconfig", kc], &[call(true), call(false)]).await;
+    assert_eq!(
+        replies[0]["isError"], true,
+        "{}\n{}",
+        replies[0], run.stderr
+    );
+    let text = common::tool_text(&replies[0]);
+    assert!(
+        text.contains("deployment/inventory in namespace apps can never be live")
+            && text.contains("--image REF"),
+        "{text}"
+    );
+    assert_eq!(
+        replies[1]["structuredContent"]["verdict"], "unproven",
+        "{}",
+        replies[1]
+    );
+}
