@@ -78,7 +78,7 @@ fn a_crash_loops_next_step_is_its_logs_not_a_wait() {
     // The reason first, then where to see why: the container's previous logs and the pod.
     assert!(
         step.starts_with(
-            "apps/Deployment/inventory: pod inventory-4dxbdm5glx-tqtkw is crash-looping (inventory CrashLoopBackOff (5 restarts)): waiting longer will not fix it; "
+            "apps/Deployment/inventory: pod inventory-4dxbdm5glx-tqtkw is crash-looping (inventory CrashLoopBackOff (5 restarts); its last run ended Error (exit code 1)): waiting longer will not fix it; "
         ),
         "{step}"
     );
@@ -88,6 +88,24 @@ fn a_crash_loops_next_step_is_its_logs_not_a_wait() {
     ] {
         assert!(step.contains(command), "{step}");
     }
+}
+
+/// An OOMKilled container crash-looping: the step says how its last run ended, as the kubelet
+/// recorded it.
+#[test]
+fn a_crash_loops_step_says_how_the_container_last_ended() {
+    let (report, _) = judged(
+        "diag-oomkilled",
+        &image("ghcr.io/acme/inventory:1.4.0"),
+        &target(TargetKind::Deployment, "apps", "inventory"),
+    );
+    let [step] = no_step_waits(&report).try_into().expect("one target");
+    assert!(
+        step.contains(
+            "its last run ended OOMKilled (exit code 137)): waiting longer will not fix it"
+        ),
+        "{step}"
+    );
 }
 
 /// The other final failures docs/design.md lists under `--wait`: each settles the wait as a

@@ -196,7 +196,7 @@ async fn after_a_wait_stopped_on_a_crash_loop_the_next_step_is_the_diagnosis() {
             .since("2026-07-12T10:00:00Z")
     };
     let logs = "logs inventory-4dxbdm5glx-tqtkw -c inventory --previous";
-    let reason = "pod inventory-4dxbdm5glx-tqtkw is crash-looping (inventory CrashLoopBackOff (5 restarts)): waiting longer will not fix it";
+    let reason = "pod inventory-4dxbdm5glx-tqtkw is crash-looping (inventory CrashLoopBackOff (5 restarts); its last run ended Error (exit code 1)): waiting longer will not fix it";
 
     let run = verify("text").run().await;
     assert_eq!(run.code, 1, "{}", run.stderr);

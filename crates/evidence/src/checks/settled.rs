@@ -197,9 +197,22 @@ fn workload_failure(observed: &Observed, t: &Target, ns: &str) -> Option<Workloa
                 logs.extend(["-c", c]);
             }
             logs.push("--previous");
+            // The container's own reason: how its last run ended (OOMKilled, Error, exit 1).
+            let ended = pods::container_statuses(p)
+                .iter()
+                .filter(|c| Some(c.name.as_str()) == container)
+                .find_map(|c| c.last_state.as_ref()?.terminated.as_ref())
+                .map(|t| {
+                    format!(
+                        "; its last run ended {} (exit code {})",
+                        t.reason.as_deref().unwrap_or("Terminated"),
+                        t.exit_code
+                    )
+                })
+                .unwrap_or_default();
             WorkloadFailure {
                 reason: format!(
-                    "{}: pod {pod} is crash-looping ({})",
+                    "{}: pod {pod} is crash-looping ({}{ended})",
                     w.source(),
                     pods::not_ready_reason(p).unwrap_or_default()
                 ),
