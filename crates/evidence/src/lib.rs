@@ -41,8 +41,9 @@ pub use checks::{
     digest_rows, final_failure, final_unknown, followed_workloads, helmrelease_release, judge,
     judgement, manifests_to_read, revisions_to_trace, settled, short_digest, superseded_step,
     verify_again, workloads_to_read, DigestRow, Judgement, ReleaseHistory, Revision, RowVerdict,
-    SeenLive, Settled, CRASH_LOOP_RESTARTS,
+    SeenLive, Settled, CRASH_LOOP_RESTARTS, UNPROVABLE_NOTE,
 };
+pub use checks::{unprovable, unprovable_by_flags};
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 /// What the gather, the flag checks, `rollback` and the help ask of a target's kind.

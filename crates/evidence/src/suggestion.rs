@@ -133,6 +133,16 @@ impl Suggestion {
         self
     }
 
+    /// Whether the step tells to wait: a `--wait` command, or [`Part::WaitForIt`]. A failure
+    /// waiting will not fix must never be answered with one.
+    pub fn proposes_waiting(&self) -> bool {
+        self.parts.iter().any(|p| match p {
+            Part::WaitForIt => true,
+            Part::Command(c) => c.args.iter().any(|a| a == "--wait"),
+            Part::Text(_) => false,
+        })
+    }
+
     /// Its parts, for a renderer that sets the commands apart from the prose (Markdown's
     /// code blocks).
     pub fn parts(&self) -> &[Part] {

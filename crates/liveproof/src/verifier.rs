@@ -6,7 +6,7 @@
 //! and only a report that is not live is diagnosed after.
 
 use futures::StreamExt;
-use liveproof_evidence::hint::Hinted as _;
+use liveproof_evidence::hint::{Hinted as _, HintedMessage};
 use liveproof_evidence::{Change, Judgement, Observed, Report, SeenLive, Settled, Target, Verdict};
 use liveproof_gather::live::humanize;
 use liveproof_gather::offline::namespace::DumpNamespace;
@@ -55,17 +55,51 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             Ok(report)
         }
         Source::Live(options) => {
+            // What the flags alone show can never be live is refused before anything is read.
+            if config.wait.is_some() {
+                refuse(liveproof_evidence::unprovable_by_flags(
+                    &config.change,
+                    &config.targets,
+                ))?;
+            }
             let cluster = connect(options, config).await?;
             let config = &selected_on(config, &cluster).await?;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
-                Some(deadline) => wait(config, &cluster, deadline, &live_or_superseded).await?,
+                Some(deadline) => {
+                    watch(
+                        config,
+                        &cluster,
+                        deadline,
+                        &live_or_superseded,
+                        Refuse::Unprovable,
+                    )
+                    .await?
+                }
             };
             tracing::info!("{} API requests", cluster.request_count());
             stamp(&mut report, cluster_ref(&cluster));
             Ok(report)
         }
     }
+}
+
+/// `--wait` for live refuses a request that can never be live ([`liveproof_evidence::unprovable`]):
+/// an error (exit 2) naming the target and why, the ways to state the change as its hint. Not
+/// a verdict: waiting cannot fix it, and exit 1 or 3 would say something of the cluster.
+fn refuse(unprovable: Option<Settled>) -> Result<(), HintedMessage> {
+    match unprovable {
+        Some(Settled::Unprovable { message, hint }) => Err(HintedMessage::new(message, hint)),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a wait refuses a request that can never be live: a wait for live does; a
+/// rollback's, which waits for the old template back (no change stated), does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refuse {
+    Unprovable,
+    Nothing,
 }
 
 /// What `--wait` waits for: every target live, or live or superseded — a later change replaced
@@ -125,15 +159,29 @@ fn judge_pass(
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
 const VERSION_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Watches until `done` holds for the judgement (for verify: live), a failure is final, or the
-/// deadline; returns the last judgement. The deadline bounds everything here: the first gather
-/// and the registry reads (past it: [`OutOfTime`](crate::deadline::OutOfTime), exit 2), the
-/// watch (past it: the last judgement), and the diagnostics read at the end.
+/// Watches until `done` holds for the judgement, a failure is final, or the deadline; returns
+/// the last judgement. The deadline bounds everything here: the first gather and the registry
+/// reads (past it: [`OutOfTime`](crate::deadline::OutOfTime), exit 2), the watch (past it: the
+/// last judgement), and the diagnostics read at the end. `done` is not live (a rollback's wait
+/// for the old template): a request that can never be live is waited on as any other.
 pub async fn wait(
     config: &VerifyConfig,
     cluster: &Cluster,
     deadline: Deadline,
     done: &(dyn Fn(&Report) -> bool + Sync),
+) -> anyhow::Result<Report> {
+    watch(config, cluster, deadline, done, Refuse::Nothing).await
+}
+
+/// [`wait`], and with `refuse`, the first judgement that shows the request can never be live
+/// ([`liveproof_evidence::unprovable`]: what a Helm or GitOps target reaches, known only once
+/// read) ends it at once with that error, rather than at the `--timeout`.
+async fn watch(
+    config: &VerifyConfig,
+    cluster: &Cluster,
+    deadline: Deadline,
+    done: &(dyn Fn(&Report) -> bool + Sync),
+    refuse_unprovable: Refuse,
 ) -> anyhow::Result<Report> {
     // The watch stops a little early, so the diagnostics of a target that is not live can
     // still be read before the deadline.
@@ -228,6 +276,14 @@ pub async fn wait(
         };
         let targets = session.complete_by(&facts, observed, deadline.at).await?;
         let Judgement { report, stop } = judge_pass(config, observed, &targets, ns);
+        if refuse_unprovable == Refuse::Unprovable {
+            if let Some(Settled::Unprovable { message, hint }) =
+                liveproof_evidence::unprovable(&report)
+            {
+                progress.finish();
+                return Err(HintedMessage::new(message, hint).into());
+            }
+        }
         let absent = session.absent(observed);
         seen_live.observe(&report, jiff::Timestamp::now());
         progress.say(&liveproof_report::progress::waiting_line(&report, &absent));

@@ -168,6 +168,8 @@ async fn verify_wait_timeout_bounds_the_first_gather_too() {
             "deploy/x",
             "--since",
             "2026-07-12T10:00:00Z",
+            "--image",
+            "ghcr.io/acme/x:2",
             "--kubeconfig",
             server.kubeconfig(),
             "--wait",
@@ -541,7 +543,7 @@ async fn a_hung_exec_plugin_ends_each_command_within_its_bound() {
         // The request timeout is the default 30s here: only --timeout can end it in time.
         (
             [
-                &["verify", "deploy/x"][..],
+                &["verify", "deploy/x", "--image", "ghcr.io/acme/x:2"][..],
                 &since,
                 &["--wait", "--timeout", "4s"],
             ]

@@ -377,6 +377,7 @@ async fn wait_on_story(story: &str) -> (common::Run, liveproof_evidence::Report)
     let cluster = SimCluster::from_file(&path, "apps").await;
     let run = common::liveproof()
         .args(&["verify", "deploy/inventory", "-n", "apps"])
+        .args(&["--image", "ghcr.io/acme/inventory:1.4.0", "--no-registry"])
         .on(&cluster)
         .since("2026-07-12T10:00:00Z")
         .args(&["--wait", "--timeout", "10m"])
@@ -823,6 +824,8 @@ async fn a_namespace_that_does_not_exist_is_a_usage_error_with_a_did_you_mean() 
             k,
             "--since",
             &since,
+            "--image",
+            demo::NEW_IMAGE,
             "--wait",
             "--timeout",
             "30s",

@@ -107,7 +107,8 @@ async def session_checks(args):
             )
 
             # A verify that waits reports its progress to the SDK's progress callback (the SDK
-            # sends the progressToken), and still ends with the report at its timeout.
+            # sends the progressToken), and still ends with the report at its timeout. It states
+            # the change (the demo's new image): a wait for what can never be live is refused.
             if args.expect_verdict == "not_live":
                 progress = []
 
@@ -120,6 +121,7 @@ async def session_checks(args):
                         "targets": ["apps/deploy/inventory"],
                         "kubeconfig": args.kubeconfig,
                         "since": args.since,
+                        "image": ["ghcr.io/acme/inventory:1.4.0"],
                         "no_registry": True,
                         "wait_seconds": 3,
                     },

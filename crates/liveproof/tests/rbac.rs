@@ -381,7 +381,13 @@ fn cases() -> Vec<Case> {
             "daemonset-newest-revision-not-current-template",
             "observability",
             &with(
-                &["daemonset/log-shipper", "-n", "observability"],
+                &[
+                    "daemonset/log-shipper",
+                    "-n",
+                    "observability",
+                    "--image",
+                    "ghcr.io/acme/log-shipper:2.1.0",
+                ],
                 &[&SINCE, &WAIT],
             ),
         ),

@@ -61,6 +61,7 @@ pub fn judgement(
     }
     let mut report = judge(observed, &change, targets, default_namespace);
     crate::diagnose::explain(&mut report, observed, change.since, logs);
+    super::settled::diagnose_final(observed, &change, targets, default_namespace, &mut report);
     let stop = super::settled(observed, &change, targets, default_namespace, &report);
     Judgement { report, stop }
 }

@@ -48,7 +48,10 @@ pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdi
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
 pub use judge::{judge, judgement, superseded_step, verify_again, Judgement};
 pub use pods::CRASH_LOOP_RESTARTS;
-pub use settled::{final_failure, final_unknown, settled, Settled};
+pub use settled::{
+    final_failure, final_unknown, settled, unprovable, unprovable_by_flags, Settled,
+    UNPROVABLE_NOTE,
+};
 pub use superseded::manifests_to_read;
 pub use timeline::SeenLive;
 

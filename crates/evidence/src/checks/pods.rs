@@ -113,12 +113,20 @@ pub const CRASH_LOOP_RESTARTS: i32 = 3;
 
 /// A container stuck in CrashLoopBackOff past the threshold: waiting will not fix it.
 pub fn is_crash_looping(pod: &Pod) -> bool {
-    container_statuses(pod).iter().any(|c| {
-        c.restart_count >= CRASH_LOOP_RESTARTS
-            && c.state
-                .as_ref()
-                .and_then(|s| s.waiting.as_ref())
-                .and_then(|w| w.reason.as_deref())
-                == Some("CrashLoopBackOff")
-    })
+    crash_looping_container(pod).is_some()
+}
+
+/// The name of the first container of `pod` stuck in CrashLoopBackOff past the threshold.
+pub fn crash_looping_container(pod: &Pod) -> Option<&str> {
+    container_statuses(pod)
+        .iter()
+        .find(|c| {
+            c.restart_count >= CRASH_LOOP_RESTARTS
+                && c.state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    == Some("CrashLoopBackOff")
+        })
+        .map(|c| c.name.as_str())
 }

@@ -244,7 +244,10 @@ pub(crate) fn template_shows_change(
 }
 
 /// How to state what changed, for a workload verified with no statement of it.
-const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
+pub(crate) const STATE_THE_CHANGE: &str = "state what changed: --image REF, -f MANIFESTS, --expect-env NAME, --expect-secret-ref SECRET[/KEY] or --expect TEXT; or verify the GitOps/Helm object that deployed it (release/, helmrelease/, kustomization/, application/ with --commit)";
+
+/// What `spec_readback` expects of a workload no statement of the change reaches.
+pub(crate) const NO_STATEMENT: &str = "a statement of what changed";
 
 pub(crate) fn spec_readback(
     observed: &Observed,
@@ -298,7 +301,7 @@ pub(crate) fn spec_readback(
             Check::SpecReadback,
             Status::Unknown,
             images.join(", "),
-            "a statement of what changed",
+            NO_STATEMENT,
         )
         .source(source)
         .detail("nothing ties the running template to the change: no --image, -f, --expect-env, --expect-secret-ref or --expect was given, and no GitOps/Helm evidence led here")

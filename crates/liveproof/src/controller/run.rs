@@ -564,6 +564,9 @@ async fn judge(
         &namespace,
         false,
     );
+    // A spec that can never be live (no statement of what changed) stalls at once, as
+    // `verify --wait` refuses it, rather than waiting out its timeout.
+    let stop = liveproof_evidence::unprovable(&report).or(stop);
     record_wait(&mut report, stop.as_ref(), timed_out, elapsed);
     Ok(status_from(&report, generation, now, previous))
 }

@@ -275,7 +275,13 @@ pub fn status_from(
             ),
         },
         (verdict, Some(_)) => Standing::Final {
-            reason: if verdict == Verdict::NotLive {
+            reason: if report
+                .notes
+                .last()
+                .is_some_and(|n| n.starts_with(liveproof_evidence::UNPROVABLE_NOTE))
+            {
+                "Unprovable"
+            } else if verdict == Verdict::NotLive {
                 "FinalFailure"
             } else {
                 "Undecidable"

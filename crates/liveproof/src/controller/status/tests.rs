@@ -211,6 +211,51 @@ fn a_final_failure_is_stalled() {
     assert_eq!(kstatus(2, Some(&s)), "Failed");
 }
 
+/// A spec that can never be live (a workload reached with no statement of what changed):
+/// the judgement says so at once ([`liveproof_evidence::unprovable`]), and the status is
+/// Stalled, reason Unprovable, its message naming the target and the ways to state the change
+/// — not Reconciling until the spec's timeout.
+#[test]
+fn a_spec_that_can_never_be_live_is_stalled_at_once() {
+    let mut spec = evidence(
+        "spec_readback",
+        "unknown",
+        "nothing ties the running template to the change",
+    );
+    spec["expected"] = json!("a statement of what changed");
+    let mut r = report(
+        "unproven",
+        json!({"evidence": [spec, evidence("pods_current", "pass", "every serving pod is current")]}),
+        json!({}),
+    );
+    let stop = liveproof_evidence::unprovable(&r).expect("unprovable");
+    r.notes.push(stop.note());
+    r.wait = Some(liveproof_evidence::WaitRecord {
+        timed_out: false,
+        elapsed_seconds: 0,
+    });
+    let s = status_from(&r, 2, at(T0), None);
+    let stalled = cond(&s, STALLED);
+    assert_eq!(stalled.status, "True");
+    assert_eq!(stalled.reason, "Unprovable");
+    for said in [
+        "deployment/web in namespace apps can never be live",
+        "--image REF",
+    ] {
+        assert!(stalled.message.contains(said), "{}", stalled.message);
+    }
+    assert_eq!(cond(&s, RECONCILING).status, "False");
+    assert_eq!(kstatus(2, Some(&s)), "Failed");
+
+    // A statement given (or the spec_readback decided): nothing unprovable.
+    let r = report(
+        "unproven",
+        json!({"evidence": [evidence("spec_readback", "unknown", "the template was not read")]}),
+        json!({}),
+    );
+    assert_eq!(liveproof_evidence::unprovable(&r), None);
+}
+
 /// The spec's timeout run out with the change not live: Stalled, TimedOut; kstatus Failed.
 #[test]
 fn a_timeout_run_out_is_stalled() {
