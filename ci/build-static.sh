@@ -110,7 +110,10 @@ echo "cargo install took $((SECONDS - started))s" >&2
 
 # Static: no program interpreter (ld.so) and no shared libraries needed. `file` says
 # "static-pie linked" or "statically linked"; readelf is the check, file and ldd the account.
-for exe in liveproof kubectl-liveproof; do
+exes=(liveproof kubectl-liveproof)
+# kubectl's plugin completion binary, in the versions that build it.
+[ -e "$root/bin/kubectl_complete-liveproof" ] && exes+=(kubectl_complete-liveproof)
+for exe in "${exes[@]}"; do
   path="$root/bin/$exe"
   [ -x "$path" ] || { echo "$path was not installed" >&2; exit 1; }
   file "$path" >&2
