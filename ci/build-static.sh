@@ -5,7 +5,8 @@
 # out as it should (an arm64 binary built on x86_64 runs under qemu-user).
 #
 #   ci/build-static.sh                    install this repository's HEAD into target/static/TARGET
-#   ci/build-static.sh --root DIR         install into DIR (DIR/bin/liveproof, kubectl-liveproof)
+#   ci/build-static.sh --root DIR         install into DIR (DIR/bin/liveproof, kubectl-liveproof,
+#                                         kubectl_complete-liveproof)
 #   ci/build-static.sh --git URL --rev R  install from another repository or commit
 #   ci/build-static.sh --path DIR         install from a source tree without .git (the
 #                                         Dockerfile's builder stage: same flags, same checks)
@@ -110,10 +111,7 @@ echo "cargo install took $((SECONDS - started))s" >&2
 
 # Static: no program interpreter (ld.so) and no shared libraries needed. `file` says
 # "static-pie linked" or "statically linked"; readelf is the check, file and ldd the account.
-exes=(liveproof kubectl-liveproof)
-# kubectl's plugin completion binary, in the versions that build it.
-[ -e "$root/bin/kubectl_complete-liveproof" ] && exes+=(kubectl_complete-liveproof)
-for exe in "${exes[@]}"; do
+for exe in liveproof kubectl-liveproof kubectl_complete-liveproof; do
   path="$root/bin/$exe"
   [ -x "$path" ] || { echo "$path was not installed" >&2; exit 1; }
   file "$path" >&2

@@ -4,8 +4,8 @@
 #
 #   ci/package-release.sh BIN_DIR OUT_DIR [TARGET]
 #     the static binaries ci/build-static.sh --target TARGET installed into BIN_DIR/..:
-#     OUT/liveproof-vVERSION-TARGET.tar.gz          liveproof, kubectl-liveproof, LICENSE
-#                                                   (+ kubectl_complete-liveproof when built)
+#     OUT/liveproof-vVERSION-TARGET.tar.gz          liveproof, kubectl-liveproof,
+#                                                   kubectl_complete-liveproof, LICENSE
 #     OUT/liveproof-vVERSION-TARGET.tar.gz.sha256
 #     TARGET: x86_64-unknown-linux-musl (default, krew's linux/amd64) or
 #     aarch64-unknown-linux-musl (linux/arm64); the binary must be built for that CPU.
@@ -62,18 +62,6 @@ if [ "${1:-}" = "--manifests" ]; then
     fi
     sed_args+=(-e "s/${placeholder[$t]}/$(sha256sum "$a" | cut -d' ' -f1)/g")
   done
-  # kubectl_complete-liveproof is in the manifest's files when the archives hold it (every
-  # archive or none: the platforms install the same files).
-  with=0
-  for t in "${targets[@]}"; do
-    if tar -tzf "$out/$(archive "$t")" | grep -qx kubectl_complete-liveproof; then with=$((with + 1)); fi
-  done
-  if [ "$with" -ne 0 ] && [ "$with" -ne ${#targets[@]} ]; then
-    echo "error: kubectl_complete-liveproof is in some archives of $out but not all" >&2; exit 1
-  fi
-  if [ "$with" -eq 0 ]; then
-    sed_args+=(-e '/- from: kubectl_complete-liveproof$/,+1d')
-  fi
   sed "${sed_args[@]}" "$repo/plugins/liveproof.yaml" > "$out/liveproof.yaml"
   if grep -n '@[A-Z0-9_]*@' "$out/liveproof.yaml" >&2; then
     echo "plugins/liveproof.yaml has a placeholder this script does not fill" >&2; exit 1
@@ -100,12 +88,13 @@ if [ -z "${elf_machine[$target]:-}" ]; then
   echo "hint: one of ${targets[*]}" >&2
   exit 2
 fi
-for f in "$bin/liveproof" "$bin/kubectl-liveproof" "$repo/LICENSE"; do
+exes=(liveproof kubectl-liveproof kubectl_complete-liveproof)
+for f in "${exes[@]/#/$bin/}" "$repo/LICENSE"; do
   [ -f "$f" ] || { echo "error: $f is missing" >&2; echo "hint: run ci/build-static.sh --target $target --root DIR and pass DIR/bin" >&2; exit 2; }
 done
 # The archive is named for the CPU its binaries run on: an amd64 binary in the arm64 archive
 # would install, then fail to start, on every arm64 machine.
-for exe in liveproof kubectl-liveproof; do
+for exe in "${exes[@]}"; do
   if ! readelf -hW "$bin/$exe" 2>/dev/null | grep -q "Machine: *${elf_machine[$target]}\$"; then
     echo "error: $bin/$exe is not a $target binary:" >&2
     readelf -hW "$bin/$exe" 2>&1 | grep -m1 'Machine\|Error' >&2 || true
@@ -118,15 +107,9 @@ name="$(archive "$target")"
 mkdir -p "$out"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-files=(LICENSE kubectl-liveproof liveproof)
-install -m 0755 "$bin/liveproof" "$bin/kubectl-liveproof" "$stage/"
+install -m 0755 "${exes[@]/#/$bin/}" "$stage/"
 install -m 0644 "$repo/LICENSE" "$stage/"
-# kubectl's plugin completion (kubectl >= 1.26 runs kubectl_complete-liveproof), when built.
-if [ -f "$bin/kubectl_complete-liveproof" ]; then
-  install -m 0755 "$bin/kubectl_complete-liveproof" "$stage/"
-  files+=(kubectl_complete-liveproof)
-fi
-pack "$stage" "${files[@]}" > "$out/$name"
+pack "$stage" LICENSE "${exes[@]}" > "$out/$name"
 sha="$(sha256sum "$out/$name" | cut -d' ' -f1)"
 echo "$sha  $name" > "$out/$name.sha256"
 echo "$out/$name"

@@ -51,16 +51,6 @@ fn package(args: &[&Path]) -> Run {
     Run::from(cmd.output().expect("ci/package-release.sh runs"))
 }
 
-/// Whether the crate builds kubectl's plugin completion binary: then the stand-ins have it
-/// too, as a release built from this tree would.
-fn builds_completion() -> bool {
-    Path::new(env!("CARGO_BIN_EXE_liveproof"))
-        .parent()
-        .expect("the binaries' directory")
-        .join("kubectl_complete-liveproof")
-        .is_file()
-}
-
 /// Stand-ins for the release's binaries, built for `target`'s CPU (the host's `cc`, or Debian's
 /// aarch64 cross compiler): a static C program that prints `liveproof VERSION`, under each name
 /// a release archive holds.
@@ -86,11 +76,7 @@ fn stand_in_bin(dir: &Path, target: &str) -> PathBuf {
             panic!("{cc}: {e}\nhint: apt-get install gcc-aarch64-linux-gnu (.ci/run does)")
         });
     Run::from(out).expect_code(0);
-    let mut names = vec!["kubectl-liveproof"];
-    if builds_completion() {
-        names.push("kubectl_complete-liveproof");
-    }
-    for name in names {
+    for name in ["kubectl-liveproof", "kubectl_complete-liveproof"] {
         std::fs::copy(&exe, bin.join(name)).expect("copied");
     }
     bin
