@@ -3,7 +3,8 @@
 //!
 //! - the static archives for linux amd64 and arm64 and the krew manifest rendered for both,
 //!   checked by krew's own validator (`validate-krew-manifest`, built from sigs.k8s.io/krew
-//!   into the peers by `e2e/build-peers.sh`);
+//!   into the peers by `e2e/build-peers.sh`), and installed by krew itself (`kubectl-krew`,
+//!   built from e2e/krew by `ci/build-krew.sh`) on each platform;
 //! - every file under `deploy/` and the Helm chart among the assets the workflow attaches;
 //! - the Action's `install: release` step picking the archive of the runner's CPU.
 //!
@@ -225,6 +226,131 @@ fn the_krew_manifest_for_amd64_and_arm64_passes_krews_validator() {
     let role = format!("{PROJECT}/releases/download/v{VERSION}/rbac-readonly.yaml");
     assert!(caveats.contains(&role), "{caveats}");
     assert!(dist.join("rbac-readonly.yaml").is_file());
+}
+
+/// A minimal HTTP file server for `dir` on 127.0.0.1 (GET only, one request per connection),
+/// for the krew install below: krew downloads each platform's `uri`.
+fn serve(dir: &Path) -> String {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = listener.local_addr().expect("address");
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            // Drain the headers.
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/");
+            let file = dir.join(path.trim_start_matches('/'));
+            let _ = match std::fs::read(&file) {
+                Ok(body) if !path.contains("..") => stream
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .and_then(|()| stream.write_all(&body)),
+                _ => stream.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                ),
+            };
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// The `require sigs.k8s.io/krew vX` of a go.mod.
+fn krew_pin(go_mod: &str) -> String {
+    let text = std::fs::read_to_string(repo_root().join(go_mod)).expect("go.mod");
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("require sigs.k8s.io/krew "))
+        .unwrap_or_else(|| panic!("{go_mod}: no sigs.k8s.io/krew requirement"))
+        .trim()
+        .to_string()
+}
+
+/// krew installs the rendered manifest on every platform: its validator without
+/// `-skip-install` runs `kubectl krew install --manifest` once per platform (KREW_OS/KREW_ARCH
+/// set to it) into a throwaway KREW_ROOT, which downloads the archive from `uri`, checks its
+/// sha256, unpacks the `files`, links `bin` and finds the LICENSE. The archives are served
+/// from 127.0.0.1 (the manifest's release URL replaced by that address, nothing else changed);
+/// a wrong arm64 sum makes that platform's install fail, so the install is really checked.
+#[test]
+fn krew_installs_the_rendered_manifest_on_amd64_and_arm64() {
+    // The validator (a peer) and krew (ci/build-krew.sh) are the same krew release.
+    assert_eq!(
+        krew_pin("e2e/krew/go.mod"),
+        krew_pin("e2e/peers/krew/go.mod")
+    );
+    let peers = Peers::locate().unwrap_or_else(|e| panic!("{e:#}"));
+    let validator = peers.path("validate-krew-manifest");
+    let run = Cli::new("bash")
+        .arg(repo_root().join("ci/build-krew.sh"))
+        .timeout(std::time::Duration::from_secs(1200))
+        .run_blocking();
+    run.expect_code(0);
+    let krew_bin = PathBuf::from(run.stdout.lines().last().expect("the bin directory"));
+    // kubectl (a peer) and kubectl-krew, and the tools krew's install needs, nothing else.
+    let path_dir = tempfile::tempdir().expect("tempdir");
+    for (name, from) in [
+        ("kubectl", peers.path("kubectl")),
+        ("kubectl-krew", krew_bin.join("kubectl-krew")),
+    ] {
+        std::os::unix::fs::symlink(&from, path_dir.path().join(name)).expect("linked");
+    }
+    let path = format!("{}:/usr/bin:/bin", path_dir.path().display());
+
+    let dist = release();
+    let url = serve(dist);
+    let published = format!("{PROJECT}/releases/download/v{VERSION}/");
+    let rendered = std::fs::read_to_string(dist.join("liveproof.yaml")).expect("rendered");
+    assert_eq!(
+        rendered.matches(&published).count(),
+        3,
+        "two archives and the role"
+    );
+    let local = rendered.replace(&published, &format!("{url}/"));
+
+    let install = |manifest: &str| {
+        // validate-krew-manifest wants the file named for the plugin.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("liveproof.yaml");
+        std::fs::write(&file, manifest).expect("written");
+        Cli::new(&validator)
+            .args(&["-manifest", file.to_str().expect("utf-8")])
+            .env("PATH", &path)
+            .env("TMPDIR", dir.path())
+            .timeout(std::time::Duration::from_secs(300))
+            .run_blocking()
+    };
+    let run = install(&local);
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("all 2 spec.platforms installed fine"),
+        "{}",
+        run.stderr
+    );
+
+    let arm64_sha = sha256(&dist.join(archive_name(ARM64)));
+    let wrong = local.replace(&arm64_sha, &"0".repeat(64));
+    assert_ne!(wrong, local);
+    let run = install(&wrong);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("spec.platforms[1] failed to install"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// An archive is named for the CPU its binary runs on: the x86_64 binary is refused as the
