@@ -208,7 +208,7 @@ fn the_krew_manifest_for_amd64_and_arm64_passes_krews_validator() {
                         .as_array()
                         .expect("files")
                         .iter()
-                        .any(|f| f["from"] == Value::from(entry.as_str())),
+                        .any(|f| f["from"] == entry.as_str()),
                     "{arch}: {entry} is in the archive but not installed by krew"
                 );
             }
@@ -508,7 +508,7 @@ fn the_actions_release_install_picks_the_archive_of_the_runners_cpu() {
         .as_array()
         .expect("steps")
         .iter()
-        .find(|s| s["name"] == Value::from("Install liveproof"))
+        .find(|s| s["name"] == "Install liveproof")
         .expect("the install step");
     let script = step["run"].as_str().expect("run").to_string();
     assert!(!script.contains("${{"), "inputs reach the step as env");
