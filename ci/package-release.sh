@@ -73,7 +73,7 @@ if [ "${1:-}" = "--manifests" ]; then
   done
   pack "$repo" deploy > "$out/liveproof-deploy-v$version.tar.gz"
   # As `helm package` lays a chart out (liveproof/Chart.yaml, …); the chart's version is the
-  # workspace version (crates/liveproof/tests/controller_chart.rs holds it so).
+  # workspace version (crates/liveproof/tests/controller_deploy.rs holds it so).
   pack "$repo/charts" liveproof > "$out/liveproof-chart-$version.tgz"
   echo "$out/liveproof.yaml"
   exit 0
