@@ -50,8 +50,8 @@ pub fn main() -> ExitCode {
     if shell::complete_from_env(&argv) {
         return ExitCode::SUCCESS;
     }
-    // `kubectl-liveproof __complete WORDS…`: Cobra's completion request, which the
-    // `kubectl_complete-liveproof` script of the release archives sends for kubectl.
+    // `kubectl-liveproof __complete WORDS…`: Cobra's completion request, as kubectl sends it
+    // to `kubectl_complete-liveproof` (the archives' binary of that name answers the same).
     if argv.get(1).is_some_and(|a| a == "__complete") {
         return complete_words(argv[2..].to_vec());
     }

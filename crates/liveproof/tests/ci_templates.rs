@@ -13,8 +13,7 @@
 //!   the real API server, with the real AnalysisTemplate and Kustomization CRDs from the pinned
 //!   upstream modules (`e2e/build-peers.sh`); and each Job's own arguments, filled in, run
 //!   against the simulator (no machine here runs containers).
-//! - `plugins/liveproof.yaml` (krew): rendered for a real archive and checked by krew's own
-//!   validator, `validate-krew-manifest`, built from sigs.k8s.io/krew.
+//! - `plugins/liveproof.yaml` (krew) and the other release assets: `tests/release.rs`.
 //! - The published names: every image is `ghcr.io/liveproof/liveproof:<workspace version>`,
 //!   and the Dockerfile builds it the way `ci/build-static.sh` does.
 
@@ -264,87 +263,8 @@ fn archive_name() -> String {
     format!("liveproof-v{VERSION}-x86_64-unknown-linux-musl.tar.gz")
 }
 
-/// krew's own validator accepts the manifest rendered for a real archive (and rejects the
-/// unrendered template, so it is really checking); the sha256 it pins is the archive's, and
-/// the archive holds the `bin` and every `files` entry the manifest names.
-#[test]
-fn the_krew_manifest_passes_krews_validator() {
-    let peers = Peers::locate().unwrap_or_else(|e| panic!("{e:#}"));
-    let validator = peers.path("validate-krew-manifest");
-    assert!(
-        validator.is_file(),
-        "{} is missing\nhint: run e2e/build-peers.sh",
-        validator.display()
-    );
-    let out = release_dir().join(format!("v{VERSION}"));
-    let manifest = out.join("liveproof.yaml");
-    let run = Cli::new(&validator)
-        .args(&[
-            "-manifest",
-            manifest.to_str().expect("utf-8"),
-            "-skip-install",
-        ])
-        .run_blocking();
-    run.expect_code(0);
-    assert!(
-        run.stderr.contains("structural validation OK"),
-        "{}",
-        run.stderr
-    );
-
-    // The template itself is not a valid manifest (placeholders): the validator says so.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let template = dir.path().join("liveproof.yaml");
-    std::fs::copy(repo_root().join("plugins/liveproof.yaml"), &template).expect("copied");
-    let run = Cli::new(&validator)
-        .args(&[
-            "-manifest",
-            template.to_str().expect("utf-8"),
-            "-skip-install",
-        ])
-        .run_blocking();
-    assert_ne!(run.code, 0, "the unrendered template must not validate");
-
-    let rendered = document_at(&manifest);
-    assert_eq!(
-        rendered["spec"]["version"],
-        Value::from(format!("v{VERSION}"))
-    );
-    let platform = &rendered["spec"]["platforms"][0];
-    let archive = out.join(archive_name());
-    let sha = Cli::new("sha256sum").arg(&archive).run_blocking();
-    let sha = sha
-        .stdout
-        .split_whitespace()
-        .next()
-        .expect("a sum")
-        .to_string();
-    assert_eq!(platform["sha256"], Value::from(sha.as_str()));
-    assert_eq!(
-        platform["uri"],
-        Value::from(format!(
-            "{PROJECT}/releases/download/v{VERSION}/{}",
-            archive_name()
-        ))
-    );
-    let listing = Cli::new("tar").arg("-tzf").arg(&archive).run_blocking();
-    let entries: Vec<&str> = listing.stdout.lines().collect();
-    let bin = platform["bin"].as_str().expect("bin");
-    assert!(entries.contains(&bin), "{entries:?}");
-    for file in platform["files"].as_array().expect("files") {
-        let from = file["from"].as_str().expect("from");
-        assert!(entries.contains(&from), "{from} not in {entries:?}");
-    }
-    assert!(
-        entries.contains(&"LICENSE"),
-        "krew installs require a LICENSE"
-    );
-}
-
-fn document_at(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    documents(&text).remove(0)
-}
+// The krew manifest (both platforms, krew's validator) and the rest of the release assets:
+// tests/release.rs.
 
 // ---------------------------------------------------------------------------------------------
 // The stories the CI jobs verify, on the simulator

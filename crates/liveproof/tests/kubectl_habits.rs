@@ -557,19 +557,19 @@ async fn completion_offers_names_namespaces_and_contexts_from_the_cluster() {
     assert_eq!(gone, Vec::<String>::new());
 }
 
-/// The `kubectl_complete-liveproof` the archives ship (a script running `kubectl-liveproof
-/// __complete`), called by the real kubectl: `kubectl liveproof verify deploy/<TAB>` offers
-/// the cluster's Deployments, and `-n <TAB>` its namespaces.
+/// The `kubectl_complete-liveproof` the archives ship (the crate's binary of that name, static
+/// like the others: the image has no shell), called by the real kubectl: `kubectl liveproof
+/// verify deploy/<TAB>` offers the cluster's Deployments, and `-n <TAB>` its namespaces.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shipped_completion_script_completes_names_through_the_real_kubectl() {
     let cluster = sim().await;
     let script_dir = tempfile::tempdir().expect("tempdir");
     let script = script_dir.path().join("kubectl_complete-liveproof");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    std::fs::copy(root.join("plugins/kubectl_complete-liveproof"), &script).expect("copied");
     let bin = complete_helper();
+    std::fs::copy(&bin, &script).expect("copied");
     let bin_dir = bin.parent().expect("the binaries' directory");
-    // The script first on PATH: it, not the helper binary beside the plugin, is what runs.
+    // The shipped copy first on PATH: it, beside kubectl-liveproof as an archive lays them
+    // out, is what kubectl runs.
     let path = format!(
         "{}:{}:{}",
         script_dir.path().display(),
