@@ -266,8 +266,15 @@ fn the_readme_leads_with_try_it_then_install_then_develop() {
         "{install}"
     );
     assert!(
-        action.contains("name=\"liveproof-v$version-x86_64-unknown-linux-musl.tar.gz\""),
-        "the Action downloads the archive the README names"
+        install.contains("arm64: liveproof-v$V-aarch64-unknown-linux-musl.tar.gz"),
+        "{install}"
+    );
+    // The Action picks the archive of the runner's CPU by the same names.
+    assert!(
+        action.contains("name=\"liveproof-v$version-$target.tar.gz\"")
+            && action.contains("target=x86_64-unknown-linux-musl")
+            && action.contains("target=aarch64-unknown-linux-musl"),
+        "the Action downloads the archives the README names"
     );
     let version = env!("CARGO_PKG_VERSION");
     assert!(install.contains(&format!("V={version} ")), "{install}");
