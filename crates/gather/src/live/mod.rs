@@ -19,6 +19,7 @@ mod credentials;
 mod error;
 mod exec_plugin;
 mod in_cluster;
+mod lean;
 mod meta;
 mod objects;
 mod pager;
