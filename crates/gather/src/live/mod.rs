@@ -22,6 +22,7 @@ mod in_cluster;
 mod lean;
 mod meta;
 mod objects;
+mod page;
 mod pager;
 mod plan;
 mod proxy;
@@ -1061,11 +1062,8 @@ impl Cluster {
         let listed = pager::list_pages(
             &lp,
             self.request_timeout,
-            |page: ListParams| {
-                let api = api.clone();
-                async move { api.list(&page).await }
-            },
-            // Each item as its page is taken apart: a page is never held twice over.
+            page::lister(&api),
+            // Each item as its page is decoded: a page is never held twice over.
             |o: K::Wire| {
                 let o = K::from_wire(o);
                 keep.keeps(o.meta_view()).then(|| Arc::new(o))
@@ -1090,7 +1088,7 @@ impl Cluster {
 
     /// Every page of a LIST `fetch` answers, as [`pager::list_pages`]; a failure is the error
     /// for `what`.
-    pub(crate) async fn list_all<T, U, F, Fut>(
+    pub(crate) async fn list_all<T, U, B, F, Fut>(
         &self,
         what: &str,
         params: &ListParams,
@@ -1098,9 +1096,9 @@ impl Cluster {
         keep: impl FnMut(T) -> Option<U>,
     ) -> Result<Vec<U>, GatherError>
     where
-        T: Clone,
+        B: page::PageBody<T>,
         F: FnMut(ListParams) -> Fut,
-        Fut: std::future::Future<Output = Result<kube::api::ObjectList<T>, kube::Error>>,
+        Fut: std::future::Future<Output = Result<B, kube::Error>>,
     {
         pager::list_pages(params, self.request_timeout, fetch, keep)
             .await
