@@ -109,7 +109,10 @@ impl<W: DeserializeOwned> PageBody<W> for JsonList<W> {
             over: &mut over,
             _of: PhantomData,
         };
-        let mut deserializer = serde_json::Deserializer::from_reader(self.frames);
+        // Buffered: serde_json reads a reader a byte at a time, which a `BufReader` serves
+        // from its buffer without a call each (64 KiB at a time from the frames).
+        let reader = std::io::BufReader::with_capacity(64 * 1024, self.frames);
+        let mut deserializer = serde_json::Deserializer::from_reader(reader);
         let decoded = seed
             .deserialize(&mut deserializer)
             .and_then(|page| deserializer.end().map(|()| page));
