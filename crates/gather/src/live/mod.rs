@@ -98,7 +98,7 @@ pub struct ResponseBudget {
     pub shared_by: usize,
 }
 
-/// What `--max-response-size` is when not given: far past any page of a list (2,500 objects)
+/// What `--max-response-size` is when not given: far past any page of a list (5,000 objects)
 /// or any object (etcd holds at most about 1.5 MiB), far short of what the machine holds.
 pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 256 * 1024 * 1024;
 
@@ -112,7 +112,7 @@ impl Default for ResponseBudget {
 }
 
 /// The least share of `--max-response-size` a cluster of a fleet gets, however many are read
-/// at once: a page of 2,500 pods with their managedFields can be tens of megabytes, and a
+/// at once: a page of 5,000 pods with their managedFields can be tens of megabytes, and a
 /// share too small for it would fail a healthy cluster. 16 clusters at once then hold at most
 /// 1 GiB.
 pub const MIN_CLUSTER_SHARE: usize = 64 * 1024 * 1024;
@@ -1027,8 +1027,8 @@ impl Cluster {
         }
     }
 
-    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
-    /// kubectl pages), keeping what `keep` keeps page by page. When the server has compacted
+    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`),
+    /// keeping what `keep` keeps page by page. When the server has compacted
     /// past a continue token (410 Gone), the LIST starts over once without pages, as
     /// client-go's pager does.
     async fn list<K: Kind>(
@@ -1044,8 +1044,8 @@ impl Cluster {
             .map(|objects| objects.into_iter().map(K::wrap).collect()))
     }
 
-    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
-    /// kubectl pages), keeping what `keep` keeps page by page, each object
+    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`),
+    /// keeping what `keep` keeps page by page, each object
     /// [slimmed](objects::slim). When the server has compacted past a continue token (410
     /// Gone), the LIST starts over once without pages, as client-go's pager does.
     async fn list_typed<K: Kind>(
