@@ -1,23 +1,21 @@
 //! One page of a LIST, held once and taken apart item by item.
 //!
-//! kube's `Api::list` collects a response into one buffer, copies it into a `String` (two
-//! copies while both live) and decodes the whole `ObjectList<T>` before anything is kept: at
-//! 5,000 objects of the real API server's size, a page was three times over in memory at
-//! once. Here the body's frames are held as they came (never joined: joining is a second
-//! copy), read by the decoder in order, each frame freed as soon as it is read, and each item
-//! is handed to the pager's `keep` the moment it is decoded, counted against
-//! [`MAX_ITEMS`](super::pager::MAX_ITEMS) as it comes, so no page is ever a whole
-//! `Vec<T>`. What the server answers otherwise (an error Status, a body that is not one, a
-//! cut body, JSON that does not decode) is the same `kube::Error` kube's `Api::list` gives,
-//! so every message built from it is unchanged.
+//! kube's `Api::list` collects a response's frames, joins them into one buffer, copies that
+//! into a `String` (two copies while both live) and decodes the whole `ObjectList<T>` before
+//! anything is kept: at 5,000 objects of the real API server's size, a page was three times
+//! over in memory at once. Here each frame is appended to one buffer as it arrives and freed
+//! at once (a large buffer grows in place: the allocator remaps it, nothing is copied twice),
+//! and the buffer is decoded in place, each item handed to the pager's `keep` the moment it is
+//! decoded and counted against [`MAX_ITEMS`](super::pager::MAX_ITEMS) as it comes, so no page
+//! is ever a whole `Vec<T>`. What the server answers otherwise (an error Status, a body that
+//! is not one, a cut body, JSON that does not decode) is the same `kube::Error` kube's
+//! `Api::list` gives, so every message built from it is unchanged.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
-use std::io::Read;
 use std::marker::PhantomData;
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use kube::api::{ListMeta, ListParams, ObjectList};
 use kube::core::Status;
@@ -80,17 +78,16 @@ fn too_many() -> PageError {
     PageError::Endless(format!("more than {MAX_ITEMS} objects in one list"))
 }
 
-/// A LIST response's body as the server sent it, in its frames, each object a `W` when
-/// decoded.
+/// A LIST response's body, each object a `W` when decoded.
 pub(crate) struct JsonList<W> {
-    frames: Frames,
+    body: Vec<u8>,
     _of: PhantomData<fn() -> W>,
 }
 
 impl<W: DeserializeOwned> PageBody<W> for JsonList<W> {
     fn empty() -> Self {
         JsonList {
-            frames: Frames(VecDeque::from([Bytes::from_static(b"{\"items\":[]}")])),
+            body: b"{\"items\":[]}".to_vec(),
             _of: PhantomData,
         }
     }
@@ -109,10 +106,7 @@ impl<W: DeserializeOwned> PageBody<W> for JsonList<W> {
             over: &mut over,
             _of: PhantomData,
         };
-        // Buffered: serde_json reads a reader a byte at a time, which a `BufReader` serves
-        // from its buffer without a call each (64 KiB at a time from the frames).
-        let reader = std::io::BufReader::with_capacity(64 * 1024, self.frames);
-        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
         let decoded = seed
             .deserialize(&mut deserializer)
             .and_then(|page| deserializer.end().map(|()| page));
@@ -141,19 +135,23 @@ pub(crate) async fn fetch<W>(
     if status.is_client_error() || status.is_server_error() {
         return Err(api_error(status, body.collect().await?.to_bytes()));
     }
-    let mut frames = VecDeque::new();
+    // Room for the whole body when the server says how long it is (within what the
+    // response budget lets through anyway); else it grows as the frames come.
+    let length = http_body::Body::size_hint(&body).exact().unwrap_or(0);
+    let mut whole = Vec::with_capacity(usize::try_from(length).unwrap_or(0).min(MAX_RESERVED));
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame?.into_data() {
-            if !data.is_empty() {
-                frames.push_back(data);
-            }
+            whole.extend_from_slice(&data);
         }
     }
     Ok(JsonList {
-        frames: Frames(frames),
+        body: whole,
         _of: PhantomData,
     })
 }
+
+/// The most reserved up front from a `Content-Length`: a larger body grows as it comes.
+const MAX_RESERVED: usize = 64 * 1024 * 1024;
 
 /// An error response as kube's `handle_api_errors` makes it: its `Status`, or one made up from
 /// a body that is not one, with the response's code.
@@ -188,28 +186,6 @@ where
 /// One page on its way, as [`lister`] asks for it.
 pub(crate) type Listed<W> =
     std::pin::Pin<Box<dyn Future<Output = Result<JsonList<W>, kube::Error>> + Send>>;
-
-/// The frames of a body read in order, each dropped once read.
-struct Frames(VecDeque<Bytes>);
-
-impl Read for Frames {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while let Some(front) = self.0.front_mut() {
-            if front.is_empty() {
-                self.0.pop_front();
-                continue;
-            }
-            let n = front.len().min(buf.len());
-            buf[..n].copy_from_slice(&front[..n]);
-            front.advance(n);
-            if front.is_empty() {
-                self.0.pop_front();
-            }
-            return Ok(n);
-        }
-        Ok(0)
-    }
-}
 
 /// A list as kube's `ObjectList<W>` reads it (its `metadata` a `ListMeta`, its `items` a list
 /// or null, anything else ignored), each item kept as it is decoded.
@@ -357,22 +333,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// `text` in frames of `size` bytes.
-    fn body<W>(text: &str, size: usize) -> JsonList<W> {
+    fn body<W>(text: &str) -> JsonList<W> {
         JsonList {
-            frames: Frames(
-                text.as_bytes()
-                    .chunks(size)
-                    .map(Bytes::copy_from_slice)
-                    .collect(),
-            ),
+            body: text.as_bytes().to_vec(),
             _of: PhantomData,
         }
     }
 
     fn decode(text: &str, room: usize) -> (Result<Page, PageError>, Vec<String>) {
         let mut kept = Vec::new();
-        let page = body::<serde_json::Value>(text, 7).decode(
+        let page = body::<serde_json::Value>(text).decode(
             room,
             &mut |v: serde_json::Value| {
                 let name = v["metadata"]["name"].as_str()?.to_string();
@@ -419,8 +389,7 @@ mod tests {
     }
 
     /// A body cut short, or JSON that is not a list, is the serde error kube's `Api::list`
-    /// gives (the message liveproof shows is made from it: kind and position; a value of the
-    /// wrong type is placed one column later, see below).
+    /// gives (the message liveproof shows is made from it: kind and position).
     #[test]
     fn a_truncated_or_malformed_body_is_kubes_serde_error() {
         let whole = json!({"metadata": {"continue": "x"},
@@ -439,25 +408,14 @@ mod tests {
             "{\"items\": [], \"items\": []}".to_string(),
         ] {
             type W = k8s_openapi::api::core::v1::ConfigMap;
-            let page = body::<W>(&bad, 5).decode(10, &mut Some, &mut Vec::new());
+            let page = body::<W>(&bad).decode(10, &mut Some, &mut Vec::new());
             let Err(PageError::Api(kube::Error::SerdeError(ours))) = page else {
                 panic!("{bad:?}: not a serde error: {page:?}");
             };
             let kube =
                 serde_json::from_str::<ObjectList<W>>(&bad).expect_err("kube refuses it too");
-            // Read from frames, serde_json places a value of the wrong type one column
-            // after the one it reads from a whole string (the byte it peeked); a cut body and
-            // bad syntax are placed where kube places them.
-            let column = match ours.classify() {
-                serde_json::error::Category::Data if ours.column() == kube.column() + 1 => {
-                    kube.column()
-                }
-                _ => ours.column(),
-            };
-            let message = |e: &serde_json::Error| {
-                liveproof_redacted::parse::without_position(&e.to_string()).to_string()
-            };
-            if (ours.classify(), ours.line(), column, message(&ours))
+            let message = |e: &serde_json::Error| e.to_string();
+            if (ours.classify(), ours.line(), ours.column(), message(&ours))
                 != (kube.classify(), kube.line(), kube.column(), message(&kube))
             {
                 differ.push(format!("{bad:?}: ours {ours} / kube's {kube}"));
@@ -519,19 +477,5 @@ mod tests {
                 "<html>bad gateway</html>"
             )
         );
-    }
-
-    #[test]
-    fn frames_are_read_in_order_across_their_edges() {
-        let mut frames = Frames(
-            [&b"ab"[..], b"", b"cde", b"f"]
-                .into_iter()
-                .map(Bytes::from_static)
-                .collect(),
-        );
-        let mut all = String::new();
-        frames.read_to_string(&mut all).expect("read");
-        assert_eq!(all, "abcdef");
-        assert!(frames.0.is_empty(), "each frame dropped once read");
     }
 }
