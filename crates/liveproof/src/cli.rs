@@ -1096,7 +1096,7 @@ pub struct ClusterArgs {
 
     /// Cap on the API responses being read at once: 256Mi, 1Gi [default: 256Mi].
     ///
-    /// Past it (only a flood: a page of a list is 2,500 objects), the command ends naming
+    /// Past it (only a flood: a page of a list is 5,000 objects), the command ends naming
     /// this flag instead of taking the machine's memory. Clusters read at once (--context
     /// repeated, --all-contexts) share it, each at least 64Mi. 1Mi to 16Gi (Ki, Mi, Gi; K, M, G).
     #[arg(

@@ -15,8 +15,8 @@ use liveproof_sim::{SimHandle, Simulator};
 use liveproof_testkit::fleet::{self, CHANGE_AT, IMAGE, SELECTOR};
 use liveproof_testkit::{Cli, Run};
 
-/// The simulator's LIST page is liveproof's (`limit=2500`, as kubectl pages).
-const PAGE: usize = 2_500;
+/// The simulator's LIST page is liveproof's (`limit=5000`: 10,000 pods in two requests).
+const PAGE: usize = 5_000;
 
 async fn serve(objects: Vec<serde_json::Value>) -> SimHandle {
     Simulator::new()
@@ -67,13 +67,13 @@ fn assert_requests(case: &str, run: &Run, exit: i32, sims: &[&SimHandle], want: 
     );
 }
 
-/// 1. One namespace with more pods than a LIST page: 600 Deployments × 5 pods (3,000 pods,
+/// 1. One namespace with more pods than a LIST page: 1,100 Deployments × 5 pods (5,500 pods,
 ///    two pages). One LIST per kind (Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ///    Services, EndpointSlices), the pods in two pages, and the GET that asks whether Argo
 ///    Rollouts is installed: 9.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_namespace_with_more_pods_than_a_page() {
-    let (deployments, pods) = (600, 5);
+    let (deployments, pods) = (1_100, 5);
     assert!(deployments * pods > PAGE);
     let dir = tempfile::tempdir().expect("tempdir");
     let sim = serve(fleet::deployments("bench", deployments, pods, false)).await;
@@ -91,13 +91,13 @@ async fn one_namespace_with_more_pods_than_a_page() {
     sim.shutdown().await;
 }
 
-/// 2. `-A` over 10 namespaces: 2,600 Deployments (more than a page cluster-wide) of one pod
+/// 2. `-A` over 10 namespaces: 5,100 Deployments (more than a page cluster-wide) of one pod
 ///    each. Deployments, StatefulSets and DaemonSets listed cluster-wide (the Deployments in
 ///    two pages), pods, ReplicaSets, Services and EndpointSlices per namespace (40), the
-///    Rollout GET: 45, as the benchmark's 4,000 Deployments over 10 namespaces.
+///    Rollout GET: 45.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_namespaces() {
-    let (namespaces, per_namespace) = (10, 260);
+    let (namespaces, per_namespace) = (10, 510);
     assert!(namespaces * per_namespace > PAGE);
     let dir = tempfile::tempdir().expect("tempdir");
     let mut objects = Vec::new();

@@ -36,6 +36,7 @@ pub(crate) use liveproof_evidence::pod::Pod;
 use liveproof_evidence::{Observed, ResourceKind, WorkloadObject};
 use serde::de::DeserializeOwned;
 
+use super::lean::Lean;
 use super::meta::Meta;
 
 /// The table: calls `$callback! { { $args } workloads: [..] typed: [..] apart: [..] }`. The
@@ -214,10 +215,9 @@ macro_rules! kinds_from_table {
 
         /// A workload kind is held as sent, its pod template slimmed.
         impl Kind for $wty {
-            type Wire = Self;
+            type Wire = Lean<Self>;
 
-            fn from_wire(mut wire: Self) -> Self {
-                k8s_openapi::Metadata::metadata_mut(&mut wire).managed_fields = None;
+            fn from_wire(Lean(mut wire): Lean<Self>) -> Self {
                 wire.shrink();
                 wire
             }
@@ -289,7 +289,8 @@ pub(crate) trait Kind:
     InTable + Clone + DeserializeOwned + Debug + Send + Sync + 'static
 {
     /// What `Api<Wire>` decodes a GET, each item of a LIST page and each watch event into: the
-    /// kind itself, or for a pod, evidence's lean pod with what kube reads of it ([`ApiPod`]).
+    /// kind itself without its `managedFields` ([`Lean`], skipped as it is decoded), or for a
+    /// pod, evidence's lean pod with what kube reads of it ([`ApiPod`]).
     type Wire: kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
         + Clone
         + DeserializeOwned
@@ -328,10 +329,9 @@ pub(crate) trait Kind:
 /// [`Kind`]'s reading of a kind held as the API sends it, with an `ObjectMeta`.
 macro_rules! held_as_sent {
     () => {
-        type Wire = Self;
+        type Wire = Lean<Self>;
 
-        fn from_wire(mut wire: Self) -> Self {
-            wire.metadata.managed_fields = None;
+        fn from_wire(Lean(mut wire): Lean<Self>) -> Self {
             wire.shrink();
             wire
         }

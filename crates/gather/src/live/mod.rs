@@ -19,8 +19,10 @@ mod credentials;
 mod error;
 mod exec_plugin;
 mod in_cluster;
+mod lean;
 mod meta;
 mod objects;
+mod page;
 mod pager;
 mod plan;
 mod proxy;
@@ -96,7 +98,7 @@ pub struct ResponseBudget {
     pub shared_by: usize,
 }
 
-/// What `--max-response-size` is when not given: far past any page of a list (2,500 objects)
+/// What `--max-response-size` is when not given: far past any page of a list (5,000 objects)
 /// or any object (etcd holds at most about 1.5 MiB), far short of what the machine holds.
 pub const DEFAULT_MAX_RESPONSE_SIZE: usize = 256 * 1024 * 1024;
 
@@ -110,7 +112,7 @@ impl Default for ResponseBudget {
 }
 
 /// The least share of `--max-response-size` a cluster of a fleet gets, however many are read
-/// at once: a page of 2,500 pods with their managedFields can be tens of megabytes, and a
+/// at once: a page of 5,000 pods with their managedFields can be tens of megabytes, and a
 /// share too small for it would fail a healthy cluster. 16 clusters at once then hold at most
 /// 1 GiB.
 pub const MIN_CLUSTER_SHARE: usize = 64 * 1024 * 1024;
@@ -1025,8 +1027,8 @@ impl Cluster {
         }
     }
 
-    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
-    /// kubectl pages), keeping what `keep` keeps page by page. When the server has compacted
+    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`),
+    /// keeping what `keep` keeps page by page. When the server has compacted
     /// past a continue token (410 Gone), the LIST starts over once without pages, as
     /// client-go's pager does.
     async fn list<K: Kind>(
@@ -1042,8 +1044,8 @@ impl Cluster {
             .map(|objects| objects.into_iter().map(K::wrap).collect()))
     }
 
-    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`, as
-    /// kubectl pages), keeping what `keep` keeps page by page, each object
+    /// A LIST in pages of [`PAGE_SIZE`](plan::PAGE_SIZE) (`limit`, then `continue`),
+    /// keeping what `keep` keeps page by page, each object
     /// [slimmed](objects::slim). When the server has compacted past a continue token (410
     /// Gone), the LIST starts over once without pages, as client-go's pager does.
     async fn list_typed<K: Kind>(
@@ -1060,11 +1062,8 @@ impl Cluster {
         let listed = pager::list_pages(
             &lp,
             self.request_timeout,
-            |page: ListParams| {
-                let api = api.clone();
-                async move { api.list(&page).await }
-            },
-            // Each item as its page is taken apart: a page is never held twice over.
+            page::lister(&api),
+            // Each item as its page is decoded: a page is never held twice over.
             |o: K::Wire| {
                 let o = K::from_wire(o);
                 keep.keeps(o.meta_view()).then(|| Arc::new(o))
@@ -1089,7 +1088,7 @@ impl Cluster {
 
     /// Every page of a LIST `fetch` answers, as [`pager::list_pages`]; a failure is the error
     /// for `what`.
-    pub(crate) async fn list_all<T, U, F, Fut>(
+    pub(crate) async fn list_all<T, U, B, F, Fut>(
         &self,
         what: &str,
         params: &ListParams,
@@ -1097,9 +1096,9 @@ impl Cluster {
         keep: impl FnMut(T) -> Option<U>,
     ) -> Result<Vec<U>, GatherError>
     where
-        T: Clone,
+        B: page::PageBody<T>,
         F: FnMut(ListParams) -> Fut,
-        Fut: std::future::Future<Output = Result<kube::api::ObjectList<T>, kube::Error>>,
+        Fut: std::future::Future<Output = Result<B, kube::Error>>,
     {
         pager::list_pages(params, self.request_timeout, fetch, keep)
             .await

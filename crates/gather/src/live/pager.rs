@@ -14,8 +14,9 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::time::Duration;
 
-use kube::api::{ListParams, ObjectList};
+use kube::api::ListParams;
 
+use super::page::PageBody;
 use super::plan::PAGE_SIZE;
 
 /// More pages than this is no list a cluster holds: 2.5 million objects at full pages. (A
@@ -47,20 +48,21 @@ impl From<kube::Error> for PageError {
 }
 
 /// Lists every page `fetch` answers for `params` (with [`PAGE_SIZE`] as the `limit`), keeping
-/// what `keep` keeps of each object as it arrives, all of it within `request_timeout` times
+/// what `keep` keeps of each object as it is decoded ([`PageBody`]: a page's objects are never
+/// all decoded at once), all of it within `request_timeout` times
 /// [`LIST_FACTOR`]. A `410 Gone` on a continue token (etcd compacted past it) starts the list
 /// over once, from the first page, as client-go's pager does; the list that follows obeys the
 /// same rules, within the same deadline.
-pub(crate) async fn list_pages<T, U, F, Fut>(
+pub(crate) async fn list_pages<T, U, B, F, Fut>(
     params: &ListParams,
     request_timeout: Duration,
     mut fetch: F,
     mut keep: impl FnMut(T) -> Option<U>,
 ) -> Result<Vec<U>, PageError>
 where
-    T: Clone,
+    B: PageBody<T>,
     F: FnMut(ListParams) -> Fut,
-    Fut: Future<Output = Result<ObjectList<T>, kube::Error>>,
+    Fut: Future<Output = Result<B, kube::Error>>,
 {
     let within = request_timeout.saturating_mul(LIST_FACTOR);
     let deadline = tokio::time::Instant::now() + within;
@@ -91,16 +93,9 @@ where
                 }
                 Err(e) => return Err(PageError::Api(e)),
             };
-            items += list.items.len();
-            if items > MAX_ITEMS {
-                return Err(PageError::Endless(format!(
-                    "more than {MAX_ITEMS} objects in one list"
-                )));
-            }
-            // Exactly: a doubling Vec of 2 kB pods would hold 16,384 places for 10,000.
-            kept.reserve_exact(list.items.len());
-            kept.extend(list.items.into_iter().filter_map(&mut keep));
-            match list.metadata.continue_ {
+            let list = list.decode(MAX_ITEMS - items, &mut keep, &mut kept)?;
+            items += list.items;
+            match list.continue_ {
                 Some(token) if !token.is_empty() => {
                     if !tokens.insert(token.clone()) {
                         return Err(PageError::Endless(format!(
@@ -125,7 +120,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube::api::ListMeta;
+    use kube::api::{ListMeta, ObjectList};
     use std::cell::RefCell;
 
     fn page(items: Vec<u32>, token: Option<&str>) -> ObjectList<u32> {

@@ -379,7 +379,7 @@ impl Drop for Claim {
 }
 
 /// A response larger than what `--max-response-size` lets one be read: no object or page of
-/// a list is (a page is at most 2,500 objects; an object at most about 1.5 MiB).
+/// a list is (a page is at most 5,000 objects; an object at most about 1.5 MiB).
 #[derive(Debug, thiserror::Error)]
 #[error("the response was larger than {}, and was not read further", budget.describe())]
 pub struct ResponseTooLarge {

@@ -186,10 +186,7 @@ impl Cluster {
                 let listed = super::pager::list_pages(
                     &lp,
                     self.request_timeout(),
-                    |page: ListParams| {
-                        let api = api.clone();
-                        async move { api.list(&page).await }
-                    },
+                    super::page::lister(&api),
                     |o| Some(raw_value(*resource, o)),
                 )
                 .await;

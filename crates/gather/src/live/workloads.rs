@@ -24,10 +24,7 @@ impl Cluster {
         let listed = super::pager::list_pages(
             &ListParams::default(),
             self.request_timeout(),
-            |page: ListParams| {
-                let api = api.clone();
-                async move { api.list(&page).await }
-            },
+            super::page::lister(&api),
             Some,
         )
         .await;
@@ -120,7 +117,7 @@ impl Cluster {
                     params,
                     |page: ListParams| {
                         let api = api.clone();
-                        async move { none_if_not_served::<K, _>(api.list_metadata(&page).await) }
+                        async move { none_if_not_served::<K, _, _>(api.list_metadata(&page).await) }
                     },
                     |item| {
                         let meta = &item.metadata;
@@ -129,13 +126,14 @@ impl Cluster {
                 )
                 .await;
         }
+        let mut fetch = super::page::lister(&api);
         let objects = self
             .list_all(
                 &what,
                 params,
                 |page: ListParams| {
-                    let api = api.clone();
-                    async move { none_if_not_served::<K, _>(api.list(&page).await) }
+                    let listed = fetch(page);
+                    async move { none_if_not_served::<K, _, _>(listed.await) }
                 },
                 |object: K::Wire| Some(K::from_wire(object)),
             )
@@ -385,16 +383,12 @@ impl Cluster {
 /// A LIST of a custom resource the server does not serve (404: Argo Rollouts not installed)
 /// as the empty list it is: there are no objects of a kind the cluster does not have. A
 /// built-in kind is always served, so its 404 stays an error.
-fn none_if_not_served<K: Kind, T: Clone>(
-    list: Result<kube::api::ObjectList<T>, kube::Error>,
-) -> Result<kube::api::ObjectList<T>, kube::Error> {
+fn none_if_not_served<K: Kind, T, B: super::page::PageBody<T>>(
+    list: Result<B, kube::Error>,
+) -> Result<B, kube::Error> {
     match list {
         Err(kube::Error::Api(status)) if status.code == 404 && !K::RESOURCE.is_builtin() => {
-            Ok(kube::api::ObjectList {
-                types: Default::default(),
-                metadata: Default::default(),
-                items: Vec::new(),
-            })
+            Ok(B::empty())
         }
         other => other,
     }
