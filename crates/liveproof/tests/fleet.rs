@@ -513,7 +513,9 @@ async fn a_hung_cluster_is_bounded_by_its_request_timeout_and_reported() {
     assert_eq!(report.verdict, Verdict::Unproven);
     let error = report.clusters[1].error.as_deref().unwrap_or_default();
     assert!(
-        error.contains(&format!("the API server at {hung} did not answer within 1s")),
+        error.contains(&format!(
+            "the API server at {hung} did not answer within 1s"
+        )),
         "names the server and the timeout: {error}"
     );
     assert!(error.contains("--request-timeout"), "{error}");
