@@ -288,6 +288,24 @@ fn summarize(stdout: &str, silent: Option<&str>) {
         "    fleet verdict {}, clusters: {counts:?}",
         report["verdict"]
     );
+    let mut errors = std::collections::BTreeMap::<String, usize>::new();
+    for cluster in clusters.iter().filter(|c| c["context"] != "cluster-hung") {
+        if let Some(error) = cluster["error"].as_str() {
+            // The server's address aside, errors of one kind read alike.
+            let first = error.lines().next().unwrap_or_default();
+            let kind = match first.split_once("127.0.0.1:") {
+                Some((before, after)) => format!(
+                    "{before}…{}",
+                    after.trim_start_matches(|c: char| c.is_ascii_digit())
+                ),
+                None => first.to_string(),
+            };
+            *errors.entry(kind).or_default() += 1;
+        }
+    }
+    for (error, n) in errors {
+        println!("    {n} x {error}");
+    }
     if silent.is_some() {
         let error = clusters
             .iter()
