@@ -715,7 +715,7 @@ pub struct VerifyArgs {
     #[arg(long, conflicts_with_all = ["context", "from", "snapshot"], help_heading = CLUSTER_HEADING, hide_short_help = true)]
     pub all_contexts: bool,
 
-    /// With several clusters (--context repeated, --all-contexts): how many at a time (1-64, 16).
+    /// With several clusters (--context repeated, --all-contexts): how many at a time (1-256; all, up to 128).
     ///
     /// Each is bounded as one cluster's verify is.
     #[arg(long, value_name = "N", help_heading = CLUSTER_HEADING, hide_short_help = true)]

@@ -106,7 +106,7 @@ impl Hinted for ConfigError {
         match self {
             ConfigError::ManyContexts { .. } => Some(Cow::Borrowed("run this command once per context, or verify them all at once: liveproof verify --context A --context B …")),
             ConfigError::FleetFormat { format, .. } => Some(Cow::Owned(format!("-o json (a `clusters[]` section per cluster), or -o {format} with one --context"))),
-            ConfigError::MaxConcurrency { .. } => Some(Cow::Borrowed("give how many clusters to verify at once, 1 to 64 (default 16)")),
+            ConfigError::MaxConcurrency { .. } => Some(Cow::Borrowed("give how many clusters to verify at once, 1 to 256 (by default every context, up to 128)")),
             ConfigError::TooManyTargets { max, .. } => Some(Cow::Owned(format!("split the verify, by namespace (-n) or by label (-l), into runs of at most {max} targets"))),
             ConfigError::Since { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
             ConfigError::SinceFuture { .. } => Some(Cow::Borrowed(SINCE_EXAMPLES)),
@@ -381,10 +381,10 @@ impl VerifyRequest {
                     reason: "at least one cluster must be verified at a time",
                 })
             }
-            Some(n) if n > 64 => {
+            Some(n) if n > MAX_FLEET_CONCURRENCY => {
                 return Err(ConfigError::MaxConcurrency {
                     given: n,
-                    reason: "more than 64 clusters at once",
+                    reason: "more than 256 clusters at once",
                 })
             }
             // Given for one cluster it would be silently ignored: refused instead.
@@ -674,8 +674,14 @@ pub(crate) fn applicable(
 /// together): past it the run is refused up front rather than left to grow without bound.
 pub const MAX_TARGETS: usize = 50_000;
 
-/// Clusters of a fleet verified at once unless `--max-concurrency` says otherwise.
-pub const DEFAULT_FLEET_CONCURRENCY: usize = 16;
+/// Clusters of a fleet verified at once unless `--max-concurrency` says otherwise: every
+/// context, up to this many. Each cluster's time is mostly waiting on its API server (round
+/// trips, 300 ms and more to a far region), so a fleet read all at once takes about one
+/// cluster's time; what their responses hold together is bounded apart (the fleet's body cap).
+pub const DEFAULT_FLEET_CONCURRENCY: usize = 128;
+
+/// The most `--max-concurrency` accepts.
+pub const MAX_FLEET_CONCURRENCY: usize = 256;
 
 /// `n` targets, checked against [`MAX_TARGETS`].
 pub fn check_target_count(n: usize) -> Result<(), ConfigError> {

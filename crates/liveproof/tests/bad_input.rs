@@ -732,12 +732,12 @@ fn more_targets_than_a_run_verifies_are_refused() {
         .assert_stderr_names(&["50002 targets", "50000", "-n", "-l"], "50,001 targets");
 }
 
-/// `--max-concurrency` takes 1 to 64 and only with several clusters: never silently ignored.
+/// `--max-concurrency` takes 1 to 256 and only with several clusters: never silently ignored.
 #[test]
 fn max_concurrency_is_checked_and_never_ignored() {
     for (given, says) in [
         ("0", "at least one"),
-        ("65", "more than 64"),
+        ("257", "more than 256"),
         ("8", "only applies to several clusters"),
     ] {
         let run = verify_offline(

@@ -448,3 +448,77 @@ async fn a_flooding_cluster_takes_no_more_than_its_share_of_the_response_cap() {
     );
     eu.shutdown().await;
 }
+
+/// Issue 37: a cluster whose API server accepts and reads every request and never answers
+/// (hung, or behind a proxy that swallows requests) is bounded by `--request-timeout` like one
+/// cluster's verify, and reported as that cluster's error naming the server and the timeout;
+/// the other clusters are judged, not held by it, and the fleet is unproven (a cluster that
+/// could not be verified is never a pass).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_cluster_is_bounded_by_its_request_timeout_and_reported() {
+    use liveproof_testkit::flood::{self, Answer};
+    let eu = cluster(false).await;
+    let us = cluster(false).await;
+    let hung = flood::serve(Answer::Silent);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        fleet::kubeconfig(
+            &[
+                ("prod-eu", &eu.url()),
+                ("prod-hung", &hung),
+                ("prod-us", &us.url()),
+            ],
+            "shop",
+        ),
+    )
+    .expect("kubeconfig");
+    let kc = kubeconfig.to_str().expect("utf-8");
+    let run = common::liveproof()
+        .args(&[
+            "verify",
+            "deploy/svc-0",
+            "--image",
+            fleet::IMAGE,
+            "--since",
+            CHANGE_AT,
+            "--kubeconfig",
+            kc,
+            "--request-timeout",
+            "1s",
+            "--all-contexts",
+            "-o",
+            "json",
+        ])
+        .run()
+        .await;
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let report = fleet_report(&run);
+    let verdicts: Vec<(&str, Verdict, bool)> = report
+        .clusters
+        .iter()
+        .map(|c| (c.context.as_str(), c.verdict, c.error.is_some()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("prod-eu", Verdict::Live, false),
+            ("prod-hung", Verdict::Unproven, true),
+            ("prod-us", Verdict::Live, false),
+        ],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(report.verdict, Verdict::Unproven);
+    let error = report.clusters[1].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "the API server at {hung} did not answer within 1s"
+        )),
+        "names the server and the timeout: {error}"
+    );
+    assert!(error.contains("--request-timeout"), "{error}");
+    eu.shutdown().await;
+    us.shutdown().await;
+}

@@ -1,10 +1,11 @@
 //! Servers on loopback that answer where an API server should with what no API server sends:
-//! a body without end (`{{{…`, or bytes that never end a line), or an error page echoing the
-//! request it was sent, `Authorization` header and all. Over plain HTTP, or over TLS with the
+//! a body without end (`{{{…`, or bytes that never end a line), an error page echoing the
+//! request it was sent, `Authorization` header and all, or nothing at all (a hung server). Over plain HTTP, or over TLS with the
 //! certificate in `test-data/tls` (an in-cluster ServiceAccount speaks only HTTPS).
 //!
 //! Each flood is bounded, as every load a test sends is: at most [`FLOOD_LIMIT`] bytes and
-//! [`FLOOD_TIME`] per connection, then it closes.
+//! [`FLOOD_TIME`] per connection, then it closes; a silent connection is held at most
+//! [`FLOOD_TIME`] too.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -22,6 +23,9 @@ pub enum Answer {
     /// `500 Internal Server Error`, `text/html`: a page quoting the request's head, its
     /// `Authorization` header included, as a misconfigured proxy's debug page does.
     EchoRequest,
+    /// Nothing: the connection is accepted and read, and never answered (a hung API server, or
+    /// one behind a proxy that swallows requests) until the client gives up.
+    Silent,
 }
 
 /// The most one connection is sent.
@@ -36,6 +40,8 @@ pub fn serve(answer: Answer) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
+            // A silent connection waits for the client at most FLOOD_TIME between reads.
+            let _ = stream.set_read_timeout(Some(FLOOD_TIME));
             std::thread::spawn(move || {
                 let mut stream = stream;
                 respond(&mut stream, answer);
@@ -54,6 +60,7 @@ pub fn serve_tls(answer: Answer) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(tcp) = stream else { continue };
+            let _ = tcp.set_read_timeout(Some(FLOOD_TIME));
             let config = Arc::clone(&config);
             std::thread::spawn(move || {
                 let Ok(connection) = rustls::ServerConnection::new(config) else {
@@ -107,6 +114,18 @@ fn respond(stream: &mut (impl Read + Write), answer: Answer) {
         }
     }
     match answer {
+        Answer::Silent => {
+            // Read whatever else comes (more requests on a kept-alive connection), answer
+            // nothing; end when the client closes, or after FLOOD_TIME.
+            let started = Instant::now();
+            while started.elapsed() < FLOOD_TIME {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+            return;
+        }
         Answer::EchoRequest => {
             let request = String::from_utf8_lossy(&head);
             // The request first: what a short excerpt of the page shows is the credential.

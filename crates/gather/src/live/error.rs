@@ -123,11 +123,14 @@ pub enum GatherError {
         what: String,
         message: String,
     },
-    #[error("the API server at {server} answered more than {} reading {what}: not read further", budget.describe())]
+    #[error(
+        "the API server at {server} answered more than {limit} reading {what}: not read further"
+    )]
     TooLarge {
         server: DisplaySafeUrl,
         what: String,
-        budget: super::ResponseBudget,
+        /// What it answered more than ([`ResponseTooLarge::limit`](super::service::ResponseTooLarge::limit)).
+        limit: String,
     },
     #[error("the API server at {server} never completed the list of {what}: {why}")]
     IncompleteList {
@@ -267,7 +270,7 @@ impl GatherError {
             return GatherError::TooLarge {
                 server,
                 what,
-                budget: large.budget,
+                limit: large.limit(),
             };
         }
         if let Some(plugin) = find::<super::ExecPluginError>(&err) {

@@ -113,9 +113,9 @@ impl Default for ResponseBudget {
 
 /// The least share of `--max-response-size` a cluster of a fleet gets, however many are read
 /// at once: a page of 5,000 pods with their managedFields can be tens of megabytes, and a
-/// share too small for it would fail a healthy cluster. 16 clusters at once then hold at most
-/// 1 GiB.
-pub const MIN_CLUSTER_SHARE: usize = 64 * 1024 * 1024;
+/// share too small for it would fail a healthy cluster. What all the clusters read at once hold
+/// together is bounded apart, by [`FLEET_BODY_CAP`](service::FLEET_BODY_CAP).
+pub const MIN_CLUSTER_SHARE: usize = 128 * 1024 * 1024;
 
 impl ResponseBudget {
     /// What one cluster's responses may hold: its share of the total, at least

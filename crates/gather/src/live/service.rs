@@ -325,19 +325,48 @@ pub(crate) fn quoted_error_body(
 
 /// What the bodies of one client's responses may hold together while they are read
 /// (`--max-response-size`, divided between the clusters a fleet reads at once): a body that
-/// takes them past it fails ([`ResponseTooLarge`]). A body gives its share back when it is
-/// dropped, read or not.
+/// takes them past it fails ([`ResponseTooLarge`]). In a fleet, the bodies of every cluster
+/// read at once also count against [`FLEET_BODY_CAP`] together ([`FLEET_BODIES`]). A body gives
+/// its share back when it is dropped, read or not.
 #[derive(Clone, Debug)]
 pub(crate) struct BodyBudget {
     limit: super::ResponseBudget,
     in_flight: Arc<AtomicU64>,
+    /// What every cluster of the fleet holds together, for a cluster of a fleet.
+    fleet: Option<&'static FleetBodies>,
 }
+
+/// What the response bodies of all the clusters of a fleet read at once may hold together,
+/// however many are read at once (each cluster's share is at least
+/// [`MIN_CLUSTER_SHARE`](super::MIN_CLUSTER_SHARE), so 128 clusters read at once could
+/// otherwise hold 128 times it): what 16 clusters at their least share held before fleets
+/// were read all at once. A larger `--max-response-size` raises it to that.
+pub const FLEET_BODY_CAP: usize = 1024 * 1024 * 1024;
+
+/// The bytes held by the response bodies of a fleet's clusters, process-wide, and their cap.
+#[derive(Debug)]
+pub(crate) struct FleetBodies {
+    held: AtomicU64,
+    cap: u64,
+}
+
+/// Every fleet cluster's bodies, in this process (one fleet runs at a time).
+pub(crate) static FLEET_BODIES: FleetBodies = FleetBodies {
+    held: AtomicU64::new(0),
+    cap: FLEET_BODY_CAP as u64,
+};
 
 impl BodyBudget {
     pub(crate) fn new(limit: super::ResponseBudget) -> BodyBudget {
+        Self::within(limit, &FLEET_BODIES)
+    }
+
+    /// A budget whose fleet's clusters (when `limit` is shared) count against `fleet`.
+    fn within(limit: super::ResponseBudget, fleet: &'static FleetBodies) -> BodyBudget {
         BodyBudget {
             limit,
             in_flight: Arc::default(),
+            fleet: (limit.shared_by > 1).then_some(fleet),
         }
     }
 
@@ -356,15 +385,31 @@ struct Claim {
 }
 
 impl Claim {
-    /// Takes `bytes` more; an error when that is past the budget.
+    /// Takes `bytes` more; an error when that is past the cluster's budget, or the fleet's.
     fn take(&mut self, bytes: usize) -> Result<(), ResponseTooLarge> {
         let bytes = bytes as u64;
         self.held += bytes;
         let total = self.budget.in_flight.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let fleet = self.budget.fleet.map(|fleet| {
+            (
+                fleet.held.fetch_add(bytes, Ordering::Relaxed) + bytes,
+                fleet,
+            )
+        });
         if total > self.budget.limit.per_cluster() as u64 {
             return Err(ResponseTooLarge {
                 budget: self.budget.limit,
+                fleet_cap: None,
             });
+        }
+        if let Some((held, fleet)) = fleet {
+            let cap = fleet.cap.max(self.budget.limit.total as u64);
+            if held > cap {
+                return Err(ResponseTooLarge {
+                    budget: self.budget.limit,
+                    fleet_cap: Some(cap),
+                });
+            }
         }
         Ok(())
     }
@@ -375,15 +420,38 @@ impl Drop for Claim {
         self.budget
             .in_flight
             .fetch_sub(self.held, Ordering::Relaxed);
+        if let Some(fleet) = self.budget.fleet {
+            fleet.held.fetch_sub(self.held, Ordering::Relaxed);
+        }
     }
 }
 
 /// A response larger than what `--max-response-size` lets one be read: no object or page of
-/// a list is (a page is at most 5,000 objects; an object at most about 1.5 MiB).
+/// a list is (a page is at most 5,000 objects; an object at most about 1.5 MiB). Or, in a
+/// fleet, one that took what the clusters read at once hold together past
+/// [`FLEET_BODY_CAP`].
 #[derive(Debug, thiserror::Error)]
-#[error("the response was larger than {}, and was not read further", budget.describe())]
+#[error("the response was larger than {}, and was not read further", self.limit())]
 pub struct ResponseTooLarge {
     pub budget: super::ResponseBudget,
+    /// The fleet's cap, when that is what it passed.
+    pub fleet_cap: Option<u64>,
+}
+
+impl ResponseTooLarge {
+    /// What it was larger than: `128 MiB (--max-response-size 256 MiB, shared by 2 clusters
+    /// read at once)`, or in a fleet past its cap, `what was left of 1024 MiB (what the
+    /// responses of all the clusters read at once may hold together)`.
+    pub fn limit(&self) -> String {
+        match self.fleet_cap {
+            Some(cap) => format!(
+                "what was left of {} (what the responses of all the {} clusters read at once may hold together)",
+                super::mebibytes(usize::try_from(cap).unwrap_or(usize::MAX)),
+                self.budget.shared_by
+            ),
+            None => self.budget.describe(),
+        }
+    }
 }
 
 /// What a request that ran out of time fails with: an `io::ErrorKind::TimedOut`, as hyper's
@@ -770,6 +838,69 @@ mod tests {
         // An error's body is held while it is read, so it counts too.
         let err = read_of(&layer, 500, 65).await.expect_err("past 1 MiB");
         assert!(err.downcast_ref::<ResponseTooLarge>().is_some(), "{err}");
+    }
+
+    /// Issue 37: a fleet reads every cluster at once, each with at least its least share, so
+    /// their shares no longer bound the process. The bodies of all the clusters of a fleet
+    /// held at once count against one cap: a cluster within its own share fails once the
+    /// fleet's total would pass it, naming it, and the bytes come back when a body is dropped.
+    /// One cluster's verify (not shared) is not counted.
+    #[tokio::test]
+    async fn a_fleets_clusters_together_stay_within_the_fleet_cap() {
+        static FLEET: FleetBodies = FleetBodies {
+            held: AtomicU64::new(0),
+            cap: 1024 * 1024,
+        };
+        let cluster = |shared_by: usize| WholeResponseLayer {
+            timeout: Duration::from_secs(30),
+            bodies: BodyBudget::within(
+                super::super::ResponseBudget {
+                    total: 1024 * 1024,
+                    shared_by,
+                },
+                &FLEET,
+            ),
+            credentials: Arc::default(),
+        };
+        let (eu, us, alone) = (cluster(2), cluster(2), cluster(1));
+        // eu holds 640 KiB of a body it is still reading.
+        let inner = tower::service_fn(|_: Request<()>| async {
+            Ok::<_, BoxError>(Response::new(Frames {
+                frames: 64,
+                size: 16 * 1024,
+            }))
+        });
+        let mut held = eu
+            .layer(inner)
+            .call(Request::new(()))
+            .await
+            .expect("a response")
+            .into_body();
+        for _ in 0..40 {
+            std::future::poll_fn(|cx| Pin::new(&mut held).poll_frame(cx))
+                .await
+                .expect("a frame")
+                .expect("within the caps");
+        }
+        // us is within its own 1 MiB, not within what is left of the fleet's.
+        let err = read_of(&us, 200, 40)
+            .await
+            .expect_err("past the fleet's cap");
+        let too_large = err
+            .downcast_ref::<ResponseTooLarge>()
+            .expect("ResponseTooLarge");
+        assert_eq!(
+            too_large.to_string(),
+            "the response was larger than what was left of 1 MiB (what the responses of all the 2 clusters read at once may hold together), and was not read further"
+        );
+        // A cluster verified alone is not part of a fleet.
+        let read = read_of(&alone, 200, 64).await.expect("not counted");
+        assert_eq!(read.len(), 1024 * 1024);
+        // eu's body dropped, its bytes are given back.
+        drop(held);
+        let read = read_of(&us, 200, 40).await.expect("within both");
+        assert_eq!(read.len(), 40 * 16 * 1024);
+        assert_eq!(FLEET.held.load(Ordering::Relaxed), 0);
     }
 
     /// An error page that echoes the request's credentials is quoted with them masked, a JSON
