@@ -658,7 +658,8 @@ pub struct VerifyArgs {
         default_value = "liveproof",
         requires = "record",
         help_heading = "Output",
-        hide_short_help = true
+        hide_short_help = true,
+        hide_possible_values = true
     )]
     pub record_format: RecordFormat,
 
@@ -686,8 +687,9 @@ pub struct VerifyArgs {
     #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub superseded_ok: bool,
 
-    /// The format of --report, when its extension does not say.
-    #[arg(long, value_parser = file_formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true)]
+    /// The format of one --report file whose extension does not say: text, wide, json, yaml,
+    /// name, markdown, html or junit (as -o names them)
+    #[arg(long, value_parser = file_formats::<Report>(report_help), value_name = "FORMAT", requires = "report", help_heading = "Output", hide_short_help = true, hide_possible_values = true)]
     pub report_format: Option<Format>,
 
     /// Add failing containers' last N log lines (default 25).
@@ -732,10 +734,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "PATH", conflicts_with_all = ["wait", "max_response_size"], help_heading = CLUSTER_HEADING)]
     pub from: Option<PathBuf>,
 
-    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB.
-    ///
-    /// Guards against a hostile or corrupt Secret: a gzip bomb stops there with an error
-    /// naming the object.
+    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB (a gzip bomb stops there)
     #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size, help_heading = CLUSTER_HEADING, hide_short_help = true)]
     pub max_release_size: usize,
 }
