@@ -207,6 +207,7 @@ mod tests {
                 live_since_unknown: None,
                 timeline: Vec::new(),
                 superseded_by: None,
+                pods: Default::default(),
             });
             r
         };

@@ -18,6 +18,7 @@ pub mod fleet;
 pub mod hint;
 pub mod history;
 pub mod kinds;
+pub mod lanes;
 mod model;
 pub mod objects;
 mod observed;

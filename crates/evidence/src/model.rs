@@ -369,6 +369,10 @@ pub struct TargetReport {
     /// When superseded: the later change that replaced this one, and whether it is live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<SupersededBy>,
+    /// Each revision's pods as the judgement read them, for a report that draws them
+    /// (`-o html`). In process only: never serialized, never compared.
+    #[serde(skip)]
+    pub pods: crate::lanes::PodLanes,
 }
 
 /// The later change that replaced the stated one (verdict `superseded`), as the evidence shows

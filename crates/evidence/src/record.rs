@@ -205,6 +205,7 @@ mod tests {
             live_since_unknown: None,
             timeline: Vec::new(),
             superseded_by: Some(by.clone()),
+            pods: Default::default(),
         };
         let mut report = Report::new(
             ChangeSummary {

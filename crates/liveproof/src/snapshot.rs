@@ -741,6 +741,7 @@ mod tests {
             live_since_unknown: None,
             timeline: Vec::new(),
             superseded_by: (verdict == Verdict::Superseded).then(|| by.clone()),
+            pods: Default::default(),
         };
         let report = Report::new(
             Default::default(),

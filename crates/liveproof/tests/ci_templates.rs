@@ -831,6 +831,7 @@ fn superseded_report() -> liveproof_evidence::Report {
         live_since_unknown: None,
         timeline: Vec::new(),
         superseded_by: Some(by),
+        pods: Default::default(),
     };
     liveproof_evidence::Report::new(
         ChangeSummary {

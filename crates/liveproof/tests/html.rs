@@ -319,6 +319,48 @@ fn a_crash_loop_renders_in_chromium_with_its_timeline() {
         "{dom}"
     );
     assert!(dom.contains("data-event=\"checked\""), "{dom}");
+    // Under the axis, each revision's pods: the new one crash-looping, never Ready, its last
+    // crash crossed; the old ones Ready since the week before and still serving.
+    let lane = |pod: &str| {
+        let at = dom
+            .find(&format!("data-pod=\"{pod}\""))
+            .unwrap_or_else(|| panic!("no lane for {pod}:\n{dom}"));
+        let start = dom[..at].rfind("<g ").expect("lane opened");
+        let end = start + dom[start..].find("</g>").expect("lane closed");
+        dom[start..end].to_string()
+    };
+    assert!(
+        dom.contains(">current revision ReplicaSet inventory-4dxbdm5glx: 1 pod, 0 serving<"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains(">old revision ReplicaSet inventory-8sktb26vtc: 3 pods, 3 still serving<"),
+        "{dom}"
+    );
+    let new = lane("inventory-4dxbdm5glx-tqtkw");
+    assert!(new.contains("class=\"lane new not-ready crash\""), "{new}");
+    assert!(
+        new.contains("not Ready: inventory CrashLoopBackOff (5 restarts)"),
+        "{new}"
+    );
+    assert!(new.contains("<rect class=\"pending\""), "{new}");
+    assert!(
+        new.contains("class=\"crash-mark\" data-at=\"2026-07-12T10:12:43Z\""),
+        "{new}"
+    );
+    for old in [
+        "inventory-8sktb26vtc-2nrqk",
+        "inventory-8sktb26vtc-b4fnh",
+        "inventory-8sktb26vtc-7fgr7",
+    ] {
+        let old = lane(old);
+        assert!(
+            old.contains("class=\"lane old serving old-serving\""),
+            "{old}"
+        );
+        assert!(old.contains("still serving (old revision)"), "{old}");
+        assert!(old.contains("<rect class=\"up\""), "{old}");
+    }
     assert!(
         dom.contains("Verdict: <code>not_live</code> (exit 1)"),
         "{dom}"
@@ -356,6 +398,11 @@ fn a_live_deploy_renders_in_chromium_with_its_lead_time() {
     assert!(dom[live..].contains("(live since)"), "{dom}");
     assert!(dom.contains("<g class=\"band lead-time\""), "{dom}");
     assert!(dom.contains("lead time "), "{dom}");
+    // Its pods, all of the current revision, Ready and serving.
+    assert!(dom.contains("<g class=\"lanes\">"), "{dom}");
+    assert!(dom.contains("<text class=\"revision new\""), "{dom}");
+    assert!(dom.contains("<g class=\"lane new serving\""), "{dom}");
+    assert!(!dom.contains("<g class=\"lane old"), "{dom}");
     let shot = screenshot_of(&browser, &html);
     assert_eq!(png_size(&shot), (1000, 1200));
     assert!(shot.len() > 20_000, "{} bytes", shot.len());

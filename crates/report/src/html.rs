@@ -10,7 +10,10 @@
 //! Warning event), what superseded it, and the moment the report was made. A live target's
 //! band runs from the change to `live_since` and is labelled with the lead time; a target that
 //! is not live has a band from its revision to the check, labelled with the checks that
-//! failed — so a failed deploy shows at a glance what happened when.
+//! failed — so a failed deploy shows at a glance what happened when. Under the axis, each
+//! revision's pods the judge kept (the current revision first): one lane per pod, from its
+//! start to Ready to deleted or the check, an old revision's pod still serving marked, a
+//! crash-looping pod's last crash crossed; past the judge's cap the rest are counted.
 //!
 //! Every text is escaped (object names, messages and logs come from the cluster); nothing the
 //! other formats do not show is shown.
@@ -19,6 +22,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use jiff::Timestamp;
+use liveproof_evidence::lanes::{PodLane, PodLanes, RevisionLanes};
 use liveproof_evidence::{Report, Status, TargetReport, Verdict};
 
 use crate::markdown::verdict_words;
@@ -415,10 +419,13 @@ fn timeline_svg(
     let (start, end) = (first.at, last.at);
     // A report made long after what it dates (a dump read a day later) would squeeze every
     // moment to the left: the axis is broken before the check, which sits at the right edge.
+    // The pods' moments count as dated too (a pod Ready after the last mark), but not those
+    // before the first mark: an old pod started days ago would squeeze the change to a point.
     let dated_end = marks
         .iter()
         .filter(|m| m.event != "checked")
         .map(|m| m.at)
+        .chain(lane_moments(&target.pods).filter(|at| (start..=end).contains(at)))
         .max()
         .unwrap_or(end);
     let dated = (dated_end.as_second() - start.as_second()).max(60);
@@ -454,7 +461,13 @@ fn timeline_svg(
     };
 
     let axis_y = ROW_HEIGHT * LABEL_ROWS as f64 + 46.0;
-    let height = axis_y + 52.0;
+    let lanes_top = axis_y + 34.0;
+    let lanes_height = lanes_height(&target.pods);
+    let height = if lanes_height > 0.0 {
+        lanes_top + lanes_height + 22.0
+    } else {
+        axis_y + 52.0
+    };
     writeln!(
         page,
         "<svg class=\"timeline\" id=\"timeline-{i}\" role=\"img\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">"
@@ -592,6 +605,17 @@ fn timeline_svg(
             esc(&when),
         )?;
     }
+    let now = marks
+        .iter()
+        .find(|m| m.event == "checked")
+        .map_or(end, |m| m.at);
+    let axis = Axis {
+        start,
+        now,
+        x: &x,
+        clock: &clock,
+    };
+    pod_lanes(&target.pods, &axis, lanes_top, page)?;
     writeln!(
         page,
         "<text class=\"time edge\" x=\"{LEFT}\" y=\"{:.1}\">{}</text><text class=\"time edge\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
@@ -610,6 +634,257 @@ fn timeline_svg(
         )?;
     }
     Ok(())
+}
+
+/// Where the timeline puts a moment, for the pod lanes drawn under its axis.
+struct Axis<'a> {
+    start: Timestamp,
+    /// When the report was made: where a pod that is still there ends.
+    now: Timestamp,
+    x: &'a dyn Fn(Timestamp) -> f64,
+    clock: &'a dyn Fn(Timestamp) -> String,
+}
+
+impl Axis<'_> {
+    /// `at` on the axis; a moment before its start (an old pod started days ago) at its start.
+    fn x(&self, at: Timestamp) -> f64 {
+        (self.x)(at.max(self.start))
+    }
+}
+
+/// What the lanes date: each pod's start, Ready, deletion and last crash.
+fn lane_moments(lanes: &PodLanes) -> impl Iterator<Item = Timestamp> + '_ {
+    lanes
+        .revisions
+        .iter()
+        .flat_map(|r| r.pods.iter())
+        .flat_map(|p| [p.started, p.ready_at, p.gone, p.last_crash])
+        .flatten()
+}
+
+const REVISION_ROW: f64 = 20.0;
+const LANE_ROW: f64 = 24.0;
+const MORE_ROW: f64 = 18.0;
+
+fn lanes_height(lanes: &PodLanes) -> f64 {
+    let mut height = 0.0;
+    for r in &lanes.revisions {
+        height += REVISION_ROW + LANE_ROW * r.pods.len() as f64;
+        if r.more > 0 {
+            height += MORE_ROW;
+        }
+    }
+    if lanes.more_revisions > 0 {
+        height += MORE_ROW;
+    }
+    height
+}
+
+/// Under the axis, one lane per pod grouped by revision (the current one first): a bar from
+/// its start to Ready (starting, or never Ready: pending, crash-looping), then from Ready to
+/// gone or the check (Ready, serving); an old revision's pod still serving is marked, and a
+/// container's last crash is a cross at its time. At most what the judge kept, the rest
+/// counted.
+fn pod_lanes(lanes: &PodLanes, axis: &Axis, top: f64, page: &mut String) -> std::fmt::Result {
+    if lanes.is_empty() {
+        return Ok(());
+    }
+    writeln!(page, "<g class=\"lanes\">")?;
+    let mut y = top;
+    for revision in &lanes.revisions {
+        let age = if revision.current { "new" } else { "old" };
+        let total = revision.pods.len() + revision.more;
+        let serving = revision.pods.iter().filter(|p| p.serving).count();
+        let words = if revision.current {
+            format!(
+                "current revision {}: {total} {}, {serving} serving",
+                revision.revision,
+                plural(total, "pod")
+            )
+        } else if serving > 0 {
+            format!(
+                "old revision {}: {total} {}, {serving} still serving",
+                revision.revision,
+                plural(total, "pod")
+            )
+        } else {
+            format!(
+                "old revision {}: {total} {}",
+                revision.revision,
+                plural(total, "pod")
+            )
+        };
+        writeln!(
+            page,
+            "<text class=\"revision {age}\" data-revision=\"{}\" x=\"{LEFT}\" y=\"{:.1}\">{}</text>",
+            esc(&revision.revision),
+            y + 14.0,
+            esc(&words)
+        )?;
+        y += REVISION_ROW;
+        for pod in &revision.pods {
+            pod_lane(pod, revision, axis, y, page)?;
+            y += LANE_ROW;
+        }
+        if revision.more > 0 {
+            writeln!(
+                page,
+                "<text class=\"more\" x=\"{LEFT}\" y=\"{:.1}\">+{} more {} of {} not drawn</text>",
+                y + 13.0,
+                revision.more,
+                plural(revision.more, "pod"),
+                esc(&revision.revision)
+            )?;
+            y += MORE_ROW;
+        }
+    }
+    if lanes.more_revisions > 0 {
+        writeln!(
+            page,
+            "<text class=\"more\" x=\"{LEFT}\" y=\"{:.1}\">+{} older {} not drawn</text>",
+            y + 13.0,
+            lanes.more_revisions,
+            plural(lanes.more_revisions, "revision")
+        )?;
+    }
+    writeln!(page, "</g>")
+}
+
+fn pod_lane(
+    pod: &PodLane,
+    revision: &RevisionLanes,
+    axis: &Axis,
+    y: f64,
+    page: &mut String,
+) -> std::fmt::Result {
+    let age = if revision.current { "new" } else { "old" };
+    let state = if pod.serving {
+        "serving"
+    } else if pod.ready {
+        "ready"
+    } else {
+        "not-ready"
+    };
+    let mut class = format!("lane {age} {state}");
+    if pod.serving && !revision.current {
+        class.push_str(" old-serving");
+    }
+    if pod.crash_looping {
+        class.push_str(" crash");
+    }
+    if pod.gone.is_some() {
+        class.push_str(" gone");
+    }
+    // What it is doing, in words beside its name.
+    let mut words: Vec<String> = Vec::new();
+    match (pod.serving, revision.current) {
+        (true, false) => words.push("still serving (old revision)".into()),
+        (true, true) => words.push("serving".into()),
+        (false, _) if pod.ready => words.push("Ready, not serving".into()),
+        (false, _) => words.push(format!(
+            "not Ready: {}",
+            pod.not_ready.as_deref().unwrap_or("no reason recorded")
+        )),
+    }
+    if let Some(gone) = pod.gone {
+        words.push(format!("deleted {}", (axis.clock)(gone)));
+    }
+    if pod.restarts > 0 && pod.ready {
+        words.push(format!(
+            "{} {}",
+            pod.restarts,
+            plural(pod.restarts as usize, "restart")
+        ));
+    }
+    if let Some(started) = pod.started.filter(|at| *at < axis.start) {
+        words.push(format!("started {started}"));
+    }
+    let moment =
+        |at: Option<Timestamp>| at.map_or_else(|| "not recorded".to_string(), |t| t.to_string());
+    let mut title = format!(
+        "{} ({}): started {}",
+        pod.name,
+        revision.revision,
+        moment(pod.started)
+    );
+    if pod.ready {
+        let _ = write!(title, ", Ready {}", moment(pod.ready_at));
+    }
+    if let Some(gone) = pod.gone {
+        let _ = write!(title, ", deleted {gone}");
+    }
+    if let Some(crash) = pod.last_crash {
+        let _ = write!(title, ", last crash {crash}");
+    }
+    writeln!(
+        page,
+        "<g class=\"{class}\" data-pod=\"{}\" data-revision=\"{}\" data-state=\"{state}\"{}{}><title>{}</title><text x=\"{LEFT}\" y=\"{:.1}\">{} · {}</text>",
+        esc(&pod.name),
+        esc(&revision.revision),
+        pod.started
+            .map(|t| format!(" data-started=\"{t}\""))
+            .unwrap_or_default(),
+        pod.ready_at
+            .map(|t| format!(" data-ready=\"{t}\""))
+            .unwrap_or_default(),
+        esc(&title),
+        y + 10.0,
+        esc(&pod.name),
+        esc(&words.join(" · ")),
+    )?;
+    let bar_y = y + 13.0;
+    let from = axis.x(pod.started.unwrap_or(axis.start));
+    let to = axis.x(pod.gone.unwrap_or(axis.now).min(axis.now));
+    let rect = |page: &mut String, class: &str, x1: f64, x2: f64| {
+        writeln!(
+            page,
+            "<rect class=\"{class}\" x=\"{x1:.1}\" y=\"{bar_y:.1}\" width=\"{:.1}\" height=\"7\" rx=\"2\"/>",
+            (x2 - x1).max(2.0)
+        )
+    };
+    match (pod.ready, pod.ready_at) {
+        (true, Some(ready)) => {
+            let ready_x = axis.x(ready);
+            rect(page, "starting", from, ready_x)?;
+            rect(page, "up", ready_x, to.max(ready_x))?;
+        }
+        // Ready, but since when is not recorded: drawn Ready over its whole life.
+        (true, None) => rect(page, "up undated", from, to)?,
+        (false, _) => rect(page, "pending", from, to)?,
+    }
+    if let Some(gone) = pod.gone {
+        let gx = axis.x(gone);
+        writeln!(
+            page,
+            "<line class=\"gone-mark\" x1=\"{gx:.1}\" y1=\"{:.1}\" x2=\"{gx:.1}\" y2=\"{:.1}\"/>",
+            bar_y - 3.0,
+            bar_y + 10.0
+        )?;
+    }
+    if let Some(crash) = pod.last_crash {
+        let cx = axis.x(crash);
+        writeln!(
+            page,
+            "<path class=\"crash-mark\" data-at=\"{crash}\" d=\"M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}\"/>",
+            cx - 4.0,
+            bar_y - 1.0,
+            cx + 4.0,
+            bar_y + 8.0,
+            cx - 4.0,
+            bar_y + 8.0,
+            cx + 4.0,
+            bar_y - 1.0
+        )?;
+    }
+    writeln!(page, "</g>")
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
 }
 
 fn target_name(target: &TargetReport) -> String {
@@ -707,6 +982,11 @@ svg.timeline .mark.diagnostic circle{fill:#cf222e}svg.timeline .mark.checked cir
 svg.timeline .mark.live-since circle{fill:#1a7f37;r:7}svg.timeline .mark.superseded circle{fill:#0969da}
 svg.timeline .band rect{fill:#cf222e;opacity:.25}svg.timeline .band.lead-time rect{fill:#1a7f37;opacity:.35}
 svg.timeline .band.unproven rect{fill:#bf8700}
+svg.timeline .lanes text{font-size:11px}svg.timeline text.revision{font-weight:600}svg.timeline text.more{fill:#57606a;font-style:italic}
+svg.timeline .lane rect.starting{fill:#d0d7de}svg.timeline .lane rect.up{fill:#8c959f}svg.timeline .lane.serving rect.up{fill:#1a7f37}
+svg.timeline .lane.old-serving rect.up{fill:#bf8700}svg.timeline .lane.old-serving text{fill:#9a6700;font-weight:600}
+svg.timeline .lane rect.pending{fill:#eaeef2;stroke:#8c959f;stroke-dasharray:2 2}svg.timeline .lane.crash rect.pending{fill:#ffd8d3;stroke:#cf222e}
+svg.timeline .crash-mark{stroke:#cf222e;stroke-width:2}svg.timeline .gone-mark{stroke:#1f2328;stroke-width:2}
 footer{margin-top:2em;border-top:1px solid #d0d7de;color:#57606a}
 ";
 
@@ -795,5 +1075,184 @@ mod tests {
             "{page}"
         );
         assert!(page.contains(">lead time 10m 0s<"), "{page}");
+    }
+
+    fn lane(name: &str, started: &str, ready_at: Option<&str>, serving: bool) -> PodLane {
+        PodLane {
+            name: name.into(),
+            started: Some(started.parse().expect("time")),
+            ready_at: ready_at.map(|t| t.parse().expect("time")),
+            ready: ready_at.is_some(),
+            gone: None,
+            serving,
+            restarts: 0,
+            not_ready: None,
+            crash_looping: false,
+            last_crash: None,
+        }
+    }
+
+    /// A report of one target from the change at 10:00 to the check at 10:20, with `lanes`.
+    fn page_with_lanes(lanes: PodLanes) -> String {
+        let mut report: Report = serde_json::from_value(json!({
+            "schema": "liveproof/v1", "verdict": "not_live",
+            "change": {"since": "2026-07-12T10:00:00Z"},
+            "generated_at": "2026-07-12T10:20:00Z",
+            "targets": [{
+                "kind": "Deployment", "namespace": "apps", "name": "web", "verdict": "not_live",
+                "evidence": [],
+                "timeline": [{"event": "change", "at": "2026-07-12T10:00:00Z", "source": "--since"}]
+            }]
+        }))
+        .expect("report");
+        report.targets[0].pods = lanes;
+        let mut out = Vec::new();
+        render_html(&report, &mut out).expect("rendered");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    /// The lane of `pod`, from its group's opening to its close.
+    fn lane_of<'a>(page: &'a str, pod: &str) -> &'a str {
+        let start = page
+            .find(&format!("data-pod=\"{pod}\""))
+            .unwrap_or_else(|| panic!("no lane for {pod}:\n{page}"));
+        let start = page[..start].rfind("<g ").expect("lane opened");
+        let end = start + page[start..].find("</g>").expect("lane closed");
+        &page[start..end]
+    }
+
+    /// Each pod is a lane under the axis, grouped by revision: a bar from its start to Ready
+    /// and one from Ready to the check, each at its time; an old revision's pod still serving
+    /// is marked so, and a crash-looping pod's bar is pending with its last crash crossed.
+    #[test]
+    fn each_pod_is_a_lane_at_its_times() {
+        let mut crashing = lane("web-new-a", "2026-07-12T10:05:00Z", None, false);
+        crashing.crash_looping = true;
+        crashing.restarts = 5;
+        crashing.not_ready = Some("app CrashLoopBackOff (5 restarts)".into());
+        crashing.last_crash = Some("2026-07-12T10:15:00Z".parse().expect("time"));
+        let page = page_with_lanes(PodLanes {
+            revisions: vec![
+                RevisionLanes {
+                    revision: "ReplicaSet web-new".into(),
+                    current: true,
+                    pods: vec![
+                        lane(
+                            "web-new-b",
+                            "2026-07-12T10:05:00Z",
+                            Some("2026-07-12T10:10:00Z"),
+                            true,
+                        ),
+                        crashing,
+                    ],
+                    more: 0,
+                },
+                RevisionLanes {
+                    revision: "ReplicaSet web-old".into(),
+                    current: false,
+                    pods: vec![lane(
+                        "web-old-a",
+                        "2026-07-11T09:00:00Z",
+                        Some("2026-07-11T09:00:12Z"),
+                        true,
+                    )],
+                    more: 0,
+                },
+            ],
+            more_revisions: 0,
+        });
+        // 20 minutes over 912 px: 10:05 at 252, 10:10 at 480, 10:15 at 708, the check at 936.
+        let ready = lane_of(&page, "web-new-b");
+        assert!(ready.contains("class=\"lane new serving\""), "{ready}");
+        assert!(
+            ready.contains("<rect class=\"starting\" x=\"252.0\" y=\"")
+                && ready.contains("width=\"228.0\""),
+            "{ready}"
+        );
+        assert!(
+            ready.contains("<rect class=\"up\" x=\"480.0\" y=\"")
+                && ready.contains("width=\"456.0\""),
+            "{ready}"
+        );
+        let crash = lane_of(&page, "web-new-a");
+        assert!(
+            crash.contains("class=\"lane new not-ready crash\""),
+            "{crash}"
+        );
+        assert!(
+            crash.contains("<rect class=\"pending\" x=\"252.0\""),
+            "{crash}"
+        );
+        assert!(crash.contains("width=\"684.0\""), "{crash}");
+        assert!(
+            crash.contains("class=\"crash-mark\" data-at=\"2026-07-12T10:15:00Z\" d=\"M704.0 "),
+            "{crash}"
+        );
+        assert!(
+            crash.contains("not Ready: app CrashLoopBackOff (5 restarts)"),
+            "{crash}"
+        );
+        // The old pod started the day before: its lane starts at the axis's start.
+        let old = lane_of(&page, "web-old-a");
+        assert!(
+            old.contains("class=\"lane old serving old-serving\""),
+            "{old}"
+        );
+        assert!(old.contains("still serving (old revision)"), "{old}");
+        assert!(old.contains("<rect class=\"up\" x=\"24.0\""), "{old}");
+        assert!(
+            page.contains(">current revision ReplicaSet web-new: 2 pods, 1 serving<"),
+            "{page}"
+        );
+        assert!(
+            page.contains(">old revision ReplicaSet web-old: 1 pod, 1 still serving<"),
+            "{page}"
+        );
+        // The current revision is drawn first.
+        assert!(page.find("web-new-b") < page.find("web-old-a"), "{page}");
+    }
+
+    /// Only the lanes the report carries are drawn, the rest counted: a revision of 2,000
+    /// pods is 20 lanes and "+1980 more", whatever it holds.
+    #[test]
+    fn pods_past_the_cap_are_counted_not_drawn() {
+        let pods = (0..20)
+            .map(|i| {
+                lane(
+                    &format!("web-{i:02}"),
+                    "2026-07-12T10:05:00Z",
+                    Some("2026-07-12T10:06:00Z"),
+                    true,
+                )
+            })
+            .collect();
+        let page = page_with_lanes(PodLanes {
+            revisions: vec![RevisionLanes {
+                revision: "ReplicaSet <web>".into(),
+                current: true,
+                pods,
+                more: 1980,
+            }],
+            more_revisions: 2,
+        });
+        assert_eq!(page.matches("<g class=\"lane ").count(), 20, "{page}");
+        assert!(
+            page.contains(">+1980 more pods of ReplicaSet &lt;web&gt; not drawn<"),
+            "{page}"
+        );
+        assert!(
+            page.contains(">current revision ReplicaSet &lt;web&gt;: 2000 pods, 20 serving<"),
+            "{page}"
+        );
+        assert!(page.contains(">+2 older revisions not drawn<"), "{page}");
+        assert!(!page.contains("<web>"), "{page}");
+    }
+
+    /// A target the judge kept no pods for has no lanes (and the timeline keeps its height).
+    #[test]
+    fn no_pods_no_lanes() {
+        let page = page_with_lanes(PodLanes::default());
+        assert!(!page.contains("class=\"lanes\""), "{page}");
+        assert!(page.contains("viewBox=\"0 0 960 218\""), "{page}");
     }
 }

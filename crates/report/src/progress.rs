@@ -90,6 +90,7 @@ mod tests {
                 live_since_unknown: None,
                 timeline: Vec::new(),
                 superseded_by: None,
+                pods: Default::default(),
             }],
         );
         let absent = [Absent {

@@ -75,6 +75,7 @@ fn target(
         live_since_unknown: None,
         timeline: Vec::new(),
         superseded_by: None,
+        pods: Default::default(),
     }
 }
 

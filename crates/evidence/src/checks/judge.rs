@@ -505,6 +505,7 @@ mod tests {
             live_since_unknown: None,
             timeline: Vec::new(),
             superseded_by: None,
+            pods: Default::default(),
         };
         supersede(&mut report, later());
         assert_eq!(report.verdict, Verdict::Superseded);

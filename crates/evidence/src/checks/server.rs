@@ -123,6 +123,7 @@ pub fn reports(observed: &Observed, change: &Change) -> Vec<TargetReport> {
                 }),
                 timeline: Vec::new(),
                 superseded_by: None,
+                pods: Default::default(),
                 diagnostics: Vec::new(),
             }
         })

@@ -37,6 +37,8 @@ fn change_entry(change: &Change) -> Option<TimelineEntry> {
 pub(crate) struct Dating {
     timeline: Vec<TimelineEntry>,
     live_from: Result<TimelineEntry, String>,
+    /// Each revision's pods, to draw.
+    lanes: crate::lanes::PodLanes,
 }
 
 impl Dating {
@@ -45,6 +47,7 @@ impl Dating {
         Dating {
             timeline: change_entry(change).into_iter().collect(),
             live_from: Err("its current revision is not known".into()),
+            lanes: crate::lanes::PodLanes::default(),
         }
     }
 
@@ -114,12 +117,14 @@ impl Dating {
         Dating {
             timeline,
             live_from,
+            lanes: crate::lanes::collect(w, current, pods),
         }
     }
 
     /// Onto the workload's report: its timeline, and `live_since` when it is live.
     pub(crate) fn apply(self, report: &mut TargetReport, change: &Change) {
         report.timeline = self.timeline;
+        report.pods = self.lanes;
         report.sort_timeline();
         if report.verdict != Verdict::Live {
             return;

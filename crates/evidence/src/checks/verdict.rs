@@ -28,6 +28,7 @@ pub(crate) fn target_report(
         live_since_unknown: None,
         timeline: Vec::new(),
         superseded_by: None,
+        pods: Default::default(),
     }
 }
 
