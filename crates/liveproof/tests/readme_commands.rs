@@ -110,6 +110,18 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "a workflow step (acts on every exit code); the same verify is the README's HelmRelease \
          example, run here",
     ),
+    (
+        "docs/metrics.md",
+        "liveproof verify deploy/inventory -n apps --commit \"$SHA\" --image \"ghcr.io/acme/inventory:$SHA\" --wait --record devlake.jsonl",
+        "posts what it recorded to a DevLake server, which is not here: record.rs runs verify \
+         --record-format devlake and checks the payload against DevLake's shape",
+    ),
+    (
+        "docs/metrics.md",
+        "liveproof verify deploy/inventory -n apps --commit \"$SHA\" --image \"ghcr.io/acme/inventory:$SHA\" --wait --record datadog.jsonl",
+        "posts what it recorded to Datadog, which is not here: record.rs runs verify \
+         --record-format datadog and checks the payload against Datadog's shape",
+    ),
 ];
 
 /// Subcommands whose exit code is no verdict: exit 0 unless the example says otherwise.
