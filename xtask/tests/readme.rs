@@ -11,14 +11,14 @@ fn repo_file(name: &str) -> String {
 fn the_readme_test_command_is_cargo_xtask_test_and_ci_runs_it() {
     let readme = repo_file("README.md");
     let setup = readme
-        .split("## Set-up")
+        .split("## Develop")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("README has a Set-up section");
+        .expect("README has a Develop section");
     let command = setup
         .lines()
         .find(|l| l.starts_with("cargo xtask test"))
-        .expect("the Set-up block runs `cargo xtask test`");
+        .expect("the Develop block runs `cargo xtask test`");
     assert_eq!(
         command.split('#').next().map(str::trim),
         Some("cargo xtask test")

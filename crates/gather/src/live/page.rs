@@ -21,29 +21,7 @@ use kube::api::{ListMeta, ListParams, ObjectList};
 use kube::core::Status;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess};
 
-use super::pager::{PageError, MAX_ITEMS};
-
-/// What one page held: how many objects it listed (kept or not) and the token of the next.
-#[derive(Debug)]
-pub(crate) struct Page {
-    pub(crate) items: usize,
-    pub(crate) continue_: Option<String>,
-}
-
-/// The answer to one LIST request, to be taken apart by [`PageBody::decode`].
-pub(crate) trait PageBody<T>: Sized {
-    /// The empty list (a custom resource the server does not serve).
-    fn empty() -> Self;
-
-    /// Hands each object to `keep` as it is decoded, pushing what it keeps into `kept`;
-    /// more than `room` objects is [`MAX_ITEMS`] exceeded.
-    fn decode<U>(
-        self,
-        room: usize,
-        keep: &mut impl FnMut(T) -> Option<U>,
-        kept: &mut Vec<U>,
-    ) -> Result<Page, PageError>;
-}
+use super::pager::{Page, PageBody, PageError, MAX_ITEMS};
 
 /// A list already decoded (kube's own `ObjectList`, the pager's tests).
 impl<T: Clone> PageBody<T> for ObjectList<T> {

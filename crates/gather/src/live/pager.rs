@@ -16,8 +16,29 @@ use std::time::Duration;
 
 use kube::api::ListParams;
 
-use super::page::PageBody;
 use super::plan::PAGE_SIZE;
+
+/// What one page held: how many objects it listed (kept or not) and the token of the next.
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub(crate) items: usize,
+    pub(crate) continue_: Option<String>,
+}
+
+/// The answer to one LIST request, to be taken apart by [`PageBody::decode`].
+pub(crate) trait PageBody<T>: Sized {
+    /// The empty list (a custom resource the server does not serve).
+    fn empty() -> Self;
+
+    /// Hands each object to `keep` as it is decoded, pushing what it keeps into `kept`;
+    /// more than `room` objects is [`MAX_ITEMS`] exceeded.
+    fn decode<U>(
+        self,
+        room: usize,
+        keep: &mut impl FnMut(T) -> Option<U>,
+        kept: &mut Vec<U>,
+    ) -> Result<Page, PageError>;
+}
 
 /// More pages than this is no list a cluster holds: 2.5 million objects at full pages. (A
 /// label or field selector may make the server return fewer objects than `limit` per page,

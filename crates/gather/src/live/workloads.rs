@@ -383,7 +383,7 @@ impl Cluster {
 /// A LIST of a custom resource the server does not serve (404: Argo Rollouts not installed)
 /// as the empty list it is: there are no objects of a kind the cluster does not have. A
 /// built-in kind is always served, so its 404 stays an error.
-fn none_if_not_served<K: Kind, T, B: super::page::PageBody<T>>(
+fn none_if_not_served<K: Kind, T, B: super::pager::PageBody<T>>(
     list: Result<B, kube::Error>,
 ) -> Result<B, kube::Error> {
     match list {
