@@ -33,6 +33,24 @@ fn the_readme_test_command_is_cargo_xtask_test_and_ci_runs_it() {
     assert!(ci.contains(toolchain), "{ci}");
     assert!(repo_file("e2e/build-peers.sh").contains(toolchain));
     assert!(ci.contains("grep -m1 '^cargo xtask test'"), "{ci}");
+    // What .ci/run runs is what its own extraction finds in this README: run that line.
+    let extraction = ci
+        .lines()
+        .find_map(|l| l.strip_prefix("test_command=\"$("))
+        .and_then(|rest| rest.strip_suffix(")\""))
+        .expect(".ci/run sets test_command from the README");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let found = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(extraction)
+        .current_dir(&root)
+        .output()
+        .expect("bash runs");
+    assert_eq!(
+        String::from_utf8_lossy(&found.stdout).trim(),
+        command.trim(),
+        ".ci/run's extraction `{extraction}` does not find the README's test command"
+    );
     for gone in [
         "docker-registry",
         "openssl",
