@@ -636,10 +636,9 @@ pub struct VerifyArgs {
     #[arg(short, long, conflicts_with_all = ["output", "verbose"], help_heading = "Output")]
     pub quiet: bool,
 
-    /// Also write the report to FILE (its extension says the format).
+    /// Also write the report to FILE (repeatable), in its extension's format.
     ///
-    /// .json, .yaml/.yml, .xml (JUnit), .md, .html, .txt, or --report-format.
-    /// Given again, each file is written (e.g. --report r.json --report r.md --report r.html).
+    /// .json, .yaml/.yml, .xml (JUnit), .md, .html, .txt, or --report-format for one file.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub report: Vec<PathBuf>,
 
@@ -647,10 +646,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub record: Option<PathBuf>,
 
-    /// --record's shape: liveproof (its own), devlake, datadog (docs/metrics.md)
-    ///
-    /// devlake: Apache DevLake's webhook deployment (needs --record-repo-url); datadog: Datadog's
-    /// DORA deployment event, one line per target. Each line is one POST's body.
+    /// --record's shape: liveproof, devlake (needs --record-repo-url), datadog; docs/metrics.md
     #[arg(
         long,
         value_enum,
@@ -710,22 +706,16 @@ pub struct VerifyArgs {
 
     /// Verify the same change in every context of the kubeconfig.
     ///
-    /// Up to --max-concurrency clusters at a time: a section per cluster, the verdict the
-    /// worst of them; a cluster that cannot be reached is an error for that cluster (and makes
-    /// the fleet unproven), never a pass. JSON output has a `clusters[]` section per cluster;
-    /// Markdown and JUnit a section (or suites) per cluster.
+    /// A section per cluster (JSON: `clusters[]`), the verdict the worst of them; a cluster
+    /// that cannot be reached is an error for it (the fleet unproven), never a pass.
     #[arg(long, conflicts_with_all = ["context", "from", "snapshot"], help_heading = CLUSTER_HEADING, hide_short_help = true)]
     pub all_contexts: bool,
 
-    /// With several clusters (--context repeated, --all-contexts): how many at a time (1-256; all, up to 128).
-    ///
-    /// Each is bounded as one cluster's verify is.
+    /// With several clusters (--context repeated, --all-contexts): how many at a time (1-256; all, up to 128)
     #[arg(long, value_name = "N", help_heading = CLUSTER_HEADING, hide_short_help = true)]
     pub max_concurrency: Option<usize>,
 
-    /// Read objects from YAML/JSON files, not a cluster.
-    ///
-    /// A file or a directory of what `kubectl get -o yaml` prints.
+    /// Read what `kubectl get -o yaml` printed (files), not a cluster.
     ///
     /// Objects the dump lacks make their checks unknown, never pass. Targets that name no
     /// namespace are in -n, else the kubeconfig context's namespace (as live;
@@ -734,8 +724,9 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "PATH", conflicts_with_all = ["wait", "max_response_size"], help_heading = CLUSTER_HEADING)]
     pub from: Option<PathBuf>,
 
-    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB (a gzip bomb stops there)
-    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size, help_heading = CLUSTER_HEADING, hide_short_help = true)]
+    /// Largest decoded Helm release accepted, in bytes, up to 512 MiB; a gzip bomb stops there
+    /// [default: 67108864, 64 MiB]
+    #[arg(long, value_name = "BYTES", default_value_t = liveproof_helm::DEFAULT_MAX_RELEASE_SIZE, value_parser = release_size, help_heading = CLUSTER_HEADING, hide_short_help = true, hide_default_value = true)]
     pub max_release_size: usize,
 }
 
@@ -916,9 +907,7 @@ pub struct ChangeArgs {
     #[arg(long, value_name = "SECRET[/KEY]", hide_short_help = true)]
     pub expect_secret_ref: Vec<String>,
 
-    /// The chart version the installed Helm release must carry.
-    ///
-    /// release/ and helmrelease/ targets only: refused with any other. Example: --chart-version 0.4.3
+    /// The installed release's chart version (release/, helmrelease/ only)
     #[arg(long, value_name = "VERSION")]
     pub chart_version: Option<String>,
 
@@ -1097,7 +1086,7 @@ pub struct ClusterArgs {
     ///
     /// Past it (only a flood: a page of a list is 5,000 objects), the command ends naming
     /// this flag instead of taking the machine's memory. Clusters read at once (--context
-    /// repeated, --all-contexts) share it, each at least 64Mi. 1Mi to 16Gi (Ki, Mi, Gi; K, M, G).
+    /// repeated, --all-contexts) share it, each at least 128Mi. 1Mi to 16Gi (Ki, Mi, Gi; K, M, G).
     #[arg(
         long,
         value_name = "SIZE",
