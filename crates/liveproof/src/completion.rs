@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use clap_complete::engine::CompletionCandidate;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
-use liveproof_evidence::{ResourceKind, TargetKind};
+use liveproof_evidence::TargetKind;
+use liveproof_gather::live::api_resource;
 use liveproof_gather::{Cluster, ClusterOptions};
 
 /// How long a completion may spend on the cluster: each request, and all of them together.
@@ -279,21 +280,6 @@ async fn names_in(api: Api<DynamicObject>, params: ListParams, helm: bool) -> Ve
     names.sort();
     names.dedup();
     names
-}
-
-fn api_resource(kind: ResourceKind) -> ApiResource {
-    let api_version = kind.api_version();
-    ApiResource {
-        group: kind.group().to_string(),
-        version: api_version
-            .rsplit('/')
-            .next()
-            .unwrap_or(api_version)
-            .to_string(),
-        api_version: api_version.to_string(),
-        kind: kind.kind_name().to_string(),
-        plural: kind.plural().to_string(),
-    }
 }
 
 fn namespace_resource() -> ApiResource {

@@ -51,6 +51,7 @@ use liveproof_redacted::DisplaySafeUrl;
 use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use exec_plugin::ExecPluginError;
+pub use objects::api_resource;
 pub use watch::ObservedStream;
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 

@@ -51,7 +51,7 @@ pub(crate) fn workload_resource(kind: TargetKind) -> Option<ResourceKind> {
 }
 
 /// What `Api<DynamicObject>` needs to address a raw kind.
-pub(crate) fn api_resource(kind: ResourceKind) -> ApiResource {
+pub fn api_resource(kind: ResourceKind) -> ApiResource {
     let api_version = kind.api_version();
     let version = api_version.rsplit('/').next().unwrap_or(api_version);
     ApiResource {
