@@ -51,6 +51,23 @@ fn the_readme_test_command_is_cargo_xtask_test_and_ci_runs_it() {
         command.trim(),
         ".ci/run's extraction `{extraction}` does not find the README's test command"
     );
+    // The demo command CI runs is the Try it section's `cargo run … demo`, found the same way.
+    let demo_extraction = ci
+        .lines()
+        .find_map(|l| l.strip_prefix("demo_command=\"$("))
+        .and_then(|rest| rest.strip_suffix(")\""))
+        .expect(".ci/run sets demo_command from the README");
+    let demo = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(demo_extraction)
+        .current_dir(&root)
+        .output()
+        .expect("bash runs");
+    let demo = String::from_utf8_lossy(&demo.stdout);
+    assert!(
+        demo.trim().starts_with("cargo run") && demo.contains(" demo"),
+        ".ci/run's extraction `{demo_extraction}` finds no demo command in the README: {demo:?}"
+    );
     for gone in [
         "docker-registry",
         "openssl",
