@@ -24,9 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
-use liveproof_evidence::{
-    ObjectKind, ObjectRef, Observed, ResourceKind, Target, TargetKind, Touched,
-};
+use liveproof_evidence::{ObjectRef, Observed, ResourceKind, Target, Touched};
 
 use super::error::root_cause;
 use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
@@ -851,14 +849,7 @@ fn map_event<K>(event: Event<K>, f: impl Fn(K) -> AnyObject) -> Event<AnyObject>
 /// What `--wait`'s incremental judge needs of an object an event applied or deleted: its kind
 /// as the judge maps it to targets, and its labels (and its `old` labels when they changed).
 fn object_ref(object: &AnyObject, old: Option<&AnyObject>) -> ObjectRef {
-    let resource = object.resource();
-    let kind = match resource {
-        ResourceKind::Pod => ObjectKind::Pod,
-        ResourceKind::ReplicaSet => ObjectKind::ReplicaSet,
-        ResourceKind::ControllerRevision => ObjectKind::ControllerRevision,
-        other if TargetKind::workload_of(other).is_some() => ObjectKind::Workload,
-        _ => ObjectKind::Other,
-    };
+    let kind = object.resource().object_kind();
     let meta = object.meta();
     let mut labels = vec![labels_of(meta)];
     if let Some(old) = old.map(|o| labels_of(o.meta())) {
@@ -1206,7 +1197,7 @@ mod tests {
         assert!(state.apply(pods, Ok(Event::Delete(moved))));
         let labels = |app: &str| vec![BTreeMap::from([("app".to_string(), app.to_string())])];
         let pod = |labels: Vec<BTreeMap<String, String>>| ObjectRef {
-            kind: ObjectKind::Pod,
+            kind: liveproof_evidence::ObjectKind::Pod,
             namespace: SHOP.into(),
             name: "a".into(),
             labels,
