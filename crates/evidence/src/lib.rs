@@ -44,7 +44,7 @@ pub use checks::{
     verify_again, workloads_to_read, DigestRow, Judgement, ReleaseHistory, Revision, RowVerdict,
     SeenLive, Settled, CRASH_LOOP_RESTARTS, UNPROVABLE_NOTE,
 };
-pub use checks::{unprovable, unprovable_by_flags};
+pub use checks::{unprovable, unprovable_by_flags, ObjectKind, ObjectRef, Rejudge, Touched};
 pub use commit::is_commit_sha;
 pub use kinds::argo_rollout::{Rollout, ROLLOUTS_POD_TEMPLATE_HASH};
 /// What the gather, the flag checks, `rollback` and the help ask of a target's kind.

@@ -7,15 +7,17 @@
 //! the real kubectl, `cargo xtask peers` builds it, as the tests do). Options:
 //! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
 //! default all of them: about 6,000 kubectl runs), `--wait-for S` (the `--timeout` of the
-//! `--wait` case; default 5), `--case one,all,wait,fleet,latency` (the
-//! cases to run; default all). `SCALE_WRAP=heaptrack` runs liveproof under that program
+//! `--wait` case; default 5), `--case one,all,wait,fleet,latency,rollout` (the
+//! cases to run; default all but rollout). `SCALE_WRAP=heaptrack` runs liveproof under that program
 //! (a heap profiler, to see where a figure comes from).
 //!
 //! Cases: (1) N×M in one namespace, liveproof and kubectl; (2) 20,000 pods over 10 namespaces
 //! with `-A`; (3) `--wait` on a cluster where nothing is live yet: the watches it holds;
 //! (4) a fleet of 5 clusters of 400 Deployments each, `--all-contexts`; (5) latency: one
 //! cluster answering every request 300 ms late, then a fleet of 10 such clusters (issue 21's
-//! goal: the fleet within 1.5x the one).
+//! goal: the fleet within 1.5x the one); (6) rollout: `--wait` while every Deployment rolls
+//! out once on the simulator (its controllers on): peak RSS, CPU seconds (user + sys), the
+//! delay between the last new pod turning Ready and `--wait` returning, the pod events.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -150,8 +152,9 @@ fn main() {
                 bench.fleet(5, 400, Duration::ZERO);
             }
             "latency" => bench.latency(),
+            "rollout" => bench.rollout(),
             other => {
-                println!("no case {other:?}: one, all, wait, fleet or latency");
+                println!("no case {other:?}: one, all, wait, fleet, latency or rollout");
                 std::process::exit(2);
             }
         }
@@ -323,5 +326,193 @@ impl Bench {
             "  a fleet of 10 takes {:.2}x the time of one cluster (goal: at most 1.5x)",
             ten.wall.as_secs_f64() / one.wall.as_secs_f64()
         );
+    }
+
+    /// 6. Rollout: `--wait` started on N stale Deployments, then every Deployment's image
+    ///    patched through the API (only API writes roll on the simulator); a pod watcher here
+    ///    records when the last new pod is Ready.
+    #[expect(clippy::print_stdout, reason = "a benchmark prints its measurements")]
+    fn rollout(&self) {
+        let (deployments, pods) = (self.deployments, self.pods);
+        let new_image = "registry.local/bench-app:2";
+        let sim = self.runtime.block_on(async {
+            Simulator::new()
+                .with_objects(fleet::deployments("bench", deployments, pods, true))
+                .with_controllers()
+                .start()
+                .await
+                .expect("simulator")
+        });
+        let kubeconfig = self.dir.path().join("rollout.kubeconfig");
+        sim.write_kubeconfig(&kubeconfig, "bench")
+            .expect("kubeconfig");
+        let kc = kubeconfig.to_str().expect("utf-8");
+        let since = jiff::Timestamp::now()
+            .checked_sub(jiff::SignedDuration::from_secs(1))
+            .expect("a time")
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        let report = self.dir.path().join("rollout.time");
+        let stderr = self.dir.path().join("rollout.stderr");
+        let args = [
+            "verify",
+            "-l",
+            SELECTOR,
+            "-n",
+            "bench",
+            "--since",
+            &since,
+            "--image",
+            new_image,
+            "--wait",
+            "--timeout",
+            "10m",
+            "-o",
+            "json",
+            "-v",
+            "--kubeconfig",
+            kc,
+        ];
+        let mut time = Command::new("/usr/bin/time");
+        time.arg("-f").arg("%M %U %S %e").arg("-o").arg(&report);
+        if let Some(wrap) = std::env::var_os("SCALE_WRAP") {
+            time.arg(wrap);
+        }
+        let mut child = time
+            .arg(&self.liveproof)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("GNU time runs (apt-get install time)");
+        let started = Instant::now();
+        let (exited, last_ready, events, ready) = self.runtime.block_on(async {
+            use futures::{StreamExt as _, TryStreamExt as _};
+            use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
+            use kube::api::{Api, Patch, PatchParams};
+            use kube::runtime::watcher;
+            let config = kube::Config::from_custom_kubeconfig(
+                kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig"),
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .expect("kube config");
+            let client = kube::Client::try_from(config).expect("client");
+            // The pod watcher: every event counted, the 10,000th new Ready pod timed.
+            let state = std::sync::Arc::new(std::sync::Mutex::new((
+                0u64,
+                std::collections::HashSet::<String>::new(),
+                None::<Instant>,
+            )));
+            let watched = state.clone();
+            let want = deployments * pods;
+            let pod_api: Api<Pod> = Api::namespaced(client.clone(), "bench");
+            let watch = tokio::spawn(async move {
+                let mut stream = watcher(pod_api, watcher::Config::default()).boxed();
+                while let Ok(Some(event)) = stream.try_next().await {
+                    let watcher::Event::Apply(pod) = event else {
+                        continue;
+                    };
+                    let mut st = watched.lock().expect("lock");
+                    st.0 += 1;
+                    let new = pod.spec.as_ref().is_some_and(|s| {
+                        s.containers
+                            .iter()
+                            .any(|c| c.image.as_deref() == Some(new_image))
+                    });
+                    let ready = pod.status.as_ref().is_some_and(|s| {
+                        s.conditions
+                            .iter()
+                            .flatten()
+                            .any(|c| c.type_ == "Ready" && c.status == "True")
+                    }) && pod.metadata.deletion_timestamp.is_none();
+                    let name = pod.metadata.name.unwrap_or_default();
+                    if new && ready && st.1.insert(name) && st.1.len() == want {
+                        st.2 = Some(Instant::now());
+                    }
+                }
+            });
+            // The 5 watches of --wait are up: roll every Deployment.
+            loop {
+                let log = sim.requests().snapshot();
+                let paths: std::collections::BTreeSet<&str> = log
+                    .iter()
+                    .filter(|(verb, _, _)| verb == "watch")
+                    .map(|(_, path, _)| path.split('?').next().unwrap_or_default())
+                    .collect();
+                if paths.len() >= 5 || started.elapsed() > Duration::from_secs(600) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let deploy_api: Api<Deployment> = Api::namespaced(client.clone(), "bench");
+            futures::stream::iter(0..deployments)
+                .map(|d| {
+                    let api = deploy_api.clone();
+                    async move {
+                        let patch = serde_json::json!({"spec": {"template": {"spec": {
+                            "containers": [{"name": "app", "image": new_image}]}}}});
+                        api.patch(
+                            &format!("svc-{d}"),
+                            &PatchParams::default(),
+                            &Patch::Strategic(patch),
+                        )
+                        .await
+                        .expect("patch");
+                    }
+                })
+                .buffer_unordered(32)
+                .collect::<Vec<()>>()
+                .await;
+            let exited = loop {
+                if child.try_wait().expect("wait").is_some() {
+                    break Instant::now();
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            // The watcher may be a beat behind the liveproof that already returned.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            watch.abort();
+            let st = state.lock().expect("lock");
+            (exited, st.2, st.0, st.1.len())
+        });
+        let status = child.wait().expect("wait");
+        let time = std::fs::read_to_string(&report).unwrap_or_default();
+        let figures: Vec<f64> = time
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        let [peak_kib, user, sys, wall] = figures[..] else {
+            println!("  no figures from GNU time: {time}");
+            return;
+        };
+        println!(
+            "{deployments} Deployments x {pods} pods, --wait while every Deployment rolls out once:"
+        );
+        println!(
+            "  peak RSS {:.1} MB, CPU {:.2} s (user {user:.2} + sys {sys:.2}), wall {wall:.1} s, exit {}",
+            peak_kib / 1024.0,
+            user + sys,
+            status.code().unwrap_or(-1)
+        );
+        match last_ready {
+            Some(at) => println!(
+                "  last new pod Ready -> --wait returned: {:.2} s (goal: at most 2 s); {events} pod events seen",
+                exited.saturating_duration_since(at).as_secs_f64()
+            ),
+            None => println!("  only {ready} of {} new pods Ready before --wait returned; {events} pod events seen", deployments * pods),
+        }
+        let log = std::fs::read_to_string(&stderr).unwrap_or_default();
+        for line in log
+            .lines()
+            .filter(|l| l.contains("judged") || l.contains("snapshot"))
+            .take(5)
+        {
+            println!("  {line}");
+        }
+        self.runtime.block_on(sim.shutdown());
     }
 }

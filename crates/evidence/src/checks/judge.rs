@@ -389,7 +389,7 @@ impl<'a> Owner<'a> {
 
 /// A workload's report. `tie` is what the Helm or GitOps target it was reached through says
 /// of the change when it was reached through one, and `owner` that target's kind.
-fn judge_workload(
+pub(super) fn judge_workload(
     observed: &Observed,
     change: &Change,
     target: &Target,

@@ -34,6 +34,7 @@ mod pod_restarted;
 pub(crate) mod pods;
 mod pods_current;
 pub(crate) mod raw;
+mod rejudge;
 pub(crate) mod release;
 mod rollout;
 pub mod server;
@@ -48,6 +49,7 @@ pub use digest::{rows as digest_rows, short as short_digest, DigestRow, RowVerdi
 pub use gitops::{followed_workloads, helmrelease_release, revisions_to_trace, workloads_to_read};
 pub use judge::{judge, judgement, superseded_step, verify_again, Judgement};
 pub use pods::CRASH_LOOP_RESTARTS;
+pub use rejudge::{ObjectKind, ObjectRef, Rejudge, Touched};
 pub use settled::{
     final_failure, final_unknown, settled, unprovable, unprovable_by_flags, Settled,
     UNPROVABLE_NOTE,

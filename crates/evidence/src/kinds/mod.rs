@@ -877,6 +877,18 @@ impl ResourceKind {
         matches!(self, ResourceKind::Secret)
     }
 
+    /// How `--wait`'s incremental judge ([`crate::Rejudge`]) maps an object of this resource
+    /// to the targets it may concern.
+    pub fn object_kind(self) -> crate::ObjectKind {
+        match self {
+            ResourceKind::Pod => crate::ObjectKind::Pod,
+            ResourceKind::ReplicaSet => crate::ObjectKind::ReplicaSet,
+            ResourceKind::ControllerRevision => crate::ObjectKind::ControllerRevision,
+            other if TargetKind::workload_of(other).is_some() => crate::ObjectKind::Workload,
+            _ => crate::ObjectKind::Other,
+        }
+    }
+
     /// Its row of [`RESOURCES`].
     pub const fn row(self) -> &'static Resource {
         &RESOURCES[self as usize]
