@@ -82,7 +82,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     rolled(&mut values[i]);
     let t = Touched::Objects(vec![touched(ObjectKind::Pod, &values[i])]);
     let now = observed(&values);
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &t));
+    let got = json(rejudge.update(&now, &targets, &t));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
     assert_eq!(rejudge.judged, 51, "one pod among 50 targets re-judges one");
 
@@ -103,7 +103,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     let now = observed(&values);
     let full = judge(&now, &change, &targets, "bench");
     let got = rejudge
-        .update(&now, &change, &targets, "bench", &Touched::Objects(objects))
+        .update(&now, &targets, &Touched::Objects(objects))
         .clone();
     assert_eq!(json(&got), json(&full));
     assert_eq!(rejudge.judged, 52);
@@ -119,7 +119,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     let gone = values.remove(i);
     let t = Touched::Objects(vec![touched(ObjectKind::Pod, &gone)]);
     let now = observed(&values);
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &t));
+    let got = json(rejudge.update(&now, &targets, &t));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
 
     // 4. A pod relabelled away from svc-11: its old labels still reach svc-11.
@@ -129,13 +129,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     let mut object = touched(ObjectKind::Pod, &values[i]);
     object.labels.push(old);
     let now = observed(&values);
-    let got = json(rejudge.update(
-        &now,
-        &change,
-        &targets,
-        "bench",
-        &Touched::Objects(vec![object]),
-    ));
+    let got = json(rejudge.update(&now, &targets, &Touched::Objects(vec![object])));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
 
     // 5. A Service: anything may route through it, so everything is judged.
@@ -146,7 +140,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     let before = rejudge.judged;
     let t = Touched::Objects(vec![touched(ObjectKind::Other, &svc)]);
     let now = observed(&values);
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &t));
+    let got = json(rejudge.update(&now, &targets, &t));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
     assert_eq!(rejudge.judged, before + 50);
 
@@ -156,7 +150,7 @@ fn rejudging_the_touched_targets_equals_judging_them_all() {
     let before = rejudge.judged;
     let t = Touched::Objects(vec![touched(ObjectKind::Pod, &values[i])]);
     let now = observed(&values);
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &t));
+    let got = json(rejudge.update(&now, &targets, &t));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
     assert_eq!(rejudge.judged, before + 50);
 }
@@ -176,10 +170,10 @@ fn a_change_outside_the_touched_set_is_not_seen() {
     let d = index(&values, "Deployment", "svc-0");
     let t = Touched::Objects(vec![touched(ObjectKind::Workload, &values[d])]);
     let now = observed(&values);
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &t));
+    let got = json(rejudge.update(&now, &targets, &t));
     assert_ne!(got, json(&judge(&now, &change, &targets, "bench")));
     // Everything judged again catches up.
-    let got = json(rejudge.update(&now, &change, &targets, "bench", &Touched::All));
+    let got = json(rejudge.update(&now, &targets, &Touched::All));
     assert_eq!(got, json(&judge(&now, &change, &targets, "bench")));
 }
 
@@ -216,12 +210,56 @@ fn a_corpus_story_rejudged_equals_its_full_judgement() {
             }
         })
         .collect();
-    let got = json(rejudge.update(
-        &observed,
-        &change,
-        &targets,
-        "default",
-        &Touched::Objects(touched),
-    ));
+    let got = json(rejudge.update(&observed, &targets, &Touched::Objects(touched)));
     assert_eq!(got, json(&judge(&observed, &change, &targets, "default")));
+}
+
+/// What settles a wait, kept per target: a pod that starts crash-looping is found as the full
+/// judgement finds it, and one that recovers no longer settles it.
+#[test]
+fn a_crash_loop_in_a_touched_pod_settles_the_wait_as_the_full_judgement_does() {
+    let mut values = fleet::deployments("bench", 20, 3, true);
+    let targets = targets(20);
+    let change = change();
+    let mut rejudge = Rejudge::new(&observed(&values), &change, &targets, "bench");
+    assert_eq!(rejudge.settled(&observed(&values)), None);
+    let i = index(&values, "Pod", "svc-12-h1-1");
+    values[i]["status"]["containerStatuses"][0]["restartCount"] = json!(9);
+    values[i]["status"]["containerStatuses"][0]["ready"] = json!(false);
+    values[i]["status"]["containerStatuses"][0]["state"] =
+        json!({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}});
+    let t = Touched::Objects(vec![touched(ObjectKind::Pod, &values[i])]);
+    let now = observed(&values);
+    let report = rejudge.update(&now, &targets, &t).clone();
+    let full = liveproof_evidence::judgement(&now, &change, &targets, "bench", false);
+    assert_eq!(report.verdict, full.report.verdict);
+    let settled = rejudge.settled(&now);
+    assert!(settled.is_some(), "a crash loop settles the wait");
+    assert_eq!(settled, full.stop);
+    assert!(settled.expect("settled").reason().contains("svc-12"));
+
+    // It recovers: nothing settles it any more.
+    values[i]["status"]["containerStatuses"][0]["state"] =
+        json!({"running": {"startedAt": "2026-07-12T09:00:00Z"}});
+    values[i]["status"]["containerStatuses"][0]["ready"] = json!(true);
+    values[i]["status"]["containerStatuses"][0]["restartCount"] = json!(0);
+    let t = Touched::Objects(vec![touched(ObjectKind::Pod, &values[i])]);
+    let now = observed(&values);
+    rejudge.update(&now, &targets, &t);
+    let full = liveproof_evidence::judgement(&now, &change, &targets, "bench", false);
+    assert_eq!(rejudge.settled(&now), full.stop);
+    assert_eq!(rejudge.settled(&now), None);
+}
+
+/// Completion found other targets (a selector's new workload): everything is judged again.
+#[test]
+fn new_targets_are_all_judged() {
+    let values = fleet::deployments("bench", 10, 2, true);
+    let change = change();
+    let mut rejudge = Rejudge::new(&observed(&values), &change, &targets(5), "bench");
+    let now = observed(&values);
+    let more = targets(10);
+    let got = json(rejudge.update(&now, &more, &Touched::Objects(Vec::new())));
+    assert_eq!(got, json(&judge(&now, &change, &more, "bench")));
+    assert_eq!(rejudge.judged, 15);
 }

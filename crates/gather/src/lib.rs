@@ -23,5 +23,5 @@ pub mod version;
 
 pub use live::{
     restart_patch, restart_template, Cluster, ClusterOptions, GatherError, ObservedStream,
-    ResponseBudget, DEFAULT_MAX_RESPONSE_SIZE, RESTARTED_AT,
+    ResponseBudget, Snapshot, DEFAULT_MAX_RESPONSE_SIZE, RESTARTED_AT,
 };

@@ -863,7 +863,7 @@ async fn next_matching(
         while let Some(snapshot) = snapshots.next().await {
             let snapshot = snapshot.expect("no watch error");
             if pred(&snapshot) {
-                return Some(snapshot);
+                return Some(snapshot.observed);
             }
         }
         None

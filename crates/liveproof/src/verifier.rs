@@ -7,13 +7,13 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::{Hinted as _, HintedMessage};
-use liveproof_evidence::{Judgement, Observed, Report, SeenLive, Settled};
+use liveproof_evidence::{Judgement, Observed, Report, SeenLive, Settled, Touched};
 use liveproof_gather::live::humanize;
 use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::registry::RegistryFacts;
 pub use liveproof_gather::session::cluster_ref;
 use liveproof_gather::session::dump_ref;
-use liveproof_gather::Cluster;
+use liveproof_gather::{Cluster, Snapshot};
 
 use crate::config::{Source, VerifyConfig};
 use crate::deadline::{Deadline, OutOfTime};
@@ -21,7 +21,7 @@ use crate::progress::Progress;
 pub use crate::verify_run::stamp;
 use crate::verify_run::{
     completion, connect, judge_pass, live_or_superseded, refuse, selected_in, selected_on, session,
-    Refuse,
+    Refuse, WaitJudge,
 };
 
 /// Gathers and judges: the report `verify` renders. Offline, from the `--from` files; live,
@@ -152,12 +152,13 @@ async fn watch(
     // that is not the --timeout running out.
     let mut stopped: Option<Settled> = None;
     let mut seen_live = SeenLive::default();
+    let mut judging = WaitJudge::default();
     loop {
         let event = tokio::select! {
             next = tokio::time::timeout_at(watch_until, updates.next()) => next.ok().flatten().map(Some),
             _ = tick.tick(), if !config.change.versions.is_empty() && latest.is_some() => Some(None),
         };
-        let observed = match event {
+        let (observed, touched) = match event {
             Some(Some(observed)) => {
                 // Watches that keep failing go on retrying (with backoff) until the deadline:
                 // only the deadline or a final verdict ends the wait. Still failing then is
@@ -187,10 +188,11 @@ async fn watch(
                 }
                 // Kept once and judged in place: a clone per event held every watched
                 // object twice for the length of the wait.
-                latest.insert(observed)
+                let Snapshot { observed, touched } = observed;
+                (latest.insert(observed), touched)
             }
             Some(None) => match latest.as_mut() {
-                Some(o) => o,
+                Some(o) => (o, Touched::All),
                 None => continue,
             },
             // The stream ended or the time is up: report what was seen last.
@@ -213,7 +215,8 @@ async fn watch(
             }
         };
         let targets = session.complete_by(&facts, observed, deadline.at).await?;
-        let Judgement { report, stop } = judge_pass(config, observed, &targets, ns);
+        let Judgement { report, stop } =
+            judging.pass(config, observed, &targets, ns, &touched, done);
         if refuse_unprovable == Refuse::Unprovable {
             if let Some(Settled::Unprovable { message, hint }) =
                 liveproof_evidence::unprovable(&report)
@@ -237,6 +240,7 @@ async fn watch(
         }
     }
     progress.finish();
+    judging.say();
     let mut last =
         last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
     // A target that never appeared while waiting for its first deploy is still not there:

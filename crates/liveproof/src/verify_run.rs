@@ -3,7 +3,9 @@
 //! session of one cluster, and the targets `-l` selected. The verifier orchestrates with these.
 
 use liveproof_evidence::hint::HintedMessage;
-use liveproof_evidence::{Change, Judgement, Observed, Report, Settled, Target, Verdict};
+use liveproof_evidence::{
+    Change, Judgement, Observed, Rejudge, Report, Settled, Target, Touched, Verdict,
+};
 use liveproof_gather::complete::{Completion, Wait};
 use liveproof_gather::session::{select, Session};
 use liveproof_gather::{Cluster, ClusterOptions, GatherError};
@@ -140,6 +142,75 @@ pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
     report.cluster = Some(cluster);
 }
 
+/// `--wait`'s judge from snapshot to snapshot: between them only the targets a watch event
+/// touched are judged again ([`Rejudge`]: CPU in proportion to what changed, no diagnosis of
+/// every target not live yet). A pass that would end the wait (live, superseded, or a failure
+/// waiting will not fix) is confirmed by the full judgement ([`judge_pass`]) first, and ends
+/// on that; if they disagree, the full one stands and the next pass starts from it again.
+#[derive(Default)]
+pub(crate) struct WaitJudge {
+    rejudge: Option<Rejudge>,
+    passes: usize,
+    confirmed: usize,
+}
+
+impl WaitJudge {
+    pub(crate) fn pass(
+        &mut self,
+        config: &VerifyConfig,
+        observed: &Observed,
+        targets: &[Target],
+        ns: &str,
+        touched: &Touched,
+        done: &(dyn Fn(&Report) -> bool + Sync),
+    ) -> Judgement {
+        self.passes += 1;
+        let rejudge = match self.rejudge.as_mut() {
+            Some(rejudge) => {
+                rejudge.update(observed, targets, touched);
+                rejudge
+            }
+            None => self
+                .rejudge
+                .insert(Rejudge::new(observed, &stated(config), targets, ns)),
+        };
+        let stop = rejudge.settled(observed);
+        if stop.is_none() && !done(rejudge.report()) {
+            return Judgement {
+                report: rejudge.report().clone(),
+                stop,
+            };
+        }
+        self.confirmed += 1;
+        let full = judge_pass(config, observed, targets, ns);
+        if full.stop != stop || full.report.verdict != rejudge.report().verdict {
+            tracing::debug!("the full judgement differs from the incremental one; judging anew");
+            let judged = rejudge.judged;
+            *rejudge = Rejudge::new(observed, &stated(config), targets, ns);
+            rejudge.judged += judged;
+        }
+        full
+    }
+
+    /// What the wait's judging cost, for `-v`.
+    pub(crate) fn say(&self) {
+        let judged = self.rejudge.as_ref().map_or(0, |r| r.judged);
+        tracing::info!(
+            "judged {} snapshots: {judged} target judgements, {} full judgements to confirm",
+            self.passes,
+            self.confirmed
+        );
+    }
+}
+
+/// The change as the command states it, with where its time came from.
+fn stated(config: &VerifyConfig) -> Change {
+    Change {
+        since_source: config.since_origin.clone(),
+        ..config.change.clone()
+    }
+}
+
 /// Judges one complete pass, once ([`liveproof_evidence::judgement`]): the checks read nothing
 /// but it. The change as the command states it, with where its time came from.
 pub(crate) fn judge_pass(
@@ -148,15 +219,156 @@ pub(crate) fn judge_pass(
     targets: &[Target],
     default_ns: &str,
 ) -> Judgement {
-    let change = Change {
-        since_source: config.since_origin.clone(),
-        ..config.change.clone()
-    };
     liveproof_evidence::judgement(
         observed,
-        &change,
+        &stated(config),
         targets,
         default_ns,
         config.logs.is_some(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use liveproof_evidence::{ExpectedImage, ObjectKind, ObjectRef, TargetKind};
+    use liveproof_testkit::fleet;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::config::Source;
+
+    const NEW: &str = "registry.local/bench-app:2";
+
+    fn observed(values: &[Value]) -> Observed {
+        let mut observed = Observed::default();
+        for v in values {
+            observed.add_value(v.clone(), "test").expect("object");
+        }
+        observed
+    }
+
+    fn object<'v>(values: &'v mut [Value], kind: &str, name: &str) -> &'v mut Value {
+        values
+            .iter_mut()
+            .find(|v| v["kind"] == kind && v["metadata"]["name"] == name)
+            .expect("object")
+    }
+
+    /// svc-`d` rolled out whole: its template, ReplicaSet and pods run the new image, its pods
+    /// started after the change (`image` the old one again undoes it).
+    fn roll(values: &mut [Value], d: usize, image: &str, started: &str) -> Vec<ObjectRef> {
+        let mut touched = Vec::new();
+        for (kind, name) in [
+            ("Deployment", format!("svc-{d}")),
+            ("ReplicaSet", format!("svc-{d}-h1")),
+        ] {
+            let v = object(values, kind, &name);
+            v["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
+            touched.push(touched_ref(
+                v,
+                if kind == "Deployment" {
+                    ObjectKind::Workload
+                } else {
+                    ObjectKind::ReplicaSet
+                },
+            ));
+        }
+        for p in 0..2 {
+            let v = object(values, "Pod", &format!("svc-{d}-h1-{p}"));
+            v["spec"]["containers"][0]["image"] = json!(image);
+            v["status"]["containerStatuses"][0]["image"] = json!(image);
+            v["status"]["startTime"] = json!(started);
+            v["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = json!(started);
+            touched.push(touched_ref(v, ObjectKind::Pod));
+        }
+        touched
+    }
+
+    fn touched_ref(v: &Value, kind: ObjectKind) -> ObjectRef {
+        ObjectRef {
+            kind,
+            namespace: "bench".into(),
+            name: v["metadata"]["name"].as_str().expect("name").into(),
+            labels: vec![serde_json::from_value(v["metadata"]["labels"].clone()).expect("labels")],
+        }
+    }
+
+    /// A pass the incremental judge would end on is confirmed by the full judgement first: a
+    /// change the touched set missed (here svc-0 rolled back, its events not named) never
+    /// ends a wait as live, and the next pass judges from the full judgement again.
+    #[test]
+    fn a_stale_incremental_live_never_ends_a_wait() {
+        let change = Change {
+            since: Some(fleet::CHANGE_AT.parse().expect("time")),
+            images: vec![ExpectedImage::parse(NEW).expect("image")],
+            ..Change::default()
+        };
+        let targets: Vec<Target> = (0..2)
+            .map(|d| Target::new(TargetKind::Deployment, Some("bench"), &format!("svc-{d}")))
+            .collect();
+        let config = VerifyConfig::new(
+            targets.clone(),
+            change,
+            Source::Offline(std::path::PathBuf::from("cluster.yaml")),
+        );
+        let mut judge = WaitJudge::default();
+        let mut values = fleet::deployments("bench", 2, 2, true);
+        let after = "2026-07-12T10:05:00Z";
+
+        let rolled = roll(&mut values, 0, NEW, after);
+        let first = judge.pass(
+            &config,
+            &observed(&values),
+            &targets,
+            "bench",
+            &Touched::Objects(rolled),
+            &live_or_superseded,
+        );
+        assert_eq!(
+            first.report.verdict,
+            Verdict::NotLive,
+            "svc-1 has not rolled"
+        );
+
+        // svc-1 rolls out, and svc-0 goes back to the old image, but the touched set names
+        // only svc-1's objects.
+        let old = fleet::IMAGE;
+        roll(&mut values, 0, old, after);
+        let rolled = roll(&mut values, 1, NEW, after);
+        let now = observed(&values);
+        let second = judge.pass(
+            &config,
+            &now,
+            &targets,
+            "bench",
+            &Touched::Objects(rolled),
+            &live_or_superseded,
+        );
+        assert_eq!(
+            second.report.verdict,
+            Verdict::NotLive,
+            "{:#?}",
+            second.report.targets[0]
+        );
+        let svc0 = &second.report.targets[0];
+        assert_eq!(
+            (svc0.name.as_str(), svc0.verdict),
+            ("svc-0", Verdict::NotLive)
+        );
+
+        // Resynced: a pass with nothing touched stays what the full judgement said.
+        let third = judge.pass(
+            &config,
+            &now,
+            &targets,
+            "bench",
+            &Touched::Objects(Vec::new()),
+            &live_or_superseded,
+        );
+        assert_eq!(third.report.verdict, Verdict::NotLive);
+        assert_eq!(
+            judge.confirmed, 1,
+            "only the pass that looked live was confirmed"
+        );
+    }
 }

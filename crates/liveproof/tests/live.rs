@@ -1056,3 +1056,105 @@ fn seconds(elapsed: &str) -> u64 {
         })
         .sum()
 }
+
+/// `--wait` judges from snapshot to snapshot only what the watch events touched: through a
+/// rollout of 20 Deployments (the real kubectl sets every image, the simulator's controllers
+/// roll them), it ends live with the report a one-shot verify gives afterwards (the wait's own
+/// record aside), and it judged fewer targets than judging all 20 on every snapshot would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_judges_again_only_what_changed_and_ends_as_a_fresh_verify_does() {
+    use liveproof_testkit::fleet;
+    let simulator = liveproof_sim::Simulator::new()
+        .with_objects(fleet::deployments("bench", 20, 2, true))
+        .with_controllers();
+    let cluster = SimCluster::serve(simulator, "bench").await;
+    let new_image = "registry.local/bench-app:2";
+    let since = (now() - SignedDuration::from_secs(1)).to_string();
+    let kc = cluster.kubeconfig();
+    let args = |wait: bool| {
+        let mut args = vec![
+            "verify",
+            "-l",
+            fleet::SELECTOR,
+            "-n",
+            "bench",
+            "--since",
+            &since,
+            "--image",
+            new_image,
+            "-o",
+            "json",
+            "--kubeconfig",
+            kc,
+        ];
+        if wait {
+            args.extend(["--wait", "--timeout", "2m", "-v"]);
+        }
+        args
+    };
+    let waiting = common::liveproof().args(&args(true)).run();
+    let roll = async {
+        wait_until_async(
+            "verify --wait watching the cluster",
+            Duration::from_secs(60),
+            || cluster.sim.requests().count("watch", "/") >= 3,
+        )
+        .await;
+        let set = format!("app={new_image}");
+        liveproof_testkit::kubectl::run(
+            &cluster.kubeconfig,
+            &[
+                "-n",
+                "bench",
+                "set",
+                "image",
+                "deploy",
+                "-l",
+                fleet::SELECTOR,
+                &set,
+            ],
+            None,
+        );
+    };
+    let (run, ()) = tokio::join!(waiting, roll);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let mut waited = run.report();
+    assert_eq!(waited.verdict, Verdict::Live);
+    assert!(waited.wait.take().is_some());
+
+    let fresh = common::liveproof().args(&args(false)).run().await;
+    assert_eq!(fresh.code, 0, "{}", fresh.stderr);
+    // What only a wait records (when it saw each target live) and when each report was made
+    // aside, the two are the same.
+    let json = |r: &liveproof_evidence::Report| {
+        let mut v = serde_json::to_value(r).expect("json");
+        v["generated_at"] = serde_json::Value::Null;
+        for t in v["targets"].as_array_mut().expect("targets") {
+            if let Some(events) = t["timeline"].as_array_mut() {
+                events.retain(|e| e["event"] != "observed_live");
+            }
+        }
+        serde_json::to_string_pretty(&v).expect("json")
+    };
+    let (waited, fresh) = (json(&waited), json(&fresh.report()));
+    let first_difference = waited.lines().zip(fresh.lines()).find(|(a, b)| a != b);
+    assert_eq!(
+        first_difference, None,
+        "the waited report differs from a fresh verify's"
+    );
+    assert_eq!(waited, fresh);
+
+    // "judged N snapshots: M target judgements": fewer than N x 20.
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("target judgements"))
+        .unwrap_or_else(|| panic!("no judging line: {}", run.stderr));
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (snapshots, judgements) = (numbers[numbers.len() - 3], numbers[numbers.len() - 2]);
+    assert!(snapshots > 1, "{line}");
+    assert!(judgements < snapshots * 20, "{line}");
+}

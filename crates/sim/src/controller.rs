@@ -197,7 +197,7 @@ fn collect_garbage(st: &mut Store, deployment: &ObjKey) {
     };
     let (ns, name) = (&deployment.2, &deployment.3);
     let rses: Vec<Value> = st
-        .list(&rs_info, Some(ns))
+        .owned(&rs_info, ns, "Deployment", name, "")
         .into_iter()
         .filter(|(_, o)| owned_by(o, "Deployment", name, ""))
         .map(|(_, o)| o.clone())
@@ -265,7 +265,7 @@ fn reconcile_deployment(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, no
         return;
     };
     let owned_rs = |st: &Store| -> Vec<Value> {
-        st.list(&rs_info, Some(&ns))
+        st.owned(&rs_info, &ns, "Deployment", &name, &uid)
             .into_iter()
             .filter(|(_, o)| owned_by(o, "Deployment", &name, &uid))
             .map(|(_, o)| o.clone())
@@ -446,7 +446,7 @@ fn pods_of(st: &Store, ns: &str, rs: &Value) -> Vec<Value> {
     let Some(info) = st.lookup("v1", "Pod") else {
         return Vec::new();
     };
-    st.list(&info, Some(ns))
+    st.owned(&info, ns, "ReplicaSet", name, uid)
         .into_iter()
         .filter(|(_, p)| owned_by(p, "ReplicaSet", name, uid))
         .map(|(_, p)| p.clone())
@@ -550,7 +550,7 @@ fn ensure_revision(st: &mut Store, kind: &str, owner: &Value, template: &Value) 
     let uid = meta_str(owner, "uid").unwrap_or_default().to_owned();
     let cr_info = st.lookup("apps/v1", "ControllerRevision")?;
     let revisions: Vec<Value> = st
-        .list(&cr_info, Some(&ns))
+        .owned(&cr_info, &ns, kind, &name, &uid)
         .into_iter()
         .filter(|(_, o)| owned_by(o, kind, &name, &uid))
         .map(|(_, o)| o.clone())
@@ -625,7 +625,7 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
         return;
     };
     let all: Vec<Value> = st
-        .list(&pod_info, Some(&ns))
+        .owned(&pod_info, &ns, "StatefulSet", &name, &uid)
         .into_iter()
         .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid))
         .map(|(_, p)| p.clone())
@@ -675,7 +675,7 @@ fn reconcile_statefulset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, n
     }
 
     let live: Vec<Value> = st
-        .list(&pod_info, Some(&ns))
+        .owned(&pod_info, &ns, "StatefulSet", &name, &uid)
         .into_iter()
         .filter(|(_, p)| owned_by(p, "StatefulSet", &name, &uid) && !is_terminating(p))
         .map(|(_, p)| p.clone())
@@ -752,7 +752,7 @@ fn reconcile_daemonset(st: &mut Store, key: &ObjKey, cfg: &ControllerConfig, now
     }
     let desired = nodes.len() as i64;
     let owned = |st: &Store| -> Vec<Value> {
-        st.list(&pod_info, Some(&ns))
+        st.owned(&pod_info, &ns, "DaemonSet", &name, &uid)
             .into_iter()
             .filter(|(_, p)| owned_by(p, "DaemonSet", &name, &uid))
             .map(|(_, p)| p.clone())

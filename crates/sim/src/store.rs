@@ -18,8 +18,10 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
 mod labels;
+mod owners;
 
 use labels::LabelIndex;
+use owners::OwnerIndex;
 
 /// (group, plural, namespace or "", name): version-independent, like etcd keys.
 pub(crate) type ObjKey = (String, String, String, String);
@@ -60,6 +62,7 @@ pub(crate) struct Store {
     resources: Vec<ResourceInfo>,
     objects: BTreeMap<ObjKey, Value>,
     labels: LabelIndex,
+    owners: OwnerIndex,
     pub rv: u64,
     history: VecDeque<Arc<Event>>,
     history_limit: usize,
@@ -112,6 +115,7 @@ impl Store {
             resources: resource::builtins(),
             objects: BTreeMap::new(),
             labels: LabelIndex::default(),
+            owners: OwnerIndex::default(),
             rv: 0,
             history: VecDeque::new(),
             history_limit: history_limit.max(1),
@@ -471,10 +475,16 @@ impl Store {
                     self.labels.remove(key, slot);
                     self.labels.insert(key, &obj);
                 }
+                let owners = "/metadata/ownerReferences";
+                if slot.pointer(owners) != obj.pointer(owners) {
+                    self.owners.remove(key, slot);
+                    self.owners.insert(key, &obj);
+                }
                 *slot = obj;
             }
             None => {
                 self.labels.insert(key, &obj);
+                self.owners.insert(key, &obj);
                 self.objects.insert(key.clone(), obj);
             }
         }
@@ -484,7 +494,26 @@ impl Store {
     fn take(&mut self, key: &ObjKey) -> Option<Value> {
         let obj = self.objects.remove(key)?;
         self.labels.remove(key, &obj);
+        self.owners.remove(key, &obj);
         Some(obj)
+    }
+
+    /// The objects of one resource in `namespace` whose controller reference names `kind` and
+    /// `name` or `uid` (an empty uid: by name only), in name order: the candidates a built-in
+    /// controller then checks it owns.
+    pub fn owned(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        kind: &str,
+        name: &str,
+        uid: &str,
+    ) -> Vec<(&ObjKey, &Value)> {
+        self.owners
+            .owned((&info.group, &info.plural, namespace), kind, name, uid)
+            .into_iter()
+            .filter_map(|k| self.objects.get_key_value(&k))
+            .collect()
     }
 
     /// Objects of one resource, optionally in one namespace, in (namespace, name) order.
@@ -658,6 +687,12 @@ mod index_tests {
     //! any sequence of writes.
     use super::*;
 
+    /// A controller reference to ReplicaSet `rs{n}`.
+    fn owner(n: u64) -> Value {
+        json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("rs{n}"),
+                "uid": format!("uid-{n}"), "controller": true}])
+    }
+
     fn pod(ns: &str, name: &str, labels: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "Pod",
                "metadata": {"name": name, "namespace": ns, "labels": labels},
@@ -719,6 +754,15 @@ mod index_tests {
             rebuilt.insert(k, o);
         }
         assert_eq!(s.labels.entries(), rebuilt.entries(), "index went stale");
+        let mut owners = OwnerIndex::default();
+        for (k, o) in &s.objects {
+            owners.insert(k, o);
+        }
+        assert_eq!(
+            s.owners.entries(),
+            owners.entries(),
+            "owner index went stale"
+        );
     }
 
     #[test]
@@ -896,10 +940,16 @@ mod index_tests {
                 (_, true) => {
                     let mut o = s.get(&key).cloned().expect("stored");
                     o["metadata"]["labels"] = labels;
+                    // A new controller now and then: the owner index follows it.
+                    if next(3) == 0 {
+                        o["metadata"]["ownerReferences"] = owner(next(3));
+                    }
                     s.update(&pods, &key, o, Writer::Main).expect("update");
                 }
                 (_, false) => {
-                    s.create(&pods, pod(&ns, &name, labels)).expect("create");
+                    let mut o = pod(&ns, &name, labels);
+                    o["metadata"]["ownerReferences"] = owner(next(3));
+                    s.create(&pods, o).expect("create");
                 }
             }
             if step % 10 == 0 {
@@ -913,6 +963,23 @@ mod index_tests {
             assert_index_fresh(&s);
             if step % 50 != 49 {
                 continue;
+            }
+            for (namespace, rs) in namespaces.iter().flatten().zip(0..3) {
+                let by_name = format!("rs{rs}");
+                let brute: Vec<&ObjKey> = s
+                    .list(&pods, Some(namespace))
+                    .into_iter()
+                    .filter(|(_, o)| {
+                        o["metadata"]["ownerReferences"][0]["name"] == by_name.as_str()
+                    })
+                    .map(|(k, _)| k)
+                    .collect();
+                let indexed: Vec<&ObjKey> = s
+                    .owned(&pods, namespace, "ReplicaSet", &by_name, "")
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(indexed, brute, "owned by {by_name} in {namespace}");
             }
             for labels in selectors {
                 for fields in fields {

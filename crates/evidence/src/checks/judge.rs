@@ -53,17 +53,24 @@ pub fn judgement(
     default_namespace: &str,
     logs: bool,
 ) -> Judgement {
+    let change = stated(change, default_namespace);
+    let mut report = judge(observed, &change, targets, default_namespace);
+    crate::diagnose::explain(&mut report, observed, change.since, logs);
+    super::settled::diagnose_final(observed, &change, targets, default_namespace, &mut report);
+    let stop = super::settled(observed, &change, targets, default_namespace, &report);
+    Judgement { report, stop }
+}
+
+/// The change as the judgement reads it: a declared target without a namespace is in the
+/// command's default one.
+pub(crate) fn stated(change: &Change, default_namespace: &str) -> Change {
     let mut change = change.clone();
     for d in &mut change.declared {
         if d.target.namespace.is_none() {
             d.target.namespace = Some(default_namespace.to_string());
         }
     }
-    let mut report = judge(observed, &change, targets, default_namespace);
-    crate::diagnose::explain(&mut report, observed, change.since, logs);
-    super::settled::diagnose_final(observed, &change, targets, default_namespace, &mut report);
-    let stop = super::settled(observed, &change, targets, default_namespace, &report);
-    Judgement { report, stop }
+    change
 }
 
 /// The command that verifies a target again and waits for it, as next steps suggest it. The

@@ -2,13 +2,15 @@
 //! again, the others keep their reports. Pure, as [`super::judge`] is, and equal to it: a
 //! touched object that maps to no target (or to something other than a workload, its pods,
 //! ReplicaSets or ControllerRevisions) re-judges everything, and a Helm or GitOps target is
-//! always judged whole. A caller that ends a wait on it confirms with the full judgement first.
+//! always judged whole. What settles a wait (a workload's final failure) is kept per target the
+//! same way. A caller that ends a wait on it confirms with the full judgement first.
 
 use std::collections::BTreeMap;
 
 use super::judge::{judge, judge_workload};
+use super::settled::{workload_final, Settled};
 use crate::kinds::workload::Workload;
-use crate::{selector, Change, Observed, Report, Target};
+use crate::{selector, Change, Observed, Report, Target, Verdict};
 
 /// What an object in a watch event was, for the targets it may concern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,12 +43,18 @@ pub enum Touched {
     Objects(Vec<ObjectRef>),
 }
 
-/// The last report, kept to be updated target by target.
+/// The last report, kept to be updated target by target, with what settles it.
 #[derive(Debug, Clone)]
 pub struct Rejudge {
+    /// The change as [`judgement`](super::judgement) states it (declared targets in `ns`).
+    change: Change,
+    ns: String,
+    targets: Vec<Target>,
     report: Report,
     /// Per target, its report's index (`None`: given twice, shown once).
     slots: Vec<Option<usize>>,
+    /// Per target, its workload's failure waiting will not fix, kept as its report is.
+    failures: Vec<Option<String>>,
     /// A Helm or GitOps target reaches workloads through its own objects: judge it all.
     whole: bool,
     /// Target judgements made so far, for the wait's info line.
@@ -56,7 +64,6 @@ pub struct Rejudge {
 impl Rejudge {
     /// The first judgement, of everything ([`judge`]).
     pub fn new(observed: &Observed, change: &Change, targets: &[Target], ns: &str) -> Self {
-        let whole = targets.iter().any(|t| !t.kind.is_workload());
         let mut seen = std::collections::BTreeSet::new();
         let mut next = 0;
         let slots = targets
@@ -69,45 +76,70 @@ impl Rejudge {
                     })
             })
             .collect();
-        Rejudge {
-            report: judge(observed, change, targets, ns),
+        let mut rejudge = Rejudge {
+            change: super::judge::stated(change, ns),
+            ns: ns.to_string(),
+            targets: targets.to_vec(),
+            report: Report::new(Default::default(), Vec::new()),
             slots,
-            whole,
-            judged: targets.len(),
-        }
+            failures: vec![None; targets.len()],
+            whole: targets.iter().any(|t| !t.kind.is_workload()),
+            judged: 0,
+        };
+        rejudge.judge_all(observed);
+        rejudge
     }
 
-    /// The report now, after `touched`: `observed`, `change`, `targets` and `ns` are the
-    /// ones [`Rejudge::new`] was given (only `observed` moves).
+    fn judge_all(&mut self, observed: &Observed) {
+        self.report = judge(observed, &self.change, &self.targets, &self.ns);
+        if !self.whole {
+            self.failures = self
+                .targets
+                .iter()
+                .map(|t| workload_final(observed, t, t.namespace_or(&self.ns)))
+                .collect();
+        }
+        self.judged += self.targets.len();
+    }
+
+    /// The report now, after `touched`. `targets` are the ones [`Rejudge::new`] was given
+    /// unless completion found others (a selector's new workload): then all are judged again.
     pub fn update(
         &mut self,
         observed: &Observed,
-        change: &Change,
         targets: &[Target],
-        ns: &str,
         touched: &Touched,
     ) -> &Report {
+        if targets != self.targets.as_slice() {
+            let judged = self.judged;
+            *self = Rejudge::new(observed, &self.change, targets, &self.ns);
+            self.judged += judged;
+            return &self.report;
+        }
         let picked = match touched {
-            Touched::Objects(objects) if !self.whole => pick(observed, targets, ns, objects),
+            Touched::Objects(objects) if !self.whole => {
+                pick(observed, &self.targets, &self.ns, objects)
+            }
             _ => None,
         };
         let Some(picked) = picked else {
-            self.report = judge(observed, change, targets, ns);
-            self.judged += targets.len();
+            self.judge_all(observed);
             return &self.report;
         };
         let mut reports = std::mem::take(&mut self.report.targets);
         let shown = self.slots.iter().flatten().count();
         reports.truncate(shown);
-        for (i, target) in targets.iter().enumerate() {
-            let Some(slot) = self.slots[i].filter(|_| picked[i]) else {
+        for (i, target) in self.targets.iter().enumerate() {
+            if !picked[i] {
                 continue;
-            };
-            let namespace = target.namespace_or(ns);
-            reports[slot] = judge_workload(observed, change, target, namespace, None, None);
+            }
+            let namespace = target.namespace_or(&self.ns);
+            self.failures[i] = workload_final(observed, target, namespace);
+            let Some(slot) = self.slots[i] else { continue };
+            reports[slot] = judge_workload(observed, &self.change, target, namespace, None, None);
             self.judged += 1;
         }
-        reports.extend(crate::server::reports(observed, change));
+        reports.extend(crate::server::reports(observed, &self.change));
         self.report = Report::new(self.report.change.clone(), reports);
         self.report.date_lead_time();
         &self.report
@@ -115,6 +147,35 @@ impl Rejudge {
 
     pub fn report(&self) -> &Report {
         &self.report
+    }
+
+    /// What settles the report now ([`settled`](super::settled)), from the failures kept per
+    /// target: the first target's in target order, as the full judgement finds it.
+    pub fn settled(&self, observed: &Observed) -> Option<Settled> {
+        if self.whole {
+            return super::settled(
+                observed,
+                &self.change,
+                &self.targets,
+                &self.ns,
+                &self.report,
+            );
+        }
+        match self.report.verdict {
+            Verdict::NotLive => self
+                .failures
+                .iter()
+                .flatten()
+                .next()
+                .map(|reason| Settled::Failed(super::raw::shown(reason))),
+            _ => super::settled(
+                observed,
+                &self.change,
+                &self.targets,
+                &self.ns,
+                &self.report,
+            ),
+        }
     }
 }
 

@@ -148,6 +148,12 @@ fn deployed(observed: &Observed, change: &Change, t: &Target, ns: &str) -> bool 
     revision.peek().is_some() && revision.all(|f| f.evidence.status == Status::Pass)
 }
 
+/// A workload target's own failure waiting will not fix ([`final_failure`] of that target
+/// alone): what `--wait`'s incremental judge keeps per target.
+pub(crate) fn workload_final(observed: &Observed, t: &Target, ns: &str) -> Option<String> {
+    workload_failure(observed, t, ns).map(|f| f.reason)
+}
+
 /// A workload's own failure waiting will not fix, and where to see why.
 struct WorkloadFailure {
     reason: String,

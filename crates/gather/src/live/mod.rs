@@ -52,7 +52,7 @@ use error::Endpoint;
 pub use error::{humanize, GatherError};
 pub use exec_plugin::ExecPluginError;
 pub use objects::api_resource;
-pub use watch::ObservedStream;
+pub use watch::{ObservedStream, Snapshot};
 pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
 use objects::{normalize, AnyObject, InTable, Kind};

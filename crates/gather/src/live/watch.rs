@@ -35,7 +35,23 @@ use super::{plan_related, Cluster, GatherError};
 /// Snapshots of the cluster for `--wait`: the first is the initial gather, then one after
 /// every burst of changes. Ends only if every watch was refused. An `Err` item means the
 /// watches kept failing (e.g. the server went away); the stream goes on retrying after it.
-pub type ObservedStream = BoxStream<'static, Result<Observed, GatherError>>;
+pub type ObservedStream = BoxStream<'static, Result<Snapshot, GatherError>>;
+
+/// One snapshot of `--wait`: the cluster as watched, and what the events since the last one
+/// touched (for the incremental judge, [`liveproof_evidence::Rejudge`]).
+#[derive(Debug)]
+pub struct Snapshot {
+    pub observed: Observed,
+    pub touched: Touched,
+}
+
+impl std::ops::Deref for Snapshot {
+    type Target = Observed;
+
+    fn deref(&self) -> &Observed {
+        &self.observed
+    }
+}
 
 /// Events arriving within this window are applied together, yielding one snapshot.
 const DEBOUNCE: Duration = Duration::from_millis(100);
@@ -220,13 +236,6 @@ impl WatchState {
     }
 
     /// What the events since the last call touched, and a fresh record from here.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the verifier takes it with the incremental judge (issue 37, goal 2)"
-        )
-    )]
     fn take_touched(&mut self) -> Touched {
         match self.touched.replace(Vec::new()) {
             Some(objects) if !self.sources_changed => Touched::Objects(objects),
@@ -234,9 +243,10 @@ impl WatchState {
         }
     }
 
-    async fn next(&mut self) -> Option<Result<Observed, GatherError>> {
-        if let Some(first) = self.first.take() {
-            return Some(Ok(first));
+    async fn next(&mut self) -> Option<Result<Snapshot, GatherError>> {
+        if let Some(observed) = self.first.take() {
+            let touched = self.take_touched();
+            return Some(Ok(Snapshot { observed, touched }));
         }
         loop {
             let (index, item) = self.streams.next().await?;
@@ -251,12 +261,14 @@ impl WatchState {
                 return Some(Err(failure));
             }
             if changed {
-                let mut snapshot = self.snapshot();
-                self.cluster.decode_releases(&mut snapshot).await;
+                let mut observed = self.snapshot();
+                self.cluster.decode_releases(&mut observed).await;
+                // Before the scopes below take `sources_changed`, which means everything.
+                let touched = self.take_touched();
                 // A workload that appeared (or changed selector), or a Helm/GitOps object that
                 // now leads elsewhere, brings new scopes.
-                self.ensure_scopes(&snapshot);
-                return Some(Ok(snapshot));
+                self.ensure_scopes(&observed);
+                return Some(Ok(Snapshot { observed, touched }));
             }
         }
     }
@@ -1973,9 +1985,9 @@ mod tests {
             ],
         );
         let mut next = async || state.next().await.expect("a snapshot").expect("no error");
-        assert_eq!(pod_names(&next().await), ["a"], "the initial gather first");
-        assert_eq!(pod_names(&next().await), ["a", "b"]);
-        assert_eq!(pod_names(&next().await), ["a", "b", "c"]);
+        assert_eq!(pod_names(&next().await.observed), ["a"], "the initial gather first");
+        assert_eq!(pod_names(&next().await.observed), ["a", "b"]);
+        assert_eq!(pod_names(&next().await.observed), ["a", "b", "c"]);
         assert!(
             state.next().await.is_none(),
             "every watch ended, and so does the stream"

@@ -1,0 +1,101 @@
+//! The objects each controller owns, by the kind, name and uid its controller reference
+//! names: the built-in controllers read a workload's ReplicaSets, revisions and pods from it
+//! instead of scanning the namespace (2,000 Deployments reconciled against 10,000 pods were
+//! 20 million comparisons a tick).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::ObjKey;
+
+/// (group, plural, namespace, owner kind, owner name or uid) of the owned objects.
+type Term = (String, String, String, String, String);
+
+#[derive(Default)]
+pub(super) struct OwnerIndex(HashMap<Term, BTreeSet<ObjKey>>);
+
+/// The kind, name and uid of `obj`'s controller reference.
+fn controller(obj: &Value) -> Option<(&str, [Option<&str>; 2])> {
+    let r = obj
+        .pointer("/metadata/ownerReferences")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?;
+    let field = |f: &str| r.get(f).and_then(Value::as_str);
+    Some((field("kind")?, [field("name"), field("uid")]))
+}
+
+fn terms(key: &ObjKey, obj: &Value) -> Vec<Term> {
+    let Some((kind, ids)) = controller(obj) else {
+        return Vec::new();
+    };
+    ids.into_iter()
+        .flatten()
+        .map(|id| {
+            (
+                key.0.clone(),
+                key.1.clone(),
+                key.2.clone(),
+                kind.to_owned(),
+                id.to_owned(),
+            )
+        })
+        .collect()
+}
+
+impl OwnerIndex {
+    pub fn insert(&mut self, key: &ObjKey, obj: &Value) {
+        for t in terms(key, obj) {
+            self.0.entry(t).or_default().insert(key.clone());
+        }
+    }
+
+    pub fn remove(&mut self, key: &ObjKey, obj: &Value) {
+        for t in terms(key, obj) {
+            if let Some(keys) = self.0.get_mut(&t) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    self.0.remove(&t);
+                }
+            }
+        }
+    }
+
+    /// The objects of `group`/`plural` in `namespace` whose controller reference names
+    /// `kind` and `name` or `uid`, in key order.
+    pub fn owned(
+        &self,
+        (group, plural, namespace): (&str, &str, &str),
+        kind: &str,
+        name: &str,
+        uid: &str,
+    ) -> BTreeSet<ObjKey> {
+        let mut out = BTreeSet::new();
+        for id in [name, uid].into_iter().filter(|id| !id.is_empty()) {
+            let t = (
+                group.to_owned(),
+                plural.to_owned(),
+                namespace.to_owned(),
+                kind.to_owned(),
+                id.to_owned(),
+            );
+            if let Some(keys) = self.0.get(&t) {
+                out.extend(keys.iter().cloned());
+            }
+        }
+        out
+    }
+
+    /// Every entry, sorted: what a test compares with an index rebuilt from the objects.
+    #[cfg(test)]
+    pub fn entries(&self) -> Vec<(Term, Vec<ObjKey>)> {
+        let mut out: Vec<(Term, Vec<ObjKey>)> = self
+            .0
+            .iter()
+            .map(|(t, keys)| (t.clone(), keys.iter().cloned().collect()))
+            .collect();
+        out.sort();
+        out
+    }
+}
