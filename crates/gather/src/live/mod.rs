@@ -1390,7 +1390,14 @@ fn direct_stack(config: &kube::Config) -> Option<Result<ClientBuilder<KubeStack>
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        let https = config.rustls_https_connector_with_connector(http)?;
+        let https = match platform_tls(config) {
+            Some(tls) => hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls?)
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(http),
+            None => config.rustls_https_connector_with_connector(http)?,
+        };
         let mut connector = hyper_timeout::TimeoutConnector::new(https);
         connector.set_connect_timeout(config.connect_timeout);
         connector.set_read_timeout(config.read_timeout);
@@ -1418,6 +1425,44 @@ fn direct_stack(config: &kube::Config) -> Option<Result<ClientBuilder<KubeStack>
             config.default_namespace.clone(),
         ))
     })();
+    Some(built)
+}
+
+/// The TLS configuration of a server the kubeconfig names no certificate authority (nor
+/// client certificate, exec plugin, server name or `insecure-skip-tls-verify`) for: the
+/// platform's trust store, as kube builds it. Reading that store (every certificate under
+/// `/etc/ssl`) is the same work for every such server, and it was done for each cluster of a
+/// fleet (and each of its clients): built once per process, then shared. A server with a
+/// certificate authority, a client certificate or anything else of its own gets its own
+/// configuration from kube (`None`), as before.
+fn platform_tls(config: &kube::Config) -> Option<Result<rustls::ClientConfig, kube::Error>> {
+    use kube::client::ConfigExt as _;
+    static PLATFORM: std::sync::Mutex<Option<rustls::ClientConfig>> = std::sync::Mutex::new(None);
+    let user = &config.auth_info;
+    let its_own = config.root_cert.is_some()
+        || config.root_cert_file.is_some()
+        || config.accept_invalid_certs
+        || config.tls_server_name.is_some()
+        || user.client_certificate.is_some()
+        || user.client_certificate_data.is_some()
+        || user.client_key.is_some()
+        || user.client_key_data.is_some()
+        || user.exec.is_some();
+    if its_own {
+        return None;
+    }
+    // Held while it is built: the clusters connecting at once wait for one reading of the
+    // store instead of each making its own.
+    let mut shared = PLATFORM
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(tls) = shared.as_ref() {
+        return Some(Ok(tls.clone()));
+    }
+    let built = config.rustls_client_config();
+    if let Ok(tls) = &built {
+        *shared = Some(tls.clone());
+    }
     Some(built)
 }
 
