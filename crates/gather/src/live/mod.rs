@@ -1220,7 +1220,10 @@ mod parsed_kubeconfigs {
 
     use kube::config::Kubeconfig;
 
-    static PARSED: Mutex<Option<HashMap<PathBuf, (Vec<u8>, Kubeconfig)>>> = Mutex::new(None);
+    /// Each file's bytes and what they parsed to.
+    type Parsed = HashMap<PathBuf, (Vec<u8>, Kubeconfig)>;
+
+    static PARSED: Mutex<Option<Parsed>> = Mutex::new(None);
 
     /// The kubeconfig parsed from `path` when it held `bytes`.
     pub(super) fn get(path: &Path, bytes: &[u8]) -> Option<Kubeconfig> {
