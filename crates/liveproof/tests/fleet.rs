@@ -522,3 +522,70 @@ async fn a_hung_cluster_is_bounded_by_its_request_timeout_and_reported() {
     eu.shutdown().await;
     us.shutdown().await;
 }
+
+/// Issue 37: a fleet's servers that name no certificate authority share one TLS configuration
+/// (the platform's trust store, read once per run instead of once per cluster). Sharing never
+/// crosses contexts: over the same TLS server, a context that names the authority that signed
+/// its certificate is trusted and reaches it, one that names none (the platform's store, which
+/// does not hold that authority) is refused at the handshake — whichever was connected first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_context_of_a_fleet_trusts_only_its_own_certificate_authority() {
+    use liveproof_testkit::flood::{self, Answer};
+    let server = flood::serve_tls(Answer::EchoRequest);
+    let ca = flood::ca_certificate();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let contexts = [
+        ("trusted-a", true),
+        ("platform-a", false),
+        ("trusted-b", true),
+        ("platform-b", false),
+    ];
+    let mut yaml = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for (name, trusted) in contexts {
+        yaml.push_str(&format!(
+            "- name: {name}\n  cluster:\n    server: {server}\n"
+        ));
+        if trusted {
+            yaml.push_str(&format!(
+                "    certificate-authority: {}\n",
+                ca.to_str().expect("utf-8")
+            ));
+        }
+    }
+    yaml.push_str("contexts:\n");
+    for (name, _) in contexts {
+        yaml.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: u\n    namespace: shop\n"
+        ));
+    }
+    yaml.push_str(
+        "current-context: trusted-a\nusers:\n- name: u\n  user:\n    token: not-a-secret\n",
+    );
+    std::fs::write(&kubeconfig, yaml).expect("kubeconfig");
+    let kc = kubeconfig.to_str().expect("utf-8");
+    // One at a time, in the kubeconfig's order: a configuration shared wrongly would carry
+    // the first context's trust to the next.
+    let run = common::liveproof()
+        .args(&verify_args(
+            kc,
+            &["--all-contexts", "--max-concurrency", "1", "-o", "json"],
+        ))
+        .run()
+        .await;
+    let report = fleet_report(&run);
+    let errors: Vec<(&str, &str)> = report
+        .clusters
+        .iter()
+        .map(|c| (c.context.as_str(), c.error.as_deref().unwrap_or_default()))
+        .collect();
+    assert_eq!(errors.len(), 4, "{}", run.stderr);
+    for (context, error) in errors {
+        let refused_tls = error.contains("certificate");
+        if context.starts_with("trusted") {
+            assert!(!refused_tls && error.contains("500"), "{context}: {error}");
+        } else {
+            assert!(refused_tls, "{context}: {error}");
+        }
+    }
+}

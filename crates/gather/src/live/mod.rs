@@ -1185,12 +1185,59 @@ fn kubeconfig_of(opts: &ClusterOptions) -> Option<Kubeconfig> {
 
 /// Reads the kubeconfig at `path`, refusing a FIFO, device or socket (reading one blocked
 /// forever) with an error naming it.
+///
+/// Parsed once while the file holds the same bytes: a fleet connects to each of its contexts
+/// from the same file, and parsed every context of it for each (work growing with the square
+/// of the contexts). Each context still takes its own cluster, user and namespace from it; a
+/// file that changed is parsed again, one that fails to parse is never kept.
 fn read_kubeconfig(path: &std::path::Path) -> Result<Kubeconfig, GatherError> {
     check_kubeconfig(path)?;
-    Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
+    let before = std::fs::read(path).ok();
+    if let Some(parsed) = before
+        .as_deref()
+        .and_then(|bytes| parsed_kubeconfigs::get(path, bytes))
+    {
+        return Ok(parsed);
+    }
+    let parsed = Kubeconfig::read_from(path).map_err(|source| GatherError::Kubeconfig {
         path: path.to_path_buf(),
         reason: error::kubeconfig_reason(&source),
-    })
+    })?;
+    // Kept only when the file did not change while kube read it: what is kept is the parse
+    // of those bytes.
+    if let Some(bytes) = before.filter(|bytes| std::fs::read(path).ok().as_ref() == Some(bytes)) {
+        parsed_kubeconfigs::keep(path, bytes, &parsed);
+    }
+    Ok(parsed)
+}
+
+/// The kubeconfig files parsed so far in this process, by path, with the bytes they were
+/// parsed from.
+mod parsed_kubeconfigs {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, PoisonError};
+
+    use kube::config::Kubeconfig;
+
+    /// Each file's bytes and what they parsed to.
+    type Parsed = HashMap<PathBuf, (Vec<u8>, Kubeconfig)>;
+
+    static PARSED: Mutex<Option<Parsed>> = Mutex::new(None);
+
+    /// The kubeconfig parsed from `path` when it held `bytes`.
+    pub(super) fn get(path: &Path, bytes: &[u8]) -> Option<Kubeconfig> {
+        let parsed = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
+        let (kept, kubeconfig) = parsed.as_ref()?.get(path)?;
+        (kept == bytes).then(|| kubeconfig.clone())
+    }
+
+    pub(super) fn keep(path: &Path, bytes: Vec<u8>, kubeconfig: &Kubeconfig) {
+        let mut parsed = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
+        parsed
+            .get_or_insert_with(HashMap::new)
+            .insert(path.to_path_buf(), (bytes, kubeconfig.clone()));
+    }
 }
 
 /// The files the context in use (`context`, else the current one) names — its cluster's
@@ -1390,7 +1437,14 @@ fn direct_stack(config: &kube::Config) -> Option<Result<ClientBuilder<KubeStack>
         let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        let https = config.rustls_https_connector_with_connector(http)?;
+        let https = match platform_tls(config) {
+            Some(tls) => hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls?)
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(http),
+            None => config.rustls_https_connector_with_connector(http)?,
+        };
         let mut connector = hyper_timeout::TimeoutConnector::new(https);
         connector.set_connect_timeout(config.connect_timeout);
         connector.set_read_timeout(config.read_timeout);
@@ -1418,6 +1472,44 @@ fn direct_stack(config: &kube::Config) -> Option<Result<ClientBuilder<KubeStack>
             config.default_namespace.clone(),
         ))
     })();
+    Some(built)
+}
+
+/// The TLS configuration of a server the kubeconfig names no certificate authority (nor
+/// client certificate, exec plugin, server name or `insecure-skip-tls-verify`) for: the
+/// platform's trust store, as kube builds it. Reading that store (every certificate under
+/// `/etc/ssl`) is the same work for every such server, and it was done for each cluster of a
+/// fleet (and each of its clients): built once per process, then shared. A server with a
+/// certificate authority, a client certificate or anything else of its own gets its own
+/// configuration from kube (`None`), as before.
+fn platform_tls(config: &kube::Config) -> Option<Result<rustls::ClientConfig, kube::Error>> {
+    use kube::client::ConfigExt as _;
+    static PLATFORM: std::sync::Mutex<Option<rustls::ClientConfig>> = std::sync::Mutex::new(None);
+    let user = &config.auth_info;
+    let its_own = config.root_cert.is_some()
+        || config.root_cert_file.is_some()
+        || config.accept_invalid_certs
+        || config.tls_server_name.is_some()
+        || user.client_certificate.is_some()
+        || user.client_certificate_data.is_some()
+        || user.client_key.is_some()
+        || user.client_key_data.is_some()
+        || user.exec.is_some();
+    if its_own {
+        return None;
+    }
+    // Held while it is built: the clusters connecting at once wait for one reading of the
+    // store instead of each making its own.
+    let mut shared = PLATFORM
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(tls) = shared.as_ref() {
+        return Some(Ok(tls.clone()));
+    }
+    let built = config.rustls_client_config();
+    if let Ok(tls) = &built {
+        *shared = Some(tls.clone());
+    }
     Some(built)
 }
 
@@ -1560,6 +1652,42 @@ mod tests {
         assert_eq!(
             budget(16 * MIB, 4).describe(),
             "16 MiB (--max-response-size)"
+        );
+    }
+
+    /// A kubeconfig is parsed once while its file stays the same (a fleet connects to each of
+    /// its contexts from it), but a file written again is read again, never the copy kept.
+    #[test]
+    fn a_kubeconfig_rewritten_is_read_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kubeconfig");
+        let write = |contexts: &[&str]| {
+            let mut text = String::from("apiVersion: v1\nkind: Config\ncontexts:\n");
+            for name in contexts {
+                text.push_str(&format!(
+                    "- name: {name}\n  context:\n    cluster: c\n    user: u\n"
+                ));
+            }
+            std::fs::write(&path, text).expect("write");
+        };
+        let names = |path: &std::path::Path| -> Vec<String> {
+            super::read_kubeconfig(path)
+                .expect("parses")
+                .contexts
+                .into_iter()
+                .map(|c| c.name)
+                .collect()
+        };
+        write(&["a", "b"]);
+        assert_eq!(names(&path), ["a", "b"]);
+        assert_eq!(names(&path), ["a", "b"], "kept");
+        // The same size, and likely the same modification time: only the bytes differ.
+        write(&["c", "d"]);
+        assert_eq!(names(&path), ["c", "d"]);
+        std::fs::write(&path, "contexts: [").expect("write");
+        assert!(
+            super::read_kubeconfig(&path).is_err(),
+            "a broken file is an error"
         );
     }
 
