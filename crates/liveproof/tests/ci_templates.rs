@@ -569,6 +569,9 @@ async fn the_github_action_refuses_bad_input_and_a_tampered_archive() {
     };
     once(&run.summary, "summary");
     once(&run.log, "log");
+    // The step's own shell said nothing (a `wait` on an empty pid once printed its error into
+    // the middle of liveproof's).
+    assert!(!run.log.contains(".sh: line"), "{}", run.log);
     assert!(
         run.log.contains("error: target `deploymnet/inventory`"),
         "{}",
