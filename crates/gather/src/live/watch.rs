@@ -1985,7 +1985,11 @@ mod tests {
             ],
         );
         let mut next = async || state.next().await.expect("a snapshot").expect("no error");
-        assert_eq!(pod_names(&next().await.observed), ["a"], "the initial gather first");
+        assert_eq!(
+            pod_names(&next().await.observed),
+            ["a"],
+            "the initial gather first"
+        );
         assert_eq!(pod_names(&next().await.observed), ["a", "b"]);
         assert_eq!(pod_names(&next().await.observed), ["a", "b", "c"]);
         assert!(
