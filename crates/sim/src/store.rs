@@ -19,6 +19,7 @@ use crate::status::ApiError;
 
 mod labels;
 mod owners;
+mod terms;
 
 use labels::LabelIndex;
 use owners::OwnerIndex;

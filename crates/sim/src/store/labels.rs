@@ -1,10 +1,11 @@
 //! The label index: which objects of a resource carry a label `key=value`, so an equality
 //! selector reads its candidates instead of every object of the kind.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::terms::Terms;
 use super::ObjKey;
 
 /// (group, plural, label key, label value).
@@ -13,7 +14,7 @@ type Term = (String, String, String, String);
 /// The objects carrying each label, in key order, so a candidate set is already in LIST order
 /// and a namespace or a continue token is a range of it.
 #[derive(Default)]
-pub(super) struct LabelIndex(HashMap<Term, BTreeSet<ObjKey>>);
+pub(super) struct LabelIndex(Terms<Term>);
 
 fn term(group: &str, plural: &str, key: &str, value: &str) -> Term {
     (
@@ -34,26 +35,17 @@ fn string_labels(obj: &Value) -> impl Iterator<Item = (&str, &str)> {
         .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
 }
 
+fn terms<'a>(key: &'a ObjKey, obj: &'a Value) -> impl Iterator<Item = Term> + 'a {
+    string_labels(obj).map(|(k, v)| term(&key.0, &key.1, k, v))
+}
+
 impl LabelIndex {
     pub fn insert(&mut self, key: &ObjKey, obj: &Value) {
-        for (k, v) in string_labels(obj) {
-            self.0
-                .entry(term(&key.0, &key.1, k, v))
-                .or_default()
-                .insert(key.clone());
-        }
+        self.0.insert(key, terms(key, obj));
     }
 
     pub fn remove(&mut self, key: &ObjKey, obj: &Value) {
-        for (k, v) in string_labels(obj) {
-            let t = term(&key.0, &key.1, k, v);
-            if let Some(keys) = self.0.get_mut(&t) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.0.remove(&t);
-                }
-            }
-        }
+        self.0.remove(key, terms(key, obj));
     }
 
     /// The objects of `group`/`plural` carrying `key=value`, or `None` when none does.
@@ -70,12 +62,6 @@ impl LabelIndex {
     /// Every entry, sorted: what a test compares with an index rebuilt from the objects.
     #[cfg(test)]
     pub fn entries(&self) -> Vec<(Term, Vec<ObjKey>)> {
-        let mut out: Vec<(Term, Vec<ObjKey>)> = self
-            .0
-            .iter()
-            .map(|(t, keys)| (t.clone(), keys.iter().cloned().collect()))
-            .collect();
-        out.sort();
-        out
+        self.0.entries()
     }
 }
