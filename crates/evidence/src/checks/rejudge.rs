@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::judge::{judge, judge_workload};
 use super::settled::{workload_final, Settled};
+use super::traffic::selects;
 use crate::kinds::workload::Workload;
 use crate::{selector, Change, Observed, Report, Target, Verdict};
 
@@ -240,11 +241,7 @@ fn routed(observed: &Observed, object: &ObjectRef) -> bool {
                 .as_ref()
                 .and_then(|spec| spec.selector.as_ref())
                 .is_some_and(|sel| {
-                    !sel.is_empty()
-                        && object
-                            .labels
-                            .iter()
-                            .any(|l| sel.iter().all(|(k, v)| l.get(k) == Some(v)))
+                    !sel.is_empty() && object.labels.iter().any(|l| selects(sel, Some(l)))
                 })
     })
 }

@@ -733,7 +733,7 @@ fn selecting<'a>(observed: &'a Observed, w: &Workload, pods: &[&Pod]) -> Vec<&'a
 }
 
 /// A Service's selector (equality on every key) against `labels`.
-fn selects<L: crate::selector::LabelMap + ?Sized>(
+pub(crate) fn selects<L: crate::selector::LabelMap + ?Sized>(
     selector: &BTreeMap<String, String>,
     labels: Option<&L>,
 ) -> bool {
