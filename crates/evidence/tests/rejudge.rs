@@ -4,21 +4,12 @@
 use std::collections::BTreeMap;
 
 use liveproof_evidence::{
-    judge, Change, ExpectedImage, ObjectKind, ObjectRef, Observed, Rejudge, Target, TargetKind,
-    Touched,
+    judge, Change, ExpectedImage, ObjectKind, ObjectRef, Rejudge, Target, TargetKind, Touched,
 };
-use liveproof_testkit::fleet;
+use liveproof_testkit::fleet::{self, observed, touched};
 use serde_json::{json, Value};
 
 const NEW: &str = "registry.local/bench-app:2";
-
-fn observed(values: &[Value]) -> Observed {
-    let mut observed = Observed::default();
-    for v in values {
-        observed.add_value(v.clone(), "test").expect("object");
-    }
-    observed
-}
 
 fn change() -> Change {
     Change {
@@ -36,15 +27,6 @@ fn targets(n: usize) -> Vec<Target> {
 
 fn labels(v: &Value) -> BTreeMap<String, String> {
     serde_json::from_value(v["metadata"]["labels"].clone()).unwrap_or_default()
-}
-
-fn touched(kind: ObjectKind, v: &Value) -> ObjectRef {
-    ObjectRef {
-        kind,
-        namespace: "bench".into(),
-        name: v["metadata"]["name"].as_str().expect("name").into(),
-        labels: vec![labels(v)],
-    }
 }
 
 fn index(values: &[Value], kind: &str, name: &str) -> usize {
@@ -202,13 +184,7 @@ fn a_corpus_story_rejudged_equals_its_full_judgement() {
     let touched: Vec<ObjectRef> = observed
         .pods
         .iter()
-        .map(|p| {
-            let v = serde_json::to_value(&**p).expect("json");
-            ObjectRef {
-                namespace: v["metadata"]["namespace"].as_str().expect("ns").into(),
-                ..touched(ObjectKind::Pod, &v)
-            }
-        })
+        .map(|p| touched(ObjectKind::Pod, &serde_json::to_value(&**p).expect("json")))
         .collect();
     let got = json(rejudge.update(&observed, &targets, &Touched::Objects(touched)));
     assert_eq!(got, json(&judge(&observed, &change, &targets, "default")));

@@ -231,21 +231,13 @@ pub(crate) fn judge_pass(
 #[cfg(test)]
 mod tests {
     use liveproof_evidence::{ExpectedImage, ObjectKind, ObjectRef, TargetKind};
-    use liveproof_testkit::fleet;
+    use liveproof_testkit::fleet::{self, observed, touched};
     use serde_json::{json, Value};
 
     use super::*;
     use crate::config::Source;
 
     const NEW: &str = "registry.local/bench-app:2";
-
-    fn observed(values: &[Value]) -> Observed {
-        let mut observed = Observed::default();
-        for v in values {
-            observed.add_value(v.clone(), "test").expect("object");
-        }
-        observed
-    }
 
     fn object<'v>(values: &'v mut [Value], kind: &str, name: &str) -> &'v mut Value {
         values
@@ -257,21 +249,14 @@ mod tests {
     /// svc-`d` rolled out whole: its template, ReplicaSet and pods run the new image, its pods
     /// started after the change (`image` the old one again undoes it).
     fn roll(values: &mut [Value], d: usize, image: &str, started: &str) -> Vec<ObjectRef> {
-        let mut touched = Vec::new();
-        for (kind, name) in [
-            ("Deployment", format!("svc-{d}")),
-            ("ReplicaSet", format!("svc-{d}-h1")),
+        let mut refs = Vec::new();
+        for (kind, name, object_kind) in [
+            ("Deployment", format!("svc-{d}"), ObjectKind::Workload),
+            ("ReplicaSet", format!("svc-{d}-h1"), ObjectKind::ReplicaSet),
         ] {
             let v = object(values, kind, &name);
             v["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
-            touched.push(touched_ref(
-                v,
-                if kind == "Deployment" {
-                    ObjectKind::Workload
-                } else {
-                    ObjectKind::ReplicaSet
-                },
-            ));
+            refs.push(touched(object_kind, v));
         }
         for p in 0..2 {
             let v = object(values, "Pod", &format!("svc-{d}-h1-{p}"));
@@ -279,18 +264,9 @@ mod tests {
             v["status"]["containerStatuses"][0]["image"] = json!(image);
             v["status"]["startTime"] = json!(started);
             v["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = json!(started);
-            touched.push(touched_ref(v, ObjectKind::Pod));
+            refs.push(touched(ObjectKind::Pod, v));
         }
-        touched
-    }
-
-    fn touched_ref(v: &Value, kind: ObjectKind) -> ObjectRef {
-        ObjectRef {
-            kind,
-            namespace: "bench".into(),
-            name: v["metadata"]["name"].as_str().expect("name").into(),
-            labels: vec![serde_json::from_value(v["metadata"]["labels"].clone()).expect("labels")],
-        }
+        refs
     }
 
     /// A pass the incremental judge would end on is confirmed by the full judgement first: a

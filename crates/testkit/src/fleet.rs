@@ -82,3 +82,23 @@ pub fn kubeconfig(contexts: &[(&str, &str)], namespace: &str) -> String {
         contexts.first().map(|c| c.0).unwrap_or_default()
     )
 }
+
+/// `values` as one snapshot, what the judge reads.
+pub fn observed(values: &[Value]) -> liveproof_evidence::Observed {
+    let mut observed = liveproof_evidence::Observed::default();
+    for v in values {
+        observed.add_value(v.clone(), "test").expect("object");
+    }
+    observed
+}
+
+/// What a watch event on `v` (an object of `kind`) touched, for the incremental judge.
+pub fn touched(kind: liveproof_evidence::ObjectKind, v: &Value) -> liveproof_evidence::ObjectRef {
+    let text = |field: &str| v["metadata"][field].as_str().expect(field).to_string();
+    liveproof_evidence::ObjectRef {
+        kind,
+        namespace: text("namespace"),
+        name: text("name"),
+        labels: vec![serde_json::from_value(v["metadata"]["labels"].clone()).unwrap_or_default()],
+    }
+}
