@@ -73,6 +73,15 @@ fn fleet_report(run: &common::Run) -> FleetReport {
         .unwrap_or_else(|e| panic!("not a fleet report ({e}):\n{}\n{}", run.stdout, run.stderr))
 }
 
+/// Each cluster's context, verdict and whether it holds an error, in the report's order.
+fn cluster_verdicts(report: &FleetReport) -> Vec<(&str, Verdict, bool)> {
+    report
+        .clusters
+        .iter()
+        .map(|c| (c.context.as_str(), c.verdict, c.error.is_some()))
+        .collect()
+}
+
 /// The fleet report validates against `liveproof schema`, which describes `clusters`: a
 /// cluster with a verdict no report has, or without its context, does not.
 async fn assert_matches_the_printed_schema(run: &common::Run) {
@@ -128,11 +137,7 @@ async fn each_cluster_is_verified_and_the_worst_verdict_wins() {
         .await;
     assert_matches_the_printed_schema(&run).await;
     let report = fleet_report(&run);
-    let verdicts: Vec<(&str, Verdict, bool)> = report
-        .clusters
-        .iter()
-        .map(|c| (c.context.as_str(), c.verdict, c.error.is_some()))
-        .collect();
+    let verdicts = cluster_verdicts(&report);
     assert_eq!(
         verdicts,
         [
@@ -495,11 +500,7 @@ async fn a_hung_cluster_is_bounded_by_its_request_timeout_and_reported() {
         .await;
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     let report = fleet_report(&run);
-    let verdicts: Vec<(&str, Verdict, bool)> = report
-        .clusters
-        .iter()
-        .map(|c| (c.context.as_str(), c.verdict, c.error.is_some()))
-        .collect();
+    let verdicts = cluster_verdicts(&report);
     assert_eq!(
         verdicts,
         [
