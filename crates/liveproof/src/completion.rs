@@ -17,7 +17,6 @@ use std::time::Duration;
 use clap_complete::engine::CompletionCandidate;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use liveproof_evidence::TargetKind;
-use liveproof_gather::live::api_resource;
 use liveproof_gather::{Cluster, ClusterOptions};
 
 /// How long a completion may spend on the cluster: each request, and all of them together.
@@ -137,7 +136,16 @@ pub fn namespaces(current: &OsStr) -> Vec<CompletionCandidate> {
     let typed = noted();
     let names = list(&typed, |cluster| async move {
         let api: Api<DynamicObject> = Api::all_with(cluster.client(), &namespace_resource());
-        names_in(api, ListParams::default().limit(MOST), false).await
+        let Ok(list) = api.list_metadata(&ListParams::default().limit(MOST)).await else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect();
+        names.sort();
+        names
     });
     candidates(names, &current, "")
 }
@@ -197,22 +205,15 @@ fn names_of(typed: &Typed, kind: TargetKind, namespace: Option<String>) -> Vec<S
         ..typed.clone()
     };
     let all = typed.all_namespaces;
-    let resource = kind.resource();
-    let helm = liveproof_evidence::kind::lister(kind) == liveproof_evidence::kind::Lister::Helm;
     list(&typed, move |cluster| async move {
-        let ar = api_resource(resource);
-        let api: Api<DynamicObject> = if all {
-            Api::all_with(cluster.client(), &ar)
-        } else {
-            Api::namespaced_with(cluster.client(), cluster.default_namespace(), &ar)
-        };
-        let params = ListParams::default().limit(MOST);
-        let params = if helm {
-            params.labels("owner=helm")
-        } else {
-            params
-        };
-        names_in(api, params, helm).await
+        let namespace = (!all).then(|| cluster.default_namespace().to_string());
+        cluster
+            .listed_names(
+                kind.resource(),
+                liveproof_evidence::kind::lister(kind),
+                namespace.as_deref(),
+            )
+            .await
     })
 }
 
@@ -258,28 +259,6 @@ fn options() -> ClusterOptions {
         deadline: Some(std::time::Instant::now() + BOUND),
         response_budget: liveproof_gather::ResponseBudget::default(),
     }
-}
-
-/// The names one metadata LIST of `api` returns (`helm`: the releases Helm's storage objects
-/// hold, their `name` label), sorted; nothing when it fails.
-async fn names_in(api: Api<DynamicObject>, params: ListParams, helm: bool) -> Vec<String> {
-    let Ok(list) = api.list_metadata(&params).await else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = list
-        .items
-        .into_iter()
-        .filter_map(|o| {
-            if helm {
-                o.metadata.labels.and_then(|mut l| l.remove("name"))
-            } else {
-                o.metadata.name
-            }
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    names
 }
 
 fn namespace_resource() -> ApiResource {

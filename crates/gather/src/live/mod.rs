@@ -852,6 +852,18 @@ impl Cluster {
         })
     }
 
+    /// [`Cluster::names`], or none when they cannot be listed: what shell completion offers.
+    pub async fn listed_names(
+        &self,
+        resource: ResourceKind,
+        listed_by: Lister,
+        namespace: Option<&str>,
+    ) -> Vec<String> {
+        self.names(resource, listed_by, namespace)
+            .await
+            .unwrap_or_default()
+    }
+
     /// The names of `resource`'s objects in `namespace` (every namespace when `None`), by one
     /// metadata LIST; for a kind listed by Helm (`resource` its storage), the releases they
     /// store. `None` when they cannot be
