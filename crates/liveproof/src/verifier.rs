@@ -240,9 +240,9 @@ async fn watch(
         }
     }
     progress.finish();
-    judging.say();
     let mut last =
         last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
+    judging.finish(config, latest.as_ref(), ns, &mut last);
     // A target that never appeared while waiting for its first deploy is still not there:
     // an input error (a typo waits the whole --timeout, then says so), not a verdict.
     if let (false, Some(observed)) = (done(&last), &latest) {

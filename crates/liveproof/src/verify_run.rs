@@ -152,6 +152,8 @@ pub(crate) struct WaitJudge {
     rejudge: Option<Rejudge>,
     passes: usize,
     confirmed: usize,
+    /// The last pass gave the incremental report, not a full judgement.
+    last_incremental: bool,
 }
 
 impl WaitJudge {
@@ -175,7 +177,8 @@ impl WaitJudge {
                 .insert(Rejudge::new(observed, &stated(config), targets, ns)),
         };
         let stop = rejudge.settled(observed);
-        if stop.is_none() && !done(rejudge.report()) {
+        self.last_incremental = stop.is_none() && !done(rejudge.report());
+        if self.last_incremental {
             return Judgement {
                 report: rejudge.report().clone(),
                 stop,
@@ -192,14 +195,28 @@ impl WaitJudge {
         full
     }
 
-    /// What the wait's judging cost, for `-v`.
-    pub(crate) fn say(&self) {
+    /// Once the wait is over: says what its judging cost (`-v`), and when its last pass gave
+    /// the incremental report (the `--timeout` ran out on it), puts the full judgement of
+    /// `latest` in its place, so a target the incremental judge left stale is never what a
+    /// wait that ran out reports.
+    pub(crate) fn finish(
+        &self,
+        config: &VerifyConfig,
+        latest: Option<&Observed>,
+        ns: &str,
+        last: &mut Report,
+    ) {
         let judged = self.rejudge.as_ref().map_or(0, |r| r.judged);
         tracing::info!(
             "judged {} snapshots: {judged} target judgements, {} full judgements to confirm",
             self.passes,
             self.confirmed
         );
+        if let (true, Some(observed), Some(rejudge)) =
+            (self.last_incremental, latest, &self.rejudge)
+        {
+            *last = judge_pass(config, observed, rejudge.targets(), ns).report;
+        }
     }
 }
 
@@ -345,6 +362,64 @@ mod tests {
         assert_eq!(
             judge.confirmed, 1,
             "only the pass that looked live was confirmed"
+        );
+    }
+
+    /// A wait that runs out on an incremental pass reports the full judgement of its last
+    /// snapshot: here svc-0 rolled out too, but the touched set named only svc-1, so the
+    /// incremental report still says svc-0 is not live (a false not_live, had it been kept).
+    #[test]
+    fn a_wait_that_runs_out_reports_the_full_judgement_of_its_last_snapshot() {
+        let change = Change {
+            since: Some(fleet::CHANGE_AT.parse().expect("time")),
+            images: vec![ExpectedImage::parse(NEW).expect("image")],
+            ..Change::default()
+        };
+        let targets: Vec<Target> = (0..3)
+            .map(|d| Target::new(TargetKind::Deployment, Some("bench"), &format!("svc-{d}")))
+            .collect();
+        let config = VerifyConfig::new(
+            targets.clone(),
+            change,
+            Source::Offline(std::path::PathBuf::from("cluster.yaml")),
+        );
+        let mut judge = WaitJudge::default();
+        let mut values = fleet::deployments("bench", 3, 2, true);
+        let after = "2026-07-12T10:05:00Z";
+        let all = Touched::All;
+        judge.pass(
+            &config,
+            &observed(&values),
+            &targets,
+            "bench",
+            &all,
+            &live_or_superseded,
+        );
+        roll(&mut values, 0, NEW, after);
+        let rolled = roll(&mut values, 1, NEW, after);
+        let now = observed(&values);
+        let touched = Touched::Objects(rolled);
+        let mut last = judge
+            .pass(
+                &config,
+                &now,
+                &targets,
+                "bench",
+                &touched,
+                &live_or_superseded,
+            )
+            .report;
+        assert_eq!(
+            last.targets[0].verdict,
+            Verdict::NotLive,
+            "stale, as the test means"
+        );
+        judge.finish(&config, Some(&now), "bench", &mut last);
+        let verdicts: Vec<Verdict> = last.targets.iter().map(|t| t.verdict).collect();
+        assert_eq!(
+            verdicts,
+            [Verdict::Live, Verdict::Live, Verdict::NotLive],
+            "svc-2 has not rolled"
         );
     }
 }

@@ -150,6 +150,11 @@ impl Rejudge {
         &self.report
     }
 
+    /// The targets it judges, as the last update gave them.
+    pub fn targets(&self) -> &[Target] {
+        &self.targets
+    }
+
     /// What settles the report now ([`settled`](super::settled)), from the failures kept per
     /// target: the first target's in target order, as the full judgement finds it.
     pub fn settled(&self, observed: &Observed) -> Option<Settled> {
