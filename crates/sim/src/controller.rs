@@ -9,13 +9,14 @@
 //! It acts only on workloads created or changed through the API after start: fixture objects
 //! keep the story they were loaded with.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use jiff::Timestamp;
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::resource::ResourceInfo;
 use crate::store::{meta_str, ObjKey, Store, Writer};
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -168,12 +169,65 @@ fn owner_ref(kind: &str, obj: &Value) -> Value {
            "controller": true, "blockOwnerDeletion": true})
 }
 
-/// Reconciles every Deployment changed through the API; called on each controller tick.
-pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) {
+/// The Deployments a reconcile last left unchanged, with the resourceVersions it read then:
+/// the Deployment's, its ReplicaSets' and their pods'. A reconcile is a function of those
+/// objects and of the time, and the time matters only while a pod is Terminating (its grace
+/// period running out is the one change no write makes). So a Deployment whose versions are
+/// the same and that has no Terminating pod would be reconciled to no change again, and is
+/// skipped: 2,000 settled Deployments cost a lookup each a tick, not a reconcile each (which
+/// held the store, and every request waiting on it, for most of a second).
+#[derive(Default)]
+pub(crate) struct Settled(HashMap<ObjKey, Vec<u64>>);
+
+/// The resourceVersions a Deployment's reconcile reads, or `None` while one of its pods is
+/// Terminating.
+fn deployment_versions(
+    st: &Store,
+    [rs_info, pod_info]: &[ResourceInfo; 2],
+    key: &ObjKey,
+) -> Option<Vec<u64>> {
+    let deploy = st.get(key)?;
+    let version = |o: &Value| {
+        meta_str(o, "resourceVersion")
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or_default()
+    };
+    let uid = meta_str(deploy, "uid").unwrap_or_default();
+    let mut versions = vec![version(deploy)];
+    for (_, rs) in st.owned(&rs_info, &key.2, "Deployment", &key.3, uid) {
+        versions.push(version(rs));
+        let (name, uid) = (
+            meta_str(rs, "name")?,
+            meta_str(rs, "uid").unwrap_or_default(),
+        );
+        for (_, pod) in st.owned(pod_info, &key.2, "ReplicaSet", name, uid) {
+            if is_terminating(pod) {
+                return None;
+            }
+            versions.push(version(pod));
+        }
+    }
+    Some(versions)
+}
+
+/// Reconciles every workload changed through the API that is not settled; called on each
+/// controller tick. Returns how many it reconciled.
+pub(crate) fn reconcile(
+    st: &mut Store,
+    cfg: &ControllerConfig,
+    now: Timestamp,
+    settled: &mut Settled,
+) -> usize {
+    let mut reconciled = 0;
     let keys: Vec<ObjKey> = st.managed.iter().cloned().collect();
+    let infos = st
+        .lookup("apps/v1", "ReplicaSet")
+        .zip(st.lookup("v1", "Pod"))
+        .map(|(rs, pod)| [rs, pod]);
     for key in keys {
         if !st.contains(&key) {
             st.managed.remove(&key);
+            settled.0.remove(&key);
             if key.1 == "deployments" {
                 collect_garbage(st, &key);
             }
@@ -182,9 +236,24 @@ pub(crate) fn reconcile(st: &mut Store, cfg: &ControllerConfig, now: Timestamp) 
         match key.1.as_str() {
             "statefulsets" => reconcile_statefulset(st, &key, cfg, now),
             "daemonsets" => reconcile_daemonset(st, &key, cfg, now),
-            _ => reconcile_deployment(st, &key, cfg, now),
+            _ => {
+                let versions = infos
+                    .as_ref()
+                    .and_then(|infos| deployment_versions(st, infos, &key));
+                if versions.is_some() && settled.0.get(&key) == versions.as_ref() {
+                    continue;
+                }
+                let before = st.rv;
+                reconcile_deployment(st, &key, cfg, now);
+                match versions.filter(|_| st.rv == before) {
+                    Some(v) => settled.0.insert(key, v),
+                    None => settled.0.remove(&key),
+                };
+            }
         }
+        reconciled += 1;
     }
+    reconciled
 }
 
 /// The garbage collector's part: a deleted Deployment's ReplicaSets and their pods go too
@@ -909,6 +978,94 @@ mod tests {
             termination_grace: Duration::from_secs(2),
             image_digests: BTreeMap::new(),
         }
+    }
+
+    /// Loads `deployments` × 2 pods in namespace `ns` and changes each Deployment's image
+    /// through the API, as `kubectl set image` does.
+    fn rolled_fleet(deployments: usize) -> Store {
+        let mut st = Store::new(10_000);
+        for obj in liveproof_testkit::fleet::deployments("ns", deployments, 2, true) {
+            let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_owned();
+            let kind = obj["kind"].as_str().unwrap_or_default().to_owned();
+            let info = st.lookup(&api_version, &kind).expect("a built-in kind");
+            st.create(&info, obj).expect("created");
+        }
+        let info = st.lookup("apps/v1", "Deployment").expect("Deployments");
+        for d in 0..deployments {
+            let key = Store::key(&info, Some("ns"), &format!("svc-{d}"));
+            let mut deploy = st.get(&key).expect("loaded").clone();
+            deploy["spec"]["template"]["spec"]["containers"][0]["image"] = json!("app:2");
+            st.update(&info, &key, deploy, Writer::Main)
+                .expect("updated");
+            st.api_write(&info, &key, Writer::Main);
+        }
+        st
+    }
+
+    fn pods_of_deployment(st: &Store, d: usize) -> Vec<String> {
+        let info = st.lookup("v1", "Pod").expect("pods");
+        st.list(&info, Some("ns"))
+            .into_iter()
+            .filter(|(_, p)| p["metadata"]["labels"]["app"] == format!("svc-{d}").as_str())
+            .filter(|(_, p)| !is_terminating(p))
+            .map(|(k, _)| k.3.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_settled_deployment_is_reconciled_again_only_when_what_it_reads_changes() {
+        let mut st = rolled_fleet(3);
+        let cfg = ControllerConfig {
+            termination_grace: Duration::ZERO,
+            image_digests: BTreeMap::new(),
+        };
+        let mut settled = Settled::default();
+        let start = Timestamp::now();
+        let mut tick = 0;
+        let at = |tick: i64| start + jiff::SignedDuration::from_secs(tick);
+        // Roll: new pods, old ones Terminating, then reaped; then a pass that changes nothing.
+        loop {
+            let before = st.rv;
+            assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 3);
+            tick += 1;
+            if st.rv == before {
+                break;
+            }
+            assert!(tick < 10, "the rollout settles");
+        }
+        for d in 0..3 {
+            assert_eq!(pods_of_deployment(&st, d).len(), 2, "svc-{d}");
+        }
+        // Settled: nothing is reconciled, nothing written.
+        let before = st.rv;
+        assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 0);
+        assert_eq!(st.rv, before);
+
+        // A pod deleted through the API: its Deployment alone is reconciled, the pod replaced.
+        let pod_info = st.lookup("v1", "Pod").expect("pods");
+        let gone = pods_of_deployment(&st, 1)[0].clone();
+        st.delete(&pod_info, &Store::key(&pod_info, Some("ns"), &gone))
+            .expect("deleted");
+        tick += 1;
+        assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 1);
+        let pods = pods_of_deployment(&st, 1);
+        assert_eq!(pods.len(), 2);
+        assert!(!pods.contains(&gone));
+        // The replacement was a write, so one more pass confirms it settled; then none.
+        tick += 1;
+        assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 1);
+        assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 0);
+
+        // The spec changed through the API: that Deployment rolls again.
+        let info = st.lookup("apps/v1", "Deployment").expect("Deployments");
+        let key = Store::key(&info, Some("ns"), "svc-2");
+        let mut deploy = st.get(&key).expect("there").clone();
+        deploy["spec"]["replicas"] = json!(3);
+        st.update(&info, &key, deploy, Writer::Main)
+            .expect("updated");
+        tick += 1;
+        assert_eq!(reconcile(&mut st, &cfg, at(tick), &mut settled), 1);
+        assert_eq!(pods_of_deployment(&st, 2).len(), 3);
     }
 
     #[test]

@@ -244,11 +244,14 @@ impl Simulator {
             let mut stop = shared.shutdown.subscribe();
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(controller::TICK);
+                // A tick that ran long is not made up for: requests get the store in between.
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut settled = controller::Settled::default();
                 loop {
                     tokio::select! {
                         _ = tick.tick() => {
                             let mut st = lock(&shared.store);
-                            controller::reconcile(&mut st, &config, jiff::Timestamp::now());
+                            controller::reconcile(&mut st, &config, jiff::Timestamp::now(), &mut settled);
                             endpointslices::reconcile(&mut st);
                         }
                         _ = stop.changed() => return,

@@ -513,7 +513,7 @@ impl Store {
         self.owners
             .owned((&info.group, &info.plural, namespace), kind, name, uid)
             .into_iter()
-            .filter_map(|k| self.objects.get_key_value(&k))
+            .filter_map(|k| self.objects.get_key_value(k))
             .collect()
     }
 

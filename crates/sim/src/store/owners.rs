@@ -3,8 +3,6 @@
 //! instead of scanning the namespace (2,000 Deployments reconciled against 10,000 pods were
 //! 20 million comparisons a tick).
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::terms::Terms;
@@ -62,21 +60,24 @@ impl OwnerIndex {
         kind: &str,
         name: &str,
         uid: &str,
-    ) -> BTreeSet<ObjKey> {
-        let mut out = BTreeSet::new();
-        for id in [name, uid].into_iter().filter(|id| !id.is_empty()) {
-            let t = (
-                group.to_owned(),
-                plural.to_owned(),
-                namespace.to_owned(),
-                kind.to_owned(),
-                id.to_owned(),
-            );
-            if let Some(keys) = self.0.get(&t) {
-                out.extend(keys.iter().cloned());
-            }
+    ) -> Vec<&ObjKey> {
+        let mut sets = [name, uid]
+            .into_iter()
+            .filter(|id| !id.is_empty())
+            .filter_map(|id| {
+                self.0.get(&(
+                    group.to_owned(),
+                    plural.to_owned(),
+                    namespace.to_owned(),
+                    kind.to_owned(),
+                    id.to_owned(),
+                ))
+            });
+        match (sets.next(), sets.next()) {
+            (None, _) => Vec::new(),
+            (Some(one), None) => one.iter().collect(),
+            (Some(a), Some(b)) => a.union(b).collect(),
         }
-        out
     }
 
     /// Every entry, sorted: what a test compares with an index rebuilt from the objects.
