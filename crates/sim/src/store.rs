@@ -110,7 +110,10 @@ pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 
 impl Store {
     pub fn new(history_limit: usize) -> Self {
-        let (tx, _) = broadcast::channel(4096);
+        // Room for a controller tick's burst (a rollout of 2,000 Deployments writes some 20,000
+        // objects in one): a watcher further behind than this is ended with 410, as the real
+        // server ends a watcher that cannot keep up.
+        let (tx, _) = broadcast::channel(1 << 16);
         let uid_seed = jiff::Timestamp::now().as_nanosecond().unsigned_abs() as u64;
         Self {
             resources: resource::builtins(),

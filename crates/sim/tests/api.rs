@@ -190,6 +190,53 @@ async fn paging_with_limit_and_continue_visits_every_item_once() {
     sim.shutdown().await;
 }
 
+/// A list read in pages is one version, as the real server's (one etcd snapshot): every page
+/// carries the first page's resourceVersion, so a watch from it replays what changed while
+/// the pages were read, even on a page already read. Before, each page carried the version it
+/// was served at, and a watch from the last one lost those changes for good: `--wait` on a
+/// rollout of 2,000 Deployments waited out its timeout on ReplicaSets it never saw created.
+#[tokio::test]
+async fn a_list_in_pages_is_one_version_and_a_watch_from_it_misses_nothing() {
+    let sim = start_with(Simulator::new().with_history_limit(3)).await;
+    let h = Http::new(&sim);
+    let first = h.get(&format!("{PODS}?limit=2")).await.body;
+    let version = first["metadata"]["resourceVersion"].clone();
+    let token = first["metadata"]["continue"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
+    // Created meanwhile, named into the page already read.
+    sim.apply(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "aaa-meanwhile", "namespace": "apps"}, "spec": {}}));
+    let second = h.get(&format!("{PODS}?limit=2&continue={token}")).await.body;
+    assert_eq!(second["metadata"]["resourceVersion"], version);
+    assert_eq!(names(&second), ["report-builder"]);
+    let mut w = h
+        .watch(&format!(
+            "{PODS}?watch=true&resourceVersion={}",
+            version.as_str().expect("a version")
+        ))
+        .await;
+    let ev = next_event(&mut w).await.expect("the creation, replayed");
+    assert_eq!(ev["type"], "ADDED");
+    assert_eq!(ev["object"]["metadata"]["name"], "aaa-meanwhile");
+
+    // Once history is compacted past the list's version, its token is too old, as etcd's is.
+    let first = h.get(&format!("{PODS}?limit=2")).await.body;
+    let token = first["metadata"]["continue"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
+    for i in 0..4 {
+        sim.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("c{i}"), "namespace": "apps"}}));
+    }
+    let gone = h.get(&format!("{PODS}?limit=2&continue={token}")).await;
+    assert_eq!(gone.status, 410, "{}", gone.body);
+    assert_eq!(gone.body["reason"], "Expired");
+    sim.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_patched_or_deleted_pod_leaves_its_old_selection() {
     let sim = start().await;

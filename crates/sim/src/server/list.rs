@@ -62,14 +62,22 @@ impl Filter {
     }
 }
 
-fn encode_continue(ns: &str, name: &str) -> String {
-    format!("{ns}\n{name}")
+/// Where a continued LIST resumes: the resourceVersion its first page was served at and the
+/// (namespace, name) the previous page ended at.
+#[derive(Debug, PartialEq)]
+struct Continue {
+    rv: u64,
+    after: (String, String),
+}
+
+fn encode_continue(rv: u64, ns: &str, name: &str) -> String {
+    format!("{rv}\n{ns}\n{name}")
         .bytes()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-fn decode_continue(token: &str) -> Option<(String, String)> {
+fn decode_continue(token: &str) -> Option<Continue> {
     let bytes: Option<Vec<u8>> = (0..token.len())
         .step_by(2)
         .map(|i| {
@@ -79,8 +87,21 @@ fn decode_continue(token: &str) -> Option<(String, String)> {
         })
         .collect();
     let s = String::from_utf8(bytes?).ok()?;
-    let (ns, name) = s.split_once('\n')?;
-    Some((ns.to_owned(), name.to_owned()))
+    let mut parts = s.splitn(3, '\n');
+    let rv = parts.next()?.parse().ok()?;
+    let (ns, name) = (parts.next()?, parts.next()?);
+    Some(Continue {
+        rv,
+        after: (ns.to_owned(), name.to_owned()),
+    })
+}
+
+fn continue_expired() -> ApiError {
+    ApiError::new(
+        410,
+        "Expired",
+        "The provided continue parameter is too old to display a consistent list result.",
+    )
 }
 
 /// LIST: the objects the selectors match, one page of them when `limit` is set.
@@ -93,34 +114,38 @@ pub(super) fn list(
 ) -> Result<Response, ApiError> {
     let filter = Filter::new(r, q)?;
     let mut limit = page_limit(q)?;
-    let after = continue_after(q)?;
-    let paging = sh.faults.paging(&r.info.plural, after.is_some());
+    let resume = continue_after(q)?;
+    let paging = sh.faults.paging(&r.info.plural, resume.is_some());
     match paging {
-        Some((_, true)) => {
-            return Err(ApiError::new(
-                410,
-                "Expired",
-                "The provided continue parameter is too old to display a consistent list result.",
-            ))
-        }
+        Some((_, true)) => return Err(continue_expired()),
         Some((PagingFault::OneObjectPagesFirstContinueGone, false)) => limit = 1,
         _ => {}
     }
     let st = lock(&sh.store);
-    let mut selected = st.select(filter.query(after.as_ref()));
+    // Every page of a list carries the resourceVersion of its first, as the real server's
+    // pages (one etcd snapshot) do: a watch from it replays every change made while the pages
+    // were read, and a change to an object on a page already read is never lost. (A later page
+    // here may show an object newer than that version; the replay converges all the same.)
+    // Once history is compacted past it, the token is too old, as etcd's is.
+    let rv = match &resume {
+        Some(c) if c.rv < st.compacted_rv => return Err(continue_expired()),
+        Some(c) => c.rv,
+        None => st.rv,
+    };
+    let mut selected = st.select(filter.query(resume.as_ref().map(|c| &c.after)));
     let page: Vec<(&ObjKey, &Value)> = match (paging, limit) {
         (Some((PagingFault::EndlessContinue, _)), _) => Vec::new(),
         (_, 0) => selected.by_ref().collect(),
         (_, l) => selected.by_ref().take(l).collect(),
     };
-    let mut meta = page_metadata(st.rv, &page, selected, q);
+    let mut meta = page_metadata(rv, &page, selected, q);
     match paging {
         Some((PagingFault::EndlessContinue, _)) => {
             let n = sh.faults.next_endless_page();
-            meta["continue"] = json!(encode_continue("endless", &format!("page-{n}")));
+            meta["continue"] = json!(encode_continue(rv, "endless", &format!("page-{n}")));
         }
         Some((PagingFault::RepeatedToken, _)) => {
-            meta["continue"] = json!(encode_continue("repeated", "the-same-token"));
+            meta["continue"] = json!(encode_continue(rv, "repeated", "the-same-token"));
         }
         _ => {}
     }
@@ -167,8 +192,8 @@ fn page_limit(q: &HashMap<String, String>) -> Result<usize, ApiError> {
     }
 }
 
-/// `continue`: the (namespace, name) the previous page ended at.
-fn continue_after(q: &HashMap<String, String>) -> Result<Option<(String, String)>, ApiError> {
+/// `continue`: where the previous page ended, and the version the list is served at.
+fn continue_after(q: &HashMap<String, String>) -> Result<Option<Continue>, ApiError> {
     match q.get("continue").filter(|c| !c.is_empty()) {
         Some(c) => Ok(Some(decode_continue(c).ok_or_else(|| {
             ApiError::bad_request(
@@ -189,7 +214,7 @@ fn page_metadata<'a>(
 ) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let (Some((k, _)), Some(_)) = (page.last(), rest.next()) {
-        meta["continue"] = json!(encode_continue(&k.2, &k.3));
+        meta["continue"] = json!(encode_continue(rv, &k.2, &k.3));
         // As the API server: a count only for an unfiltered list (with a selector, what is
         // left is not known without reading it all). Found by story 8 of real_cluster.rs.
         let selected = ["labelSelector", "fieldSelector"]
@@ -269,11 +294,15 @@ mod tests {
 
     #[test]
     fn continue_tokens_round_trip() {
-        let t = encode_continue("apps", "inventory-1");
+        let t = encode_continue(42, "apps", "inventory-1");
         assert_eq!(
             decode_continue(&t),
-            Some(("apps".into(), "inventory-1".into()))
+            Some(Continue {
+                rv: 42,
+                after: ("apps".into(), "inventory-1".into())
+            })
         );
         assert_eq!(decode_continue("zz"), None);
+        assert_eq!(decode_continue(&encode_continue(1, "a", "b")[2..]), None);
     }
 }
