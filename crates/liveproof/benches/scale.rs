@@ -338,6 +338,8 @@ impl Bench {
         let sim = self.runtime.block_on(async {
             Simulator::new()
                 .with_objects(fleet::deployments("bench", deployments, pods, true))
+                // Some 5 events per pod: history enough that a watch resumes, not lists again.
+                .with_history_limit(deployments * pods * 6)
                 .with_controllers()
                 .start()
                 .await
@@ -390,7 +392,7 @@ impl Bench {
             use futures::{StreamExt as _, TryStreamExt as _};
             use k8s_openapi::api::{apps::v1::Deployment, core::v1::Pod};
             use kube::api::{Api, Patch, PatchParams};
-            use kube::runtime::watcher;
+            use kube::runtime::{watcher, WatchStreamExt as _};
             let config = kube::Config::from_custom_kubeconfig(
                 kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig"),
                 &kube::config::KubeConfigOptions::default(),
@@ -407,9 +409,24 @@ impl Bench {
             let watched = state.clone();
             let want = deployments * pods;
             let pod_api: Api<Pod> = Api::namespaced(client.clone(), "bench");
+            let pod_list = pod_api.clone();
             let watch = tokio::spawn(async move {
-                let mut stream = watcher(pod_api, watcher::Config::default()).boxed();
-                while let Ok(Some(event)) = stream.try_next().await {
+                let mut stream = watcher(pod_api, watcher::Config::default())
+                    .default_backoff()
+                    .boxed();
+                let mut errors = 0;
+                loop {
+                    let event = match stream.try_next().await {
+                        Ok(Some(event)) => event,
+                        Ok(None) => break,
+                        Err(e) => {
+                            errors += 1;
+                            if errors <= 3 {
+                                println!("  the bench's pod watch: {e} (it goes on)");
+                            }
+                            continue;
+                        }
+                    };
                     let watcher::Event::Apply(pod) = event else {
                         continue;
                     };
@@ -473,6 +490,24 @@ impl Bench {
             // The watcher may be a beat behind the liveproof that already returned.
             tokio::time::sleep(Duration::from_millis(500)).await;
             watch.abort();
+            // What the cluster holds when --wait returned, read afresh.
+            let listed = pod_list
+                .list(&kube::api::ListParams::default())
+                .await
+                .map(|pods| {
+                    pods.items
+                        .iter()
+                        .filter(|p| {
+                            p.metadata.deletion_timestamp.is_none()
+                                && p.spec.as_ref().is_some_and(|s| {
+                                    s.containers
+                                        .iter()
+                                        .any(|c| c.image.as_deref() == Some(new_image))
+                                })
+                        })
+                        .count()
+                });
+            println!("  new pods the cluster holds when --wait returned: {listed:?}");
             let st = state.lock().expect("lock");
             (exited, st.2, st.0, st.1.len())
         });
@@ -512,6 +547,13 @@ impl Bench {
             .take(5)
         {
             println!("  {line}");
+        }
+        if !status.success() {
+            println!("  liveproof's stderr ended:");
+            let lines: Vec<&str> = log.lines().collect();
+            for line in &lines[lines.len().saturating_sub(15)..] {
+                println!("    {line}");
+            }
         }
         self.runtime.block_on(sim.shutdown());
     }

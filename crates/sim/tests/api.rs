@@ -208,7 +208,10 @@ async fn a_list_in_pages_is_one_version_and_a_watch_from_it_misses_nothing() {
     // Created meanwhile, named into the page already read.
     sim.apply(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "aaa-meanwhile", "namespace": "apps"}, "spec": {}}));
-    let second = h.get(&format!("{PODS}?limit=2&continue={token}")).await.body;
+    let second = h
+        .get(&format!("{PODS}?limit=2&continue={token}"))
+        .await
+        .body;
     assert_eq!(second["metadata"]["resourceVersion"], version);
     assert_eq!(names(&second), ["report-builder"]);
     let mut w = h

@@ -45,6 +45,15 @@ impl<'a> Meta<'a> {
         }
     }
 
+    /// The value of its label `key`.
+    pub(crate) fn label(self, key: &str) -> Option<&'a str> {
+        use liveproof_evidence::selector::LabelMap as _;
+        match self {
+            Meta::Object(m) => m.labels.as_ref()?.label(key),
+            Meta::Pod(m) => m.labels.as_ref()?.label(key),
+        }
+    }
+
     /// Whether `selector` selects it, by its labels.
     pub(crate) fn selected_by(self, selector: &LabelSelector) -> bool {
         match self {

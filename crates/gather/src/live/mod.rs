@@ -57,7 +57,7 @@ pub use workloads::{restart_patch, restart_template, RESTARTED_AT};
 
 use objects::{normalize, AnyObject, InTable, Kind};
 pub(crate) use plan::plan_related;
-use plan::{plan_lookups, plan_reads, Keep, Lookup, LookupRead, PodRead};
+use plan::{plan_lookups, plan_reads, Keep, Lookup, LookupRead, PodRead, Selectors};
 
 /// Why the names of a kind could not be listed for a did-you-mean.
 enum NamesUnread {
@@ -648,7 +648,7 @@ impl Cluster {
                 PodRead::Namespace(selectors) => (
                     format!("pods in namespace {ns}"),
                     ListParams::default(),
-                    Keep::Selected(selectors),
+                    Keep::Selected(Selectors::new(selectors)),
                 ),
             };
             let job = Related::Pods(ns.clone());

@@ -104,7 +104,61 @@ pub(crate) enum Keep {
     /// Objects with one of these names.
     Named(BTreeSet<String>),
     /// Objects one of these selectors matches.
-    Selected(Vec<LabelSelector>),
+    Selected(Selectors),
+}
+
+/// Label selectors (one per workload), indexed by one `matchLabels` term of each: which of
+/// 2,000 select an object is a lookup per indexed label key, not 2,000 matches. `--wait` asks
+/// this of every ReplicaSet and pod on every snapshot.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Selectors {
+    all: Vec<LabelSelector>,
+    /// key → value → the selectors whose `matchLabels` hold `key: value`.
+    by_term: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    /// Selectors without `matchLabels` (expressions only): matched one by one.
+    unindexed: Vec<usize>,
+}
+
+impl Selectors {
+    pub(crate) fn new(selectors: impl IntoIterator<Item = LabelSelector>) -> Self {
+        let mut out = Selectors::default();
+        out.extend(selectors);
+        out
+    }
+
+    /// Adds the selectors it does not hold yet.
+    fn extend(&mut self, selectors: impl IntoIterator<Item = LabelSelector>) {
+        for selector in selectors {
+            if self.all.contains(&selector) {
+                continue;
+            }
+            let i = self.all.len();
+            match selector.match_labels.as_ref().and_then(|m| m.iter().next()) {
+                Some((key, value)) => self
+                    .by_term
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(value.clone())
+                    .or_default()
+                    .push(i),
+                None => self.unindexed.push(i),
+            }
+            self.all.push(selector);
+        }
+    }
+
+    /// Whether one of them selects `meta`.
+    fn select(&self, meta: Meta<'_>) -> bool {
+        let candidates = self.by_term.iter().flat_map(|(key, values)| {
+            meta.label(key)
+                .and_then(|value| values.get(value))
+                .into_iter()
+                .flatten()
+        });
+        candidates
+            .chain(&self.unindexed)
+            .any(|&i| meta.selected_by(&self.all[i]))
+    }
 }
 
 impl Keep {
@@ -114,13 +168,7 @@ impl Keep {
             (Keep::All, _) => {}
             (this, Keep::All) => *this = Keep::All,
             (Keep::Named(names), Keep::Named(more)) => names.extend(more),
-            (Keep::Selected(selectors), Keep::Selected(more)) => {
-                for selector in more {
-                    if !selectors.contains(&selector) {
-                        selectors.push(selector);
-                    }
-                }
-            }
+            (Keep::Selected(selectors), Keep::Selected(more)) => selectors.extend(more.all),
             // Names and selectors of one scope: keep everything rather than lose either.
             (this, _) => *this = Keep::All,
         }
@@ -130,7 +178,7 @@ impl Keep {
         match self {
             Keep::All => true,
             Keep::Named(names) => names.contains(meta.name().unwrap_or_default()),
-            Keep::Selected(selectors) => selectors.iter().any(|s| meta.selected_by(s)),
+            Keep::Selected(selectors) => selectors.select(meta),
         }
     }
 }
@@ -273,6 +321,54 @@ mod tests {
             w.push_into(&mut observed);
         }
         observed
+    }
+
+    /// The index answers as matching every selector one by one does: multi-label selectors,
+    /// expressions only, the empty selector, and objects with and without labels.
+    #[test]
+    fn indexed_selectors_select_what_matching_each_selects() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+        let by = |pairs: &[(&str, &str)]| LabelSelector {
+            match_labels: Some(labels(pairs)),
+            ..LabelSelector::default()
+        };
+        let expression = LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "In".into(),
+                values: Some(vec!["edge".into()]),
+            }]),
+            ..LabelSelector::default()
+        };
+        let sets = [
+            vec![by(&[("app", "a")]), by(&[("app", "b"), ("tier", "web")])],
+            vec![by(&[("team", "x")]), expression.clone()],
+            vec![LabelSelector::default()],
+            vec![],
+        ];
+        let objects = [
+            vec![("app", "a")],
+            vec![("app", "b")],
+            vec![("app", "b"), ("tier", "web")],
+            vec![("tier", "edge")],
+            vec![("team", "x"), ("app", "c")],
+            vec![],
+        ];
+        for set in sets {
+            let indexed = Keep::Selected(Selectors::new(set.clone()));
+            for pairs in &objects {
+                let mut object = pod("p", "unused");
+                if let AnyObject::Pod(p) = &mut object {
+                    std::sync::Arc::make_mut(p).metadata.labels = Some(labels(pairs).into());
+                }
+                let one_by_one = set.iter().any(|s| object.meta().selected_by(s));
+                assert_eq!(
+                    indexed.keeps(object.meta()),
+                    one_by_one,
+                    "{set:?} on {pairs:?}"
+                );
+            }
+        }
     }
 
     fn pod(name: &str, app: &str) -> AnyObject {
@@ -434,7 +530,7 @@ mod tests {
             workload("apps", "a", "a"),
             workload("apps", "b", "b"),
         ]));
-        let selected = Keep::Selected(plan.pods["apps"].values().cloned().collect());
+        let selected = Keep::Selected(Selectors::new(plan.pods["apps"].values().cloned()));
         assert!(selected.keeps(pod("a-1", "a").meta()));
         assert!(selected.keeps(pod("b-1", "b").meta()));
         assert!(!selected.keeps(pod("other-1", "other").meta()));

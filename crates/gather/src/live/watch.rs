@@ -28,7 +28,7 @@ use liveproof_evidence::{ObjectRef, Observed, ResourceKind, Target, Touched};
 
 use super::error::root_cause;
 use super::objects::{api_resource, normalize, raw_object, workload_resource, AnyObject, Kind};
-use super::plan::{Keep, PodRead};
+use super::plan::{Keep, PodRead, Selectors};
 use super::sources::{self, source_reads, storage_selector, SourceRead};
 use super::{plan_related, Cluster, GatherError};
 
@@ -344,7 +344,7 @@ impl WatchState {
                 PodRead::Namespace(selectors) => {
                     self.keep(
                         (ResourceKind::Pod, namespace.clone()),
-                        Keep::Selected(selectors),
+                        Keep::Selected(Selectors::new(selectors)),
                     );
                     wanted.push((
                         ScopeKey::Namespace {
