@@ -194,7 +194,7 @@ fn deployment_versions(
     };
     let uid = meta_str(deploy, "uid").unwrap_or_default();
     let mut versions = vec![version(deploy)];
-    for (_, rs) in st.owned(&rs_info, &key.2, "Deployment", &key.3, uid) {
+    for (_, rs) in st.owned(rs_info, &key.2, "Deployment", &key.3, uid) {
         versions.push(version(rs));
         let (name, uid) = (
             meta_str(rs, "name")?,
