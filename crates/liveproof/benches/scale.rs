@@ -86,6 +86,15 @@ fn row(what: &str, m: &Measured) {
     );
 }
 
+/// Whether a container of `pod` runs `image`.
+fn runs(pod: &k8s_openapi::api::core::v1::Pod, image: &str) -> bool {
+    pod.spec.as_ref().is_some_and(|s| {
+        s.containers
+            .iter()
+            .any(|c| c.image.as_deref() == Some(image))
+    })
+}
+
 /// `liveproof verify -l SELECTOR --since … --image … -o json --kubeconfig KC` and `scope`.
 fn verify<'a>(kubeconfig: &'a str, scope: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
@@ -432,11 +441,7 @@ impl Bench {
                     };
                     let mut st = watched.lock().expect("lock");
                     st.0 += 1;
-                    let new = pod.spec.as_ref().is_some_and(|s| {
-                        s.containers
-                            .iter()
-                            .any(|c| c.image.as_deref() == Some(new_image))
-                    });
+                    let new = runs(&pod, new_image);
                     let ready = pod.status.as_ref().is_some_and(|s| {
                         s.conditions
                             .iter()
@@ -497,14 +502,7 @@ impl Bench {
                 .map(|pods| {
                     pods.items
                         .iter()
-                        .filter(|p| {
-                            p.metadata.deletion_timestamp.is_none()
-                                && p.spec.as_ref().is_some_and(|s| {
-                                    s.containers
-                                        .iter()
-                                        .any(|c| c.image.as_deref() == Some(new_image))
-                                })
-                        })
+                        .filter(|p| p.metadata.deletion_timestamp.is_none() && runs(p, new_image))
                         .count()
                 });
             println!("  new pods the cluster holds when --wait returned: {listed:?}");

@@ -286,17 +286,15 @@ mod tests {
         refs
     }
 
-    /// A pass the incremental judge would end on is confirmed by the full judgement first: a
-    /// change the touched set missed (here svc-0 rolled back, its events not named) never
-    /// ends a wait as live, and the next pass judges from the full judgement again.
-    #[test]
-    fn a_stale_incremental_live_never_ends_a_wait() {
+    /// Deployments svc-0 … svc-(n-1) in `bench` as targets, and a verify of them that states
+    /// the image [`NEW`] since the fleet's change time.
+    fn stated_rollout(n: usize) -> (Vec<Target>, VerifyConfig) {
         let change = Change {
             since: Some(fleet::CHANGE_AT.parse().expect("time")),
             images: vec![ExpectedImage::parse(NEW).expect("image")],
             ..Change::default()
         };
-        let targets: Vec<Target> = (0..2)
+        let targets: Vec<Target> = (0..n)
             .map(|d| Target::new(TargetKind::Deployment, Some("bench"), &format!("svc-{d}")))
             .collect();
         let config = VerifyConfig::new(
@@ -304,6 +302,15 @@ mod tests {
             change,
             Source::Offline(std::path::PathBuf::from("cluster.yaml")),
         );
+        (targets, config)
+    }
+
+    /// A pass the incremental judge would end on is confirmed by the full judgement first: a
+    /// change the touched set missed (here svc-0 rolled back, its events not named) never
+    /// ends a wait as live, and the next pass judges from the full judgement again.
+    #[test]
+    fn a_stale_incremental_live_never_ends_a_wait() {
+        let (targets, config) = stated_rollout(2);
         let mut judge = WaitJudge::default();
         let mut values = fleet::deployments("bench", 2, 2, true);
         let after = "2026-07-12T10:05:00Z";
@@ -370,19 +377,7 @@ mod tests {
     /// incremental report still says svc-0 is not live (a false not_live, had it been kept).
     #[test]
     fn a_wait_that_runs_out_reports_the_full_judgement_of_its_last_snapshot() {
-        let change = Change {
-            since: Some(fleet::CHANGE_AT.parse().expect("time")),
-            images: vec![ExpectedImage::parse(NEW).expect("image")],
-            ..Change::default()
-        };
-        let targets: Vec<Target> = (0..3)
-            .map(|d| Target::new(TargetKind::Deployment, Some("bench"), &format!("svc-{d}")))
-            .collect();
-        let config = VerifyConfig::new(
-            targets.clone(),
-            change,
-            Source::Offline(std::path::PathBuf::from("cluster.yaml")),
-        );
+        let (targets, config) = stated_rollout(3);
         let mut judge = WaitJudge::default();
         let mut values = fleet::deployments("bench", 3, 2, true);
         let after = "2026-07-12T10:05:00Z";
