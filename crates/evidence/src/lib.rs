@@ -17,6 +17,7 @@ mod facts;
 pub mod fleet;
 pub mod hint;
 pub mod history;
+pub mod index;
 pub mod kinds;
 pub mod lanes;
 mod model;

@@ -74,6 +74,10 @@ pub struct Observed {
     )>,
     /// `pods` by namespace and label, built when first asked ([`Observed::pods_selected`]).
     pub pod_index: crate::pod_index::PodIndex,
+    /// `replicasets` and `controller_revisions` by owner, built when first asked
+    /// ([`crate::index`]).
+    pub replicaset_owners: crate::index::OwnerIndex,
+    pub controller_revision_owners: crate::index::OwnerIndex,
 }
 
 /// Whether a GitOps revision contains the change's commit: the commit itself or a descendant

@@ -3,7 +3,9 @@
 //! selector matches per look (most of a verify's time), and the checks look several times.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use crate::index::Cached;
 
 use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -13,9 +15,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 /// checks read it.
 #[derive(Debug, Default)]
 struct Index {
-    /// What it was built from: the pods' length and where they lived. A push or a replaced
-    /// vector changes one of them, and the index is built again.
-    built_for: (usize, usize),
     by_label: HashMap<(String, String, String), Vec<usize>>,
     by_namespace: HashMap<String, Vec<usize>>,
     without_namespace: Vec<usize>,
@@ -23,10 +22,7 @@ struct Index {
 
 impl Index {
     fn build(pods: &[Arc<Pod>]) -> Index {
-        let mut index = Index {
-            built_for: fingerprint(pods),
-            ..Index::default()
-        };
+        let mut index = Index::default();
         for (i, pod) in pods.iter().enumerate() {
             let Some(ns) = pod.metadata.namespace.as_deref() else {
                 index.without_namespace.push(i);
@@ -67,19 +63,9 @@ impl Index {
     }
 }
 
-fn fingerprint(pods: &[Arc<Pod>]) -> (usize, usize) {
-    (pods.len(), pods.as_ptr() as usize)
-}
-
 /// A lazily built [`Index`] of `Observed::pods`; a copy of an `Observed` starts without one.
-#[derive(Debug, Default)]
-pub struct PodIndex(Mutex<Option<Arc<Index>>>);
-
-impl Clone for PodIndex {
-    fn clone(&self) -> Self {
-        PodIndex::default()
-    }
-}
+#[derive(Debug, Default, Clone)]
+pub struct PodIndex(Cached<Index>);
 
 impl PodIndex {
     /// The pods of `namespace` that `selector` matches (as [`crate::selector::matches`]), in
@@ -90,17 +76,7 @@ impl PodIndex {
         namespace: &str,
         selector: &LabelSelector,
     ) -> Vec<&'p Pod> {
-        let index = {
-            let mut cached = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            match cached.as_ref() {
-                Some(index) if index.built_for == fingerprint(pods) => Arc::clone(index),
-                _ => {
-                    let index = Arc::new(Index::build(pods));
-                    *cached = Some(Arc::clone(&index));
-                    index
-                }
-            }
-        };
+        let index = self.0.get(pods, Index::build);
         index
             .candidates(namespace, selector)
             .into_iter()

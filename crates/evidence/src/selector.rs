@@ -233,6 +233,47 @@ pub fn matches_with<'a>(selector: &LabelSelector, label: impl Fn(&str) -> Option
         })
 }
 
+/// Label selectors indexed by one `matchLabels` term of each: which of 2,000 may select an
+/// object is a lookup per indexed label key, not 2,000 matches. The candidates are a superset;
+/// [`matches`] decides.
+#[derive(Debug, Clone, Default)]
+pub struct Terms {
+    /// key → value → the positions of the selectors whose `matchLabels` hold `key: value`.
+    by_term: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    /// Selectors without `matchLabels` (expressions only): candidates of every object.
+    unindexed: Vec<usize>,
+}
+
+impl Terms {
+    /// Indexes `selector` as the one at position `i`.
+    pub fn push(&mut self, i: usize, selector: &LabelSelector) {
+        match selector.match_labels.as_ref().and_then(|m| m.iter().next()) {
+            Some((key, value)) => self
+                .by_term
+                .entry(key.clone())
+                .or_default()
+                .entry(value.clone())
+                .or_default()
+                .push(i),
+            None => self.unindexed.push(i),
+        }
+    }
+
+    /// The positions of the selectors that may select an object whose labels `label` reads
+    /// (by key): each indexed selector at most once, unordered.
+    pub fn candidates<'s, 'l>(
+        &'s self,
+        label: impl Fn(&str) -> Option<&'l str> + 's,
+    ) -> impl Iterator<Item = usize> + 's {
+        self.by_term
+            .iter()
+            .flat_map(move |(key, values)| label(key).and_then(|value| values.get(value)))
+            .flatten()
+            .chain(&self.unindexed)
+            .copied()
+    }
+}
+
 /// For messages: the rendered selector, or what is wrong with it.
 pub fn describe(selector: &LabelSelector) -> String {
     render(selector).unwrap_or_else(|e| format!("<{e}>"))
@@ -241,6 +282,68 @@ pub fn describe(selector: &LabelSelector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The candidates, each tested with [`matches`], are exactly the selectors that match one
+    /// by one: several labels, expressions only, the empty selector, objects without labels.
+    /// And they narrow: a selector of another value of the indexed key is no candidate.
+    #[test]
+    fn terms_give_every_selector_that_matches_and_narrow() {
+        let by = |pairs: &[(&str, &str)]| LabelSelector {
+            match_labels: Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..LabelSelector::default()
+        };
+        let expression = parse("tier in (edge)").expect("a selector");
+        let selectors = [
+            by(&[("app", "a")]),
+            by(&[("app", "b"), ("tier", "web")]),
+            by(&[("team", "x")]),
+            expression,
+            LabelSelector::default(),
+            by(&[("app", "a")]),
+        ];
+        let mut terms = Terms::default();
+        for (i, s) in selectors.iter().enumerate() {
+            terms.push(i, s);
+        }
+        let objects: [&[(&str, &str)]; 6] = [
+            &[("app", "a")],
+            &[("app", "b")],
+            &[("app", "b"), ("tier", "web")],
+            &[("tier", "edge")],
+            &[("team", "x"), ("app", "c")],
+            &[],
+        ];
+        for pairs in objects {
+            let labels: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let mut found: Vec<usize> = terms
+                .candidates(|k| labels.get(k).map(String::as_str))
+                .filter(|&i| matches(&selectors[i], Some(&labels)))
+                .collect();
+            found.sort_unstable();
+            let one_by_one: Vec<usize> = (0..selectors.len())
+                .filter(|&i| matches(&selectors[i], Some(&labels)))
+                .collect();
+            assert_eq!(found, one_by_one, "{pairs:?}");
+        }
+        let app_b = BTreeMap::from([("app".to_string(), "b".to_string())]);
+        let mut candidates: Vec<usize> = terms
+            .candidates(|k| app_b.get(k).map(String::as_str))
+            .collect();
+        candidates.sort_unstable();
+        assert_eq!(
+            candidates,
+            [1, 3, 4],
+            "app=a's selectors are not candidates"
+        );
+    }
     use crate::hint::Hinted as _;
 
     #[test]

@@ -59,7 +59,7 @@ impl WorkloadStatus for DaemonSet {
     /// The newest ControllerRevision the DaemonSet owns, provided it carries the current
     /// template.
     fn current_revision(&self, w: &Workload, observed: &Observed) -> Revision {
-        let owned: Vec<&ControllerRevision> = w.owned(&observed.controller_revisions);
+        let owned: Vec<&ControllerRevision> = w.owned_controller_revisions(observed);
         if owned.is_empty() {
             if let Some(missing) =
                 w.revision_input_missing(observed, ResourceKind::ControllerRevision)

@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::workload::{Progress, WorkloadStatus, WorkloadType};
 use crate::kinds::workload::{
-    template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
+    same_template, template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     POD_TEMPLATE_HASH,
 };
 use crate::suggestion::Suggestion;
@@ -113,20 +113,27 @@ pub(crate) fn replicaset_with_template(
     label: &'static str,
     prefer: Option<&str>,
 ) -> Revision {
-    let owned: Vec<&ReplicaSet> = w.owned(&observed.replicasets);
+    let owned: Vec<&ReplicaSet> = w.owned_replicasets(observed);
     if owned.is_empty() {
         if let Some(missing) = w.revision_input_missing(observed, ResourceKind::ReplicaSet) {
             return missing;
         }
     }
-    let want = template_ignoring(w.template, label);
+    // Written as JSON only when a plain comparison cannot tell (see `same_template`).
+    let want = std::cell::OnceCell::new();
+    let carries = |t: &PodTemplateSpec| {
+        same_template(w.template, t, label).unwrap_or_else(|| {
+            template_ignoring(t, label)
+                == *want.get_or_init(|| template_ignoring(w.template, label))
+        })
+    };
     let matching: Vec<&&ReplicaSet> = owned
         .iter()
         .filter(|rs| {
             rs.spec
                 .as_ref()
                 .and_then(|s| s.template.as_ref())
-                .is_some_and(|t| template_ignoring(t, label) == want)
+                .is_some_and(carries)
         })
         .collect();
     let hash_of = |rs: &ReplicaSet| {

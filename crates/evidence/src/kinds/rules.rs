@@ -197,10 +197,9 @@ impl KindRules for WorkloadRules {
     }
 
     fn namespaces_holding(&self, observed: &Observed, kind: TargetKind, name: &str) -> Vec<String> {
-        observed
-            .workloads()
-            .filter(|(k, m, _)| *k == kind && m.name.as_deref() == Some(name))
-            .map(|(_, m, _)| namespace(m.namespace.as_deref()))
-            .collect()
+        kind.spec()
+            .workload
+            .map(|fns| (fns.namespaces)(observed, name))
+            .unwrap_or_default()
     }
 }

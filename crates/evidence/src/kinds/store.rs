@@ -8,12 +8,18 @@
 use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::index::Names;
 
 /// The workload objects of a snapshot, one list per object type.
 #[derive(Default)]
 pub struct WorkloadStore {
     lists: BTreeMap<TypeId, Box<dyn List>>,
+    /// Each list's positions by name, built when first asked and dropped whenever the list is
+    /// handed out to change ([`WorkloadStore::of_mut`]): a target's workload is a lookup, not
+    /// a scan of 2,000 (and `--wait` looks up every target on every snapshot).
+    names: Mutex<BTreeMap<TypeId, Arc<Names>>>,
 }
 
 /// One type's list, erased: a `Vec<Arc<T>>`.
@@ -58,6 +64,10 @@ impl WorkloadStore {
 
     /// The list of type `T`, to add to, take from or reorder.
     pub fn of_mut<T: Any + Send + Sync + fmt::Debug>(&mut self) -> &mut Vec<Arc<T>> {
+        self.names
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&TypeId::of::<T>());
         let list = self
             .lists
             .entry(TypeId::of::<T>())
@@ -67,6 +77,28 @@ impl WorkloadStore {
             // The entry of `TypeId::of::<T>()` is only ever made as a `Vec<Arc<T>>` above.
             None => unreachable!("the list of a type is a Vec of that type"),
         }
+    }
+
+    /// The objects of type `T` that `name_of` names `name`, in order.
+    pub fn named<T: Any + Send + Sync + fmt::Debug>(
+        &self,
+        name: &str,
+        name_of: impl Fn(&T) -> Option<&str>,
+    ) -> impl Iterator<Item = &Arc<T>> {
+        let list = self.of::<T>();
+        let names = {
+            let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(
+                names
+                    .entry(TypeId::of::<T>())
+                    .or_insert_with(|| Arc::new(Names::build(list, name_of))),
+            )
+        };
+        names
+            .positions(name)
+            .to_vec()
+            .into_iter()
+            .filter_map(move |i| list.get(i))
     }
 
     /// Adds one object of type `T`, shared, after the others of its type.
@@ -88,6 +120,7 @@ impl Clone for WorkloadStore {
                 .iter()
                 .map(|(id, list)| (*id, list.clone_list()))
                 .collect(),
+            names: Mutex::default(),
         }
     }
 }
@@ -132,5 +165,28 @@ mod tests {
         assert!(store.of::<A>().is_empty());
         assert_eq!(copy.of::<A>().len(), 2);
         assert!(!store.is_empty());
+    }
+
+    /// Found by name through the index, in order, and again after the list changed.
+    #[test]
+    fn named_finds_every_object_of_a_name_after_each_change() {
+        #[derive(Debug)]
+        struct W(&'static str, u8);
+        fn name_of(w: &W) -> Option<&str> {
+            Some(w.0)
+        }
+        let found = |store: &WorkloadStore, name| -> Vec<u8> {
+            store.named::<W>(name, name_of).map(|w| w.1).collect()
+        };
+        let mut store = WorkloadStore::default();
+        assert!(found(&store, "web").is_empty());
+        store.push(Arc::new(W("web", 1)));
+        store.push(Arc::new(W("api", 2)));
+        assert_eq!(found(&store, "web"), [1]);
+        store.push(Arc::new(W("web", 3)));
+        assert_eq!(found(&store, "web"), [1, 3], "a push is seen");
+        store.of_mut::<W>().retain(|w| w.1 != 1);
+        assert_eq!(found(&store, "web"), [3], "a change in place is seen");
+        assert_eq!(found(&store.clone(), "api"), [2]);
     }
 }

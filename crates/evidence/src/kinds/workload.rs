@@ -57,10 +57,10 @@ impl<'a> Workload<'a> {
     ) -> Option<RevisionObjects<'o>> {
         match kind {
             ResourceKind::ReplicaSet => Some(RevisionObjects::ReplicaSets(
-                self.owned(&observed.replicasets),
+                self.owned_replicasets(observed),
             )),
             ResourceKind::ControllerRevision => Some(RevisionObjects::ControllerRevisions(
-                self.owned(&observed.controller_revisions),
+                self.owned_controller_revisions(observed),
             )),
             _ => None,
         }
@@ -120,14 +120,37 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// The objects in its namespace this workload owns (its ReplicaSets or revisions).
-    pub(crate) fn owned<'o, T: Metadata<Ty = ObjectMeta>>(
+    /// The ReplicaSets in its namespace it owns.
+    pub(crate) fn owned_replicasets<'o>(&self, observed: &'o Observed) -> Vec<&'o ReplicaSet> {
+        self.owned(&observed.replicasets, &observed.replicaset_owners)
+    }
+
+    /// The ControllerRevisions in its namespace it owns.
+    pub(crate) fn owned_controller_revisions<'o>(
+        &self,
+        observed: &'o Observed,
+    ) -> Vec<&'o ControllerRevision> {
+        self.owned(
+            &observed.controller_revisions,
+            &observed.controller_revision_owners,
+        )
+    }
+
+    /// The objects in its namespace this workload owns, of `items` (whose owner index is
+    /// `index`): the index's candidates, each tested as a scan would.
+    fn owned<'o, T: Metadata<Ty = ObjectMeta>>(
         &self,
         items: &'o [Arc<T>],
+        index: &crate::index::OwnerIndex,
     ) -> Vec<&'o T> {
-        items
-            .iter()
-            .map(|o| &**o)
+        let owner = crate::index::Owner {
+            namespace: self.namespace,
+            kind: self.kind.kind_name(),
+            uid: self.meta.uid.as_deref(),
+            name: self.name,
+        };
+        index
+            .candidates(items, &owner)
             .filter(|o| {
                 o.metadata().namespace.as_deref().unwrap_or(self.namespace) == self.namespace
             })
@@ -254,6 +277,37 @@ impl CurrentRevision {
 /// without the values the API server fills in (see `pod_defaults`).
 pub(crate) fn template_ignoring(template: &PodTemplateSpec, label: &str) -> Value {
     template_ignoring_value(serde_json::to_value(template).unwrap_or(Value::Null), label)
+}
+
+/// Whether two pod templates are the same ignoring `label` (as [`template_ignoring`] compares
+/// them), told without writing either as JSON where that is plain: equal as read, but for
+/// `label`, they are the same; containers of other names or images, they are not (the API
+/// server fills in no name and no image). `None`: only the comparison of [`template_ignoring`]
+/// can tell. `--wait` compares each target's template with its ReplicaSets' on every change.
+pub(crate) fn same_template(a: &PodTemplateSpec, b: &PodTemplateSpec, label: &str) -> Option<bool> {
+    let images = |t: &PodTemplateSpec| {
+        let spec = t.spec.as_ref();
+        let containers = spec.map(|s| s.containers.as_slice()).unwrap_or_default();
+        let init = spec
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default();
+        let named = |c: &k8s_openapi::api::core::v1::Container| (c.name.clone(), c.image.clone());
+        (
+            containers.iter().map(named).collect::<Vec<_>>(),
+            init.iter().map(named).collect::<Vec<_>>(),
+        )
+    };
+    if images(a) != images(b) {
+        return Some(false);
+    }
+    let without_label = |t: &PodTemplateSpec| {
+        let mut meta = t.metadata.clone();
+        if let Some(labels) = meta.as_mut().and_then(|m| m.labels.as_mut()) {
+            labels.remove(label);
+        }
+        meta
+    };
+    (a.spec == b.spec && without_label(a) == without_label(b)).then_some(true)
 }
 
 fn template_ignoring_value(mut template: Value, label: &str) -> Value {
@@ -516,6 +570,8 @@ pub(crate) struct Listed<'a> {
 pub struct WorkloadFns {
     pub(crate) find: for<'a> fn(&'a Observed, &'a str, &'a str) -> Option<Workload<'a>>,
     pub(crate) list: for<'a> fn(&'a Observed) -> Vec<Listed<'a>>,
+    /// The namespaces of its objects named so (`default` for one that names none), unsorted.
+    pub(crate) namespaces: fn(&Observed, &str) -> Vec<String>,
     pub(crate) add: fn(&mut Observed, Value) -> Result<(), JsonPathError>,
 }
 
@@ -532,6 +588,7 @@ pub(crate) const fn fns<T: WorkloadType>() -> WorkloadFns {
     WorkloadFns {
         find: find::<T>,
         list: list::<T>,
+        namespaces: namespaces::<T>,
         add: add::<T>,
     }
 }
@@ -543,14 +600,17 @@ fn find<'a, T: WorkloadType>(
 ) -> Option<Workload<'a>> {
     observed
         .workloads
-        .of::<T>()
-        .iter()
-        .find(|o| {
-            let m = o.meta();
-            m.name.as_deref() == Some(name)
-                && m.namespace.as_deref().unwrap_or(namespace) == namespace
-        })
+        .named::<T>(name, |o| o.meta().name.as_deref())
+        .find(|o| o.meta().namespace.as_deref().unwrap_or(namespace) == namespace)
         .and_then(|o| o.view(namespace, name))
+}
+
+fn namespaces<T: WorkloadType>(observed: &Observed, name: &str) -> Vec<String> {
+    observed
+        .workloads
+        .named::<T>(name, |o| o.meta().name.as_deref())
+        .map(|o| super::rules::namespace(o.meta().namespace.as_deref()))
+        .collect()
 }
 
 fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
@@ -640,5 +700,70 @@ impl Observed {
             .filter_map(|k| k.workload)
             .flat_map(|fns| (fns.list)(self))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn template(value: Value) -> PodTemplateSpec {
+        serde_json::from_value(value).expect("a pod template")
+    }
+
+    /// Where the plain comparison answers, it answers as the JSON comparison does; it leaves
+    /// to that only what it cannot tell (a value the API server fills in), and it tells the
+    /// two cases a rollout is made of: the same template, another image.
+    #[test]
+    fn same_template_answers_as_the_json_comparison_or_not_at_all() {
+        let base = json!({
+            "metadata": {"labels": {"app": "web", POD_TEMPLATE_HASH: "aaa"}},
+            "spec": {"containers": [{"name": "web", "image": "shop/web:1"}]}
+        });
+        let variant = |pointer: &str, value: Value| {
+            let mut t = base.clone();
+            *t.pointer_mut(pointer).expect("the field") = value;
+            template(t)
+        };
+        let mut defaulted = base.clone();
+        defaulted["spec"]["dnsPolicy"] = json!("ClusterFirst");
+        let mut env = base.clone();
+        env["spec"]["containers"][0]["env"] = json!([{"name": "MODE", "value": "a"}]);
+        let a = template(base.clone());
+        let cases = [
+            (template(base.clone()), Some(true)),
+            (
+                variant("/metadata/labels/pod-template-hash", json!("bbb")),
+                Some(true),
+            ),
+            (
+                variant("/spec/containers/0/image", json!("shop/web:2")),
+                Some(false),
+            ),
+            (
+                variant("/spec/containers/0/name", json!("api")),
+                Some(false),
+            ),
+            (variant("/metadata/labels/app", json!("api")), None),
+            (template(defaulted), None),
+            (template(env), None),
+        ];
+        for (b, plain) in cases {
+            let json = template_ignoring(&a, POD_TEMPLATE_HASH)
+                == template_ignoring(&b, POD_TEMPLATE_HASH);
+            let said = same_template(&a, &b, POD_TEMPLATE_HASH);
+            assert_eq!(said, plain, "{b:?}");
+            if let Some(said) = said {
+                assert_eq!(said, json, "{b:?}");
+            }
+        }
+        // What it leaves undecided, the JSON comparison decides both ways.
+        let mut defaulted = base.clone();
+        defaulted["spec"]["dnsPolicy"] = json!("ClusterFirst");
+        assert_eq!(
+            template_ignoring(&a, POD_TEMPLATE_HASH),
+            template_ignoring(&template(defaulted), POD_TEMPLATE_HASH)
+        );
     }
 }

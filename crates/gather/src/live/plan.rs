@@ -6,10 +6,10 @@
 //! [`BATCH_AT`] pod selectors in one namespace its pods are LISTed once (and the pods some
 //! selector matches kept). Below that, a GET per target and a LIST per selector are cheaper.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use liveproof_evidence::{Observed, ResourceKind, Target, TargetKind};
+use liveproof_evidence::{selector, Observed, ResourceKind, Target, TargetKind};
 
 use super::objects::{workload_resource, Meta};
 
@@ -107,16 +107,16 @@ pub(crate) enum Keep {
     Selected(Selectors),
 }
 
-/// Label selectors (one per workload), indexed by one `matchLabels` term of each: which of
-/// 2,000 select an object is a lookup per indexed label key, not 2,000 matches. `--wait` asks
-/// this of every ReplicaSet and pod on every snapshot.
+/// Label selectors (one per workload), indexed by one `matchLabels` term of each
+/// ([`selector::Terms`]): which of 2,000 select an object is a lookup per indexed label key,
+/// not 2,000 matches. `--wait` asks this of every ReplicaSet and pod on every snapshot, and
+/// widens the set on every snapshot: a selector held already is known by its rendering.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Selectors {
     all: Vec<LabelSelector>,
-    /// key → value → the selectors whose `matchLabels` hold `key: value`.
-    by_term: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
-    /// Selectors without `matchLabels` (expressions only): matched one by one.
-    unindexed: Vec<usize>,
+    terms: selector::Terms,
+    /// The selectors held, rendered; one that does not render is compared with each.
+    rendered: HashSet<String>,
 }
 
 impl Selectors {
@@ -129,35 +129,23 @@ impl Selectors {
     /// Adds the selectors it does not hold yet.
     fn extend(&mut self, selectors: impl IntoIterator<Item = LabelSelector>) {
         for selector in selectors {
-            if self.all.contains(&selector) {
+            let held = match selector::render(&selector) {
+                Ok(rendered) => !self.rendered.insert(rendered),
+                Err(_) => self.all.contains(&selector),
+            };
+            if held {
                 continue;
             }
-            let i = self.all.len();
-            match selector.match_labels.as_ref().and_then(|m| m.iter().next()) {
-                Some((key, value)) => self
-                    .by_term
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(value.clone())
-                    .or_default()
-                    .push(i),
-                None => self.unindexed.push(i),
-            }
+            self.terms.push(self.all.len(), &selector);
             self.all.push(selector);
         }
     }
 
     /// Whether one of them selects `meta`.
     fn select(&self, meta: Meta<'_>) -> bool {
-        let candidates = self.by_term.iter().flat_map(|(key, values)| {
-            meta.label(key)
-                .and_then(|value| values.get(value))
-                .into_iter()
-                .flatten()
-        });
-        candidates
-            .chain(&self.unindexed)
-            .any(|&i| meta.selected_by(&self.all[i]))
+        self.terms
+            .candidates(|key| meta.label(key))
+            .any(|i| meta.selected_by(&self.all[i]))
     }
 }
 
