@@ -7,7 +7,7 @@
 
 use futures::StreamExt;
 use liveproof_evidence::hint::{Hinted as _, HintedMessage};
-use liveproof_evidence::{Judgement, Observed, Report, SeenLive, Settled, Touched};
+use liveproof_evidence::{Observed, Report, SeenLive, Settled, Touched};
 use liveproof_gather::live::humanize;
 use liveproof_gather::offline::namespace::DumpNamespace;
 use liveproof_gather::registry::RegistryFacts;
@@ -146,7 +146,6 @@ async fn watch(
     let mut tick = tokio::time::interval(VERSION_RECHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut latest: Option<Observed> = None;
-    let mut last: Option<Report> = None;
     let mut watch_failing = None;
     // A failure waiting cannot fix, or an unknown nothing later decides, ends the wait early:
     // that is not the --timeout running out.
@@ -197,15 +196,15 @@ async fn watch(
             },
             // The stream ended or the time is up: report what was seen last.
             None => {
-                if last.is_none() {
+                let Some(last) = judging.report() else {
                     return Err(deadline.ran_out(server, &gathering).into());
-                }
+                };
                 if let Some(failure) = watch_failing.take() {
-                    if last.as_ref().is_some_and(|r| !done(r)) {
+                    if !done(last) {
                         return Err(failure.into());
                     }
                 }
-                if last.as_ref().is_some_and(|r| !done(r)) {
+                if !done(last) {
                     tracing::warn!(
                         "--timeout {} ended before the change was live",
                         humanize(deadline.timeout)
@@ -215,21 +214,22 @@ async fn watch(
             }
         };
         let targets = session.complete_by(&facts, observed, deadline.at).await?;
-        let Judgement { report, stop } =
-            judging.pass(config, observed, &targets, ns, &touched, done);
+        let stop = judging.pass(config, observed, &targets, ns, &touched, done);
+        let Some(report) = judging.report() else {
+            continue;
+        };
         if refuse_unprovable == Refuse::Unprovable {
             if let Some(Settled::Unprovable { message, hint }) =
-                liveproof_evidence::unprovable(&report)
+                liveproof_evidence::unprovable(report)
             {
                 progress.finish();
                 return Err(HintedMessage::new(message, hint).into());
             }
         }
         let absent = session.absent(observed);
-        seen_live.observe(&report, jiff::Timestamp::now());
-        progress.say(&liveproof_report::progress::waiting_line(&report, &absent));
-        let finished = done(&report);
-        last = Some(report);
+        seen_live.observe(report, jiff::Timestamp::now());
+        progress.say(&liveproof_report::progress::waiting_line(report, &absent));
+        let finished = done(report);
         if let Some(settled) = stop.filter(|_| !finished) {
             tracing::warn!("{}", settled.stopping());
             stopped = Some(settled);
@@ -240,9 +240,9 @@ async fn watch(
         }
     }
     progress.finish();
-    let mut last =
-        last.ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
-    judging.finish(config, latest.as_ref(), ns, &mut last);
+    let mut last = judging
+        .finish(config, latest.as_ref(), ns)
+        .ok_or_else(|| anyhow::anyhow!("no observation was made before the timeout"))?;
     // A target that never appeared while waiting for its first deploy is still not there:
     // an input error (a typo waits the whole --timeout, then says so), not a verdict.
     if let (false, Some(observed)) = (done(&last), &latest) {

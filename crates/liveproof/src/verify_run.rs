@@ -150,13 +150,17 @@ pub fn stamp(report: &mut Report, cluster: liveproof_evidence::ClusterRef) {
 #[derive(Default)]
 pub(crate) struct WaitJudge {
     rejudge: Option<Rejudge>,
+    /// The full judgement of the last pass, when it was confirmed; the incremental report is
+    /// the judge's own, borrowed, never copied per pass (at 2,000 targets a report is tens of
+    /// MB, and a copy per snapshot was a third of the wait's memory).
+    full: Option<Report>,
     passes: usize,
     confirmed: usize,
-    /// The last pass gave the incremental report, not a full judgement.
-    last_incremental: bool,
 }
 
 impl WaitJudge {
+    /// Judges `observed` after `touched`; what settles the wait, if anything. The report is
+    /// [`WaitJudge::report`].
     pub(crate) fn pass(
         &mut self,
         config: &VerifyConfig,
@@ -165,8 +169,9 @@ impl WaitJudge {
         ns: &str,
         touched: &Touched,
         done: &(dyn Fn(&Report) -> bool + Sync),
-    ) -> Judgement {
+    ) -> Option<Settled> {
         self.passes += 1;
+        self.full = None;
         let rejudge = match self.rejudge.as_mut() {
             Some(rejudge) => {
                 rejudge.update(observed, targets, touched);
@@ -177,12 +182,8 @@ impl WaitJudge {
                 .insert(Rejudge::new(observed, &stated(config), targets, ns)),
         };
         let stop = rejudge.settled(observed);
-        self.last_incremental = stop.is_none() && !done(rejudge.report());
-        if self.last_incremental {
-            return Judgement {
-                report: rejudge.report().clone(),
-                stop,
-            };
+        if stop.is_none() && !done(rejudge.report()) {
+            return stop;
         }
         self.confirmed += 1;
         let full = judge_pass(config, observed, targets, ns);
@@ -192,31 +193,40 @@ impl WaitJudge {
             *rejudge = Rejudge::new(observed, &stated(config), targets, ns);
             rejudge.judged += judged;
         }
-        full
+        self.full = Some(full.report);
+        full.stop
     }
 
-    /// Once the wait is over: says what its judging cost (`-v`), and when its last pass gave
-    /// the incremental report (the `--timeout` ran out on it), puts the full judgement of
-    /// `latest` in its place, so a target the incremental judge left stale is never what a
-    /// wait that ran out reports.
+    /// The last pass's report: the full judgement when it was confirmed, else the incremental
+    /// one. `None` before the first pass.
+    pub(crate) fn report(&self) -> Option<&Report> {
+        self.full
+            .as_ref()
+            .or_else(|| self.rejudge.as_ref().map(Rejudge::report))
+    }
+
+    /// Once the wait is over: says what its judging cost (`-v`), and gives the report it ends
+    /// on — always a full judgement: when the last pass gave the incremental report (the
+    /// `--timeout` ran out on it), the full judgement of `latest`, so a target the incremental
+    /// judge left stale is never what a wait that ran out reports. `None` before any pass.
+    /// It ends the judge: what it held is freed before the report is explained and written.
     pub(crate) fn finish(
-        &self,
+        mut self,
         config: &VerifyConfig,
         latest: Option<&Observed>,
         ns: &str,
-        last: &mut Report,
-    ) {
+    ) -> Option<Report> {
         let judged = self.rejudge.as_ref().map_or(0, |r| r.judged);
         tracing::info!(
             "judged {} snapshots: {judged} target judgements, {} full judgements to confirm",
             self.passes,
             self.confirmed
         );
-        if let (true, Some(observed), Some(rejudge)) =
-            (self.last_incremental, latest, &self.rejudge)
-        {
-            *last = judge_pass(config, observed, rejudge.targets(), ns).report;
+        if let Some(full) = self.full.take() {
+            return Some(full);
         }
+        let (observed, rejudge) = (latest?, self.rejudge.as_ref()?);
+        Some(judge_pass(config, observed, rejudge.targets(), ns).report)
     }
 }
 
@@ -316,7 +326,7 @@ mod tests {
         let after = "2026-07-12T10:05:00Z";
 
         let rolled = roll(&mut values, 0, NEW, after);
-        let first = judge.pass(
+        judge.pass(
             &config,
             &observed(&values),
             &targets,
@@ -325,7 +335,7 @@ mod tests {
             &live_or_superseded,
         );
         assert_eq!(
-            first.report.verdict,
+            judge.report().expect("judged").verdict,
             Verdict::NotLive,
             "svc-1 has not rolled"
         );
@@ -336,7 +346,7 @@ mod tests {
         roll(&mut values, 0, old, after);
         let rolled = roll(&mut values, 1, NEW, after);
         let now = observed(&values);
-        let second = judge.pass(
+        judge.pass(
             &config,
             &now,
             &targets,
@@ -344,20 +354,16 @@ mod tests {
             &Touched::Objects(rolled),
             &live_or_superseded,
         );
-        assert_eq!(
-            second.report.verdict,
-            Verdict::NotLive,
-            "{:#?}",
-            second.report.targets[0]
-        );
-        let svc0 = &second.report.targets[0];
+        let second = judge.report().expect("judged");
+        assert_eq!(second.verdict, Verdict::NotLive, "{:#?}", second.targets[0]);
+        let svc0 = &second.targets[0];
         assert_eq!(
             (svc0.name.as_str(), svc0.verdict),
             ("svc-0", Verdict::NotLive)
         );
 
         // Resynced: a pass with nothing touched stays what the full judgement said.
-        let third = judge.pass(
+        judge.pass(
             &config,
             &now,
             &targets,
@@ -365,7 +371,7 @@ mod tests {
             &Touched::Objects(Vec::new()),
             &live_or_superseded,
         );
-        assert_eq!(third.report.verdict, Verdict::NotLive);
+        assert_eq!(judge.report().expect("judged").verdict, Verdict::NotLive);
         assert_eq!(
             judge.confirmed, 1,
             "only the pass that looked live was confirmed"
@@ -394,22 +400,22 @@ mod tests {
         let rolled = roll(&mut values, 1, NEW, after);
         let now = observed(&values);
         let touched = Touched::Objects(rolled);
-        let mut last = judge
-            .pass(
-                &config,
-                &now,
-                &targets,
-                "bench",
-                &touched,
-                &live_or_superseded,
-            )
-            .report;
+        judge.pass(
+            &config,
+            &now,
+            &targets,
+            "bench",
+            &touched,
+            &live_or_superseded,
+        );
         assert_eq!(
-            last.targets[0].verdict,
+            judge.report().expect("judged").targets[0].verdict,
             Verdict::NotLive,
             "stale, as the test means"
         );
-        judge.finish(&config, Some(&now), "bench", &mut last);
+        let last = judge
+            .finish(&config, Some(&now), "bench")
+            .expect("a report");
         let verdicts: Vec<Verdict> = last.targets.iter().map(|t| t.verdict).collect();
         assert_eq!(
             verdicts,

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, SelectAll};
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
@@ -55,6 +55,42 @@ impl std::ops::Deref for Snapshot {
 
 /// Events arriving within this window are applied together, yielding one snapshot.
 const DEBOUNCE: Duration = Duration::from_millis(100);
+/// After the window, events already received are applied too, for up to this long from the
+/// first: a snapshot and its judgement cost the same for one event as for thousands, so when
+/// judging falls behind a rollout of 2,000 workloads, the backlog is taken in one snapshot,
+/// not in one per window. Bounded, so a stream that never pauses still yields snapshots.
+const DRAIN: Duration = Duration::from_secs(1);
+/// What follows a first event into its snapshot: what `stream` yields within `window`, then
+/// what it has ready at once, until `drain` from the first (see [`DRAIN`]).
+async fn batch<S: futures::Stream + Unpin>(
+    stream: &mut S,
+    window: Duration,
+    drain: Duration,
+) -> Vec<S::Item> {
+    let first = tokio::time::Instant::now();
+    let mut items = Vec::new();
+    // The bound holds in the window too: a stream always ready never lets a timeout fire.
+    while first.elapsed() < drain {
+        let next = if first.elapsed() < window {
+            match tokio::time::timeout_at(first + window, stream.next()).await {
+                Ok(next) => next,
+                // The window is over: on to what is ready at once.
+                Err(_) => continue,
+            }
+        } else {
+            match stream.next().now_or_never() {
+                Some(next) => next,
+                None => break,
+            }
+        };
+        match next {
+            Some(item) => items.push(item),
+            None => break,
+        }
+    }
+    items
+}
+
 /// Consecutive watch failures (across all scopes, each after kube's backoff) before the
 /// stream reports an error.
 const FAILURES_BEFORE_ERROR: u32 = 5;
@@ -251,10 +287,7 @@ impl WatchState {
         loop {
             let (index, item) = self.streams.next().await?;
             let mut changed = self.apply(index, item);
-            let deadline = tokio::time::Instant::now() + DEBOUNCE;
-            while let Ok(Some((index, item))) =
-                tokio::time::timeout_at(deadline, self.streams.next()).await
-            {
+            for (index, item) in batch(&mut self.streams, DEBOUNCE, DRAIN).await {
                 changed |= self.apply(index, item);
             }
             if let Some(failure) = self.failure.take() {
@@ -1996,6 +2029,37 @@ mod tests {
             state.next().await.is_none(),
             "every watch ended, and so does the stream"
         );
+    }
+
+    /// A backlog (events already received, each slow to take) goes into one snapshot past the
+    /// window, up to the drain bound; what is not there yet waits for the next one.
+    #[tokio::test]
+    async fn a_backlog_is_one_snapshot_up_to_the_drain_bound() {
+        let slow = |n: usize| {
+            stream::iter(0..n).map(|i| {
+                std::thread::sleep(Duration::from_millis(30));
+                i
+            })
+        };
+        let window = Duration::from_millis(50);
+        let mut backlog = slow(10);
+        let taken = batch(&mut backlog, window, Duration::from_secs(5)).await;
+        assert_eq!(taken.len(), 10, "all of it, though the window took two");
+        let mut endless = slow(100);
+        let taken = batch(&mut endless, window, Duration::from_millis(300)).await;
+        assert!(
+            (2..100).contains(&taken.len()),
+            "bounded by the drain: {}",
+            taken.len()
+        );
+        let mut later = stream::iter([1])
+            .chain(stream::once(async {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                2
+            }))
+            .boxed();
+        let taken = batch(&mut later, window, Duration::from_secs(5)).await;
+        assert_eq!(taken, [1], "what has not arrived is not waited for");
     }
 
     #[tokio::test(start_paused = true)]
