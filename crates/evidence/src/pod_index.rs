@@ -5,17 +5,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::index::Cached;
+use crate::index::{key, Cached};
 
 use crate::pod::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-/// The index of one `Vec<Pod>`: positions by `(namespace, label, value)` and by namespace. A
-/// pod without a namespace (a hand-written dump) is a candidate in every namespace, as the
-/// checks read it.
+/// The index of one `Vec<Pod>`: positions by `(namespace, label, value)` (its
+/// [`key`](crate::index::key)) and by namespace. A pod without a namespace (a hand-written
+/// dump) is a candidate in every namespace, as the checks read it.
 #[derive(Debug, Default)]
 struct Index {
-    by_label: HashMap<(String, String, String), Vec<usize>>,
+    by_label: HashMap<u64, Vec<usize>>,
     by_namespace: HashMap<String, Vec<usize>>,
     without_namespace: Vec<usize>,
 }
@@ -33,10 +33,10 @@ impl Index {
                 .entry(ns.to_string())
                 .or_default()
                 .push(i);
-            for (key, value) in pod.metadata.labels.iter().flatten() {
+            for (label, value) in pod.metadata.labels.iter().flatten() {
                 index
                     .by_label
-                    .entry((ns.to_string(), key.clone(), value.clone()))
+                    .entry(key(&[ns, label, value]))
                     .or_default()
                     .push(i);
             }
@@ -48,10 +48,7 @@ impl Index {
     fn candidates(&self, namespace: &str, selector: &LabelSelector) -> Vec<usize> {
         let first_label = selector.match_labels.iter().flatten().next();
         let in_namespace = match first_label {
-            Some((key, value)) => {
-                self.by_label
-                    .get(&(namespace.to_string(), key.clone(), value.clone()))
-            }
+            Some((label, value)) => self.by_label.get(&key(&[namespace, label, value])),
             None => self.by_namespace.get(namespace),
         };
         let mut out: Vec<usize> = in_namespace.cloned().unwrap_or_default();
@@ -81,6 +78,7 @@ impl PodIndex {
             .candidates(namespace, selector)
             .into_iter()
             .filter_map(|i| pods.get(i).map(|p| &**p))
+            .filter(|p| p.metadata.namespace.as_deref().unwrap_or(namespace) == namespace)
             .filter(|p| crate::selector::matches(selector, p.metadata.labels.as_ref()))
             .collect()
     }

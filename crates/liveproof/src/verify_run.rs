@@ -154,6 +154,8 @@ pub(crate) struct WaitJudge {
     /// the judge's own, borrowed, never copied per pass (at 2,000 targets a report is tens of
     /// MB, and a copy per snapshot was a third of the wait's memory).
     full: Option<Report>,
+    /// Target judgements of a judge dropped at a confirmation that ended the wait.
+    judged_by_dropped: usize,
     passes: usize,
     confirmed: usize,
 }
@@ -186,13 +188,23 @@ impl WaitJudge {
             return stop;
         }
         self.confirmed += 1;
+        // The incremental report goes before the full one is made: two reports of 2,000
+        // targets at once were the peak of the wait's memory. Where the full judgement agrees
+        // and ends the wait, nothing needs the judge again; otherwise it starts anew from it.
+        let (verdict, judged) = (rejudge.report().verdict, rejudge.judged);
+        self.rejudge = None;
         let full = judge_pass(config, observed, targets, ns);
-        if full.stop != stop || full.report.verdict != rejudge.report().verdict {
-            tracing::debug!("the full judgement differs from the incremental one; judging anew");
-            let judged = rejudge.judged;
-            *rejudge = Rejudge::new(observed, &stated(config), targets, ns);
-            rejudge.judged += judged;
+        let agrees = full.stop == stop && full.report.verdict == verdict;
+        if !agrees || (full.stop.is_none() && !done(&full.report)) {
+            if !agrees {
+                tracing::debug!(
+                    "the full judgement differs from the incremental one; judging anew"
+                );
+            }
+            let rejudge = Rejudge::new(observed, &stated(config), targets, ns);
+            self.rejudge.insert(rejudge).judged += judged;
         }
+        self.judged_by_dropped = judged;
         self.full = Some(full.report);
         full.stop
     }
@@ -216,7 +228,10 @@ impl WaitJudge {
         latest: Option<&Observed>,
         ns: &str,
     ) -> Option<Report> {
-        let judged = self.rejudge.as_ref().map_or(0, |r| r.judged);
+        let judged = self
+            .rejudge
+            .as_ref()
+            .map_or(self.judged_by_dropped, |r| r.judged);
         tracing::info!(
             "judged {} snapshots: {judged} target judgements, {} full judgements to confirm",
             self.passes,
