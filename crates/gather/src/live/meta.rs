@@ -63,14 +63,15 @@ impl<'a> Meta<'a> {
     }
 
     /// Identity for de-duplication: the uid, or namespace/name when the uid is missing.
-    pub(crate) fn identity(self) -> String {
+    pub(crate) fn identity(self) -> std::borrow::Cow<'a, str> {
         match self.uid() {
-            Some(uid) if !uid.is_empty() => uid.to_string(),
+            Some(uid) if !uid.is_empty() => uid.into(),
             _ => format!(
                 "{}/{}",
                 self.namespace().unwrap_or("default"),
                 self.name().unwrap_or_default()
-            ),
+            )
+            .into(),
         }
     }
 }
