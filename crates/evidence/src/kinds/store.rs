@@ -79,7 +79,8 @@ impl WorkloadStore {
         }
     }
 
-    /// The objects of type `T` that `name_of` names `name`, in order.
+    /// The objects of type `T` that `name_of` names `name`, in order. The index is built with
+    /// the first `name_of` asked of a type: every caller reads the object's own name.
     pub fn named<T: Any + Send + Sync + fmt::Debug>(
         &self,
         name: &str,
