@@ -285,19 +285,19 @@ pub(crate) fn template_ignoring(template: &PodTemplateSpec, label: &str) -> Valu
 /// server fills in no name and no image). `None`: only the comparison of [`template_ignoring`]
 /// can tell. `--wait` compares each target's template with its ReplicaSets' on every change.
 pub(crate) fn same_template(a: &PodTemplateSpec, b: &PodTemplateSpec, label: &str) -> Option<bool> {
-    let images = |t: &PodTemplateSpec| {
+    fn containers(t: &PodTemplateSpec, init: bool) -> &[k8s_openapi::api::core::v1::Container] {
         let spec = t.spec.as_ref();
-        let containers = spec.map(|s| s.containers.as_slice()).unwrap_or_default();
-        let init = spec
-            .and_then(|s| s.init_containers.as_deref())
-            .unwrap_or_default();
-        let named = |c: &k8s_openapi::api::core::v1::Container| (c.name.clone(), c.image.clone());
-        (
-            containers.iter().map(named).collect::<Vec<_>>(),
-            init.iter().map(named).collect::<Vec<_>>(),
-        )
+        match init {
+            false => spec.map(|s| s.containers.as_slice()),
+            true => spec.and_then(|s| s.init_containers.as_deref()),
+        }
+        .unwrap_or_default()
+    }
+    let same_images = |init: bool| {
+        let images = |t| containers(t, init).iter().map(|c| (&c.name, &c.image));
+        images(a).eq(images(b))
     };
-    if images(a) != images(b) {
+    if !(same_images(false) && same_images(true)) {
         return Some(false);
     }
     let without_label = |t: &PodTemplateSpec| {
@@ -598,19 +598,25 @@ fn find<'a, T: WorkloadType>(
     namespace: &'a str,
     name: &'a str,
 ) -> Option<Workload<'a>> {
-    observed
-        .workloads
-        .named::<T>(name, |o| o.meta().name.as_deref())
+    named::<T>(observed, name)
         .find(|o| o.meta().namespace.as_deref().unwrap_or(namespace) == namespace)
         .and_then(|o| o.view(namespace, name))
 }
 
 fn namespaces<T: WorkloadType>(observed: &Observed, name: &str) -> Vec<String> {
+    named::<T>(observed, name)
+        .map(|o| super::rules::namespace(o.meta().namespace.as_deref()))
+        .collect()
+}
+
+/// The workloads of type `T` named `name`, in every namespace, through the store's index.
+fn named<'a, T: WorkloadType>(
+    observed: &'a Observed,
+    name: &str,
+) -> impl Iterator<Item = &'a Arc<T>> {
     observed
         .workloads
         .named::<T>(name, |o| o.meta().name.as_deref())
-        .map(|o| super::rules::namespace(o.meta().namespace.as_deref()))
-        .collect()
 }
 
 fn list<T: WorkloadType>(observed: &Observed) -> Vec<Listed<'_>> {
