@@ -127,7 +127,12 @@ fn judge_targets(
             }
         }
     }
+    // The reports of the workloads Helm/GitOps targets reach, which the targets read. One
+    // given only directly is read by no target (`reached` holds every workload a target
+    // reaches): only its key is kept, not a copy of its report (at 2,000 targets, a second
+    // report's worth of memory).
     let mut judged: std::collections::BTreeMap<Key, TargetReport> = Default::default();
+    let mut direct_shown = std::collections::BTreeSet::new();
     let mut owners_shown = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for (target, owner) in targets.iter().zip(owners) {
@@ -135,12 +140,12 @@ fn judge_targets(
             let namespace = target.namespace_or(default_namespace);
             let k = key(target, namespace);
             // Shown under the first target that reaches it; given twice, shown once.
-            if reached.contains_key(&k) || judged.contains_key(&k) {
+            if reached.contains_key(&k) || !direct_shown.insert(k) {
                 continue;
             }
-            let report = judge_workload(observed, change, target, namespace, None, None);
-            judged.insert(k, report.clone());
-            out.push(report);
+            out.push(judge_workload(
+                observed, change, target, namespace, None, None,
+            ));
             continue;
         };
         // Given twice, shown once.

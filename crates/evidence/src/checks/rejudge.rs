@@ -92,6 +92,9 @@ impl Rejudge {
     }
 
     fn judge_all(&mut self, observed: &Observed) {
+        // The last report goes before the next is made: at 2,000 targets a report is some
+        // 20 MB, and both at once were the peak of a wait.
+        self.report.targets = Vec::new();
         self.report = judge(observed, &self.change, &self.targets, &self.ns);
         if !self.whole {
             self.failures = self
@@ -113,6 +116,7 @@ impl Rejudge {
     ) -> &Report {
         if targets != self.targets.as_slice() {
             let judged = self.judged;
+            self.report.targets = Vec::new();
             *self = Rejudge::new(observed, &self.change, targets, &self.ns);
             self.judged += judged;
             return &self.report;
