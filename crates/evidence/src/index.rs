@@ -169,7 +169,7 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::apps::v1::ReplicaSet;
+    use crate::replica_set::ReplicaSet;
     use serde_json::json;
 
     fn rs(ns: Option<&str>, name: &str, owner: Option<(&str, &str, &str)>) -> Arc<ReplicaSet> {

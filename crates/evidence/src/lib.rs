@@ -29,6 +29,7 @@ pub mod pod_index;
 pub mod rbac;
 pub mod record;
 pub mod releases;
+pub mod replica_set;
 mod resolve;
 pub mod selector;
 pub use checks::server;

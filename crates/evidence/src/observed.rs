@@ -4,12 +4,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::Value;
 
 use crate::pod::Pod;
+use crate::replica_set::ReplicaSet;
 use crate::{api_group, ResourceKind};
 
 /// A read the cluster refused (RBAC 403): the checks that need it become `unknown` and name it.

@@ -424,7 +424,7 @@ impl<'de> Deserialize<'de> for Labels {
 }
 
 /// A required field as `k8s_openapi` reads it: `null` is its default.
-fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -434,7 +434,7 @@ where
 
 /// `value`, or the error `k8s_openapi` gives for another: `invalid value: string "apps/v1",
 /// expected v1`.
-fn exactly<'de, D: Deserializer<'de>>(
+pub(crate) fn exactly<'de, D: Deserializer<'de>>(
     deserializer: D,
     value: &'static str,
 ) -> Result<(), D::Error> {

@@ -741,19 +741,7 @@ mod tests {
             .clone();
         let mut twin = (*original).clone();
         twin.metadata.name = Some("checkout-7f7f7f7f7f".into());
-        for labels in [
-            twin.metadata.labels.as_mut(),
-            twin.spec
-                .as_mut()
-                .and_then(|s| s.template.as_mut())
-                .and_then(|t| t.metadata.as_mut())
-                .and_then(|m| m.labels.as_mut()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            labels.insert(ROLLOUTS_POD_TEMPLATE_HASH.into(), "7f7f7f7f7f".into());
-        }
+        twin.label_with_template(ROLLOUTS_POD_TEMPLATE_HASH, "7f7f7f7f7f");
         observed.replicasets.insert(0, Arc::new(twin));
         let w = r.view("shop", "checkout").expect("a view");
         match r.current_revision(&w, &observed) {

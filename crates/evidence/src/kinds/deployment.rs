@@ -1,6 +1,6 @@
 //! A Deployment: its current revision is the ReplicaSet whose pod template equals its own.
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
@@ -9,6 +9,7 @@ use crate::kinds::workload::{
     same_template, template_ignoring, written, CurrentRevision, Revision, UpdateStrategy, Workload,
     POD_TEMPLATE_HASH,
 };
+use crate::replica_set::{PodTemplate, ReplicaSet};
 use crate::suggestion::Suggestion;
 use crate::{Observed, ResourceKind, TargetKind};
 
@@ -121,20 +122,25 @@ pub(crate) fn replicaset_with_template(
     }
     // Written as JSON only when a plain comparison cannot tell (see `same_template`).
     let want = std::cell::OnceCell::new();
-    let carries = |t: &PodTemplateSpec| {
-        same_template(w.template, t, label).unwrap_or_else(|| {
-            template_ignoring(t, label)
+    // A template held that does not read back (never seen: it is what was decoded, written):
+    // whether that ReplicaSet carries the template is not known, so neither is the revision.
+    let unreadable = std::cell::RefCell::new(None);
+    let carries = |rs: &ReplicaSet, held: &PodTemplate| match held.read() {
+        Ok(t) => same_template(w.template, &t, label).unwrap_or_else(|| {
+            template_ignoring(&t, label)
                 == *want.get_or_init(|| template_ignoring(w.template, label))
-        })
+        }),
+        Err(e) => {
+            let name = rs.metadata.name.as_deref().unwrap_or_default();
+            unreadable.replace(Some(format!(
+                "the pod template of ReplicaSet {name} could not be read again: {e}"
+            )));
+            false
+        }
     };
     let matching: Vec<&&ReplicaSet> = owned
         .iter()
-        .filter(|rs| {
-            rs.spec
-                .as_ref()
-                .and_then(|s| s.template.as_ref())
-                .is_some_and(carries)
-        })
+        .filter(|rs| rs.template().is_some_and(|t| carries(rs, t)))
         .collect();
     let hash_of = |rs: &ReplicaSet| {
         rs.metadata
@@ -147,9 +153,10 @@ pub(crate) fn replicaset_with_template(
         .iter()
         .find(|rs| prefer.is_some() && hash_of(rs).as_deref() == prefer)
         .or(matching.first());
-    match current {
-        Some(rs) => replicaset_revision(rs, label),
-        None => Revision::NotCreated(w.not_created_reason(&format!(
+    match (current, unreadable.into_inner()) {
+        (Some(rs), _) => replicaset_revision(rs, label),
+        (None, Some(why)) => Revision::Unknown(why, None),
+        (None, None) => Revision::NotCreated(w.not_created_reason(&format!(
             "none of its {} ReplicaSet(s) carries the current pod template",
             owned.len()
         ))),
@@ -193,4 +200,49 @@ pub(crate) fn replicaset_revision(rs: &ReplicaSet, label: &'static str) -> Revis
         status_stale,
         written: written(ResourceKind::ReplicaSet, &rs.metadata, ""),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A ReplicaSet whose held template does not read back (never seen: what is held is what
+    /// was decoded, written) leaves the current revision unknown, saying which, never "not
+    /// created": that would turn a Deployment that serves its template into `not_live`.
+    #[test]
+    fn a_template_that_does_not_read_back_leaves_the_revision_unknown() {
+        let mut observed = Observed::of_story("deployment-set-image-twice-superseded");
+        let revision = |observed: &Observed| {
+            let d = observed
+                .workloads
+                .of::<Deployment>()
+                .iter()
+                .find(|d| d.metadata.name.as_deref() == Some("inventory"))
+                .expect("the Deployment");
+            let w = d.view("apps", "inventory").expect("a view");
+            d.current_revision(&w, observed)
+        };
+        match revision(&observed) {
+            Revision::Current(c) => {
+                assert_eq!(c.describe, "ReplicaSet inventory-6c8dq9zr2m (revision 36)")
+            }
+            _ => panic!("the story's current ReplicaSet is found"),
+        }
+        for rs in &mut observed.replicasets {
+            if let Some(spec) = Arc::make_mut(rs).spec.as_mut() {
+                spec.template = Some(PodTemplate::unreadable());
+            }
+        }
+        match revision(&observed) {
+            Revision::Unknown(why, _) => assert!(
+                why.starts_with("the pod template of ReplicaSet inventory-")
+                    && why.contains("could not be read again"),
+                "{why}"
+            ),
+            Revision::NotCreated(why) => panic!("not created: {why}"),
+            Revision::Current(c) => panic!("current: {}", c.describe),
+        }
+    }
 }

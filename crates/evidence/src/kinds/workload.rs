@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 use crate::pod::Pod;
+use crate::replica_set::ReplicaSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::Metadata;
 use serde_json::Value;

@@ -928,10 +928,11 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+    use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
     use k8s_openapi::api::core::v1::Node;
     use kube::core::Status;
     use liveproof_evidence::pod::Pod;
+    use liveproof_evidence::replica_set::ReplicaSet;
     use liveproof_evidence::{Denied, TargetKind};
     use serde_json::{json, Value};
     use tokio::time::Instant;

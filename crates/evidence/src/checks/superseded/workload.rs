@@ -273,24 +273,28 @@ fn revisions(observed: &Observed, w: &Workload, label: &str) -> Option<Vec<Store
         RevisionObjects::ReplicaSets(owned) => owned
             .into_iter()
             .filter_map(|rs| {
-                let template = rs.spec.as_ref()?.template.clone()?;
-                Some(stored(
-                    kind,
-                    w,
-                    &rs.metadata,
-                    annotation_number(&rs.metadata),
-                    template,
-                    // The hash label the current revision's pods carry (its kind's).
-                    rs.metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(label))
-                        .cloned()
-                        .into_iter()
-                        .collect(),
-                ))
+                let held = rs.template()?;
+                // Held as written when decoded, so it reads back (see `replica_set`); one that
+                // did not would leave the history unread (`None`), never a revision short.
+                Some(held.read().ok().map(|template| {
+                    stored(
+                        kind,
+                        w,
+                        &rs.metadata,
+                        annotation_number(&rs.metadata),
+                        template,
+                        // The hash label the current revision's pods carry (its kind's).
+                        rs.metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(label))
+                            .cloned()
+                            .into_iter()
+                            .collect(),
+                    )
+                }))
             })
-            .collect(),
+            .collect::<Option<_>>()?,
         RevisionObjects::ControllerRevisions(owned) => owned
             .into_iter()
             .filter_map(|cr| {
@@ -369,6 +373,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use crate::change::ExpectedImage;
+    use crate::replica_set::PodTemplate;
     use crate::{
         Change, Denied, Observed, ResourceKind, Target, TargetKind, TargetReport, Verdict,
     };
@@ -559,6 +564,25 @@ mod tests {
         assert_eq!(report.superseded_by, None);
     }
 
+    /// A revision whose held template does not read back (never seen: it is what was decoded,
+    /// written) leaves the history unread, as a refused list does: never a history one revision
+    /// short, which could name the wrong revision as the one that replaced the change.
+    #[test]
+    fn a_revision_that_does_not_read_back_leaves_the_history_unread() {
+        let (mut observed, change) = set_twice();
+        let old = observed
+            .replicasets
+            .iter_mut()
+            .find(|rs| rs.metadata.name.as_deref() == Some("inventory-8sktb26vtc"))
+            .expect("revision 34, older than the change");
+        if let Some(spec) = Arc::make_mut(old).spec.as_mut() {
+            spec.template = Some(PodTemplate::unreadable());
+        }
+        let report = judge(&observed, &change, "deployment/inventory");
+        assert_ne!(report.verdict, Verdict::Superseded, "{report:#?}");
+        assert_eq!(report.superseded_by, None);
+    }
+
     #[test]
     fn a_newer_revision_that_still_carries_the_change_is_live() {
         let (observed, _) = set_twice();
@@ -637,21 +661,8 @@ mod tests {
         .clone();
         again.metadata.name = Some("inventory-x7w2k9q4zt".into());
         again.metadata.uid = Some("0b9d3c4e-7a1f-5e2d-8c3b-1f4e5d6c7b8a".into());
-        for labels in [
-            again.metadata.labels.as_mut(),
-            again
-                .spec
-                .as_mut()
-                .and_then(|s| s.template.as_mut())
-                .and_then(|t| t.metadata.as_mut())
-                .and_then(|m| m.labels.as_mut()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            labels.insert("pod-template-hash".into(), "x7w2k9q4zt".into());
-            labels.insert("tier".into(), "web".into());
-        }
+        again.label_with_template("pod-template-hash", "x7w2k9q4zt");
+        again.label_with_template("tier", "web");
         observed.replicasets.push(Arc::new(again));
         created(
             &mut observed,
