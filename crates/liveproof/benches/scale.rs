@@ -4,9 +4,10 @@
 //! cluster in the same run.
 //!
 //! Run: `cargo bench -p liveproof --bench scale` (needs GNU time, `apt-get install time`, and
-//! the real kubectl, `cargo xtask peers` builds it, as the tests do). Options:
+//! for the `one` case's kubectl loop the real kubectl, `cargo xtask peers` builds it, as the
+//! tests do; the other cases run without it). Options:
 //! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
-//! default all of them: about 6,000 kubectl runs), `--wait-for S` (the `--timeout` of the
+//! default all of them: about 6,000 kubectl runs; 0: no loop), `--wait-for S` (the `--timeout` of the
 //! `--wait` case; default 5), `--case one,all,wait,fleet,latency,rollout` (the
 //! cases to run; default all but rollout). `SCALE_WRAP=heaptrack` runs liveproof under that program
 //! (a heap profiler, to see where a figure comes from).
@@ -128,7 +129,6 @@ struct Bench {
     /// `--timeout` of the `--wait` case, in seconds.
     wait_for: usize,
     liveproof: PathBuf,
-    kubectl: PathBuf,
     runtime: tokio::runtime::Runtime,
     dir: tempfile::TempDir,
 }
@@ -148,7 +148,6 @@ fn main() {
         kubectl_over: option(&args, "--kubectl", deployments).min(deployments),
         wait_for: option(&args, "--wait-for", 5),
         liveproof: PathBuf::from(env!("CARGO_BIN_EXE_liveproof")),
-        kubectl: liveproof_testkit::kubectl::kubectl_path(),
         runtime: tokio::runtime::Runtime::new().expect("runtime"),
         dir: tempfile::tempdir().expect("tempdir"),
     };
@@ -187,6 +186,12 @@ impl Bench {
         );
         let ours = measure(&sim, &self.liveproof, &verify(kc, &["-n", "bench"]));
         row("liveproof verify -l (one run)", &ours);
+        if kubectl_over == 0 {
+            self.runtime.block_on(sim.shutdown());
+            return;
+        }
+        // Only this case runs kubectl: the others run without the peers built.
+        let kubectl = liveproof_testkit::kubectl::kubectl_path();
         let script = format!(
             "for i in $(seq 0 {last}); do \
                {k} --kubeconfig {kc} -n bench get deploy svc-$i -o json >/dev/null; \
@@ -194,14 +199,14 @@ impl Bench {
                {k} --kubeconfig {kc} -n bench get pods -l app=svc-$i -o json >/dev/null; \
              done",
             last = kubectl_over.saturating_sub(1),
-            k = self.kubectl.display(),
+            k = kubectl.display(),
         );
         let theirs = measure(&sim, Path::new("/bin/bash"), &["-c", &script]);
         row(
             &format!("kubectl loop over {kubectl_over} Deployments"),
             &theirs,
         );
-        if kubectl_over > 0 && ours.requests > 0 {
+        if ours.requests > 0 {
             let scale = deployments as f64 / kubectl_over as f64;
             println!(
                 "  ratio (kubectl loop / liveproof, scaled to {deployments}): {:.0}x the requests, {:.1}x the wall time",
