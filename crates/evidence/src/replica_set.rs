@@ -45,6 +45,14 @@ impl ReplicaSet {
 
 #[cfg(test)]
 impl ReplicaSet {
+    /// Holds text that is no template in place of its pod template, as nothing decoded ever
+    /// holds: how a check copes with a template that does not read back.
+    pub(crate) fn spoil_template(&mut self) {
+        if let Some(spec) = self.spec.as_mut() {
+            spec.template = Some(PodTemplate("{\"spec\": 7}".into()));
+        }
+    }
+
     /// Sets label `key` to `value` on it and on its pod template, as its controller sets the
     /// hash on both.
     pub(crate) fn label_with_template(&mut self, key: &str, value: &str) {
@@ -91,15 +99,6 @@ impl PodTemplate {
     /// field. An error only if the text held were not what [`Self::new`] wrote.
     pub fn read(&self) -> Result<PodTemplateSpec, serde_json::Error> {
         serde_json::from_str(&self.0)
-    }
-}
-
-#[cfg(test)]
-impl PodTemplate {
-    /// Text that is no template, as nothing decoded ever holds: how a check copes with a
-    /// template that does not read back.
-    pub(crate) fn unreadable() -> PodTemplate {
-        PodTemplate("{\"spec\": 7}".into())
     }
 }
 

@@ -7,8 +7,8 @@
 //! for the `one` case's kubectl loop the real kubectl, `cargo xtask peers` builds it, as the
 //! tests do; the other cases run without it). Options:
 //! `-- --deployments N --pods M --kubectl K` (the kubectl loop over the first K Deployments;
-//! default all of them: about 6,000 kubectl runs; 0: no loop), `--wait-for S` (the `--timeout` of the
-//! `--wait` case; default 5), `--case one,all,wait,fleet,latency,rollout` (the
+//! default all of them: about 6,000 kubectl runs; 0: no loop), `--wait-for S` (the `--timeout`
+//! of the `--wait` case; default 5), `--case one,all,wait,fleet,latency,rollout` (the
 //! cases to run; default all but rollout). `SCALE_WRAP=heaptrack` runs liveproof under that program
 //! (a heap profiler, to see where a figure comes from).
 //!

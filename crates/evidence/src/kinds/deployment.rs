@@ -122,26 +122,28 @@ pub(crate) fn replicaset_with_template(
     }
     // Written as JSON only when a plain comparison cannot tell (see `same_template`).
     let want = std::cell::OnceCell::new();
+    let carries = |t: &PodTemplateSpec| {
+        same_template(w.template, t, label).unwrap_or_else(|| {
+            template_ignoring(t, label)
+                == *want.get_or_init(|| template_ignoring(w.template, label))
+        })
+    };
     // A template held that does not read back (never seen: it is what was decoded, written):
     // whether that ReplicaSet carries the template is not known, so neither is the revision.
-    let unreadable = std::cell::RefCell::new(None);
-    let carries = |rs: &ReplicaSet, held: &PodTemplate| match held.read() {
-        Ok(t) => same_template(w.template, &t, label).unwrap_or_else(|| {
-            template_ignoring(&t, label)
-                == *want.get_or_init(|| template_ignoring(w.template, label))
-        }),
-        Err(e) => {
-            let name = rs.metadata.name.as_deref().unwrap_or_default();
-            unreadable.replace(Some(format!(
-                "the pod template of ReplicaSet {name} could not be read again: {e}"
-            )));
-            false
+    let mut unreadable = None;
+    let mut matching: Vec<&ReplicaSet> = Vec::new();
+    for &rs in &owned {
+        match rs.template().map(PodTemplate::read) {
+            Some(Ok(t)) if carries(&t) => matching.push(rs),
+            Some(Err(e)) => {
+                let name = rs.metadata.name.as_deref().unwrap_or_default();
+                unreadable = Some(format!(
+                    "the pod template of ReplicaSet {name} could not be read again: {e}"
+                ));
+            }
+            _ => {}
         }
-    };
-    let matching: Vec<&&ReplicaSet> = owned
-        .iter()
-        .filter(|rs| rs.template().is_some_and(|t| carries(rs, t)))
-        .collect();
+    }
     let hash_of = |rs: &ReplicaSet| {
         rs.metadata
             .labels
@@ -153,7 +155,7 @@ pub(crate) fn replicaset_with_template(
         .iter()
         .find(|rs| prefer.is_some() && hash_of(rs).as_deref() == prefer)
         .or(matching.first());
-    match (current, unreadable.into_inner()) {
+    match (current, unreadable) {
         (Some(rs), _) => replicaset_revision(rs, label),
         (None, Some(why)) => Revision::Unknown(why, None),
         (None, None) => Revision::NotCreated(w.not_created_reason(&format!(
@@ -231,9 +233,7 @@ mod tests {
             _ => panic!("the story's current ReplicaSet is found"),
         }
         for rs in &mut observed.replicasets {
-            if let Some(spec) = Arc::make_mut(rs).spec.as_mut() {
-                spec.template = Some(PodTemplate::unreadable());
-            }
+            Arc::make_mut(rs).spoil_template();
         }
         match revision(&observed) {
             Revision::Unknown(why, _) => assert!(

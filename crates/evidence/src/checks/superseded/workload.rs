@@ -373,7 +373,6 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use crate::change::ExpectedImage;
-    use crate::replica_set::PodTemplate;
     use crate::{
         Change, Denied, Observed, ResourceKind, Target, TargetKind, TargetReport, Verdict,
     };
@@ -575,9 +574,7 @@ mod tests {
             .iter_mut()
             .find(|rs| rs.metadata.name.as_deref() == Some("inventory-8sktb26vtc"))
             .expect("revision 34, older than the change");
-        if let Some(spec) = Arc::make_mut(old).spec.as_mut() {
-            spec.template = Some(PodTemplate::unreadable());
-        }
+        Arc::make_mut(old).spoil_template();
         let report = judge(&observed, &change, "deployment/inventory");
         assert_ne!(report.verdict, Verdict::Superseded, "{report:#?}");
         assert_eq!(report.superseded_by, None);
